@@ -1,0 +1,2 @@
+// histogram.cu: kernels of this family are being written (see kernels/src/family.rs).
+#include "common/config.cuh"

@@ -1,0 +1,232 @@
+//! The [`Gpu`]: one CUDA context, one stream, and the compiled modules,
+//! compiled by NVRTC for the GPU found, once per process and family.
+
+use crate::compile::{arch_name, compile_family, ensure_nvrtc, nvrtc_version};
+use crate::error::{DriverContext, GpuError, GpuResult};
+use crate::family::Family;
+use cudarc::driver::{
+    result as driver, sys, CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtrMut, DeviceRepr,
+};
+use cudarc::nvrtc::Ptx;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+/// Every byte of a poisoned output buffer. Any element still holding this
+/// pattern after a run was never written.
+pub const POISON_BYTE: u8 = 0xA5;
+
+/// How to open a [`Gpu`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct GpuOptions {
+    /// CUDA device ordinal.
+    pub ordinal: usize,
+    /// 0 for the real kernels; otherwise the id of a planted bug from the
+    /// mutant gallery (`harness mutants`), compiled into every family.
+    pub mutant: u32,
+}
+
+/// Facts about the device and the software stack, recorded in every receipt.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeviceInfo {
+    /// Device ordinal.
+    pub ordinal: usize,
+    /// Marketing name, e.g. "NVIDIA H200".
+    pub name: String,
+    /// Compute capability (major, minor).
+    pub compute_capability: (i32, i32),
+    /// NVRTC target, e.g. `sm_90`.
+    pub arch: String,
+    /// Number of streaming multiprocessors.
+    pub sm_count: i32,
+    /// L2 cache size in bytes.
+    pub l2_bytes: i32,
+    /// Device memory in bytes.
+    pub total_memory: usize,
+    /// Driver API version as an integer, e.g. 13000 for CUDA 13.0.
+    pub driver_version: i32,
+    /// NVRTC version (major, minor).
+    pub nvrtc_version: (i32, i32),
+    /// Maximum SM clock in MHz, as the driver reports it.
+    pub sm_clock_mhz: i32,
+    /// Maximum memory clock in MHz, as the driver reports it.
+    pub memory_clock_mhz: i32,
+}
+
+/// A CUDA device with its context, one stream, and a cache of compiled
+/// families. Every primitive is a method on this object (see the family
+/// modules), returning `Result`.
+pub struct Gpu {
+    ctx: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
+    info: DeviceInfo,
+    mutant: u32,
+    modules: Mutex<HashMap<Family, Arc<CudaModule>>>,
+}
+
+impl std::fmt::Debug for Gpu {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Gpu").field("info", &self.info).field("mutant", &self.mutant).finish()
+    }
+}
+
+/// Why no GPU can be used, or `Ok` if the driver library loads and reports
+/// at least one device. Never panics (cudarc would, on a missing library).
+pub fn probe_driver() -> GpuResult<usize> {
+    // SAFETY: only tries to dlopen libcuda by its candidate names.
+    if !unsafe { sys::is_culib_present() } {
+        return Err(GpuError::Unavailable {
+            reason: "libcuda.so not found (no NVIDIA driver on this machine)".to_string(),
+        });
+    }
+    driver::init().map_err(|e| GpuError::Unavailable { reason: format!("cuInit failed: {e}") })?;
+    let count = driver::device::get_count()
+        .map_err(|e| GpuError::Unavailable { reason: format!("cuDeviceGetCount failed: {e}") })?;
+    if count <= 0 {
+        return Err(GpuError::Unavailable { reason: "the driver reports no CUDA device".to_string() });
+    }
+    Ok(count as usize)
+}
+
+impl Gpu {
+    /// Opens device `options.ordinal`. Fails with [`GpuError::Unavailable`]
+    /// when there is no driver or device, and [`GpuError::NvrtcUnavailable`]
+    /// when kernels cannot be compiled.
+    pub fn open(options: GpuOptions) -> GpuResult<Gpu> {
+        let count = probe_driver()?;
+        if options.ordinal >= count {
+            return Err(GpuError::Unavailable {
+                reason: format!("device {} requested, {count} present", options.ordinal),
+            });
+        }
+        ensure_nvrtc()?;
+        let ctx = CudaContext::new(options.ordinal)
+            .map_err(|e| GpuError::Unavailable { reason: format!("context creation failed: {e}") })?;
+        // One stream per Gpu: ordering is by stream order, so cudarc's
+        // per-buffer event tracking would only add launch overhead.
+        // SAFETY: no buffer is shared across streams.
+        unsafe { ctx.disable_event_tracking() };
+        let stream = ctx.default_stream();
+        let attribute = |a| ctx.attribute(a).context(|| format!("reading device attribute {a:?}"));
+        use sys::CUdevice_attribute as A;
+        let compute_capability = ctx.compute_capability().context(|| "reading compute capability".into())?;
+        let mut driver_version = 0;
+        // SAFETY: a valid out-pointer.
+        unsafe { sys::cuDriverGetVersion(&mut driver_version) }.result().context(|| "cuDriverGetVersion".into())?;
+        let info = DeviceInfo {
+            ordinal: options.ordinal,
+            name: ctx.name().context(|| "reading device name".into())?,
+            compute_capability,
+            arch: arch_name(compute_capability.0, compute_capability.1),
+            sm_count: attribute(A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?,
+            l2_bytes: attribute(A::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)?,
+            total_memory: ctx.total_mem().context(|| "reading total memory".into())?,
+            driver_version,
+            nvrtc_version: nvrtc_version()?,
+            sm_clock_mhz: attribute(A::CU_DEVICE_ATTRIBUTE_CLOCK_RATE)? / 1000,
+            memory_clock_mhz: attribute(A::CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE)? / 1000,
+        };
+        Ok(Gpu { ctx, stream, info, mutant: options.mutant, modules: Mutex::new(HashMap::new()) })
+    }
+
+    /// Device and toolchain facts.
+    pub fn info(&self) -> &DeviceInfo {
+        &self.info
+    }
+
+    /// The planted-bug id this Gpu compiles with (0 = the real kernels).
+    pub fn mutant(&self) -> u32 {
+        self.mutant
+    }
+
+    /// The CUDA context.
+    pub fn context(&self) -> &Arc<CudaContext> {
+        &self.ctx
+    }
+
+    /// The stream every launch of this Gpu is ordered on.
+    pub fn stream(&self) -> &Arc<CudaStream> {
+        &self.stream
+    }
+
+    /// The module of `family`, compiled and loaded on first use.
+    pub fn module(&self, family: Family) -> GpuResult<Arc<CudaModule>> {
+        let mut modules = self.modules.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(module) = modules.get(&family) {
+            return Ok(module.clone());
+        }
+        let compiled = compile_family(family, &self.info.arch, self.mutant)?;
+        let module = self
+            .ctx
+            .load_module(Ptx::from_binary(compiled.cubin))
+            .context(|| format!("loading module {}", family.file()))?;
+        modules.insert(family, module.clone());
+        Ok(module)
+    }
+
+    /// Compiles and loads every family now (so that later timings and
+    /// sanitizer runs do not include compilation).
+    pub fn load_all(&self) -> GpuResult<()> {
+        for family in Family::ALL {
+            self.module(family)?;
+        }
+        Ok(())
+    }
+
+    /// The `extern "C"` kernel `name` of `family`.
+    pub fn function(&self, family: Family, name: &str) -> GpuResult<CudaFunction> {
+        self.module(family)?.load_function(name).context(|| format!("loading kernel {name} from {}", family.file()))
+    }
+
+    /// Copies a host slice to a new device buffer.
+    pub fn upload<T: DeviceRepr>(&self, host: &[T]) -> GpuResult<CudaSlice<T>> {
+        self.stream.clone_htod(host).context(|| format!("uploading {} elements", host.len()))
+    }
+
+    /// Copies a device buffer back to the host (synchronises the stream).
+    pub fn download<T: DeviceRepr>(&self, device: &CudaSlice<T>) -> GpuResult<Vec<T>> {
+        self.stream.clone_dtoh(device).context(|| format!("downloading {} elements", device.len()))
+    }
+
+    /// A new device buffer of `len` elements, every byte [`POISON_BYTE`].
+    pub fn alloc_poisoned<T: DeviceRepr>(&self, len: usize) -> GpuResult<CudaSlice<T>> {
+        // SAFETY: the memory is fully written by the memset below before use.
+        let mut buffer = unsafe { self.stream.alloc::<T>(len) }.context(|| format!("allocating {len} elements"))?;
+        self.poison(&mut buffer)?;
+        Ok(buffer)
+    }
+
+    /// A new device buffer of `len` elements, uninitialised. Only for
+    /// scratch that a kernel fully writes before reading (so that
+    /// compute-sanitizer's initcheck can prove it).
+    pub fn alloc_uninit<T: DeviceRepr>(&self, len: usize) -> GpuResult<CudaSlice<T>> {
+        // SAFETY: callers only hand this to kernels that write before reading.
+        unsafe { self.stream.alloc::<T>(len) }.context(|| format!("allocating {len} elements"))
+    }
+
+    /// A new zeroed device buffer.
+    pub fn alloc_zeroed<T: DeviceRepr + cudarc::driver::ValidAsZeroBits>(&self, len: usize) -> GpuResult<CudaSlice<T>> {
+        self.stream.alloc_zeros::<T>(len).context(|| format!("allocating {len} zeroed elements"))
+    }
+
+    /// Fills every byte of `buffer` with [`POISON_BYTE`] (stream-ordered).
+    pub fn poison<T: DeviceRepr>(&self, buffer: &mut CudaSlice<T>) -> GpuResult<()> {
+        self.memset_bytes(buffer, POISON_BYTE)
+    }
+
+    /// Fills every byte of `buffer` with `byte` (stream-ordered).
+    pub fn memset_bytes<T: DeviceRepr>(&self, buffer: &mut CudaSlice<T>, byte: u8) -> GpuResult<()> {
+        let bytes = buffer.len() * std::mem::size_of::<T>();
+        if bytes == 0 {
+            return Ok(());
+        }
+        let (ptr, _record) = buffer.device_ptr_mut(&self.stream);
+        // SAFETY: `ptr` addresses `bytes` bytes of a live allocation.
+        unsafe { driver::memset_d8_async(ptr, byte, bytes, self.stream.cu_stream()) }
+            .context(|| format!("memset of {bytes} bytes"))
+    }
+
+    /// Waits for all work on the stream.
+    pub fn synchronize(&self) -> GpuResult<()> {
+        self.stream.synchronize().context(|| "stream synchronize".into())
+    }
+}

@@ -1,0 +1,114 @@
+//! Errors of the kernels crate. Every variant that concerns a launch names the
+//! primitive, the variant and the size, so a failure reproduces from one line.
+
+use thiserror::Error;
+
+/// Anything that can go wrong between a host slice and a GPU result.
+#[derive(Debug, Error)]
+pub enum GpuError {
+    /// No usable GPU: the driver library is missing, no device is present, or
+    /// the context could not be created. `harness sweep` reports this as
+    /// "GPU checks skipped (no GPU: <reason>)".
+    #[error("no GPU: {reason}")]
+    Unavailable {
+        /// Why no GPU can be used, in words.
+        reason: String,
+    },
+
+    /// NVRTC (`libnvrtc.so.13`) could not be loaded, so no kernel can be compiled.
+    #[error("no NVRTC: {reason}")]
+    NvrtcUnavailable {
+        /// Why NVRTC cannot be used, in words.
+        reason: String,
+    },
+
+    /// NVRTC rejected a kernel source (or, in strict mode, warned about it).
+    #[error("NVRTC failed to compile {module} for {arch}:\n{log}")]
+    Compile {
+        /// The CUDA family file, e.g. `scan.cu`.
+        module: String,
+        /// The target architecture, e.g. `sm_90`.
+        arch: String,
+        /// NVRTC's log.
+        log: String,
+    },
+
+    /// A CUDA driver call failed.
+    #[error("CUDA driver error in {context}: {source}")]
+    Driver {
+        /// What was being done (primitive, variant, size where known).
+        context: String,
+        /// The driver's error.
+        #[source]
+        source: cudarc::driver::DriverError,
+    },
+
+    /// The input cannot be processed by this primitive/variant (empty, too
+    /// long for the accumulator or the index type, bad offsets, ...).
+    #[error("{primitive}/{variant} n={n}: {reason}")]
+    InvalidInput {
+        /// Primitive name, e.g. `scan`.
+        primitive: &'static str,
+        /// Variant name, e.g. `decoupled_lookback`.
+        variant: &'static str,
+        /// Number of input elements.
+        n: usize,
+        /// What is wrong, in words.
+        reason: String,
+    },
+
+    /// The input holds a value the primitive's contract rejects (NaN or ±inf
+    /// for arg reductions and softmax). `index` is the first offending element.
+    #[error("{primitive}/{variant} n={n}: nonfinite input at index {index}")]
+    NonFinite {
+        /// Primitive name.
+        primitive: &'static str,
+        /// Variant name.
+        variant: &'static str,
+        /// Number of input elements.
+        n: usize,
+        /// First offending flat index.
+        index: usize,
+    },
+
+    /// Softmax rows with no unmasked logit. No output row is written with NaN.
+    #[error("softmax/{variant} rows={rows} cols={cols}: all-masked rows {masked_rows:?}")]
+    AllMasked {
+        /// Variant name.
+        variant: &'static str,
+        /// Number of rows.
+        rows: usize,
+        /// Number of columns.
+        cols: usize,
+        /// Every all-masked row, ascending (at most the first 64 are listed).
+        masked_rows: Vec<usize>,
+    },
+
+    /// A kernel reported a broken internal protocol, e.g. a look-back spin that
+    /// ran out instead of hanging.
+    #[error("{primitive}/{variant} n={n}: {reason}")]
+    KernelFault {
+        /// Primitive name.
+        primitive: &'static str,
+        /// Variant name.
+        variant: &'static str,
+        /// Number of input elements.
+        n: usize,
+        /// What the kernel reported.
+        reason: String,
+    },
+}
+
+/// Result alias of the kernels crate.
+pub type GpuResult<T> = Result<T, GpuError>;
+
+/// Attaches a context line to a driver error.
+pub(crate) trait DriverContext<T> {
+    fn context(self, what: impl FnOnce() -> String) -> GpuResult<T>;
+}
+
+impl<T> DriverContext<T> for Result<T, cudarc::driver::DriverError> {
+    fn context(self, what: impl FnOnce() -> String) -> GpuResult<T> {
+        self.map_err(|source| GpuError::Driver { context: what(), source })
+    }
+}
