@@ -1,0 +1,246 @@
+//! The command line: `harness <command> [options]`.
+
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+
+/// primlab harness: proves GPU primitives right against an exact model, race-free under
+/// compute-sanitizer, and times them beside CUB and PyTorch.
+///
+/// Start with `harness sweep`. Without a GPU it checks the model and its hardware-scope
+/// algorithms and says that GPU checks were skipped, and why.
+#[derive(Debug, Parser)]
+#[command(name = "harness", version, about, long_about = None, propagate_version = true)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The commands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Check every primitive at the sizes where kernels break: the model's hardware-scope
+    /// algorithms against the direct definitions (CPU), then every GPU kernel variant against
+    /// the model with poisoned outputs (GPU, when one is present). Exits nonzero on any mismatch.
+    Sweep(SweepArgs),
+    /// Run every kernel variant under compute-sanitizer memcheck, racecheck, synccheck and
+    /// initcheck at the boundary sizes; print a variant x tool table; write receipts/sanitize.json.
+    Sanitize(SanitizeArgs),
+    /// Run the planted-bug gallery through sweep and sanitize and report which check caught each.
+    Mutants(MutantsArgs),
+    /// Time every primitive beside CUB, PyTorch and bandwidth ceilings; write receipts and a report.
+    Bench(BenchArgs),
+    /// Regenerate the Markdown report and PNG plots from receipts (no GPU needed).
+    Report(ReportArgs),
+    /// Write the model's JSON fixtures into fixtures/ (or, with --check, fail if they drifted).
+    Fixtures(FixturesArgs),
+    /// Inspect the committed GPU receipts.
+    Receipts(ReceiptsArgs),
+    /// (internal) Run one primitive's GPU cases with case markers, for compute-sanitizer.
+    #[command(hide = true)]
+    SanitizeChild(SanitizeChildArgs),
+}
+
+/// Options of `harness sweep`.
+#[derive(Debug, Args)]
+pub struct SweepArgs {
+    /// Seed of every generated input (a fresh one is drawn and printed when omitted).
+    #[arg(long, value_parser = parse_seed)]
+    pub seed: Option<u64>,
+    /// Skip the largest sizes (2^24, 2^28) and use fewer random sizes.
+    #[arg(long)]
+    pub quick: bool,
+    /// Only these primitives (repeatable): reduce, scan, arg_reduce, softmax, compact,
+    /// segmented_reduce, histogram, float_reduce.
+    #[arg(long = "primitive", value_name = "NAME")]
+    pub primitives: Vec<String>,
+    /// Only variants whose name contains this text (repeatable).
+    #[arg(long = "variant", value_name = "TEXT")]
+    pub variants: Vec<String>,
+    /// Only these sizes (comma-separated), instead of the boundary + random + large sizes.
+    #[arg(long, value_delimiter = ',', value_name = "N,N,...")]
+    pub sizes: Vec<usize>,
+    /// Only the model checks (no GPU even if present).
+    #[arg(long)]
+    pub cpu_only: bool,
+    /// Only the GPU checks (skip the model self-checks).
+    #[arg(long)]
+    pub gpu_only: bool,
+    /// Write a machine-readable report (a receipt when the GPU ran) to this path.
+    #[arg(long, value_name = "PATH")]
+    pub json: Option<PathBuf>,
+    /// Compile a planted bug into the kernels (used by `harness mutants`).
+    #[arg(long, default_value_t = 0, hide = true)]
+    pub mutant: u32,
+    /// Stop after this many failures are printed (all are still counted).
+    #[arg(long, default_value_t = 50)]
+    pub max_failures_shown: usize,
+}
+
+/// Options of `harness sanitize`.
+#[derive(Debug, Args)]
+pub struct SanitizeArgs {
+    /// Only these primitives (repeatable).
+    #[arg(long = "primitive", value_name = "NAME")]
+    pub primitives: Vec<String>,
+    /// Only these tools (repeatable): memcheck, racecheck, synccheck, initcheck.
+    #[arg(long = "tool", value_name = "TOOL")]
+    pub tools: Vec<String>,
+    /// Sizes instead of 1,31,33,257,513,4099,262145.
+    #[arg(long, value_delimiter = ',', value_name = "N,N,...")]
+    pub sizes: Vec<usize>,
+    /// Seconds before one sanitizer job is killed.
+    #[arg(long, default_value_t = 480)]
+    pub timeout_secs: u64,
+    /// Sanitizer jobs run at once.
+    #[arg(long, default_value_t = 4)]
+    pub jobs: usize,
+    /// Directory for the full logs.
+    #[arg(long, default_value = "target/sanitize-logs")]
+    pub log_dir: PathBuf,
+    /// Receipt path (default: receipts/sanitize.json for a full run, none otherwise).
+    #[arg(long)]
+    pub receipt: Option<PathBuf>,
+    /// Compile a planted bug into the kernels (used by `harness mutants`).
+    #[arg(long, default_value_t = 0, hide = true)]
+    pub mutant: u32,
+}
+
+/// Options of `harness mutants`.
+#[derive(Debug, Args)]
+pub struct MutantsArgs {
+    /// Only these mutant ids (repeatable).
+    #[arg(long = "id")]
+    pub ids: Vec<u32>,
+    /// Directory for sanitizer logs of the mutants.
+    #[arg(long, default_value = "target/mutant-logs")]
+    pub log_dir: PathBuf,
+    /// Receipt path.
+    #[arg(long, default_value = "receipts/mutants.json")]
+    pub receipt: PathBuf,
+    /// Seconds before one sanitizer job is killed.
+    #[arg(long, default_value_t = 240)]
+    pub timeout_secs: u64,
+    /// List the gallery and exit (no GPU needed).
+    #[arg(long)]
+    pub list: bool,
+}
+
+/// Options of `harness bench`.
+#[derive(Debug, Args)]
+pub struct BenchArgs {
+    /// A short run (few sizes, fewer iterations; under 2 minutes on an H200).
+    #[arg(long)]
+    pub quick: bool,
+    /// Only these primitives (repeatable).
+    #[arg(long = "primitive", value_name = "NAME")]
+    pub primitives: Vec<String>,
+    /// Directory of the CUB/PyTorch baseline programs.
+    #[arg(long, default_value = "scripts/baselines")]
+    pub baselines: PathBuf,
+    /// Skip the CUB and PyTorch baselines (the report says so).
+    #[arg(long)]
+    pub no_baselines: bool,
+    /// Receipt path.
+    #[arg(long, default_value = "receipts/bench.json")]
+    pub receipt: PathBuf,
+    /// Also run the float atomic crossover study (2^10..2^28).
+    #[arg(long)]
+    pub crossover: bool,
+}
+
+/// Options of `harness report`.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// Benchmark receipt to read.
+    #[arg(long, default_value = "receipts/bench.json")]
+    pub receipt: PathBuf,
+    /// Output directory for report.md and the PNG plots.
+    #[arg(long, default_value = "receipts/report")]
+    pub out: PathBuf,
+}
+
+/// Options of `harness fixtures`.
+#[derive(Debug, Args)]
+pub struct FixturesArgs {
+    /// Compare with the committed fixtures instead of writing; exit nonzero on drift.
+    #[arg(long)]
+    pub check: bool,
+    /// Fixture directory.
+    #[arg(long, default_value = "fixtures")]
+    pub dir: PathBuf,
+}
+
+/// Options of `harness receipts`.
+#[derive(Debug, Args)]
+pub struct ReceiptsArgs {
+    /// What to do with them.
+    #[command(subcommand)]
+    pub action: ReceiptsAction,
+}
+
+/// Receipt actions.
+#[derive(Debug, Subcommand)]
+pub enum ReceiptsAction {
+    /// Fail unless receipts/sweep.json and receipts/sanitize.json match the current kernel
+    /// sources and record no failure (the gate `make verify` runs).
+    Check {
+        /// Receipt directory.
+        #[arg(long, default_value = "receipts")]
+        dir: PathBuf,
+    },
+    /// Print the current kernel-source hash.
+    Hash,
+}
+
+/// Options of the internal `sanitize-child`.
+#[derive(Debug, Args)]
+pub struct SanitizeChildArgs {
+    /// The primitive whose cases to run.
+    #[arg(long)]
+    pub primitive: String,
+    /// Sizes to run.
+    #[arg(long, value_delimiter = ',')]
+    pub sizes: Vec<usize>,
+    /// Planted bug id.
+    #[arg(long, default_value_t = 0)]
+    pub mutant: u32,
+    /// Seed.
+    #[arg(long, default_value_t = 0x5eed, value_parser = parse_seed)]
+    pub seed: u64,
+}
+
+/// Accepts decimal or 0x-prefixed hexadecimal seeds.
+pub fn parse_seed(text: &str) -> Result<u64, String> {
+    let parsed = match text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
+        Some(hex) => u64::from_str_radix(hex, 16),
+        None => text.parse(),
+    };
+    parsed.map_err(|_| format!("'{text}' is not a seed: give a decimal or 0x-hex 64-bit number"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn the_cli_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn seeds_parse_in_decimal_and_hex() {
+        assert_eq!(parse_seed("42"), Ok(42));
+        assert_eq!(parse_seed("0x2a"), Ok(42));
+        assert!(parse_seed("forty-two").unwrap_err().contains("not a seed"));
+    }
+
+    #[test]
+    fn unknown_arguments_are_errors_not_panics() {
+        let err = Cli::try_parse_from(["harness", "sweep", "--bogus"]).unwrap_err();
+        assert!(err.to_string().contains("--bogus"));
+        let err = Cli::try_parse_from(["harness", "sweep", "--seed", "x"]).unwrap_err();
+        assert!(err.to_string().contains("not a seed"));
+    }
+}

@@ -1,0 +1,87 @@
+//! Receipts: JSON records of GPU runs (sweep, sanitize, mutants, bench),
+//! committed under `receipts/` and keyed by the kernel-source hash, and the
+//! gate that `make verify` runs on them without a GPU.
+
+mod gate;
+mod machine;
+mod time;
+
+pub use gate::{check_gate, GateProblem, REFRESH_COMMAND};
+pub use machine::{run_quiet as machine_run_quiet, MachineInfo};
+pub use time::utc_timestamp;
+
+use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// Version of the receipt layout.
+pub const SCHEMA: u32 = 1;
+
+/// Counts of a run's verdicts.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Tally {
+    /// Checks that ran and passed.
+    pub passed: u64,
+    /// Checks that ran and failed.
+    pub failed: u64,
+    /// Checks that could not run (each with a reason in the results).
+    pub skipped: u64,
+}
+
+/// One GPU run's record.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Receipt {
+    /// "sweep", "sanitize", "mutants" or "bench".
+    pub kind: String,
+    /// [`SCHEMA`].
+    pub schema: u32,
+    /// `kernels::SOURCE_HASH` of the binary that ran.
+    pub source_hash: String,
+    /// When the run finished (UTC, RFC 3339).
+    pub created_utc: String,
+    /// The command line that produced it.
+    pub command: String,
+    /// GPU, driver, toolkit.
+    pub machine: MachineInfo,
+    /// Verdict counts.
+    pub tally: Tally,
+    /// Kind-specific details (cases, tools, timings).
+    pub details: serde_json::Value,
+}
+
+impl Receipt {
+    /// A receipt of `kind` for the current sources.
+    pub fn new(kind: &str, machine: MachineInfo, tally: Tally, details: serde_json::Value) -> Receipt {
+        Receipt {
+            kind: kind.to_string(),
+            schema: SCHEMA,
+            source_hash: kernels::SOURCE_HASH.to_string(),
+            created_utc: utc_timestamp(),
+            command: std::env::args().collect::<Vec<_>>().join(" "),
+            machine,
+            tally,
+            details,
+        }
+    }
+
+    /// Writes pretty JSON to `path`, creating its directory.
+    pub fn save(&self, path: &Path) -> Result<()> {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        }
+        let text = serde_json::to_string_pretty(self)?;
+        std::fs::write(path, text + "\n").with_context(|| format!("writing {}", path.display()))
+    }
+
+    /// Reads a receipt.
+    pub fn load(path: &Path) -> Result<Receipt> {
+        let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        serde_json::from_str(&text).with_context(|| format!("parsing {}", path.display()))
+    }
+}
+
+/// The repository's `receipts/` directory (relative to the working directory
+/// unless `PRIMLAB_RECEIPTS` names another).
+pub fn receipts_dir() -> PathBuf {
+    std::env::var_os("PRIMLAB_RECEIPTS").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("receipts"))
+}

@@ -1,0 +1,9 @@
+//! Reports: terminal tables now; the benchmark report and plots (`harness report`).
+
+pub mod table;
+
+/// `harness report`: regenerates the Markdown report and PNG plots from a bench receipt.
+pub fn run(args: &crate::cli::ReportArgs) -> anyhow::Result<bool> {
+    crate::bench::report::write_report(&args.receipt, &args.out)?;
+    Ok(true)
+}

@@ -1,0 +1,260 @@
+//! Parsing compute-sanitizer logs: the tool's summary lines ("ERROR SUMMARY",
+//! "RACECHECK SUMMARY"), each reported error or hazard, and the harness's own
+//! case markers, so every finding is attributed to the case that ran before it.
+
+use serde::{Deserialize, Serialize};
+
+/// The line the sanitizer child prints before each case:
+/// `@@primlab case <primitive> <variant> <size>`.
+pub const CASE_MARKER: &str = "@@primlab case";
+
+/// A compute-sanitizer tool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Tool {
+    /// Out-of-bounds and misaligned accesses, hardware exceptions.
+    Memcheck,
+    /// Shared-memory data-access hazards.
+    Racecheck,
+    /// Invalid uses of synchronization primitives.
+    Synccheck,
+    /// Reads of uninitialised global memory.
+    Initcheck,
+}
+
+impl Tool {
+    /// All four, in the order they are run.
+    pub const ALL: [Tool; 4] = [Tool::Memcheck, Tool::Racecheck, Tool::Synccheck, Tool::Initcheck];
+
+    /// The `--tool` argument.
+    pub fn name(self) -> &'static str {
+        match self {
+            Tool::Memcheck => "memcheck",
+            Tool::Racecheck => "racecheck",
+            Tool::Synccheck => "synccheck",
+            Tool::Initcheck => "initcheck",
+        }
+    }
+
+    /// Parses a `--tool` name.
+    pub fn from_name(name: &str) -> Option<Tool> {
+        Tool::ALL.into_iter().find(|t| t.name() == name)
+    }
+}
+
+/// Whether a finding counts against the gate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// An error, or a hazard the tool reports as an error.
+    Error,
+    /// A warning (reported, does not fail the gate on its own).
+    Warning,
+}
+
+/// One reported problem: the first line of the sanitizer's report block.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Finding {
+    /// Error or warning.
+    pub severity: Severity,
+    /// The report's headline, without the `========= ` prefix.
+    pub headline: String,
+    /// The case (`primitive variant size`) that was running, if a marker preceded it.
+    pub case: Option<String>,
+}
+
+/// Everything read from one log.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ParsedLog {
+    /// `N` of "ERROR SUMMARY: N errors", if the line was present.
+    pub error_summary: Option<u64>,
+    /// (hazards, errors, warnings) of "RACECHECK SUMMARY: H hazards displayed (E errors, W warnings)".
+    pub racecheck_summary: Option<(u64, u64, u64)>,
+    /// Each finding in log order.
+    pub findings: Vec<Finding>,
+    /// Every case marker in order (`primitive variant size`).
+    pub cases: Vec<String>,
+    /// Lines of the form `@@primlab fail ...` the child printed (model mismatches).
+    pub child_failures: Vec<String>,
+}
+
+impl ParsedLog {
+    /// Errors the tool reported: the larger of the summary counts and the
+    /// findings of error severity (a truncated log still counts its findings).
+    pub fn error_count(&self) -> u64 {
+        let listed = self.findings.iter().filter(|f| f.severity == Severity::Error).count() as u64;
+        let summary = self.error_summary.unwrap_or(0).max(self.racecheck_summary.map(|(_, e, _)| e).unwrap_or(0));
+        summary.max(listed)
+    }
+
+    /// Warnings the tool reported.
+    pub fn warning_count(&self) -> u64 {
+        let listed = self.findings.iter().filter(|f| f.severity == Severity::Warning).count() as u64;
+        listed.max(self.racecheck_summary.map(|(_, _, w)| w).unwrap_or(0))
+    }
+
+    /// Whether the log ended with the tool's summary (a crash or a timeout
+    /// leaves none, and then the run proves nothing).
+    pub fn has_summary(&self) -> bool {
+        self.error_summary.is_some() || self.racecheck_summary.is_some()
+    }
+
+    /// Findings attributed to `case`.
+    pub fn findings_for<'a>(&'a self, case: &'a str) -> impl Iterator<Item = &'a Finding> + 'a {
+        self.findings.iter().filter(move |f| f.case.as_deref() == Some(case))
+    }
+}
+
+const PREFIX: &str = "========= ";
+
+/// Headlines that open an error report, by tool family (matched at the start
+/// of the text after the prefix).
+const ERROR_HEADLINES: &[&str] = &[
+    "Invalid __global__",
+    "Invalid __shared__",
+    "Invalid __local__",
+    "Invalid __generic__",
+    "Misaligned",
+    "Out-of-range",
+    "Program hit",
+    "Malloc/Free error",
+    "Leaked",
+    "Error: Race reported",
+    "ERROR: Potential",
+    "ERROR: Race",
+    "Barrier error",
+    "Warp level",
+    "Invalid arguments",
+    "Uninitialized __global__ memory read",
+    "Uninitialized __shared__ memory read",
+    "Uninitialized",
+    "Cuda API error",
+    "CUDA API error",
+    "Error:",
+    "ERROR:",
+    "Target application returned an error",
+    "Internal Sanitizer Error",
+];
+
+const WARNING_HEADLINES: &[&str] = &["Warning: Race reported", "WARNING: Potential", "Warning:", "WARNING:"];
+
+fn classify(body: &str) -> Option<Severity> {
+    // Indented lines continue the previous report (frames, addresses).
+    if body.starts_with(' ') || body.starts_with('\t') {
+        return None;
+    }
+    if WARNING_HEADLINES.iter().any(|h| body.starts_with(h)) {
+        return Some(Severity::Warning);
+    }
+    if ERROR_HEADLINES.iter().any(|h| body.starts_with(h)) {
+        return Some(Severity::Error);
+    }
+    None
+}
+
+fn parse_count(text: &str) -> Option<u64> {
+    text.trim().split_whitespace().next()?.parse().ok()
+}
+
+/// Parses a whole log (the child's stdout and stderr merged with the tool's).
+pub fn parse_log(text: &str) -> ParsedLog {
+    let mut parsed = ParsedLog::default();
+    let mut case: Option<String> = None;
+    for raw in text.lines() {
+        let line = raw.trim_end();
+        if let Some(rest) = line.strip_prefix(CASE_MARKER) {
+            let name = rest.trim().to_string();
+            parsed.cases.push(name.clone());
+            case = Some(name);
+            continue;
+        }
+        if let Some(rest) = line.strip_prefix("@@primlab fail") {
+            parsed.child_failures.push(rest.trim().to_string());
+            continue;
+        }
+        let Some(body) = line.strip_prefix(PREFIX).or_else(|| line.strip_prefix("=========")) else {
+            continue;
+        };
+        let trimmed = body.trim();
+        if let Some(rest) = trimmed.strip_prefix("ERROR SUMMARY:") {
+            parsed.error_summary = parse_count(rest);
+            continue;
+        }
+        if let Some(rest) = trimmed.strip_prefix("RACECHECK SUMMARY:") {
+            // "H hazards displayed (E errors, W warnings)"
+            let numbers: Vec<u64> = rest
+                .split(|c: char| !c.is_ascii_digit())
+                .filter(|s| !s.is_empty())
+                .filter_map(|s| s.parse().ok())
+                .collect();
+            if let [hazards, errors, warnings, ..] = numbers[..] {
+                parsed.racecheck_summary = Some((hazards, errors, warnings));
+            } else if let [hazards] = numbers[..] {
+                parsed.racecheck_summary = Some((hazards, hazards, 0));
+            }
+            continue;
+        }
+        if let Some(severity) = classify(body) {
+            parsed.findings.push(Finding { severity, headline: trimmed.to_string(), case: case.clone() });
+        }
+    }
+    parsed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clean_memcheck_log_has_zero_errors_and_a_summary() {
+        let log = "========= COMPUTE-SANITIZER\n@@primlab case reduce multipass 33\nok\n========= ERROR SUMMARY: 0 errors\n";
+        let parsed = parse_log(log);
+        assert_eq!(parsed.error_summary, Some(0));
+        assert!(parsed.has_summary());
+        assert_eq!(parsed.error_count(), 0);
+        assert_eq!(parsed.cases, vec!["reduce multipass 33".to_string()]);
+    }
+
+    #[test]
+    fn findings_are_attributed_to_the_preceding_case() {
+        let log = "\
+@@primlab case scan blelloch 1
+@@primlab case scan blelloch 513
+========= Invalid __global__ read of size 4 bytes
+=========     at scan_blelloch_block+0x1d0 in scan.cu:88
+=========     by thread (1,0,0) in block (1,0,0)
+========= ERROR SUMMARY: 1 error
+";
+        let parsed = parse_log(log);
+        assert_eq!(parsed.error_count(), 1);
+        assert_eq!(parsed.findings.len(), 1);
+        assert_eq!(parsed.findings[0].case.as_deref(), Some("scan blelloch 513"));
+        assert_eq!(parsed.findings_for("scan blelloch 1").count(), 0);
+    }
+
+    #[test]
+    fn racecheck_summary_counts_errors_and_warnings() {
+        let log = "\
+========= Error: Race reported between Write access at block_reduce+0x90 in block_reduce.cuh:29
+=========     and Read access at block_reduce+0xd0 in block_reduce.cuh:41 [8 hazards]
+========= Warning: Race reported between Read access at x and Write access at y [2 hazards]
+========= RACECHECK SUMMARY: 2 hazards displayed (1 error, 1 warning)
+";
+        let parsed = parse_log(log);
+        assert_eq!(parsed.racecheck_summary, Some((2, 1, 1)));
+        assert_eq!(parsed.error_count(), 1);
+        assert_eq!(parsed.warning_count(), 1);
+    }
+
+    #[test]
+    fn a_log_without_summary_is_reported_as_such() {
+        let parsed = parse_log("@@primlab case x y 1\nSegmentation fault\n");
+        assert!(!parsed.has_summary());
+    }
+
+    #[test]
+    fn child_failures_are_collected() {
+        let parsed = parse_log("@@primlab fail scan/blelloch n=513 seed=7 index=512 expected=1 got=2\n");
+        assert_eq!(parsed.child_failures.len(), 1);
+    }
+}

@@ -1,0 +1,58 @@
+//! The sizes a sweep visits: DESIGN.md's warp, block and recursion
+//! boundaries, random sizes from the seed, and the large GPU sizes.
+
+/// Warp (31..33), block (255..257, 511..513), 4099, and the scan recursion
+/// boundary 512^2 = 262,144 / 512^2 + 1 = 262,145.
+pub const BOUNDARY_SIZES: [usize; 13] = [1, 31, 32, 33, 255, 256, 257, 511, 512, 513, 4099, 262_144, 262_145];
+
+/// Large sizes for the GPU sweep (skipped by --quick).
+pub const LARGE_SIZES: [usize; 2] = [1 << 24, 1 << 28];
+
+/// `count` random sizes in [2, 2^21), reproducible from `seed`.
+pub fn random_sizes(seed: u64, count: usize) -> Vec<usize> {
+    let mut state = seed ^ 0x9e37_79b9_7f4a_7c15;
+    (0..count)
+        .map(|_| {
+            state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = state;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^= z >> 31;
+            // Log-uniform: as many small sizes as large ones.
+            let bits = 1 + (z % 21) as u32;
+            let size = (z >> 8) as usize % (1usize << bits);
+            size.max(2)
+        })
+        .collect()
+}
+
+/// The sweep's sizes: explicit ones if given, else boundaries + random (+ large).
+pub fn sweep_sizes(explicit: &[usize], seed: u64, quick: bool, gpu: bool) -> Vec<usize> {
+    if !explicit.is_empty() {
+        return explicit.to_vec();
+    }
+    let mut sizes = BOUNDARY_SIZES.to_vec();
+    sizes.extend(random_sizes(seed, if quick { 3 } else { 8 }));
+    if gpu && !quick {
+        sizes.extend(LARGE_SIZES);
+    }
+    sizes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn random_sizes_are_reproducible_and_in_range() {
+        assert_eq!(random_sizes(7, 20), random_sizes(7, 20));
+        assert_ne!(random_sizes(7, 20), random_sizes(8, 20));
+        assert!(random_sizes(7, 200).iter().all(|&s| (2..1 << 21).contains(&s)));
+    }
+
+    #[test]
+    fn the_boundaries_include_both_sides_of_the_recursion_level() {
+        assert!(BOUNDARY_SIZES.contains(&(512 * 512)));
+        assert!(BOUNDARY_SIZES.contains(&(512 * 512 + 1)));
+    }
+}
