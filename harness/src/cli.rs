@@ -202,6 +202,9 @@ pub struct SanitizeChildArgs {
     /// Sizes to run.
     #[arg(long, value_delimiter = ',')]
     pub sizes: Vec<usize>,
+    /// Only variants whose name contains this text (repeatable).
+    #[arg(long = "variant")]
+    pub variants: Vec<String>,
     /// Planted bug id.
     #[arg(long, default_value_t = 0)]
     pub mutant: u32,

@@ -18,6 +18,7 @@ pub mod device;
 pub mod error;
 pub mod family;
 pub mod launch;
+pub mod mutant;
 pub mod sources;
 
 pub use device::{probe_driver, DeviceInfo, Gpu, GpuOptions, POISON_BYTE};

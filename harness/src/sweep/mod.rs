@@ -202,7 +202,7 @@ pub fn run_sanitize_child(args: &SanitizeChildArgs) -> Result<bool> {
         sizes: args.sizes.clone(),
         quick: true,
         primitives: vec![args.primitive.clone()],
-        variants: Vec::new(),
+        variants: args.variants.clone(),
         one_family: true,
     };
     let results = run_gpu_cases(&gpu, &plan, 0, true)?;
