@@ -1,0 +1,138 @@
+//! Named data families: what kind of input a check or fixture uses.
+
+use crate::ModelError;
+
+/// How softmax rows are masked (a masked logit is `-inf`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MaskPolicy {
+    /// No masked logits.
+    Unmasked,
+    /// Each logit masked with probability 1/4; every row keeps at least one unmasked logit.
+    RandomMasks,
+    /// As `RandomMasks`, and every row `r` with `r % 4 == 1` is entirely masked (the
+    /// `AllMasked` error path; needs at least 2 rows to show).
+    WithAllMaskedRows,
+}
+
+impl MaskPolicy {
+    /// Every policy.
+    pub const ALL: [MaskPolicy; 3] = [MaskPolicy::Unmasked, MaskPolicy::RandomMasks, MaskPolicy::WithAllMaskedRows];
+
+    /// `"unmasked"`, `"random_masks"`, `"all_masked_rows"`.
+    pub fn name(self) -> &'static str {
+        match self {
+            MaskPolicy::Unmasked => "unmasked",
+            MaskPolicy::RandomMasks => "random_masks",
+            MaskPolicy::WithAllMaskedRows => "all_masked_rows",
+        }
+    }
+}
+
+/// A data family. Names (see [`Family::name`]) are stable: fixtures and check reports use them
+/// and [`Family::from_name`] parses them back.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Family {
+    /// Integers uniform in `[-9, 9]` (the seed fixture's range; sums bounded by 9n).
+    SmallInts,
+    /// Uniform over all of `i32`, always containing `i32::MIN` and `i32::MAX` (for `n >= 2`;
+    /// a single element is one of the two).
+    FullRangeI32,
+    /// `FullRangeI32` sorted ascending (extremes at both ends).
+    Sorted,
+    /// `FullRangeI32` sorted descending.
+    Reversed,
+    /// Integers uniform in `[-2, 2]`: every value repeats, maxima tie everywhere.
+    ManyTies,
+    /// Floats uniform in `[-1, 1)`.
+    UniformFloat,
+    /// Ogita–Rump–Oishi GenSum-style sums with a target condition number (achieved value
+    /// reported by the generator).
+    IllConditioned {
+        /// Target condition number Σ|x| / |Σx| (>= 1).
+        condition: f64,
+    },
+    /// Softmax rows with extreme logits and the given masks.
+    SoftmaxRows {
+        /// Mask policy.
+        mask: MaskPolicy,
+    },
+    /// Affine maps `(a odd, b)` uniform over u64 (the non-commutative operator's inputs).
+    AffineMaps,
+}
+
+impl Family {
+    /// The integer families, in report order.
+    pub const INT_FAMILIES: [Family; 5] =
+        [Family::SmallInts, Family::FullRangeI32, Family::Sorted, Family::Reversed, Family::ManyTies];
+
+    /// Stable name: `small_ints`, `full_range_i32`, `sorted`, `reversed`, `many_ties`,
+    /// `uniform_float`, `ill_conditioned_<cond as {:e}>` (e.g. `ill_conditioned_1e30`),
+    /// `softmax_rows_<mask>` (e.g. `softmax_rows_random_masks`), `affine_maps`.
+    pub fn name(&self) -> String {
+        match self {
+            Family::SmallInts => "small_ints".into(),
+            Family::FullRangeI32 => "full_range_i32".into(),
+            Family::Sorted => "sorted".into(),
+            Family::Reversed => "reversed".into(),
+            Family::ManyTies => "many_ties".into(),
+            Family::UniformFloat => "uniform_float".into(),
+            Family::IllConditioned { condition } => format!("ill_conditioned_{condition:e}"),
+            Family::SoftmaxRows { mask } => format!("softmax_rows_{}", mask.name()),
+            Family::AffineMaps => "affine_maps".into(),
+        }
+    }
+
+    /// Parses a [`Family::name`]. Error: `BadGenerator` for an unknown name.
+    pub fn from_name(name: &str) -> Result<Family, ModelError> {
+        let unknown =
+            || ModelError::BadGenerator { generator: "Family::from_name", detail: format!("unknown family {name:?}") };
+        Ok(match name {
+            "small_ints" => Family::SmallInts,
+            "full_range_i32" => Family::FullRangeI32,
+            "sorted" => Family::Sorted,
+            "reversed" => Family::Reversed,
+            "many_ties" => Family::ManyTies,
+            "uniform_float" => Family::UniformFloat,
+            "affine_maps" => Family::AffineMaps,
+            other => {
+                if let Some(c) = other.strip_prefix("ill_conditioned_") {
+                    let condition: f64 = c.parse().map_err(|_| unknown())?;
+                    Family::IllConditioned { condition }
+                } else if let Some(m) = other.strip_prefix("softmax_rows_") {
+                    let mask = MaskPolicy::ALL.into_iter().find(|p| p.name() == m).ok_or_else(unknown)?;
+                    Family::SoftmaxRows { mask }
+                } else {
+                    return Err(unknown());
+                }
+            }
+        })
+    }
+
+    /// `true` for the families [`crate::generators::ints`] generates.
+    pub fn is_integer(&self) -> bool {
+        Family::INT_FAMILIES.contains(self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        let mut all: Vec<Family> = Family::INT_FAMILIES.to_vec();
+        all.extend([
+            Family::UniformFloat,
+            Family::IllConditioned { condition: 1e30 },
+            Family::IllConditioned { condition: 1000.0 },
+            Family::AffineMaps,
+        ]);
+        all.extend(MaskPolicy::ALL.map(|mask| Family::SoftmaxRows { mask }));
+        for f in all {
+            assert_eq!(Family::from_name(&f.name()).unwrap(), f, "{}", f.name());
+        }
+        assert_eq!(Family::IllConditioned { condition: 1e30 }.name(), "ill_conditioned_1e30");
+        assert!(Family::from_name("zeros").is_err());
+        assert!(Family::from_name("ill_conditioned_x").is_err());
+    }
+}

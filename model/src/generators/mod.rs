@@ -1,0 +1,21 @@
+//! Seeded, reproducible input generators. Every input in the project comes from a printed
+//! `u64` seed through [`Rng`] (xoshiro256** seeded by splitmix64), so any failure reproduces
+//! forever from that seed. No generator ever returns an all-zero input (zeros hide unwritten
+//! outputs).
+
+mod family;
+mod floats;
+mod ill_conditioned;
+mod ints;
+mod rng;
+mod softmax_rows;
+
+pub use family::{Family, MaskPolicy};
+pub use floats::{affine_maps, segment_offsets, uniform_bf16, uniform_f32, uniform_f64};
+pub use ill_conditioned::{
+    ill_conditioned_f32, ill_conditioned_f64, F32_BOTTOM_EXPONENT, F32_TOP_EXPONENT, F64_BOTTOM_EXPONENT,
+    F64_TOP_EXPONENT,
+};
+pub use ints::ints;
+pub use rng::{splitmix64, Rng};
+pub use softmax_rows::softmax_rows;

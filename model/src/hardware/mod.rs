@@ -1,0 +1,12 @@
+//! Models of the hardware-scope algorithms themselves, combine for combine in the order the
+//! CUDA kernels execute them: warp shuffles with lane participation, the 256-thread block
+//! reduction, multi-pass grid reduction, the Blelloch and Hillis–Steele block scans and the
+//! recursive device scan. Each one is checked against the direct definitions in
+//! [`crate::reduce`] and [`crate::scan`].
+
+pub mod blelloch;
+pub mod block_reduce;
+pub mod device_scan;
+pub mod hillis_steele;
+pub mod multipass_reduce;
+pub mod warp;

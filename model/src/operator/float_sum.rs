@@ -1,0 +1,64 @@
+//! Rounded float addition: not associative, present only to reproduce a fixed GPU tree bit
+//! for bit.
+
+use super::Operator;
+use crate::ModelError;
+
+/// `f32` addition, round to nearest even, identity `+0.0`. Never fails (overflow gives ±inf as
+/// on the GPU). **Not associative**: it exists so that a schedule (`block_reduce`,
+/// `multipass_reduce`) reproduces the exact bits a GPU float tree with the same order
+/// produces; accuracy is judged against `exact::exact_sum_f32` with a tree bound, not by
+/// associativity. Commutative (IEEE addition is).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SumF32;
+
+/// `f64` addition; same contract as [`SumF32`] in double precision.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SumF64;
+
+impl Operator for SumF32 {
+    type Value = f32;
+    fn identity(&self) -> f32 {
+        0.0
+    }
+    fn combine(&self, a: &f32, b: &f32) -> Result<f32, ModelError> {
+        Ok(a + b)
+    }
+    fn name(&self) -> &'static str {
+        "SumF32"
+    }
+    fn is_commutative(&self) -> bool {
+        true
+    }
+}
+
+impl Operator for SumF64 {
+    type Value = f64;
+    fn identity(&self) -> f64 {
+        0.0
+    }
+    fn combine(&self, a: &f64, b: &f64) -> Result<f64, ModelError> {
+        Ok(a + b)
+    }
+    fn name(&self) -> &'static str {
+        "SumF64"
+    }
+    fn is_commutative(&self) -> bool {
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Seed 000: f32 (a + b) + c = 0 but (a + c) + b = 1 with a = 1e8, b = 1, c = -1e8.
+    #[test]
+    fn seed_grouping_changes_the_float_result() {
+        let (a, b, c) = (100_000_000f32, 1f32, -100_000_000f32);
+        let left = SumF32.combine(&SumF32.combine(&a, &b).unwrap(), &c).unwrap();
+        let cancel_first = SumF32.combine(&SumF32.combine(&a, &c).unwrap(), &b).unwrap();
+        assert_eq!(left, 0.0);
+        assert_eq!(cancel_first, 1.0);
+    }
+}
