@@ -7,13 +7,13 @@
 // with a template flag.
 //
 // Entry points (launched from kernels/src/scan.rs):
-//   scan_serial_{exclusive,inclusive}_{i32,affine}          <<<1, 1>>>
-//   scan_blelloch_level_{exclusive,inclusive}_{i32,affine}  <<<ceil(n/512), 256>>>  level 0
-//   scan_blelloch_level_inplace_{i64,affine}                <<<ceil(m/512), 256>>>  levels >= 1
-//   scan_blelloch_add_offsets_{i64,affine}                  <<<ceil(n/512), 256>>>  into the output
-//   scan_blelloch_add_offsets_totals_{i64,affine}           <<<ceil(m/512), 256>>>  into a totals level
-//   scan_lookback_{exclusive,inclusive}_i32                 <<<ceil(n/4096), 256>>> single pass
-//   scan_lookback_{exclusive,inclusive}_affine              <<<ceil(n/512), 256>>>  single pass
+//   scan_serial_{exclusive,inclusive}_{i32,affine}                <<<1, 1>>>
+//   scan_blelloch_level_{exclusive,inclusive}_{i32,affine}        <<<ceil(n/512), 256>>>  level 0
+//   scan_blelloch_level_inplace_{i64,affine}                      <<<ceil(m/512), 256>>>  levels >= 1
+//   scan_blelloch_add_offsets_{i64,affine}                        <<<ceil(n/512), 256>>>  into the output
+//   scan_blelloch_add_offsets_totals_{i64,affine}                 <<<ceil(m/512), 256>>>  into a totals level
+//   scan_decoupled_lookback_{exclusive,inclusive}_i32             <<<ceil(n/4096), 256>>> single pass
+//   scan_decoupled_lookback_{exclusive,inclusive}_affine          <<<ceil(n/512), 256>>>  single pass
 //
 // Limits (checked on the host): 1 <= n < 2^32, so |every int64 prefix| <=
 // n * 2^31 < 2^63 and every tile id fits in u32.
@@ -362,13 +362,13 @@ __device__ __forceinline__ void lookback_scan_i32(const i32* __restrict__ in, i6
 }
 
 extern "C" __global__ void __launch_bounds__(kBlockThreads)
-scan_lookback_exclusive_i32(const i32* __restrict__ in, i64* __restrict__ out, u64 count, u32* control,
-                            i64* aggregates, i64* inclusive) {
+scan_decoupled_lookback_exclusive_i32(const i32* __restrict__ in, i64* __restrict__ out, u64 count,
+                                      u32* control, i64* aggregates, i64* inclusive) {
     lookback_scan_i32<false>(in, out, count, tile_status(control, aggregates, inclusive));
 }
 extern "C" __global__ void __launch_bounds__(kBlockThreads)
-scan_lookback_inclusive_i32(const i32* __restrict__ in, i64* __restrict__ out, u64 count, u32* control,
-                            i64* aggregates, i64* inclusive) {
+scan_decoupled_lookback_inclusive_i32(const i32* __restrict__ in, i64* __restrict__ out, u64 count,
+                                      u32* control, i64* aggregates, i64* inclusive) {
     lookback_scan_i32<true>(in, out, count, tile_status(control, aggregates, inclusive));
 }
 
@@ -395,12 +395,12 @@ __device__ __forceinline__ void lookback_scan_affine(const AffineMap* __restrict
 }
 
 extern "C" __global__ void __launch_bounds__(kBlockThreads)
-scan_lookback_exclusive_affine(const AffineMap* __restrict__ in, AffineMap* __restrict__ out, u64 count,
-                               u32* control, AffineMap* aggregates, AffineMap* inclusive) {
+scan_decoupled_lookback_exclusive_affine(const AffineMap* __restrict__ in, AffineMap* __restrict__ out,
+                                         u64 count, u32* control, AffineMap* aggregates, AffineMap* inclusive) {
     lookback_scan_affine<false>(in, out, count, tile_status(control, aggregates, inclusive));
 }
 extern "C" __global__ void __launch_bounds__(kBlockThreads)
-scan_lookback_inclusive_affine(const AffineMap* __restrict__ in, AffineMap* __restrict__ out, u64 count,
-                               u32* control, AffineMap* aggregates, AffineMap* inclusive) {
+scan_decoupled_lookback_inclusive_affine(const AffineMap* __restrict__ in, AffineMap* __restrict__ out,
+                                         u64 count, u32* control, AffineMap* aggregates, AffineMap* inclusive) {
     lookback_scan_affine<true>(in, out, count, tile_status(control, aggregates, inclusive));
 }

@@ -554,6 +554,8 @@ mod tests {
             }
         }
         names.push("reduce_multipass_i64".into());
+        let bogus = b"reduce_no_such_kernel\0";
+        assert!(!compiled.cubin.windows(bogus.len()).any(|w| w == bogus), "the name check is vacuous");
         for name in names {
             let needle = format!("{name}\0").into_bytes();
             assert!(compiled.cubin.windows(needle.len()).any(|w| w == needle), "kernel {name} missing from reduce.cu");

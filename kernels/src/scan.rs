@@ -224,7 +224,7 @@ enum Schedule<P> {
 ///   L >= 3) and `scan_blelloch_add_offsets_<o>` into the output. No memset.
 /// * `DecoupledLookback`: a memset of the control words (tile counter, error
 ///   word and one flag per tile: 4 * (2 + tiles) bytes) to 0, then one launch
-///   `scan_lookback_<k>_<t>` `<<<tiles, 256>>>`, tiles = ceil(n/4096) for
+///   `scan_decoupled_lookback_<k>_<t>` `<<<tiles, 256>>>`, tiles = ceil(n/4096) for
 ///   int32 (256 threads x 16 items), ceil(n/512) for affine maps.
 ///
 /// Buffers must be whole `CudaSlice`s (cudaMalloc aligns them to 256 bytes,
@@ -275,7 +275,7 @@ impl<'g, E: ScanElement> ScanPlan<'g, E> {
             ScanVariant::DecoupledLookback => {
                 let tiles = n.div_ceil(E::LOOKBACK_TILE_ITEMS);
                 Schedule::DecoupledLookback {
-                    kernel: function(format!("scan_lookback_{k}_{t}"))?,
+                    kernel: function(format!("scan_decoupled_lookback_{k}_{t}"))?,
                     tiles: tiles as u32,
                     control: gpu.alloc_zeroed::<u32>(LOOKBACK_CONTROL_HEADER + tiles)?,
                     aggregates: gpu.alloc_uninit::<E::Output>(tiles)?,
@@ -574,6 +574,94 @@ mod tests {
         assert!(owned.iter().all(|&c| c == 1));
     }
 
+    /// A transcription of `lookback_scan_i32`'s index arithmetic (vector
+    /// loads into padded shared slots, 16 consecutive items per thread, the
+    /// pair store transpose, partial-tile guards), tile after tile with the
+    /// previous tiles' total as the prefix, against a serial scan.
+    #[test]
+    fn lookback_tile_emulation_matches_serial() {
+        const THREADS: usize = 256;
+        let slot = |v: usize| v + v / 8;
+        let tile_items = LOOKBACK_TILE_ITEMS_I32;
+        let emulate_tile = |input: &[i32], tile: usize, prefix: i64, inclusive: bool, out: &mut [Option<i64>]| {
+            let (count, tile_base) = (input.len(), tile * tile_items);
+            let mut smem_in = vec![[0i32; 4]; tile_items / 4 + tile_items / 32];
+            for t in 0..THREADS {
+                for k in 0..4 {
+                    let v = k * THREADS + t;
+                    let item = tile_base + 4 * v;
+                    smem_in[slot(v)] = std::array::from_fn(|e| if item + e < count { input[item + e] } else { 0 });
+                }
+            }
+            let mut locals = vec![[0i64; 16]; THREADS];
+            let mut thread_totals = vec![0i64; THREADS];
+            for t in 0..THREADS {
+                let mut running = 0i64;
+                for j in 0..4 {
+                    let q = smem_in[slot(4 * t + j)];
+                    for e in 0..4 {
+                        if inclusive {
+                            running += q[e] as i64;
+                            locals[t][4 * j + e] = running;
+                        } else {
+                            locals[t][4 * j + e] = running;
+                            running += q[e] as i64;
+                        }
+                    }
+                }
+                thread_totals[t] = running;
+            }
+            let mut smem_out = vec![[0i64; 2]; tile_items / 2 + tile_items / 16];
+            let mut thread_prefix = 0i64;
+            for t in 0..THREADS {
+                let base = prefix + thread_prefix;
+                for j in 0..8 {
+                    smem_out[slot(8 * t + j)] = [base + locals[t][2 * j], base + locals[t][2 * j + 1]];
+                }
+                thread_prefix += thread_totals[t];
+            }
+            for t in 0..THREADS {
+                for k in 0..8 {
+                    let p = k * THREADS + t;
+                    let item = tile_base + 2 * p;
+                    let value = smem_out[slot(p)];
+                    if item + 2 <= count {
+                        assert!(out[item].is_none() && out[item + 1].is_none(), "item {item} written twice");
+                        out[item] = Some(value[0]);
+                        out[item + 1] = Some(value[1]);
+                    } else if item < count {
+                        assert!(out[item].is_none(), "item {item} written twice");
+                        out[item] = Some(value[0]);
+                    }
+                }
+            }
+            thread_prefix
+        };
+        let mut seed = 11u64;
+        for &n in &[1usize, 2, 31, 33, 257, 4095, 4096, 4097, 4099, 8191, 8192, 12_345] {
+            let input: Vec<i32> = (0..n)
+                .map(|_| {
+                    seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                    (seed >> 33) as i32
+                })
+                .collect();
+            for inclusive in [false, true] {
+                let mut out = vec![None; n];
+                let mut prefix = 0i64;
+                for tile in 0..n.div_ceil(tile_items) {
+                    prefix += emulate_tile(&input, tile, prefix, inclusive, &mut out);
+                }
+                let mut running = 0i64;
+                for (i, &x) in input.iter().enumerate() {
+                    let next = running + x as i64;
+                    assert_eq!(out[i], Some(if inclusive { next } else { running }), "n={n} i={i}");
+                    running = next;
+                }
+                assert_eq!(prefix, running, "n={n}: tile totals");
+            }
+        }
+    }
+
     #[test]
     fn tile_constants_match_config() {
         let config = crate::sources::source("common/config.cuh").expect("embedded");
@@ -594,12 +682,14 @@ mod tests {
             for k in ScanKind::ALL.map(|k| k.name()) {
                 names.push(format!("scan_serial_{k}_{t}"));
                 names.push(format!("scan_blelloch_level_{k}_{t}"));
-                names.push(format!("scan_lookback_{k}_{t}"));
+                names.push(format!("scan_decoupled_lookback_{k}_{t}"));
             }
             names.push(format!("scan_blelloch_level_inplace_{o}"));
             names.push(format!("scan_blelloch_add_offsets_{o}"));
             names.push(format!("scan_blelloch_add_offsets_totals_{o}"));
         }
+        let bogus = b"scan_no_such_kernel\0";
+        assert!(!compiled.cubin.windows(bogus.len()).any(|w| w == bogus), "the name check is vacuous");
         for name in names {
             let needle = format!("{name}\0").into_bytes();
             assert!(compiled.cubin.windows(needle.len()).any(|w| w == needle), "kernel {name} missing from scan.cu");
