@@ -12,6 +12,7 @@
 //! `harness sweep` reports as "GPU checks skipped (no GPU: <reason>)".
 #![deny(missing_docs)]
 
+pub mod affine;
 pub mod ceilings;
 pub mod compile;
 pub mod device;
@@ -19,9 +20,14 @@ pub mod error;
 pub mod family;
 pub mod launch;
 pub mod mutant;
+pub mod reduce;
+pub mod scan;
 pub mod sources;
 
+pub use affine::AffineMap;
 pub use device::{probe_driver, DeviceInfo, Gpu, GpuOptions, POISON_BYTE};
 pub use error::{GpuError, GpuResult};
 pub use family::Family;
+pub use reduce::{ReduceElement, ReducePlan, ReduceVariant};
+pub use scan::{blelloch_levels, ScanElement, ScanKind, ScanPlan, ScanVariant};
 pub use sources::SOURCE_HASH;

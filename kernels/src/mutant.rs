@@ -51,7 +51,7 @@ pub const GALLERY: [Mutant; 13] = [
         id: 3,
         name: "tail-threads-return-before-barrier",
         planted_in: "reduce.cu: multipass kernel",
-        description: "threads without input return before the block barrier instead of carrying the identity",
+        description: "warps without input return before the block barrier in block_reduce instead of carrying the identity",
         primitive: "reduce",
         variant: "multipass",
         sizes: SMALL,
@@ -86,10 +86,10 @@ pub const GALLERY: [Mutant; 13] = [
     Mutant {
         id: 7,
         name: "uninitialised-shared-read",
-        planted_in: "scan.cu: Blelloch tile load",
-        description: "tail slots past n are left unwritten instead of holding the identity, then read by the scan",
+        planted_in: "scan.cu: look-back tile prefix broadcast",
+        description: "tile 0 never writes its shared prefix slot, so its threads read uninitialised shared memory",
         primitive: "scan",
-        variant: "blelloch",
+        variant: "decoupled_lookback",
         sizes: SMALL,
     },
     Mutant {

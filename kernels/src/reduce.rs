@@ -1,0 +1,590 @@
+//! Whole-array reductions (`cuda/reduce.cu`): the sum of int32 input in
+//! int64, and the in-order composition of [`AffineMap`]s (associative, not
+//! commutative), each in four schedules ([`ReduceVariant`]).
+//!
+//! Contract, for every variant:
+//! * int32: the exact sum `x[0] + ... + x[n-1]` as int64. `1 <= n < 2^32`
+//!   on the device, so every partial obeys `|partial| <= n * 2^31 < 2^63`
+//!   and nothing overflows; longer inputs are rejected.
+//! * affine maps: `combine(...combine(combine(x[0], x[1]), x[2])..., x[n-1])`
+//!   with [`AffineMap::combine`] (wrapping u64).
+//! * An empty input returns the identity (0, or [`AffineMap::IDENTITY`])
+//!   without a launch.
+//! * `n > variant.max_len()` is [`GpuError::InvalidInput`].
+
+use crate::affine::AffineMap;
+use crate::device::Gpu;
+use crate::error::{DriverContext, GpuError, GpuResult};
+use crate::family::Family;
+use crate::launch::{config, persistent_grid, BLOCK_THREADS};
+use cudarc::driver::{CudaFunction, CudaSlice, DeviceRepr, PushKernelArg, ValidAsZeroBits};
+
+/// Items per block of the multipass kernel (`kBlockItems`): 256 threads x 2.
+pub const MULTIPASS_BLOCK_ITEMS: usize = 512;
+/// The longest input any variant accepts: n < 2^32 keeps every int64 partial
+/// within `n * 2^31 < 2^63`.
+pub const MAX_LEN: usize = u32::MAX as usize;
+/// The longest input the one-thread serial baseline accepts (so that a sweep
+/// at 2^28 does not spend minutes in one thread).
+pub const SERIAL_MAX_LEN: usize = 1 << 22;
+
+/// int32 items per block of `reduce_block_atomic_i32` (256 threads x 4 int4).
+const ATOMIC_BLOCK_ITEMS_I32: usize = 4096;
+/// Affine items per ticket of `reduce_block_atomic_affine` (256 threads x 8).
+const ATOMIC_BLOCK_ITEMS_AFFINE: usize = 2048;
+/// int32 items of one single-pass tile (1024 int4 vectors).
+const SINGLE_PASS_TILE_ITEMS_I32: usize = 4096;
+/// Fewest affine items per block of the single pass (8 per thread).
+const SINGLE_PASS_MIN_BLOCK_ITEMS_AFFINE: usize = 2048;
+/// Words of the ordered block-atomic scratch: ticket counter, turn, error.
+const ORDERED_SYNC_WORDS: usize = 3;
+
+/// The schedules of a whole-array reduction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ReduceVariant {
+    /// One thread folds the input left to right (`<<<1, 1>>>`): the
+    /// baseline. `n <= SERIAL_MAX_LEN`.
+    Serial,
+    /// Hierarchical: 256 threads, 2 adjacent loads per thread, 512 inputs per
+    /// block, one partial per block; the same kernel over the partials until
+    /// one value is left (4 launches at n = 2^28), all on one stream.
+    Multipass,
+    /// Each block reduces its range, then one atomic per block: `atomicAdd`
+    /// on the int64 output (zeroed by a memset first) for int32; for affine
+    /// maps a ticket-ordered fold (blocks take tickets from an atomic counter
+    /// and fold into the output in ticket order).
+    BlockAtomic,
+    /// One launch of a persistent grid: blocks reduce contiguous chunks; the
+    /// last block to finish folds the partials in order (last-block-done).
+    /// The fast one.
+    SinglePass,
+}
+
+impl ReduceVariant {
+    /// Every variant, in report order.
+    pub const ALL: [ReduceVariant; 4] =
+        [ReduceVariant::Serial, ReduceVariant::Multipass, ReduceVariant::BlockAtomic, ReduceVariant::SinglePass];
+
+    /// The snake_case name used in reports.
+    pub fn name(&self) -> &'static str {
+        match self {
+            ReduceVariant::Serial => "serial",
+            ReduceVariant::Multipass => "multipass",
+            ReduceVariant::BlockAtomic => "block_atomic",
+            ReduceVariant::SinglePass => "single_pass",
+        }
+    }
+
+    /// The variant called `name` (as [`ReduceVariant::name`] spells it).
+    pub fn from_name(name: &str) -> Option<ReduceVariant> {
+        ReduceVariant::ALL.into_iter().find(|v| v.name() == name)
+    }
+
+    /// The largest n this variant accepts (inclusive): [`SERIAL_MAX_LEN`]
+    /// for `Serial`, [`MAX_LEN`] (2^32 - 1) otherwise.
+    pub fn max_len(&self) -> usize {
+        match self {
+            ReduceVariant::Serial => SERIAL_MAX_LEN,
+            _ => MAX_LEN,
+        }
+    }
+}
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for i32 {}
+    impl Sealed for crate::affine::AffineMap {}
+}
+
+/// An input element type of the reductions: `i32` (summed into `i64`) or
+/// [`AffineMap`] (composed in order). Sealed: the kernels exist for these two.
+pub trait ReduceElement: DeviceRepr + Copy + sealed::Sealed {
+    /// The result and partial type: `i64` for `i32`, `AffineMap` for itself.
+    type Output: DeviceRepr + ValidAsZeroBits + Copy + std::fmt::Debug + PartialEq;
+    /// The operator's identity: the result of an empty input.
+    const IDENTITY: Self::Output;
+    /// The primitive's name in errors and reports.
+    const PRIMITIVE: &'static str;
+    /// Kernel-name suffix of the input type.
+    const INPUT_SUFFIX: &'static str;
+    /// Kernel-name suffix of the partial type (later multipass passes).
+    const PARTIAL_SUFFIX: &'static str;
+    /// Whether the block-atomic variant is the ticket-ordered one (a
+    /// non-commutative operator) rather than a plain atomicAdd.
+    const ORDERED_ATOMIC: bool;
+    /// Items per block of the block-atomic kernel.
+    const ATOMIC_BLOCK_ITEMS: usize;
+    /// Fewest items per block of the single-pass grid (the grid is
+    /// `min(persistent grid, ceil(n / this))`).
+    const SINGLE_PASS_MIN_BLOCK_ITEMS: usize;
+}
+
+impl ReduceElement for i32 {
+    type Output = i64;
+    const IDENTITY: i64 = 0;
+    const PRIMITIVE: &'static str = "reduce";
+    const INPUT_SUFFIX: &'static str = "i32";
+    const PARTIAL_SUFFIX: &'static str = "i64";
+    const ORDERED_ATOMIC: bool = false;
+    const ATOMIC_BLOCK_ITEMS: usize = ATOMIC_BLOCK_ITEMS_I32;
+    const SINGLE_PASS_MIN_BLOCK_ITEMS: usize = SINGLE_PASS_TILE_ITEMS_I32;
+}
+
+impl ReduceElement for AffineMap {
+    type Output = AffineMap;
+    const IDENTITY: AffineMap = AffineMap::IDENTITY;
+    const PRIMITIVE: &'static str = "reduce_affine";
+    const INPUT_SUFFIX: &'static str = "affine";
+    const PARTIAL_SUFFIX: &'static str = "affine";
+    const ORDERED_ATOMIC: bool = true;
+    const ATOMIC_BLOCK_ITEMS: usize = ATOMIC_BLOCK_ITEMS_AFFINE;
+    const SINGLE_PASS_MIN_BLOCK_ITEMS: usize = SINGLE_PASS_MIN_BLOCK_ITEMS_AFFINE;
+}
+
+/// The item counts the multipass passes read: `[n, ceil(n/512), ..., 1]`;
+/// pass p reduces `counts[p]` items into `counts[p + 1]` partials. At least
+/// one pass (n = 1 gives `[1, 1]`).
+fn multipass_counts(n: usize) -> Vec<usize> {
+    let mut counts = vec![n];
+    loop {
+        let next = n_blocks(*counts.last().expect("nonempty"), MULTIPASS_BLOCK_ITEMS);
+        counts.push(next);
+        if next == 1 {
+            return counts;
+        }
+    }
+}
+
+/// `max(1, ceil(n / per_block))`.
+fn n_blocks(n: usize, per_block: usize) -> usize {
+    n.div_ceil(per_block).max(1)
+}
+
+fn invalid(primitive: &'static str, variant: ReduceVariant, n: usize, reason: String) -> GpuError {
+    GpuError::InvalidInput { primitive, variant: variant.name(), n, reason }
+}
+
+fn check_len<E: ReduceElement>(variant: ReduceVariant, n: usize) -> GpuResult<()> {
+    if n > variant.max_len() {
+        return Err(invalid(
+            E::PRIMITIVE,
+            variant,
+            n,
+            format!("the {} variant accepts at most {} elements", variant.name(), variant.max_len()),
+        ));
+    }
+    Ok(())
+}
+
+enum Schedule<P> {
+    Serial {
+        kernel: CudaFunction,
+    },
+    Multipass {
+        first: CudaFunction,
+        later: CudaFunction,
+        counts: Vec<usize>,
+        /// Ping-pong partial buffers: [0] holds ceil(n/512) (passes 0, 2, ...),
+        /// [1] the next level (passes 1, 3, ...). Empty for a single pass.
+        partials: Vec<CudaSlice<P>>,
+    },
+    BlockAtomic {
+        kernel: CudaFunction,
+        grid: u32,
+        /// Ordered (affine) path only: ticket counter, turn, error word.
+        sync: Option<CudaSlice<u32>>,
+    },
+    SinglePass {
+        kernel: CudaFunction,
+        grid: u32,
+        partials: CudaSlice<P>,
+        /// Zeroed once here; the kernel's atomicInc wraps it back to 0.
+        done_counter: CudaSlice<u32>,
+    },
+}
+
+/// A reduction of `n` device-resident elements, with every scratch buffer
+/// allocated up front, for timing: [`ReducePlan::enqueue`] only launches
+/// (plus the memsets named below) on the [`Gpu`]'s stream, with no
+/// allocation, host copy or synchronisation.
+///
+/// What `enqueue` puts on the stream, per variant:
+/// * `Serial`: one launch `reduce_serial_<t>` `<<<1, 1>>>`.
+/// * `Multipass`: one launch per pass, `<<<ceil(m/512), 256>>>` over m items:
+///   `reduce_multipass_i32` then `reduce_multipass_i64` (int32), or
+///   `reduce_multipass_affine` throughout; the last pass writes the output.
+///   Passes: 1 for n <= 512, 2 up to 512^2, 3 up to 512^3, 4 up to 2^32.
+/// * `BlockAtomic`: int32: a memset of the 8-byte output to 0, then
+///   `reduce_block_atomic_i32` `<<<ceil(n/4096), 256>>>`. Affine: a memset of
+///   12 bytes of scratch (ticket counter, turn, error word), then
+///   `reduce_block_atomic_affine` `<<<ceil(n/2048), 256>>>`.
+/// * `SinglePass`: one launch `reduce_single_pass_<t>` `<<<G, 256>>>`, G =
+///   min(SMs x resident blocks, ceil(n/4096) for int32 or ceil(n/2048) for
+///   affine, at least 1); no memset (the done counter is zeroed when the plan
+///   is made and every completed launch leaves it at 0).
+///
+/// Input buffers must be whole `CudaSlice`s (cudaMalloc aligns them to 256
+/// bytes, which the vector loads rely on). After a synchronisation,
+/// [`ReducePlan::check_fault`] reports a kernel-detected fault (the
+/// ticket-ordered affine path's spin bound).
+pub struct ReducePlan<'g, E: ReduceElement = i32> {
+    gpu: &'g Gpu,
+    variant: ReduceVariant,
+    n: usize,
+    schedule: Schedule<E::Output>,
+}
+
+impl<'g, E: ReduceElement> ReducePlan<'g, E> {
+    /// Compiles (once per process) and loads the kernels and allocates the
+    /// scratch for reducing `n` elements with `variant`. `1 <= n <=
+    /// variant.max_len()`, else [`GpuError::InvalidInput`] (the host methods
+    /// answer n = 0 without a plan).
+    pub fn new(gpu: &'g Gpu, variant: ReduceVariant, n: usize) -> GpuResult<Self> {
+        check_len::<E>(variant, n)?;
+        if n == 0 {
+            return Err(invalid(
+                E::PRIMITIVE,
+                variant,
+                n,
+                "a plan needs at least one element (an empty input reduces to the identity without a launch)".into(),
+            ));
+        }
+        let function = |name: String| gpu.function(Family::Reduce, &name);
+        let schedule = match variant {
+            ReduceVariant::Serial => {
+                Schedule::Serial { kernel: function(format!("reduce_serial_{}", E::INPUT_SUFFIX))? }
+            }
+            ReduceVariant::Multipass => {
+                let counts = multipass_counts(n);
+                let mut partials = Vec::new();
+                // Pass p (not the last) writes counts[p + 1] partials into buffer p % 2.
+                for p in 0..(counts.len() - 2).min(2) {
+                    partials.push(gpu.alloc_uninit::<E::Output>(counts[p + 1])?);
+                }
+                Schedule::Multipass {
+                    first: function(format!("reduce_multipass_{}", E::INPUT_SUFFIX))?,
+                    later: function(format!("reduce_multipass_{}", E::PARTIAL_SUFFIX))?,
+                    counts,
+                    partials,
+                }
+            }
+            ReduceVariant::BlockAtomic => Schedule::BlockAtomic {
+                kernel: function(format!("reduce_block_atomic_{}", E::INPUT_SUFFIX))?,
+                grid: n_blocks(n, E::ATOMIC_BLOCK_ITEMS) as u32,
+                sync: if E::ORDERED_ATOMIC { Some(gpu.alloc_zeroed::<u32>(ORDERED_SYNC_WORDS)?) } else { None },
+            },
+            ReduceVariant::SinglePass => {
+                let name = format!("reduce_single_pass_{}", E::INPUT_SUFFIX);
+                let persistent = persistent_grid(gpu, Family::Reduce, &name, BLOCK_THREADS, 0)?;
+                let grid = (n_blocks(n, E::SINGLE_PASS_MIN_BLOCK_ITEMS) as u32).min(persistent).max(1);
+                Schedule::SinglePass {
+                    kernel: function(name)?,
+                    grid,
+                    partials: gpu.alloc_uninit::<E::Output>(grid as usize)?,
+                    done_counter: gpu.alloc_zeroed::<u32>(1)?,
+                }
+            }
+        };
+        Ok(ReducePlan { gpu, variant, n, schedule })
+    }
+
+    /// The variant this plan runs.
+    pub fn variant(&self) -> ReduceVariant {
+        self.variant
+    }
+
+    /// The number of input elements this plan reduces.
+    pub fn len(&self) -> usize {
+        self.n
+    }
+
+    /// Always false: a plan holds at least one element.
+    pub fn is_empty(&self) -> bool {
+        self.n == 0
+    }
+
+    /// Enqueues the reduction of `input` (exactly `n` elements) into
+    /// `output[0]` (the rest of `output` is not touched). Only launches and
+    /// the memsets listed on [`ReducePlan`]; no synchronisation.
+    pub fn enqueue(&mut self, input: &CudaSlice<E>, output: &mut CudaSlice<E::Output>) -> GpuResult<()> {
+        let (n, variant) = (self.n, self.variant);
+        if input.len() != n {
+            return Err(invalid(E::PRIMITIVE, variant, n, format!("the input buffer holds {} elements", input.len())));
+        }
+        if output.is_empty() {
+            return Err(invalid(E::PRIMITIVE, variant, n, "the output buffer is empty".into()));
+        }
+        let stream = self.gpu.stream().clone();
+        let what = |step: &str| format!("{}/{} n={n}: {step}", E::PRIMITIVE, variant.name());
+        let count = n as u64;
+        match &mut self.schedule {
+            Schedule::Serial { kernel } => {
+                let mut launch = stream.launch_builder(kernel);
+                launch.arg(input).arg(&count).arg(&mut *output);
+                // SAFETY: (const In* in, u64 count, Out* out); `input` holds n elements.
+                unsafe { launch.launch(config(1, 1, 0)) }.context(|| what("serial launch"))?;
+            }
+            Schedule::Multipass { first, later, counts, partials } => {
+                let passes = counts.len() - 1;
+                for p in 0..passes {
+                    let items = counts[p] as u64;
+                    let grid = counts[p + 1] as u32;
+                    let cfg = config(grid, BLOCK_THREADS, 0);
+                    let last = p + 1 == passes;
+                    let kernel = if p == 0 { &*first } else { &*later };
+                    let mut launch = stream.launch_builder(kernel);
+                    // Every kernel: (const In* in, u64 count, Out* partials).
+                    match (p == 0, last) {
+                        (true, true) => launch.arg(input).arg(&items).arg(&mut *output),
+                        (true, false) => launch.arg(input).arg(&items).arg(&mut partials[0]),
+                        (false, true) => launch.arg(&partials[(p - 1) % 2]).arg(&items).arg(&mut *output),
+                        (false, false) => {
+                            let (low, high) = partials.split_at_mut(1);
+                            let (src, dst) = if p % 2 == 1 { (&low[0], &mut high[0]) } else { (&high[0], &mut low[0]) };
+                            launch.arg(src).arg(&items).arg(dst)
+                        }
+                    };
+                    // SAFETY: the source holds `items` elements, the destination
+                    // `grid` (= ceil(items / 512)) partials.
+                    unsafe { launch.launch(cfg) }.context(|| what(&format!("multipass pass {p}")))?;
+                }
+            }
+            Schedule::BlockAtomic { kernel, grid, sync } => {
+                let cfg = config(*grid, BLOCK_THREADS, 0);
+                match sync {
+                    None => {
+                        stream.memset_zeros(&mut output.slice_mut(0..1)).context(|| what("zeroing the output"))?;
+                        let mut launch = stream.launch_builder(kernel);
+                        launch.arg(input).arg(&count).arg(&mut *output);
+                        // SAFETY: (const i32* in, u64 count, i64* out); out[0] zeroed above.
+                        unsafe { launch.launch(cfg) }.context(|| what("block atomic launch"))?;
+                    }
+                    Some(sync) => {
+                        self.gpu.memset_bytes(sync, 0)?;
+                        let mut launch = stream.launch_builder(kernel);
+                        launch.arg(input).arg(&count).arg(&mut *output).arg(&mut *sync);
+                        // SAFETY: (const AffineMap* in, u64 count, AffineMap* out,
+                        // u32* sync[3]); sync zeroed above.
+                        unsafe { launch.launch(cfg) }.context(|| what("ordered block atomic launch"))?;
+                    }
+                }
+            }
+            Schedule::SinglePass { kernel, grid, partials, done_counter } => {
+                let mut launch = stream.launch_builder(kernel);
+                launch.arg(input).arg(&count).arg(&mut *partials).arg(&mut *done_counter).arg(&mut *output);
+                // SAFETY: (const In* in, u64 count, Out* partials[grid],
+                // u32* done_counter, Out* out); the counter is 0 between launches.
+                unsafe { launch.launch(config(*grid, BLOCK_THREADS, 0)) }.context(|| what("single pass launch"))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// After the enqueued work has completed (this call synchronises):
+    /// [`GpuError::KernelFault`] if a kernel reported a broken protocol (the
+    /// ticket-ordered block-atomic path's bounded spin ran out). Other
+    /// variants have no error word and always pass.
+    pub fn check_fault(&self) -> GpuResult<()> {
+        if let Schedule::BlockAtomic { sync: Some(sync), .. } = &self.schedule {
+            let error = self
+                .gpu
+                .stream()
+                .clone_dtoh(&sync.slice(2..3))
+                .context(|| format!("{}/{}: reading the error word", E::PRIMITIVE, self.variant.name()))?;
+            if error[0] != 0 {
+                return Err(GpuError::KernelFault {
+                    primitive: E::PRIMITIVE,
+                    variant: self.variant.name(),
+                    n: self.n,
+                    reason: "a block waited too long for its turn (spin bound ran out)".into(),
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Gpu {
+    /// The int64 sum of `input` with `variant` (see the module docs for the
+    /// contract): 0 for an empty input; [`GpuError::InvalidInput`] for
+    /// `n > variant.max_len()`.
+    pub fn reduce_i32(&self, variant: ReduceVariant, input: &[i32]) -> GpuResult<i64> {
+        self.reduce(variant, input)
+    }
+
+    /// The in-order composition `x[0]` then `x[1]` ... then `x[n-1]` of
+    /// `input` with `variant`: [`AffineMap::IDENTITY`] for an empty input;
+    /// [`GpuError::InvalidInput`] for `n > variant.max_len()`.
+    pub fn reduce_affine(&self, variant: ReduceVariant, input: &[AffineMap]) -> GpuResult<AffineMap> {
+        self.reduce(variant, input)
+    }
+
+    /// Either reduction, generic over the element type: uploads `input`,
+    /// poisons the output, runs a fresh [`ReducePlan`], synchronises, checks
+    /// the kernel's error word and downloads the result.
+    pub fn reduce<E: ReduceElement>(&self, variant: ReduceVariant, input: &[E]) -> GpuResult<E::Output> {
+        check_len::<E>(variant, input.len())?;
+        if input.is_empty() {
+            return Ok(E::IDENTITY);
+        }
+        let device_input = self.upload(input)?;
+        let mut output = self.alloc_poisoned::<E::Output>(1)?;
+        let mut plan = ReducePlan::<E>::new(self, variant, input.len())?;
+        plan.enqueue(&device_input, &mut output)?;
+        self.synchronize()?;
+        plan.check_fault()?;
+        let result = self.download(&output)?;
+        Ok(result[0])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip_and_limits() {
+        for v in ReduceVariant::ALL {
+            assert_eq!(ReduceVariant::from_name(v.name()), Some(v));
+        }
+        assert_eq!(ReduceVariant::Serial.max_len(), 1 << 22);
+        assert_eq!(ReduceVariant::SinglePass.max_len(), (1usize << 32) - 1);
+        // The int64 bound: n * 2^31 < 2^63 for every accepted n.
+        assert!((MAX_LEN as u128) * (1u128 << 31) < (1u128 << 63));
+    }
+
+    #[test]
+    fn multipass_passes() {
+        assert_eq!(multipass_counts(1), vec![1, 1]);
+        assert_eq!(multipass_counts(512), vec![512, 1]);
+        assert_eq!(multipass_counts(513), vec![513, 2, 1]);
+        assert_eq!(multipass_counts(262_144), vec![262_144, 512, 1]);
+        assert_eq!(multipass_counts(262_145), vec![262_145, 513, 2, 1]);
+        assert_eq!(multipass_counts(1 << 28), vec![1 << 28, 1 << 19, 1024, 2, 1]);
+        assert_eq!(multipass_counts(MAX_LEN).len() - 1, 4);
+    }
+
+    /// The single-pass int32 kernel's split (whole tiles by even share, the
+    /// vector remainder and the scalar tail to the last block) covers
+    /// [0, n) exactly once.
+    #[test]
+    fn single_pass_i32_partition_covers_every_item_once() {
+        const TILE_VECTORS: u64 = 1024;
+        for &n in &[1u64, 3, 4, 5, 31, 33, 257, 4095, 4096, 4097, 4099, 8191, 65_536, 262_145, 1_000_003] {
+            for &grid in &[1u64, 2, 3, 7, 132, 1056] {
+                let grid = grid.min(((n as usize).div_ceil(4096)).max(1) as u64).max(1);
+                let mut seen = vec![0u8; n as usize];
+                let vector_count = n / 4;
+                let full_tiles = vector_count / TILE_VECTORS;
+                for b in 0..grid {
+                    let (begin, end) = (full_tiles * b / grid, full_tiles * (b + 1) / grid);
+                    for tile in begin..end {
+                        for t in 0..256 {
+                            for k in 0..4 {
+                                let v = tile * TILE_VECTORS + k * 256 + t;
+                                (0..4).for_each(|e| seen[(4 * v + e) as usize] += 1);
+                            }
+                        }
+                    }
+                    if b == grid - 1 {
+                        for t in 0..256 {
+                            let mut v = full_tiles * TILE_VECTORS + t;
+                            while v < vector_count {
+                                (0..4).for_each(|e| seen[(4 * v + e) as usize] += 1);
+                                v += 256;
+                            }
+                            if vector_count * 4 + t < n {
+                                seen[(vector_count * 4 + t) as usize] += 1;
+                            }
+                        }
+                    }
+                }
+                assert!(seen.iter().all(|&c| c == 1), "n={n} grid={grid}");
+            }
+        }
+    }
+
+    /// The affine single pass gives block b the chunk [n*b/G, n*(b+1)/G) and
+    /// thread t a contiguous sub-range of it: the concatenation over (block,
+    /// thread) order is exactly 0, 1, ..., n-1 (order kept).
+    #[test]
+    fn single_pass_affine_partition_is_in_order() {
+        for &n in &[1u64, 2, 255, 256, 257, 511, 513, 2047, 2049, 100_000] {
+            for &grid in &[1u64, 2, 5, 132, 1056] {
+                let mut order = Vec::new();
+                for b in 0..grid {
+                    let (chunk_begin, chunk_end) = (n * b / grid, n * (b + 1) / grid);
+                    let per = (chunk_end - chunk_begin).div_ceil(256);
+                    for t in 0..256 {
+                        let begin = chunk_end.min(chunk_begin + t * per);
+                        let end = chunk_end.min(begin + per);
+                        order.extend(begin..end);
+                    }
+                }
+                assert_eq!(order, (0..n).collect::<Vec<_>>(), "n={n} grid={grid}");
+            }
+        }
+    }
+
+    /// The last block's in-order fold of the partials (thread t: a contiguous run).
+    #[test]
+    fn partials_fold_is_in_order() {
+        for count in 1u32..=2200 {
+            let per = count.div_ceil(256);
+            let mut order = Vec::new();
+            for t in 0..256u32 {
+                let begin = count.min(t * per);
+                let end = count.min(begin + per);
+                order.extend(begin..end);
+            }
+            assert_eq!(order, (0..count).collect::<Vec<_>>());
+        }
+    }
+
+    /// The launch geometry here matches the constants in reduce.cu.
+    #[test]
+    fn geometry_matches_reduce_cu() {
+        let source = crate::sources::source("reduce.cu").expect("embedded");
+        for line in [
+            "constexpr int kAtomicVectorsPerThread = 4;",
+            "constexpr int kAtomicBlockItems = kBlockThreads * kAtomicVectorsPerThread * 4;",
+            "constexpr int kOrderedThreadItems = 8;",
+            "constexpr int kOrderedBlockItems = kBlockThreads * kOrderedThreadItems;",
+            "constexpr int kSinglePassVectorsPerThread = 4;",
+            "constexpr int kSinglePassTileVectors = kBlockThreads * kSinglePassVectorsPerThread;",
+        ] {
+            assert!(source.contains(line), "reduce.cu no longer says `{line}`");
+        }
+        let threads = BLOCK_THREADS as usize;
+        assert_eq!(ATOMIC_BLOCK_ITEMS_I32, threads * 4 * 4);
+        assert_eq!(ATOMIC_BLOCK_ITEMS_AFFINE, threads * 8);
+        assert_eq!(SINGLE_PASS_TILE_ITEMS_I32, threads * 4 * 4);
+        assert_eq!(MULTIPASS_BLOCK_ITEMS, threads * 2);
+    }
+
+    /// Every kernel the plans launch exists in the compiled module, and each
+    /// planted mutant of this family still compiles without a warning.
+    #[test]
+    fn kernels_exist_and_mutants_compile() {
+        crate::compile::ensure_nvrtc().unwrap_or_else(|e| panic!("{e}: run `make verify`"));
+        let compiled = crate::compile::compile_family(Family::Reduce, "sm_90", 0).unwrap_or_else(|e| panic!("{e}"));
+        let mut names = Vec::new();
+        for sfx in ["i32", "affine"] {
+            for stem in ["reduce_serial", "reduce_multipass", "reduce_block_atomic", "reduce_single_pass"] {
+                names.push(format!("{stem}_{sfx}"));
+            }
+        }
+        names.push("reduce_multipass_i64".into());
+        let bogus = b"reduce_no_such_kernel\0";
+        assert!(!compiled.cubin.windows(bogus.len()).any(|w| w == bogus), "the name check is vacuous");
+        for name in names {
+            let needle = format!("{name}\0").into_bytes();
+            assert!(compiled.cubin.windows(needle.len()).any(|w| w == needle), "kernel {name} missing from reduce.cu");
+        }
+        for mutant in [3, 4, 6] {
+            let compiled =
+                crate::compile::compile_family(Family::Reduce, "sm_90", mutant).unwrap_or_else(|e| panic!("{e}"));
+            assert!(compiled.log.is_empty(), "mutant {mutant} warned:\n{}", compiled.log);
+        }
+    }
+}

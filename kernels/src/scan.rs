@@ -1,0 +1,703 @@
+//! Prefix scans (`cuda/scan.cu`): int32 input with int64 output, and
+//! in-order compositions of [`AffineMap`]s, exclusive and inclusive, in
+//! three schedules ([`ScanVariant`]).
+//!
+//! Contract, for every variant:
+//! * exclusive: `out[0]` = identity (0, or [`AffineMap::IDENTITY`]),
+//!   `out[i] = x[0] (+) ... (+) x[i-1]`; inclusive: `out[i] = exclusive[i]
+//!   (+) x[i]`. For affine maps `(+)` is [`AffineMap::combine`] with the
+//!   earlier elements on the left.
+//! * int32: `1 <= n < 2^32` on the device, so every prefix obeys
+//!   `|prefix| <= n * 2^31 < 2^63`; longer inputs are rejected.
+//! * An empty input returns an empty output without a launch.
+//! * `n > variant.max_len()` is [`GpuError::InvalidInput`]; a look-back spin
+//!   that runs out is [`GpuError::KernelFault`].
+
+use crate::affine::AffineMap;
+use crate::device::Gpu;
+use crate::error::{DriverContext, GpuError, GpuResult};
+use crate::family::Family;
+use crate::launch::{config, BLOCK_THREADS};
+use cudarc::driver::{CudaFunction, CudaSlice, DeviceRepr, PushKernelArg, ValidAsZeroBits};
+
+/// Items per block of the Blelloch block scan (`kBlockItems`).
+pub const BLELLOCH_BLOCK_ITEMS: usize = 512;
+/// Items per tile of the int32 look-back scan (`kScanTileItems` = 256 x 16).
+pub const LOOKBACK_TILE_ITEMS_I32: usize = 4096;
+/// Items per tile of the affine look-back scan (256 threads x 2).
+pub const LOOKBACK_TILE_ITEMS_AFFINE: usize = 512;
+/// The longest input any variant accepts: n < 2^32 keeps every int64 prefix
+/// within `n * 2^31 < 2^63` and every tile id within u32.
+pub const MAX_LEN: usize = u32::MAX as usize;
+/// The longest input the one-thread serial baseline accepts (so that a sweep
+/// at 2^28 does not spend minutes in one thread).
+pub const SERIAL_MAX_LEN: usize = 1 << 22;
+/// Words in front of the look-back flags: the tile counter and the error word.
+const LOOKBACK_CONTROL_HEADER: usize = 2;
+
+/// Exclusive or inclusive scan.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ScanKind {
+    /// `out[0]` = identity, `out[i]` = x[0] (+) ... (+) x[i-1].
+    Exclusive,
+    /// `out[i]` = x[0] (+) ... (+) x[i] = exclusive[i] (+) x[i].
+    Inclusive,
+}
+
+impl ScanKind {
+    /// Both kinds, in report order.
+    pub const ALL: [ScanKind; 2] = [ScanKind::Exclusive, ScanKind::Inclusive];
+
+    /// The snake_case name used in reports and kernel names.
+    pub fn name(&self) -> &'static str {
+        match self {
+            ScanKind::Exclusive => "exclusive",
+            ScanKind::Inclusive => "inclusive",
+        }
+    }
+}
+
+/// The schedules of a prefix scan.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ScanVariant {
+    /// One thread, left to right (`<<<1, 1>>>`): the baseline.
+    /// `n <= SERIAL_MAX_LEN`.
+    Serial,
+    /// Multi-pass: a Blelloch scan of 512 items per block, block totals
+    /// scanned recursively by the same kernel to any depth
+    /// ([`blelloch_levels`]), then the offsets added back level by level.
+    Blelloch,
+    /// Single pass with decoupled look-back (tile ids from an atomic counter,
+    /// status X/A/P published with release/acquire, bounded spin).
+    DecoupledLookback,
+}
+
+impl ScanVariant {
+    /// Every variant, in report order.
+    pub const ALL: [ScanVariant; 3] = [ScanVariant::Serial, ScanVariant::Blelloch, ScanVariant::DecoupledLookback];
+
+    /// The snake_case name used in reports.
+    pub fn name(&self) -> &'static str {
+        match self {
+            ScanVariant::Serial => "serial",
+            ScanVariant::Blelloch => "blelloch",
+            ScanVariant::DecoupledLookback => "decoupled_lookback",
+        }
+    }
+
+    /// The variant called `name` (as [`ScanVariant::name`] spells it).
+    pub fn from_name(name: &str) -> Option<ScanVariant> {
+        ScanVariant::ALL.into_iter().find(|v| v.name() == name)
+    }
+
+    /// The largest n this variant accepts (inclusive): [`SERIAL_MAX_LEN`]
+    /// for `Serial`, [`MAX_LEN`] (2^32 - 1) otherwise.
+    pub fn max_len(&self) -> usize {
+        match self {
+            ScanVariant::Serial => SERIAL_MAX_LEN,
+            _ => MAX_LEN,
+        }
+    }
+}
+
+/// The item counts of the Blelloch recursion levels: `m_0 = n`, `m_{k+1} =
+/// ceil(m_k / 512)`, up to the first level that fits one block (`<= 512`).
+/// Empty for n = 0.
+pub fn blelloch_level_sizes(n: usize) -> Vec<usize> {
+    let mut sizes = Vec::new();
+    if n == 0 {
+        return sizes;
+    }
+    sizes.push(n);
+    while let Some(&last) = sizes.last().filter(|&&m| m > BLELLOCH_BLOCK_ITEMS) {
+        sizes.push(last.div_ceil(BLELLOCH_BLOCK_ITEMS));
+    }
+    sizes
+}
+
+/// How many recursion levels (block-scan launches) the Blelloch multi-pass
+/// scan launches for n items: 0 for n = 0 (nothing is launched), 1 for
+/// n <= 512, 2 up to 512^2 = 262,144, 3 from 262,145 up to 512^3, 4 above.
+/// It also launches `levels - 1` offset-adding kernels.
+pub fn blelloch_levels(n: usize) -> usize {
+    blelloch_level_sizes(n).len()
+}
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for i32 {}
+    impl Sealed for crate::affine::AffineMap {}
+}
+
+/// An input element type of the scans: `i32` (int64 prefixes) or
+/// [`AffineMap`] (in-order compositions). Sealed: the kernels exist for these two.
+pub trait ScanElement: DeviceRepr + Copy + sealed::Sealed {
+    /// The output element: `i64` for `i32`, `AffineMap` for itself.
+    type Output: DeviceRepr + ValidAsZeroBits + Copy + std::fmt::Debug + PartialEq;
+    /// The primitive's name in errors and reports.
+    const PRIMITIVE: &'static str;
+    /// Kernel-name suffix of the input type.
+    const INPUT_SUFFIX: &'static str;
+    /// Kernel-name suffix of the output (and block-total) type.
+    const OUTPUT_SUFFIX: &'static str;
+    /// Items per tile of the look-back kernel.
+    const LOOKBACK_TILE_ITEMS: usize;
+}
+
+impl ScanElement for i32 {
+    type Output = i64;
+    const PRIMITIVE: &'static str = "scan";
+    const INPUT_SUFFIX: &'static str = "i32";
+    const OUTPUT_SUFFIX: &'static str = "i64";
+    const LOOKBACK_TILE_ITEMS: usize = LOOKBACK_TILE_ITEMS_I32;
+}
+
+impl ScanElement for AffineMap {
+    type Output = AffineMap;
+    const PRIMITIVE: &'static str = "scan_affine";
+    const INPUT_SUFFIX: &'static str = "affine";
+    const OUTPUT_SUFFIX: &'static str = "affine";
+    const LOOKBACK_TILE_ITEMS: usize = LOOKBACK_TILE_ITEMS_AFFINE;
+}
+
+fn invalid(primitive: &'static str, variant: ScanVariant, n: usize, reason: String) -> GpuError {
+    GpuError::InvalidInput { primitive, variant: variant.name(), n, reason }
+}
+
+fn check_len<E: ScanElement>(variant: ScanVariant, n: usize) -> GpuResult<()> {
+    if n > variant.max_len() {
+        return Err(invalid(
+            E::PRIMITIVE,
+            variant,
+            n,
+            format!("the {} variant accepts at most {} elements", variant.name(), variant.max_len()),
+        ));
+    }
+    Ok(())
+}
+
+/// `ceil(m / 512)` as a grid size (m <= 2^32 - 1 gives at most 2^23 blocks).
+fn blelloch_grid(m: usize) -> u32 {
+    m.div_ceil(BLELLOCH_BLOCK_ITEMS).max(1) as u32
+}
+
+enum Schedule<P> {
+    Serial {
+        kernel: CudaFunction,
+    },
+    Blelloch {
+        level0: CudaFunction,
+        inplace: CudaFunction,
+        add_into_output: CudaFunction,
+        add_into_totals: CudaFunction,
+        /// `blelloch_level_sizes(n)`.
+        sizes: Vec<usize>,
+        /// `totals[k]`: the block totals of level k (ceil(m_k/512) items),
+        /// scanned in place as level k + 1; the top level's is one slot.
+        totals: Vec<CudaSlice<P>>,
+    },
+    DecoupledLookback {
+        kernel: CudaFunction,
+        tiles: u32,
+        /// [tile counter, error word, flags[tiles]], zeroed before each launch.
+        control: CudaSlice<u32>,
+        /// Per-tile payloads, never initialised: read only after their flag.
+        aggregates: CudaSlice<P>,
+        inclusive: CudaSlice<P>,
+    },
+}
+
+/// A scan of `n` device-resident elements, with every scratch buffer
+/// allocated up front, for timing: [`ScanPlan::enqueue`] only launches (plus
+/// the memset named below) on the [`Gpu`]'s stream, with no allocation, host
+/// copy or synchronisation.
+///
+/// What `enqueue` puts on the stream, per variant (`<k>` = exclusive or
+/// inclusive, `<t>` = i32 or affine, `<o>` = i64 or affine):
+/// * `Serial`: one launch `scan_serial_<k>_<t>` `<<<1, 1>>>`.
+/// * `Blelloch` with L = [`blelloch_levels`]`(n)` levels of sizes m_k: L
+///   block-scan launches, `scan_blelloch_level_<k>_<t>` over the input into
+///   the output (level 0), then `scan_blelloch_level_inplace_<o>` over the
+///   block totals of each level (levels 1 .. L-1), each `<<<ceil(m_k/512),
+///   256>>>`; then L - 1 offset launches, top level first:
+///   `scan_blelloch_add_offsets_totals_<o>` into totals levels (only when
+///   L >= 3) and `scan_blelloch_add_offsets_<o>` into the output. No memset.
+/// * `DecoupledLookback`: a memset of the control words (tile counter, error
+///   word and one flag per tile: 4 * (2 + tiles) bytes) to 0, then one launch
+///   `scan_decoupled_lookback_<k>_<t>` `<<<tiles, 256>>>`, tiles = ceil(n/4096) for
+///   int32 (256 threads x 16 items), ceil(n/512) for affine maps.
+///
+/// Buffers must be whole `CudaSlice`s (cudaMalloc aligns them to 256 bytes,
+/// which the 16-byte vector accesses rely on). After a synchronisation,
+/// [`ScanPlan::check_fault`] reports a look-back spin that ran out.
+pub struct ScanPlan<'g, E: ScanElement = i32> {
+    gpu: &'g Gpu,
+    variant: ScanVariant,
+    kind: ScanKind,
+    n: usize,
+    schedule: Schedule<E::Output>,
+}
+
+impl<'g, E: ScanElement> ScanPlan<'g, E> {
+    /// Compiles (once per process) and loads the kernels and allocates the
+    /// scratch for a `kind` scan of `n` elements with `variant`. `1 <= n <=
+    /// variant.max_len()`, else [`GpuError::InvalidInput`] (the host methods
+    /// answer n = 0 without a plan).
+    pub fn new(gpu: &'g Gpu, variant: ScanVariant, kind: ScanKind, n: usize) -> GpuResult<Self> {
+        check_len::<E>(variant, n)?;
+        if n == 0 {
+            return Err(invalid(
+                E::PRIMITIVE,
+                variant,
+                n,
+                "a plan needs at least one element (an empty input scans to an empty output without a launch)".into(),
+            ));
+        }
+        let function = |name: String| gpu.function(Family::Scan, &name);
+        let (k, t, o) = (kind.name(), E::INPUT_SUFFIX, E::OUTPUT_SUFFIX);
+        let schedule = match variant {
+            ScanVariant::Serial => Schedule::Serial { kernel: function(format!("scan_serial_{k}_{t}"))? },
+            ScanVariant::Blelloch => {
+                let sizes = blelloch_level_sizes(n);
+                let totals = sizes
+                    .iter()
+                    .map(|&m| gpu.alloc_uninit::<E::Output>(blelloch_grid(m) as usize))
+                    .collect::<GpuResult<Vec<_>>>()?;
+                Schedule::Blelloch {
+                    level0: function(format!("scan_blelloch_level_{k}_{t}"))?,
+                    inplace: function(format!("scan_blelloch_level_inplace_{o}"))?,
+                    add_into_output: function(format!("scan_blelloch_add_offsets_{o}"))?,
+                    add_into_totals: function(format!("scan_blelloch_add_offsets_totals_{o}"))?,
+                    sizes,
+                    totals,
+                }
+            }
+            ScanVariant::DecoupledLookback => {
+                let tiles = n.div_ceil(E::LOOKBACK_TILE_ITEMS);
+                Schedule::DecoupledLookback {
+                    kernel: function(format!("scan_decoupled_lookback_{k}_{t}"))?,
+                    tiles: tiles as u32,
+                    control: gpu.alloc_zeroed::<u32>(LOOKBACK_CONTROL_HEADER + tiles)?,
+                    aggregates: gpu.alloc_uninit::<E::Output>(tiles)?,
+                    inclusive: gpu.alloc_uninit::<E::Output>(tiles)?,
+                }
+            }
+        };
+        Ok(ScanPlan { gpu, variant, kind, n, schedule })
+    }
+
+    /// The variant this plan runs.
+    pub fn variant(&self) -> ScanVariant {
+        self.variant
+    }
+
+    /// Exclusive or inclusive.
+    pub fn kind(&self) -> ScanKind {
+        self.kind
+    }
+
+    /// The number of elements this plan scans.
+    pub fn len(&self) -> usize {
+        self.n
+    }
+
+    /// Always false: a plan holds at least one element.
+    pub fn is_empty(&self) -> bool {
+        self.n == 0
+    }
+
+    /// Enqueues the scan of `input` into `output` (both exactly `n`
+    /// elements). Only launches and the memset listed on [`ScanPlan`]; no
+    /// synchronisation.
+    pub fn enqueue(&mut self, input: &CudaSlice<E>, output: &mut CudaSlice<E::Output>) -> GpuResult<()> {
+        let (n, variant) = (self.n, self.variant);
+        if input.len() != n || output.len() != n {
+            return Err(invalid(
+                E::PRIMITIVE,
+                variant,
+                n,
+                format!("the input buffer holds {} and the output buffer {} elements", input.len(), output.len()),
+            ));
+        }
+        let stream = self.gpu.stream().clone();
+        let kind = self.kind.name();
+        let what = |step: &str| format!("{}/{} ({kind}) n={n}: {step}", E::PRIMITIVE, variant.name());
+        let count = n as u64;
+        match &mut self.schedule {
+            Schedule::Serial { kernel } => {
+                let mut launch = stream.launch_builder(kernel);
+                launch.arg(input).arg(&mut *output).arg(&count);
+                // SAFETY: (const In* in, Out* out, u64 count); both hold n elements.
+                unsafe { launch.launch(config(1, 1, 0)) }.context(|| what("serial launch"))?;
+            }
+            Schedule::Blelloch { level0, inplace, add_into_output, add_into_totals, sizes, totals } => {
+                let levels = sizes.len();
+                // Level 0: the input into the output, block totals into totals[0].
+                {
+                    let mut launch = stream.launch_builder(level0);
+                    launch.arg(input).arg(&mut *output).arg(&mut totals[0]).arg(&count);
+                    // SAFETY: (const In* in, Out* out, Out* totals, u64 count);
+                    // totals[0] holds ceil(n/512) slots.
+                    unsafe { launch.launch(config(blelloch_grid(n), BLOCK_THREADS, 0)) }
+                        .context(|| what("blelloch level 0"))?;
+                }
+                // Level k >= 1: scan totals[k-1] (m_k items) in place, its block
+                // totals into totals[k].
+                for k in 1..levels {
+                    let items = sizes[k] as u64;
+                    let (low, high) = totals.split_at_mut(k);
+                    let mut launch = stream.launch_builder(inplace);
+                    launch.arg(&mut low[k - 1]).arg(&mut high[0]).arg(&items);
+                    // SAFETY: (Out* data, Out* totals, u64 count); data holds m_k
+                    // items, totals ceil(m_k/512) slots.
+                    unsafe { launch.launch(config(blelloch_grid(sizes[k]), BLOCK_THREADS, 0)) }
+                        .context(|| what(&format!("blelloch level {k}")))?;
+                }
+                // Offsets, top level first: the scanned level k (totals[k-1],
+                // now final) is added into level k-1's data.
+                for k in (1..levels).rev() {
+                    let items = sizes[k - 1] as u64;
+                    let cfg = config(blelloch_grid(sizes[k - 1]), BLOCK_THREADS, 0);
+                    if k == 1 {
+                        let mut launch = stream.launch_builder(add_into_output);
+                        launch.arg(&mut *output).arg(&totals[0]).arg(&items);
+                        // SAFETY: (Out* data, const Out* offsets, u64 count).
+                        unsafe { launch.launch(cfg) }.context(|| what("blelloch offsets into the output"))?;
+                    } else {
+                        let (low, high) = totals.split_at_mut(k - 1);
+                        let mut launch = stream.launch_builder(add_into_totals);
+                        launch.arg(&mut low[k - 2]).arg(&high[0]).arg(&items);
+                        // SAFETY: (Out* data, const Out* offsets, u64 count); data
+                        // is level k-1 (m_{k-1} items), offsets level k.
+                        unsafe { launch.launch(cfg) }
+                            .context(|| what(&format!("blelloch offsets into level {}", k - 1)))?;
+                    }
+                }
+            }
+            Schedule::DecoupledLookback { kernel, tiles, control, aggregates, inclusive } => {
+                self.gpu.memset_bytes(control, 0)?;
+                let mut launch = stream.launch_builder(kernel);
+                launch
+                    .arg(input)
+                    .arg(&mut *output)
+                    .arg(&count)
+                    .arg(&mut *control)
+                    .arg(&mut *aggregates)
+                    .arg(&mut *inclusive);
+                // SAFETY: (const In* in, Out* out, u64 count, u32* control,
+                // Out* aggregates, Out* inclusive); control holds 2 + tiles
+                // words (zeroed above), the payloads `tiles` slots each.
+                unsafe { launch.launch(config(*tiles, BLOCK_THREADS, 0)) }.context(|| what("look-back launch"))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// After the enqueued work has completed (this call synchronises):
+    /// [`GpuError::KernelFault`] if the look-back kernel's bounded spin ran
+    /// out (its error word is set). Other variants always pass.
+    pub fn check_fault(&self) -> GpuResult<()> {
+        if let Schedule::DecoupledLookback { control, .. } = &self.schedule {
+            let error = self
+                .gpu
+                .stream()
+                .clone_dtoh(&control.slice(1..2))
+                .context(|| format!("{}/{}: reading the error word", E::PRIMITIVE, self.variant.name()))?;
+            if error[0] != 0 {
+                return Err(GpuError::KernelFault {
+                    primitive: E::PRIMITIVE,
+                    variant: self.variant.name(),
+                    n: self.n,
+                    reason: "a look-back spin ran out waiting for a predecessor tile's status".into(),
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Gpu {
+    /// The `kind` scan of int32 `input` as int64 with `variant` (see the
+    /// module docs for the contract): empty for an empty input;
+    /// [`GpuError::InvalidInput`] for `n > variant.max_len()`;
+    /// [`GpuError::KernelFault`] if the look-back spin ran out.
+    pub fn scan_i32(&self, variant: ScanVariant, kind: ScanKind, input: &[i32]) -> GpuResult<Vec<i64>> {
+        self.scan(variant, kind, input)
+    }
+
+    /// The `kind` scan of `input` under in-order composition
+    /// ([`AffineMap::combine`], earlier elements first) with `variant`:
+    /// exclusive starts at [`AffineMap::IDENTITY`]; errors as [`Gpu::scan_i32`].
+    pub fn scan_affine(&self, variant: ScanVariant, kind: ScanKind, input: &[AffineMap]) -> GpuResult<Vec<AffineMap>> {
+        self.scan(variant, kind, input)
+    }
+
+    /// Either scan, generic over the element type: uploads `input`, poisons
+    /// the output, runs a fresh [`ScanPlan`], synchronises, checks the
+    /// kernel's error word and downloads every element.
+    pub fn scan<E: ScanElement>(&self, variant: ScanVariant, kind: ScanKind, input: &[E]) -> GpuResult<Vec<E::Output>> {
+        check_len::<E>(variant, input.len())?;
+        if input.is_empty() {
+            return Ok(Vec::new());
+        }
+        let device_input = self.upload(input)?;
+        let mut output = self.alloc_poisoned::<E::Output>(input.len())?;
+        let mut plan = ScanPlan::<E>::new(self, variant, kind, input.len())?;
+        plan.enqueue(&device_input, &mut output)?;
+        self.synchronize()?;
+        plan.check_fault()?;
+        self.download(&output)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip_and_limits() {
+        for v in ScanVariant::ALL {
+            assert_eq!(ScanVariant::from_name(v.name()), Some(v));
+        }
+        assert_eq!(ScanVariant::Serial.max_len(), 1 << 22);
+        assert_eq!(ScanVariant::DecoupledLookback.max_len(), (1usize << 32) - 1);
+        assert!((MAX_LEN as u128) * (1u128 << 31) < (1u128 << 63));
+        assert!(MAX_LEN.div_ceil(LOOKBACK_TILE_ITEMS_AFFINE) <= u32::MAX as usize);
+    }
+
+    #[test]
+    fn blelloch_levels_at_the_recursion_boundaries() {
+        assert_eq!(blelloch_levels(0), 0);
+        assert_eq!(blelloch_levels(1), 1);
+        assert_eq!(blelloch_levels(512), 1);
+        assert_eq!(blelloch_levels(513), 2);
+        assert_eq!(blelloch_levels(262_144), 2);
+        assert_eq!(blelloch_levels(262_145), 3);
+        assert_eq!(blelloch_levels(512 * 512 * 512), 3);
+        assert_eq!(blelloch_levels(512 * 512 * 512 + 1), 4);
+        assert_eq!(blelloch_levels(MAX_LEN), 4);
+        assert_eq!(blelloch_level_sizes(262_145), vec![262_145, 513, 2]);
+    }
+
+    /// A pure-Rust emulation of the whole Blelloch recursion as the plan
+    /// launches it (level scans, totals, offsets added top-down, inclusive
+    /// via exclusive (+) x), checked against a serial scan, for the affine
+    /// operator so that order matters.
+    #[test]
+    fn blelloch_recursion_emulation_matches_serial() {
+        fn block_scan(data: &mut [AffineMap], totals: &mut [AffineMap], inclusive: bool) {
+            for (b, chunk) in data.chunks_mut(BLELLOCH_BLOCK_ITEMS).enumerate() {
+                let mut running = AffineMap::IDENTITY;
+                for x in chunk.iter_mut() {
+                    let next = AffineMap::combine(running, *x);
+                    *x = if inclusive { next } else { running };
+                    running = next;
+                }
+                totals[b] = running;
+            }
+        }
+        fn add_offsets(data: &mut [AffineMap], offsets: &[AffineMap]) {
+            for (b, chunk) in data.chunks_mut(BLELLOCH_BLOCK_ITEMS).enumerate() {
+                chunk.iter_mut().for_each(|x| *x = AffineMap::combine(offsets[b], *x));
+            }
+        }
+        let mut seed = 3u64;
+        for &n in &[1usize, 511, 512, 513, 4099, 262_144, 262_145, 300_001] {
+            let input: Vec<AffineMap> = (0..n)
+                .map(|_| {
+                    seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                    AffineMap::new(seed | 1, seed >> 7)
+                })
+                .collect();
+            for inclusive in [false, true] {
+                let sizes = blelloch_level_sizes(n);
+                let mut totals: Vec<Vec<AffineMap>> =
+                    sizes.iter().map(|&m| vec![AffineMap::IDENTITY; blelloch_grid(m) as usize]).collect();
+                let mut out = input.clone();
+                block_scan(&mut out, &mut totals[0], inclusive);
+                for k in 1..sizes.len() {
+                    let (low, high) = totals.split_at_mut(k);
+                    block_scan(&mut low[k - 1], &mut high[0], false);
+                }
+                for k in (1..sizes.len()).rev() {
+                    if k == 1 {
+                        add_offsets(&mut out, &totals[0]);
+                    } else {
+                        let (low, high) = totals.split_at_mut(k - 1);
+                        add_offsets(&mut low[k - 2], &high[0]);
+                    }
+                }
+                let mut running = AffineMap::IDENTITY;
+                for (i, x) in input.iter().enumerate() {
+                    let next = AffineMap::combine(running, *x);
+                    assert_eq!(out[i], if inclusive { next } else { running }, "n={n} i={i}");
+                    running = next;
+                }
+            }
+        }
+    }
+
+    /// The look-back kernel's shared-memory padding, slot(v) = v + v/8 in
+    /// 16-byte units: every 8-thread phase of a 16-byte access touches 8
+    /// distinct 4-bank groups (no bank conflict) in all four patterns, and
+    /// the slots stay inside the arrays.
+    #[test]
+    fn lookback_shared_memory_padding_is_conflict_free() {
+        let slot = |v: usize| v + v / 8;
+        let bank_group = |s: usize| s % 8; // 16-byte slot -> its 4 banks of 32
+        let conflict_free = |index: &dyn Fn(usize) -> usize| {
+            (0..BLOCK_THREADS as usize / 8).all(|phase| {
+                let mut groups: Vec<usize> = (0..8).map(|i| bank_group(slot(index(phase * 8 + i)))).collect();
+                groups.sort();
+                groups.dedup();
+                groups.len() == 8
+            })
+        };
+        let (in_vectors, out_pairs) = (LOOKBACK_TILE_ITEMS_I32 / 4, LOOKBACK_TILE_ITEMS_I32 / 2);
+        for k in 0..4 {
+            assert!(conflict_free(&|t| k * 256 + t), "load store k={k}");
+        }
+        for j in 0..4 {
+            assert!(conflict_free(&|t| 4 * t + j), "thread read j={j}");
+        }
+        for j in 0..8 {
+            assert!(conflict_free(&|t| 8 * t + j), "thread write j={j}");
+        }
+        for k in 0..8 {
+            assert!(conflict_free(&|t| k * 256 + t), "store read k={k}");
+        }
+        assert!(slot(in_vectors - 1) < in_vectors + in_vectors / 8);
+        assert!(slot(out_pairs - 1) < out_pairs + out_pairs / 8);
+        // Thread t's 4 vectors are its 16 consecutive items; every vector is owned once.
+        let mut owned = vec![0; in_vectors];
+        (0..256).for_each(|t| (0..4).for_each(|j| owned[4 * t + j] += 1));
+        assert!(owned.iter().all(|&c| c == 1));
+    }
+
+    /// A transcription of `lookback_scan_i32`'s index arithmetic (vector
+    /// loads into padded shared slots, 16 consecutive items per thread, the
+    /// pair store transpose, partial-tile guards), tile after tile with the
+    /// previous tiles' total as the prefix, against a serial scan.
+    #[test]
+    fn lookback_tile_emulation_matches_serial() {
+        const THREADS: usize = 256;
+        let slot = |v: usize| v + v / 8;
+        let tile_items = LOOKBACK_TILE_ITEMS_I32;
+        let emulate_tile = |input: &[i32], tile: usize, prefix: i64, inclusive: bool, out: &mut [Option<i64>]| {
+            let (count, tile_base) = (input.len(), tile * tile_items);
+            let mut smem_in = vec![[0i32; 4]; tile_items / 4 + tile_items / 32];
+            for t in 0..THREADS {
+                for k in 0..4 {
+                    let v = k * THREADS + t;
+                    let item = tile_base + 4 * v;
+                    smem_in[slot(v)] = std::array::from_fn(|e| if item + e < count { input[item + e] } else { 0 });
+                }
+            }
+            let mut locals = vec![[0i64; 16]; THREADS];
+            let mut thread_totals = vec![0i64; THREADS];
+            for t in 0..THREADS {
+                let mut running = 0i64;
+                for j in 0..4 {
+                    let q = smem_in[slot(4 * t + j)];
+                    for e in 0..4 {
+                        if inclusive {
+                            running += q[e] as i64;
+                            locals[t][4 * j + e] = running;
+                        } else {
+                            locals[t][4 * j + e] = running;
+                            running += q[e] as i64;
+                        }
+                    }
+                }
+                thread_totals[t] = running;
+            }
+            let mut smem_out = vec![[0i64; 2]; tile_items / 2 + tile_items / 16];
+            let mut thread_prefix = 0i64;
+            for t in 0..THREADS {
+                let base = prefix + thread_prefix;
+                for j in 0..8 {
+                    smem_out[slot(8 * t + j)] = [base + locals[t][2 * j], base + locals[t][2 * j + 1]];
+                }
+                thread_prefix += thread_totals[t];
+            }
+            for t in 0..THREADS {
+                for k in 0..8 {
+                    let p = k * THREADS + t;
+                    let item = tile_base + 2 * p;
+                    let value = smem_out[slot(p)];
+                    if item + 2 <= count {
+                        assert!(out[item].is_none() && out[item + 1].is_none(), "item {item} written twice");
+                        out[item] = Some(value[0]);
+                        out[item + 1] = Some(value[1]);
+                    } else if item < count {
+                        assert!(out[item].is_none(), "item {item} written twice");
+                        out[item] = Some(value[0]);
+                    }
+                }
+            }
+            thread_prefix
+        };
+        let mut seed = 11u64;
+        for &n in &[1usize, 2, 31, 33, 257, 4095, 4096, 4097, 4099, 8191, 8192, 12_345] {
+            let input: Vec<i32> = (0..n)
+                .map(|_| {
+                    seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                    (seed >> 33) as i32
+                })
+                .collect();
+            for inclusive in [false, true] {
+                let mut out = vec![None; n];
+                let mut prefix = 0i64;
+                for tile in 0..n.div_ceil(tile_items) {
+                    prefix += emulate_tile(&input, tile, prefix, inclusive, &mut out);
+                }
+                let mut running = 0i64;
+                for (i, &x) in input.iter().enumerate() {
+                    let next = running + x as i64;
+                    assert_eq!(out[i], Some(if inclusive { next } else { running }), "n={n} i={i}");
+                    running = next;
+                }
+                assert_eq!(prefix, running, "n={n}: tile totals");
+            }
+        }
+    }
+
+    #[test]
+    fn tile_constants_match_config() {
+        let config = crate::sources::source("common/config.cuh").expect("embedded");
+        assert!(config.contains("constexpr int kScanItemsPerThread = 16;"));
+        assert_eq!(LOOKBACK_TILE_ITEMS_I32, BLOCK_THREADS as usize * 16);
+        assert!(config.contains("constexpr int kBlockItems = kBlockThreads * kItemsPerThreadPair;"));
+        assert_eq!(LOOKBACK_TILE_ITEMS_AFFINE, BLELLOCH_BLOCK_ITEMS);
+    }
+
+    /// Every kernel the plans launch exists in the compiled module, and each
+    /// planted mutant of this family still compiles without a warning.
+    #[test]
+    fn kernels_exist_and_mutants_compile() {
+        crate::compile::ensure_nvrtc().unwrap_or_else(|e| panic!("{e}: run `make verify`"));
+        let compiled = crate::compile::compile_family(Family::Scan, "sm_90", 0).unwrap_or_else(|e| panic!("{e}"));
+        let mut names = Vec::new();
+        for (t, o) in [("i32", "i64"), ("affine", "affine")] {
+            for k in ScanKind::ALL.map(|k| k.name()) {
+                names.push(format!("scan_serial_{k}_{t}"));
+                names.push(format!("scan_blelloch_level_{k}_{t}"));
+                names.push(format!("scan_decoupled_lookback_{k}_{t}"));
+            }
+            names.push(format!("scan_blelloch_level_inplace_{o}"));
+            names.push(format!("scan_blelloch_add_offsets_{o}"));
+            names.push(format!("scan_blelloch_add_offsets_totals_{o}"));
+        }
+        let bogus = b"scan_no_such_kernel\0";
+        assert!(!compiled.cubin.windows(bogus.len()).any(|w| w == bogus), "the name check is vacuous");
+        for name in names {
+            let needle = format!("{name}\0").into_bytes();
+            assert!(compiled.cubin.windows(needle.len()).any(|w| w == needle), "kernel {name} missing from scan.cu");
+        }
+        for mutant in [5, 7, 13] {
+            let compiled =
+                crate::compile::compile_family(Family::Scan, "sm_90", mutant).unwrap_or_else(|e| panic!("{e}"));
+            assert!(compiled.log.is_empty(), "mutant {mutant} warned:\n{}", compiled.log);
+        }
+    }
+}
