@@ -1,7 +1,22 @@
-//! The GPU case catalogue: every kernel variant x size x data family.
+//! The GPU case catalogue: every kernel variant x size x data family, each
+//! case a closure that generates its input from a seed, runs the kernel on
+//! poisoned outputs, and compares every element with the model.
+
+mod arg_reduce;
+mod compact;
+mod float_reduce;
+mod histogram;
+mod memo;
+mod reduce;
+mod scan;
+mod segmented_reduce;
+mod softmax;
+
+pub use memo::Memo;
 
 use super::case::{CaseId, Verdict};
 use super::SweepPlan;
+use model::generators::Family;
 
 /// Every primitive the GPU sweep and the sanitizer cover.
 pub const PRIMITIVES: [&str; 8] =
@@ -25,8 +40,69 @@ pub struct GpuCase {
     pub run: Box<dyn Fn(&kernels::Gpu) -> Verdict + Send + Sync>,
 }
 
-/// Every case `plan` selects, in a fixed order.
+/// Every case `plan` selects, in a fixed order (by primitive, then size and
+/// family, then variant, so one generated input serves every variant).
 pub fn catalogue(plan: &SweepPlan) -> Vec<GpuCase> {
-    let _ = plan;
-    Vec::new()
+    let mut cases = Vec::new();
+    let builders: [(&str, fn(&SweepPlan, &mut Vec<GpuCase>)); 8] = [
+        ("reduce", reduce::cases),
+        ("scan", scan::cases),
+        ("arg_reduce", arg_reduce::cases),
+        ("softmax", softmax::cases),
+        ("compact", compact::cases),
+        ("segmented_reduce", segmented_reduce::cases),
+        ("histogram", histogram::cases),
+        ("float_reduce", float_reduce::cases),
+    ];
+    for (primitive, build) in builders {
+        if plan.wants_primitive(primitive) {
+            build(plan, &mut cases);
+        }
+    }
+    cases.retain(|c| plan.wants_variant(&c.id.variant));
+    cases
 }
+
+/// The seed of one (primitive, size, family) input: every variant of a
+/// primitive sees the same input at the same size and family.
+pub fn case_seed(plan_seed: u64, primitive: &str, size: usize, family: usize) -> u64 {
+    let mut h = plan_seed ^ 0x243f_6a88_85a3_08d3;
+    for byte in primitive.bytes() {
+        h = (h ^ byte as u64).wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h ^= (size as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    h ^= (family as u64).wrapping_mul(0xc2b2_ae3d_27d4_eb4f);
+    h ^ (h >> 29)
+}
+
+/// The integer families visited at `size`: all five for small sizes, the two
+/// cheap ones at 2^24 and above (sorting 2^28 values would dominate the
+/// sweep), the first only for sanitizer runs.
+pub fn int_families(plan: &SweepPlan, size: usize) -> Vec<Family> {
+    if plan.one_family {
+        vec![Family::SmallInts]
+    } else if size >= 1 << 24 {
+        vec![Family::SmallInts, Family::FullRangeI32]
+    } else {
+        Family::INT_FAMILIES.to_vec()
+    }
+}
+
+/// A case id.
+pub fn id(primitive: &str, variant: String, size: String, n: usize, family: &str, seed: u64) -> CaseId {
+    CaseId { primitive: primitive.into(), variant, size, n, family: family.into(), seed }
+}
+
+/// A GPU call that should have succeeded but returned an error.
+pub fn gpu_error(e: &kernels::GpuError) -> Verdict {
+    Verdict::fail("a result", format!("error: {e}").replace('\n', " "), "gpu call")
+}
+
+/// The model rejected an input the catalogue generated (a harness bug).
+pub fn model_error(e: &model::ModelError) -> Verdict {
+    Verdict::fail("a model result", format!("model error: {e}"), "model")
+}
+
+/// Sizes at which the model's hardware-scope algorithm is also compared
+/// (it replays every combine, so it is kept off the largest sizes).
+pub const HARDWARE_MODEL_MAX: usize = 1 << 20;

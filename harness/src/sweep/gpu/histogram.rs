@@ -1,0 +1,5 @@
+//! GPU cases of histogram (added when its kernels land).
+use super::GpuCase;
+use crate::sweep::SweepPlan;
+/// Appends every histogram case of `plan`.
+pub fn cases(_plan: &SweepPlan, _out: &mut Vec<GpuCase>) {}

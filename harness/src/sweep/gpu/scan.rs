@@ -1,0 +1,132 @@
+//! GPU cases of the integer scans (int32 -> int64, exclusive and inclusive)
+//! and of the affine-map scans (the non-commutative operator).
+
+use super::{case_seed, gpu_error, id, int_families, model_error, GpuCase, Memo, HARDWARE_MODEL_MAX};
+use crate::sweep::case::Verdict;
+use crate::sweep::compare;
+use crate::sweep::SweepPlan;
+use kernels::{AffineMap, ScanKind, ScanVariant};
+use model::generators::{affine_maps, ints, Family};
+use model::hardware::device_scan::{device_scan, GPU_SCAN_WIDTH};
+use model::operator::{Affine, SumI64};
+use std::sync::Arc;
+
+/// Input, exclusive and inclusive scans of one (size, family).
+struct IntCase {
+    input: Vec<i32>,
+    exclusive: Vec<i64>,
+    inclusive: Vec<i64>,
+}
+
+struct AffineCase {
+    input: Vec<AffineMap>,
+    exclusive: Vec<AffineMap>,
+    inclusive: Vec<AffineMap>,
+}
+
+fn to_kernel(m: &model::operator::AffineMap) -> AffineMap {
+    AffineMap { a: m.a, b: m.b }
+}
+
+fn int_case(family: Family, n: usize, seed: u64) -> Result<IntCase, String> {
+    let input = ints(family, n, seed).map_err(|e| e.to_string())?;
+    let exclusive = model::scan::exclusive_scan_i64(&input).map_err(|e| e.to_string())?;
+    let inclusive = model::scan::inclusive_scan_i64(&input).map_err(|e| e.to_string())?;
+    Ok(IntCase { input, exclusive, inclusive })
+}
+
+fn affine_case(n: usize, seed: u64) -> Result<AffineCase, String> {
+    let maps = affine_maps(n, seed);
+    let exclusive = model::scan::exclusive_scan(&Affine, &maps).map_err(|e| e.to_string())?;
+    let inclusive = model::scan::inclusive_scan(&Affine, &maps).map_err(|e| e.to_string())?;
+    Ok(AffineCase {
+        input: maps.iter().map(to_kernel).collect(),
+        exclusive: exclusive.iter().map(to_kernel).collect(),
+        inclusive: inclusive.iter().map(to_kernel).collect(),
+    })
+}
+
+/// Appends every scan case of `plan`.
+pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
+    let int_memo: Arc<Memo<(usize, String, u64), Result<IntCase, String>>> = Arc::default();
+    let affine_memo: Arc<Memo<(usize, u64), Result<AffineCase, String>>> = Arc::default();
+    for &n in &plan.sizes {
+        for (f, family) in int_families(plan, n).into_iter().enumerate() {
+            let seed = case_seed(plan.seed, "scan", n, f);
+            for variant in ScanVariant::ALL.into_iter().filter(|v| n <= v.max_len()) {
+                for kind in ScanKind::ALL {
+                    let memo = int_memo.clone();
+                    let family_name = family.name();
+                    let key = (n, family_name.clone(), seed);
+                    out.push(GpuCase {
+                        id: id("scan", format!("{}.{}.i32", variant.name(), kind.name()), n.to_string(), n, &family_name, seed),
+                        run: Box::new(move |gpu| {
+                            let case = memo.get(&key, || int_case(family, n, seed));
+                            let case = match case.as_ref() {
+                                Ok(c) => c,
+                                Err(e) => return Verdict::fail("an input", e, "generator"),
+                            };
+                            let got = match gpu.scan_i32(variant, kind, &case.input) {
+                                Ok(v) => v,
+                                Err(e) => return gpu_error(&e),
+                            };
+                            let expected = match kind {
+                                ScanKind::Exclusive => &case.exclusive,
+                                ScanKind::Inclusive => &case.inclusive,
+                            };
+                            let verdict = compare::exact(expected, &got, "prefix");
+                            if !verdict.passed() {
+                                return verdict;
+                            }
+                            // The recursive 512-item device-scan model (the Blelloch
+                            // schedule, combine for combine) must agree as well.
+                            if variant == ScanVariant::Blelloch && kind == ScanKind::Exclusive && n <= HARDWARE_MODEL_MAX {
+                                let wide: Vec<i64> = case.input.iter().map(|&v| v as i64).collect();
+                                return match device_scan(&SumI64, &wide, GPU_SCAN_WIDTH) {
+                                    Ok(tree) => compare::exact(&tree, &got, "hardware-scope device_scan model"),
+                                    Err(e) => model_error(&e),
+                                };
+                            }
+                            Verdict::Pass
+                        }),
+                    });
+                }
+            }
+        }
+        if plan.one_family && n > 1 << 20 {
+            continue;
+        }
+        let seed = case_seed(plan.seed, "scan.affine", n, 0);
+        for variant in ScanVariant::ALL.into_iter().filter(|v| n <= v.max_len()) {
+            for kind in ScanKind::ALL {
+                let memo = affine_memo.clone();
+                out.push(GpuCase {
+                    id: id(
+                        "scan",
+                        format!("{}.{}.affine", variant.name(), kind.name()),
+                        n.to_string(),
+                        n,
+                        &Family::AffineMaps.name(),
+                        seed,
+                    ),
+                    run: Box::new(move |gpu| {
+                        let case = memo.get(&(n, seed), || affine_case(n, seed));
+                        let case = match case.as_ref() {
+                            Ok(c) => c,
+                            Err(e) => return Verdict::fail("an input", e, "generator"),
+                        };
+                        let got = match gpu.scan_affine(variant, kind, &case.input) {
+                            Ok(v) => v,
+                            Err(e) => return gpu_error(&e),
+                        };
+                        let expected = match kind {
+                            ScanKind::Exclusive => &case.exclusive,
+                            ScanKind::Inclusive => &case.inclusive,
+                        };
+                        compare::exact(expected, &got, "composed prefix")
+                    }),
+                });
+            }
+        }
+    }
+}

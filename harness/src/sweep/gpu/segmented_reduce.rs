@@ -1,0 +1,5 @@
+//! GPU cases of segmented_reduce (added when its kernels land).
+use super::GpuCase;
+use crate::sweep::SweepPlan;
+/// Appends every segmented_reduce case of `plan`.
+pub fn cases(_plan: &SweepPlan, _out: &mut Vec<GpuCase>) {}
