@@ -13,14 +13,21 @@
 #![deny(missing_docs)]
 
 pub mod ceilings;
+pub mod compact;
 pub mod compile;
 pub mod device;
 pub mod error;
 pub mod family;
+pub mod histogram;
 pub mod launch;
+pub mod segmented_reduce;
 pub mod sources;
 
 pub use device::{probe_driver, DeviceInfo, Gpu, GpuOptions, POISON_BYTE};
 pub use error::{GpuError, GpuResult};
 pub use family::Family;
 pub use sources::SOURCE_HASH;
+
+pub use compact::{CompactOutput, CompactPlan, CompactVariant, Selector, SelectorKind};
+pub use histogram::{HistogramPlan, HistogramSample, HistogramSpec, HistogramSpecF32, HistogramVariant};
+pub use segmented_reduce::{SegmentArgF32, SegmentOffsets, SegmentedOp, SegmentedPlan, SegmentedVariant};
