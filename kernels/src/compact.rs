@@ -638,3 +638,196 @@ mod tests {
         assert_eq!(names, ["three_phase", "single_pass"]);
     }
 }
+
+/// On-GPU checks (`cargo test -p kernels --release -- --ignored`): every
+/// variant and selector at the boundary sizes against a serial model, with
+/// the poisoned tail checked; and the bandwidth at 2^28.
+#[cfg(test)]
+mod gpu_tests {
+    use super::*;
+    use crate::{GpuOptions, POISON_BYTE};
+
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+        fn small(&mut self) -> i32 {
+            (self.next() % 19) as i32 - 9
+        }
+    }
+
+    /// `PRIMLAB_GPU_MAX_N` limits the sizes (e.g. under compute-sanitizer).
+    fn max_n() -> usize {
+        std::env::var("PRIMLAB_GPU_MAX_N").ok().and_then(|v| v.parse().ok()).unwrap_or(usize::MAX)
+    }
+
+    fn gpu() -> Gpu {
+        Gpu::open(GpuOptions::default()).expect("a GPU")
+    }
+
+    const SIZES: [usize; 26] = [
+        1,
+        2,
+        3,
+        4,
+        5,
+        31,
+        32,
+        33,
+        255,
+        256,
+        257,
+        511,
+        512,
+        513,
+        2047,
+        2048,
+        2049,
+        4095,
+        4096,
+        4097,
+        4099,
+        8193,
+        262_144,
+        262_145,
+        2048 * 2048 + 1,
+        (1 << 24) + 3,
+    ];
+
+    #[test]
+    #[ignore = "needs a GPU"]
+    fn gpu_compact_matches_a_serial_model() {
+        let gpu = gpu();
+        let poison = i32::from_ne_bytes([POISON_BYTE; 4]);
+        let seed = 0x5eed_0001u64;
+        let mut rng = Rng(seed);
+        let mut failures = 0;
+        let mut runs = 0;
+        for &n in SIZES.iter().filter(|&&n| n <= max_n()) {
+            for data in ["small", "full_range", "all_kept", "none_kept", "last_rejected"] {
+                let input: Vec<i32> = (0..n)
+                    .map(|i| match data {
+                        "small" => rng.small(),
+                        "full_range" => rng.next() as i32,
+                        "all_kept" => 1 + (i % 7) as i32,
+                        "none_kept" => -((i % 5) as i32),
+                        _ => {
+                            if i + 1 == n {
+                                -3
+                            } else {
+                                rng.small()
+                            }
+                        }
+                    })
+                    .collect();
+                let flags: Vec<u8> =
+                    (0..n).map(|_| if rng.next() % 2 == 0 { 0 } else { (rng.next() % 255 + 1) as u8 }).collect();
+                for variant in CompactVariant::ALL {
+                    for selector in [Selector::Positive, Selector::Flags(&flags)] {
+                        runs += 1;
+                        let expected: Vec<i32> = match selector {
+                            Selector::Positive => input.iter().copied().filter(|&x| x > 0).collect(),
+                            Selector::Flags(f) => {
+                                input.iter().zip(f).filter(|(_, &k)| k != 0).map(|(&x, _)| x).collect()
+                            }
+                        };
+                        let label = format!(
+                            "compact {} {} n={n} data={data} seed={seed:#x}",
+                            variant.name(),
+                            selector.kind().name()
+                        );
+                        let (raw, count) = match gpu.compact_i32_raw(variant, selector, &input) {
+                            Ok(r) => r,
+                            Err(e) => {
+                                println!("FAIL {label}: {e}");
+                                failures += 1;
+                                continue;
+                            }
+                        };
+                        if count != expected.len() {
+                            println!("FAIL {label}: count expected {} got {count}", expected.len());
+                            failures += 1;
+                            continue;
+                        }
+                        if let Some(i) = (0..count).find(|&i| raw[i] != expected[i]) {
+                            println!("FAIL {label}: index {i} expected {} got {}", expected[i], raw[i]);
+                            failures += 1;
+                            continue;
+                        }
+                        if let Some(i) = (count..n).find(|&i| raw[i] != poison) {
+                            println!("FAIL {label}: rejected tail written at index {i} (got {})", raw[i]);
+                            failures += 1;
+                        }
+                    }
+                }
+            }
+        }
+        println!("compact: {runs} runs, {failures} failures");
+        assert_eq!(failures, 0);
+        // Contract checks.
+        assert!(matches!(
+            gpu.compact_i32(CompactVariant::SinglePass, Selector::Flags(&[1, 0]), &[1, 2, 3]),
+            Err(GpuError::InvalidInput { .. })
+        ));
+        for variant in CompactVariant::ALL {
+            let empty = gpu.compact_i32(variant, Selector::Positive, &[]).expect("empty input");
+            assert_eq!(empty, CompactOutput { kept: vec![], count: 0 });
+            let seed_example = gpu.compact_i32(variant, Selector::Positive, &[3, -1, 4, 1, 5, -9, 2, 6]).expect("seed");
+            assert_eq!(seed_example.kept, vec![3, 4, 1, 5, 2, 6]);
+        }
+    }
+
+    #[test]
+    #[ignore = "needs a GPU"]
+    fn gpu_compact_bandwidth_at_2_pow_28() {
+        use cudarc::driver::sys::CUevent_flags;
+        let gpu = gpu();
+        gpu.load_all().expect("compile");
+        let n = 1usize << 28;
+        let input: Vec<i32> =
+            (0..n as u64).map(|i| ((i.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 40) % 19) as i32 - 9).collect();
+        let kept = input.iter().filter(|&&x| x > 0).count();
+        let device_input = gpu.upload(&input).expect("upload");
+        let mut output = gpu.alloc_zeroed::<i32>(n).expect("alloc");
+        let mut count = gpu.alloc_zeroed::<u32>(1).expect("alloc");
+        let stream = gpu.stream().clone();
+        let time = |f: &mut dyn FnMut()| -> f64 {
+            for _ in 0..3 {
+                f();
+            }
+            let mut samples = Vec::new();
+            for _ in 0..20 {
+                let start = stream.record_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).unwrap();
+                f();
+                let end = stream.record_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).unwrap();
+                samples.push(start.elapsed_ms(&end).unwrap() as f64);
+            }
+            samples.sort_by(|a, b| a.partial_cmp(b).unwrap());
+            samples[samples.len() / 2]
+        };
+        let logical = (4 * n + 4 * kept) as f64;
+        for variant in CompactVariant::ALL {
+            let mut plan = CompactPlan::new(&gpu, variant, SelectorKind::Positive, n).expect("plan");
+            let ms = time(&mut || plan.enqueue(&device_input, None, &mut output, &mut count).expect("enqueue"));
+            plan.check_fault().expect("no fault");
+            let got = gpu.download(&count).unwrap()[0] as usize;
+            assert_eq!(got, kept);
+            println!(
+                "BENCH compact {} n=2^28: {:.1} us, {:.0} GB/s logical",
+                variant.name(),
+                ms * 1e3,
+                logical / ms / 1e6
+            );
+        }
+        let mut sink = gpu.alloc_zeroed::<i64>(1).unwrap();
+        let ms = time(&mut || gpu.enqueue_read_ceiling_i32(&device_input, &mut sink).unwrap());
+        println!("BENCH read_ceiling n=2^28: {:.1} us, {:.0} GB/s", ms * 1e3, 4.0 * n as f64 / ms / 1e6);
+        let mut copy = gpu.alloc_zeroed::<i32>(n).unwrap();
+        let ms = time(&mut || gpu.enqueue_copy_ceiling(&device_input, &mut copy).unwrap());
+        println!("BENCH copy n=2^28: {:.1} us, {:.0} GB/s", ms * 1e3, 8.0 * n as f64 / ms / 1e6);
+    }
+}

@@ -575,3 +575,168 @@ mod tests {
         }
     }
 }
+
+/// On-GPU checks (`cargo test -p kernels --release -- --ignored`): both
+/// variants (and every layout) on uniform, full-range and skewed samples
+/// against [`HistogramSpec::bin_of`]; the bandwidth of the 19-bin case at 2^28.
+#[cfg(test)]
+mod gpu_tests {
+    use super::*;
+    use crate::GpuOptions;
+
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+    }
+
+    /// `PRIMLAB_GPU_MAX_N` limits the sizes (e.g. under compute-sanitizer).
+    fn max_n() -> usize {
+        std::env::var("PRIMLAB_GPU_MAX_N").ok().and_then(|v| v.parse().ok()).unwrap_or(usize::MAX)
+    }
+
+    fn gpu() -> Gpu {
+        Gpu::open(GpuOptions::default()).expect("a GPU")
+    }
+
+    #[test]
+    #[ignore = "needs a GPU"]
+    fn gpu_histogram_matches_a_serial_model() {
+        let gpu = gpu();
+        let seed = 0x5eed_0003u64;
+        let mut rng = Rng(seed);
+        let mut failures = 0;
+        let mut runs = 0;
+        let specs = [
+            HistogramSpec { bins: 19, lower: -9, upper: 11 },
+            HistogramSpec { bins: 1, lower: -5, upper: 5 },
+            HistogramSpec { bins: 32, lower: -100, upper: 100 },
+            HistogramSpec { bins: 33, lower: -100, upper: 101 },
+            HistogramSpec { bins: 1000, lower: -3, upper: 7 },
+            HistogramSpec { bins: 4096, lower: i32::MIN, upper: i32::MAX },
+            HistogramSpec { bins: 4095, lower: -1_000_000, upper: 1_000_000 },
+        ];
+        let sizes = [0usize, 1, 3, 4, 5, 31, 32, 33, 257, 513, 4099, 262_145, (1 << 22) + 1];
+        for spec in specs {
+            for &n in sizes.iter().filter(|&&n| n <= max_n()) {
+                for data in ["uniform", "full_range", "skewed"] {
+                    let span = (spec.upper as i64 - spec.lower as i64) + 6;
+                    let skew_value = spec.lower + ((spec.upper as i64 - spec.lower as i64) / 3) as i32;
+                    let input: Vec<i32> = (0..n)
+                        .map(|_| match data {
+                            "uniform" => (spec.lower as i64 - 3 + (rng.next() % span as u64) as i64)
+                                .clamp(i32::MIN as i64, i32::MAX as i64)
+                                as i32,
+                            "full_range" => rng.next() as i32,
+                            _ => skew_value,
+                        })
+                        .collect();
+                    let mut expected = vec![0u32; spec.bins];
+                    for &x in &input {
+                        if let Some(b) = spec.bin_of(x) {
+                            expected[b] += 1;
+                        }
+                    }
+                    for variant in HistogramVariant::ALL {
+                        runs += 1;
+                        let label =
+                            format!("histogram_even_i32 {} bins={} n={n} data={data}", variant.name(), spec.bins);
+                        match gpu.histogram_even_i32(variant, &input, spec) {
+                            Ok(got) => {
+                                if let Some(b) = (0..spec.bins).find(|&b| got[b] != expected[b]) {
+                                    println!(
+                                        "FAIL {label} seed={seed:#x}: bin {b} expected {} got {}",
+                                        expected[b], got[b]
+                                    );
+                                    failures += 1;
+                                }
+                            }
+                            Err(e) => {
+                                println!("FAIL {label} seed={seed:#x}: {e}");
+                                failures += 1;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        let float_specs = [
+            HistogramSpecF32 { bins: 19, lower: -9.0, upper: 11.0 },
+            HistogramSpecF32 { bins: 4096, lower: -1.0, upper: 1.0 },
+            HistogramSpecF32 { bins: 7, lower: 0.1, upper: 0.7 },
+        ];
+        for spec in float_specs {
+            for &n in [1usize, 33, 4099, 262_145].iter().filter(|&&n| n <= max_n()) {
+                let mut input: Vec<f32> = (0..n)
+                    .map(|_| {
+                        spec.lower - 0.5
+                            + (rng.next() % 1_000_000) as f32 / 1_000_000.0 * (spec.upper - spec.lower + 1.0)
+                    })
+                    .collect();
+                if n > 3 {
+                    input[0] = f32::NAN;
+                    input[1] = spec.upper;
+                    input[2] = spec.lower;
+                }
+                let mut expected = vec![0u32; spec.bins];
+                for &x in &input {
+                    if let Some(b) = spec.bin_of(x) {
+                        expected[b] += 1;
+                    }
+                }
+                for variant in HistogramVariant::ALL {
+                    runs += 1;
+                    let got = gpu.histogram_even_f32(variant, &input, spec).expect("run");
+                    if got != expected {
+                        println!("FAIL histogram_even_f32 {} bins={} n={n}", variant.name(), spec.bins);
+                        failures += 1;
+                    }
+                }
+            }
+        }
+        println!("histogram: {runs} runs, {failures} failures");
+        assert_eq!(failures, 0);
+    }
+
+    #[test]
+    #[ignore = "needs a GPU"]
+    fn gpu_histogram_bandwidth_at_2_pow_28() {
+        use cudarc::driver::sys::CUevent_flags;
+        let gpu = gpu();
+        gpu.load_all().expect("compile");
+        let n = 1usize << 28;
+        let spec = HistogramSpec { bins: 19, lower: -9, upper: 11 };
+        let input: Vec<i32> =
+            (0..n as u64).map(|i| ((i.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 40) % 19) as i32 - 9).collect();
+        let device_input = gpu.upload(&input).expect("upload");
+        let mut output = gpu.alloc_zeroed::<u32>(spec.bins).expect("alloc");
+        let stream = gpu.stream().clone();
+        for variant in HistogramVariant::ALL {
+            let mut plan = HistogramPlan::<i32>::new(&gpu, variant, n, spec).expect("plan");
+            let iterations = if variant == HistogramVariant::GlobalAtomic { 3 } else { 20 };
+            plan.enqueue(&device_input, &mut output).unwrap();
+            let mut samples = Vec::new();
+            for _ in 0..iterations {
+                let start = stream.record_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).unwrap();
+                plan.enqueue(&device_input, &mut output).unwrap();
+                let end = stream.record_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).unwrap();
+                samples.push(start.elapsed_ms(&end).unwrap() as f64);
+            }
+            samples.sort_by(|a, b| a.partial_cmp(b).unwrap());
+            let ms = samples[samples.len() / 2];
+            let got = gpu.download(&output).unwrap();
+            assert_eq!(got.iter().map(|&c| c as usize).sum::<usize>(), n);
+            println!(
+                "BENCH histogram 19 bins {} ({}) n=2^28: {:.1} us, {:.0} GB/s logical",
+                variant.name(),
+                plan.layout(),
+                ms * 1e3,
+                4.0 * n as f64 / ms / 1e6
+            );
+        }
+    }
+}

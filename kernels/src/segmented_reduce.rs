@@ -693,3 +693,219 @@ mod tests {
         }
     }
 }
+
+/// On-GPU checks (`cargo test -p kernels --release -- --ignored`): every
+/// operator and schedule on segment shapes with lengths 0, 1, 31, 32, 33,
+/// 512^2 + 1 (and more) against a serial model; the bandwidth of the
+/// 1024-wide f32 sum at 2^28.
+#[cfg(test)]
+mod gpu_tests {
+    use super::*;
+    use crate::GpuOptions;
+
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+        fn small(&mut self) -> i32 {
+            (self.next() % 19) as i32 - 9
+        }
+    }
+
+    /// `PRIMLAB_GPU_MAX_N` limits the sizes (e.g. under compute-sanitizer).
+    fn max_n() -> usize {
+        std::env::var("PRIMLAB_GPU_MAX_N").ok().and_then(|v| v.parse().ok()).unwrap_or(usize::MAX)
+    }
+
+    fn gpu() -> Gpu {
+        Gpu::open(GpuOptions::default()).expect("a GPU")
+    }
+
+    /// (name, n, offsets)
+    fn shapes(rng: &mut Rng) -> Vec<(&'static str, usize, Vec<usize>)> {
+        let mut shapes = Vec::new();
+        let mut from_lengths = |name, start: usize, lengths: &[usize], trailing: usize| {
+            let mut offsets = vec![start];
+            for &len in lengths {
+                offsets.push(offsets.last().unwrap() + len);
+            }
+            let n = offsets.last().unwrap() + trailing;
+            shapes.push((name, n, offsets));
+        };
+        from_lengths(
+            "boundary_lengths",
+            3,
+            &[0, 1, 31, 32, 33, 0, 512 * 512 + 1, 0, 1024, 1023, 1025, 0, 2, 3, 4, 5, 0, 4099, 0],
+            7,
+        );
+        let tiny: Vec<usize> =
+            (0..20_000).map(|_| if rng.next() % 5 == 0 { 0 } else { (rng.next() % 40) as usize }).collect();
+        from_lengths("tiny_random", 0, &tiny, 0);
+        from_lengths("width_1024", 0, &[1024; 2048], 0);
+        from_lengths("huge", 1, &[3_000_001, 0, 4_000_003], 0);
+        from_lengths("one_huge", 0, &[(1 << 24) + 5], 0);
+        from_lengths("one_empty", 5, &[0], 5);
+        from_lengths("no_segments", 0, &[], 4);
+        from_lengths("all_empty_n0", 0, &[0, 0, 0], 0);
+        from_lengths("empty_at_end", 0, &[5, 0], 0);
+        shapes
+    }
+
+    fn segments(offsets: &[usize]) -> impl Iterator<Item = (usize, usize)> + '_ {
+        offsets.windows(2).map(|w| (w[0], w[1]))
+    }
+
+    #[test]
+    #[ignore = "needs a GPU"]
+    fn gpu_segmented_matches_a_serial_model() {
+        let gpu = gpu();
+        let seed = 0x5eed_0002u64;
+        let mut rng = Rng(seed);
+        let mut failures = 0;
+        let mut runs = 0;
+        let mut report = |label: String, detail: Option<String>| {
+            runs += 1;
+            if let Some(detail) = detail {
+                println!("FAIL {label} seed={seed:#x}: {detail}");
+                failures += 1;
+            }
+        };
+        fn first_mismatch<T: PartialEq + std::fmt::Debug>(expected: &[T], got: &[T]) -> Option<String> {
+            if expected.len() != got.len() {
+                return Some(format!("length expected {} got {}", expected.len(), got.len()));
+            }
+            (0..expected.len())
+                .find(|&i| expected[i] != got[i])
+                .map(|i| format!("segment {i} expected {:?} got {:?}", expected[i], got[i]))
+        }
+        for (shape, n, offsets) in shapes(&mut rng).into_iter().filter(|s| s.1 <= max_n()) {
+            for data in ["small", "full_range"] {
+                let ints: Vec<i32> =
+                    (0..n).map(|_| if data == "small" { rng.small() } else { rng.next() as i32 }).collect();
+                // Small integers as floats: every partial sum is exact, so any order agrees.
+                let floats: Vec<f32> = (0..n).map(|_| rng.small() as f32).collect();
+                let sum_i: Vec<i64> =
+                    segments(&offsets).map(|(a, b)| ints[a..b].iter().map(|&x| x as i64).sum()).collect();
+                let max_i: Vec<i64> = segments(&offsets)
+                    .map(|(a, b)| ints[a..b].iter().map(|&x| x as i64).max().unwrap_or(i64::MIN))
+                    .collect();
+                let sum_f: Vec<f32> = segments(&offsets).map(|(a, b)| floats[a..b].iter().sum()).collect();
+                let argmax_f: Vec<(f32, usize)> = segments(&offsets)
+                    .map(|(a, b)| {
+                        let mut best = (f32::NEG_INFINITY, usize::MAX);
+                        for (i, &x) in floats[a..b].iter().enumerate() {
+                            if best.1 == usize::MAX || x > best.0 {
+                                best = (x, i);
+                            }
+                        }
+                        best
+                    })
+                    .collect();
+                for variant in SegmentedVariant::ALL {
+                    let label = |op: &str| format!("{op} {} shape={shape} n={n} data={data}", variant.name());
+                    let check = |r: GpuResult<Option<String>>| r.unwrap_or_else(|e| Some(format!("error {e}")));
+                    report(
+                        label("segmented_sum_i32"),
+                        check(gpu.segmented_sum_i32(variant, &ints, &offsets).map(|g| first_mismatch(&sum_i, &g))),
+                    );
+                    report(
+                        label("segmented_max_i32"),
+                        check(gpu.segmented_max_i32(variant, &ints, &offsets).map(|g| first_mismatch(&max_i, &g))),
+                    );
+                    report(
+                        label("segmented_sum_f32"),
+                        check(gpu.segmented_sum_f32(variant, &floats, &offsets).map(|g| first_mismatch(&sum_f, &g))),
+                    );
+                    report(
+                        label("segmented_argmax_f32"),
+                        check(
+                            gpu.segmented_argmax_f32(variant, &floats, &offsets).map(|g| first_mismatch(&argmax_f, &g)),
+                        ),
+                    );
+                }
+            }
+        }
+        // Rounding-sensitive floats: within the order-free bound, and bitwise
+        // the same on a second run.
+        let n = (1 << 20).min(max_n());
+        let floats: Vec<f32> = (0..n).map(|_| (rng.next() % 1_000_000) as f32 / 1_000_000.0 - 0.5).collect();
+        let offsets: Vec<usize> = (0..=n / 1000).map(|s| (s * 1000).min(n)).chain([n]).collect();
+        for variant in SegmentedVariant::ALL {
+            let got = gpu.segmented_sum_f32(variant, &floats, &offsets).expect("run");
+            let again = gpu.segmented_sum_f32(variant, &floats, &offsets).expect("run");
+            let label = format!("segmented_sum_f32 {} rounding n={n}", variant.name());
+            let mut detail = None;
+            for (s, (a, b)) in segments(&offsets).enumerate() {
+                let exact: f64 = floats[a..b].iter().map(|&x| x as f64).sum();
+                let abs: f64 = floats[a..b].iter().map(|&x| x.abs() as f64).sum();
+                let bound = (b - a).saturating_sub(1) as f64 * (f32::EPSILON as f64 / 2.0) * abs;
+                if ((got[s] as f64) - exact).abs() > bound || got[s].to_bits() != again[s].to_bits() {
+                    detail =
+                        Some(format!("segment {s}: exact {exact} got {} again {} bound {bound}", got[s], again[s]));
+                    break;
+                }
+            }
+            report(label, detail);
+        }
+        println!("segmented: {runs} runs, {failures} failures");
+        assert_eq!(failures, 0);
+        // Contract checks.
+        let v = SegmentedVariant::WarpPerSegment;
+        let err = gpu.segmented_sum_i32(v, &[1, 2, 3], &[0, 2, 1]).unwrap_err();
+        assert!(matches!(err, GpuError::InvalidInput { .. }) && err.to_string().contains("position 2"), "{err}");
+        let err = gpu.segmented_sum_i32(v, &[1, 2, 3], &[0, 4]).unwrap_err();
+        assert!(err.to_string().contains("offsets[1] = 4"), "{err}");
+        let err = gpu.segmented_argmax_f32(v, &[1.0, f32::NAN, 3.0, f32::INFINITY], &[0, 2, 4]).unwrap_err();
+        assert!(matches!(err, GpuError::NonFinite { index: 1, .. }), "{err}");
+        assert_eq!(gpu.segmented_sum_i32(v, &[3, -1, 4, 1, 5, -9, 2, 6], &[0, 4, 4, 8]).unwrap(), vec![7, 0, 4]);
+    }
+
+    #[test]
+    #[ignore = "needs a GPU"]
+    fn gpu_segmented_sum_f32_bandwidth_at_2_pow_28() {
+        use cudarc::driver::sys::CUevent_flags;
+        let gpu = gpu();
+        gpu.load_all().expect("compile");
+        let n = 1usize << 28;
+        let floats: Vec<f32> = (0..n as u64)
+            .map(|i| ((i.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 40) % 1000) as f32 / 1000.0 - 0.5)
+            .collect();
+        let offsets: Vec<usize> = (0..=n / 1024).map(|s| s * 1024).collect();
+        let device_input = gpu.upload(&floats).expect("upload");
+        let device_offsets = gpu.upload_segment_offsets(&offsets, n).expect("offsets");
+        let segments = offsets.len() - 1;
+        let mut output = gpu.alloc_zeroed::<f32>(segments).expect("alloc");
+        let stream = gpu.stream().clone();
+        let time = |f: &mut dyn FnMut()| -> f64 {
+            for _ in 0..3 {
+                f();
+            }
+            let mut samples = Vec::new();
+            for _ in 0..20 {
+                let start = stream.record_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).unwrap();
+                f();
+                let end = stream.record_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).unwrap();
+                samples.push(start.elapsed_ms(&end).unwrap() as f64);
+            }
+            samples.sort_by(|a, b| a.partial_cmp(b).unwrap());
+            samples[samples.len() / 2]
+        };
+        for variant in SegmentedVariant::ALL {
+            let mut plan = SegmentedPlan::<SegmentedSumF32>::new(&gpu, variant, n, segments).expect("plan");
+            let ms = time(&mut || plan.enqueue(&device_input, &device_offsets, &mut output).expect("enqueue"));
+            let got = gpu.download(&output).unwrap();
+            let exact: f64 = floats[..1024].iter().map(|&x| x as f64).sum();
+            assert!((got[0] as f64 - exact).abs() < 1e-3, "segment 0: {} vs {exact}", got[0]);
+            println!(
+                "BENCH segmented_sum_f32 {} seg=1024 n=2^28: {:.1} us, {:.0} GB/s logical",
+                variant.name(),
+                ms * 1e3,
+                4.0 * n as f64 / ms / 1e6
+            );
+        }
+    }
+}
