@@ -183,14 +183,16 @@ __device__ __forceinline__ void thread_counters(const typename Binner::Sample* _
     const u64 first = (u64)blockIdx.x * kBlockThreads + tid;
     const V* __restrict__ vec = reinterpret_cast<const V*>(input);
     u64 v = first;
-    // Two 16-byte loads in flight per thread before the counting.
-    for (; v + stride < vectors; v += 2 * stride) {
-        const V a = vec[v];
-        const V b = vec[v + stride];
-        count_private4(binner, a, mine);
-        count_private4(binner, b, mine);
+    // Four 16-byte loads in flight per thread before the counting (64 B per
+    // thread keeps enough bytes in flight even at half occupancy).
+    for (; v + 3 * stride < vectors; v += 4 * stride) {
+        V x[4];
+#pragma unroll
+        for (int u = 0; u < 4; ++u) x[u] = vec[v + u * stride];
+#pragma unroll
+        for (int u = 0; u < 4; ++u) count_private4(binner, x[u], mine);
     }
-    if (v < vectors) count_private4(binner, vec[v], mine);
+    for (; v < vectors; v += stride) count_private4(binner, vec[v], mine);
     for (u64 i = vectors * 4 + first; i < n; i += stride) count_private(binner, input[i], mine);
 
     // Warps read other threads' counters only after every thread has
