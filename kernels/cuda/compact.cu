@@ -1,2 +1,295 @@
-// compact.cu: kernels of this family are being written (see kernels/src/family.rs).
+// Stream compaction of int32 items: keep flags -> exclusive scan -> scatter.
+// Stable (kept items keep their input order); the number kept is written to
+// a device word; a rejected item writes nothing.
+//
+// Two schedules:
+//  * three-phase: compact_keep_flags_* writes one u32 flag per item;
+//    compact_scan_tiles scans tiles of kThreePhaseTileItems flags (and,
+//    recursively, the tile totals); compact_add_tile_offsets pushes the upper
+//    levels down; compact_scatter writes every kept item to its destination.
+//  * single pass: compact_single_pass_* takes a tile id from an atomic
+//    counter, computes keep flags and the tile's count, finds the count of
+//    every earlier tile by decoupled look-back (SumI64 payloads), stages the
+//    kept items in shared memory in order and writes them out coalesced.
+//
+// Selection: "positive" keeps x > 0; "flagged" keeps item i when the u8
+// flag array holds a nonzero byte at i.
+//
+// Limits (checked on the host): n < 2^32, so every position and the count
+// fit a u32.
 #include "common/config.cuh"
+#include "common/block_scan.cuh"
+#include "common/decoupled_lookback.cuh"
+#include "common/operators.cuh"
+
+using namespace primlab;
+
+// Selector flags are bytes (config.cuh names no 8-bit type; a repeated
+// identical typedef is harmless if it ever does).
+typedef unsigned char u8;
+
+// ---- tuning policy of this family (kernels/src/compact.rs mirrors these) ----
+
+// Three-phase scan tile: 256 threads x 8 consecutive flags.
+constexpr int kThreePhaseItemsPerThread = 8;
+constexpr int kThreePhaseTileItems = kBlockThreads * kThreePhaseItemsPerThread;
+static_assert(kThreePhaseTileItems == 2048, "kernels/src/compact.rs assumes 2048-flag scan tiles");
+
+// Single-pass tile: 256 threads x 4 int4 vectors, striped (vector k of thread
+// t covers items [(k * 256 + t) * 4, +4) of the tile), so every warp load is
+// 512 contiguous bytes.
+constexpr int kSinglePassVectorsPerThread = 4;
+constexpr int kSinglePassTileItems = kBlockThreads * kSinglePassVectorsPerThread * 4;
+static_assert(kSinglePassTileItems == 4096, "kernels/src/compact.rs assumes 4096-item tiles");
+// The per-vector-row counts of one thread are packed into one i64 as four
+// 16-bit fields and scanned in one block scan. A field's block total is at
+// most 4 * kBlockThreads, which must not carry into the next field.
+static_assert(4 * kBlockThreads < (1 << 16), "packed 16-bit counts must not overflow");
+static_assert(kSinglePassVectorsPerThread * 16 <= 64, "four 16-bit fields fill an i64");
+
+// ---- selectors ----
+
+// keep(x, i): whether item i (value x) is kept. keep4(v, i): the keep bits of
+// the 4 items [i, i + 4) (bit j = item i + j); i is a multiple of 4.
+struct SelectPositive {
+    static constexpr bool kReadsValues = true;
+    __device__ __forceinline__ bool keep(i32 x, u64 /*i*/) const { return x > 0; }
+    __device__ __forceinline__ u32 keep4(const int4& v, u64 /*i*/) const {
+        return u32(v.x > 0) | (u32(v.y > 0) << 1) | (u32(v.z > 0) << 2) | (u32(v.w > 0) << 3);
+    }
+};
+
+struct SelectFlagged {
+    static constexpr bool kReadsValues = false;
+    const u8* flags;
+    __device__ __forceinline__ bool keep(i32 /*x*/, u64 i) const { return flags[i] != 0; }
+    __device__ __forceinline__ u32 keep4(const int4& /*v*/, u64 i) const {
+        // flags is 256-byte aligned (a whole allocation) and i % 4 == 0.
+        const u32 word = *reinterpret_cast<const u32*>(flags + i);
+        return u32((word & 0xffu) != 0) | (u32((word & 0xff00u) != 0) << 1) |
+               (u32((word & 0xff0000u) != 0) << 2) | (u32((word & 0xff000000u) != 0) << 3);
+    }
+};
+
+// ---- three-phase: phase 1, keep flags ----
+
+// flags[i] = 1 if item i is kept, else 0, for i in [0, n). Grid-stride over
+// groups of 4 items (16-byte loads and stores), then the n % 4 tail.
+template <class Selector>
+__device__ __forceinline__ void keep_flags(const i32* __restrict__ input, u64 n, Selector selector,
+                                           u32* __restrict__ flags) {
+    const u64 groups = n / 4;
+    const u64 stride = (u64)gridDim.x * kBlockThreads;
+    const u64 first_thread = (u64)blockIdx.x * kBlockThreads + threadIdx.x;
+    for (u64 g = first_thread; g < groups; g += stride) {
+        int4 v = make_int4(0, 0, 0, 0);
+        if (Selector::kReadsValues) v = reinterpret_cast<const int4*>(input)[g];
+        const u32 bits = selector.keep4(v, g * 4);
+        reinterpret_cast<uint4*>(flags)[g] = make_uint4(bits & 1u, (bits >> 1) & 1u, (bits >> 2) & 1u, (bits >> 3) & 1u);
+    }
+    for (u64 i = groups * 4 + first_thread; i < n; i += stride) {
+        const i32 x = Selector::kReadsValues ? input[i] : 0;
+        flags[i] = selector.keep(x, i) ? 1u : 0u;
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(kBlockThreads)
+compact_keep_flags_positive(const i32* __restrict__ input, u64 n, u32* __restrict__ flags) {
+    keep_flags(input, n, SelectPositive{}, flags);
+}
+
+extern "C" __global__ void __launch_bounds__(kBlockThreads)
+compact_keep_flags_flagged(const u8* __restrict__ selector_flags, u64 n, u32* __restrict__ flags) {
+    // The flagged selector never reads the values.
+    keep_flags(static_cast<const i32*>(nullptr), n, SelectFlagged{selector_flags}, flags);
+}
+
+// ---- three-phase: phase 2, multi-pass exclusive scan of u32 counts ----
+
+// Tile t = blockIdx.x covers values [t * 2048, min(len, (t + 1) * 2048));
+// thread k of the tile owns 8 consecutive values. Writes the exclusive prefix
+// of every value *within its tile* to exclusive_out and the tile's total to
+// tile_totals[t]. `values` and `exclusive_out` may be the same buffer (each
+// thread reads its own 8 values before the block scan and writes the same 8
+// after it), hence no __restrict__ on them.
+extern "C" __global__ void __launch_bounds__(kBlockThreads)
+compact_scan_tiles(const u32* values, u64 len, u32* exclusive_out, u32* __restrict__ tile_totals) {
+    __shared__ BlockScanStorage<i64> scan_storage;
+    const u64 first = (u64)blockIdx.x * kThreePhaseTileItems + (u64)threadIdx.x * kThreePhaseItemsPerThread;
+    u32 items[kThreePhaseItemsPerThread];
+    if (first + kThreePhaseItemsPerThread <= len) {
+        // first is a multiple of 8 and `values` a whole allocation: 16-byte aligned.
+        const uint4 a = reinterpret_cast<const uint4*>(values + first)[0];
+        const uint4 b = reinterpret_cast<const uint4*>(values + first)[1];
+        items[0] = a.x; items[1] = a.y; items[2] = a.z; items[3] = a.w;
+        items[4] = b.x; items[5] = b.y; items[6] = b.z; items[7] = b.w;
+    } else {
+#pragma unroll
+        for (int j = 0; j < kThreePhaseItemsPerThread; ++j) items[j] = first + j < len ? values[first + j] : 0u;
+    }
+    i64 thread_sum = 0;
+#pragma unroll
+    for (int j = 0; j < kThreePhaseItemsPerThread; ++j) thread_sum += items[j];
+    i64 tile_total;
+    // Every thread of the block takes part (tail threads carry 0, the identity).
+    const i64 thread_prefix = block_exclusive_scan(thread_sum, SumI64(), scan_storage, tile_total);
+    u32 running = u32(thread_prefix);
+#pragma unroll
+    for (int j = 0; j < kThreePhaseItemsPerThread; ++j) {
+        if (first + j < len) exclusive_out[first + j] = running;
+        running += items[j];
+    }
+    if (threadIdx.x == 0) tile_totals[blockIdx.x] = u32(tile_total);
+}
+
+// values[i] += tile_offsets[i / 2048] for i in [0, len): pushes the scanned
+// totals of the level above down into the level below.
+extern "C" __global__ void __launch_bounds__(kBlockThreads)
+compact_add_tile_offsets(u32* __restrict__ values, u64 len, const u32* __restrict__ tile_offsets) {
+    const u64 stride = (u64)gridDim.x * kBlockThreads;
+    for (u64 i = (u64)blockIdx.x * kBlockThreads + threadIdx.x; i < len; i += stride) {
+        values[i] += tile_offsets[i / kThreePhaseTileItems];
+    }
+}
+
+// ---- three-phase: phase 3, scatter ----
+
+// Kept item i goes to positions[i] (+ tile_offsets[i / 2048] when the scan
+// had more than one tile). The thread of item n - 1 writes the count.
+extern "C" __global__ void __launch_bounds__(kBlockThreads)
+compact_scatter(const i32* __restrict__ input, const u32* __restrict__ flags, const u32* __restrict__ positions,
+                u64 n, const u32* __restrict__ tile_offsets, u32 has_tile_offsets, i32* __restrict__ output,
+                u32* __restrict__ count) {
+    const u64 stride = (u64)gridDim.x * kBlockThreads;
+    for (u64 i = (u64)blockIdx.x * kBlockThreads + threadIdx.x; i < n; i += stride) {
+        const u32 destination = positions[i] + (has_tile_offsets ? tile_offsets[i / kThreePhaseTileItems] : 0u);
+        const u32 kept = flags[i];
+#if PRIMLAB_MUTANT == 9
+        // MUTANT 9: a rejected item still writes, at its prefix destination
+        // (the slot of the next kept item, or one past the count).
+        output[destination] = input[i];
+#else
+        if (kept) output[destination] = input[i];
+#endif
+        if (i == n - 1) *count = destination + kept;
+    }
+}
+
+// ---- single pass: decoupled look-back ----
+
+// One tile per block (grid = number of tiles). `control[0]` is the tile
+// counter and `control[1]` the error word (set on a look-back timeout); the
+// host clears both and `tile_flags` before every launch.
+template <class Selector>
+__device__ __forceinline__ void single_pass_tile(const i32* __restrict__ input, u64 n, Selector selector,
+                                                 i32* __restrict__ output, u32* __restrict__ count,
+                                                 u32* tile_flags, i64* tile_aggregates, i64* tile_inclusive,
+                                                 u32* control) {
+    __shared__ u32 tile_slot;
+    __shared__ BlockScanStorage<i64> scan_storage;
+    __shared__ i64 tile_exclusive;
+    __shared__ i32 stage[kSinglePassTileItems];
+
+    const TileStatus<i64> status{tile_flags, tile_aggregates, tile_inclusive, control, control + 1};
+    const u32 tile = acquire_tile_id(status.tile_counter, &tile_slot);
+    const u64 tile_base = (u64)tile * kSinglePassTileItems;
+    const int tid = int(threadIdx.x);
+    const int lane = lane_id();
+
+    // Load: vector row k of thread t covers items [first, first + 4).
+    i32 values[kSinglePassVectorsPerThread][4];
+    u32 keep[kSinglePassVectorsPerThread];
+#pragma unroll
+    for (int k = 0; k < kSinglePassVectorsPerThread; ++k) {
+        const u64 first = tile_base + ((u64)k * kBlockThreads + tid) * 4;
+        if (first + 4 <= n) {
+            // first % 4 == 0 and input is a whole allocation: 16-byte aligned.
+            const int4 v = reinterpret_cast<const int4*>(input + first)[0];
+            values[k][0] = v.x; values[k][1] = v.y; values[k][2] = v.z; values[k][3] = v.w;
+            keep[k] = selector.keep4(v, first);
+        } else {
+            keep[k] = 0;
+#pragma unroll
+            for (int j = 0; j < 4; ++j) {
+                const bool in_range = first + j < n;
+                values[k][j] = in_range ? input[first + j] : 0;
+                if (in_range && selector.keep(values[k][j], first + j)) keep[k] |= 1u << j;
+            }
+        }
+    }
+
+    // One block scan of four packed 16-bit counts (one per vector row).
+    i64 packed = 0;
+#pragma unroll
+    for (int k = 0; k < kSinglePassVectorsPerThread; ++k) packed |= (i64)__popc(keep[k]) << (16 * k);
+    i64 packed_total;
+    const i64 packed_prefix = block_exclusive_scan(packed, SumI64(), scan_storage, packed_total);
+    u32 row_base[kSinglePassVectorsPerThread];
+    u32 tile_count = 0;
+#pragma unroll
+    for (int k = 0; k < kSinglePassVectorsPerThread; ++k) {
+        row_base[k] = tile_count + u32((packed_prefix >> (16 * k)) & 0xffff);
+        tile_count += u32((packed_total >> (16 * k)) & 0xffff);
+    }
+
+    // Warp 0 finds the count of every earlier tile; the other warps go on.
+    if (warp_id() == 0) {
+        i64 exclusive = 0;
+        if (tile == 0) {
+            if (lane == 0) publish_prefix(status, 0u, (i64)tile_count);
+        } else {
+            if (lane == 0) publish_aggregate(status, tile, (i64)tile_count);
+            exclusive = lookback_exclusive_prefix(status, tile, SumI64());
+            if (lane == 0) publish_prefix(status, tile, exclusive + (i64)tile_count);
+        }
+        if (lane == 0) tile_exclusive = exclusive;
+    }
+
+    // Stage the kept items at their rank within the tile.
+#pragma unroll
+    for (int k = 0; k < kSinglePassVectorsPerThread; ++k) {
+        u32 rank = row_base[k];
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+            const u32 kept = (keep[k] >> j) & 1u;
+            if (kept) stage[rank] = values[k][j];
+            rank += kept;
+        }
+    }
+    // The copy below reads stage slots written by other threads, and
+    // tile_exclusive written by warp 0 (RAW).
+    __syncthreads();
+    const u64 tile_offset = (u64)tile_exclusive;
+    for (u32 s = u32(tid); s < tile_count; s += kBlockThreads) output[tile_offset + s] = stage[s];
+#if PRIMLAB_MUTANT == 9
+    // MUTANT 9: a rejected item still writes, at its prefix destination (the
+    // slot of the next kept item, or one past the tile's last kept item).
+#pragma unroll
+    for (int k = 0; k < kSinglePassVectorsPerThread; ++k) {
+        u32 rank = row_base[k];
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+            const u32 kept = (keep[k] >> j) & 1u;
+            const u64 item = tile_base + ((u64)k * kBlockThreads + tid) * 4 + j;
+            if (!kept && item < n) output[tile_offset + rank] = values[k][j];
+            rank += kept;
+        }
+    }
+#endif
+    const u64 tiles = (n + kSinglePassTileItems - 1) / kSinglePassTileItems;
+    if (tid == 0 && (u64)tile == tiles - 1) *count = u32(tile_offset + tile_count);
+}
+
+extern "C" __global__ void __launch_bounds__(kBlockThreads)
+compact_single_pass_positive(const i32* __restrict__ input, u64 n, i32* __restrict__ output, u32* __restrict__ count,
+                             u32* tile_flags, i64* tile_aggregates, i64* tile_inclusive, u32* control) {
+    single_pass_tile(input, n, SelectPositive{}, output, count, tile_flags, tile_aggregates, tile_inclusive, control);
+}
+
+extern "C" __global__ void __launch_bounds__(kBlockThreads)
+compact_single_pass_flagged(const i32* __restrict__ input, const u8* __restrict__ selector_flags, u64 n,
+                            i32* __restrict__ output, u32* __restrict__ count, u32* tile_flags,
+                            i64* tile_aggregates, i64* tile_inclusive, u32* control) {
+    single_pass_tile(input, n, SelectFlagged{selector_flags}, output, count, tile_flags, tile_aggregates,
+                     tile_inclusive, control);
+}

@@ -1,2 +1,254 @@
-// segmented_reduce.cu: kernels of this family are being written (see kernels/src/family.rs).
+// Segmented reductions over half-open offsets: segment s covers input
+// [offsets[s], offsets[s + 1]). An empty segment yields the operator's
+// identity. Offsets are u32 on the device (the host rejects n >= 2^32 and
+// offsets that decrease or pass n before any launch).
+//
+// Operators (policy = operator + how an input element becomes its value):
+//   sum_i32      int32 -> int64 sum (SumI64), identity 0
+//   sum_f32      float32 sum (SumF32, __fadd_rn), identity +0.0
+//   max_i32      int32 -> int64 max (MaxI64), identity INT64_MIN
+//   argmax_f32   (value, index within the segment) (ArgMaxF32): lowest index
+//                wins ties; identity index kNoIndex ("no element"). The host
+//                rejects NaN/inf inputs before launching.
+//
+// Schedules (every one correct for every segment length):
+//   warp_per_segment      a warp per segment, 8 segments per block in flight
+//   block_per_segment     a block (256 threads) per segment
+//   multi_block_*         B blocks per segment write B partials; a second
+//                         kernel combines them in order, a warp per segment
+// Every schedule reads the aligned body of a segment with 16-byte loads and
+// its unaligned head and tail with scalar loads.
 #include "common/config.cuh"
+#include "common/block_reduce.cuh"
+#include "common/operators.cuh"
+#include "common/warp_reduce.cuh"
+
+using namespace primlab;
+
+// ---- policies ----
+
+template <class In>
+struct VectorOf;
+template <>
+struct VectorOf<i32> {
+    typedef int4 T;
+};
+template <>
+struct VectorOf<float> {
+    typedef float4 T;
+};
+
+struct SegmentedSumI32 {
+    typedef SumI64 Op;
+    typedef i32 In;
+    __device__ __forceinline__ static i64 lift(i32 x, u64 /*index_in_segment*/) { return (i64)x; }
+};
+struct SegmentedSumF32 {
+    typedef SumF32 Op;
+    typedef float In;
+    __device__ __forceinline__ static float lift(float x, u64 /*index_in_segment*/) { return x; }
+};
+struct SegmentedMaxI32 {
+    typedef MaxI64 Op;
+    typedef i32 In;
+    __device__ __forceinline__ static i64 lift(i32 x, u64 /*index_in_segment*/) { return (i64)x; }
+};
+// The index is relative to the segment start; the host rejects segments of
+// 2^31 - 1 or more elements, so it fits an i32 below kNoIndex.
+struct SegmentedArgMaxF32 {
+    typedef ArgMaxF32 Op;
+    typedef float In;
+    __device__ __forceinline__ static ArgF32 lift(float x, u64 index_in_segment) {
+        return ArgF32{x, (i32)index_in_segment};
+    }
+};
+
+// ---- segment bounds ----
+
+struct SegmentBounds {
+    u64 begin;
+    u64 end;
+};
+
+__device__ __forceinline__ SegmentBounds segment_bounds(const u32* __restrict__ offsets, u64 segment) {
+    SegmentBounds bounds{(u64)offsets[segment], (u64)offsets[segment + 1]};
+#if PRIMLAB_MUTANT == 12
+    // MUTANT 12: an empty segment is read as if it held the element at
+    // offsets[s] (past the end of the input when offsets[s] == n).
+    if (bounds.end == bounds.begin) bounds.end = bounds.begin + 1;
+#endif
+    return bounds;
+}
+
+// ---- one group of `lanes` threads accumulates items [lo, hi) ----
+
+template <class P>
+__device__ __forceinline__ typename P::Op::T combine_vector(typename P::Op::T acc, const typename VectorOf<typename P::In>::T& x,
+                                                            u64 index_in_segment) {
+    const typename P::Op op = typename P::Op();
+    acc = op(acc, P::lift(x.x, index_in_segment));
+    acc = op(acc, P::lift(x.y, index_in_segment + 1));
+    acc = op(acc, P::lift(x.z, index_in_segment + 2));
+    acc = op(acc, P::lift(x.w, index_in_segment + 3));
+    return acc;
+}
+
+// Thread `rank` of a group of `lanes` threads combines, in increasing index
+// order, its share of [lo, hi): the scalar head up to the first multiple of
+// 4, the 16-byte vectors of the body (four loads in flight per round), then
+// the scalar tail. `input` is a whole allocation, so vector i / 4 of the
+// body is 16-byte aligned. Indices handed to the policy are relative to
+// segment_begin.
+template <class P>
+__device__ __forceinline__ typename P::Op::T accumulate_range(const typename P::In* __restrict__ input, u64 lo, u64 hi,
+                                                              u64 segment_begin, u32 rank, u32 lanes) {
+    typedef typename P::Op Op;
+    typedef typename Op::T T;
+    typedef typename VectorOf<typename P::In>::T V;
+    const Op op = Op();
+    T acc = Op::identity();
+    const u64 head_end = min(hi, (lo + 3) & ~3ull);
+    const u64 body_end = max(head_end, hi & ~3ull);
+    for (u64 i = lo + rank; i < head_end; i += lanes) acc = op(acc, P::lift(input[i], i - segment_begin));
+
+    const V* __restrict__ vectors = reinterpret_cast<const V*>(input);
+    const u64 vector_end = body_end / 4;
+    u64 v = head_end / 4 + rank;
+    for (; v + 3ull * lanes < vector_end; v += 4ull * lanes) {
+        V x[4];
+#pragma unroll
+        for (int u = 0; u < 4; ++u) x[u] = vectors[v + (u64)u * lanes];
+#pragma unroll
+        for (int u = 0; u < 4; ++u) acc = combine_vector<P>(acc, x[u], (v + (u64)u * lanes) * 4 - segment_begin);
+    }
+    for (; v < vector_end; v += lanes) acc = combine_vector<P>(acc, vectors[v], v * 4 - segment_begin);
+
+    for (u64 i = body_end + rank; i < hi; i += lanes) acc = op(acc, P::lift(input[i], i - segment_begin));
+    return acc;
+}
+
+// ---- warp per segment ----
+
+// Warp w of the grid takes segments w, w + warps_in_grid, ... The loop
+// condition depends only on the warp, so all 32 lanes reach every shuffle.
+template <class P>
+__device__ __forceinline__ void warp_per_segment(const typename P::In* __restrict__ input,
+                                                 const u32* __restrict__ offsets, u64 segments,
+                                                 typename P::Op::T* __restrict__ out) {
+    typedef typename P::Op Op;
+    const Op op = Op();
+    const int lane = lane_id();
+    const u64 warps_in_grid = (u64)gridDim.x * kBlockWarps;
+    for (u64 s = (u64)blockIdx.x * kBlockWarps + warp_id(); s < segments; s += warps_in_grid) {
+        const SegmentBounds bounds = segment_bounds(offsets, s);
+        const typename Op::T partial =
+            accumulate_range<P>(input, bounds.begin, bounds.end, bounds.begin, (u32)lane, kWarpThreads);
+        const typename Op::T total = warp_reduce(partial, op);
+        if (lane == 0) out[s] = total;
+    }
+}
+
+// ---- block per segment ----
+
+// Block b takes segments b, b + gridDim.x, ... (a block-uniform loop, so
+// every thread reaches every barrier).
+template <class P>
+__device__ __forceinline__ void block_per_segment(const typename P::In* __restrict__ input,
+                                                  const u32* __restrict__ offsets, u64 segments,
+                                                  typename P::Op::T* __restrict__ out) {
+    typedef typename P::Op Op;
+    __shared__ BlockReduceStorage<typename Op::T> storage;
+    const Op op = Op();
+    for (u64 s = blockIdx.x; s < segments; s += gridDim.x) {
+        const SegmentBounds bounds = segment_bounds(offsets, s);
+        const typename Op::T partial =
+            accumulate_range<P>(input, bounds.begin, bounds.end, bounds.begin, threadIdx.x, kBlockThreads);
+        const typename Op::T total = block_reduce(partial, op, storage);
+        if (threadIdx.x == 0) out[s] = total;
+        // Warp 0 has read every warp partial of this segment before any warp
+        // writes its partial of the next one (WAR on storage).
+        __syncthreads();
+    }
+}
+
+// ---- several blocks per segment ----
+
+// Work item w = s * blocks_per_segment + c: chunk c of segment s, where a
+// segment of len items is cut into blocks_per_segment chunks of
+// ceil(len / blocks_per_segment) items rounded up to a multiple of 4 (so
+// chunk starts keep the segment's vector alignment); trailing chunks may be
+// empty and give the identity. partials[w] receives the chunk's result.
+template <class P>
+__device__ __forceinline__ void multi_block_partials(const typename P::In* __restrict__ input,
+                                                     const u32* __restrict__ offsets, u64 segments,
+                                                     u32 blocks_per_segment, typename P::Op::T* __restrict__ partials) {
+    typedef typename P::Op Op;
+    __shared__ BlockReduceStorage<typename Op::T> storage;
+    const Op op = Op();
+    const u64 work_items = segments * blocks_per_segment;
+    for (u64 w = blockIdx.x; w < work_items; w += gridDim.x) {
+        const u64 s = w / blocks_per_segment;
+        const u64 c = w % blocks_per_segment;
+        const SegmentBounds bounds = segment_bounds(offsets, s);
+        const u64 len = bounds.end - bounds.begin;
+        const u64 chunk = ((len + blocks_per_segment - 1) / blocks_per_segment + 3) & ~3ull;
+        const u64 lo = bounds.begin + min(len, c * chunk);
+        const u64 hi = bounds.begin + min(len, (c + 1) * chunk);
+        const typename Op::T partial = accumulate_range<P>(input, lo, hi, bounds.begin, threadIdx.x, kBlockThreads);
+        const typename Op::T total = block_reduce(partial, op, storage);
+        if (threadIdx.x == 0) partials[w] = total;
+        // WAR on storage, as in block_per_segment.
+        __syncthreads();
+    }
+}
+
+// Warp per segment: lane l combines partials [l * per_lane, (l + 1) * per_lane)
+// of its segment left to right, then the order-preserving warp_reduce.
+template <class P>
+__device__ __forceinline__ void multi_block_combine(const typename P::Op::T* __restrict__ partials, u64 segments,
+                                                    u32 blocks_per_segment, typename P::Op::T* __restrict__ out) {
+    typedef typename P::Op Op;
+    typedef typename Op::T T;
+    const Op op = Op();
+    const int lane = lane_id();
+    const u32 per_lane = (blocks_per_segment + kWarpThreads - 1) / kWarpThreads;
+    const u32 first = min(blocks_per_segment, (u32)lane * per_lane);
+    const u32 last = min(blocks_per_segment, first + per_lane);
+    const u64 warps_in_grid = (u64)gridDim.x * kBlockWarps;
+    for (u64 s = (u64)blockIdx.x * kBlockWarps + warp_id(); s < segments; s += warps_in_grid) {
+        const T* __restrict__ mine = partials + s * blocks_per_segment;
+        T acc = Op::identity();
+        for (u32 c = first; c < last; ++c) acc = op(acc, mine[c]);
+        const T total = warp_reduce(acc, op);
+        if (lane == 0) out[s] = total;
+    }
+}
+
+// ---- entry points: segmented_<schedule>_<operator> ----
+
+#define PRIMLAB_SEGMENTED_ENTRIES(NAME, POLICY)                                                                       \
+    extern "C" __global__ void __launch_bounds__(kBlockThreads) segmented_warp_per_segment_##NAME(                   \
+        const POLICY::In* __restrict__ input, const u32* __restrict__ offsets, u64 segments,                        \
+        POLICY::Op::T* __restrict__ out) {                                                                           \
+        warp_per_segment<POLICY>(input, offsets, segments, out);                                                     \
+    }                                                                                                                \
+    extern "C" __global__ void __launch_bounds__(kBlockThreads) segmented_block_per_segment_##NAME(                  \
+        const POLICY::In* __restrict__ input, const u32* __restrict__ offsets, u64 segments,                        \
+        POLICY::Op::T* __restrict__ out) {                                                                           \
+        block_per_segment<POLICY>(input, offsets, segments, out);                                                    \
+    }                                                                                                                \
+    extern "C" __global__ void __launch_bounds__(kBlockThreads) segmented_multi_block_partials_##NAME(               \
+        const POLICY::In* __restrict__ input, const u32* __restrict__ offsets, u64 segments, u32 blocks_per_segment, \
+        POLICY::Op::T* __restrict__ partials) {                                                                      \
+        multi_block_partials<POLICY>(input, offsets, segments, blocks_per_segment, partials);                        \
+    }                                                                                                                \
+    extern "C" __global__ void __launch_bounds__(kBlockThreads) segmented_multi_block_combine_##NAME(                \
+        const POLICY::Op::T* __restrict__ partials, u64 segments, u32 blocks_per_segment,                            \
+        POLICY::Op::T* __restrict__ out) {                                                                           \
+        multi_block_combine<POLICY>(partials, segments, blocks_per_segment, out);                                    \
+    }
+
+PRIMLAB_SEGMENTED_ENTRIES(sum_i32, SegmentedSumI32)
+PRIMLAB_SEGMENTED_ENTRIES(sum_f32, SegmentedSumF32)
+PRIMLAB_SEGMENTED_ENTRIES(max_i32, SegmentedMaxI32)
+PRIMLAB_SEGMENTED_ENTRIES(argmax_f32, SegmentedArgMaxF32)

@@ -14,14 +14,17 @@
 
 pub mod affine;
 pub mod ceilings;
+pub mod compact;
 pub mod compile;
 pub mod device;
 pub mod error;
 pub mod family;
+pub mod histogram;
 pub mod launch;
 pub mod mutant;
 pub mod reduce;
 pub mod scan;
+pub mod segmented_reduce;
 pub mod sources;
 
 pub use affine::AffineMap;
@@ -31,3 +34,7 @@ pub use family::Family;
 pub use reduce::{ReduceElement, ReducePlan, ReduceVariant};
 pub use scan::{blelloch_levels, ScanElement, ScanKind, ScanPlan, ScanVariant};
 pub use sources::SOURCE_HASH;
+
+pub use compact::{CompactOutput, CompactPlan, CompactVariant, Selector, SelectorKind};
+pub use histogram::{HistogramPlan, HistogramSample, HistogramSpec, HistogramSpecF32, HistogramVariant};
+pub use segmented_reduce::{SegmentArgF32, SegmentOffsets, SegmentedOp, SegmentedPlan, SegmentedVariant};

@@ -1,0 +1,833 @@
+//! Stream compaction of int32 items (`cuda/compact.cu`): keep flags ->
+//! exclusive scan -> scatter.
+//!
+//! Contract of every variant:
+//! * **Stable**: the kept items appear in input order.
+//! * **Count**: the number of kept items is written to a device word (u32)
+//!   and returned.
+//! * **A rejected item writes nothing**: after a run, elements
+//!   `[count, n)` of the output buffer still hold whatever they held before
+//!   (the host methods poison the whole buffer first, see
+//!   [`Gpu::compact_i32_raw`]).
+//! * **Selection**: [`Selector::Positive`] keeps `x > 0`;
+//!   [`Selector::Flags`] keeps item `i` when `flags[i] != 0` (one `u8` per
+//!   item).
+//! * **Limits**: `n <= u32::MAX` (positions and the count are u32 on the
+//!   device); longer inputs get [`GpuError::InvalidInput`]. `n = 0` gives an
+//!   empty result and launches nothing.
+
+use crate::device::Gpu;
+use crate::error::{DriverContext, GpuError, GpuResult};
+use crate::family::Family;
+use crate::launch::{config, BLOCK_THREADS};
+use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, PushKernelArg};
+use std::sync::Arc;
+
+/// Items per single-pass tile (`kSinglePassTileItems` in compact.cu).
+pub const SINGLE_PASS_TILE_ITEMS: usize = 4096;
+/// Flags per scan tile of the three-phase schedule (`kThreePhaseTileItems`).
+pub const THREE_PHASE_TILE_ITEMS: usize = 2048;
+/// The largest input: positions and the count are u32 on the device.
+pub const MAX_ITEMS: usize = u32::MAX as usize;
+
+const PRIMITIVE: &str = "compact";
+/// Grid cap of the grid-stride (element-wise) kernels.
+const MAX_GRID_STRIDE_BLOCKS: usize = 1 << 20;
+
+/// How the compaction is scheduled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CompactVariant {
+    /// Four kinds of kernel: one u32 keep flag per item; a multi-pass
+    /// exclusive scan of the flags (2048-flag tiles, tile totals scanned
+    /// recursively, then pushed back down); a scatter that writes each kept
+    /// item to its position.
+    ThreePhase,
+    /// One kernel: 4096-item tiles whose ids come from an atomic counter;
+    /// each tile counts its kept items, finds the count of all earlier tiles
+    /// by decoupled look-back, stages its kept items in order in shared
+    /// memory and writes them out coalesced.
+    SinglePass,
+}
+
+impl CompactVariant {
+    /// Every variant.
+    pub const ALL: [CompactVariant; 2] = [CompactVariant::ThreePhase, CompactVariant::SinglePass];
+
+    /// Snake-case name used in reports.
+    pub fn name(&self) -> &'static str {
+        match self {
+            CompactVariant::ThreePhase => "three_phase",
+            CompactVariant::SinglePass => "single_pass",
+        }
+    }
+}
+
+/// Which items to keep.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Selector<'a> {
+    /// Keep `x > 0`.
+    Positive,
+    /// Keep item `i` when `flags[i] != 0`; `flags.len()` must equal the
+    /// input length.
+    Flags(&'a [u8]),
+}
+
+impl Selector<'_> {
+    /// The kind of selection, without the flags.
+    pub fn kind(&self) -> SelectorKind {
+        match self {
+            Selector::Positive => SelectorKind::Positive,
+            Selector::Flags(_) => SelectorKind::Flags,
+        }
+    }
+}
+
+/// The selection a [`CompactPlan`] is built for (the flags themselves are
+/// passed to [`CompactPlan::enqueue`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SelectorKind {
+    /// Keep `x > 0`.
+    Positive,
+    /// Keep item `i` when the `u8` flag `i` is nonzero.
+    Flags,
+}
+
+impl SelectorKind {
+    /// Snake-case name used in reports and kernel names.
+    pub fn name(&self) -> &'static str {
+        match self {
+            SelectorKind::Positive => "positive",
+            SelectorKind::Flags => "flagged",
+        }
+    }
+}
+
+/// The result of a compaction.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CompactOutput {
+    /// The kept items in input order (`kept.len() == count`).
+    pub kept: Vec<i32>,
+    /// How many items were kept.
+    pub count: usize,
+}
+
+/// Lengths of the three-phase scan levels above the flags: `lens[0]` is the
+/// number of 2048-flag tiles, `lens[k]` the number of tiles of level k, and
+/// the last entry is 1 (the level whose single tile holds the grand total).
+pub fn three_phase_level_lens(n: usize) -> Vec<usize> {
+    let mut lens = Vec::new();
+    let mut len = n.max(1);
+    loop {
+        let tiles = len.div_ceil(THREE_PHASE_TILE_ITEMS);
+        lens.push(tiles);
+        if tiles == 1 {
+            return lens;
+        }
+        len = tiles;
+    }
+}
+
+struct ThreePhaseScratch {
+    keep_flags: CudaSlice<u32>,
+    positions: CudaSlice<u32>,
+    /// S_1 .. S_K: `levels[k]` has `level_lens[k]` entries.
+    levels: Vec<CudaSlice<u32>>,
+    level_lens: Vec<usize>,
+    flags_kernel: CudaFunction,
+    scan_tiles: CudaFunction,
+    add_tile_offsets: CudaFunction,
+    scatter: CudaFunction,
+}
+
+struct SinglePassScratch {
+    tiles: usize,
+    tile_flags: CudaSlice<u32>,
+    tile_aggregates: CudaSlice<i64>,
+    tile_inclusive: CudaSlice<i64>,
+    /// [tile counter, error word].
+    control: CudaSlice<u32>,
+    kernel: CudaFunction,
+}
+
+enum Scratch {
+    Empty,
+    ThreePhase(Box<ThreePhaseScratch>),
+    SinglePass(Box<SinglePassScratch>),
+}
+
+/// A compaction of `n` int32 items with every scratch buffer allocated, for
+/// timing.
+///
+/// [`CompactPlan::enqueue`] puts on the stream, and nothing else (no
+/// allocation, no host copy, no synchronisation):
+/// * `n == 0`: a 4-byte memset that writes count = 0.
+/// * ThreePhase ([`CompactVariant::ThreePhase`]): `compact_keep_flags_<selector>`
+///   (n u32 flags); `compact_scan_tiles` once per scan level (1 level up to
+///   2048 items, 2 up to 2^22, 3 up to 2^32 - 1); `compact_add_tile_offsets`
+///   for every level except the top two; `compact_scatter`, which also writes
+///   the count.
+/// * SinglePass ([`CompactVariant::SinglePass`]): a memset of the tile status flags
+///   (4 bytes per 4096-item tile) and one of the 8-byte [tile counter,
+///   error word], then `compact_single_pass_<selector>`, which also writes
+///   the count.
+pub struct CompactPlan {
+    variant: CompactVariant,
+    selector: SelectorKind,
+    n: usize,
+    stream: Arc<CudaStream>,
+    grid_stride_blocks: u32,
+    scratch: Scratch,
+}
+
+impl std::fmt::Debug for CompactPlan {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CompactPlan")
+            .field("variant", &self.variant)
+            .field("selector", &self.selector)
+            .field("n", &self.n)
+            .finish_non_exhaustive()
+    }
+}
+
+fn invalid(variant: CompactVariant, n: usize, reason: String) -> GpuError {
+    GpuError::InvalidInput { primitive: PRIMITIVE, variant: variant.name(), n, reason }
+}
+
+impl CompactPlan {
+    /// Allocates every scratch buffer of `variant` for `n` items selected by
+    /// `selector`. Fails with [`GpuError::InvalidInput`] when
+    /// `n > MAX_ITEMS`.
+    pub fn new(gpu: &Gpu, variant: CompactVariant, selector: SelectorKind, n: usize) -> GpuResult<CompactPlan> {
+        if n > MAX_ITEMS {
+            return Err(invalid(variant, n, format!("n must be at most {MAX_ITEMS} (u32 positions and count)")));
+        }
+        let grid_stride_blocks = n.div_ceil(4).div_ceil(BLOCK_THREADS as usize).clamp(1, MAX_GRID_STRIDE_BLOCKS) as u32;
+        let scratch = if n == 0 {
+            Scratch::Empty
+        } else {
+            match variant {
+                CompactVariant::ThreePhase => {
+                    let level_lens = three_phase_level_lens(n);
+                    let mut levels = Vec::with_capacity(level_lens.len());
+                    for &len in &level_lens {
+                        levels.push(gpu.alloc_uninit::<u32>(len)?);
+                    }
+                    Scratch::ThreePhase(Box::new(ThreePhaseScratch {
+                        keep_flags: gpu.alloc_uninit::<u32>(n)?,
+                        positions: gpu.alloc_uninit::<u32>(n)?,
+                        levels,
+                        level_lens,
+                        flags_kernel: gpu
+                            .function(Family::Compact, &format!("compact_keep_flags_{}", selector.name()))?,
+                        scan_tiles: gpu.function(Family::Compact, "compact_scan_tiles")?,
+                        add_tile_offsets: gpu.function(Family::Compact, "compact_add_tile_offsets")?,
+                        scatter: gpu.function(Family::Compact, "compact_scatter")?,
+                    }))
+                }
+                CompactVariant::SinglePass => {
+                    let tiles = n.div_ceil(SINGLE_PASS_TILE_ITEMS);
+                    Scratch::SinglePass(Box::new(SinglePassScratch {
+                        tiles,
+                        tile_flags: gpu.alloc_zeroed::<u32>(tiles)?,
+                        // Payloads are read only after their flag says they
+                        // were written (initcheck stays clean uninitialised).
+                        tile_aggregates: gpu.alloc_uninit::<i64>(tiles)?,
+                        tile_inclusive: gpu.alloc_uninit::<i64>(tiles)?,
+                        control: gpu.alloc_zeroed::<u32>(2)?,
+                        kernel: gpu.function(Family::Compact, &format!("compact_single_pass_{}", selector.name()))?,
+                    }))
+                }
+            }
+        };
+        Ok(CompactPlan { variant, selector, n, stream: gpu.stream().clone(), grid_stride_blocks, scratch })
+    }
+
+    /// The variant this plan runs.
+    pub fn variant(&self) -> CompactVariant {
+        self.variant
+    }
+
+    /// The number of items this plan was built for.
+    pub fn len(&self) -> usize {
+        self.n
+    }
+
+    /// Whether the plan is for an empty input.
+    pub fn is_empty(&self) -> bool {
+        self.n == 0
+    }
+
+    /// Logical bytes of one run with `count` items kept: `4n + 4 * count`
+    /// (the input read and the kept items written), plus `n` for the flags
+    /// of [`SelectorKind::Flags`].
+    pub fn logical_bytes(&self, count: usize) -> u64 {
+        let flags = if self.selector == SelectorKind::Flags { self.n as u64 } else { 0 };
+        4 * self.n as u64 + 4 * count as u64 + flags
+    }
+
+    /// Enqueues the compaction of `input` (`n` items) into `output` (`n`
+    /// elements; only `[0, count)` is written) and the count into
+    /// `count[0]`. `flags` must be `Some` (with `n` bytes) exactly when the
+    /// plan was built for [`SelectorKind::Flags`]. See the type's doc for
+    /// what is put on the stream.
+    pub fn enqueue(
+        &mut self,
+        input: &CudaSlice<i32>,
+        flags: Option<&CudaSlice<u8>>,
+        output: &mut CudaSlice<i32>,
+        count: &mut CudaSlice<u32>,
+    ) -> GpuResult<()> {
+        let (n, variant) = (self.n, self.variant);
+        if input.len() != n || output.len() != n {
+            return Err(invalid(
+                variant,
+                n,
+                format!("plan built for {n} items, got input {} / output {}", input.len(), output.len()),
+            ));
+        }
+        if count.is_empty() {
+            return Err(invalid(variant, n, "count must hold one u32".into()));
+        }
+        match (self.selector, flags) {
+            (SelectorKind::Positive, None) => {}
+            (SelectorKind::Flags, Some(f)) if f.len() == n => {}
+            (kind, f) => {
+                return Err(invalid(
+                    variant,
+                    n,
+                    format!("plan built for selector {}, got flags of length {:?}", kind.name(), f.map(|f| f.len())),
+                ))
+            }
+        }
+        let stream = self.stream.clone();
+        let n_u64 = n as u64;
+        let what = |step: &str| format!("{PRIMITIVE}/{} n={n}: {step}", variant.name());
+        match &mut self.scratch {
+            Scratch::Empty => {
+                let mut first = count.slice_mut(0..1);
+                stream.memset_zeros(&mut first).context(|| what("count memset"))?;
+            }
+            Scratch::ThreePhase(s) => {
+                // Phase 1: keep flags.
+                let mut launch = stream.launch_builder(&s.flags_kernel);
+                match flags {
+                    None => launch.arg(input),
+                    Some(f) => launch.arg(f),
+                };
+                launch.arg(&n_u64).arg(&mut s.keep_flags);
+                // SAFETY: matches compact_keep_flags_{positive(input, n, flags),
+                // flagged(selector_flags, n, flags)}; every buffer holds n items.
+                unsafe { launch.launch(config(self.grid_stride_blocks, BLOCK_THREADS, 0)) }
+                    .context(|| what("keep flags"))?;
+
+                // Phase 2: level 0 (the flags), then every level with more than one tile.
+                let tiles0 = s.level_lens[0] as u32;
+                let mut launch = stream.launch_builder(&s.scan_tiles);
+                launch.arg(&s.keep_flags).arg(&n_u64).arg(&mut s.positions).arg(&mut s.levels[0]);
+                // SAFETY: matches compact_scan_tiles(values, len, exclusive_out,
+                // tile_totals); levels[0] holds ceil(n / 2048) entries.
+                unsafe { launch.launch(config(tiles0, BLOCK_THREADS, 0)) }.context(|| what("scan level 0"))?;
+                let top = s.level_lens.len() - 1;
+                let level_u64: Vec<u64> = s.level_lens.iter().map(|&l| l as u64).collect();
+                for k in 0..top {
+                    let (lower, upper) = s.levels.split_at_mut(k + 1);
+                    let values = &lower[k];
+                    let mut launch = stream.launch_builder(&s.scan_tiles);
+                    // In place: each thread reads its own values before writing them.
+                    launch.arg(values).arg(&level_u64[k]).arg(values).arg(&mut upper[0]);
+                    // SAFETY: matches compact_scan_tiles; levels[k + 1] holds
+                    // ceil(levels[k].len() / 2048) entries.
+                    unsafe { launch.launch(config(s.level_lens[k + 1] as u32, BLOCK_THREADS, 0)) }
+                        .context(|| what("scan upper level"))?;
+                }
+                // Push the complete offsets down: levels[top - 1] was scanned as
+                // one tile, so it is complete; every level below needs the one above.
+                for k in (0..top.saturating_sub(1)).rev() {
+                    let (lower, upper) = s.levels.split_at_mut(k + 1);
+                    let len = level_u64[k];
+                    let grid = s.level_lens[k].div_ceil(BLOCK_THREADS as usize).clamp(1, MAX_GRID_STRIDE_BLOCKS);
+                    let mut launch = stream.launch_builder(&s.add_tile_offsets);
+                    launch.arg(&mut lower[k]).arg(&len).arg(&upper[0]);
+                    // SAFETY: matches compact_add_tile_offsets(values, len, tile_offsets).
+                    unsafe { launch.launch(config(grid as u32, BLOCK_THREADS, 0)) }
+                        .context(|| what("add tile offsets"))?;
+                }
+
+                // Phase 3: scatter (+ count). levels[0] holds complete tile
+                // offsets whenever the flags took more than one tile.
+                let has_tile_offsets = u32::from(top >= 1);
+                let grid = n.div_ceil(BLOCK_THREADS as usize).clamp(1, MAX_GRID_STRIDE_BLOCKS) as u32;
+                let mut launch = stream.launch_builder(&s.scatter);
+                launch
+                    .arg(input)
+                    .arg(&s.keep_flags)
+                    .arg(&s.positions)
+                    .arg(&n_u64)
+                    .arg(&s.levels[0])
+                    .arg(&has_tile_offsets)
+                    .arg(output)
+                    .arg(count);
+                // SAFETY: matches compact_scatter(input, flags, positions, n,
+                // tile_offsets, has_tile_offsets, output, count).
+                unsafe { launch.launch(config(grid, BLOCK_THREADS, 0)) }.context(|| what("scatter"))?;
+            }
+            Scratch::SinglePass(s) => {
+                stream.memset_zeros(&mut s.tile_flags).context(|| what("tile flag memset"))?;
+                stream.memset_zeros(&mut s.control).context(|| what("control memset"))?;
+                let mut launch = stream.launch_builder(&s.kernel);
+                launch.arg(input);
+                if let Some(f) = flags {
+                    launch.arg(f);
+                }
+                launch
+                    .arg(&n_u64)
+                    .arg(output)
+                    .arg(count)
+                    .arg(&mut s.tile_flags)
+                    .arg(&mut s.tile_aggregates)
+                    .arg(&mut s.tile_inclusive)
+                    .arg(&mut s.control);
+                // SAFETY: matches compact_single_pass_{positive(input, n, ...),
+                // flagged(input, selector_flags, n, ...)}(output, count,
+                // tile_flags, tile_aggregates, tile_inclusive, control); one block
+                // per tile, tiles <= 2^20.
+                unsafe { launch.launch(config(s.tiles as u32, BLOCK_THREADS, 0)) }.context(|| what("single pass"))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Waits for the stream and reports a look-back timeout recorded by the
+    /// single-pass kernel (a broken protocol, never expected) as
+    /// [`GpuError::KernelFault`]. Synchronises; not for timed regions.
+    pub fn check_fault(&self) -> GpuResult<()> {
+        if let Scratch::SinglePass(s) = &self.scratch {
+            let control = self.stream.clone_dtoh(&s.control).context(|| "compact: reading the error word".into())?;
+            if control[1] != 0 {
+                return Err(GpuError::KernelFault {
+                    primitive: PRIMITIVE,
+                    variant: self.variant.name(),
+                    n: self.n,
+                    reason: "decoupled look-back spin limit reached (a predecessor tile never published)".into(),
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Gpu {
+    /// Compacts `input`: the items `selector` keeps, in input order, and their
+    /// count. Errors: [`GpuError::InvalidInput`] for `n > MAX_ITEMS` or
+    /// flags of the wrong length; [`GpuError::KernelFault`] if the kernel
+    /// reports a broken look-back or a count above `n`.
+    pub fn compact_i32(
+        &self,
+        variant: CompactVariant,
+        selector: Selector<'_>,
+        input: &[i32],
+    ) -> GpuResult<CompactOutput> {
+        let (mut kept, count) = self.compact_i32_raw(variant, selector, input)?;
+        kept.truncate(count);
+        Ok(CompactOutput { kept, count })
+    }
+
+    /// As [`Gpu::compact_i32`], but returns the whole output buffer of `n`
+    /// elements: the buffer is poisoned (every byte
+    /// [`crate::POISON_BYTE`]) before the launch, so elements `[count, n)`
+    /// must still hold the poison pattern afterwards (a rejected item writes
+    /// nothing). The count word is poisoned too, so a kernel that never wrote
+    /// it is reported as a [`GpuError::KernelFault`].
+    pub fn compact_i32_raw(
+        &self,
+        variant: CompactVariant,
+        selector: Selector<'_>,
+        input: &[i32],
+    ) -> GpuResult<(Vec<i32>, usize)> {
+        let n = input.len();
+        if let Selector::Flags(flags) = selector {
+            if flags.len() != n {
+                return Err(invalid(variant, n, format!("{} flags for {n} items", flags.len())));
+            }
+        }
+        let mut plan = CompactPlan::new(self, variant, selector.kind(), n)?;
+        if n == 0 {
+            return Ok((Vec::new(), 0));
+        }
+        let device_input = self.upload(input)?;
+        let device_flags = match selector {
+            Selector::Flags(flags) => Some(self.upload(flags)?),
+            Selector::Positive => None,
+        };
+        let mut output = self.alloc_poisoned::<i32>(n)?;
+        let mut count = self.alloc_poisoned::<u32>(1)?;
+        plan.enqueue(&device_input, device_flags.as_ref(), &mut output, &mut count)?;
+        self.synchronize()?;
+        plan.check_fault()?;
+        let count = self.download(&count)?[0] as usize;
+        if count > n {
+            return Err(GpuError::KernelFault {
+                primitive: PRIMITIVE,
+                variant: variant.name(),
+                n,
+                reason: format!("count word holds {count:#x}, more than n (never written?)"),
+            });
+        }
+        Ok((self.download(&output)?, count))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cuda_constant(name: &str) -> usize {
+        let source = crate::sources::source("compact.cu").expect("embedded");
+        let line = source.lines().find(|l| l.contains(&format!("constexpr int {name} ="))).expect("constant");
+        line.split('=').nth(1).unwrap().trim().trim_end_matches(';').parse().expect("a literal")
+    }
+
+    #[test]
+    fn tile_sizes_match_the_cuda_static_asserts() {
+        let source = crate::sources::source("compact.cu").expect("embedded");
+        assert!(source.contains(&format!("kThreePhaseTileItems == {THREE_PHASE_TILE_ITEMS}")));
+        assert!(source.contains(&format!("kSinglePassTileItems == {SINGLE_PASS_TILE_ITEMS}")));
+        assert_eq!(cuda_constant("kThreePhaseItemsPerThread") * BLOCK_THREADS as usize, THREE_PHASE_TILE_ITEMS);
+        assert_eq!(cuda_constant("kSinglePassVectorsPerThread") * 4 * BLOCK_THREADS as usize, SINGLE_PASS_TILE_ITEMS);
+    }
+
+    #[test]
+    fn three_phase_levels_end_in_one_tile() {
+        assert_eq!(three_phase_level_lens(1), vec![1]);
+        assert_eq!(three_phase_level_lens(2048), vec![1]);
+        assert_eq!(three_phase_level_lens(2049), vec![2, 1]);
+        assert_eq!(three_phase_level_lens(2048 * 2048), vec![2048, 1]);
+        assert_eq!(three_phase_level_lens(2048 * 2048 + 1), vec![2049, 2, 1]);
+        assert_eq!(three_phase_level_lens(1 << 28), vec![1 << 17, 64, 1]);
+        assert_eq!(three_phase_level_lens(MAX_ITEMS), vec![1 << 21, 1024, 1]);
+    }
+
+    /// Emulates the three-phase scan (tiles of `tile` items, the level
+    /// recursion, the add-back order of `enqueue` and the scatter's
+    /// destination) for a small tile so that several levels appear, and
+    /// checks every destination against a serial exclusive scan.
+    fn emulate_three_phase(flags: &[u32], tile: usize) -> (Vec<u32>, u32) {
+        let n = flags.len();
+        let scan_tiles = |values: &[u32], out: &mut Vec<u32>| -> Vec<u32> {
+            let mut totals = Vec::new();
+            out.clear();
+            for chunk in values.chunks(tile) {
+                let mut running = 0u32;
+                for &v in chunk {
+                    out.push(running);
+                    running += v;
+                }
+                totals.push(running);
+            }
+            totals
+        };
+        let mut positions = Vec::new();
+        let mut levels = vec![scan_tiles(flags, &mut positions)];
+        while levels.last().unwrap().len() > 1 {
+            let mut scanned = Vec::new();
+            let totals = scan_tiles(levels.last().unwrap(), &mut scanned);
+            *levels.last_mut().unwrap() = scanned;
+            levels.push(totals);
+        }
+        let top = levels.len() - 1;
+        for k in (0..top.saturating_sub(1)).rev() {
+            let upper = levels[k + 1].clone();
+            for (i, v) in levels[k].iter_mut().enumerate() {
+                *v += upper[i / tile];
+            }
+        }
+        let destinations: Vec<u32> =
+            (0..n).map(|i| positions[i] + if top >= 1 { levels[0][i / tile] } else { 0 }).collect();
+        let count = destinations[n - 1] + flags[n - 1];
+        (destinations, count)
+    }
+
+    #[test]
+    fn three_phase_destinations_equal_a_serial_exclusive_scan() {
+        let mut state = 0x9e3779b97f4a7c15u64;
+        for n in [1usize, 2, 3, 4, 5, 15, 16, 17, 63, 64, 65, 255, 256, 257, 1000, 4097] {
+            for tile in [2usize, 4, 16] {
+                let flags: Vec<u32> = (0..n)
+                    .map(|_| {
+                        state ^= state << 13;
+                        state ^= state >> 7;
+                        state ^= state << 17;
+                        (state % 3 != 0) as u32
+                    })
+                    .collect();
+                let (destinations, count) = emulate_three_phase(&flags, tile);
+                let mut running = 0u32;
+                for i in 0..n {
+                    assert_eq!(destinations[i], running, "n={n} tile={tile} i={i}");
+                    running += flags[i];
+                }
+                assert_eq!(count, running);
+            }
+        }
+    }
+
+    /// Emulates the single-pass tile's striped layout and packed-count scan:
+    /// the rank of every kept item is the number of kept items before it in
+    /// input order.
+    #[test]
+    fn single_pass_ranks_are_stable() {
+        const THREADS: usize = BLOCK_THREADS as usize;
+        const VECTORS: usize = SINGLE_PASS_TILE_ITEMS / THREADS / 4;
+        let mut state = 0x2545f4914f6cdd1du64;
+        for density in [0u64, 1, 2, 3, 4] {
+            let keep: Vec<bool> = (0..SINGLE_PASS_TILE_ITEMS)
+                .map(|_| {
+                    state ^= state << 13;
+                    state ^= state >> 7;
+                    state ^= state << 17;
+                    state % 4 < density
+                })
+                .collect();
+            let item = |k: usize, t: usize, j: usize| (k * THREADS + t) * 4 + j;
+            let packed: Vec<u64> = (0..THREADS)
+                .map(|t| {
+                    (0..VECTORS).map(|k| ((0..4).filter(|&j| keep[item(k, t, j)]).count() as u64) << (16 * k)).sum()
+                })
+                .collect();
+            let total: u64 = packed.iter().sum();
+            let mut prefix = 0u64;
+            let mut ranks = vec![u32::MAX; SINGLE_PASS_TILE_ITEMS];
+            for t in 0..THREADS {
+                let mut row_start = 0u32;
+                for k in 0..VECTORS {
+                    let mut rank = row_start + ((prefix >> (16 * k)) & 0xffff) as u32;
+                    for j in 0..4 {
+                        if keep[item(k, t, j)] {
+                            ranks[item(k, t, j)] = rank;
+                            rank += 1;
+                        }
+                    }
+                    row_start += ((total >> (16 * k)) & 0xffff) as u32;
+                }
+                prefix += packed[t];
+            }
+            let mut expected = 0u32;
+            for i in 0..SINGLE_PASS_TILE_ITEMS {
+                if keep[i] {
+                    assert_eq!(ranks[i], expected, "density {density}, item {i}");
+                    expected += 1;
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn mutant_builds_compile_cleanly() {
+        for arch in ["sm_80", "sm_90"] {
+            for mutant in [9, 12] {
+                let compiled = crate::compile::compile_family(Family::Compact, arch, mutant)
+                    .unwrap_or_else(|e| panic!("mutant {mutant}: {e}"));
+                assert!(compiled.log.is_empty(), "compact.cu mutant {mutant} {arch} warned:\n{}", compiled.log);
+            }
+        }
+    }
+
+    #[test]
+    fn variant_names_are_snake_case() {
+        let names: Vec<_> = CompactVariant::ALL.iter().map(|v| v.name()).collect();
+        assert_eq!(names, ["three_phase", "single_pass"]);
+    }
+}
+
+/// On-GPU checks (`cargo test -p kernels --release -- --ignored`): every
+/// variant and selector at the boundary sizes against a serial model, with
+/// the poisoned tail checked; and the bandwidth at 2^28.
+#[cfg(test)]
+mod gpu_tests {
+    use super::*;
+    use crate::{GpuOptions, POISON_BYTE};
+
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+        fn small(&mut self) -> i32 {
+            (self.next() % 19) as i32 - 9
+        }
+    }
+
+    /// `PRIMLAB_GPU_MAX_N` limits the sizes (e.g. under compute-sanitizer).
+    fn max_n() -> usize {
+        std::env::var("PRIMLAB_GPU_MAX_N").ok().and_then(|v| v.parse().ok()).unwrap_or(usize::MAX)
+    }
+
+    fn gpu() -> Gpu {
+        Gpu::open(GpuOptions::default()).expect("a GPU")
+    }
+
+    const SIZES: [usize; 26] = [
+        1,
+        2,
+        3,
+        4,
+        5,
+        31,
+        32,
+        33,
+        255,
+        256,
+        257,
+        511,
+        512,
+        513,
+        2047,
+        2048,
+        2049,
+        4095,
+        4096,
+        4097,
+        4099,
+        8193,
+        262_144,
+        262_145,
+        2048 * 2048 + 1,
+        (1 << 24) + 3,
+    ];
+
+    #[test]
+    #[ignore = "needs a GPU"]
+    fn gpu_compact_matches_a_serial_model() {
+        let gpu = gpu();
+        let poison = i32::from_ne_bytes([POISON_BYTE; 4]);
+        let seed = 0x5eed_0001u64;
+        let mut rng = Rng(seed);
+        let mut failures = 0;
+        let mut runs = 0;
+        for &n in SIZES.iter().filter(|&&n| n <= max_n()) {
+            for data in ["small", "full_range", "all_kept", "none_kept", "last_rejected"] {
+                let input: Vec<i32> = (0..n)
+                    .map(|i| match data {
+                        "small" => rng.small(),
+                        "full_range" => rng.next() as i32,
+                        "all_kept" => 1 + (i % 7) as i32,
+                        "none_kept" => -((i % 5) as i32),
+                        _ => {
+                            if i + 1 == n {
+                                -3
+                            } else {
+                                rng.small()
+                            }
+                        }
+                    })
+                    .collect();
+                let flags: Vec<u8> =
+                    (0..n).map(|_| if rng.next() % 2 == 0 { 0 } else { (rng.next() % 255 + 1) as u8 }).collect();
+                for variant in CompactVariant::ALL {
+                    for selector in [Selector::Positive, Selector::Flags(&flags)] {
+                        runs += 1;
+                        let expected: Vec<i32> = match selector {
+                            Selector::Positive => input.iter().copied().filter(|&x| x > 0).collect(),
+                            Selector::Flags(f) => {
+                                input.iter().zip(f).filter(|(_, &k)| k != 0).map(|(&x, _)| x).collect()
+                            }
+                        };
+                        let label = format!(
+                            "compact {} {} n={n} data={data} seed={seed:#x}",
+                            variant.name(),
+                            selector.kind().name()
+                        );
+                        let (raw, count) = match gpu.compact_i32_raw(variant, selector, &input) {
+                            Ok(r) => r,
+                            Err(e) => {
+                                println!("FAIL {label}: {e}");
+                                failures += 1;
+                                continue;
+                            }
+                        };
+                        if count != expected.len() {
+                            println!("FAIL {label}: count expected {} got {count}", expected.len());
+                            failures += 1;
+                            continue;
+                        }
+                        if let Some(i) = (0..count).find(|&i| raw[i] != expected[i]) {
+                            println!("FAIL {label}: index {i} expected {} got {}", expected[i], raw[i]);
+                            failures += 1;
+                            continue;
+                        }
+                        if let Some(i) = (count..n).find(|&i| raw[i] != poison) {
+                            println!("FAIL {label}: rejected tail written at index {i} (got {})", raw[i]);
+                            failures += 1;
+                        }
+                    }
+                }
+            }
+        }
+        println!("compact: {runs} runs, {failures} failures");
+        assert_eq!(failures, 0);
+        // Contract checks.
+        assert!(matches!(
+            gpu.compact_i32(CompactVariant::SinglePass, Selector::Flags(&[1, 0]), &[1, 2, 3]),
+            Err(GpuError::InvalidInput { .. })
+        ));
+        for variant in CompactVariant::ALL {
+            let empty = gpu.compact_i32(variant, Selector::Positive, &[]).expect("empty input");
+            assert_eq!(empty, CompactOutput { kept: vec![], count: 0 });
+            let seed_example = gpu.compact_i32(variant, Selector::Positive, &[3, -1, 4, 1, 5, -9, 2, 6]).expect("seed");
+            assert_eq!(seed_example.kept, vec![3, 4, 1, 5, 2, 6]);
+        }
+    }
+
+    #[test]
+    #[ignore = "needs a GPU"]
+    fn gpu_compact_bandwidth_at_2_pow_28() {
+        use cudarc::driver::sys::CUevent_flags;
+        let gpu = gpu();
+        gpu.load_all().expect("compile");
+        let n = 1usize << 28;
+        let input: Vec<i32> =
+            (0..n as u64).map(|i| ((i.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 40) % 19) as i32 - 9).collect();
+        let kept = input.iter().filter(|&&x| x > 0).count();
+        let device_input = gpu.upload(&input).expect("upload");
+        let mut output = gpu.alloc_zeroed::<i32>(n).expect("alloc");
+        let mut count = gpu.alloc_zeroed::<u32>(1).expect("alloc");
+        let stream = gpu.stream().clone();
+        let time = |f: &mut dyn FnMut()| -> f64 {
+            for _ in 0..3 {
+                f();
+            }
+            let mut samples = Vec::new();
+            for _ in 0..20 {
+                let start = stream.record_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).unwrap();
+                f();
+                let end = stream.record_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).unwrap();
+                samples.push(start.elapsed_ms(&end).unwrap() as f64);
+            }
+            samples.sort_by(|a, b| a.partial_cmp(b).unwrap());
+            samples[samples.len() / 2]
+        };
+        let logical = (4 * n + 4 * kept) as f64;
+        for variant in CompactVariant::ALL {
+            let mut plan = CompactPlan::new(&gpu, variant, SelectorKind::Positive, n).expect("plan");
+            let ms = time(&mut || plan.enqueue(&device_input, None, &mut output, &mut count).expect("enqueue"));
+            plan.check_fault().expect("no fault");
+            let got = gpu.download(&count).unwrap()[0] as usize;
+            assert_eq!(got, kept);
+            println!(
+                "BENCH compact {} n=2^28: {:.1} us, {:.0} GB/s logical",
+                variant.name(),
+                ms * 1e3,
+                logical / ms / 1e6
+            );
+        }
+        let mut sink = gpu.alloc_zeroed::<i64>(1).unwrap();
+        let ms = time(&mut || gpu.enqueue_read_ceiling_i32(&device_input, &mut sink).unwrap());
+        println!("BENCH read_ceiling n=2^28: {:.1} us, {:.0} GB/s", ms * 1e3, 4.0 * n as f64 / ms / 1e6);
+        let mut copy = gpu.alloc_zeroed::<i32>(n).unwrap();
+        let ms = time(&mut || gpu.enqueue_copy_ceiling(&device_input, &mut copy).unwrap());
+        println!("BENCH copy n=2^28: {:.1} us, {:.0} GB/s", ms * 1e3, 8.0 * n as f64 / ms / 1e6);
+    }
+}

@@ -1,0 +1,742 @@
+//! Histograms with even bins over `[lower, upper)` (`cuda/histogram.cu`).
+//!
+//! Contract:
+//! * 1 to 4096 bins; samples outside `[lower, upper)` are not counted.
+//! * Counts are `u32`: `n` must be at most `u32::MAX` (so no count can wrap).
+//! * Bin of an int32 sample `x` with `lower <= x < upper`:
+//!   `((x as i64 - lower as i64) * bins as i64) / (upper as i64 - lower as i64)`,
+//!   exact integer arithmetic (floor of non-negative numbers); see
+//!   [`HistogramSpec::bin_of`]. The kernels reach exactly this without a
+//!   64-bit division (an f32 estimate, corrected exactly).
+//! * Bin of an f32 sample `x` with `x >= lower && x < upper` (NaN never
+//!   counts): `scale = (bins as f32) / (upper - lower)` computed in f32 on the
+//!   host; `bin = min(((x - lower) * scale) as i32, bins - 1)` with the
+//!   subtraction and the product each rounded to nearest in f32 (no FMA) and
+//!   the conversion truncating toward zero; see [`HistogramSpecF32::bin_of`].
+
+use crate::device::Gpu;
+use crate::error::{DriverContext, GpuError, GpuResult};
+use crate::family::Family;
+use crate::launch::{config, persistent_grid, BLOCK_THREADS};
+use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, DeviceRepr, PushKernelArg};
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+/// The most bins a histogram may have.
+pub const MAX_BINS: usize = 4096;
+/// The largest input: counts are u32.
+pub const MAX_ITEMS: usize = u32::MAX as usize;
+/// Up to this many bins, [`HistogramVariant::SharedPrivatized`] gives every
+/// thread its own counter per bin (`kThreadCounterMaxBins` in histogram.cu).
+pub const THREAD_COUNTER_MAX_BINS: usize = 32;
+/// Shared-memory budget of the warp-copies layout: copies * bins * 4 bytes.
+const WARP_COPIES_SHARED_BYTES: usize = 32 * 1024;
+/// An int32 range wider than this takes the 64-bit exact-bin correction.
+const NARROW_RANGE_MAX: u64 = 1 << 30;
+
+/// How samples are counted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum HistogramVariant {
+    /// One global `atomicAdd` per in-range sample.
+    GlobalAtomic,
+    /// Per-block shared-memory histograms, then one global `atomicAdd` per
+    /// nonzero bin per block. Up to [`THREAD_COUNTER_MAX_BINS`] bins every
+    /// thread owns one counter per bin (no atomics, no bank conflicts, also
+    /// when every sample lands in one bin); beyond, up to 8 copies per block
+    /// (one per warp where they fit in 32 KB) take warp-aggregated
+    /// (`__match_any_sync`) shared atomics. [`HistogramPlan::layout`] says
+    /// which.
+    SharedPrivatized,
+}
+
+impl HistogramVariant {
+    /// Every variant.
+    pub const ALL: [HistogramVariant; 2] = [HistogramVariant::GlobalAtomic, HistogramVariant::SharedPrivatized];
+
+    /// Snake-case name used in reports.
+    pub fn name(&self) -> &'static str {
+        match self {
+            HistogramVariant::GlobalAtomic => "global_atomic",
+            HistogramVariant::SharedPrivatized => "shared_privatized",
+        }
+    }
+}
+
+/// Even bins over `[lower, upper)` for int32 samples.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HistogramSpec {
+    /// Number of bins, 1..=4096.
+    pub bins: usize,
+    /// The first value counted.
+    pub lower: i32,
+    /// The first value past the last bin (`upper > lower`).
+    pub upper: i32,
+}
+
+impl HistogramSpec {
+    /// The reference bin of `x` (what every kernel computes), or `None` when
+    /// `x` is outside `[lower, upper)`.
+    pub fn bin_of(&self, x: i32) -> Option<usize> {
+        if x < self.lower || x >= self.upper {
+            return None;
+        }
+        let range = self.upper as i64 - self.lower as i64;
+        Some((((x as i64 - self.lower as i64) * self.bins as i64) / range) as usize)
+    }
+}
+
+/// Even bins over `[lower, upper)` for f32 samples.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct HistogramSpecF32 {
+    /// Number of bins, 1..=4096.
+    pub bins: usize,
+    /// The first value counted (finite).
+    pub lower: f32,
+    /// The first value past the last bin (finite, `upper > lower`, and
+    /// `upper - lower` finite in f32).
+    pub upper: f32,
+}
+
+impl HistogramSpecF32 {
+    /// `(bins as f32) / (upper - lower)` in f32: the scale the kernels use.
+    pub fn scale(&self) -> f32 {
+        (self.bins as f32) / (self.upper - self.lower)
+    }
+
+    /// The reference bin of `x` (what every kernel computes), or `None` when
+    /// `!(x >= lower && x < upper)`.
+    pub fn bin_of(&self, x: f32) -> Option<usize> {
+        if !(x >= self.lower && x < self.upper) {
+            return None;
+        }
+        let bin = ((x - self.lower) * self.scale()) as i32;
+        Some((bin.max(0) as usize).min(self.bins - 1))
+    }
+}
+
+/// Kernel parameter for int32 samples (`EvenBinsI32` in histogram.cu).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct HistogramBinsI32 {
+    /// The first value counted.
+    pub lower: i32,
+    /// The first value past the last bin.
+    pub upper: i32,
+    /// Number of bins.
+    pub bins: u32,
+    /// `upper - lower` (1..=2^32 - 1).
+    pub range: u32,
+    /// `bins / range` rounded to f32: the kernels' first guess only.
+    pub scale: f32,
+}
+// SAFETY: plain old data with the layout of the CUDA struct (20 bytes, 4-aligned).
+unsafe impl DeviceRepr for HistogramBinsI32 {}
+
+/// Kernel parameter for f32 samples (`EvenBinsF32` in histogram.cu).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct HistogramBinsF32 {
+    /// The first value counted.
+    pub lower: f32,
+    /// The first value past the last bin.
+    pub upper: f32,
+    /// `(bins as f32) / (upper - lower)`.
+    pub scale: f32,
+    /// Number of bins.
+    pub bins: u32,
+}
+// SAFETY: plain old data with the layout of the CUDA struct (16 bytes, 4-aligned).
+unsafe impl DeviceRepr for HistogramBinsF32 {}
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// A histogram sample type: int32 or f32.
+pub trait HistogramSample: DeviceRepr + Copy + sealed::Sealed {
+    /// The bin specification for this sample type.
+    type Spec: Copy + std::fmt::Debug;
+    /// The kernel parameter built from the spec.
+    type Bins: DeviceRepr + Copy + std::fmt::Debug;
+    /// Primitive name used in errors, e.g. `histogram_even_i32`.
+    const PRIMITIVE: &'static str;
+    /// Validates the spec and returns (kernel parameter, bins, kernel-name suffix).
+    fn device_bins(spec: &Self::Spec) -> Result<(Self::Bins, usize, &'static str), String>;
+}
+
+impl sealed::Sealed for i32 {}
+impl sealed::Sealed for f32 {}
+
+fn check_bins(bins: usize) -> Result<(), String> {
+    if bins == 0 || bins > MAX_BINS {
+        return Err(format!("bins must be in 1..={MAX_BINS}, got {bins}"));
+    }
+    Ok(())
+}
+
+impl HistogramSample for i32 {
+    type Spec = HistogramSpec;
+    type Bins = HistogramBinsI32;
+    const PRIMITIVE: &'static str = "histogram_even_i32";
+    fn device_bins(spec: &HistogramSpec) -> Result<(HistogramBinsI32, usize, &'static str), String> {
+        check_bins(spec.bins)?;
+        if spec.upper <= spec.lower {
+            return Err(format!("upper ({}) must exceed lower ({})", spec.upper, spec.lower));
+        }
+        let range = (spec.upper as i64 - spec.lower as i64) as u64;
+        let bins = HistogramBinsI32 {
+            lower: spec.lower,
+            upper: spec.upper,
+            bins: spec.bins as u32,
+            range: range as u32,
+            scale: (spec.bins as f64 / range as f64) as f32,
+        };
+        Ok((bins, spec.bins, if range <= NARROW_RANGE_MAX { "i32" } else { "i32_wide" }))
+    }
+}
+
+impl HistogramSample for f32 {
+    type Spec = HistogramSpecF32;
+    type Bins = HistogramBinsF32;
+    const PRIMITIVE: &'static str = "histogram_even_f32";
+    fn device_bins(spec: &HistogramSpecF32) -> Result<(HistogramBinsF32, usize, &'static str), String> {
+        check_bins(spec.bins)?;
+        if !(spec.lower.is_finite() && spec.upper.is_finite() && spec.upper > spec.lower) {
+            return Err(format!("need finite lower < upper, got [{}, {})", spec.lower, spec.upper));
+        }
+        let scale = spec.scale();
+        if !(scale.is_finite() && scale > 0.0) {
+            return Err(format!("bins / (upper - lower) = {scale} in f32 is not a positive finite scale"));
+        }
+        Ok((HistogramBinsF32 { lower: spec.lower, upper: spec.upper, scale, bins: spec.bins as u32 }, spec.bins, "f32"))
+    }
+}
+
+/// Number of shared copies of the warp-copies layout for `bins` bins: the
+/// largest power of two up to 8 (one per warp) with copies * bins * 4 <= 32 KB.
+pub fn warp_copies_for(bins: usize) -> usize {
+    let mut copies = BLOCK_THREADS as usize / 32;
+    while copies > 1 && copies * bins * 4 > WARP_COPIES_SHARED_BYTES {
+        copies /= 2;
+    }
+    copies
+}
+
+/// Which kernel a plan runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Layout {
+    GlobalAtomic,
+    ThreadCounters,
+    WarpCopies { copies: u32 },
+}
+
+/// A histogram of `n` samples of type `S` with every launch parameter
+/// computed, for timing.
+///
+/// [`HistogramPlan::enqueue`] puts on the stream, and nothing else (no
+/// allocation, no copy, no synchronisation): a memset of the `bins` output
+/// counts to zero, then (when `n > 0`) one kernel,
+/// `histogram_<layout>_<i32|i32_wide|f32>` with layout `global_atomic`,
+/// `thread_counters` (shared privatised, bins <= 32) or `warp_copies`
+/// (shared privatised, more bins), on a grid that fills the GPU once
+/// (fewer blocks for small n).
+pub struct HistogramPlan<S: HistogramSample> {
+    variant: HistogramVariant,
+    n: usize,
+    bins: usize,
+    params: S::Bins,
+    layout: Layout,
+    kernel: CudaFunction,
+    grid: u32,
+    shared_bytes: u32,
+    stream: Arc<CudaStream>,
+    _sample: PhantomData<S>,
+}
+
+impl<S: HistogramSample> std::fmt::Debug for HistogramPlan<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HistogramPlan")
+            .field("primitive", &S::PRIMITIVE)
+            .field("variant", &self.variant)
+            .field("n", &self.n)
+            .field("params", &self.params)
+            .field("layout", &self.layout)
+            .field("grid", &self.grid)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<S: HistogramSample> HistogramPlan<S> {
+    /// Validates `spec` and `n` ([`GpuError::InvalidInput`] for 0 or more
+    /// than 4096 bins, an empty range, or `n > u32::MAX`) and prepares the
+    /// launch.
+    pub fn new(gpu: &Gpu, variant: HistogramVariant, n: usize, spec: S::Spec) -> GpuResult<HistogramPlan<S>> {
+        let invalid =
+            |reason: String| GpuError::InvalidInput { primitive: S::PRIMITIVE, variant: variant.name(), n, reason };
+        if n > MAX_ITEMS {
+            return Err(invalid(format!("n must be at most {MAX_ITEMS} (u32 counts)")));
+        }
+        let (params, bins, suffix) = S::device_bins(&spec).map_err(invalid)?;
+        let layout = match variant {
+            HistogramVariant::GlobalAtomic => Layout::GlobalAtomic,
+            HistogramVariant::SharedPrivatized if bins <= THREAD_COUNTER_MAX_BINS => Layout::ThreadCounters,
+            HistogramVariant::SharedPrivatized => Layout::WarpCopies { copies: warp_copies_for(bins) as u32 },
+        };
+        let (name, shared_bytes) = match layout {
+            Layout::GlobalAtomic => ("global_atomic", 0),
+            Layout::ThreadCounters => ("thread_counters", bins * BLOCK_THREADS as usize * 4),
+            Layout::WarpCopies { copies } => ("warp_copies", copies as usize * bins * 4),
+        };
+        let kernel_name = format!("histogram_{name}_{suffix}");
+        let kernel = gpu.function(Family::Histogram, &kernel_name)?;
+        let filled = persistent_grid(gpu, Family::Histogram, &kernel_name, BLOCK_THREADS, shared_bytes)? as usize;
+        let needed = n.div_ceil(4).div_ceil(BLOCK_THREADS as usize).max(1);
+        Ok(HistogramPlan {
+            variant,
+            n,
+            bins,
+            params,
+            layout,
+            kernel,
+            grid: filled.min(needed) as u32,
+            shared_bytes: shared_bytes as u32,
+            stream: gpu.stream().clone(),
+            _sample: PhantomData,
+        })
+    }
+
+    /// The kernel layout: `global_atomic`, `thread_counters` or `warp_copies`.
+    pub fn layout(&self) -> &'static str {
+        match self.layout {
+            Layout::GlobalAtomic => "global_atomic",
+            Layout::ThreadCounters => "thread_counters",
+            Layout::WarpCopies { .. } => "warp_copies",
+        }
+    }
+
+    /// Number of bins.
+    pub fn bins(&self) -> usize {
+        self.bins
+    }
+
+    /// Logical bytes of one run: `n * size_of::<S>()` (every sample read once).
+    pub fn logical_bytes(&self) -> u64 {
+        (self.n * std::mem::size_of::<S>()) as u64
+    }
+
+    /// Enqueues the histogram of `input` (at least `n` samples; a placeholder
+    /// when `n == 0`) into `output` (`bins` counts, zeroed here first). See
+    /// the type's doc for what is put on the stream.
+    pub fn enqueue(&mut self, input: &CudaSlice<S>, output: &mut CudaSlice<u32>) -> GpuResult<()> {
+        let (n, bins, variant) = (self.n, self.bins, self.variant);
+        if input.len() < n || output.len() != bins {
+            return Err(GpuError::InvalidInput {
+                primitive: S::PRIMITIVE,
+                variant: variant.name(),
+                n,
+                reason: format!(
+                    "plan built for {n} samples, {bins} bins; got input {}, output {}",
+                    input.len(),
+                    output.len()
+                ),
+            });
+        }
+        let what = |step: &str| format!("{}/{} n={n} bins={bins}: {step}", S::PRIMITIVE, variant.name());
+        self.stream.memset_zeros(output).context(|| what("zeroing the counts"))?;
+        if n == 0 {
+            return Ok(());
+        }
+        let n_u64 = n as u64;
+        let stream = self.stream.clone();
+        let mut launch = stream.launch_builder(&self.kernel);
+        launch.arg(input).arg(&n_u64).arg(&self.params);
+        let copies;
+        if let Layout::WarpCopies { copies: c } = self.layout {
+            copies = c;
+            launch.arg(&copies);
+        }
+        launch.arg(output);
+        // SAFETY: matches histogram_<layout>_<type>(input, n, spec, [copies,]
+        // hist); `params` is the repr(C) mirror of the kernel's struct; the
+        // dynamic shared size is what the layout indexes.
+        unsafe { launch.launch(config(self.grid, BLOCK_THREADS, self.shared_bytes)) }.context(|| what("launch"))?;
+        Ok(())
+    }
+}
+
+impl Gpu {
+    fn histogram_even<S: HistogramSample>(
+        &self,
+        variant: HistogramVariant,
+        input: &[S],
+        spec: S::Spec,
+    ) -> GpuResult<Vec<u32>> {
+        let n = input.len();
+        let mut plan = HistogramPlan::<S>::new(self, variant, n, spec)?;
+        // A poisoned 1-sample placeholder when n == 0 (never read).
+        let device_input = if n == 0 { self.alloc_poisoned::<S>(1)? } else { self.upload(input)? };
+        let mut output = self.alloc_poisoned::<u32>(plan.bins())?;
+        plan.enqueue(&device_input, &mut output)?;
+        self.download(&output)
+    }
+
+    /// Counts of `input` in `spec.bins` even bins over `[spec.lower,
+    /// spec.upper)`; out-of-range samples are not counted (bin formula in the
+    /// module doc). Errors ([`GpuError::InvalidInput`]): 0 or more than 4096
+    /// bins, `upper <= lower`, `n > u32::MAX`.
+    pub fn histogram_even_i32(
+        &self,
+        variant: HistogramVariant,
+        input: &[i32],
+        spec: HistogramSpec,
+    ) -> GpuResult<Vec<u32>> {
+        self.histogram_even::<i32>(variant, input, spec)
+    }
+
+    /// As [`Gpu::histogram_even_i32`] for f32 samples (bin formula in the
+    /// module doc; NaN is never counted). Errors also for a nonfinite bound
+    /// or an `upper - lower` that overflows f32.
+    pub fn histogram_even_f32(
+        &self,
+        variant: HistogramVariant,
+        input: &[f32],
+        spec: HistogramSpecF32,
+    ) -> GpuResult<Vec<u32>> {
+        self.histogram_even::<f32>(variant, input, spec)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kernel_parameters_match_the_cuda_structs() {
+        assert_eq!(std::mem::size_of::<HistogramBinsI32>(), 20);
+        assert_eq!(std::mem::align_of::<HistogramBinsI32>(), 4);
+        assert_eq!(std::mem::size_of::<HistogramBinsF32>(), 16);
+        assert_eq!(std::mem::align_of::<HistogramBinsF32>(), 4);
+        let source = crate::sources::source("histogram.cu").expect("embedded");
+        assert!(source.contains(&format!("constexpr u32 kThreadCounterMaxBins = {THREAD_COUNTER_MAX_BINS};")));
+        assert!(source.contains(&format!("constexpr u32 kMaxBins = {MAX_BINS};")));
+    }
+
+    /// The device's int32 binning, step by step in the same arithmetic
+    /// (`__uint2float_rn`, `__fmul_rn`, `__float2uint_rz`, wrapping u32 or
+    /// u64 integer steps): BinI32 in histogram.cu.
+    fn device_bin_i32(params: &HistogramBinsI32, wide: bool, x: i32) -> Option<usize> {
+        let off = (x as u32).wrapping_sub(params.lower as u32);
+        if off >= params.range {
+            return None;
+        }
+        let mut t = ((off as f32) * params.scale) as u32;
+        if wide {
+            let d = off as u64 * params.bins as u64;
+            let low = t as u64 * params.range as u64;
+            if d < low {
+                t -= 1;
+            } else if d - low >= params.range as u64 {
+                t += 1;
+            }
+        } else {
+            let rem = off.wrapping_mul(params.bins).wrapping_sub(t.wrapping_mul(params.range)) as i32;
+            t = t.wrapping_sub((rem < 0) as u32).wrapping_add((rem >= params.range as i32) as u32);
+        }
+        Some(t as usize)
+    }
+
+    fn check_spec(spec: HistogramSpec, samples: impl Iterator<Item = i32>) {
+        let (params, _, suffix) = i32::device_bins(&spec).expect("valid spec");
+        let wide = suffix == "i32_wide";
+        for x in samples {
+            assert_eq!(device_bin_i32(&params, wide, x), spec.bin_of(x), "spec {spec:?} x={x}");
+            // The narrow path must also be exact wherever the host picks it,
+            // and the wide one is exact everywhere.
+            if !wide {
+                assert_eq!(device_bin_i32(&params, true, x), spec.bin_of(x), "wide path, spec {spec:?} x={x}");
+            }
+        }
+    }
+
+    /// Every bin boundary (and its neighbours) of many specs, plus the range
+    /// ends: the f32 estimate plus one exact correction equals the exact
+    /// int64 formula.
+    #[test]
+    fn int32_binning_is_exact_at_every_bin_boundary() {
+        let mut specs = vec![
+            HistogramSpec { bins: 19, lower: -9, upper: 11 },
+            HistogramSpec { bins: 1, lower: i32::MIN, upper: i32::MAX },
+            HistogramSpec { bins: 4096, lower: i32::MIN, upper: i32::MAX },
+            HistogramSpec { bins: 4095, lower: -1_000_000_007, upper: 1_999_999_999 },
+            HistogramSpec { bins: 4096, lower: 0, upper: 1 },
+            HistogramSpec { bins: 4096, lower: 0, upper: 4095 },
+            HistogramSpec { bins: 3, lower: 0, upper: 1 << 30 },
+            HistogramSpec { bins: 4093, lower: -(1 << 29), upper: 1 << 29 },
+            HistogramSpec { bins: 4093, lower: -(1 << 29), upper: (1 << 29) + 1 },
+            HistogramSpec { bins: 7, lower: i32::MAX - 1, upper: i32::MAX },
+        ];
+        let mut state = 0x853c49e6748fea9bu64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for _ in 0..300 {
+            let a = next() as i32;
+            let b = next() as i32;
+            let (lower, upper) = if a < b {
+                (a, b)
+            } else if b < a {
+                (b, a)
+            } else {
+                continue;
+            };
+            let bins = 1 + (next() % 4096) as usize;
+            specs.push(HistogramSpec { bins, lower, upper });
+            // Narrow ranges too.
+            let width = 1 + (next() % (1 << 31)) as i64;
+            let lower = (next() % (1 << 31)) as i64 - (1 << 30);
+            let upper = (lower + width).min(i32::MAX as i64);
+            if upper > lower {
+                specs.push(HistogramSpec { bins, lower: lower as i32, upper: upper as i32 });
+            }
+        }
+        for spec in specs {
+            let range = spec.upper as i64 - spec.lower as i64;
+            let bins = spec.bins as i64;
+            // The first sample of every bin b is lower + ceil(b * range / bins).
+            let boundaries = (0..=bins).flat_map(move |b| {
+                let start = spec.lower as i64 + (b * range + bins - 1) / bins;
+                [start - 1, start, start + 1]
+            });
+            let samples = boundaries
+                .chain([
+                    spec.lower as i64 - 1,
+                    spec.upper as i64 - 1,
+                    spec.upper as i64,
+                    i32::MIN as i64,
+                    i32::MAX as i64,
+                ])
+                .filter(|&x| x >= i32::MIN as i64 && x <= i32::MAX as i64)
+                .map(|x| x as i32);
+            check_spec(spec, samples);
+        }
+    }
+
+    #[test]
+    fn int32_binning_is_exact_for_the_seed_values() {
+        let spec = HistogramSpec { bins: 19, lower: -9, upper: 11 };
+        check_spec(spec, -20..20);
+        let counted: Vec<usize> = (-9..=9).map(|x| spec.bin_of(x).expect("in range")).collect();
+        let expected: Vec<usize> = (0..19).map(|offset| offset * 19 / 20).collect();
+        assert_eq!(counted, expected);
+    }
+
+    #[test]
+    fn f32_bins_follow_the_documented_formula() {
+        let spec = HistogramSpecF32 { bins: 10, lower: -1.0, upper: 1.0 };
+        assert_eq!(spec.scale(), 5.0);
+        assert_eq!(spec.bin_of(-1.0), Some(0));
+        assert_eq!(spec.bin_of(0.0), Some(5));
+        assert_eq!(spec.bin_of(0.99999994), Some(9));
+        assert_eq!(spec.bin_of(1.0), None);
+        assert_eq!(spec.bin_of(f32::NAN), None);
+        assert_eq!(spec.bin_of(-1.0000001), None);
+        assert!(f32::device_bins(&HistogramSpecF32 { bins: 4, lower: -3e38, upper: 3e38 }).is_err());
+        assert!(f32::device_bins(&HistogramSpecF32 { bins: 4, lower: 1.0, upper: 1.0 }).is_err());
+        assert!(i32::device_bins(&HistogramSpec { bins: 0, lower: 0, upper: 1 }).is_err());
+        assert!(i32::device_bins(&HistogramSpec { bins: 4097, lower: 0, upper: 1 }).is_err());
+        assert!(i32::device_bins(&HistogramSpec { bins: 4, lower: 1, upper: 1 }).is_err());
+    }
+
+    #[test]
+    fn warp_copies_fit_the_shared_budget() {
+        assert_eq!(warp_copies_for(33), 8);
+        assert_eq!(warp_copies_for(1024), 8);
+        assert_eq!(warp_copies_for(1025), 4);
+        assert_eq!(warp_copies_for(2048), 4);
+        assert_eq!(warp_copies_for(4096), 2);
+        for bins in THREAD_COUNTER_MAX_BINS + 1..=MAX_BINS {
+            let copies = warp_copies_for(bins);
+            assert!(copies.is_power_of_two() && copies * bins * 4 <= WARP_COPIES_SHARED_BYTES);
+        }
+        assert!(THREAD_COUNTER_MAX_BINS * BLOCK_THREADS as usize * 4 <= 48 * 1024);
+    }
+
+    #[test]
+    fn mutant_builds_compile_cleanly() {
+        for arch in ["sm_80", "sm_90"] {
+            for mutant in [9, 12] {
+                let compiled = crate::compile::compile_family(Family::Histogram, arch, mutant)
+                    .unwrap_or_else(|e| panic!("mutant {mutant}: {e}"));
+                assert!(compiled.log.is_empty(), "histogram.cu mutant {mutant} {arch} warned:\n{}", compiled.log);
+            }
+        }
+    }
+}
+
+/// On-GPU checks (`cargo test -p kernels --release -- --ignored`): both
+/// variants (and every layout) on uniform, full-range and skewed samples
+/// against [`HistogramSpec::bin_of`]; the bandwidth of the 19-bin case at 2^28.
+#[cfg(test)]
+mod gpu_tests {
+    use super::*;
+    use crate::GpuOptions;
+
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+    }
+
+    /// `PRIMLAB_GPU_MAX_N` limits the sizes (e.g. under compute-sanitizer).
+    fn max_n() -> usize {
+        std::env::var("PRIMLAB_GPU_MAX_N").ok().and_then(|v| v.parse().ok()).unwrap_or(usize::MAX)
+    }
+
+    fn gpu() -> Gpu {
+        Gpu::open(GpuOptions::default()).expect("a GPU")
+    }
+
+    #[test]
+    #[ignore = "needs a GPU"]
+    fn gpu_histogram_matches_a_serial_model() {
+        let gpu = gpu();
+        let seed = 0x5eed_0003u64;
+        let mut rng = Rng(seed);
+        let mut failures = 0;
+        let mut runs = 0;
+        let specs = [
+            HistogramSpec { bins: 19, lower: -9, upper: 11 },
+            HistogramSpec { bins: 1, lower: -5, upper: 5 },
+            HistogramSpec { bins: 32, lower: -100, upper: 100 },
+            HistogramSpec { bins: 33, lower: -100, upper: 101 },
+            HistogramSpec { bins: 1000, lower: -3, upper: 7 },
+            HistogramSpec { bins: 4096, lower: i32::MIN, upper: i32::MAX },
+            HistogramSpec { bins: 4095, lower: -1_000_000, upper: 1_000_000 },
+        ];
+        let sizes = [0usize, 1, 3, 4, 5, 31, 32, 33, 257, 513, 4099, 262_145, (1 << 22) + 1];
+        for spec in specs {
+            for &n in sizes.iter().filter(|&&n| n <= max_n()) {
+                for data in ["uniform", "full_range", "skewed"] {
+                    let span = (spec.upper as i64 - spec.lower as i64) + 6;
+                    let skew_value = spec.lower + ((spec.upper as i64 - spec.lower as i64) / 3) as i32;
+                    let input: Vec<i32> = (0..n)
+                        .map(|_| match data {
+                            "uniform" => (spec.lower as i64 - 3 + (rng.next() % span as u64) as i64)
+                                .clamp(i32::MIN as i64, i32::MAX as i64)
+                                as i32,
+                            "full_range" => rng.next() as i32,
+                            _ => skew_value,
+                        })
+                        .collect();
+                    let mut expected = vec![0u32; spec.bins];
+                    for &x in &input {
+                        if let Some(b) = spec.bin_of(x) {
+                            expected[b] += 1;
+                        }
+                    }
+                    for variant in HistogramVariant::ALL {
+                        runs += 1;
+                        let label =
+                            format!("histogram_even_i32 {} bins={} n={n} data={data}", variant.name(), spec.bins);
+                        match gpu.histogram_even_i32(variant, &input, spec) {
+                            Ok(got) => {
+                                if let Some(b) = (0..spec.bins).find(|&b| got[b] != expected[b]) {
+                                    println!(
+                                        "FAIL {label} seed={seed:#x}: bin {b} expected {} got {}",
+                                        expected[b], got[b]
+                                    );
+                                    failures += 1;
+                                }
+                            }
+                            Err(e) => {
+                                println!("FAIL {label} seed={seed:#x}: {e}");
+                                failures += 1;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        let float_specs = [
+            HistogramSpecF32 { bins: 19, lower: -9.0, upper: 11.0 },
+            HistogramSpecF32 { bins: 4096, lower: -1.0, upper: 1.0 },
+            HistogramSpecF32 { bins: 7, lower: 0.1, upper: 0.7 },
+        ];
+        for spec in float_specs {
+            for &n in [1usize, 33, 4099, 262_145].iter().filter(|&&n| n <= max_n()) {
+                let mut input: Vec<f32> = (0..n)
+                    .map(|_| {
+                        spec.lower - 0.5
+                            + (rng.next() % 1_000_000) as f32 / 1_000_000.0 * (spec.upper - spec.lower + 1.0)
+                    })
+                    .collect();
+                if n > 3 {
+                    input[0] = f32::NAN;
+                    input[1] = spec.upper;
+                    input[2] = spec.lower;
+                }
+                let mut expected = vec![0u32; spec.bins];
+                for &x in &input {
+                    if let Some(b) = spec.bin_of(x) {
+                        expected[b] += 1;
+                    }
+                }
+                for variant in HistogramVariant::ALL {
+                    runs += 1;
+                    let got = gpu.histogram_even_f32(variant, &input, spec).expect("run");
+                    if got != expected {
+                        println!("FAIL histogram_even_f32 {} bins={} n={n}", variant.name(), spec.bins);
+                        failures += 1;
+                    }
+                }
+            }
+        }
+        println!("histogram: {runs} runs, {failures} failures");
+        assert_eq!(failures, 0);
+    }
+
+    #[test]
+    #[ignore = "needs a GPU"]
+    fn gpu_histogram_bandwidth_at_2_pow_28() {
+        use cudarc::driver::sys::CUevent_flags;
+        let gpu = gpu();
+        gpu.load_all().expect("compile");
+        let n = 1usize << 28;
+        let spec = HistogramSpec { bins: 19, lower: -9, upper: 11 };
+        let input: Vec<i32> =
+            (0..n as u64).map(|i| ((i.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 40) % 19) as i32 - 9).collect();
+        let device_input = gpu.upload(&input).expect("upload");
+        let mut output = gpu.alloc_zeroed::<u32>(spec.bins).expect("alloc");
+        let stream = gpu.stream().clone();
+        for variant in HistogramVariant::ALL {
+            let mut plan = HistogramPlan::<i32>::new(&gpu, variant, n, spec).expect("plan");
+            let iterations = if variant == HistogramVariant::GlobalAtomic { 3 } else { 20 };
+            plan.enqueue(&device_input, &mut output).unwrap();
+            let mut samples = Vec::new();
+            for _ in 0..iterations {
+                let start = stream.record_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).unwrap();
+                plan.enqueue(&device_input, &mut output).unwrap();
+                let end = stream.record_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).unwrap();
+                samples.push(start.elapsed_ms(&end).unwrap() as f64);
+            }
+            samples.sort_by(|a, b| a.partial_cmp(b).unwrap());
+            let ms = samples[samples.len() / 2];
+            let got = gpu.download(&output).unwrap();
+            assert_eq!(got.iter().map(|&c| c as usize).sum::<usize>(), n);
+            println!(
+                "BENCH histogram 19 bins {} ({}) n=2^28: {:.1} us, {:.0} GB/s logical",
+                variant.name(),
+                plan.layout(),
+                ms * 1e3,
+                4.0 * n as f64 / ms / 1e6
+            );
+        }
+    }
+}

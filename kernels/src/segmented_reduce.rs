@@ -1,0 +1,911 @@
+//! Segmented reductions (`cuda/segmented_reduce.cu`) over half-open offsets:
+//! segment `s` covers `input[offsets[s]..offsets[s + 1]]`, so `offsets`
+//! holds `segments + 1` entries (at least one).
+//!
+//! Operators and identities (the result of an empty segment):
+//! * sum int32 -> int64 ([`Gpu::segmented_sum_i32`]): 0.
+//! * sum float32 ([`Gpu::segmented_sum_f32`]): +0.0. Each schedule is a
+//!   fixed tree (`__fadd_rn`), so a result is bitwise reproducible for the
+//!   same schedule, offsets and GPU; NaN and inf propagate as in IEEE
+//!   addition.
+//! * max int32 -> int64 ([`Gpu::segmented_max_i32`]): `i64::MIN`.
+//! * argmax float32 ([`Gpu::segmented_argmax_f32`]): `(value, index)` with
+//!   `index` **relative to the segment start**; the lowest index wins ties;
+//!   an empty segment gives `(f32::NEG_INFINITY, usize::MAX)` ("no
+//!   element"). NaN or ±inf in any segment is rejected before launching
+//!   ([`GpuError::NonFinite`], absolute index of the first one).
+//!
+//! Offsets are `&[usize]` in the API and u32 on the device: `n` must be at
+//! most `u32::MAX`. Offsets that decrease or pass `n` get
+//! [`GpuError::InvalidInput`] naming the first bad position and its values,
+//! checked on the host before anything is launched. Elements outside
+//! `[offsets[0], offsets[segments])` are never read.
+
+use crate::device::Gpu;
+use crate::error::{DriverContext, GpuError, GpuResult};
+use crate::family::Family;
+use crate::launch::{config, BLOCK_THREADS};
+use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, DeviceRepr, PushKernelArg, ValidAsZeroBits};
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+/// The largest input: offsets are u32 on the device.
+pub const MAX_ITEMS: usize = u32::MAX as usize;
+/// Items per block that [`SegmentedVariant::MultiBlockPerSegment`] aims for:
+/// a segment of `len` items gets `ceil(len / 8192)` blocks (at least 1, at
+/// most [`MAX_BLOCKS_PER_SEGMENT`]), judged from the average length.
+pub const MULTI_BLOCK_CHUNK_ITEMS: usize = 8192;
+/// The most blocks one segment gets.
+pub const MAX_BLOCKS_PER_SEGMENT: usize = 4096;
+/// The longest segment argmax accepts: indices within a segment are i32 on
+/// the device, with `i32::MAX` reserved for "no element".
+pub const ARGMAX_MAX_SEGMENT_LEN: usize = i32::MAX as usize;
+
+const WARPS_PER_BLOCK: usize = BLOCK_THREADS as usize / 32;
+/// Grid cap of every (grid-stride) kernel of this family.
+const MAX_GRID_BLOCKS: usize = 1 << 22;
+
+/// How segments are mapped to threads. Every schedule is correct for every
+/// segment length, 0 included; they differ in speed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SegmentedVariant {
+    /// A warp per segment (8 segments per 256-thread block in flight), 16-byte
+    /// loads: for many short segments.
+    WarpPerSegment,
+    /// A 256-thread block per segment: for medium segments.
+    BlockPerSegment,
+    /// Several blocks per segment, each writing one partial; a second kernel
+    /// combines the partials of a segment in order (a warp per segment): for
+    /// few huge segments.
+    MultiBlockPerSegment,
+}
+
+impl SegmentedVariant {
+    /// Every variant.
+    pub const ALL: [SegmentedVariant; 3] =
+        [SegmentedVariant::WarpPerSegment, SegmentedVariant::BlockPerSegment, SegmentedVariant::MultiBlockPerSegment];
+
+    /// Snake-case name used in reports.
+    pub fn name(&self) -> &'static str {
+        match self {
+            SegmentedVariant::WarpPerSegment => "warp_per_segment",
+            SegmentedVariant::BlockPerSegment => "block_per_segment",
+            SegmentedVariant::MultiBlockPerSegment => "multi_block_per_segment",
+        }
+    }
+
+    /// The schedule expected to be fastest for segments of `avg_len` items
+    /// on average: a warp up to 4096 items (16 KB of f32), a block up to
+    /// 65,536, several blocks beyond.
+    pub fn best_for(avg_len: usize) -> SegmentedVariant {
+        if avg_len <= 4096 {
+            SegmentedVariant::WarpPerSegment
+        } else if avg_len <= 65536 {
+            SegmentedVariant::BlockPerSegment
+        } else {
+            SegmentedVariant::MultiBlockPerSegment
+        }
+    }
+
+    fn kernel_prefix(&self) -> &'static str {
+        match self {
+            SegmentedVariant::WarpPerSegment => "segmented_warp_per_segment",
+            SegmentedVariant::BlockPerSegment => "segmented_block_per_segment",
+            SegmentedVariant::MultiBlockPerSegment => "segmented_multi_block_partials",
+        }
+    }
+}
+
+/// The device result of a segmented argmax (`ArgF32` in
+/// cuda/common/operators.cuh): `index` is relative to the segment start, and
+/// `i32::MAX` means "no element" (an empty segment; `value` is then
+/// meaningless).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct SegmentArgF32 {
+    /// The maximum value.
+    pub value: f32,
+    /// Its index within the segment (lowest on ties), or `i32::MAX`.
+    pub index: i32,
+}
+// SAFETY: plain old data with the layout of the CUDA struct (8 bytes, 4-aligned).
+unsafe impl DeviceRepr for SegmentArgF32 {}
+// SAFETY: all-zero bits are a valid value.
+unsafe impl ValidAsZeroBits for SegmentArgF32 {}
+
+impl SegmentArgF32 {
+    /// The API form: `(value, index)`, or `(f32::NEG_INFINITY, usize::MAX)`
+    /// for an empty segment.
+    pub fn to_pair(self) -> (f32, usize) {
+        if self.index == i32::MAX {
+            (f32::NEG_INFINITY, usize::MAX)
+        } else {
+            (self.value, self.index as usize)
+        }
+    }
+}
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// A segmented operator: the element type it reads and the type the device
+/// writes per segment. Implemented by the marker types
+/// [`SegmentedSumI32`], [`SegmentedSumF32`], [`SegmentedMaxI32`] and
+/// [`SegmentedArgMaxF32`].
+pub trait SegmentedOp: sealed::Sealed {
+    /// Input element type.
+    type Input: DeviceRepr + Copy + Default;
+    /// Per-segment device result type.
+    type Output: DeviceRepr + Copy;
+    /// Kernel-name suffix, e.g. `sum_f32`.
+    const NAME: &'static str;
+    /// Primitive name used in errors and reports, e.g. `segmented_sum_f32`.
+    const PRIMITIVE: &'static str;
+    /// The longest segment the operator accepts.
+    const MAX_SEGMENT_LEN: usize;
+    /// Index of the first input element (within `[first, last)`) the operator
+    /// rejects, if any.
+    fn first_rejected(_input: &[Self::Input], _first: usize, _last: usize) -> Option<usize> {
+        None
+    }
+}
+
+/// int32 -> int64 sum; identity 0.
+#[derive(Debug, Clone, Copy)]
+pub struct SegmentedSumI32;
+/// float32 sum; identity +0.0.
+#[derive(Debug, Clone, Copy)]
+pub struct SegmentedSumF32;
+/// int32 -> int64 max; identity `i64::MIN`.
+#[derive(Debug, Clone, Copy)]
+pub struct SegmentedMaxI32;
+/// float32 argmax, index relative to the segment start, lowest index on
+/// ties; nonfinite input rejected.
+#[derive(Debug, Clone, Copy)]
+pub struct SegmentedArgMaxF32;
+
+impl sealed::Sealed for SegmentedSumI32 {}
+impl sealed::Sealed for SegmentedSumF32 {}
+impl sealed::Sealed for SegmentedMaxI32 {}
+impl sealed::Sealed for SegmentedArgMaxF32 {}
+
+impl SegmentedOp for SegmentedSumI32 {
+    type Input = i32;
+    type Output = i64;
+    const NAME: &'static str = "sum_i32";
+    const PRIMITIVE: &'static str = "segmented_sum_i32";
+    const MAX_SEGMENT_LEN: usize = MAX_ITEMS;
+}
+impl SegmentedOp for SegmentedSumF32 {
+    type Input = f32;
+    type Output = f32;
+    const NAME: &'static str = "sum_f32";
+    const PRIMITIVE: &'static str = "segmented_sum_f32";
+    const MAX_SEGMENT_LEN: usize = MAX_ITEMS;
+}
+impl SegmentedOp for SegmentedMaxI32 {
+    type Input = i32;
+    type Output = i64;
+    const NAME: &'static str = "max_i32";
+    const PRIMITIVE: &'static str = "segmented_max_i32";
+    const MAX_SEGMENT_LEN: usize = MAX_ITEMS;
+}
+impl SegmentedOp for SegmentedArgMaxF32 {
+    type Input = f32;
+    type Output = SegmentArgF32;
+    const NAME: &'static str = "argmax_f32";
+    const PRIMITIVE: &'static str = "segmented_argmax_f32";
+    const MAX_SEGMENT_LEN: usize = ARGMAX_MAX_SEGMENT_LEN;
+    fn first_rejected(input: &[f32], first: usize, last: usize) -> Option<usize> {
+        input[first..last].iter().position(|x| !x.is_finite()).map(|i| first + i)
+    }
+}
+
+/// What validated offsets describe.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OffsetSummary {
+    /// Number of segments (`offsets.len() - 1`).
+    pub segments: usize,
+    /// Length of the longest segment.
+    pub longest: usize,
+    /// `offsets[0]`: the first element read.
+    pub first: usize,
+    /// `offsets[segments]`: one past the last element read.
+    pub last: usize,
+}
+
+/// Checks `offsets` against an input of `n` elements: at least one entry,
+/// `n <= u32::MAX`, non-decreasing, none above `n`. The error names the
+/// first bad position and its values.
+pub fn validate_segment_offsets(offsets: &[usize], n: usize) -> Result<OffsetSummary, String> {
+    if n > MAX_ITEMS {
+        return Err(format!("n must be at most {MAX_ITEMS} (offsets are u32 on the device)"));
+    }
+    let Some(&first) = offsets.first() else {
+        return Err("offsets must hold segments + 1 entries (at least one)".into());
+    };
+    let mut longest = 0;
+    for (i, &offset) in offsets.iter().enumerate() {
+        if offset > n {
+            return Err(format!("offsets[{i}] = {offset} passes n = {n}"));
+        }
+        if i > 0 {
+            let previous = offsets[i - 1];
+            if offset < previous {
+                return Err(format!(
+                    "offsets decrease at position {i}: offsets[{}] = {previous} > offsets[{i}] = {offset}",
+                    i - 1
+                ));
+            }
+            longest = longest.max(offset - previous);
+        }
+    }
+    Ok(OffsetSummary { segments: offsets.len() - 1, longest, first, last: offsets[offsets.len() - 1] })
+}
+
+/// Validated segment offsets on the device (u32), made by
+/// [`Gpu::upload_segment_offsets`]; a plan trusts them.
+pub struct SegmentOffsets {
+    device: CudaSlice<u32>,
+    n: usize,
+    summary: OffsetSummary,
+}
+
+impl std::fmt::Debug for SegmentOffsets {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SegmentOffsets").field("n", &self.n).field("summary", &self.summary).finish_non_exhaustive()
+    }
+}
+
+impl SegmentOffsets {
+    /// The input length the offsets were validated against.
+    pub fn n(&self) -> usize {
+        self.n
+    }
+    /// Number of segments.
+    pub fn segments(&self) -> usize {
+        self.summary.segments
+    }
+    /// What the offsets describe.
+    pub fn summary(&self) -> OffsetSummary {
+        self.summary
+    }
+    /// The `segments + 1` u32 offsets on the device.
+    pub fn device(&self) -> &CudaSlice<u32> {
+        &self.device
+    }
+}
+
+impl Gpu {
+    /// Validates `offsets` against an input of `n` elements (see
+    /// [`validate_segment_offsets`]) and uploads them as u32.
+    pub fn upload_segment_offsets(&self, offsets: &[usize], n: usize) -> GpuResult<SegmentOffsets> {
+        let summary = validate_segment_offsets(offsets, n).map_err(|reason| GpuError::InvalidInput {
+            primitive: "segmented_reduce",
+            variant: "offsets",
+            n,
+            reason,
+        })?;
+        // Every offset is <= n <= u32::MAX, checked above.
+        let narrow: Vec<u32> = offsets.iter().map(|&o| o as u32).collect();
+        Ok(SegmentOffsets { device: self.upload(&narrow)?, n, summary })
+    }
+}
+
+/// Blocks per segment of [`SegmentedVariant::MultiBlockPerSegment`] for
+/// `segments` segments over `n` items.
+pub fn blocks_per_segment(n: usize, segments: usize) -> usize {
+    let average = n / segments.max(1);
+    average.div_ceil(MULTI_BLOCK_CHUNK_ITEMS).clamp(1, MAX_BLOCKS_PER_SEGMENT)
+}
+
+/// A segmented reduction with operator `O` over `n` items in `segments`
+/// segments, with every scratch buffer allocated, for timing.
+///
+/// [`SegmentedPlan::enqueue`] puts on the stream, and nothing else (no
+/// allocation, no copy, no synchronisation; nothing at all for 0 segments):
+/// * WarpPerSegment ([`SegmentedVariant::WarpPerSegment`]):
+///   `segmented_warp_per_segment_<op>` (ceil(segments / 8) blocks).
+/// * BlockPerSegment ([`SegmentedVariant::BlockPerSegment`]):
+///   `segmented_block_per_segment_<op>` (one block per segment).
+/// * MultiBlockPerSegment ([`SegmentedVariant::MultiBlockPerSegment`]):
+///   `segmented_multi_block_partials_<op>` (B blocks per segment, see
+///   [`blocks_per_segment`]) then `segmented_multi_block_combine_<op>`.
+///
+/// Grids are capped at 2^22 blocks; the kernels loop over the rest.
+pub struct SegmentedPlan<O: SegmentedOp> {
+    variant: SegmentedVariant,
+    n: usize,
+    segments: usize,
+    blocks_per_segment: u32,
+    stream: Arc<CudaStream>,
+    kernel: CudaFunction,
+    combine: Option<CudaFunction>,
+    /// segments * blocks_per_segment partials of up to 8 bytes each.
+    partials: Option<CudaSlice<u64>>,
+    _op: PhantomData<O>,
+}
+
+impl<O: SegmentedOp> std::fmt::Debug for SegmentedPlan<O> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SegmentedPlan")
+            .field("op", &O::NAME)
+            .field("variant", &self.variant)
+            .field("n", &self.n)
+            .field("segments", &self.segments)
+            .field("blocks_per_segment", &self.blocks_per_segment)
+            .finish_non_exhaustive()
+    }
+}
+
+fn grid_for(blocks: usize) -> u32 {
+    blocks.clamp(1, MAX_GRID_BLOCKS) as u32
+}
+
+impl<O: SegmentedOp> SegmentedPlan<O> {
+    /// Allocates the scratch of `variant` for `segments` segments over `n`
+    /// items. Fails with [`GpuError::InvalidInput`] when `n > u32::MAX`.
+    pub fn new(gpu: &Gpu, variant: SegmentedVariant, n: usize, segments: usize) -> GpuResult<SegmentedPlan<O>> {
+        if n > MAX_ITEMS {
+            return Err(GpuError::InvalidInput {
+                primitive: O::PRIMITIVE,
+                variant: variant.name(),
+                n,
+                reason: format!("n must be at most {MAX_ITEMS} (offsets are u32 on the device)"),
+            });
+        }
+        let kernel = gpu.function(Family::SegmentedReduce, &format!("{}_{}", variant.kernel_prefix(), O::NAME))?;
+        let (blocks, combine, partials) = if variant == SegmentedVariant::MultiBlockPerSegment {
+            let blocks = blocks_per_segment(n, segments);
+            let combine =
+                gpu.function(Family::SegmentedReduce, &format!("segmented_multi_block_combine_{}", O::NAME))?;
+            // Every partial is written by pass 1 before pass 2 reads it.
+            let partials = if segments > 0 { Some(gpu.alloc_uninit::<u64>(segments * blocks)?) } else { None };
+            (blocks, Some(combine), partials)
+        } else {
+            (1, None, None)
+        };
+        Ok(SegmentedPlan {
+            variant,
+            n,
+            segments,
+            blocks_per_segment: blocks as u32,
+            stream: gpu.stream().clone(),
+            kernel,
+            combine,
+            partials,
+            _op: PhantomData,
+        })
+    }
+
+    /// The variant this plan runs.
+    pub fn variant(&self) -> SegmentedVariant {
+        self.variant
+    }
+
+    /// Blocks per segment (1 except for the multi-block schedule).
+    pub fn blocks_per_segment(&self) -> usize {
+        self.blocks_per_segment as usize
+    }
+
+    /// Logical bytes of one run: the elements of every segment
+    /// (`(last - first) * size_of::<Input>()`).
+    pub fn logical_bytes(&self, offsets: &SegmentOffsets) -> u64 {
+        let summary = offsets.summary();
+        ((summary.last - summary.first) * std::mem::size_of::<O::Input>()) as u64
+    }
+
+    /// Enqueues the reduction of every segment of `input` (at least `n`
+    /// elements; a 1-element placeholder when `n == 0`) into `output`
+    /// (`segments` elements). See the type's doc for what is put on the stream.
+    pub fn enqueue(
+        &mut self,
+        input: &CudaSlice<O::Input>,
+        offsets: &SegmentOffsets,
+        output: &mut CudaSlice<O::Output>,
+    ) -> GpuResult<()> {
+        let (n, segments, variant) = (self.n, self.segments, self.variant);
+        let invalid =
+            |reason: String| GpuError::InvalidInput { primitive: O::PRIMITIVE, variant: variant.name(), n, reason };
+        if input.len() < n || offsets.n() != n || offsets.segments() != segments || output.len() != segments {
+            return Err(invalid(format!(
+                "plan built for n={n}, {segments} segments; got input {}, offsets for n={} with {} segments, output {}",
+                input.len(),
+                offsets.n(),
+                offsets.segments(),
+                output.len()
+            )));
+        }
+        if offsets.summary().longest > O::MAX_SEGMENT_LEN {
+            return Err(invalid(format!(
+                "a segment of {} elements exceeds the limit of {}",
+                offsets.summary().longest,
+                O::MAX_SEGMENT_LEN
+            )));
+        }
+        if segments == 0 {
+            return Ok(());
+        }
+        let stream = self.stream.clone();
+        let segments_u64 = segments as u64;
+        let what = |step: &str| format!("{}/{} n={n} segments={segments}: {step}", O::PRIMITIVE, variant.name());
+        match variant {
+            SegmentedVariant::WarpPerSegment | SegmentedVariant::BlockPerSegment => {
+                let blocks = if variant == SegmentedVariant::WarpPerSegment {
+                    segments.div_ceil(WARPS_PER_BLOCK)
+                } else {
+                    segments
+                };
+                let mut launch = stream.launch_builder(&self.kernel);
+                launch.arg(input).arg(offsets.device()).arg(&segments_u64).arg(output);
+                // SAFETY: matches segmented_{warp,block}_per_segment_<op>(input,
+                // offsets, segments, out); offsets were validated against n.
+                unsafe { launch.launch(config(grid_for(blocks), BLOCK_THREADS, 0)) }.context(|| what("launch"))?;
+            }
+            SegmentedVariant::MultiBlockPerSegment => {
+                let (Some(combine), Some(partials)) = (&self.combine, &mut self.partials) else {
+                    return Err(invalid("multi-block plan without scratch".into()));
+                };
+                let blocks_per_segment = self.blocks_per_segment;
+                let mut launch = stream.launch_builder(&self.kernel);
+                launch.arg(input).arg(offsets.device()).arg(&segments_u64).arg(&blocks_per_segment).arg(&mut *partials);
+                // SAFETY: matches segmented_multi_block_partials_<op>(input,
+                // offsets, segments, blocks_per_segment, partials); partials
+                // holds segments * blocks_per_segment 8-byte slots.
+                unsafe { launch.launch(config(grid_for(segments * blocks_per_segment as usize), BLOCK_THREADS, 0)) }
+                    .context(|| what("partials"))?;
+                let mut launch = stream.launch_builder(combine);
+                launch.arg(&*partials).arg(&segments_u64).arg(&blocks_per_segment).arg(output);
+                // SAFETY: matches segmented_multi_block_combine_<op>(partials,
+                // segments, blocks_per_segment, out).
+                unsafe { launch.launch(config(grid_for(segments.div_ceil(WARPS_PER_BLOCK)), BLOCK_THREADS, 0)) }
+                    .context(|| what("combine"))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Gpu {
+    /// Validates, uploads, runs a [`SegmentedPlan`] into a poisoned output
+    /// buffer and downloads the per-segment results.
+    fn segmented_reduce<O: SegmentedOp>(
+        &self,
+        variant: SegmentedVariant,
+        input: &[O::Input],
+        offsets: &[usize],
+    ) -> GpuResult<Vec<O::Output>> {
+        let n = input.len();
+        let invalid =
+            |reason: String| GpuError::InvalidInput { primitive: O::PRIMITIVE, variant: variant.name(), n, reason };
+        let summary = validate_segment_offsets(offsets, n).map_err(invalid)?;
+        if summary.longest > O::MAX_SEGMENT_LEN {
+            return Err(invalid(format!(
+                "a segment of {} elements exceeds the limit of {}",
+                summary.longest,
+                O::MAX_SEGMENT_LEN
+            )));
+        }
+        if let Some(index) = O::first_rejected(input, summary.first, summary.last) {
+            return Err(GpuError::NonFinite { primitive: O::PRIMITIVE, variant: variant.name(), n, index });
+        }
+        let mut plan = SegmentedPlan::<O>::new(self, variant, n, summary.segments)?;
+        if summary.segments == 0 {
+            return Ok(Vec::new());
+        }
+        let device_offsets = self.upload_segment_offsets(offsets, n)?;
+        // A poisoned 1-element placeholder when n == 0: never read unless a
+        // kernel reads an empty segment (which the poison then exposes).
+        let device_input = if n == 0 { self.alloc_poisoned::<O::Input>(1)? } else { self.upload(input)? };
+        let mut output = self.alloc_poisoned::<O::Output>(summary.segments)?;
+        plan.enqueue(&device_input, &device_offsets, &mut output)?;
+        self.download(&output)
+    }
+
+    /// Sum of every segment of int32 `input`, in int64 (identity 0).
+    /// Errors: bad offsets or `n > u32::MAX` ([`GpuError::InvalidInput`]).
+    pub fn segmented_sum_i32(
+        &self,
+        variant: SegmentedVariant,
+        input: &[i32],
+        offsets: &[usize],
+    ) -> GpuResult<Vec<i64>> {
+        self.segmented_reduce::<SegmentedSumI32>(variant, input, offsets)
+    }
+
+    /// Sum of every segment of float32 `input` (identity +0.0; a fixed tree
+    /// per schedule, `__fadd_rn`). Errors: as [`Gpu::segmented_sum_i32`].
+    pub fn segmented_sum_f32(
+        &self,
+        variant: SegmentedVariant,
+        input: &[f32],
+        offsets: &[usize],
+    ) -> GpuResult<Vec<f32>> {
+        self.segmented_reduce::<SegmentedSumF32>(variant, input, offsets)
+    }
+
+    /// Maximum of every segment of int32 `input`, as int64; an empty segment
+    /// gives `i64::MIN`. Errors: as [`Gpu::segmented_sum_i32`].
+    pub fn segmented_max_i32(
+        &self,
+        variant: SegmentedVariant,
+        input: &[i32],
+        offsets: &[usize],
+    ) -> GpuResult<Vec<i64>> {
+        self.segmented_reduce::<SegmentedMaxI32>(variant, input, offsets)
+    }
+
+    /// `(max value, index relative to the segment start)` of every segment of
+    /// float32 `input`; the lowest index wins ties; an empty segment gives
+    /// `(f32::NEG_INFINITY, usize::MAX)`. Errors: as
+    /// [`Gpu::segmented_sum_i32`], plus [`GpuError::NonFinite`] (absolute
+    /// index of the first NaN/±inf inside a segment) and a segment longer
+    /// than [`ARGMAX_MAX_SEGMENT_LEN`] ([`GpuError::InvalidInput`]).
+    pub fn segmented_argmax_f32(
+        &self,
+        variant: SegmentedVariant,
+        input: &[f32],
+        offsets: &[usize],
+    ) -> GpuResult<Vec<(f32, usize)>> {
+        Ok(self
+            .segmented_reduce::<SegmentedArgMaxF32>(variant, input, offsets)?
+            .into_iter()
+            .map(|r| r.to_pair())
+            .collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn argmax_result_matches_the_cuda_layout() {
+        assert_eq!(std::mem::size_of::<SegmentArgF32>(), 8);
+        assert_eq!(std::mem::align_of::<SegmentArgF32>(), 4);
+        let operators = crate::sources::source("common/operators.cuh").expect("embedded");
+        assert!(operators.contains("struct ArgF32 {\n    float value;\n    i32 index;\n};"));
+        assert!(operators.contains("constexpr i32 kNoIndex = 0x7fffffff;"));
+        assert_eq!(SegmentArgF32 { value: 1.0, index: i32::MAX }.to_pair(), (f32::NEG_INFINITY, usize::MAX));
+        assert_eq!(SegmentArgF32 { value: 2.5, index: 7 }.to_pair(), (2.5, 7));
+    }
+
+    #[test]
+    fn offsets_are_validated_with_the_first_bad_position() {
+        assert_eq!(
+            validate_segment_offsets(&[0, 4, 4, 8], 8),
+            Ok(OffsetSummary { segments: 3, longest: 4, first: 0, last: 8 })
+        );
+        assert_eq!(validate_segment_offsets(&[3], 8), Ok(OffsetSummary { segments: 0, longest: 0, first: 3, last: 3 }));
+        assert!(validate_segment_offsets(&[], 8).unwrap_err().contains("at least one"));
+        let decrease = validate_segment_offsets(&[0, 5, 4, 8], 8).unwrap_err();
+        assert!(
+            decrease.contains("position 2")
+                && decrease.contains("offsets[1] = 5")
+                && decrease.contains("offsets[2] = 4")
+        );
+        let past = validate_segment_offsets(&[0, 4, 9], 8).unwrap_err();
+        assert!(past.contains("offsets[2] = 9") && past.contains("n = 8"));
+        assert!(validate_segment_offsets(&[0], MAX_ITEMS + 1).is_err());
+    }
+
+    #[test]
+    fn best_for_picks_by_average_length() {
+        assert_eq!(SegmentedVariant::best_for(0), SegmentedVariant::WarpPerSegment);
+        assert_eq!(SegmentedVariant::best_for(1024), SegmentedVariant::WarpPerSegment);
+        assert_eq!(SegmentedVariant::best_for(20_000), SegmentedVariant::BlockPerSegment);
+        assert_eq!(SegmentedVariant::best_for(512 * 512 + 1), SegmentedVariant::MultiBlockPerSegment);
+    }
+
+    /// Emulates accumulate_range's head / 16-byte body / tail split and the
+    /// rank-strided assignment: every index of [lo, hi) is visited exactly
+    /// once, and body vectors are whole and inside the range.
+    fn visits(lo: u64, hi: u64, lanes: u64) -> Vec<u32> {
+        let mut seen = vec![0u32; (hi - lo) as usize];
+        let head_end = hi.min((lo + 3) & !3);
+        let body_end = head_end.max(hi & !3);
+        for rank in 0..lanes {
+            let mut i = lo + rank;
+            while i < head_end {
+                seen[(i - lo) as usize] += 1;
+                i += lanes;
+            }
+            let vector_end = body_end / 4;
+            let mut v = head_end / 4 + rank;
+            while v + 3 * lanes < vector_end {
+                for u in 0..4 {
+                    for j in 0..4 {
+                        seen[((v + u * lanes) * 4 + j - lo) as usize] += 1;
+                    }
+                }
+                v += 4 * lanes;
+            }
+            while v < vector_end {
+                for j in 0..4 {
+                    seen[(v * 4 + j - lo) as usize] += 1;
+                }
+                v += lanes;
+            }
+            let mut i = body_end + rank;
+            while i < hi {
+                seen[(i - lo) as usize] += 1;
+                i += lanes;
+            }
+        }
+        seen
+    }
+
+    #[test]
+    fn accumulate_range_visits_every_item_once() {
+        for lo in 0..9u64 {
+            for len in [0u64, 1, 2, 3, 4, 5, 7, 8, 31, 32, 33, 127, 128, 129, 255, 256, 257, 511, 512, 513, 1024, 4099]
+            {
+                for lanes in [32u64, 256] {
+                    assert!(visits(lo, lo + len, lanes).iter().all(|&c| c == 1), "lo={lo} len={len} lanes={lanes}");
+                }
+            }
+        }
+    }
+
+    /// Emulates multi_block_partials' chunking: the chunks of a segment cover
+    /// it exactly once, in order.
+    #[test]
+    fn multi_block_chunks_partition_every_segment() {
+        for len in [0u64, 1, 3, 4, 5, 31, 32, 33, 8191, 8192, 8193, 512 * 512 + 1, 1 << 24] {
+            for blocks in [1u64, 2, 3, 7, 32, 33, 64, 4096] {
+                let begin = 13u64;
+                let chunk = (len.div_ceil(blocks) + 3) & !3;
+                let mut expected_lo = begin;
+                for c in 0..blocks {
+                    let lo = begin + len.min(c * chunk);
+                    let hi = begin + len.min((c + 1) * chunk);
+                    assert_eq!(lo, expected_lo, "len={len} blocks={blocks} c={c}");
+                    assert!(hi >= lo);
+                    expected_lo = hi;
+                }
+                assert_eq!(expected_lo, begin + len, "len={len} blocks={blocks}");
+            }
+        }
+    }
+
+    #[test]
+    fn blocks_per_segment_is_bounded() {
+        assert_eq!(blocks_per_segment(0, 0), 1);
+        assert_eq!(blocks_per_segment(1024, 1), 1);
+        assert_eq!(blocks_per_segment(512 * 512 + 1, 1), 33);
+        assert_eq!(blocks_per_segment(1 << 28, 1), MAX_BLOCKS_PER_SEGMENT);
+        assert_eq!(blocks_per_segment(1 << 28, 1 << 18), 1);
+    }
+
+    #[test]
+    fn mutant_builds_compile_cleanly() {
+        for arch in ["sm_80", "sm_90"] {
+            for mutant in [9, 12] {
+                let compiled = crate::compile::compile_family(Family::SegmentedReduce, arch, mutant)
+                    .unwrap_or_else(|e| panic!("mutant {mutant}: {e}"));
+                assert!(
+                    compiled.log.is_empty(),
+                    "segmented_reduce.cu mutant {mutant} {arch} warned:\n{}",
+                    compiled.log
+                );
+            }
+        }
+    }
+}
+
+/// On-GPU checks (`cargo test -p kernels --release -- --ignored`): every
+/// operator and schedule on segment shapes with lengths 0, 1, 31, 32, 33,
+/// 512^2 + 1 (and more) against a serial model; the bandwidth of the
+/// 1024-wide f32 sum at 2^28.
+#[cfg(test)]
+mod gpu_tests {
+    use super::*;
+    use crate::GpuOptions;
+
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+        fn small(&mut self) -> i32 {
+            (self.next() % 19) as i32 - 9
+        }
+    }
+
+    /// `PRIMLAB_GPU_MAX_N` limits the sizes (e.g. under compute-sanitizer).
+    fn max_n() -> usize {
+        std::env::var("PRIMLAB_GPU_MAX_N").ok().and_then(|v| v.parse().ok()).unwrap_or(usize::MAX)
+    }
+
+    fn gpu() -> Gpu {
+        Gpu::open(GpuOptions::default()).expect("a GPU")
+    }
+
+    /// (name, n, offsets)
+    fn shapes(rng: &mut Rng) -> Vec<(&'static str, usize, Vec<usize>)> {
+        let mut shapes = Vec::new();
+        let mut from_lengths = |name, start: usize, lengths: &[usize], trailing: usize| {
+            let mut offsets = vec![start];
+            for &len in lengths {
+                offsets.push(offsets.last().unwrap() + len);
+            }
+            let n = offsets.last().unwrap() + trailing;
+            shapes.push((name, n, offsets));
+        };
+        from_lengths(
+            "boundary_lengths",
+            3,
+            &[0, 1, 31, 32, 33, 0, 512 * 512 + 1, 0, 1024, 1023, 1025, 0, 2, 3, 4, 5, 0, 4099, 0],
+            7,
+        );
+        let tiny: Vec<usize> =
+            (0..20_000).map(|_| if rng.next() % 5 == 0 { 0 } else { (rng.next() % 40) as usize }).collect();
+        from_lengths("tiny_random", 0, &tiny, 0);
+        from_lengths("width_1024", 0, &[1024; 2048], 0);
+        from_lengths("huge", 1, &[3_000_001, 0, 4_000_003], 0);
+        from_lengths("one_huge", 0, &[(1 << 24) + 5], 0);
+        from_lengths("one_empty", 5, &[0], 5);
+        from_lengths("no_segments", 0, &[], 4);
+        from_lengths("all_empty_n0", 0, &[0, 0, 0], 0);
+        from_lengths("empty_at_end", 0, &[5, 0], 0);
+        shapes
+    }
+
+    fn segments(offsets: &[usize]) -> impl Iterator<Item = (usize, usize)> + '_ {
+        offsets.windows(2).map(|w| (w[0], w[1]))
+    }
+
+    #[test]
+    #[ignore = "needs a GPU"]
+    fn gpu_segmented_matches_a_serial_model() {
+        let gpu = gpu();
+        let seed = 0x5eed_0002u64;
+        let mut rng = Rng(seed);
+        let mut failures = 0;
+        let mut runs = 0;
+        let mut report = |label: String, detail: Option<String>| {
+            runs += 1;
+            if let Some(detail) = detail {
+                println!("FAIL {label} seed={seed:#x}: {detail}");
+                failures += 1;
+            }
+        };
+        fn first_mismatch<T: PartialEq + std::fmt::Debug>(expected: &[T], got: &[T]) -> Option<String> {
+            if expected.len() != got.len() {
+                return Some(format!("length expected {} got {}", expected.len(), got.len()));
+            }
+            (0..expected.len())
+                .find(|&i| expected[i] != got[i])
+                .map(|i| format!("segment {i} expected {:?} got {:?}", expected[i], got[i]))
+        }
+        for (shape, n, offsets) in shapes(&mut rng).into_iter().filter(|s| s.1 <= max_n()) {
+            for data in ["small", "full_range"] {
+                let ints: Vec<i32> =
+                    (0..n).map(|_| if data == "small" { rng.small() } else { rng.next() as i32 }).collect();
+                // Small integers as floats: every partial sum is exact, so any order agrees.
+                let floats: Vec<f32> = (0..n).map(|_| rng.small() as f32).collect();
+                let sum_i: Vec<i64> =
+                    segments(&offsets).map(|(a, b)| ints[a..b].iter().map(|&x| x as i64).sum()).collect();
+                let max_i: Vec<i64> = segments(&offsets)
+                    .map(|(a, b)| ints[a..b].iter().map(|&x| x as i64).max().unwrap_or(i64::MIN))
+                    .collect();
+                let sum_f: Vec<f32> = segments(&offsets).map(|(a, b)| floats[a..b].iter().sum()).collect();
+                let argmax_f: Vec<(f32, usize)> = segments(&offsets)
+                    .map(|(a, b)| {
+                        let mut best = (f32::NEG_INFINITY, usize::MAX);
+                        for (i, &x) in floats[a..b].iter().enumerate() {
+                            if best.1 == usize::MAX || x > best.0 {
+                                best = (x, i);
+                            }
+                        }
+                        best
+                    })
+                    .collect();
+                for variant in SegmentedVariant::ALL {
+                    let label = |op: &str| format!("{op} {} shape={shape} n={n} data={data}", variant.name());
+                    let check = |r: GpuResult<Option<String>>| r.unwrap_or_else(|e| Some(format!("error {e}")));
+                    report(
+                        label("segmented_sum_i32"),
+                        check(gpu.segmented_sum_i32(variant, &ints, &offsets).map(|g| first_mismatch(&sum_i, &g))),
+                    );
+                    report(
+                        label("segmented_max_i32"),
+                        check(gpu.segmented_max_i32(variant, &ints, &offsets).map(|g| first_mismatch(&max_i, &g))),
+                    );
+                    report(
+                        label("segmented_sum_f32"),
+                        check(gpu.segmented_sum_f32(variant, &floats, &offsets).map(|g| first_mismatch(&sum_f, &g))),
+                    );
+                    report(
+                        label("segmented_argmax_f32"),
+                        check(
+                            gpu.segmented_argmax_f32(variant, &floats, &offsets).map(|g| first_mismatch(&argmax_f, &g)),
+                        ),
+                    );
+                }
+            }
+        }
+        // Rounding-sensitive floats: within the order-free bound, and bitwise
+        // the same on a second run.
+        let n = (1 << 20).min(max_n());
+        let floats: Vec<f32> = (0..n).map(|_| (rng.next() % 1_000_000) as f32 / 1_000_000.0 - 0.5).collect();
+        let offsets: Vec<usize> = (0..=n / 1000).map(|s| (s * 1000).min(n)).chain([n]).collect();
+        for variant in SegmentedVariant::ALL {
+            let got = gpu.segmented_sum_f32(variant, &floats, &offsets).expect("run");
+            let again = gpu.segmented_sum_f32(variant, &floats, &offsets).expect("run");
+            let label = format!("segmented_sum_f32 {} rounding n={n}", variant.name());
+            let mut detail = None;
+            for (s, (a, b)) in segments(&offsets).enumerate() {
+                let exact: f64 = floats[a..b].iter().map(|&x| x as f64).sum();
+                let abs: f64 = floats[a..b].iter().map(|&x| x.abs() as f64).sum();
+                let bound = (b - a).saturating_sub(1) as f64 * (f32::EPSILON as f64 / 2.0) * abs;
+                if ((got[s] as f64) - exact).abs() > bound || got[s].to_bits() != again[s].to_bits() {
+                    detail =
+                        Some(format!("segment {s}: exact {exact} got {} again {} bound {bound}", got[s], again[s]));
+                    break;
+                }
+            }
+            report(label, detail);
+        }
+        println!("segmented: {runs} runs, {failures} failures");
+        assert_eq!(failures, 0);
+        // Contract checks.
+        let v = SegmentedVariant::WarpPerSegment;
+        let err = gpu.segmented_sum_i32(v, &[1, 2, 3], &[0, 2, 1]).unwrap_err();
+        assert!(matches!(err, GpuError::InvalidInput { .. }) && err.to_string().contains("position 2"), "{err}");
+        let err = gpu.segmented_sum_i32(v, &[1, 2, 3], &[0, 4]).unwrap_err();
+        assert!(err.to_string().contains("offsets[1] = 4"), "{err}");
+        let err = gpu.segmented_argmax_f32(v, &[1.0, f32::NAN, 3.0, f32::INFINITY], &[0, 2, 4]).unwrap_err();
+        assert!(matches!(err, GpuError::NonFinite { index: 1, .. }), "{err}");
+        assert_eq!(gpu.segmented_sum_i32(v, &[3, -1, 4, 1, 5, -9, 2, 6], &[0, 4, 4, 8]).unwrap(), vec![7, 0, 4]);
+    }
+
+    #[test]
+    #[ignore = "needs a GPU"]
+    fn gpu_segmented_sum_f32_bandwidth_at_2_pow_28() {
+        use cudarc::driver::sys::CUevent_flags;
+        let gpu = gpu();
+        gpu.load_all().expect("compile");
+        let n = 1usize << 28;
+        let floats: Vec<f32> = (0..n as u64)
+            .map(|i| ((i.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 40) % 1000) as f32 / 1000.0 - 0.5)
+            .collect();
+        let offsets: Vec<usize> = (0..=n / 1024).map(|s| s * 1024).collect();
+        let device_input = gpu.upload(&floats).expect("upload");
+        let device_offsets = gpu.upload_segment_offsets(&offsets, n).expect("offsets");
+        let segments = offsets.len() - 1;
+        let mut output = gpu.alloc_zeroed::<f32>(segments).expect("alloc");
+        let stream = gpu.stream().clone();
+        let time = |f: &mut dyn FnMut()| -> f64 {
+            for _ in 0..3 {
+                f();
+            }
+            let mut samples = Vec::new();
+            for _ in 0..20 {
+                let start = stream.record_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).unwrap();
+                f();
+                let end = stream.record_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).unwrap();
+                samples.push(start.elapsed_ms(&end).unwrap() as f64);
+            }
+            samples.sort_by(|a, b| a.partial_cmp(b).unwrap());
+            samples[samples.len() / 2]
+        };
+        for variant in SegmentedVariant::ALL {
+            let mut plan = SegmentedPlan::<SegmentedSumF32>::new(&gpu, variant, n, segments).expect("plan");
+            let ms = time(&mut || plan.enqueue(&device_input, &device_offsets, &mut output).expect("enqueue"));
+            let got = gpu.download(&output).unwrap();
+            let exact: f64 = floats[..1024].iter().map(|&x| x as f64).sum();
+            assert!((got[0] as f64 - exact).abs() < 1e-3, "segment 0: {} vs {exact}", got[0]);
+            println!(
+                "BENCH segmented_sum_f32 {} seg=1024 n=2^28: {:.1} us, {:.0} GB/s logical",
+                variant.name(),
+                ms * 1e3,
+                4.0 * n as f64 / ms / 1e6
+            );
+        }
+    }
+}
