@@ -148,12 +148,20 @@ mod tests {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(48))]
+        #![proptest_config(ProptestConfig::with_cases(24))]
 
         #[test]
         fn device_scan_equals_direct(values in prop::collection::vec(any::<i32>(), 0..2000), width_log in 1u32..10) {
             let wide: Vec<i64> = values.iter().map(|&v| i64::from(v)).collect();
             prop_assert_eq!(device_scan(&SumI64, &wide, 1 << width_log)?, exclusive_scan(&SumI64, &wide)?);
+        }
+
+        #[test]
+        fn device_scan_around_the_third_level(extra in 0usize..12, seed in any::<u64>()) {
+            let n = 262_139 + extra;
+            let mut rng = crate::generators::Rng::new(seed);
+            let wide: Vec<i64> = (0..n).map(|_| rng.range_i64(-9, 9)).collect();
+            prop_assert_eq!(device_scan(&SumI64, &wide, 512)?, exclusive_scan(&SumI64, &wide)?);
         }
 
         #[test]
