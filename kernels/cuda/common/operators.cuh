@@ -142,10 +142,11 @@ struct SoftmaxMerge {
     __device__ __forceinline__ static T identity() { return T{-__int_as_float(0x7f800000), 0.0f}; }
     __device__ __forceinline__ T operator()(T a, T b) const {
         const float m = fmaxf(a.m, b.m);
+        // MUTANT 10: without this guard, merging two empty states computes
+        // exp(-inf - -inf) = NaN and an all-masked partial poisons the row.
 #if PRIMLAB_MUTANT != 10
         if (m == -__int_as_float(0x7f800000)) return identity();
 #endif
-        // MUTANT 10 removes the guard above: an all-masked partial gives NaN.
         return T{m, a.d * __expf(a.m - m) + b.d * __expf(b.m - m)};
     }
 };
