@@ -4,6 +4,7 @@
 
 pub mod case;
 pub mod compare;
+pub mod float_check;
 pub mod cpu;
 pub mod gpu;
 pub mod sizes;

@@ -1,5 +1,89 @@
-//! GPU cases of compact (added when its kernels land).
-use super::GpuCase;
+//! GPU cases of stream compaction: by predicate (x > 0) and by flag array,
+//! every variant; the whole poisoned output buffer is downloaded so that a
+//! rejected item that writes anything past the kept count is caught.
+
+use super::{case_seed, gpu_error, id, int_families, GpuCase, Memo};
+use crate::sweep::case::Verdict;
+use crate::sweep::compare;
 use crate::sweep::SweepPlan;
-/// Appends every compact case of `plan`.
-pub fn cases(_plan: &SweepPlan, _out: &mut Vec<GpuCase>) {}
+use kernels::{CompactVariant, Selector, SelectorKind, POISON_BYTE};
+use model::generators::{ints, Rng};
+use std::sync::Arc;
+
+/// The int32 value of a poisoned element.
+const POISON_I32: i32 = i32::from_ne_bytes([POISON_BYTE; 4]);
+
+struct CompactCase {
+    input: Vec<i32>,
+    /// Random flags: 0 (reject) or a nonzero byte (keep; 1, 7 or 255).
+    flags: Vec<u8>,
+    kept_positive: Vec<i32>,
+    kept_flagged: Vec<i32>,
+}
+
+fn make(family: model::generators::Family, n: usize, seed: u64) -> Result<CompactCase, String> {
+    let input = ints(family, n, seed).map_err(|e| e.to_string())?;
+    let mut rng = Rng::new(seed ^ 0x0f1a_6500);
+    let flags: Vec<u8> = (0..n)
+        .map(|_| match rng.below(4) {
+            0 | 1 => 0,
+            2 => 1,
+            _ => [7u8, 255][rng.below(2) as usize],
+        })
+        .collect();
+    let binary: Vec<u8> = flags.iter().map(|&f| u8::from(f != 0)).collect();
+    let kept_positive = model::compact::compact_positive(&input).output;
+    let kept_flagged = model::compact::compact_flags(&input, &binary).map_err(|e| e.to_string())?.output;
+    Ok(CompactCase { input, flags, kept_positive, kept_flagged })
+}
+
+/// Appends every compaction case of `plan`.
+pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
+    let memo: Arc<Memo<(usize, String, u64), Result<CompactCase, String>>> = Arc::default();
+    for &n in &plan.sizes {
+        for (f, family) in int_families(plan, n).into_iter().enumerate() {
+            let seed = case_seed(plan.seed, "compact", n, f);
+            for variant in CompactVariant::ALL {
+                for selector in [SelectorKind::Positive, SelectorKind::Flags] {
+                    let memo = memo.clone();
+                    let family_name = family.name();
+                    let key = (n, family_name.clone(), seed);
+                    out.push(GpuCase {
+                        id: id("compact", format!("{}.{}", variant.name(), selector.name()), n.to_string(), n, &family_name, seed),
+                        run: Box::new(move |gpu| {
+                            let case = memo.get(&key, || make(family, n, seed));
+                            let case = match case.as_ref() {
+                                Ok(c) => c,
+                                Err(e) => return Verdict::fail("an input", e, "generator"),
+                            };
+                            let (chosen, expected) = match selector {
+                                SelectorKind::Positive => (Selector::Positive, &case.kept_positive),
+                                SelectorKind::Flags => (Selector::Flags(&case.flags), &case.kept_flagged),
+                            };
+                            let (buffer, count) = match gpu.compact_i32_raw(variant, chosen, &case.input) {
+                                Ok(v) => v,
+                                Err(e) => return gpu_error(&e),
+                            };
+                            if count != expected.len() {
+                                return Verdict::fail(expected.len(), count, "count");
+                            }
+                            if buffer.len() != n {
+                                return Verdict::fail(n, buffer.len(), "output buffer length");
+                            }
+                            compare::all([
+                                compare::exact(expected, &buffer[..count], "kept items, in order"),
+                                // Nothing may be written past the count: the poison survives.
+                                compare::each(
+                                    n - count,
+                                    "poison past the count (a rejected item wrote)",
+                                    |i| buffer[count + i] == POISON_I32,
+                                    |i| (format!("poison {POISON_I32} at {}", count + i), buffer[count + i].to_string()),
+                                ),
+                            ])
+                        }),
+                    });
+                }
+            }
+        }
+    }
+}

@@ -1,5 +1,86 @@
-//! GPU cases of histogram (added when its kernels land).
-use super::GpuCase;
+//! GPU cases of the even-bin histogram: int32 and f32 samples, every
+//! variant, uniform and skewed (all samples in one bin) data, 1 to 4096
+//! bins, ranges narrower than the data (out-of-range samples not counted).
+
+use super::{case_seed, gpu_error, id, GpuCase};
+use crate::sweep::case::Verdict;
+use crate::sweep::compare;
 use crate::sweep::SweepPlan;
+use kernels::{HistogramSpec, HistogramSpecF32, HistogramVariant};
+use model::generators::{ints, uniform_f32, Family};
+use model::histogram::{histogram_even, HistogramSpec as ModelSpec};
+
+/// (name, family, bins, lower, upper) of the int32 shapes.
+const INT_SHAPES: [(&str, Family, usize, i32, i32); 6] = [
+    ("bins19", Family::SmallInts, 19, -9, 10),
+    ("bins1", Family::SmallInts, 1, -9, 10),
+    ("narrow7", Family::SmallInts, 7, -3, 4),
+    ("skewed", Family::SmallInts, 19, -9, 10),
+    ("bins4096_full_range", Family::FullRangeI32, 4096, i32::MIN, i32::MAX),
+    ("bins33_wide", Family::FullRangeI32, 33, -1_000_000_000, 1_000_000_000),
+];
+
+fn int_input(shape: &str, family: Family, n: usize, seed: u64) -> Result<Vec<i32>, String> {
+    if shape == "skewed" {
+        // Every sample in one bin: the contention case of the privatized kernel.
+        return Ok(vec![3; n]);
+    }
+    ints(family, n, seed).map_err(|e| e.to_string())
+}
+
+fn check(expected: &[u64], got: &[u32]) -> Verdict {
+    let widened: Vec<u64> = got.iter().map(|&c| c as u64).collect();
+    compare::exact(expected, &widened, "bin counts")
+}
+
 /// Appends every histogram case of `plan`.
-pub fn cases(_plan: &SweepPlan, _out: &mut Vec<GpuCase>) {}
+pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
+    for &n in &plan.sizes {
+        let shapes: &[(&str, Family, usize, i32, i32)] = if plan.one_family { &INT_SHAPES[..1] } else { &INT_SHAPES };
+        for (s, &(shape, family, bins, lower, upper)) in shapes.iter().enumerate() {
+            let seed = case_seed(plan.seed, "histogram", n, s);
+            for variant in HistogramVariant::ALL {
+                out.push(GpuCase {
+                    id: id("histogram", format!("{}.i32.{shape}", variant.name()), n.to_string(), n, &family.name(), seed),
+                    run: Box::new(move |gpu| {
+                        let input = match int_input(shape, family, n, seed) {
+                            Ok(v) => v,
+                            Err(e) => return Verdict::fail("an input", e, "generator"),
+                        };
+                        let spec = ModelSpec { bins: bins as u32, lower, upper };
+                        let expected = match histogram_even(&input, &spec) {
+                            Ok(v) => v,
+                            Err(e) => return super::model_error(&e),
+                        };
+                        match gpu.histogram_even_i32(variant, &input, HistogramSpec { bins, lower, upper }) {
+                            Ok(got) => check(&expected, &got),
+                            Err(e) => gpu_error(&e),
+                        }
+                    }),
+                });
+            }
+        }
+        if plan.one_family && n > 4099 {
+            continue;
+        }
+        // f32 samples uniform in [-1, 1) over [-0.5, 0.5): half are out of range.
+        let seed = case_seed(plan.seed, "histogram.f32", n, 0);
+        for variant in HistogramVariant::ALL {
+            out.push(GpuCase {
+                id: id("histogram", format!("{}.f32.bins100", variant.name()), n.to_string(), n, &Family::UniformFloat.name(), seed),
+                run: Box::new(move |gpu| {
+                    let input = uniform_f32(n, seed);
+                    let spec = ModelSpec { bins: 100, lower: -0.5f32, upper: 0.5f32 };
+                    let expected = match histogram_even(&input, &spec) {
+                        Ok(v) => v,
+                        Err(e) => return super::model_error(&e),
+                    };
+                    match gpu.histogram_even_f32(variant, &input, HistogramSpecF32 { bins: 100, lower: -0.5, upper: 0.5 }) {
+                        Ok(got) => check(&expected, &got),
+                        Err(e) => gpu_error(&e),
+                    }
+                }),
+            });
+        }
+    }
+}

@@ -1,5 +1,193 @@
-//! GPU cases of segmented_reduce (added when its kernels land).
-use super::GpuCase;
+//! GPU cases of the segmented reductions over half-open offsets: int64 sum
+//! and max of int32, f32 sum (order-free error bound against the exact
+//! value), f32 argmax (lowest index on ties); every schedule, segment shapes
+//! from many tiny segments to a few huge ones, empty segments included; and
+//! the rejection of bad offsets.
+
+use super::{case_seed, gpu_error, id, GpuCase, Memo};
+use crate::sweep::case::Verdict;
+use crate::sweep::compare;
+use crate::sweep::float_check::{error_of, order_free_bound};
 use crate::sweep::SweepPlan;
-/// Appends every segmented_reduce case of `plan`.
-pub fn cases(_plan: &SweepPlan, _out: &mut Vec<GpuCase>) {}
+use kernels::{GpuError, SegmentedVariant};
+use model::generators::{ints, segment_offsets, uniform_f32, Family};
+use rayon::prelude::*;
+use std::sync::Arc;
+
+/// The segment lengths cycled by the "lengths" shape (DESIGN.md / issue 4).
+const CYCLE: [usize; 6] = [0, 1, 31, 32, 33, 0];
+
+/// Offsets of a named shape over n items.
+fn offsets_for(shape: &str, n: usize, seed: u64) -> Vec<usize> {
+    match shape {
+        "random" => segment_offsets(n, seed),
+        "uniform1024" => (0..n.div_ceil(1024)).map(|s| s * 1024).chain([n]).collect(),
+        "lengths" => {
+            let mut offsets = vec![0];
+            let mut at = 0;
+            for len in CYCLE.iter().cycle() {
+                if at + len > n {
+                    break;
+                }
+                at += len;
+                offsets.push(at);
+            }
+            if at < n {
+                offsets.push(n);
+            }
+            offsets
+        }
+        "one_segment" => vec![0, n],
+        // Two empty segments around a third and the rest (the multi-block shape).
+        _ => vec![0, 0, n / 3, n / 3, n],
+    }
+}
+
+struct SegmentedCase {
+    offsets: Vec<usize>,
+    ints: Vec<i32>,
+    floats: Vec<f32>,
+}
+
+fn shapes(plan: &SweepPlan, n: usize) -> Vec<&'static str> {
+    if plan.one_family {
+        vec!["random", "lengths"]
+    } else if n >= 1 << 24 {
+        vec!["uniform1024", "one_segment"]
+    } else {
+        vec!["random", "uniform1024", "lengths", "one_segment", "huge_with_empties"]
+    }
+}
+
+/// Appends every segmented-reduction case of `plan`.
+pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
+    let memo: Arc<Memo<(usize, &'static str, u64), SegmentedCase>> = Arc::default();
+    let mut sizes = plan.sizes.clone();
+    // A segment of exactly 512^2 + 1 items between short ones, whatever the plan's sizes.
+    if !plan.one_family {
+        sizes.push(97 + 262_145 + 5);
+    }
+    for n in sizes {
+        for (s, shape) in shapes(plan, n).into_iter().enumerate() {
+            let seed = case_seed(plan.seed, "segmented_reduce", n, s);
+            let special = n == 97 + 262_145 + 5;
+            let shape_name = if special { "len_512sq_plus_1" } else { shape };
+            for op in ["sum_i32", "max_i32", "sum_f32", "argmax_f32"] {
+                if n >= 1 << 24 && (op == "max_i32" || op == "argmax_f32" || (op == "sum_f32" && n > 1 << 24)) {
+                    continue;
+                }
+                for variant in SegmentedVariant::ALL {
+                    let memo = memo.clone();
+                    out.push(GpuCase {
+                        id: id(
+                            "segmented_reduce",
+                            format!("{}.{op}.{shape_name}", variant.name()),
+                            n.to_string(),
+                            n,
+                            if op.ends_with("f32") { "uniform_float" } else { "small_ints" },
+                            seed,
+                        ),
+                        run: Box::new(move |gpu| {
+                            let case = memo.get(&(n, shape, seed), || SegmentedCase {
+                                offsets: if special {
+                                    vec![0, 0, 1, 32, 64, 97, 97, 97 + 262_145]
+                                } else {
+                                    offsets_for(shape, n, seed)
+                                },
+                                ints: ints(Family::SmallInts, n, seed).unwrap_or_default(),
+                                floats: uniform_f32(n, seed),
+                            });
+                            run_op(gpu, variant, op, &case)
+                        }),
+                    });
+                }
+            }
+        }
+    }
+    // Bad offsets are rejected with a clear error, never run.
+    for (what, offsets) in [("decreasing", vec![0usize, 5, 4, 8]), ("past_n", vec![0usize, 4, 9])] {
+        for variant in SegmentedVariant::ALL {
+            out.push(GpuCase {
+                id: id("segmented_reduce", format!("{}.rejects_{what}_offsets", variant.name()), "8".into(), 8, "seed_x", 0),
+                run: Box::new({
+                    let offsets = offsets.clone();
+                    move |gpu| {
+                        let x = [3, -1, 4, 1, 5, -9, 2, 6];
+                        match gpu.segmented_sum_i32(variant, &x, &offsets) {
+                            Err(GpuError::InvalidInput { .. }) => Verdict::Pass,
+                            Err(e) => Verdict::fail("InvalidInput", format!("{e}"), "bad offsets"),
+                            Ok(v) => Verdict::fail("InvalidInput", format!("{v:?}"), "bad offsets"),
+                        }
+                    }
+                }),
+            });
+        }
+    }
+}
+
+fn run_op(gpu: &kernels::Gpu, variant: SegmentedVariant, op: &str, case: &SegmentedCase) -> Verdict {
+    let offsets = &case.offsets;
+    match op {
+        "sum_i32" => match (model::segmented::segmented_sum(&case.ints, offsets), gpu.segmented_sum_i32(variant, &case.ints, offsets)) {
+            (Ok(e), Ok(g)) => compare::exact(&e, &g, "segment sums"),
+            (Err(e), _) => super::model_error(&e),
+            (_, Err(e)) => gpu_error(&e),
+        },
+        "max_i32" => match (model::segmented::segmented_max(&case.ints, offsets), gpu.segmented_max_i32(variant, &case.ints, offsets)) {
+            (Ok(e), Ok(g)) => compare::exact(&e, &g, "segment maxima (empty = i64::MIN)"),
+            (Err(e), _) => super::model_error(&e),
+            (_, Err(e)) => gpu_error(&e),
+        },
+        "sum_f32" => match gpu.segmented_sum_f32(variant, &case.floats, offsets) {
+            Err(e) => gpu_error(&e),
+            Ok(got) => {
+                if got.len() + 1 != offsets.len() {
+                    return Verdict::fail(offsets.len() - 1, got.len(), "segment count");
+                }
+                let bad = (0..got.len()).into_par_iter().find_first(|&s| {
+                    let segment = &case.floats[offsets[s]..offsets[s + 1]];
+                    match error_of(segment.iter().map(|&x| x as f64), got[s]) {
+                        Ok((error, sum_abs)) => error.abs() > order_free_bound(segment.len(), sum_abs),
+                        Err(_) => true,
+                    }
+                });
+                match bad {
+                    None => Verdict::Pass,
+                    Some(s) => {
+                        let segment = &case.floats[offsets[s]..offsets[s + 1]];
+                        let (error, sum_abs) = error_of(segment.iter().map(|&x| x as f64), got[s]).unwrap_or((f64::NAN, f64::NAN));
+                        Verdict::fail_at(
+                            s,
+                            format!("|error| <= {:e} (order-free bound, len {})", order_free_bound(segment.len(), sum_abs), segment.len()),
+                            format!("{} (error {error:e})", got[s]),
+                            "segment f32 sum accuracy",
+                        )
+                    }
+                }
+            }
+        },
+        _ => match (model::segmented::segmented_argmax(&case.floats, offsets), gpu.segmented_argmax_f32(variant, &case.floats, offsets)) {
+            (Ok(expected), Ok(got)) => {
+                if expected.len() != got.len() {
+                    return Verdict::fail(expected.len(), got.len(), "segment count");
+                }
+                // The model's index is global, the GPU's relative to the segment start.
+                compare::each(
+                    got.len(),
+                    "segment argmax (value, index within segment; empty = (-inf, MAX))",
+                    |s| {
+                        let (value, index) = got[s];
+                        if offsets[s] == offsets[s + 1] {
+                            index == usize::MAX
+                        } else {
+                            value == expected[s].0 && offsets[s] + index == expected[s].1 as usize
+                        }
+                    },
+                    |s| (format!("{:?} (global)", expected[s]), format!("{:?} (relative)", got[s])),
+                )
+            }
+            (Err(e), _) => super::model_error(&e),
+            (_, Err(e)) => gpu_error(&e),
+        },
+    }
+}
