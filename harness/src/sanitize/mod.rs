@@ -191,11 +191,14 @@ pub fn run(options: &SanitizeOptions) -> Result<bool> {
     Ok(tally.failed == 0)
 }
 
+/// Sizes that ran clean and sizes that failed, of one variant under one tool.
+type SizeOutcomes = (Vec<String>, Vec<String>);
+
 /// Per variant x tool cells, the tally over (case, tool) pairs, and a JSON
 /// list of every cell for the receipt.
 fn summarize(outcomes: &[JobOutcome], tools: &[Tool]) -> (Table, Tally, Vec<serde_json::Value>) {
     // (primitive variant) -> tool -> (clean sizes, failing sizes)
-    let mut grid: BTreeMap<String, BTreeMap<Tool, (Vec<String>, Vec<String>)>> = BTreeMap::new();
+    let mut grid: BTreeMap<String, BTreeMap<Tool, SizeOutcomes>> = BTreeMap::new();
     let mut tally = Tally::default();
     let mut cells = Vec::new();
     for outcome in outcomes {

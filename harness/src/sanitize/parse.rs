@@ -153,7 +153,7 @@ fn classify(body: &str) -> Option<Severity> {
 }
 
 fn parse_count(text: &str) -> Option<u64> {
-    text.trim().split_whitespace().next()?.parse().ok()
+    text.split_whitespace().next()?.parse().ok()
 }
 
 /// Parses a whole log (the child's stdout and stderr merged with the tool's).

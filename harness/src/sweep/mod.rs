@@ -69,7 +69,7 @@ pub fn run(args: &SweepArgs) -> Result<bool> {
             variants: args.variants.clone(),
             one_family: false,
         };
-        let cpu_results = cpu::run(&plan, args.max_failures_shown)?;
+        let cpu_results = cpu::run(&plan, !args.sizes.is_empty(), args.max_failures_shown)?;
         summary::print_table("model (CPU): hardware-scope algorithms vs direct definitions", &cpu_results);
         results.extend(cpu_results);
     }

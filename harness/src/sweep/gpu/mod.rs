@@ -12,7 +12,7 @@ mod scan;
 mod segmented_reduce;
 mod softmax;
 
-pub use memo::Memo;
+pub use memo::{Memo, SharedMemo};
 
 use super::case::{CaseId, Verdict};
 use super::SweepPlan;
@@ -40,11 +40,14 @@ pub struct GpuCase {
     pub run: Box<dyn Fn(&kernels::Gpu) -> Verdict + Send + Sync>,
 }
 
+/// Appends one primitive's cases to the catalogue.
+type CaseBuilder = fn(&SweepPlan, &mut Vec<GpuCase>);
+
 /// Every case `plan` selects, in a fixed order (by primitive, then size and
 /// family, then variant, so one generated input serves every variant).
 pub fn catalogue(plan: &SweepPlan) -> Vec<GpuCase> {
     let mut cases = Vec::new();
-    let builders: [(&str, fn(&SweepPlan, &mut Vec<GpuCase>)); 8] = [
+    let builders: [(&str, CaseBuilder); 8] = [
         ("reduce", reduce::cases),
         ("scan", scan::cases),
         ("arg_reduce", arg_reduce::cases),

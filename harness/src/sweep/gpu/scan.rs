@@ -1,7 +1,7 @@
 //! GPU cases of the integer scans (int32 -> int64, exclusive and inclusive)
 //! and of the affine-map scans (the non-commutative operator).
 
-use super::{case_seed, gpu_error, id, int_families, model_error, GpuCase, Memo, HARDWARE_MODEL_MAX};
+use super::{case_seed, gpu_error, id, int_families, model_error, GpuCase, Memo, SharedMemo, HARDWARE_MODEL_MAX};
 use crate::sweep::case::Verdict;
 use crate::sweep::compare;
 use crate::sweep::SweepPlan;
@@ -48,7 +48,7 @@ fn affine_case(n: usize, seed: u64) -> Result<AffineCase, String> {
 
 /// Appends every scan case of `plan`.
 pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
-    let int_memo: Arc<Memo<(usize, String, u64), Result<IntCase, String>>> = Arc::default();
+    let int_memo: SharedMemo<IntCase> = Arc::default();
     let affine_memo: Arc<Memo<(usize, u64), Result<AffineCase, String>>> = Arc::default();
     for &n in &plan.sizes {
         for (f, family) in int_families(plan, n).into_iter().enumerate() {
