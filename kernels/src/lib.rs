@@ -24,3 +24,12 @@ pub use device::{probe_driver, DeviceInfo, Gpu, GpuOptions, POISON_BYTE};
 pub use error::{GpuError, GpuResult};
 pub use family::Family;
 pub use sources::SOURCE_HASH;
+
+// Row-wise families and float reductions.
+pub mod arg_reduce;
+pub mod float_reduce;
+pub mod softmax;
+pub use arg_reduce::{ArgElement, ArgPair, ArgReducePlan, ArgReduceVariant, ArgRowsPlan, ArgRowsVariant, Extremum};
+pub use float_reduce::{FloatElement, FloatReducePlan, FloatReduceVariant};
+pub use softmax::{softmax_error_bound_ulps, softmax_tolerance, SoftmaxDtype, SoftmaxElement, SoftmaxPlan};
+pub use softmax::{SoftmaxTolerance, SoftmaxVariant};
