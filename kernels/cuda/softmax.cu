@@ -24,6 +24,7 @@
 // holds that guard for the per-thread online state, SoftmaxMerge
 // (common/operators.cuh) for merges; MUTANT 10 removes both.
 #include "common/config.cuh"
+#include "common/async_copy.cuh"
 #include "common/bf16.cuh"
 #include "common/block_reduce.cuh"
 #include "common/operators.cuh"
@@ -49,12 +50,14 @@ struct F32Io {
     static constexpr int kVec = 4;  // elements per 16-byte access
     __device__ __forceinline__ static float load(const float* __restrict__ p, u32 i) { return p[i]; }
     __device__ __forceinline__ static void store(float* __restrict__ p, u32 i, float v) { p[i] = v; }
+    __device__ __forceinline__ static void unpack(const uint4& t, float (&v)[kVec]) {
+        v[0] = __uint_as_float(t.x);
+        v[1] = __uint_as_float(t.y);
+        v[2] = __uint_as_float(t.z);
+        v[3] = __uint_as_float(t.w);
+    }
     __device__ __forceinline__ static void load_vec(const float* __restrict__ p, u32 vi, float (&v)[kVec]) {
-        const float4 t = reinterpret_cast<const float4*>(p)[vi];
-        v[0] = t.x;
-        v[1] = t.y;
-        v[2] = t.z;
-        v[3] = t.w;
+        unpack(reinterpret_cast<const uint4*>(p)[vi], v);
     }
     __device__ __forceinline__ static void store_vec(float* __restrict__ p, u32 vi, const float (&v)[kVec]) {
         reinterpret_cast<float4*>(p)[vi] = make_float4(v[0], v[1], v[2], v[3]);
@@ -67,14 +70,16 @@ struct Bf16Io {
     __device__ __forceinline__ static float load(const u16* __restrict__ p, u32 i) { return bf16_to_f32(p[i]); }
     __device__ __forceinline__ static void store(u16* __restrict__ p, u32 i, float v) { p[i] = f32_to_bf16_rn(v); }
     // Little-endian: the low half of each 32-bit word is the lower column.
-    __device__ __forceinline__ static void load_vec(const u16* __restrict__ p, u32 vi, float (&v)[kVec]) {
-        const uint4 t = reinterpret_cast<const uint4*>(p)[vi];
+    __device__ __forceinline__ static void unpack(const uint4& t, float (&v)[kVec]) {
         const u32 w[4] = {t.x, t.y, t.z, t.w};
 #pragma unroll
         for (int k = 0; k < 4; ++k) {
             v[2 * k] = __uint_as_float(w[k] << 16);
             v[2 * k + 1] = __uint_as_float(w[k] & 0xffff0000u);
         }
+    }
+    __device__ __forceinline__ static void load_vec(const u16* __restrict__ p, u32 vi, float (&v)[kVec]) {
+        unpack(reinterpret_cast<const uint4*>(p)[vi], v);
     }
     __device__ __forceinline__ static void store_vec(u16* __restrict__ p, u32 vi, const float (&v)[kVec]) {
         u32 w[4];
@@ -373,6 +378,27 @@ __device__ __forceinline__ void softmax_online_warp(const typename Io::Elem* __r
 // column i*THREADS + tid without; slots past the row hold -inf (probability
 // 0, never stored). Max, then sum of expf(x - m) (kept in the same
 // registers), then p = e * (1/d): no second global read.
+//
+// With vectors the global read is staged: each thread cp.async's its own
+// VECS 16-byte vectors of the NEXT row into its own slots of the dynamic
+// shared buffer `stage` (THREADS * VECS * 16 bytes, sized by the host) while
+// it computes the current row from registers, so one block per SM keeps the
+// memory busy through its reductions. A thread only ever reads and writes
+// its own slots, and it waits for its copies (cp.async.wait_group) before
+// reading them, so `stage` needs no barrier; it issues the next copies only
+// after the max reduction, whose barriers follow its reads of `stage`.
+
+template <class Io, int THREADS, int VECS>
+__device__ __forceinline__ void stage_row(uint4* stage, const typename Io::Elem* __restrict__ row_in, u32 vector_count) {
+    const u32 tid = threadIdx.x;
+    const uint4* src = reinterpret_cast<const uint4*>(row_in);
+#pragma unroll
+    for (int j = 0; j < VECS; ++j) {
+        const u32 vi = u32(j) * THREADS + tid;
+        if (vi < vector_count) cp_async_16(stage + j * THREADS + tid, src + vi);
+    }
+    cp_async_commit();
+}
 
 template <class Io, int THREADS, int ITEMS>
 __device__ __forceinline__ void softmax_row_in_registers(const typename Io::Elem* __restrict__ in,
@@ -382,22 +408,25 @@ __device__ __forceinline__ void softmax_row_in_registers(const typename Io::Elem
     static_assert(ITEMS % W == 0, "whole vectors per thread");
     constexpr int VECS = ITEMS / W;
     __shared__ BlockReduceStorage<float, THREADS> storage;
+    extern __shared__ uint4 stage[];  // THREADS * VECS vectors; used only with `vectors`
     const bool vectors = cols % W == 0 && aligned16(in) && aligned16(out);
     const u32 tid = threadIdx.x;
     const u32 vector_count = cols / W;
     u64 first_bad = kNoNonfinite;
+    if (vectors && blockIdx.x < rows) stage_row<Io, THREADS, VECS>(stage, in + u64(blockIdx.x) * cols, vector_count);
     for (u64 row = blockIdx.x; row < rows; row += gridDim.x) {
         const u64 row_start = row * cols;
         const typename Io::Elem* row_in = in + row_start;
         typename Io::Elem* row_out = out + row_start;
         float x[ITEMS];
         if (vectors) {
+            cp_async_wait_all();  // this thread's vectors of `row` have landed in its slots
 #pragma unroll
             for (int j = 0; j < VECS; ++j) {
                 const u32 vi = u32(j) * THREADS + tid;
                 float t[W];
                 if (vi < vector_count) {
-                    Io::load_vec(row_in, vi, t);
+                    Io::unpack(stage[j * THREADS + tid], t);
                     note_nonfinite(t, row_start + u64(vi) * W, first_bad);
                 } else {
 #pragma unroll
@@ -419,6 +448,10 @@ __device__ __forceinline__ void softmax_row_in_registers(const typename Io::Elem
             }
         }
         const float m = block_all_reduce<MaxF32, THREADS>(chunk_max(x), MaxF32(), storage);
+        // Every thread has read its slots (the reduction's barriers lie between):
+        // start fetching the next row while this one is computed and stored.
+        const u64 next = row + gridDim.x;
+        if (vectors && next < rows) stage_row<Io, THREADS, VECS>(stage, in + next * cols, vector_count);
         const bool masked = m == neg_inf();  // uniform
         if (masked) {
             write_zeros<Io>(row_out, cols, tid, THREADS, vectors);

@@ -24,6 +24,7 @@ use crate::device::Gpu;
 use crate::error::{DriverContext, GpuError, GpuResult};
 use crate::family::Family;
 use crate::launch::{config, persistent_grid};
+use cudarc::driver::sys::CUfunction_attribute;
 use cudarc::driver::{CudaFunction, CudaSlice, DeviceRepr, PushKernelArg};
 
 /// The longest row any variant accepts.
@@ -353,7 +354,9 @@ pub fn row_in_registers_shape(cols: usize) -> Option<(&'static str, u32, u32)> {
 /// `softmax_<variant>[_<shape>]_<f32|bf16>` (block-per-row variants: 256
 /// threads, RowInRegisters 256/512/1024 by shape, on `min(rows, SMs x
 /// resident blocks)` blocks looping over rows; OnlineWarp: `ceil(rows / 8)`
-/// blocks of 8 warps, capped at 2^20). The kernel writes every output element
+/// blocks of 8 warps, capped at 2^20). RowInRegisters on the 16-byte path
+/// takes `threads x items x sizeof(elem)` bytes of dynamic shared memory (up
+/// to 128 KiB) to stage the next row. The kernel writes every output element
 /// and every masked flag. No allocation, host copy or synchronisation.
 pub struct SoftmaxPlan<'g, T: SoftmaxElement> {
     gpu: &'g Gpu,
@@ -364,6 +367,7 @@ pub struct SoftmaxPlan<'g, T: SoftmaxElement> {
     kernel: CudaFunction,
     block: u32,
     grid: u32,
+    shared: u32,
     first_nonfinite: CudaSlice<u64>,
     masked_rows: CudaSlice<u8>,
     _element: std::marker::PhantomData<T>,
@@ -400,10 +404,23 @@ impl<'g, T: SoftmaxElement> SoftmaxPlan<'g, T> {
             }
         };
         let kernel = gpu.function(Family::Softmax, &kernel_name)?;
+        // RowInRegisters stages the next row in dynamic shared memory on the
+        // 16-byte path: threads x items elements.
+        let shared = match variant {
+            SoftmaxVariant::RowInRegisters if cols % T::DTYPE.vector_width() == 0 => {
+                let (_, threads, items) = row_in_registers_shape(cols).unwrap_or(ROW_IN_REGISTERS_SHAPES[2]);
+                let bytes = threads as usize * items as usize * std::mem::size_of::<T>();
+                kernel
+                    .set_attribute(CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes as i32)
+                    .context(|| format!("{kernel_name}: allowing {bytes} bytes of dynamic shared memory"))?;
+                bytes as u32
+            }
+            _ => 0,
+        };
         let grid = match variant {
             SoftmaxVariant::OnlineWarp => (rows as u64).div_ceil(ROWS_PER_WARP_BLOCK as u64).min(MAX_WARP_GRID) as u32,
             _ => {
-                let resident = persistent_grid(gpu, Family::Softmax, &kernel_name, block, 0)?;
+                let resident = persistent_grid(gpu, Family::Softmax, &kernel_name, block, shared as usize)?;
                 (rows as u64).min(resident as u64) as u32
             }
         };
@@ -419,6 +436,7 @@ impl<'g, T: SoftmaxElement> SoftmaxPlan<'g, T> {
             kernel,
             block,
             grid,
+            shared,
             first_nonfinite,
             masked_rows,
             _element: std::marker::PhantomData,
@@ -461,7 +479,7 @@ impl<'g, T: SoftmaxElement> SoftmaxPlan<'g, T> {
         launch.arg(input).arg(output).arg(&rows).arg(&cols).arg(&mut self.first_nonfinite).arg(&mut self.masked_rows);
         // SAFETY: matches softmax_*(const Elem*, Elem*, u64, u32, u64*, u8*);
         // input/output hold rows * cols elements, masked_rows `rows` bytes.
-        unsafe { launch.launch(config(self.grid, self.block, 0)) }
+        unsafe { launch.launch(config(self.grid, self.block, self.shared)) }
             .context(|| format!("softmax/{variant} rows={} cols={}: launch", self.rows, self.cols))?;
         Ok(())
     }
