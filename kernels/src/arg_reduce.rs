@@ -41,8 +41,6 @@ pub const ROWS_PER_WARP_BLOCK: u32 = 8;
 pub const MAX_ARG_ELEMENTS: usize = i32::MAX as usize;
 /// The device's "no element yet" index (`kNoIndex`).
 const NO_INDEX: i32 = i32::MAX;
-/// Grid cap of the row kernels (they grid-stride over rows beyond it).
-const MAX_ROW_GRID: u64 = 1 << 20;
 
 /// Which extremum an arg reduction looks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -360,8 +358,8 @@ impl<'g, T: ArgElement> ArgReducePlan<'g, T> {
 /// [`ArgRowsPlan::enqueue`] puts on the stream exactly: one 16-byte `0xFF`
 /// memset of the control words, then `arg_reduce_rows_<warp|block>_<max|min>_<t>`
 /// (`WarpPerRow`: `ceil(rows / 8)` blocks, `BlockPerRow`: `rows` blocks, both
-/// capped at 2^20 with a grid-stride loop over rows). No allocation, host copy
-/// or synchronisation.
+/// capped at one resident wave, SMs x resident blocks, with a grid-stride loop
+/// over rows). No allocation, host copy or synchronisation.
 pub struct ArgRowsPlan<'g, T: ArgElement> {
     gpu: &'g Gpu,
     variant: ArgRowsVariant,
@@ -390,13 +388,15 @@ impl<'g, T: ArgElement> ArgRowsPlan<'g, T> {
         if rows.checked_mul(cols).is_none() {
             return Err(invalid(format!("{rows} x {cols} overflows usize")));
         }
-        let (part, grid) = match variant {
+        let (part, wanted) = match variant {
             ArgRowsVariant::WarpPerRow => ("warp", (rows as u64).div_ceil(ROWS_PER_WARP_BLOCK as u64)),
             ArgRowsVariant::BlockPerRow => ("block", rows as u64),
         };
-        let grid = grid.min(MAX_ROW_GRID) as u32;
         let name = format!("arg_reduce_rows_{part}_{}_{}", extremum.name(), T::TYPE_NAME);
         let kernel = gpu.function(Family::ArgReduce, &name)?;
+        // At most one resident wave of blocks; the kernels loop over rows.
+        let resident = persistent_grid(gpu, Family::ArgReduce, &name, BLOCK_THREADS, 0)? as u64;
+        let grid = wanted.min(resident) as u32;
         let control = gpu.alloc_uninit::<ArgControl>(1)?;
         let output = gpu.alloc_poisoned::<ArgPair<T>>(rows)?;
         Ok(ArgRowsPlan { gpu, variant, extremum, rows, cols, grid, kernel, control, output })

@@ -41,8 +41,6 @@ pub const ROW_IN_REGISTERS_SHAPES: [(&str, u32, u32); 3] =
     [("small", 256, 16), ("medium", 512, 32), ("large", 1024, 32)];
 /// The longest row [`SoftmaxVariant::RowInRegisters`] holds: 1024 x 32.
 pub const MAX_ROW_IN_REGISTERS_COLS: usize = 32_768;
-/// Grid cap of the warp-per-row kernel (it grid-strides over rows beyond it).
-const MAX_WARP_GRID: u64 = 1 << 20;
 
 /// Unit roundoff of f32, `2^-24`.
 const U_F32: f64 = 1.0 / 16_777_216.0;
@@ -67,7 +65,10 @@ pub enum SoftmaxVariant {
     OnlineWarp,
     /// Block per row with the row held in registers (up to 1024 threads x 32
     /// floats = 32,768 columns): one global read, max / sum / write from
-    /// registers. Longer rows are rejected with [`GpuError::InvalidInput`].
+    /// registers. On the 16-byte path each thread also `cp.async`-stages its
+    /// share of the block's next row in shared memory while it computes the
+    /// current one (one 1024-thread block per SM keeps the memory busy through
+    /// its reductions). Longer rows are rejected with [`GpuError::InvalidInput`].
     RowInRegisters,
 }
 
@@ -353,8 +354,9 @@ pub fn row_in_registers_shape(cols: usize) -> Option<(&'static str, u32, u32)> {
 /// memset of the nonfinite index word, then one kernel
 /// `softmax_<variant>[_<shape>]_<f32|bf16>` (block-per-row variants: 256
 /// threads, RowInRegisters 256/512/1024 by shape, on `min(rows, SMs x
-/// resident blocks)` blocks looping over rows; OnlineWarp: `ceil(rows / 8)`
-/// blocks of 8 warps, capped at 2^20). RowInRegisters on the 16-byte path
+/// resident blocks)` blocks looping over rows; OnlineWarp: `min(ceil(rows /
+/// 8), SMs x resident blocks)` blocks of 8 warps, a warp looping over rows).
+/// RowInRegisters on the 16-byte path
 /// takes `threads x items x sizeof(elem)` bytes of dynamic shared memory (up
 /// to 128 KiB) to stage the next row. The kernel writes every output element
 /// and every masked flag. No allocation, host copy or synchronisation.
@@ -417,12 +419,11 @@ impl<'g, T: SoftmaxElement> SoftmaxPlan<'g, T> {
             }
             _ => 0,
         };
+        // Every schedule loops over rows: at most one resident wave of blocks.
+        let resident = persistent_grid(gpu, Family::Softmax, &kernel_name, block, shared as usize)? as u64;
         let grid = match variant {
-            SoftmaxVariant::OnlineWarp => (rows as u64).div_ceil(ROWS_PER_WARP_BLOCK as u64).min(MAX_WARP_GRID) as u32,
-            _ => {
-                let resident = persistent_grid(gpu, Family::Softmax, &kernel_name, block, shared as usize)?;
-                (rows as u64).min(resident as u64) as u32
-            }
+            SoftmaxVariant::OnlineWarp => (rows as u64).div_ceil(ROWS_PER_WARP_BLOCK as u64).min(resident) as u32,
+            _ => (rows as u64).min(resident) as u32,
         };
         let first_nonfinite = gpu.alloc_uninit::<u64>(1)?;
         // Written for every row by every launch (initcheck proves it).
