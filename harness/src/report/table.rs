@@ -64,7 +64,8 @@ impl Table {
         let mut out = format!("| {} |\n", self.header.iter().map(|h| escape(h)).collect::<Vec<_>>().join(" | "));
         out.push_str(&format!("|{}\n", " --- |".repeat(self.header.len())));
         for row in &self.rows {
-            let cells: Vec<String> = (0..self.header.len()).map(|c| escape(row.get(c).map(String::as_str).unwrap_or(""))).collect();
+            let cells: Vec<String> =
+                (0..self.header.len()).map(|c| escape(row.get(c).map(String::as_str).unwrap_or(""))).collect();
             out.push_str(&format!("| {} |\n", cells.join(" | ")));
         }
         out

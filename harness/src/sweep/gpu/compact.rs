@@ -49,7 +49,14 @@ pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
                     let family_name = family.name();
                     let key = (n, family_name.clone(), seed);
                     out.push(GpuCase {
-                        id: id("compact", format!("{}.{}", variant.name(), selector.name()), n.to_string(), n, &family_name, seed),
+                        id: id(
+                            "compact",
+                            format!("{}.{}", variant.name(), selector.name()),
+                            n.to_string(),
+                            n,
+                            &family_name,
+                            seed,
+                        ),
                         run: Box::new(move |gpu| {
                             let case = memo.get(&key, || make(family, n, seed));
                             let case = match case.as_ref() {
@@ -77,7 +84,9 @@ pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
                                     n - count,
                                     "poison past the count (a rejected item wrote)",
                                     |i| buffer[count + i] == POISON_I32,
-                                    |i| (format!("poison {POISON_I32} at {}", count + i), buffer[count + i].to_string()),
+                                    |i| {
+                                        (format!("poison {POISON_I32} at {}", count + i), buffer[count + i].to_string())
+                                    },
                                 ),
                             ])
                         }),

@@ -22,6 +22,22 @@ use model::generators::Family;
 pub const PRIMITIVES: [&str; 8] =
     ["reduce", "scan", "arg_reduce", "softmax", "compact", "segmented_reduce", "histogram", "float_reduce"];
 
+/// The kernel families a primitive's cases launch.
+pub fn families_of(primitive: &str) -> Vec<kernels::Family> {
+    use kernels::Family as F;
+    match primitive {
+        "reduce" => vec![F::Reduce],
+        "scan" => vec![F::Scan],
+        "arg_reduce" => vec![F::ArgReduce],
+        "softmax" => vec![F::Softmax],
+        "compact" => vec![F::Compact],
+        "segmented_reduce" => vec![F::SegmentedReduce],
+        "histogram" => vec![F::Histogram],
+        "float_reduce" => vec![F::FloatReduce],
+        _ => F::ALL.to_vec(),
+    }
+}
+
 /// Rejects unknown primitive names with the list of known ones.
 pub fn check_primitive_names(names: &[String]) -> anyhow::Result<()> {
     for name in names {

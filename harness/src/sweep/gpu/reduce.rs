@@ -70,7 +70,14 @@ pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
         for variant in ReduceVariant::ALL.into_iter().filter(|v| n <= v.max_len()) {
             let memo = affine_memo.clone();
             out.push(GpuCase {
-                id: id("reduce", format!("{}.affine", variant.name()), n.to_string(), n, &Family::AffineMaps.name(), seed),
+                id: id(
+                    "reduce",
+                    format!("{}.affine", variant.name()),
+                    n.to_string(),
+                    n,
+                    &Family::AffineMaps.name(),
+                    seed,
+                ),
                 run: Box::new(move |gpu| {
                     let input = memo.get(&(n, seed), || {
                         let maps = affine_maps(n, seed);

@@ -59,7 +59,14 @@ pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
                     let family_name = family.name();
                     let key = (n, family_name.clone(), seed);
                     out.push(GpuCase {
-                        id: id("scan", format!("{}.{}.i32", variant.name(), kind.name()), n.to_string(), n, &family_name, seed),
+                        id: id(
+                            "scan",
+                            format!("{}.{}.i32", variant.name(), kind.name()),
+                            n.to_string(),
+                            n,
+                            &family_name,
+                            seed,
+                        ),
                         run: Box::new(move |gpu| {
                             let case = memo.get(&key, || int_case(family, n, seed));
                             let case = match case.as_ref() {
@@ -80,7 +87,10 @@ pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
                             }
                             // The recursive 512-item device-scan model (the Blelloch
                             // schedule, combine for combine) must agree as well.
-                            if variant == ScanVariant::Blelloch && kind == ScanKind::Exclusive && n <= HARDWARE_MODEL_MAX {
+                            if variant == ScanVariant::Blelloch
+                                && kind == ScanKind::Exclusive
+                                && n <= HARDWARE_MODEL_MAX
+                            {
                                 let wide: Vec<i64> = case.input.iter().map(|&v| v as i64).collect();
                                 return match device_scan(&SumI64, &wide, GPU_SCAN_WIDTH) {
                                     Ok(tree) => compare::exact(&tree, &got, "hardware-scope device_scan model"),
