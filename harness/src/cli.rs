@@ -78,6 +78,10 @@ pub struct SweepArgs {
     /// Stop after this many failures are printed (all are still counted).
     #[arg(long, default_value_t = 50)]
     pub max_failures_shown: usize,
+    /// Spread the GPU cases over N GPUs (or 'all'), one thread per GPU, and add the sharded
+    /// reduce and scan cases over all N through NCCL (needs libnccl.so: scripts/nccl_env.sh).
+    #[arg(long, value_name = "N|all", value_parser = crate::multigpu::parse_gpus, conflicts_with = "cpu_only")]
+    pub gpus: Option<crate::multigpu::GpuCount>,
 }
 
 /// Options of `harness sanitize`.
@@ -153,6 +157,10 @@ pub struct BenchArgs {
     /// Also run the float atomic crossover study (2^10..2^28).
     #[arg(long)]
     pub crossover: bool,
+    /// Instead: weak (2^30 int32 per GPU) and strong (2^32 in all) scaling of the sharded
+    /// reduce and scan over 1, 2, 4, ... N GPUs through NCCL; writes receipts/multigpu-bench.json.
+    #[arg(long, value_name = "N|all", value_parser = crate::multigpu::parse_gpus)]
+    pub gpus: Option<crate::multigpu::GpuCount>,
 }
 
 /// Options of `harness report`.
@@ -243,6 +251,24 @@ mod tests {
         assert_eq!(parse_seed("42"), Ok(42));
         assert_eq!(parse_seed("0x2a"), Ok(42));
         assert!(parse_seed("forty-two").unwrap_err().contains("not a seed"));
+    }
+
+    #[test]
+    fn gpus_parses_and_rejects_zero() {
+        use crate::multigpu::GpuCount;
+        let Command::Sweep(a) = Cli::try_parse_from(["harness", "sweep", "--gpus", "2"]).unwrap().command else {
+            panic!("not a sweep")
+        };
+        assert_eq!(a.gpus, Some(GpuCount::Exactly(2)));
+        let Command::Bench(b) = Cli::try_parse_from(["harness", "bench", "--gpus", "all"]).unwrap().command else {
+            panic!("not a bench")
+        };
+        assert_eq!(b.gpus, Some(GpuCount::All));
+        let err = Cli::try_parse_from(["harness", "sweep", "--gpus", "0"]).unwrap_err().to_string();
+        assert!(err.contains("--gpus 0 asks for no GPU"), "{err}");
+        let err = Cli::try_parse_from(["harness", "bench", "--gpus", "many"]).unwrap_err().to_string();
+        assert!(err.contains("not a GPU count"), "{err}");
+        assert!(Cli::try_parse_from(["harness", "sweep", "--gpus", "1", "--cpu-only"]).is_err());
     }
 
     #[test]

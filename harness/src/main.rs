@@ -3,6 +3,7 @@
 mod bench;
 mod cli;
 mod fixtures;
+mod multigpu;
 mod mutants;
 mod progress;
 mod receipts;
@@ -55,7 +56,11 @@ fn dispatch(command: Command) -> anyhow::Result<bool> {
             })
         }
         Command::Mutants(args) => mutants::run(&args),
-        Command::Bench(args) => bench::run(&args),
+        // `bench --gpus` is the multi-GPU scaling study, in place of the single-GPU bench.
+        Command::Bench(args) => match args.gpus {
+            Some(gpus) => multigpu::scaling_bench::run(&args, gpus),
+            None => bench::run(&args),
+        },
         Command::Report(args) => report::run(&args),
         Command::Fixtures(args) => fixtures::run(&args),
         Command::Receipts(args) => match args.action {

@@ -73,8 +73,28 @@ pub fn run(args: &SweepArgs) -> Result<bool> {
             println!("{} family={}", case.id.marker(), case.id.family);
         }
         println!("sweep: {} GPU cases", cases.len());
+        if let Some(gpus) = args.gpus {
+            crate::multigpu::sweep_cases::list(&plan, !args.sizes.is_empty(), gpus);
+        }
         return Ok(true);
     }
+
+    // `--gpus`: check the GPU count and NCCL before any work, so that bad
+    // input fails at once with its reason.
+    let multigpu = match args.gpus {
+        Some(gpus) => {
+            let plan = SweepPlan {
+                seed,
+                sizes: sizes::sweep_sizes(&args.sizes, seed, args.quick, true),
+                quick: args.quick,
+                primitives: args.primitives.clone(),
+                variants: args.variants.clone(),
+                one_family: false,
+            };
+            Some(crate::multigpu::sweep_cases::preflight(gpus, &plan)?)
+        }
+        None => None,
+    };
 
     if !args.gpu_only {
         let plan = SweepPlan {
@@ -93,8 +113,29 @@ pub fn run(args: &SweepArgs) -> Result<bool> {
     let mut machine = None;
     let mut gpu_skip_reason = None;
     let mut gpu_results = Vec::new();
+    let mut multigpu_details = None;
     if args.cpu_only {
         gpu_skip_reason = Some("--cpu-only".to_string());
+    } else if let Some(pre) = &multigpu {
+        let plan = SweepPlan {
+            seed,
+            sizes: sizes::sweep_sizes(&args.sizes, seed, args.quick, true),
+            quick: args.quick,
+            primitives: args.primitives.clone(),
+            variants: args.variants.clone(),
+            one_family: false,
+        };
+        let run = crate::multigpu::sweep_cases::run(
+            pre,
+            &plan,
+            !args.sizes.is_empty(),
+            args.mutant,
+            args.max_failures_shown,
+        )?;
+        machine = Some(run.machine);
+        multigpu_details = Some(run.details);
+        gpu_results = run.catalogue;
+        gpu_results.extend(run.sharded);
     } else {
         match kernels::Gpu::open(kernels::GpuOptions { ordinal: 0, mutant: args.mutant }) {
             Err(e) => gpu_skip_reason = Some(e.to_string()),
@@ -153,6 +194,7 @@ pub fn run(args: &SweepArgs) -> Result<bool> {
                 _ => None,
             }).collect::<Vec<_>>(),
             "cases": results,
+            "multigpu": multigpu_details,
         });
         let kind = if gpu_ran { "sweep" } else { "sweep-cpu" };
         let mut receipt_tally = tally;

@@ -1,0 +1,563 @@
+//! `harness sweep --gpus N|all`: the single-GPU case catalogue spread over
+//! N GPUs (one worker thread per GPU, merged back in catalogue order), then
+//! the sharded reduce and scan cases on all N GPUs through NCCL, each
+//! checked against the exact model with poisoned outputs. One combined
+//! report and receipt.
+
+use super::cluster::{Cluster, DeviceSummary};
+use super::nccl::{self, NcclInfo};
+use super::sharded_reduce::{self, sharded_reduce};
+use super::sharded_scan::{self, sharded_scan};
+use super::topology::{resolve_on_this_machine, GpuCount};
+use crate::progress::Progress;
+use crate::receipts::MachineInfo;
+use crate::sweep::case::{failure_line, CaseId, CaseResult, Verdict};
+use crate::sweep::gpu::{case_seed, catalogue, families_of, int_families, PRIMITIVES};
+use crate::sweep::{compare, SweepPlan};
+use anyhow::{anyhow, Result};
+use model::generators::{ints, Family};
+use std::collections::BTreeSet;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+/// The look-back tile (4096) and the Blelloch recursion step (512^2): the
+/// per-GPU sizes m whose neighbours k*m - 1, k*m, k*m + 1 the sharded cases visit.
+pub const SHARD_BOUNDARY_UNITS: [usize; 3] = [1, 4096, 262_144];
+
+/// The largest size the sharded cases take from the ordinary sweep sizes.
+pub const SHARDED_MAX_DEFAULT: usize = 1 << 24;
+
+/// What was checked before any work: the GPU count and, when sharded cases
+/// are selected, NCCL.
+#[derive(Debug, Clone)]
+pub struct Preflight {
+    /// GPUs to use.
+    pub gpus: usize,
+    /// NCCL, when the sharded cases run.
+    pub nccl: Option<NcclInfo>,
+    /// Environment notes (overridden multicast switches).
+    pub notes: Vec<String>,
+}
+
+/// Whether the selection includes sharded cases (reduce or scan, a variant
+/// filter that matches a sharded variant).
+pub fn wants_sharded(plan: &SweepPlan, k: usize) -> bool {
+    sharded_variants(k).iter().any(|(p, v)| plan.wants_primitive(p) && plan.wants_variant(v))
+}
+
+/// The sharded variants' (primitive, name) for k GPUs.
+pub fn sharded_variants(k: usize) -> [(&'static str, String); 2] {
+    [
+        ("reduce", format!("sharded.k{k}.{}.i32", sharded_reduce::VARIANT.name())),
+        ("scan", format!("sharded.k{k}.{}.exclusive.i32", sharded_scan::VARIANT.name())),
+    ]
+}
+
+/// Sets the no-multicast environment, resolves `--gpus` against the
+/// devices present and, if sharded cases are selected, loads NCCL. Every
+/// error here is a clear one-line reason (too many GPUs, no driver, NCCL
+/// missing).
+pub fn preflight(asked: GpuCount, plan: &SweepPlan) -> Result<Preflight> {
+    let notes = nccl::enforce_no_multicast_env();
+    let gpus = resolve_on_this_machine(asked)?;
+    let nccl = if wants_sharded(plan, gpus) { Some(nccl::probe()?) } else { None };
+    Ok(Preflight { gpus, nccl, notes })
+}
+
+/// The sizes of the sharded cases for k GPUs: the explicit `--sizes`, or
+/// the sweep's sizes up to 2^24 plus k*m - 1, k*m, k*m + 1 for the shard
+/// boundary units (so some shards are one element apart, and n < k leaves
+/// GPUs with empty shards).
+pub fn sharded_sizes(plan: &SweepPlan, explicit: bool, k: usize) -> Vec<usize> {
+    if explicit {
+        return plan.sizes.clone();
+    }
+    let mut sizes: BTreeSet<usize> = plan.sizes.iter().copied().filter(|&n| n <= SHARDED_MAX_DEFAULT).collect();
+    for m in SHARD_BOUNDARY_UNITS {
+        for n in [k * m - 1, k * m, k * m + 1] {
+            if n > 0 {
+                sizes.insert(n);
+            }
+        }
+    }
+    sizes.into_iter().collect()
+}
+
+/// One sharded check.
+struct ShardedCase {
+    id: CaseId,
+    family: Family,
+}
+
+fn sharded_cases(plan: &SweepPlan, explicit: bool, k: usize) -> Vec<ShardedCase> {
+    let mut out = Vec::new();
+    for n in sharded_sizes(plan, explicit, k) {
+        for (f, family) in int_families(plan, n).into_iter().enumerate() {
+            let seed = case_seed(plan.seed, "sharded", n, f);
+            for (primitive, variant) in sharded_variants(k) {
+                if plan.wants_primitive(primitive) && plan.wants_variant(&variant) {
+                    let id = crate::sweep::gpu::id(primitive, variant, n.to_string(), n, &family.name(), seed);
+                    out.push(ShardedCase { id, family });
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The rerun command of a sharded case.
+pub fn sharded_repro(id: &CaseId, k: usize, plan_seed: u64) -> String {
+    format!(
+        "harness sweep --gpu-only --gpus {k} --primitive {} --variant {} --sizes {} --seed {plan_seed:#x}",
+        id.primitive, id.variant, id.n
+    )
+}
+
+/// Prints the sharded cases `--list` would run with k GPUs.
+pub fn list(plan: &SweepPlan, explicit: bool, asked: GpuCount) {
+    let k = match asked {
+        GpuCount::Exactly(k) => Some(k),
+        GpuCount::All => kernels::probe_driver().ok(),
+    };
+    match k {
+        Some(k) => {
+            let cases = sharded_cases(plan, explicit, k);
+            for case in &cases {
+                println!("{} family={}", case.id.marker(), case.id.family);
+            }
+            println!("sweep: {} sharded cases over {k} GPU(s) (NCCL)", cases.len());
+        }
+        None => println!("sweep: --gpus all: no GPU here, so the sharded cases cannot be listed"),
+    }
+}
+
+/// The GPU half of `sweep --gpus`.
+pub struct MultiGpuSweep {
+    /// GPU 0's machine facts.
+    pub machine: MachineInfo,
+    /// The catalogue's cases, in catalogue order.
+    pub catalogue: Vec<CaseResult>,
+    /// The sharded cases.
+    pub sharded: Vec<CaseResult>,
+    /// Receipt details (GPUs, NCCL, per-GPU case counts, sizes).
+    pub details: serde_json::Value,
+}
+
+/// Runs the catalogue over `pre.gpus` GPUs, then the sharded cases.
+pub fn run(
+    pre: &Preflight,
+    plan: &SweepPlan,
+    explicit_sizes: bool,
+    mutant: u32,
+    max_shown: usize,
+) -> Result<MultiGpuSweep> {
+    let k = pre.gpus;
+    for note in &pre.notes {
+        println!("sweep: {note}");
+    }
+    let spread = spread_catalogue(plan, k, mutant, max_shown)?;
+    crate::sweep::summary::print_table(&format!("GPU kernels vs the model, spread over {k} GPU(s)"), &spread.results);
+
+    let cases = sharded_cases(plan, explicit_sizes, k);
+    let mut sharded = Vec::new();
+    let mut nccl_info = pre.nccl.clone();
+    if !cases.is_empty() {
+        let started = Instant::now();
+        match Cluster::start(k, mutant) {
+            Ok(cluster) => {
+                nccl_info = Some(cluster.nccl().clone());
+                println!(
+                    "sweep: {} sharded case(s) over {k} GPU(s), NCCL {} ({}), one thread per GPU",
+                    cases.len(),
+                    cluster.nccl().version,
+                    cluster.nccl().library.as_deref().unwrap_or("library path unknown")
+                );
+                sharded = run_sharded(&cluster, &cases, plan.seed, max_shown);
+            }
+            Err(e) => {
+                let id = crate::sweep::gpu::id("multigpu", format!("nccl_setup.k{k}"), "-".into(), 0, "-", 0);
+                let verdict = Verdict::fail("an NCCL communicator", format!("error: {e:#}"), "cluster start");
+                sharded.push(CaseResult { id, verdict, millis: started.elapsed().as_millis() as u64 });
+            }
+        }
+        crate::sweep::summary::print_table(&format!("sharded reduce and scan over {k} GPU(s) (NCCL)"), &sharded);
+    }
+
+    let details = serde_json::json!({
+        "gpus": k,
+        "devices": spread.devices,
+        "cases_per_gpu": spread.per_worker,
+        "nccl": nccl_info,
+        "no_multicast_env": nccl::NO_MULTICAST_ENV.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>(),
+        "sharded_sizes": sharded_sizes(plan, explicit_sizes, k),
+        "sharded_variants": sharded_variants(k).iter().map(|(p, v)| format!("{p}/{v}")).collect::<Vec<_>>(),
+        "sharded_cases": sharded.len(),
+    });
+    Ok(MultiGpuSweep { machine: spread.machine, catalogue: spread.results, sharded, details })
+}
+
+struct Spread {
+    results: Vec<CaseResult>,
+    machine: MachineInfo,
+    devices: Vec<DeviceSummary>,
+    per_worker: Vec<usize>,
+}
+
+/// Runs of consecutive catalogue cases that share one generated input
+/// (same primitive, size, family and seed): a worker takes a whole run, so
+/// its catalogue's memo generates that input once.
+fn input_groups(ids: &[CaseId]) -> Vec<std::ops::Range<usize>> {
+    let mut groups = Vec::new();
+    let mut start = 0;
+    for i in 1..=ids.len() {
+        let same = i < ids.len() && {
+            let (a, b) = (&ids[i - 1], &ids[i]);
+            a.primitive == b.primitive && a.n == b.n && a.family == b.family && a.seed == b.seed
+        };
+        if !same {
+            groups.push(start..i);
+            start = i;
+        }
+    }
+    groups.retain(|g| !g.is_empty());
+    groups
+}
+
+/// The catalogue's cases over k GPUs: GPUs opened one after another (the
+/// first fills the on-disk kernel cache), then one worker per GPU with its
+/// own copy of the catalogue (its own memos), taking input groups largest
+/// first from a shared counter; results merged in catalogue order.
+fn spread_catalogue(plan: &SweepPlan, k: usize, mutant: u32, max_shown: usize) -> Result<Spread> {
+    let ids: Vec<CaseId> = catalogue(plan).into_iter().map(|c| c.id).collect();
+    let mut groups = input_groups(&ids);
+    groups.sort_by_key(|g| std::cmp::Reverse(ids[g.start].n));
+    let families: BTreeSet<kernels::Family> =
+        PRIMITIVES.iter().filter(|p| plan.wants_primitive(p)).flat_map(|p| families_of(p)).collect();
+    let mut gpus = Vec::with_capacity(k);
+    for ordinal in 0..k {
+        let gpu = kernels::Gpu::open(kernels::GpuOptions { ordinal, mutant })
+            .map_err(|e| anyhow!("GPU {ordinal} of {k}: {e}"))?;
+        for family in &families {
+            gpu.module(*family).map_err(|e| anyhow!("GPU {ordinal}: {e}"))?;
+        }
+        gpus.push(gpu);
+    }
+    let first = gpus[0].info();
+    println!(
+        "sweep: {k} GPU(s): {} (sm_{}{}, {} SMs) x {k}, NVRTC {}.{}, {} catalogue cases in {} input groups, sizes {:?}{}",
+        first.name,
+        first.compute_capability.0,
+        first.compute_capability.1,
+        first.sm_count,
+        first.nvrtc_version.0,
+        first.nvrtc_version.1,
+        ids.len(),
+        groups.len(),
+        plan.sizes,
+        if mutant != 0 { format!(", MUTANT {mutant}") } else { String::new() }
+    );
+    let machine = MachineInfo::collect(&gpus[0]);
+    let devices: Vec<DeviceSummary> = gpus.iter().map(DeviceSummary::of).collect();
+    let progress = Progress::new(&format!("gpu x{k}"), ids.len() as u64);
+    let next = AtomicUsize::new(0);
+    let shown = AtomicUsize::new(0);
+    let collected: Mutex<Vec<(usize, CaseResult)>> = Mutex::new(Vec::with_capacity(ids.len()));
+    let mut per_worker = vec![0usize; k];
+    let worker_errors: Mutex<Vec<String>> = Mutex::new(Vec::new());
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = gpus
+            .iter()
+            .enumerate()
+            .map(|(w, gpu)| {
+                let (groups, ids, next, shown, collected, progress, worker_errors) =
+                    (&groups, &ids, &next, &shown, &collected, &progress, &worker_errors);
+                scope.spawn(move || {
+                    if let Err(e) = gpu.context().bind_to_thread() {
+                        worker_errors.lock().unwrap_or_else(|p| p.into_inner()).push(format!("GPU {w}: {e}"));
+                        return 0;
+                    }
+                    let cases = catalogue(plan);
+                    if cases.len() != ids.len() || cases.iter().zip(ids.iter()).any(|(c, id)| c.id != *id) {
+                        worker_errors
+                            .lock()
+                            .unwrap_or_else(|p| p.into_inner())
+                            .push(format!("GPU {w}: the catalogue differs between threads (a harness bug)"));
+                        return 0;
+                    }
+                    let mut done = 0;
+                    loop {
+                        let g = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(group) = groups.get(g) else { break };
+                        for index in group.clone() {
+                            let case = &cases[index];
+                            let started = Instant::now();
+                            let verdict = (case.run)(gpu);
+                            let millis = started.elapsed().as_millis() as u64;
+                            if let Verdict::Fail(m) = &verdict {
+                                if shown.fetch_add(1, Ordering::Relaxed) < max_shown {
+                                    progress.println(&format!(
+                                        "FAIL [GPU {w}] {}\n     rerun: {}",
+                                        failure_line(&case.id, m),
+                                        case.id.repro()
+                                    ));
+                                }
+                            }
+                            progress.step(&case.id.marker());
+                            collected
+                                .lock()
+                                .unwrap_or_else(|p| p.into_inner())
+                                .push((index, CaseResult { id: case.id.clone(), verdict, millis }));
+                            done += 1;
+                        }
+                    }
+                    done
+                })
+            })
+            .collect();
+        for (w, h) in handles.into_iter().enumerate() {
+            per_worker[w] = h.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
+        }
+    });
+    progress.finish();
+    let errors = worker_errors.into_inner().unwrap_or_else(|p| p.into_inner());
+    if !errors.is_empty() {
+        return Err(anyhow!(errors.join("; ")));
+    }
+    let mut collected = collected.into_inner().unwrap_or_else(|p| p.into_inner());
+    collected.sort_by_key(|(i, _)| *i);
+    if collected.len() != ids.len() {
+        return Err(anyhow!("{} of {} catalogue cases came back (a harness bug)", collected.len(), ids.len()));
+    }
+    Ok(Spread { results: collected.into_iter().map(|(_, r)| r).collect(), machine, devices, per_worker })
+}
+
+/// The model's answers for one input.
+struct Expected {
+    input: Arc<Vec<i32>>,
+    sum: i64,
+    exclusive: Vec<i64>,
+    shard_totals: Vec<i64>,
+    /// Each shard's exclusive offset (the model's offset math).
+    shard_offsets: Vec<i64>,
+}
+
+fn expected(family: Family, n: usize, seed: u64, k: usize) -> Result<Expected, String> {
+    let input = ints(family, n, seed).map_err(|e| e.to_string())?;
+    let sum = model::reduce::reduce_i64(&input).map_err(|e| e.to_string())?;
+    let exclusive = model::scan::exclusive_scan_i64(&input).map_err(|e| e.to_string())?;
+    let shards =
+        super::shard::partition(n as u64, k, super::shard::ValueRange::of(&input)).map_err(|e| e.to_string())?;
+    let shard_totals = shards
+        .iter()
+        .map(|s| model::reduce::reduce_i64(&input[s.range()]))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| e.to_string())?;
+    let shard_offsets = super::shard::exclusive_offsets(&shard_totals).ok_or("shard totals overflow int64")?;
+    Ok(Expected { input: Arc::new(input), sum, exclusive, shard_totals, shard_offsets })
+}
+
+fn error_verdict(e: &anyhow::Error) -> Verdict {
+    Verdict::fail("a result", format!("error: {e:#}").replace('\n', " "), "sharded gpu call")
+}
+
+/// Every rank's all-reduced total is the model's sum, and every rank's
+/// shard total is the model's sum of that shard.
+fn check_reduce(ex: &Expected, ranks: &[sharded_reduce::RankReduce]) -> Verdict {
+    for (r, rank) in ranks.iter().enumerate() {
+        if rank.total != ex.sum {
+            return Verdict::fail(ex.sum, rank.total, &format!("all-reduced total on GPU {r}"));
+        }
+    }
+    for (r, rank) in ranks.iter().enumerate() {
+        if rank.partial != ex.shard_totals[r] {
+            return Verdict::fail(ex.shard_totals[r], rank.partial, &format!("shard total of GPU {r}"));
+        }
+    }
+    Verdict::Pass
+}
+
+/// The ranks' outputs, in rank order, are the model's exclusive scan
+/// (every element; the index reported is global), and every rank gathered
+/// the model's shard totals.
+fn check_scan(ex: &Expected, ranks: &[sharded_scan::RankScan]) -> Verdict {
+    // A wrong offset shows first as a wrong first element of a shard: say so.
+    for (r, rank) in ranks.iter().enumerate() {
+        if let Some(&first) = rank.output.first() {
+            if first != ex.shard_offsets[r] {
+                let what = format!("exclusive offset of GPU {r} (first element of its shard)");
+                return Verdict::fail_at(rank.shard.start, ex.shard_offsets[r], first, &what);
+            }
+        }
+    }
+    let mut stitched = Vec::with_capacity(ex.exclusive.len());
+    for rank in ranks {
+        stitched.extend_from_slice(&rank.output);
+    }
+    let verdict = compare::exact(&ex.exclusive, &stitched, "prefix");
+    if !verdict.passed() {
+        return verdict;
+    }
+    for (r, rank) in ranks.iter().enumerate() {
+        let v = compare::exact(&ex.shard_totals, &rank.gathered, &format!("all-gathered shard totals on GPU {r}"));
+        if !v.passed() {
+            return v;
+        }
+    }
+    Verdict::Pass
+}
+
+/// (size, family name, seed) of one generated input.
+type InputKey = (usize, String, u64);
+
+fn run_sharded(cluster: &Cluster, cases: &[ShardedCase], plan_seed: u64, max_shown: usize) -> Vec<CaseResult> {
+    let k = cluster.world();
+    let progress = Progress::new(&format!("sharded x{k}"), cases.len() as u64);
+    let mut results = Vec::with_capacity(cases.len());
+    let mut shown = 0;
+    let mut current: Option<(InputKey, Result<Expected, String>)> = None;
+    for case in cases {
+        let started = Instant::now();
+        let key = (case.id.n, case.id.family.clone(), case.id.seed);
+        if current.as_ref().map(|(k, _)| k) != Some(&key) {
+            drop(current.take()); // free the previous input first
+            current = Some((key.clone(), expected(case.family, case.id.n, case.id.seed, k)));
+        }
+        let verdict = match &current.as_ref().expect("set above").1 {
+            Err(e) => Verdict::fail("an input", e, "generator"),
+            Ok(ex) => match case.id.primitive.as_str() {
+                "reduce" => match sharded_reduce(cluster, ex.input.clone()) {
+                    Ok(ranks) => check_reduce(ex, &ranks),
+                    Err(e) => error_verdict(&e),
+                },
+                _ => match sharded_scan(cluster, ex.input.clone()) {
+                    Ok(ranks) => check_scan(ex, &ranks),
+                    Err(e) => error_verdict(&e),
+                },
+            },
+        };
+        if let Verdict::Fail(m) = &verdict {
+            if shown < max_shown {
+                shown += 1;
+                progress.println(&format!(
+                    "FAIL {}\n     rerun: {}",
+                    failure_line(&case.id, m),
+                    sharded_repro(&case.id, k, plan_seed)
+                ));
+            }
+        }
+        progress.step(&case.id.marker());
+        results.push(CaseResult { id: case.id.clone(), verdict, millis: started.elapsed().as_millis() as u64 });
+    }
+    progress.finish();
+    results
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(sizes: Vec<usize>) -> SweepPlan {
+        SweepPlan { seed: 1, sizes, quick: false, primitives: vec![], variants: vec![], one_family: false }
+    }
+
+    #[test]
+    fn sharded_sizes_straddle_the_shard_boundaries() {
+        let p = plan(vec![1, 33, 4099, 1 << 24, 1 << 28]);
+        let sizes = sharded_sizes(&p, false, 4);
+        for n in [3, 4, 5, 4 * 4096 - 1, 4 * 4096, 4 * 4096 + 1, 4 * 262_144 + 1, 1 << 24, 33] {
+            assert!(sizes.contains(&n), "{n} missing from {sizes:?}");
+        }
+        assert!(!sizes.contains(&(1 << 28)), "2^28 is left to the single-GPU sweep");
+        assert!(!sizes.contains(&0));
+        let one = sharded_sizes(&p, false, 1);
+        assert!(one.contains(&1) && one.contains(&2) && one.contains(&4095) && one.contains(&262_145));
+        assert_eq!(sharded_sizes(&p, true, 4), p.sizes, "explicit sizes are taken as given");
+    }
+
+    #[test]
+    fn sharded_cases_follow_the_filters() {
+        let mut p = plan(vec![5, 9]);
+        let all = sharded_cases(&p, true, 2);
+        assert_eq!(all.len(), 2 * 5 * 2, "2 sizes x 5 families x (reduce, scan)");
+        assert!(all.iter().any(|c| c.id.variant == "sharded.k2.single_pass.i32"));
+        assert!(all.iter().any(|c| c.id.variant == "sharded.k2.decoupled_lookback.exclusive.i32"));
+        p.primitives = vec!["scan".into()];
+        assert!(sharded_cases(&p, true, 2).iter().all(|c| c.id.primitive == "scan"));
+        assert!(wants_sharded(&p, 2));
+        p.primitives = vec!["softmax".into()];
+        assert!(!wants_sharded(&p, 2), "no NCCL needed without reduce or scan");
+        p.primitives.clear();
+        p.variants = vec!["blelloch".into()];
+        assert!(!wants_sharded(&p, 2));
+        p.variants = vec!["sharded".into()];
+        assert!(wants_sharded(&p, 2));
+    }
+
+    #[test]
+    fn a_sharded_rerun_line_names_the_gpu_count() {
+        let id = crate::sweep::gpu::id(
+            "scan",
+            "sharded.k2.decoupled_lookback.exclusive.i32".into(),
+            "9".into(),
+            9,
+            "small_ints",
+            7,
+        );
+        assert_eq!(
+            sharded_repro(&id, 2, 0x5eed),
+            "harness sweep --gpu-only --gpus 2 --primitive scan --variant sharded.k2.decoupled_lookback.exclusive.i32 --sizes 9 --seed 0x5eed"
+        );
+    }
+
+    #[test]
+    fn input_groups_split_where_the_input_changes() {
+        let mk = |p: &str, n: usize, f: &str, s: u64| crate::sweep::gpu::id(p, "v".into(), n.to_string(), n, f, s);
+        let ids =
+            vec![mk("reduce", 1, "a", 1), mk("reduce", 1, "a", 1), mk("reduce", 1, "b", 2), mk("scan", 1, "b", 2)];
+        assert_eq!(input_groups(&ids), vec![0..2, 2..3, 3..4]);
+        assert!(input_groups(&[]).is_empty());
+    }
+
+    /// The checks on made-up GPU answers: the right ones pass, a wrong
+    /// element, a wrong gathered total or a wrong rank total fail.
+    #[test]
+    fn the_sharded_checks_catch_wrong_answers() {
+        let k = 3;
+        let ex = expected(Family::FullRangeI32, 10, 9, k).unwrap();
+        let shards = super::super::shard::partition(10, k, super::super::shard::ValueRange::ANY_I32).unwrap();
+        let good: Vec<sharded_scan::RankScan> = shards
+            .iter()
+            .map(|s| sharded_scan::RankScan {
+                shard: *s,
+                output: ex.exclusive[s.range()].to_vec(),
+                gathered: ex.shard_totals.clone(),
+            })
+            .collect();
+        assert!(check_scan(&ex, &good).passed());
+        let mut bad = good.clone();
+        bad[1].output[0] ^= 1;
+        match check_scan(&ex, &bad) {
+            Verdict::Fail(m) => {
+                assert_eq!(m.index, Some(shards[1].start));
+                assert!(m.what.contains("offset of GPU 1"), "{}", m.what);
+            }
+            v => panic!("{v:?}"),
+        }
+        let mut bad = good.clone();
+        bad[2].output[1] += 1;
+        assert!(matches!(check_scan(&ex, &bad), Verdict::Fail(m) if m.index == Some(shards[2].start + 1)));
+        let mut bad = good.clone();
+        bad[2].gathered[0] += 1;
+        assert!(!check_scan(&ex, &bad).passed());
+        let reduce: Vec<sharded_reduce::RankReduce> = shards
+            .iter()
+            .enumerate()
+            .map(|(r, s)| sharded_reduce::RankReduce { shard: *s, partial: ex.shard_totals[r], total: ex.sum })
+            .collect();
+        assert!(check_reduce(&ex, &reduce).passed());
+        let mut bad = reduce.clone();
+        bad[1].total += 1;
+        assert!(matches!(check_reduce(&ex, &bad), Verdict::Fail(m) if m.what == "all-reduced total on GPU 1"));
+    }
+}
