@@ -82,6 +82,9 @@ pub struct Timing {
     pub offset_ms: f64,
     /// The NCCL collective alone.
     pub combine_alone_ms: f64,
+    /// The offset pass alone (scan; run on every GPU, GPU 0 included, adding
+    /// 0 there): what a GPU >= 1 pays on top of the local scan.
+    pub offset_alone_ms: f64,
     /// Each GPU's median total, in rank order.
     pub per_gpu_total_ms: Vec<f64>,
 }
@@ -146,6 +149,7 @@ struct RankBench {
     reduce_alone: Vec<f64>,
     scan: Vec<[f64; 4]>,
     scan_alone: Vec<f64>,
+    offset_alone: Vec<f64>,
     reduce_total: i64,
     scan_samples: Vec<(u64, i64)>,
     gathered: Vec<i64>,
@@ -233,12 +237,24 @@ fn bench_rank(env: &RankEnv, shard: Shard, warmup: usize, iterations: usize) -> 
     }
     let gathered = env.gpu.download(&scan.gathered)?;
     let scan_alone = combine_alone(env, iterations, &events, |env| scan.enqueue_combine(env))?;
+    // The offset pass alone, on every GPU: with rank 0 it adds the empty sum
+    // (the values stay right) but streams the same 16 B per element.
+    let mut offset_alone = Vec::with_capacity(iterations);
+    for _ in 0..iterations {
+        env.barrier()?;
+        events[0].record(&stream)?;
+        env.helpers.add_offset(&env.gpu, &mut out, &scan.gathered, 0)?;
+        events[1].record(&stream)?;
+        env.wait("timed offset pass")?;
+        offset_alone.push(ms(&events[0], &events[1])?);
+    }
     Ok(RankBench {
         shard,
         reduce: reduce_times,
         reduce_alone,
         scan: scan_times,
         scan_alone,
+        offset_alone,
         reduce_total,
         scan_samples,
         gathered,
@@ -284,18 +300,25 @@ fn median(mut values: Vec<f64>) -> f64 {
 }
 
 /// Medians over iterations of the slowest rank's time per iteration.
-fn summarise(per_rank: &[&Vec<[f64; 4]>], alone: &[&Vec<f64>]) -> Timing {
+fn summarise(per_rank: &[&Vec<[f64; 4]>], alone: &[&Vec<f64>], offset_alone: &[&Vec<f64>]) -> Timing {
     let iterations = per_rank.iter().map(|r| r.len()).min().unwrap_or(0);
     let slowest = |part: usize| {
         median((0..iterations).map(|i| per_rank.iter().map(|r| r[i][part]).fold(0.0, f64::max)).collect())
     };
-    let alone_iters = alone.iter().map(|r| r.len()).min().unwrap_or(0);
+    let slowest_alone = |runs: &[&Vec<f64>]| {
+        let iterations = runs.iter().map(|r| r.len()).min().unwrap_or(0);
+        if iterations == 0 {
+            return 0.0;
+        }
+        median((0..iterations).map(|i| runs.iter().map(|r| r[i]).fold(0.0, f64::max)).collect())
+    };
     Timing {
         local_ms: slowest(0),
         combine_ms: slowest(1),
         offset_ms: slowest(2),
         total_ms: slowest(3),
-        combine_alone_ms: median((0..alone_iters).map(|i| alone.iter().map(|r| r[i]).fold(0.0, f64::max)).collect()),
+        combine_alone_ms: slowest_alone(alone),
+        offset_alone_ms: slowest_alone(offset_alone),
         per_gpu_total_ms: per_rank.iter().map(|r| median(r.iter().map(|t| t[3]).collect())).collect(),
     }
 }
@@ -374,10 +397,12 @@ fn measure(
             result.reduce = Some(summarise(
                 &ranks.iter().map(|r| &r.reduce).collect::<Vec<_>>(),
                 &ranks.iter().map(|r| &r.reduce_alone).collect::<Vec<_>>(),
+                &[],
             ));
             result.scan = Some(summarise(
                 &ranks.iter().map(|r| &r.scan).collect::<Vec<_>>(),
                 &ranks.iter().map(|r| &r.scan_alone).collect::<Vec<_>>(),
+                &ranks.iter().map(|r| &r.offset_alone).collect::<Vec<_>>(),
             ));
             result.verified = Some(verify(oracle, n, &ranks, &mut notes));
         }
@@ -549,6 +574,10 @@ pub struct Derived {
     pub offset_fraction: Option<f64>,
     /// Per GPU: logical GB/s (reduce 4 B, scan 12 B per element of the largest shard).
     pub gbps_per_gpu: Option<f64>,
+    /// On one GPU (weak, g = 1): t(1) / (local + collective alone + offset
+    /// pass alone), the efficiency a GPU >= 1 would reach if the collective
+    /// cost what it costs here: a projection, not a multi-GPU measurement.
+    pub projected_efficiency: Option<f64>,
     /// "meets" / "misses" the weak-efficiency target (weak, g >= 2).
     pub weak_target: Option<&'static str>,
     /// "meets" / "misses" the combine target (weak, g >= 2).
@@ -585,6 +614,8 @@ fn analyse(configs: &[ConfigResult]) -> Vec<Derived> {
                     combine_alone_fraction: ratio(t.combine_alone_ms),
                     offset_fraction: if primitive == "scan" { ratio(t.offset_ms) } else { None },
                     gbps_per_gpu: Some(bytes / (t.total_ms * 1e-3) / 1e9),
+                    projected_efficiency: (workload == Workload::Weak && c.gpus == 1)
+                        .then(|| t.total_ms / (t.local_ms + t.combine_alone_ms + t.offset_alone_ms)),
                     weak_target: efficiency.filter(|_| judged).map(|e| mark(e >= TARGET_WEAK_EFFICIENCY)),
                     combine_target: combine_fraction.filter(|_| judged).map(|f| mark(f <= TARGET_COMBINE_FRACTION)),
                 });
@@ -610,6 +641,7 @@ fn print_report(configs: &[ConfigResult], analysis: &[Derived]) {
         "combine ms",
         "alone ms",
         "offset ms",
+        "offset alone",
         "GB/s/GPU",
         "efficiency",
         "combine/t1",
@@ -632,6 +664,7 @@ fn print_report(configs: &[ConfigResult], analysis: &[Derived]) {
                     format!("{:.3}", t.combine_ms),
                     format!("{:.3}", t.combine_alone_ms),
                     format!("{:.3}", t.offset_ms),
+                    format!("{:.3}", t.offset_alone_ms),
                     d.and_then(|d| d.gbps_per_gpu).map(|v| format!("{v:.0}")).unwrap_or_else(|| "-".into()),
                     pct(d.and_then(|d| d.efficiency)),
                     pct(d.and_then(|d| d.combine_fraction)),
@@ -654,6 +687,15 @@ fn print_report(configs: &[ConfigResult], analysis: &[Derived]) {
         }
     }
     println!("\nmulti-GPU scaling (medians; an iteration's time is the slowest GPU's)\n{}", table.render());
+    for d in analysis.iter().filter(|d| d.projected_efficiency.is_some()) {
+        println!(
+            "projection from 1 GPU, {}: a GPU >= 1 runs local + collective + {} = {} of the 1-GPU time              (weak efficiency about {} if the collective costs there what it costs here)",
+            d.primitive,
+            if d.primitive == "scan" { "offset pass" } else { "nothing more" },
+            pct(d.projected_efficiency.map(|e| 1.0 / e)),
+            pct(d.projected_efficiency)
+        );
+    }
     let judged: Vec<&Derived> = analysis.iter().filter(|d| d.weak_target.is_some()).collect();
     if judged.is_empty() {
         println!(
@@ -712,7 +754,9 @@ mod tests {
         assert!(median(vec![]).is_nan());
         let a = vec![[1.0, 0.1, 0.0, 1.1], [1.0, 0.1, 0.0, 1.1], [1.0, 0.1, 0.0, 1.1]];
         let b = vec![[2.0, 0.2, 0.5, 2.7], [1.0, 0.1, 0.5, 1.6], [1.0, 0.1, 0.5, 1.6]];
-        let t = summarise(&[&a, &b], &[&vec![0.01, 0.02, 0.03], &vec![0.02, 0.02, 0.02]]);
+        let t = summarise(&[&a, &b], &[&vec![0.01, 0.02, 0.03], &vec![0.02, 0.02, 0.02]], &[&vec![0.4], &vec![0.5]]);
+        assert_eq!(t.offset_alone_ms, 0.5);
+        assert_eq!(summarise(&[&a], &[], &[]).offset_alone_ms, 0.0);
         assert_eq!(t.total_ms, 1.6);
         assert_eq!(t.offset_ms, 0.5);
         assert_eq!(t.combine_alone_ms, 0.02);
@@ -727,6 +771,7 @@ mod tests {
             combine_ms: combine,
             offset_ms: 0.0,
             combine_alone_ms: combine,
+            offset_alone_ms: 0.5,
             per_gpu_total_ms: vec![],
         };
         let config = |workload, gpus: usize, total, combine| ConfigResult {
@@ -748,7 +793,10 @@ mod tests {
         ];
         let a = analyse(&configs);
         let find = |w, g| a.iter().find(|d| d.workload == w && d.gpus == g).unwrap();
-        assert_eq!(find(Workload::Weak, 1).weak_target, None, "not judged on one GPU");
+        let one = find(Workload::Weak, 1);
+        assert_eq!(one.weak_target, None, "not judged on one GPU");
+        assert!((one.projected_efficiency.unwrap() - 1.0 / 1.5).abs() < 1e-12, "{one:?}");
+        assert_eq!(find(Workload::Weak, 2).projected_efficiency, None);
         let two = find(Workload::Weak, 2);
         assert!((two.efficiency.unwrap() - 1.0 / 1.05).abs() < 1e-12);
         assert_eq!((two.weak_target, two.combine_target), (Some("meets"), Some("meets")));
