@@ -448,6 +448,7 @@ pub fn run(args: &BenchArgs, asked: GpuCount) -> Result<bool> {
         let cluster = match Cluster::start(g, 0) {
             Ok(c) => c,
             Err(e) => {
+                println!("bench: starting {g} GPU(s) failed: {e:#}");
                 for workload in [Workload::Weak, Workload::Strong] {
                     configs.push(ConfigResult {
                         workload,
