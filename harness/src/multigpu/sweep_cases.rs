@@ -232,8 +232,13 @@ fn spread_catalogue(plan: &SweepPlan, k: usize, mutant: u32, max_shown: usize) -
     let ids: Vec<CaseId> = catalogue(plan).into_iter().map(|c| c.id).collect();
     let mut groups = input_groups(&ids);
     groups.sort_by_key(|g| std::cmp::Reverse(ids[g.start].n));
-    let families: BTreeSet<kernels::Family> =
-        PRIMITIVES.iter().filter(|p| plan.wants_primitive(p)).flat_map(|p| families_of(p)).collect();
+    // Only the families some selected case launches (none when a filter
+    // leaves only the sharded cases).
+    let families: BTreeSet<kernels::Family> = PRIMITIVES
+        .iter()
+        .filter(|p| plan.wants_primitive(p) && ids.iter().any(|id| id.primitive == **p))
+        .flat_map(|p| families_of(p))
+        .collect();
     let mut gpus = Vec::with_capacity(k);
     for ordinal in 0..k {
         let gpu = kernels::Gpu::open(kernels::GpuOptions { ordinal, mutant })
