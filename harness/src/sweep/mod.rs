@@ -91,7 +91,8 @@ pub fn run(args: &SweepArgs) -> Result<bool> {
                 variants: args.variants.clone(),
                 one_family: false,
             };
-            Some(crate::multigpu::sweep_cases::preflight(gpus, &plan)?)
+            let pre = crate::multigpu::sweep_cases::preflight(gpus, &plan)?;
+            Some((pre, plan))
         }
         None => None,
     };
@@ -116,22 +117,9 @@ pub fn run(args: &SweepArgs) -> Result<bool> {
     let mut multigpu_details = None;
     if args.cpu_only {
         gpu_skip_reason = Some("--cpu-only".to_string());
-    } else if let Some(pre) = &multigpu {
-        let plan = SweepPlan {
-            seed,
-            sizes: sizes::sweep_sizes(&args.sizes, seed, args.quick, true),
-            quick: args.quick,
-            primitives: args.primitives.clone(),
-            variants: args.variants.clone(),
-            one_family: false,
-        };
-        let run = crate::multigpu::sweep_cases::run(
-            pre,
-            &plan,
-            !args.sizes.is_empty(),
-            args.mutant,
-            args.max_failures_shown,
-        )?;
+    } else if let Some((pre, plan)) = &multigpu {
+        let run =
+            crate::multigpu::sweep_cases::run(pre, plan, !args.sizes.is_empty(), args.mutant, args.max_failures_shown)?;
         machine = Some(run.machine);
         multigpu_details = Some(run.details);
         gpu_results = run.catalogue;
