@@ -26,7 +26,7 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 /// How long a rank waits at a barrier or for its GPU before it gives up.
-pub const WAIT_LIMIT: Duration = Duration::from_secs(300);
+pub const WAIT_LIMIT: Duration = Duration::from_secs(120);
 
 /// One GPU of a cluster, for reports and receipts.
 #[derive(Debug, Clone, PartialEq, Serialize)]
