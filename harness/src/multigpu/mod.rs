@@ -13,10 +13,12 @@
 //! | `cluster.rs` | the GPU threads, the barrier that keeps collectives matched, waits that cannot hang |
 //! | `sharded_reduce.rs` | local SinglePass reduce + `ncclAllReduce` |
 //! | `sharded_scan.rs` | local DecoupledLookback exclusive scan + `ncclAllGather` + offset pass |
+//! | `emulated_scan.rs` | the scan's rank >= 1 device steps for 4 virtual ranks on one GPU (host gather) |
 //! | `sweep_cases.rs` | `sweep --gpus`: the catalogue spread over the GPUs, the sharded cases vs the model |
 //! | `scaling_bench.rs` | `bench --gpus`: weak and strong scaling, `receipts/multigpu-bench.json` |
 
 pub mod cluster;
+pub mod emulated_scan;
 pub mod helper_kernels;
 pub mod nccl;
 pub mod scaling_bench;

@@ -5,6 +5,7 @@
 //! report and receipt.
 
 use super::cluster::{Cluster, DeviceSummary};
+use super::emulated_scan::{emulated_scan, EmulatedScan, VIRTUAL_RANKS};
 use super::nccl::{self, NcclInfo};
 use super::sharded_reduce::{self, sharded_reduce};
 use super::sharded_scan::{self, sharded_scan};
@@ -46,11 +47,14 @@ pub fn wants_sharded(plan: &SweepPlan, k: usize) -> bool {
     sharded_variants(k).iter().any(|(p, v)| plan.wants_primitive(p) && plan.wants_variant(v))
 }
 
-/// The sharded variants' (primitive, name) for k GPUs.
-pub fn sharded_variants(k: usize) -> [(&'static str, String); 2] {
+/// The sharded variants' (primitive, name) for k GPUs: the reduce and scan
+/// over the k GPUs, and the scan's device steps for [`VIRTUAL_RANKS`]
+/// virtual ranks on GPU 0 (`emulated_scan`).
+pub fn sharded_variants(k: usize) -> [(&'static str, String); 3] {
     [
         ("reduce", format!("sharded.k{k}.{}.i32", sharded_reduce::VARIANT.name())),
         ("scan", format!("sharded.k{k}.{}.exclusive.i32", sharded_scan::VARIANT.name())),
+        ("scan", format!("sharded.emulated_v{VIRTUAL_RANKS}.{}.exclusive.i32", sharded_scan::VARIANT.name())),
     ]
 }
 
@@ -415,6 +419,26 @@ fn check_scan(ex: &Expected, ranks: &[sharded_scan::RankScan]) -> Verdict {
 /// (size, family name, seed) of one generated input.
 type InputKey = (usize, String, u64);
 
+/// The emulated virtual ranks' stitched scan is the model's, and their
+/// shard totals are the model's sums of the virtual shards.
+fn check_emulated(ex: &Expected, emulated: &EmulatedScan) -> Verdict {
+    let verdict = compare::exact(&ex.exclusive, &emulated.output, "prefix (virtual ranks, offset pass)");
+    if !verdict.passed() {
+        return verdict;
+    }
+    let shards =
+        match super::shard::partition(ex.exclusive.len() as u64, VIRTUAL_RANKS, super::shard::ValueRange::ANY_I32) {
+            Ok(s) => s,
+            Err(e) => return Verdict::fail("shards", e, "partition"),
+        };
+    let expected: Result<Vec<i64>, _> =
+        shards.iter().map(|s| model::reduce::reduce_i64(&ex.input[s.range()])).collect();
+    match expected {
+        Ok(totals) => compare::exact(&totals, &emulated.totals, "virtual shard totals (mg_shard_total)"),
+        Err(e) => Verdict::fail("a model result", e, "model"),
+    }
+}
+
 fn run_sharded(cluster: &Cluster, cases: &[ShardedCase], plan_seed: u64, max_shown: usize) -> Vec<CaseResult> {
     let k = cluster.world();
     let progress = Progress::new(&format!("sharded x{k}"), cases.len() as u64);
@@ -430,6 +454,12 @@ fn run_sharded(cluster: &Cluster, cases: &[ShardedCase], plan_seed: u64, max_sho
         }
         let verdict = match &current.as_ref().expect("set above").1 {
             Err(e) => Verdict::fail("an input", e, "generator"),
+            Ok(ex) if case.id.variant.contains(".emulated_v") => {
+                match emulated_scan(cluster, ex.input.clone(), VIRTUAL_RANKS) {
+                    Ok(emulated) => check_emulated(ex, &emulated),
+                    Err(e) => error_verdict(&e),
+                }
+            }
             Ok(ex) => match case.id.primitive.as_str() {
                 "reduce" => match sharded_reduce(cluster, ex.input.clone()) {
                     Ok(ranks) => check_reduce(ex, &ranks),
@@ -484,7 +514,8 @@ mod tests {
     fn sharded_cases_follow_the_filters() {
         let mut p = plan(vec![5, 9]);
         let all = sharded_cases(&p, true, 2);
-        assert_eq!(all.len(), 2 * 5 * 2, "2 sizes x 5 families x (reduce, scan)");
+        assert_eq!(all.len(), 2 * 5 * 3, "2 sizes x 5 families x (reduce, scan, emulated scan)");
+        assert!(all.iter().any(|c| c.id.variant == "sharded.emulated_v4.decoupled_lookback.exclusive.i32"));
         assert!(all.iter().any(|c| c.id.variant == "sharded.k2.single_pass.i32"));
         assert!(all.iter().any(|c| c.id.variant == "sharded.k2.decoupled_lookback.exclusive.i32"));
         p.primitives = vec!["scan".into()];
@@ -564,5 +595,17 @@ mod tests {
         let mut bad = reduce.clone();
         bad[1].total += 1;
         assert!(matches!(check_reduce(&ex, &bad), Verdict::Fail(m) if m.what == "all-reduced total on GPU 1"));
+        let virtual_shards =
+            super::super::shard::partition(10, VIRTUAL_RANKS, super::super::shard::ValueRange::ANY_I32).unwrap();
+        let totals: Vec<i64> =
+            virtual_shards.iter().map(|s| model::reduce::reduce_i64(&ex.input[s.range()]).unwrap()).collect();
+        let emulated = EmulatedScan { output: ex.exclusive.clone(), totals };
+        assert!(check_emulated(&ex, &emulated).passed());
+        let mut bad = emulated.clone();
+        bad.output[9] -= 1;
+        assert!(matches!(check_emulated(&ex, &bad), Verdict::Fail(m) if m.index == Some(9)));
+        let mut bad = emulated.clone();
+        bad.totals[3] += 1;
+        assert!(!check_emulated(&ex, &bad).passed());
     }
 }
