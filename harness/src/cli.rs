@@ -144,9 +144,13 @@ pub struct BenchArgs {
     /// Receipt path.
     #[arg(long, default_value = "receipts/bench.json")]
     pub receipt: PathBuf,
-    /// Also run the float atomic crossover study (2^10..2^28).
+    /// Run the float atomic crossover study (always part of a full run; with
+    /// --quick or --primitive only when asked).
     #[arg(long)]
     pub crossover: bool,
+    /// Directory of the Markdown report and PNG plots written after the run.
+    #[arg(long, default_value = "receipts/report")]
+    pub report: PathBuf,
 }
 
 /// Options of `harness report`.
