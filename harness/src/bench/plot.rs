@@ -174,8 +174,8 @@ where
         .map_err(|e| anyhow!("drawing the axes of {}: {e:?}", panel.title))?;
     for line in &panel.lines {
         if line.ceiling {
-            let style = RGBColor(110, 110, 110).stroke_width(2);
-            let dash = if line.label.starts_with("copy") { 10 } else { 4 };
+            let (grey, dash) = if line.label.starts_with("copy") { (70, 10) } else { (150, 4) };
+            let style = RGBColor(grey, grey, grey).stroke_width(2);
             chart
                 .draw_series(DashedLineSeries::new(line.points.clone(), dash, 5, style))
                 .map_err(|e| anyhow!("drawing {}: {e:?}", line.label))?

@@ -54,10 +54,12 @@ pub fn start(program: &Path, args: &[String], log: &Path) -> Result<RunningProgr
     }
     let file = std::fs::File::create(log).with_context(|| format!("creating {}", log.display()))?;
     let command = command_line(program, args);
+    // One open file for both streams (a shared offset: lines interleave in order).
+    let for_stderr = file.try_clone().with_context(|| format!("opening {} twice", log.display()))?;
     let handle = duct::cmd(program, args)
         .stdin_null()
         .stdout_file(file)
-        .stderr_to_stdout()
+        .stderr_file(for_stderr)
         .unchecked()
         .start()
         .with_context(|| format!("starting {command}"))?;
@@ -106,7 +108,7 @@ mod tests {
     #[test]
     fn a_finished_program_reports_its_exit_and_output() {
         let log = temp("ok");
-        let run = start(Path::new("sh"), &["-c".into(), "echo one; echo two >&2; exit 3".into()], &log)
+        let run = start(Path::new("/bin/sh"), &["-c".into(), "echo one; echo two >&2; exit 3".into()], &log)
             .unwrap()
             .finish(Instant::now() + Duration::from_secs(20))
             .unwrap();
@@ -118,7 +120,7 @@ mod tests {
     #[test]
     fn a_program_past_its_deadline_is_killed() {
         let log = temp("slow");
-        let run = start(Path::new("sleep"), &["30".into()], &log)
+        let run = start(Path::new("/bin/sh"), &["-c".into(), "exec sleep 30".into()], &log)
             .unwrap()
             .finish(Instant::now() + Duration::from_millis(300))
             .unwrap();
