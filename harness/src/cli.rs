@@ -72,6 +72,9 @@ pub struct SweepArgs {
     /// Compile a planted bug into the kernels (used by `harness mutants`).
     #[arg(long, default_value_t = 0, hide = true)]
     pub mutant: u32,
+    /// Print the GPU cases the options select (no GPU needed) and exit.
+    #[arg(long)]
+    pub list: bool,
     /// Stop after this many failures are printed (all are still counted).
     #[arg(long, default_value_t = 50)]
     pub max_failures_shown: usize,
@@ -118,9 +121,12 @@ pub struct MutantsArgs {
     /// Receipt path.
     #[arg(long, default_value = "receipts/mutants.json")]
     pub receipt: PathBuf,
-    /// Seconds before one sanitizer job is killed.
-    #[arg(long, default_value_t = 240)]
+    /// Seconds before one check (a sweep or one sanitizer tool) of one build is killed.
+    #[arg(long, default_value_t = 120)]
     pub timeout_secs: u64,
+    /// Builds (mutants and real-kernel controls) checked at once.
+    #[arg(long, default_value_t = 4)]
+    pub jobs: usize,
     /// List the gallery and exit (no GPU needed).
     #[arg(long)]
     pub list: bool,

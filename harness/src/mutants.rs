@@ -174,7 +174,10 @@ fn run_build(
                 .into_iter()
                 .map(|tool| scope.spawn(move || sanitizer_check(sanitizer, exe, m, id, tool, log_dir, timeout)))
                 .collect();
-            handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err(anyhow::anyhow!("check thread panicked")))).collect()
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|_| Err(anyhow::anyhow!("check thread panicked"))))
+                .collect()
         });
         for verdict in verdicts {
             checks.push(verdict?);
@@ -212,8 +215,7 @@ pub fn run(args: &MutantsArgs) -> Result<bool> {
         println!("{}", gallery_table().render());
         return Ok(true);
     }
-    let selected: Vec<&Mutant> =
-        GALLERY.iter().filter(|m| args.ids.is_empty() || args.ids.contains(&m.id)).collect();
+    let selected: Vec<&Mutant> = GALLERY.iter().filter(|m| args.ids.is_empty() || args.ids.contains(&m.id)).collect();
     if selected.is_empty() {
         anyhow::bail!("no mutant with id {:?}: `harness mutants --list` shows the gallery", args.ids);
     }
@@ -240,18 +242,38 @@ pub fn run(args: &MutantsArgs) -> Result<bool> {
         }
     }
     let progress = Progress::new("mutants", ((selected.len() + controls.len()) * checks_per_build) as u64);
-    let mut verdicts = Vec::new();
-    for m in &selected {
-        verdicts.push(run_build(sanitizer.as_deref(), &exe, m, m.id, &args.log_dir, timeout, &progress)?);
-    }
-    let mut control_verdicts = Vec::new();
-    for c in &controls {
-        control_verdicts.push(run_build(sanitizer.as_deref(), &exe, c, 0, &args.log_dir, timeout, &progress)?);
-    }
+    // Builds run `jobs` at a time (each runs its sweep, then its four sanitizer tools at once).
+    let mut work: Vec<(Mutant, u32)> = selected.iter().map(|m| (**m, m.id)).collect();
+    work.extend(controls.iter().map(|c| (*c, 0)));
+    let results: std::sync::Mutex<Vec<(usize, Result<BuildVerdict>)>> = std::sync::Mutex::new(Vec::new());
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    std::thread::scope(|scope| {
+        for _ in 0..args.jobs.max(1) {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some((m, id)) = work.get(i) else { break };
+                let verdict = run_build(sanitizer.as_deref(), &exe, m, *id, &args.log_dir, timeout, &progress);
+                results.lock().unwrap_or_else(|p| p.into_inner()).push((i, verdict));
+            });
+        }
+    });
     progress.finish();
+    let mut results = results.into_inner().unwrap_or_else(|p| p.into_inner());
+    results.sort_by_key(|(i, _)| *i);
+    let mut verdicts = Vec::new();
+    let mut control_verdicts = Vec::new();
+    for (i, verdict) in results {
+        let verdict = verdict?;
+        if i < selected.len() {
+            verdicts.push(verdict);
+        } else {
+            control_verdicts.push(verdict);
+        }
+    }
 
     let tools = ["sweep", "memcheck", "racecheck", "synccheck", "initcheck"];
-    let mut table = Table::new(["id", "mutant", "sweep", "memcheck", "racecheck", "synccheck", "initcheck", "caught by"]);
+    let mut table =
+        Table::new(["id", "mutant", "sweep", "memcheck", "racecheck", "synccheck", "initcheck", "caught by"]);
     let mark = |v: &BuildVerdict, check: &str| match v.checks.iter().find(|c| c.check == check) {
         None => "not run".to_string(),
         Some(c) if c.flagged => "CAUGHT".to_string(),
@@ -274,7 +296,11 @@ pub fn run(args: &MutantsArgs) -> Result<bool> {
         let flagged = v.caught_by();
         let mut row = vec!["0".to_string(), format!("real kernels: {} {}", v.primitive, v.variant).trim().to_string()];
         row.extend(tools.iter().map(|t| mark(v, t)));
-        row.push(if flagged.is_empty() { "not flagged (correct)".into() } else { format!("FLAGGED by {}", flagged.join(", ")) });
+        row.push(if flagged.is_empty() {
+            "not flagged (correct)".into()
+        } else {
+            format!("FLAGGED by {}", flagged.join(", "))
+        });
         table.row(row);
         if flagged.is_empty() {
             tally.passed += 1;

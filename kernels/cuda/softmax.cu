@@ -1,2 +1,520 @@
-// softmax.cu: kernels of this family are being written (see kernels/src/family.rs).
+// Row softmax over [rows, cols] row-major logits, f32 or bf16 in and out, all
+// math in f32 (seeds 000 and 003).
+//
+// Contract, shared by every schedule below:
+//  * A masked logit is -inf and gets probability exactly 0.
+//  * NaN or +inf input: each thread keeps the smallest flat index
+//    (row * cols + col) of such a logit and atomicMin's it into
+//    *first_nonfinite, which the host initialises to ~0 (0xFF memset) before
+//    every launch; the host then reports GpuError::NonFinite. Outputs of such
+//    rows are unspecified (they may hold NaN).
+//  * A row whose logits are all -inf has no maximum: masked_rows[row] = 1 and
+//    the row's outputs are written as 0.0 (never NaN). Every other row gets
+//    masked_rows[row] = 0, so the flag array is fully written by every launch.
+//  * p = expf(x - m) * (1 / d), with the exact row maximum m (fmaxf), the
+//    IEEE-accurate expf (max 2 ulp, not __expf), d = sum of expf(x - m), and
+//    1/d rounded once (__frcp_rn). kernels/src/softmax.rs derives the
+//    per-element error bound from this and from each schedule's sum tree.
+//  * 16-byte loads/stores when every row start is 16-byte aligned: f32 needs
+//    cols % 4 == 0, bf16 cols % 8 == 0 (and 16-byte aligned buffers);
+//    otherwise scalar accesses.
+//
+// The (m, d) guard of seed 003: a thread whose values so far are all -inf
+// (m == -inf) must not evaluate exp(-inf - -inf) = NaN. add_values below
+// holds that guard for the per-thread online state, SoftmaxMerge
+// (common/operators.cuh) for merges; MUTANT 10 removes both.
 #include "common/config.cuh"
+#include "common/async_copy.cuh"
+#include "common/bf16.cuh"
+#include "common/block_reduce.cuh"
+#include "common/operators.cuh"
+#include "common/shuffle.cuh"
+#include "common/warp_reduce.cuh"
+
+using namespace primlab;
+
+typedef unsigned char u8;
+
+namespace {
+
+constexpr u64 kNoNonfinite = ~0ull;
+
+__device__ __forceinline__ float neg_inf() { return -__int_as_float(0x7f800000); }
+
+__device__ __forceinline__ bool aligned16(const void* p) { return (reinterpret_cast<u64>(p) & 15ull) == 0; }
+
+// ---- Element I/O: f32, or bf16 as raw 16-bit patterns ----------------------
+
+struct F32Io {
+    typedef float Elem;
+    static constexpr int kVec = 4;  // elements per 16-byte access
+    __device__ __forceinline__ static float load(const float* __restrict__ p, u32 i) { return p[i]; }
+    __device__ __forceinline__ static void store(float* __restrict__ p, u32 i, float v) { p[i] = v; }
+    __device__ __forceinline__ static void unpack(const uint4& t, float (&v)[kVec]) {
+        v[0] = __uint_as_float(t.x);
+        v[1] = __uint_as_float(t.y);
+        v[2] = __uint_as_float(t.z);
+        v[3] = __uint_as_float(t.w);
+    }
+    __device__ __forceinline__ static void load_vec(const float* __restrict__ p, u32 vi, float (&v)[kVec]) {
+        unpack(reinterpret_cast<const uint4*>(p)[vi], v);
+    }
+    __device__ __forceinline__ static void store_vec(float* __restrict__ p, u32 vi, const float (&v)[kVec]) {
+        reinterpret_cast<float4*>(p)[vi] = make_float4(v[0], v[1], v[2], v[3]);
+    }
+};
+
+struct Bf16Io {
+    typedef u16 Elem;
+    static constexpr int kVec = 8;
+    __device__ __forceinline__ static float load(const u16* __restrict__ p, u32 i) { return bf16_to_f32(p[i]); }
+    __device__ __forceinline__ static void store(u16* __restrict__ p, u32 i, float v) { p[i] = f32_to_bf16_rn(v); }
+    // Little-endian: the low half of each 32-bit word is the lower column.
+    __device__ __forceinline__ static void unpack(const uint4& t, float (&v)[kVec]) {
+        const u32 w[4] = {t.x, t.y, t.z, t.w};
+#pragma unroll
+        for (int k = 0; k < 4; ++k) {
+            v[2 * k] = __uint_as_float(w[k] << 16);
+            v[2 * k + 1] = __uint_as_float(w[k] & 0xffff0000u);
+        }
+    }
+    __device__ __forceinline__ static void load_vec(const u16* __restrict__ p, u32 vi, float (&v)[kVec]) {
+        unpack(reinterpret_cast<const uint4*>(p)[vi], v);
+    }
+    __device__ __forceinline__ static void store_vec(u16* __restrict__ p, u32 vi, const float (&v)[kVec]) {
+        u32 w[4];
+#pragma unroll
+        for (int k = 0; k < 4; ++k) w[k] = u32(f32_to_bf16_rn(v[2 * k])) | (u32(f32_to_bf16_rn(v[2 * k + 1])) << 16);
+        reinterpret_cast<uint4*>(p)[vi] = make_uint4(w[0], w[1], w[2], w[3]);
+    }
+};
+
+// ---- A thread's share of one row ----------------------------------------------
+//
+// With `vectors`, the thread owns the 16-byte vectors start, start + step, ...
+// (vector i = columns [W*i, W*i + W)); otherwise the columns start,
+// start + step, ... one by one. Every pass over a row uses the same layout.
+// f(col0, values) receives a chunk of N = W or 1 values starting at col0
+// (visitors are functors with a templated operator(): NVRTC compiles no
+// device lambdas).
+
+template <class Io, class F>
+__device__ __forceinline__ void for_each_chunk(const typename Io::Elem* __restrict__ row, u32 cols, u32 start,
+                                               u32 step, bool vectors, F& f) {
+    if (vectors) {
+        const u32 vector_count = cols / Io::kVec;
+#pragma unroll 4
+        for (u32 vi = start; vi < vector_count; vi += step) {
+            float v[Io::kVec];
+            Io::load_vec(row, vi, v);
+            f(vi * Io::kVec, v);
+        }
+    } else {
+#pragma unroll 4
+        for (u32 c = start; c < cols; c += step) {
+            float v[1] = {Io::load(row, c)};
+            f(c, v);
+        }
+    }
+}
+
+// Reads every chunk, lets f rewrite it in place, stores it to out_row.
+template <class Io, class F>
+__device__ __forceinline__ void transform_chunks(const typename Io::Elem* __restrict__ in_row,
+                                                 typename Io::Elem* __restrict__ out_row, u32 cols, u32 start,
+                                                 u32 step, bool vectors, const F& f) {
+    if (vectors) {
+        const u32 vector_count = cols / Io::kVec;
+#pragma unroll 4
+        for (u32 vi = start; vi < vector_count; vi += step) {
+            float v[Io::kVec];
+            Io::load_vec(in_row, vi, v);
+            f(v);
+            Io::store_vec(out_row, vi, v);
+        }
+    } else {
+#pragma unroll 4
+        for (u32 c = start; c < cols; c += step) {
+            float v[1] = {Io::load(in_row, c)};
+            f(v);
+            Io::store(out_row, c, v[0]);
+        }
+    }
+}
+
+// An all-masked row: its outputs are 0.0, never NaN.
+template <class Io>
+__device__ __forceinline__ void write_zeros(typename Io::Elem* __restrict__ out_row, u32 cols, u32 start, u32 step,
+                                            bool vectors) {
+    if (vectors) {
+        float z[Io::kVec];
+#pragma unroll
+        for (int k = 0; k < Io::kVec; ++k) z[k] = 0.0f;
+        for (u32 vi = start; vi < cols / Io::kVec; vi += step) Io::store_vec(out_row, vi, z);
+    } else {
+        for (u32 c = start; c < cols; c += step) Io::store(out_row, c, 0.0f);
+    }
+}
+
+// NaN and +inf are rejected; -inf (masked) passes: !(x < +inf) is exactly
+// "NaN or +inf".
+template <int N>
+__device__ __forceinline__ void note_nonfinite(const float (&v)[N], u64 flat0, u64& first_bad) {
+#pragma unroll
+    for (int k = 0; k < N; ++k) {
+        if (!(v[k] < __int_as_float(0x7f800000))) first_bad = flat0 + k < first_bad ? flat0 + k : first_bad;
+    }
+}
+
+__device__ __forceinline__ void report_nonfinite(u64 first_bad, u64* first_nonfinite) {
+    if (first_bad != kNoNonfinite) atomicMin(first_nonfinite, first_bad);
+}
+
+// Pairwise sum of a small array, order fixed: ((v0+v1)+(v2+v3))+... (depth
+// log2 N). Works on a copy: RowInRegisters keeps its values for the output.
+template <int N>
+__device__ __forceinline__ float pairwise_sum(const float (&v)[N]) {
+    float t[N];
+#pragma unroll
+    for (int i = 0; i < N; ++i) t[i] = v[i];
+#pragma unroll
+    for (int width = 1; width < N; width *= 2) {
+#pragma unroll
+        for (int i = 0; i + width < N; i += 2 * width) t[i] = __fadd_rn(t[i], t[i + width]);
+    }
+    return t[0];
+}
+
+template <int N>
+__device__ __forceinline__ float chunk_max(const float (&v)[N]) {
+    float m = v[0];
+#pragma unroll
+    for (int k = 1; k < N; ++k) m = fmaxf(m, v[k]);
+    return m;
+}
+
+// Online (m, d) update with a chunk of N values: one rescale per chunk at
+// most, then d += the pairwise sum of expf(v - m).
+template <int N>
+__device__ __forceinline__ void add_values(SoftmaxState& s, const float (&v)[N]) {
+    const float chunk_m = chunk_max(v);
+    if (chunk_m > s.m) {
+        // s.m == -inf gives expf(-inf) * 0 = 0: d starts over, no NaN.
+        s.d = __fmul_rn(s.d, expf(s.m - chunk_m));
+        s.m = chunk_m;
+    }
+#if PRIMLAB_MUTANT != 10
+    // Seed 003's guard: while every value so far is -inf, v - m would be
+    // -inf - -inf = NaN. (MUTANT 10 drops it, as it drops SoftmaxMerge's.)
+    if (s.m == neg_inf()) return;
+#endif
+    float e[N];
+#pragma unroll
+    for (int k = 0; k < N; ++k) e[k] = expf(v[k] - s.m);
+    s.d = __fadd_rn(s.d, pairwise_sum(e));
+}
+
+// p = expf(x - m) * inv_d for a chunk; masked logits give expf(-inf) = 0.
+template <int N>
+__device__ __forceinline__ void probabilities(float (&v)[N], float m, float inv_d) {
+#pragma unroll
+    for (int k = 0; k < N; ++k) v[k] = __fmul_rn(expf(v[k] - m), inv_d);
+}
+
+// ---- Chunk visitors of the passes (functors: NVRTC compiles no device lambdas) --
+
+// Max pass (ThreePass): running maximum and the first NaN/+inf flat index.
+struct MaxVisitor {
+    u64 row_start;
+    u64 first_bad;
+    float m;
+    template <int N>
+    __device__ __forceinline__ void operator()(u32 col0, const float (&v)[N]) {
+        note_nonfinite(v, row_start + col0, first_bad);
+        m = fmaxf(m, chunk_max(v));
+    }
+};
+
+// Sum pass (ThreePass): sum of expf(x - m), m finite.
+struct SumExpVisitor {
+    float m;
+    float sum;
+    template <int N>
+    __device__ __forceinline__ void operator()(u32, const float (&v)[N]) {
+        float e[N];
+#pragma unroll
+        for (int k = 0; k < N; ++k) e[k] = expf(v[k] - m);
+        sum = __fadd_rn(sum, pairwise_sum(e));
+    }
+};
+
+// Online pass (OnlineBlock, OnlineWarp): the (m, d) state and the first
+// NaN/+inf flat index.
+struct OnlineVisitor {
+    u64 row_start;
+    u64 first_bad;
+    SoftmaxState state;
+    template <int N>
+    __device__ __forceinline__ void operator()(u32 col0, const float (&v)[N]) {
+        note_nonfinite(v, row_start + col0, first_bad);
+        add_values(state, v);
+    }
+};
+
+// Write pass: logits to probabilities in place.
+struct ProbabilityMap {
+    float m;
+    float inv_d;
+    template <int N>
+    __device__ __forceinline__ void operator()(float (&v)[N]) const {
+        probabilities(v, m, inv_d);
+    }
+};
+
+// ---- ThreePass: block per row; max pass, sum pass, write pass ----------------
+
+template <class Io>
+__device__ __forceinline__ void softmax_three_pass(const typename Io::Elem* __restrict__ in,
+                                                   typename Io::Elem* __restrict__ out, u64 rows, u32 cols,
+                                                   u64* first_nonfinite, u8* masked_rows) {
+    constexpr int kThreads = kSoftmaxBlockThreads;
+    __shared__ BlockReduceStorage<float, kThreads> storage;
+    const bool vectors = cols % Io::kVec == 0 && aligned16(in) && aligned16(out);
+    const u32 start = threadIdx.x;
+    u64 first_bad = kNoNonfinite;
+    for (u64 row = blockIdx.x; row < rows; row += gridDim.x) {
+        const u64 row_start = row * cols;
+        const typename Io::Elem* row_in = in + row_start;
+        typename Io::Elem* row_out = out + row_start;
+        MaxVisitor max_pass{row_start, first_bad, neg_inf()};
+        for_each_chunk<Io>(row_in, cols, start, kThreads, vectors, max_pass);
+        first_bad = max_pass.first_bad;
+        // Ends with a barrier: storage is free again for the sum below.
+        const float m = block_all_reduce<MaxF32, kThreads>(max_pass.m, MaxF32(), storage);
+        const bool masked = m == neg_inf();  // uniform: every thread holds the same m
+        if (masked) {
+            write_zeros<Io>(row_out, cols, start, kThreads, vectors);
+        } else {
+            SumExpVisitor sum_pass{m, 0.0f};
+            for_each_chunk<Io>(row_in, cols, start, kThreads, vectors, sum_pass);
+            const float d = block_all_reduce<SumF32, kThreads>(sum_pass.sum, SumF32(), storage);
+            transform_chunks<Io>(row_in, row_out, cols, start, kThreads, vectors, ProbabilityMap{m, __frcp_rn(d)});
+        }
+        if (threadIdx.x == 0) masked_rows[row] = masked ? 1 : 0;
+    }
+    report_nonfinite(first_bad, first_nonfinite);
+}
+
+// ---- OnlineBlock: block per row; one (m, d) pass, one write pass -------------
+
+template <class Io>
+__device__ __forceinline__ void softmax_online_block(const typename Io::Elem* __restrict__ in,
+                                                     typename Io::Elem* __restrict__ out, u64 rows, u32 cols,
+                                                     u64* first_nonfinite, u8* masked_rows) {
+    constexpr int kThreads = kSoftmaxBlockThreads;
+    __shared__ BlockReduceStorage<SoftmaxState, kThreads> storage;
+    const bool vectors = cols % Io::kVec == 0 && aligned16(in) && aligned16(out);
+    const u32 start = threadIdx.x;
+    u64 first_bad = kNoNonfinite;
+    for (u64 row = blockIdx.x; row < rows; row += gridDim.x) {
+        const u64 row_start = row * cols;
+        const typename Io::Elem* row_in = in + row_start;
+        typename Io::Elem* row_out = out + row_start;
+        OnlineVisitor online_pass{row_start, first_bad, SoftmaxMerge::identity()};
+        for_each_chunk<Io>(row_in, cols, start, kThreads, vectors, online_pass);
+        first_bad = online_pass.first_bad;
+        // Ends with a barrier, so the next row may reuse storage at once.
+        const SoftmaxState total =
+            block_all_reduce<SoftmaxMerge, kThreads>(online_pass.state, SoftmaxMerge(), storage);
+        const bool masked = total.m == neg_inf();  // uniform
+        if (masked) {
+            write_zeros<Io>(row_out, cols, start, kThreads, vectors);
+        } else {
+            transform_chunks<Io>(row_in, row_out, cols, start, kThreads, vectors,
+                                 ProbabilityMap{total.m, __frcp_rn(total.d)});
+        }
+        if (threadIdx.x == 0) masked_rows[row] = masked ? 1 : 0;
+    }
+    report_nonfinite(first_bad, first_nonfinite);
+}
+
+// ---- OnlineWarp: a warp per row, kRowsPerWarpBlock rows per block -----------
+// The row loop is uniform across each warp (warp_reduce needs all 32 lanes);
+// there is no block barrier.
+
+template <class Io>
+__device__ __forceinline__ void softmax_online_warp(const typename Io::Elem* __restrict__ in,
+                                                    typename Io::Elem* __restrict__ out, u64 rows, u32 cols,
+                                                    u64* first_nonfinite, u8* masked_rows) {
+    const bool vectors = cols % Io::kVec == 0 && aligned16(in) && aligned16(out);
+    const int lane = lane_id();
+    const u32 start = u32(lane);
+    u64 first_bad = kNoNonfinite;
+    for (u64 row = u64(blockIdx.x) * kRowsPerWarpBlock + warp_id(); row < rows;
+         row += u64(gridDim.x) * kRowsPerWarpBlock) {
+        const u64 row_start = row * cols;
+        const typename Io::Elem* row_in = in + row_start;
+        typename Io::Elem* row_out = out + row_start;
+        OnlineVisitor online_pass{row_start, first_bad, SoftmaxMerge::identity()};
+        for_each_chunk<Io>(row_in, cols, start, kWarpThreads, vectors, online_pass);
+        first_bad = online_pass.first_bad;
+        const SoftmaxState total = shfl_idx(warp_reduce(online_pass.state, SoftmaxMerge()), 0);
+        const bool masked = total.m == neg_inf();  // uniform across the warp
+        if (masked) {
+            write_zeros<Io>(row_out, cols, start, kWarpThreads, vectors);
+        } else {
+            transform_chunks<Io>(row_in, row_out, cols, start, kWarpThreads, vectors,
+                                 ProbabilityMap{total.m, __frcp_rn(total.d)});
+        }
+        if (lane == 0) masked_rows[row] = masked ? 1 : 0;
+    }
+    report_nonfinite(first_bad, first_nonfinite);
+}
+
+// ---- RowInRegisters: block per row, the row read ONCE into registers ---------
+//
+// THREADS x ITEMS floats hold the row (the host rejects longer rows). Item
+// i = j*W + k of a thread is column (j*THREADS + tid)*W + k with vectors, or
+// column i*THREADS + tid without; slots past the row hold -inf (probability
+// 0, never stored). Max, then sum of expf(x - m) (kept in the same
+// registers), then p = e * (1/d): no second global read.
+//
+// With vectors the global read is staged: each thread cp.async's its own
+// VECS 16-byte vectors of the NEXT row into its own slots of the dynamic
+// shared buffer `stage` (THREADS * VECS * 16 bytes, sized by the host) while
+// it computes the current row from registers, so one block per SM keeps the
+// memory busy through its reductions. A thread only ever reads and writes
+// its own slots, and it waits for its copies (cp.async.wait_group) before
+// reading them, so `stage` needs no barrier; it issues the next copies only
+// after the max reduction, whose barriers follow its reads of `stage`.
+
+template <class Io, int THREADS, int VECS>
+__device__ __forceinline__ void stage_row(uint4* stage, const typename Io::Elem* __restrict__ row_in, u32 vector_count) {
+    const u32 tid = threadIdx.x;
+    const uint4* src = reinterpret_cast<const uint4*>(row_in);
+#pragma unroll
+    for (int j = 0; j < VECS; ++j) {
+        const u32 vi = u32(j) * THREADS + tid;
+        if (vi < vector_count) cp_async_16(stage + j * THREADS + tid, src + vi);
+    }
+    cp_async_commit();
+}
+
+template <class Io, int THREADS, int ITEMS>
+__device__ __forceinline__ void softmax_row_in_registers(const typename Io::Elem* __restrict__ in,
+                                                         typename Io::Elem* __restrict__ out, u64 rows, u32 cols,
+                                                         u64* first_nonfinite, u8* masked_rows) {
+    constexpr int W = Io::kVec;
+    static_assert(ITEMS % W == 0, "whole vectors per thread");
+    constexpr int VECS = ITEMS / W;
+    __shared__ BlockReduceStorage<float, THREADS> storage;
+    extern __shared__ uint4 stage[];  // THREADS * VECS vectors; used only with `vectors`
+    const bool vectors = cols % W == 0 && aligned16(in) && aligned16(out);
+    const u32 tid = threadIdx.x;
+    const u32 vector_count = cols / W;
+    u64 first_bad = kNoNonfinite;
+    if (vectors && blockIdx.x < rows) stage_row<Io, THREADS, VECS>(stage, in + u64(blockIdx.x) * cols, vector_count);
+    for (u64 row = blockIdx.x; row < rows; row += gridDim.x) {
+        const u64 row_start = row * cols;
+        const typename Io::Elem* row_in = in + row_start;
+        typename Io::Elem* row_out = out + row_start;
+        float x[ITEMS];
+        if (vectors) {
+            cp_async_wait_all();  // this thread's vectors of `row` have landed in its slots
+#pragma unroll
+            for (int j = 0; j < VECS; ++j) {
+                const u32 vi = u32(j) * THREADS + tid;
+                float t[W];
+                if (vi < vector_count) {
+                    Io::unpack(stage[j * THREADS + tid], t);
+                    note_nonfinite(t, row_start + u64(vi) * W, first_bad);
+                } else {
+#pragma unroll
+                    for (int k = 0; k < W; ++k) t[k] = neg_inf();
+                }
+#pragma unroll
+                for (int k = 0; k < W; ++k) x[j * W + k] = t[k];
+            }
+        } else {
+#pragma unroll
+            for (int i = 0; i < ITEMS; ++i) {
+                const u32 c = u32(i) * THREADS + tid;
+                float t[1] = {neg_inf()};
+                if (c < cols) {
+                    t[0] = Io::load(row_in, c);
+                    note_nonfinite(t, row_start + c, first_bad);
+                }
+                x[i] = t[0];
+            }
+        }
+        const float m = block_all_reduce<MaxF32, THREADS>(chunk_max(x), MaxF32(), storage);
+        // Every thread has read its slots (the reduction's barriers lie between):
+        // start fetching the next row while this one is computed and stored.
+        const u64 next = row + gridDim.x;
+        if (vectors && next < rows) stage_row<Io, THREADS, VECS>(stage, in + next * cols, vector_count);
+        const bool masked = m == neg_inf();  // uniform
+        if (masked) {
+            write_zeros<Io>(row_out, cols, tid, THREADS, vectors);
+        } else {
+#pragma unroll
+            for (int i = 0; i < ITEMS; ++i) x[i] = expf(x[i] - m);  // padding and masked slots: expf(-inf) = 0
+            const float d = block_all_reduce<SumF32, THREADS>(pairwise_sum(x), SumF32(), storage);
+            const float inv_d = __frcp_rn(d);
+            if (vectors) {
+#pragma unroll
+                for (int j = 0; j < VECS; ++j) {
+                    const u32 vi = u32(j) * THREADS + tid;
+                    if (vi < vector_count) {
+                        float t[W];
+#pragma unroll
+                        for (int k = 0; k < W; ++k) t[k] = __fmul_rn(x[j * W + k], inv_d);
+                        Io::store_vec(row_out, vi, t);
+                    }
+                }
+            } else {
+#pragma unroll
+                for (int i = 0; i < ITEMS; ++i) {
+                    const u32 c = u32(i) * THREADS + tid;
+                    if (c < cols) Io::store(row_out, c, __fmul_rn(x[i], inv_d));
+                }
+            }
+        }
+        if (tid == 0) masked_rows[row] = masked ? 1 : 0;
+    }
+    report_nonfinite(first_bad, first_nonfinite);
+}
+
+}  // namespace
+
+// Entry points: softmax_<variant>_<f32|bf16>(in, out, rows, cols,
+// first_nonfinite, masked_rows). Argument order and types are mirrored by
+// kernels/src/softmax.rs.
+#define PRIMLAB_SOFTMAX_ENTRY(NAME, THREADS, IO, CALL)                                                         \
+    extern "C" __global__ void __launch_bounds__(THREADS)                                                      \
+        softmax_##NAME(const IO::Elem* __restrict__ in, IO::Elem* __restrict__ out, u64 rows, u32 cols,       \
+                       u64* first_nonfinite, u8* masked_rows) {                                                \
+        CALL(in, out, rows, cols, first_nonfinite, masked_rows);                                               \
+    }
+
+PRIMLAB_SOFTMAX_ENTRY(three_pass_f32, kSoftmaxBlockThreads, F32Io, softmax_three_pass<F32Io>)
+PRIMLAB_SOFTMAX_ENTRY(three_pass_bf16, kSoftmaxBlockThreads, Bf16Io, softmax_three_pass<Bf16Io>)
+PRIMLAB_SOFTMAX_ENTRY(online_block_f32, kSoftmaxBlockThreads, F32Io, softmax_online_block<F32Io>)
+PRIMLAB_SOFTMAX_ENTRY(online_block_bf16, kSoftmaxBlockThreads, Bf16Io, softmax_online_block<Bf16Io>)
+PRIMLAB_SOFTMAX_ENTRY(online_warp_f32, kBlockThreads, F32Io, softmax_online_warp<F32Io>)
+PRIMLAB_SOFTMAX_ENTRY(online_warp_bf16, kBlockThreads, Bf16Io, softmax_online_warp<Bf16Io>)
+
+// Minimum resident blocks in __launch_bounds__: 1024 / THREADS, i.e. at most
+// 64 registers per thread (the whole register file at 1024 threads).
+#define PRIMLAB_SOFTMAX_REG_ENTRY(NAME, THREADS, ITEMS, IO)                                                     \
+    extern "C" __global__ void __launch_bounds__(THREADS, 1024 / THREADS)                                      \
+        softmax_##NAME(const IO::Elem* __restrict__ in, IO::Elem* __restrict__ out, u64 rows, u32 cols,       \
+                       u64* first_nonfinite, u8* masked_rows) {                                                \
+        softmax_row_in_registers<IO, THREADS, ITEMS>(in, out, rows, cols, first_nonfinite, masked_rows);      \
+    }
+
+PRIMLAB_SOFTMAX_REG_ENTRY(row_in_registers_small_f32, kSoftmaxRegSmallThreads, kSoftmaxRegSmallItems, F32Io)
+PRIMLAB_SOFTMAX_REG_ENTRY(row_in_registers_small_bf16, kSoftmaxRegSmallThreads, kSoftmaxRegSmallItems, Bf16Io)
+PRIMLAB_SOFTMAX_REG_ENTRY(row_in_registers_medium_f32, kSoftmaxRegMediumThreads, kSoftmaxRegMediumItems, F32Io)
+PRIMLAB_SOFTMAX_REG_ENTRY(row_in_registers_medium_bf16, kSoftmaxRegMediumThreads, kSoftmaxRegMediumItems, Bf16Io)
+PRIMLAB_SOFTMAX_REG_ENTRY(row_in_registers_large_f32, kSoftmaxRegLargeThreads, kSoftmaxRegLargeItems, F32Io)
+PRIMLAB_SOFTMAX_REG_ENTRY(row_in_registers_large_bf16, kSoftmaxRegLargeThreads, kSoftmaxRegLargeItems, Bf16Io)

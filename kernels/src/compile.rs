@@ -83,6 +83,56 @@ pub fn compile_family(family: Family, arch: &str, mutant: u32) -> GpuResult<Comp
     Ok(CompiledFamily { family, arch: arch.to_string(), cubin, log })
 }
 
+/// The machine code of `family` for `arch`, from the on-disk cache when a
+/// previous process compiled the identical translation unit with the same
+/// options and NVRTC version, else compiled now and stored. The cache lives
+/// in `$PRIMLAB_KERNEL_CACHE` (default `$XDG_CACHE_HOME/primlab/kernels` or
+/// `~/.cache/primlab/kernels`); `PRIMLAB_KERNEL_CACHE=off` disables it. It
+/// only saves NVRTC time (each sanitizer job is a new process): any cache
+/// failure falls back to compiling.
+pub fn cached_cubin(family: Family, arch: &str, mutant: u32) -> GpuResult<Vec<u8>> {
+    let Some(path) = cache_path(family, arch, mutant) else {
+        return Ok(compile_family(family, arch, mutant)?.cubin);
+    };
+    if let Ok(bytes) = std::fs::read(&path) {
+        if !bytes.is_empty() {
+            return Ok(bytes);
+        }
+    }
+    let cubin = compile_family(family, arch, mutant)?.cubin;
+    if let Some(dir) = path.parent() {
+        let temporary = dir.join(format!(".{}.{}", std::process::id(), family.file()));
+        let stored = std::fs::create_dir_all(dir)
+            .and_then(|_| std::fs::write(&temporary, &cubin))
+            .and_then(|_| std::fs::rename(&temporary, &path));
+        if stored.is_err() {
+            let _ = std::fs::remove_file(&temporary);
+        }
+    }
+    Ok(cubin)
+}
+
+fn cache_path(family: Family, arch: &str, mutant: u32) -> Option<std::path::PathBuf> {
+    let dir = match std::env::var_os("PRIMLAB_KERNEL_CACHE") {
+        Some(v) if v == "off" => return None,
+        Some(v) => std::path::PathBuf::from(v),
+        None => std::env::var_os("XDG_CACHE_HOME")
+            .map(std::path::PathBuf::from)
+            .or_else(|| std::env::var_os("HOME").map(|h| std::path::PathBuf::from(h).join(".cache")))?
+            .join("primlab/kernels"),
+    };
+    let unit = translation_unit(family.file())?;
+    let (major, minor) = nvrtc_version().ok()?;
+    // FNV-1a 64 over everything the cubin depends on.
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for part in [unit.as_str(), &compile_options(arch, mutant).join(" "), &format!("nvrtc {major}.{minor}")] {
+        for byte in part.bytes().chain([0u8]) {
+            hash = (hash ^ byte as u64).wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+    Some(dir.join(format!("{}-{arch}-m{mutant}-{hash:016x}.cubin", family.file().trim_end_matches(".cu"))))
+}
+
 /// Compiles one resolved translation unit; returns (cubin, log).
 pub(crate) fn compile_source(name: &str, unit: &str, arch: &str, mutant: u32) -> GpuResult<(Vec<u8>, String)> {
     ensure_nvrtc()?;

@@ -1,7 +1,7 @@
 //! The [`Gpu`]: one CUDA context, one stream, and the compiled modules,
 //! compiled by NVRTC for the GPU found, once per process and family.
 
-use crate::compile::{arch_name, compile_family, ensure_nvrtc, nvrtc_version};
+use crate::compile::{arch_name, cached_cubin, ensure_nvrtc, nvrtc_version};
 use crate::error::{DriverContext, GpuError, GpuResult};
 use crate::family::Family;
 use cudarc::driver::{
@@ -154,11 +154,9 @@ impl Gpu {
         if let Some(module) = modules.get(&family) {
             return Ok(module.clone());
         }
-        let compiled = compile_family(family, &self.info.arch, self.mutant)?;
-        let module = self
-            .ctx
-            .load_module(Ptx::from_binary(compiled.cubin))
-            .context(|| format!("loading module {}", family.file()))?;
+        let cubin = cached_cubin(family, &self.info.arch, self.mutant)?;
+        let module =
+            self.ctx.load_module(Ptx::from_binary(cubin)).context(|| format!("loading module {}", family.file()))?;
         modules.insert(family, module.clone());
         Ok(module)
     }

@@ -13,18 +13,21 @@
 #![deny(missing_docs)]
 
 pub mod affine;
+pub mod arg_reduce;
 pub mod ceilings;
 pub mod compact;
 pub mod compile;
 pub mod device;
 pub mod error;
 pub mod family;
+pub mod float_reduce;
 pub mod histogram;
 pub mod launch;
 pub mod mutant;
 pub mod reduce;
 pub mod scan;
 pub mod segmented_reduce;
+pub mod softmax;
 pub mod sources;
 
 pub use affine::AffineMap;
@@ -35,6 +38,12 @@ pub use reduce::{ReduceElement, ReducePlan, ReduceVariant};
 pub use scan::{blelloch_levels, ScanElement, ScanKind, ScanPlan, ScanVariant};
 pub use sources::SOURCE_HASH;
 
+pub use arg_reduce::{ArgElement, ArgPair, ArgReducePlan, ArgReduceVariant, ArgRowsPlan, ArgRowsVariant, Extremum};
 pub use compact::{CompactOutput, CompactPlan, CompactVariant, Selector, SelectorKind};
+pub use float_reduce::{FloatElement, FloatReducePlan, FloatReduceVariant};
 pub use histogram::{HistogramPlan, HistogramSample, HistogramSpec, HistogramSpecF32, HistogramVariant};
 pub use segmented_reduce::{SegmentArgF32, SegmentOffsets, SegmentedOp, SegmentedPlan, SegmentedVariant};
+pub use softmax::{
+    softmax_error_bound_ulps, softmax_tolerance, SoftmaxDtype, SoftmaxElement, SoftmaxPlan, SoftmaxTolerance,
+    SoftmaxVariant,
+};

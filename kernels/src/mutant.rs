@@ -33,7 +33,8 @@ pub const GALLERY: [Mutant; 13] = [
         id: 1,
         name: "missing-barrier-before-partials",
         planted_in: "common/block_reduce.cuh: block_reduce",
-        description: "no __syncthreads() between the warp partial writes and warp 0's reads (RAW hazard in shared memory)",
+        description:
+            "no __syncthreads() between the warp partial writes and warp 0's reads (RAW hazard in shared memory)",
         primitive: "reduce",
         variant: "multipass",
         sizes: SMALL,
@@ -51,7 +52,8 @@ pub const GALLERY: [Mutant; 13] = [
         id: 3,
         name: "tail-threads-return-before-barrier",
         planted_in: "reduce.cu: multipass kernel",
-        description: "warps without input return before the block barrier in block_reduce instead of carrying the identity",
+        description:
+            "warps without input return before the block barrier in block_reduce instead of carrying the identity",
         primitive: "reduce",
         variant: "multipass",
         sizes: SMALL,
@@ -69,7 +71,8 @@ pub const GALLERY: [Mutant; 13] = [
         id: 5,
         name: "scan-forgets-block-offset",
         planted_in: "scan.cu: Blelloch multi-pass offsets",
-        description: "blocks after the first never add their block offset; invisible when earlier block totals are zero",
+        description:
+            "blocks after the first never add their block offset; invisible when earlier block totals are zero",
         primitive: "scan",
         variant: "blelloch",
         sizes: SMALL,

@@ -6,7 +6,7 @@ mod gate;
 mod machine;
 mod time;
 
-pub use gate::{check_gate, GateProblem, REFRESH_COMMAND};
+pub use gate::{check_gate, REFRESH_COMMAND};
 pub use machine::{run_quiet as machine_run_quiet, MachineInfo};
 pub use time::utc_timestamp;
 

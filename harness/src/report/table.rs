@@ -18,16 +18,6 @@ impl Table {
         self.rows.push(cells.into_iter().map(Into::into).collect());
     }
 
-    /// Number of data rows.
-    pub fn len(&self) -> usize {
-        self.rows.len()
-    }
-
-    /// Whether the table has no data rows.
-    pub fn is_empty(&self) -> bool {
-        self.rows.is_empty()
-    }
-
     fn widths(&self) -> Vec<usize> {
         let columns = self.rows.iter().map(Vec::len).chain([self.header.len()]).max().unwrap_or(0);
         (0..columns)
@@ -74,7 +64,8 @@ impl Table {
         let mut out = format!("| {} |\n", self.header.iter().map(|h| escape(h)).collect::<Vec<_>>().join(" | "));
         out.push_str(&format!("|{}\n", " --- |".repeat(self.header.len())));
         for row in &self.rows {
-            let cells: Vec<String> = (0..self.header.len()).map(|c| escape(row.get(c).map(String::as_str).unwrap_or(""))).collect();
+            let cells: Vec<String> =
+                (0..self.header.len()).map(|c| escape(row.get(c).map(String::as_str).unwrap_or(""))).collect();
             out.push_str(&format!("| {} |\n", cells.join(" | ")));
         }
         out

@@ -103,10 +103,8 @@ pub fn run(options: &SanitizeOptions) -> Result<bool> {
                     Ok(outcome) => {
                         let label = format!("{} {}", job.primitive, job.tool.name());
                         if let Some(problem) = outcome.problem() {
-                            progress.println(&format!(
-                                "FAIL sanitize {label}: {problem} (log {})",
-                                outcome.log.display()
-                            ));
+                            progress
+                                .println(&format!("FAIL sanitize {label}: {problem} (log {})", outcome.log.display()));
                         }
                         progress.step(&label);
                         outcomes.lock().unwrap_or_else(|p| p.into_inner()).push(outcome);
@@ -150,10 +148,8 @@ pub fn run(options: &SanitizeOptions) -> Result<bool> {
         errors.len()
     );
 
-    let full_run = options.primitives.is_empty()
-        && options.tools.is_empty()
-        && options.sizes.is_empty()
-        && options.mutant == 0;
+    let full_run =
+        options.primitives.is_empty() && options.tools.is_empty() && options.sizes.is_empty() && options.mutant == 0;
     let receipt_path = match (&options.receipt, full_run) {
         (Some(path), _) => Some(path.clone()),
         (None, true) => Some(receipts_dir().join("sanitize.json")),
@@ -191,11 +187,14 @@ pub fn run(options: &SanitizeOptions) -> Result<bool> {
     Ok(tally.failed == 0)
 }
 
+/// Sizes that ran clean and sizes that failed, of one variant under one tool.
+type SizeOutcomes = (Vec<String>, Vec<String>);
+
 /// Per variant x tool cells, the tally over (case, tool) pairs, and a JSON
 /// list of every cell for the receipt.
 fn summarize(outcomes: &[JobOutcome], tools: &[Tool]) -> (Table, Tally, Vec<serde_json::Value>) {
     // (primitive variant) -> tool -> (clean sizes, failing sizes)
-    let mut grid: BTreeMap<String, BTreeMap<Tool, (Vec<String>, Vec<String>)>> = BTreeMap::new();
+    let mut grid: BTreeMap<String, BTreeMap<Tool, SizeOutcomes>> = BTreeMap::new();
     let mut tally = Tally::default();
     let mut cells = Vec::new();
     for outcome in outcomes {
@@ -215,7 +214,8 @@ fn summarize(outcomes: &[JobOutcome], tools: &[Tool]) -> (Table, Tally, Vec<serd
             let size = parts.next().unwrap_or("?").to_string();
             let variant = parts.next().unwrap_or(case).to_string();
             let findings = outcome.parsed.findings_for(case).filter(|f| f.severity == parse::Severity::Error).count();
-            let mismatches = outcome.parsed.child_failures.iter().filter(|f| f.starts_with(&variant_key(&variant, &size))).count();
+            let mismatches =
+                outcome.parsed.child_failures.iter().filter(|f| f.starts_with(&variant_key(&variant, &size))).count();
             let clean = findings == 0 && mismatches == 0 && !job_broken && outcome.exit_code == Some(0);
             let entry = grid.entry(variant.clone()).or_default().entry(outcome.tool).or_default();
             if clean {
@@ -231,7 +231,8 @@ fn summarize(outcomes: &[JobOutcome], tools: &[Tool]) -> (Table, Tally, Vec<serd
             }));
         }
     }
-    let mut table = Table::new(std::iter::once("primitive variant".to_string()).chain(tools.iter().map(|t| t.name().to_string())));
+    let mut table =
+        Table::new(std::iter::once("primitive variant".to_string()).chain(tools.iter().map(|t| t.name().to_string())));
     for (variant, by_tool) in &grid {
         let mut row = vec![variant.clone()];
         for tool in tools {

@@ -153,7 +153,7 @@ fn classify(body: &str) -> Option<Severity> {
 }
 
 fn parse_count(text: &str) -> Option<u64> {
-    text.trim().split_whitespace().next()?.parse().ok()
+    text.split_whitespace().next()?.parse().ok()
 }
 
 /// Parses a whole log (the child's stdout and stderr merged with the tool's).
@@ -207,7 +207,8 @@ mod tests {
 
     #[test]
     fn clean_memcheck_log_has_zero_errors_and_a_summary() {
-        let log = "========= COMPUTE-SANITIZER\n@@primlab case reduce multipass 33\nok\n========= ERROR SUMMARY: 0 errors\n";
+        let log =
+            "========= COMPUTE-SANITIZER\n@@primlab case reduce multipass 33\nok\n========= ERROR SUMMARY: 0 errors\n";
         let parsed = parse_log(log);
         assert_eq!(parsed.error_summary, Some(0));
         assert!(parsed.has_summary());

@@ -66,7 +66,12 @@ pub enum Verdict {
 impl Verdict {
     /// A failure with an element index.
     pub fn fail_at(index: usize, expected: impl ToString, got: impl ToString, what: &str) -> Verdict {
-        Verdict::Fail(Mismatch { index: Some(index), expected: expected.to_string(), got: got.to_string(), what: what.into() })
+        Verdict::Fail(Mismatch {
+            index: Some(index),
+            expected: expected.to_string(),
+            got: got.to_string(),
+            what: what.into(),
+        })
     }
 
     /// A failure without an index (scalars, errors).

@@ -19,7 +19,12 @@ pub fn exact<T: PartialEq + Debug + Sync>(expected: &[T], got: &[T], what: &str)
 
 /// Pass if `ok(i)` holds for every index; otherwise the first index where it
 /// does not, rendered by `show(i) -> (expected, got)`.
-pub fn each(n: usize, what: &str, ok: impl Fn(usize) -> bool + Sync, show: impl Fn(usize) -> (String, String)) -> Verdict {
+pub fn each(
+    n: usize,
+    what: &str,
+    ok: impl Fn(usize) -> bool + Sync,
+    show: impl Fn(usize) -> (String, String),
+) -> Verdict {
     match (0..n).into_par_iter().position_first(|i| !ok(i)) {
         None => Verdict::Pass,
         Some(i) => {

@@ -4,8 +4,8 @@
 
 pub mod case;
 pub mod compare;
-pub mod float_check;
 pub mod cpu;
+pub mod float_check;
 pub mod gpu;
 pub mod sizes;
 pub mod summary;
@@ -59,6 +59,22 @@ pub fn run(args: &SweepArgs) -> Result<bool> {
     println!("sweep: seed {seed:#x} (rerun with --seed {seed:#x})");
     let started = Instant::now();
     let mut results: Vec<CaseResult> = Vec::new();
+    if args.list {
+        let plan = SweepPlan {
+            seed,
+            sizes: sizes::sweep_sizes(&args.sizes, seed, args.quick, true),
+            quick: args.quick,
+            primitives: args.primitives.clone(),
+            variants: args.variants.clone(),
+            one_family: false,
+        };
+        let cases = gpu::catalogue(&plan);
+        for case in &cases {
+            println!("{} family={}", case.id.marker(), case.id.family);
+        }
+        println!("sweep: {} GPU cases", cases.len());
+        return Ok(true);
+    }
 
     if !args.gpu_only {
         let plan = SweepPlan {
@@ -69,7 +85,7 @@ pub fn run(args: &SweepArgs) -> Result<bool> {
             variants: args.variants.clone(),
             one_family: false,
         };
-        let cpu_results = cpu::run(&plan, args.max_failures_shown)?;
+        let cpu_results = cpu::run(&plan, !args.sizes.is_empty(), args.max_failures_shown)?;
         summary::print_table("model (CPU): hardware-scope algorithms vs direct definitions", &cpu_results);
         results.extend(cpu_results);
     }
@@ -197,7 +213,9 @@ pub fn run_sanitize_child(args: &SanitizeChildArgs) -> Result<bool> {
     gpu::check_primitive_names(std::slice::from_ref(&args.primitive))?;
     let gpu = kernels::Gpu::open(kernels::GpuOptions { ordinal: 0, mutant: args.mutant })?;
     // Compile before the first marker so compilation is never attributed to a case.
-    gpu.load_all()?;
+    for family in gpu::families_of(&args.primitive) {
+        gpu.module(family)?;
+    }
     let plan = SweepPlan {
         seed: args.seed,
         sizes: args.sizes.clone(),

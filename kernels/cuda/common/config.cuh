@@ -45,4 +45,39 @@ constexpr int kScanTileItems = kBlockThreads * kScanItemsPerThread;
 // records a timeout instead of hanging the machine.
 constexpr u32 kLookbackSpinLimit = 1u << 22;
 
+// ---- Row-wise families and float reductions (arg_reduce.cu, softmax.cu,
+// float_reduce.cu). Rust mirrors these in the family modules; a unit test
+// there keeps the two equal.
+
+// Whole-array arg reduction: 16-byte loads issued back to back per
+// grid-stride step (more bytes in flight per thread, to reach the read ceiling).
+constexpr int kArgVectorsPerStep = 4;
+// TwoPass arg reduction: at most this many first-pass blocks (= partials read
+// by the one-block second pass).
+constexpr int kArgTwoPassMaxBlocks = 1024;
+
+// Softmax, block-per-row schedules (ThreePass, OnlineBlock): threads per block.
+constexpr int kSoftmaxBlockThreads = 256;
+static_assert(kSoftmaxBlockThreads % kWarpThreads == 0, "a block must be whole warps");
+// Softmax OnlineWarp and arg WarpPerRow: one row per warp, this many rows per block.
+constexpr int kRowsPerWarpBlock = kBlockWarps;
+// Softmax RowInRegisters: a row is held in registers, `items` floats per
+// thread, in three block shapes (threads x items): the host picks the smallest
+// that holds the row. The largest, 1024 x 32 = 32768 columns, is the limit.
+constexpr int kSoftmaxRegSmallThreads = 256;
+constexpr int kSoftmaxRegSmallItems = 16;
+constexpr int kSoftmaxRegMediumThreads = 512;
+constexpr int kSoftmaxRegMediumItems = 32;
+constexpr int kSoftmaxRegLargeThreads = 1024;
+constexpr int kSoftmaxRegLargeItems = 32;
+
+// Float reduction: every block reduces tiles of kFloatTileItems inputs, 16 per
+// thread, as a fixed pairwise tree (depth 4) before the warp and block levels.
+constexpr int kFloatItemsPerThread = 16;
+constexpr int kFloatTileItems = kBlockThreads * kFloatItemsPerThread;
+static_assert(kFloatTileItems == 4096, "the documented tree depths assume 4096-item tiles");
+// TwoPass float reduction: at most this many first-pass blocks.
+constexpr int kFloatTwoPassMaxBlocks = 1024;
+static_assert(kFloatTwoPassMaxBlocks <= kFloatTileItems, "the second pass is one tile");
+
 }  // namespace primlab

@@ -66,7 +66,7 @@ pub(super) fn exact_vs_tree(check: &Check, data: &Data) -> Result<CheckOutcome, 
     // Every tree layout stays within its declared bound.
     let depth = float_tree_depth(x.len());
     let bound = tree_error_bound(depth, U_F32, summary.sum_abs);
-    for layout in [BlockLayout::Strided, BlockLayout::Blocked] {
+    for layout in BlockLayout::ALL {
         let (tree, _) = ok(check, "multipass_reduce(SumF32)", multipass_reduce(&SumF32, x, layout))?;
         let err = distance(&exact_float, tree);
         let within = err <= bound;

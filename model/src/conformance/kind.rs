@@ -4,6 +4,7 @@ use super::data::Data;
 use super::{float_checks, law_checks, reduce_checks, scan_checks, softmax_checks};
 use super::{Check, CheckOutcome, Mismatch};
 use crate::generators::{Family, MaskPolicy};
+use crate::hardware::block_reduce::BlockLayout;
 
 /// Every kind of conformance check.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -16,10 +17,16 @@ pub enum CheckKind {
     BlockReduceStrided,
     /// `reduce/block_reduce_blocked`: as above plus affine maps; sizes ≤ 512.
     BlockReduceBlocked,
+    /// `reduce/block_reduce_adjacent`: the kernels' tree (adjacent pairs, ascending
+    /// offsets), as above plus affine maps; sizes ≤ 512.
+    BlockReduceAdjacent,
     /// `reduce/multipass_strided`: sum and arg max, and the pass count; all sizes.
     MultipassStrided,
     /// `reduce/multipass_blocked`: sum or affine maps, and the pass count; all sizes.
     MultipassBlocked,
+    /// `reduce/multipass_adjacent`: the kernels' multi-pass tree; sum or affine maps, and the
+    /// pass count; all sizes.
+    MultipassAdjacent,
     /// `scan/blelloch`: width-512 block scan vs `exclusive_scan`, total vs `reduce`; ≤ 512.
     Blelloch,
     /// `scan/hillis_steele`: vs `inclusive_scan` and the addition count; sizes ≤ 4099.
@@ -55,12 +62,14 @@ fn with_affine() -> Vec<String> {
 
 impl CheckKind {
     /// Every kind, in report order.
-    pub const ALL: [CheckKind; 13] = [
+    pub const ALL: [CheckKind; 15] = [
         CheckKind::WarpReduce,
         CheckKind::BlockReduceStrided,
         CheckKind::BlockReduceBlocked,
+        CheckKind::BlockReduceAdjacent,
         CheckKind::MultipassStrided,
         CheckKind::MultipassBlocked,
+        CheckKind::MultipassAdjacent,
         CheckKind::Blelloch,
         CheckKind::HillisSteele,
         CheckKind::DeviceScan,
@@ -77,8 +86,10 @@ impl CheckKind {
             CheckKind::WarpReduce
             | CheckKind::BlockReduceStrided
             | CheckKind::BlockReduceBlocked
+            | CheckKind::BlockReduceAdjacent
             | CheckKind::MultipassStrided
-            | CheckKind::MultipassBlocked => "reduce",
+            | CheckKind::MultipassBlocked
+            | CheckKind::MultipassAdjacent => "reduce",
             CheckKind::Blelloch | CheckKind::HillisSteele | CheckKind::DeviceScan => "scan",
             CheckKind::SoftmaxBlockTree => "softmax",
             CheckKind::CompactLaws => "compact",
@@ -94,8 +105,10 @@ impl CheckKind {
             CheckKind::WarpReduce => "warp_reduce",
             CheckKind::BlockReduceStrided => "block_reduce_strided",
             CheckKind::BlockReduceBlocked => "block_reduce_blocked",
+            CheckKind::BlockReduceAdjacent => "block_reduce_adjacent",
             CheckKind::MultipassStrided => "multipass_strided",
             CheckKind::MultipassBlocked => "multipass_blocked",
+            CheckKind::MultipassAdjacent => "multipass_adjacent",
             CheckKind::Blelloch => "blelloch",
             CheckKind::HillisSteele => "hillis_steele",
             CheckKind::DeviceScan => "device_scan",
@@ -119,7 +132,9 @@ impl CheckKind {
             | CheckKind::SegmentedLaws => int_families(),
             CheckKind::WarpReduce
             | CheckKind::BlockReduceBlocked
+            | CheckKind::BlockReduceAdjacent
             | CheckKind::MultipassBlocked
+            | CheckKind::MultipassAdjacent
             | CheckKind::Blelloch
             | CheckKind::HillisSteele
             | CheckKind::DeviceScan => with_affine(),
@@ -146,7 +161,10 @@ impl CheckKind {
     pub fn max_size(self) -> usize {
         match self {
             CheckKind::WarpReduce => 32,
-            CheckKind::BlockReduceStrided | CheckKind::BlockReduceBlocked | CheckKind::Blelloch => 512,
+            CheckKind::BlockReduceStrided
+            | CheckKind::BlockReduceBlocked
+            | CheckKind::BlockReduceAdjacent
+            | CheckKind::Blelloch => 512,
             CheckKind::HillisSteele => 4099,
             CheckKind::SoftmaxBlockTree => 131_072,
             _ => usize::MAX,
@@ -170,18 +188,12 @@ impl CheckKind {
     pub(super) fn run(self, check: &Check, data: &Data) -> Result<CheckOutcome, Mismatch> {
         match self {
             CheckKind::WarpReduce => reduce_checks::warp(check, data),
-            CheckKind::BlockReduceStrided => {
-                reduce_checks::block(check, data, crate::hardware::block_reduce::BlockLayout::Strided)
-            }
-            CheckKind::BlockReduceBlocked => {
-                reduce_checks::block(check, data, crate::hardware::block_reduce::BlockLayout::Blocked)
-            }
-            CheckKind::MultipassStrided => {
-                reduce_checks::multipass(check, data, crate::hardware::block_reduce::BlockLayout::Strided)
-            }
-            CheckKind::MultipassBlocked => {
-                reduce_checks::multipass(check, data, crate::hardware::block_reduce::BlockLayout::Blocked)
-            }
+            CheckKind::BlockReduceStrided => reduce_checks::block(check, data, BlockLayout::Strided),
+            CheckKind::BlockReduceBlocked => reduce_checks::block(check, data, BlockLayout::Blocked),
+            CheckKind::BlockReduceAdjacent => reduce_checks::block(check, data, BlockLayout::Adjacent),
+            CheckKind::MultipassStrided => reduce_checks::multipass(check, data, BlockLayout::Strided),
+            CheckKind::MultipassBlocked => reduce_checks::multipass(check, data, BlockLayout::Blocked),
+            CheckKind::MultipassAdjacent => reduce_checks::multipass(check, data, BlockLayout::Adjacent),
             CheckKind::Blelloch => scan_checks::blelloch(check, data),
             CheckKind::HillisSteele => scan_checks::hillis_steele(check, data),
             CheckKind::DeviceScan => scan_checks::device(check, data),

@@ -7,8 +7,39 @@ use crate::ModelError;
 /// Lanes per warp.
 pub const WARP_SIZE: usize = 32;
 
-/// The shuffle offsets of the reduction tree, in execution order.
+/// The shuffle offsets of the seed's reduction tree, in execution order.
 pub const SHUFFLE_OFFSETS: [usize; 5] = [16, 8, 4, 2, 1];
+
+/// The order of the shfl_down offsets in a warp tree. Both trees do
+/// `v[l] = v[l] ⊕ v[l + offset]` for every participating lane with `l + offset < 32`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ShuffleOrder {
+    /// 16, 8, 4, 2, 1 (seed 000's `warp_sum`): lane 0 combines lanes in the order
+    /// [`lane_position`] (0, 16, 8, 24, …); order-preserving only with bit-reversed placement.
+    Descending,
+    /// 1, 2, 4, 8, 16 (`kernels/cuda/common/warp_reduce.cuh`): after the step with offset `o`
+    /// lane `l` holds the contiguous range `[l, l + 2o)`, so lane 0 combines lanes 0, 1, 2, …
+    /// in natural order.
+    Ascending,
+}
+
+impl ShuffleOrder {
+    /// The offsets in execution order.
+    pub fn offsets(self) -> [usize; 5] {
+        match self {
+            ShuffleOrder::Descending => SHUFFLE_OFFSETS,
+            ShuffleOrder::Ascending => [1, 2, 4, 8, 16],
+        }
+    }
+
+    /// `"descending"` or `"ascending"`.
+    pub fn name(self) -> &'static str {
+        match self {
+            ShuffleOrder::Descending => "descending",
+            ShuffleOrder::Ascending => "ascending",
+        }
+    }
+}
 
 /// The set of participating (non-exited) lanes, as a 32-bit mask (bit `l` = lane `l`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -99,8 +130,9 @@ pub(crate) fn warp_tree<Op: Operator>(
     op: &Op,
     mut lanes: Vec<LaneValue<Op::Value>>,
     active: Participation,
+    order: ShuffleOrder,
 ) -> Result<LaneValue<Op::Value>, ModelError> {
-    for offset in SHUFFLE_OFFSETS {
+    for offset in order.offsets() {
         // Every participating lane executes the shuffle; all read the registers as they were
         // before this step.
         let before = lanes.clone();
@@ -148,7 +180,26 @@ pub fn warp_reduce<Op: Operator>(op: &Op, lanes: &[Op::Value], active: Participa
             detail: "a warp has exactly 32 lanes".into(),
         });
     }
-    warp_tree(op, lanes.iter().cloned().map(Ok).collect(), active)?
+    warp_reduce_ordered(op, lanes, active, ShuffleOrder::Descending)
+}
+
+/// [`warp_reduce`] with either offset order (see [`ShuffleOrder`]); same contract. With
+/// `Ascending` the first absent read is found in lane order at offset 1 first (for the seed's
+/// lanes 0..20: lane 19 reads lane 20).
+pub fn warp_reduce_ordered<Op: Operator>(
+    op: &Op,
+    lanes: &[Op::Value],
+    active: Participation,
+    order: ShuffleOrder,
+) -> Result<Op::Value, ModelError> {
+    if lanes.len() != WARP_SIZE {
+        return Err(ModelError::InvalidWidth {
+            primitive: "warp_reduce",
+            width: lanes.len(),
+            detail: "a warp has exactly 32 lanes".into(),
+        });
+    }
+    warp_tree(op, lanes.iter().cloned().map(Ok).collect(), active, order)?
 }
 
 /// [`warp_reduce`] with checked int64 addition ([`SumI64`]): the seed's `warp_sum`.
@@ -236,7 +287,29 @@ mod tests {
         assert_eq!(warp_reduce(&Affine, &placed, Participation::ALL).unwrap(), direct);
     }
 
+    #[test]
+    fn ascending_offsets_keep_natural_lane_order() {
+        let maps: Vec<AffineMap> = (0..32u64).map(|i| AffineMap { a: 2 * i + 3, b: i * i * i + 5 }).collect();
+        let got = warp_reduce_ordered(&Affine, &maps, Participation::ALL, ShuffleOrder::Ascending).unwrap();
+        assert_eq!(got, reduce(&Affine, &maps).unwrap());
+        let mut lanes = vec![1i64; 20];
+        lanes.extend([0; 12]);
+        let active = Participation::first(20).unwrap();
+        assert_eq!(
+            warp_reduce_ordered(&SumI64, &lanes, active, ShuffleOrder::Ascending),
+            Err(ModelError::AbsentLane { lane: 19, source_lane: 20 })
+        );
+    }
+
     proptest! {
+        #[test]
+        fn warp_ascending_affine_equals_direct(raw in prop::collection::vec((any::<u64>(), any::<u64>()), 0..=32)) {
+            let mut maps: Vec<AffineMap> = raw.iter().map(|&(a, b)| AffineMap { a, b }).collect();
+            let direct = reduce(&Affine, &maps)?;
+            maps.resize(32, AffineMap { a: 1, b: 0 });
+            prop_assert_eq!(warp_reduce_ordered(&Affine, &maps, Participation::ALL, ShuffleOrder::Ascending)?, direct);
+        }
+
         #[test]
         fn warp_equals_direct_definition(values in prop::collection::vec(-1_000_000i64..1_000_000, 0..=32)) {
             let mut lanes = values.clone();

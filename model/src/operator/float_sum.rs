@@ -51,6 +51,23 @@ impl Operator for SumF64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::exact::{tree_error_bound, U_F32};
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Not associative, but both groupings stay within the depth-2 bound of the exact sum.
+        #[test]
+        fn groupings_within_the_tree_bound(a in -1e30f32..1e30, b in -1e30f32..1e30, c in -1e30f32..1e30) {
+            let left = SumF32.combine(&SumF32.combine(&a, &b)?, &c)?;
+            let right = SumF32.combine(&a, &SumF32.combine(&b, &c)?)?;
+            let exact = f64::from(a) + f64::from(b) + f64::from(c);
+            let sum_abs = f64::from(a).abs() + f64::from(b).abs() + f64::from(c).abs();
+            let bound = tree_error_bound(2, U_F32, sum_abs) * (1.0 + 1e-12);
+            prop_assert!((f64::from(left) - exact).abs() <= bound);
+            prop_assert!((f64::from(right) - exact).abs() <= bound);
+            prop_assert_eq!(SumF32.combine(&a, &b)?, SumF32.combine(&b, &a)?);
+        }
+    }
 
     /// Seed 000: f32 (a + b) + c = 0 but (a + c) + b = 1 with a = 1e8, b = 1, c = -1e8.
     #[test]

@@ -1,5 +1,249 @@
-//! GPU cases of arg_reduce (added when its kernels land).
-use super::GpuCase;
+//! GPU cases of argmax / argmin over f32 and int32, whole-array and per row:
+//! every variant, ties (lowest index wins), and the contract errors (empty
+//! input; NaN or ±inf naming the first offending index).
+
+use super::{case_seed, gpu_error, id, int_families, model_error, GpuCase};
+use crate::sweep::case::Verdict;
+use crate::sweep::compare;
 use crate::sweep::SweepPlan;
-/// Appends every arg_reduce case of `plan`.
-pub fn cases(_plan: &SweepPlan, _out: &mut Vec<GpuCase>) {}
+use kernels::{ArgReduceVariant, ArgRowsVariant, Extremum, GpuError};
+use model::generators::{ints, uniform_f32, Family};
+
+/// A named float input generator.
+type FloatFamily = (&'static str, fn(usize, u64) -> Vec<f32>);
+
+/// Float data with many exact ties: small integers as f32.
+fn tied_floats(n: usize, seed: u64) -> Vec<f32> {
+    ints(Family::ManyTies, n, seed).unwrap_or_default().into_iter().map(|v| v as f32).collect()
+}
+
+fn extremum_name(e: Extremum) -> &'static str {
+    match e {
+        Extremum::Max => "argmax",
+        Extremum::Min => "argmin",
+    }
+}
+
+fn expected<T: model::scalar::Scalar>(e: Extremum, data: &[T]) -> Result<(T, usize), model::ModelError> {
+    match e {
+        Extremum::Max => model::arg_reduce::argmax(data),
+        Extremum::Min => model::arg_reduce::argmin(data),
+    }
+}
+
+fn expected_rows<T: model::scalar::Scalar>(
+    e: Extremum,
+    data: &[T],
+    rows: usize,
+    cols: usize,
+) -> Result<Vec<(T, usize)>, model::ModelError> {
+    match e {
+        Extremum::Max => model::arg_reduce::argmax_rows(data, rows, cols),
+        Extremum::Min => model::arg_reduce::argmin_rows(data, rows, cols),
+    }
+}
+
+fn whole<T>(gpu: &kernels::Gpu, variant: ArgReduceVariant, e: Extremum, data: &[T]) -> Verdict
+where
+    T: model::scalar::Scalar + kernels::ArgElement + PartialEq + std::fmt::Debug,
+{
+    match (expected(e, data), gpu.arg_reduce(variant, e, data)) {
+        (Ok(want), Ok(got)) if want == got => Verdict::Pass,
+        (Ok(want), Ok(got)) => Verdict::fail(format!("{want:?}"), format!("{got:?}"), "(value, index)"),
+        (Err(m), _) => model_error(&m),
+        (_, Err(g)) => gpu_error(&g),
+    }
+}
+
+fn rows<T>(gpu: &kernels::Gpu, variant: ArgRowsVariant, e: Extremum, data: &[T], r: usize, c: usize) -> Verdict
+where
+    T: model::scalar::Scalar + kernels::ArgElement + PartialEq + std::fmt::Debug + Sync,
+{
+    match (expected_rows(e, data, r, c), gpu.arg_reduce_rows(variant, e, data, r, c)) {
+        (Ok(want), Ok(got)) => compare::exact(&want, &got, "per-row (value, column)"),
+        (Err(m), _) => model_error(&m),
+        (_, Err(g)) => gpu_error(&g),
+    }
+}
+
+/// Row shapes: every boundary width, a few rows each, plus many short rows.
+const ROW_SHAPES: [(usize, usize); 14] = [
+    (3, 1),
+    (3, 31),
+    (3, 32),
+    (3, 33),
+    (3, 255),
+    (3, 256),
+    (3, 257),
+    (3, 511),
+    (3, 512),
+    (3, 513),
+    (3, 4099),
+    (2, 262_145),
+    (1000, 32),
+    (4097, 7),
+];
+
+/// Appends every arg-reduction case of `plan`.
+pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
+    let extrema = [Extremum::Max, Extremum::Min];
+    for &n in plan.sizes.iter().filter(|&&n| n < 1 << 31) {
+        for (f, family) in int_families(plan, n).into_iter().enumerate() {
+            let seed = case_seed(plan.seed, "arg_reduce", n, f);
+            for variant in ArgReduceVariant::ALL {
+                for e in extrema {
+                    out.push(GpuCase {
+                        id: id(
+                            "arg_reduce",
+                            format!("{}.{}.i32", variant.name(), extremum_name(e)),
+                            n.to_string(),
+                            n,
+                            &family.name(),
+                            seed,
+                        ),
+                        run: Box::new(move |gpu| match ints(family, n, seed) {
+                            Ok(data) => whole(gpu, variant, e, &data),
+                            Err(m) => model_error(&m),
+                        }),
+                    });
+                }
+            }
+        }
+        let float_families: &[FloatFamily] = if plan.one_family {
+            &[("many_ties_f32", tied_floats)]
+        } else {
+            &[("uniform_float", uniform_f32), ("many_ties_f32", tied_floats)]
+        };
+        for (f, (family, make)) in float_families.iter().enumerate() {
+            let seed = case_seed(plan.seed, "arg_reduce.f32", n, f);
+            let make = *make;
+            for variant in ArgReduceVariant::ALL {
+                for e in extrema {
+                    out.push(GpuCase {
+                        id: id(
+                            "arg_reduce",
+                            format!("{}.{}.f32", variant.name(), extremum_name(e)),
+                            n.to_string(),
+                            n,
+                            family,
+                            seed,
+                        ),
+                        run: Box::new(move |gpu| whole(gpu, variant, e, &make(n, seed))),
+                    });
+                }
+            }
+        }
+    }
+    for (s, &(r, c)) in ROW_SHAPES.iter().enumerate() {
+        if plan.one_family && r * c > 300_000 {
+            continue;
+        }
+        let seed = case_seed(plan.seed, "arg_reduce.rows", r * c, s);
+        for variant in ArgRowsVariant::ALL {
+            for e in extrema {
+                let size = format!("{r}x{c}");
+                out.push(GpuCase {
+                    id: id(
+                        "arg_reduce",
+                        format!("rows_{}.{}.f32", variant.name(), extremum_name(e)),
+                        size.clone(),
+                        r * c,
+                        "many_ties_f32",
+                        seed,
+                    ),
+                    run: Box::new(move |gpu| rows(gpu, variant, e, &tied_floats(r * c, seed), r, c)),
+                });
+                out.push(GpuCase {
+                    id: id(
+                        "arg_reduce",
+                        format!("rows_{}.{}.i32", variant.name(), extremum_name(e)),
+                        size,
+                        r * c,
+                        "full_range_i32",
+                        seed,
+                    ),
+                    run: Box::new(move |gpu| match ints(Family::FullRangeI32, r * c, seed) {
+                        Ok(data) => rows(gpu, variant, e, &data, r, c),
+                        Err(m) => model_error(&m),
+                    }),
+                });
+            }
+        }
+    }
+    contract_cases(out);
+}
+
+/// The seed examples and the rejection rules.
+fn contract_cases(out: &mut Vec<GpuCase>) {
+    for variant in ArgReduceVariant::ALL {
+        let v = variant.name();
+        out.push(GpuCase {
+            id: id("arg_reduce", format!("{v}.seed_examples"), "8".into(), 8, "seed_x", 0),
+            run: Box::new(move |gpu| {
+                let x = [3i32, -1, 4, 1, 5, -9, 2, 6];
+                let checks = [(gpu.argmax_i32(variant, &x), (6, 7)), (gpu.argmax_i32(variant, &[6, -1, 6]), (6, 0))];
+                for (got, want) in checks {
+                    match got {
+                        Ok(g) if g == want => {}
+                        Ok(g) => return Verdict::fail(format!("{want:?}"), format!("{g:?}"), "seed argmax"),
+                        Err(e) => return gpu_error(&e),
+                    }
+                }
+                Verdict::Pass
+            }),
+        });
+        // NaN at 5 and +inf at 9: the first offending index is 5. Then -inf alone.
+        for (what, data, first) in [
+            (
+                "nan_then_inf",
+                {
+                    let mut d = vec![1.0f32; 4099];
+                    d[5] = f32::NAN;
+                    d[9] = f32::INFINITY;
+                    d
+                },
+                5usize,
+            ),
+            (
+                "neg_inf_last",
+                {
+                    let mut d = vec![1.0f32; 513];
+                    d[512] = f32::NEG_INFINITY;
+                    d
+                },
+                512usize,
+            ),
+        ] {
+            out.push(GpuCase {
+                id: id("arg_reduce", format!("{v}.rejects_{what}"), data.len().to_string(), data.len(), "nonfinite", 0),
+                run: Box::new(move |gpu| match gpu.argmax_f32(variant, &data) {
+                    Err(GpuError::NonFinite { index, .. }) if index == first => Verdict::Pass,
+                    Err(e) => Verdict::fail(format!("NonFinite at {first}"), e.to_string(), "nonfinite rejection"),
+                    Ok(g) => Verdict::fail(format!("NonFinite at {first}"), format!("{g:?}"), "nonfinite rejection"),
+                }),
+            });
+        }
+        out.push(GpuCase {
+            id: id("arg_reduce", format!("{v}.rejects_empty"), "0".into(), 0, "empty", 0),
+            run: Box::new(move |gpu| match gpu.argmax_f32(variant, &[]) {
+                Err(GpuError::InvalidInput { .. }) => Verdict::Pass,
+                Err(e) => Verdict::fail("InvalidInput", e.to_string(), "empty input"),
+                Ok(g) => Verdict::fail("InvalidInput", format!("{g:?}"), "empty input"),
+            }),
+        });
+    }
+    for variant in ArgRowsVariant::ALL {
+        out.push(GpuCase {
+            id: id("arg_reduce", format!("rows_{}.rejects_nan", variant.name()), "4x33".into(), 132, "nonfinite", 0),
+            run: Box::new(move |gpu| {
+                let mut d = vec![0.5f32; 4 * 33];
+                d[2 * 33 + 7] = f32::NAN;
+                match gpu.argmax_rows_f32(variant, &d, 4, 33) {
+                    Err(GpuError::NonFinite { index, .. }) if index == 2 * 33 + 7 => Verdict::Pass,
+                    Err(e) => Verdict::fail("NonFinite at 73", e.to_string(), "nonfinite rejection"),
+                    Ok(g) => Verdict::fail("NonFinite at 73", format!("{:?}", &g[..2]), "nonfinite rejection"),
+                }
+            }),
+        });
+    }
+}

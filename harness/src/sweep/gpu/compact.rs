@@ -2,7 +2,7 @@
 //! every variant; the whole poisoned output buffer is downloaded so that a
 //! rejected item that writes anything past the kept count is caught.
 
-use super::{case_seed, gpu_error, id, int_families, GpuCase, Memo};
+use super::{case_seed, gpu_error, id, int_families, GpuCase, SharedMemo};
 use crate::sweep::case::Verdict;
 use crate::sweep::compare;
 use crate::sweep::SweepPlan;
@@ -39,7 +39,7 @@ fn make(family: model::generators::Family, n: usize, seed: u64) -> Result<Compac
 
 /// Appends every compaction case of `plan`.
 pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
-    let memo: Arc<Memo<(usize, String, u64), Result<CompactCase, String>>> = Arc::default();
+    let memo: SharedMemo<CompactCase> = Arc::default();
     for &n in &plan.sizes {
         for (f, family) in int_families(plan, n).into_iter().enumerate() {
             let seed = case_seed(plan.seed, "compact", n, f);
@@ -49,7 +49,14 @@ pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
                     let family_name = family.name();
                     let key = (n, family_name.clone(), seed);
                     out.push(GpuCase {
-                        id: id("compact", format!("{}.{}", variant.name(), selector.name()), n.to_string(), n, &family_name, seed),
+                        id: id(
+                            "compact",
+                            format!("{}.{}", variant.name(), selector.name()),
+                            n.to_string(),
+                            n,
+                            &family_name,
+                            seed,
+                        ),
                         run: Box::new(move |gpu| {
                             let case = memo.get(&key, || make(family, n, seed));
                             let case = match case.as_ref() {
@@ -77,7 +84,9 @@ pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
                                     n - count,
                                     "poison past the count (a rejected item wrote)",
                                     |i| buffer[count + i] == POISON_I32,
-                                    |i| (format!("poison {POISON_I32} at {}", count + i), buffer[count + i].to_string()),
+                                    |i| {
+                                        (format!("poison {POISON_I32} at {}", count + i), buffer[count + i].to_string())
+                                    },
                                 ),
                             ])
                         }),

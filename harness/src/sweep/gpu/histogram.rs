@@ -41,7 +41,14 @@ pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
             let seed = case_seed(plan.seed, "histogram", n, s);
             for variant in HistogramVariant::ALL {
                 out.push(GpuCase {
-                    id: id("histogram", format!("{}.i32.{shape}", variant.name()), n.to_string(), n, &family.name(), seed),
+                    id: id(
+                        "histogram",
+                        format!("{}.i32.{shape}", variant.name()),
+                        n.to_string(),
+                        n,
+                        &family.name(),
+                        seed,
+                    ),
                     run: Box::new(move |gpu| {
                         let input = match int_input(shape, family, n, seed) {
                             Ok(v) => v,
@@ -67,7 +74,14 @@ pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
         let seed = case_seed(plan.seed, "histogram.f32", n, 0);
         for variant in HistogramVariant::ALL {
             out.push(GpuCase {
-                id: id("histogram", format!("{}.f32.bins100", variant.name()), n.to_string(), n, &Family::UniformFloat.name(), seed),
+                id: id(
+                    "histogram",
+                    format!("{}.f32.bins100", variant.name()),
+                    n.to_string(),
+                    n,
+                    &Family::UniformFloat.name(),
+                    seed,
+                ),
                 run: Box::new(move |gpu| {
                     let input = uniform_f32(n, seed);
                     let spec = ModelSpec { bins: 100, lower: -0.5f32, upper: 0.5f32 };
@@ -75,7 +89,11 @@ pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
                         Ok(v) => v,
                         Err(e) => return super::model_error(&e),
                     };
-                    match gpu.histogram_even_f32(variant, &input, HistogramSpecF32 { bins: 100, lower: -0.5, upper: 0.5 }) {
+                    match gpu.histogram_even_f32(
+                        variant,
+                        &input,
+                        HistogramSpecF32 { bins: 100, lower: -0.5, upper: 0.5 },
+                    ) {
                         Ok(got) => check(&expected, &got),
                         Err(e) => gpu_error(&e),
                     }

@@ -3,6 +3,13 @@
 
 use std::sync::{Arc, Mutex};
 
+/// The key of one generated input: (size, family name, seed).
+pub type InputKey = (usize, String, u64);
+
+/// A memo shared by the cases of one primitive, holding a generated case or
+/// the generator's error.
+pub type SharedMemo<V> = Arc<Memo<InputKey, Result<V, String>>>;
+
 /// Holds the most recent value for one key.
 pub struct Memo<K, V> {
     slot: Mutex<Option<(K, Arc<V>)>>,

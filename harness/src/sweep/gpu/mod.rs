@@ -12,7 +12,7 @@ mod scan;
 mod segmented_reduce;
 mod softmax;
 
-pub use memo::Memo;
+pub use memo::{Memo, SharedMemo};
 
 use super::case::{CaseId, Verdict};
 use super::SweepPlan;
@@ -21,6 +21,22 @@ use model::generators::Family;
 /// Every primitive the GPU sweep and the sanitizer cover.
 pub const PRIMITIVES: [&str; 8] =
     ["reduce", "scan", "arg_reduce", "softmax", "compact", "segmented_reduce", "histogram", "float_reduce"];
+
+/// The kernel families a primitive's cases launch.
+pub fn families_of(primitive: &str) -> Vec<kernels::Family> {
+    use kernels::Family as F;
+    match primitive {
+        "reduce" => vec![F::Reduce],
+        "scan" => vec![F::Scan],
+        "arg_reduce" => vec![F::ArgReduce],
+        "softmax" => vec![F::Softmax],
+        "compact" => vec![F::Compact],
+        "segmented_reduce" => vec![F::SegmentedReduce],
+        "histogram" => vec![F::Histogram],
+        "float_reduce" => vec![F::FloatReduce],
+        _ => F::ALL.to_vec(),
+    }
+}
 
 /// Rejects unknown primitive names with the list of known ones.
 pub fn check_primitive_names(names: &[String]) -> anyhow::Result<()> {
@@ -40,11 +56,14 @@ pub struct GpuCase {
     pub run: Box<dyn Fn(&kernels::Gpu) -> Verdict + Send + Sync>,
 }
 
+/// Appends one primitive's cases to the catalogue.
+type CaseBuilder = fn(&SweepPlan, &mut Vec<GpuCase>);
+
 /// Every case `plan` selects, in a fixed order (by primitive, then size and
 /// family, then variant, so one generated input serves every variant).
 pub fn catalogue(plan: &SweepPlan) -> Vec<GpuCase> {
     let mut cases = Vec::new();
-    let builders: [(&str, fn(&SweepPlan, &mut Vec<GpuCase>)); 8] = [
+    let builders: [(&str, CaseBuilder); 8] = [
         ("reduce", reduce::cases),
         ("scan", scan::cases),
         ("arg_reduce", arg_reduce::cases),

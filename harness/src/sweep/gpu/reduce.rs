@@ -1,7 +1,7 @@
 //! GPU cases of the integer reduce (int32 -> int64) and of the affine-map
 //! reduce (the non-commutative operator, proving each schedule keeps order).
 
-use super::{case_seed, gpu_error, id, int_families, model_error, GpuCase, Memo, HARDWARE_MODEL_MAX};
+use super::{case_seed, gpu_error, id, int_families, model_error, GpuCase, Memo, SharedMemo, HARDWARE_MODEL_MAX};
 use crate::sweep::case::Verdict;
 use crate::sweep::SweepPlan;
 use kernels::{AffineMap, ReduceVariant};
@@ -20,7 +20,7 @@ fn to_kernel(m: model::operator::AffineMap) -> AffineMap {
 
 /// Appends every reduce case of `plan`.
 pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
-    let ints_memo: Arc<Memo<(usize, String, u64), Result<IntInput, String>>> = Arc::default();
+    let ints_memo: SharedMemo<IntInput> = Arc::default();
     let affine_memo: Arc<Memo<(usize, u64), Result<AffineInput, String>>> = Arc::default();
     for &n in &plan.sizes {
         for (f, family) in int_families(plan, n).into_iter().enumerate() {
@@ -51,7 +51,7 @@ pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
                         // The hardware-scope model of the multi-pass tree must agree too.
                         if variant == ReduceVariant::Multipass && n <= HARDWARE_MODEL_MAX {
                             let wide: Vec<i64> = x.iter().map(|&v| v as i64).collect();
-                            match multipass_reduce(&SumI64, &wide, BlockLayout::Blocked) {
+                            match multipass_reduce(&SumI64, &wide, BlockLayout::Adjacent) {
                                 Ok((tree, _)) if tree == got => {}
                                 Ok((tree, _)) => return Verdict::fail(tree, got, "hardware-scope multipass model"),
                                 Err(e) => return model_error(&e),
@@ -70,7 +70,14 @@ pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
         for variant in ReduceVariant::ALL.into_iter().filter(|v| n <= v.max_len()) {
             let memo = affine_memo.clone();
             out.push(GpuCase {
-                id: id("reduce", format!("{}.affine", variant.name()), n.to_string(), n, &Family::AffineMaps.name(), seed),
+                id: id(
+                    "reduce",
+                    format!("{}.affine", variant.name()),
+                    n.to_string(),
+                    n,
+                    &Family::AffineMaps.name(),
+                    seed,
+                ),
                 run: Box::new(move |gpu| {
                     let input = memo.get(&(n, seed), || {
                         let maps = affine_maps(n, seed);

@@ -1,7 +1,7 @@
 //! GPU cases of the integer scans (int32 -> int64, exclusive and inclusive)
 //! and of the affine-map scans (the non-commutative operator).
 
-use super::{case_seed, gpu_error, id, int_families, model_error, GpuCase, Memo, HARDWARE_MODEL_MAX};
+use super::{case_seed, gpu_error, id, int_families, model_error, GpuCase, Memo, SharedMemo, HARDWARE_MODEL_MAX};
 use crate::sweep::case::Verdict;
 use crate::sweep::compare;
 use crate::sweep::SweepPlan;
@@ -48,7 +48,7 @@ fn affine_case(n: usize, seed: u64) -> Result<AffineCase, String> {
 
 /// Appends every scan case of `plan`.
 pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
-    let int_memo: Arc<Memo<(usize, String, u64), Result<IntCase, String>>> = Arc::default();
+    let int_memo: SharedMemo<IntCase> = Arc::default();
     let affine_memo: Arc<Memo<(usize, u64), Result<AffineCase, String>>> = Arc::default();
     for &n in &plan.sizes {
         for (f, family) in int_families(plan, n).into_iter().enumerate() {
@@ -59,7 +59,14 @@ pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
                     let family_name = family.name();
                     let key = (n, family_name.clone(), seed);
                     out.push(GpuCase {
-                        id: id("scan", format!("{}.{}.i32", variant.name(), kind.name()), n.to_string(), n, &family_name, seed),
+                        id: id(
+                            "scan",
+                            format!("{}.{}.i32", variant.name(), kind.name()),
+                            n.to_string(),
+                            n,
+                            &family_name,
+                            seed,
+                        ),
                         run: Box::new(move |gpu| {
                             let case = memo.get(&key, || int_case(family, n, seed));
                             let case = match case.as_ref() {
@@ -80,7 +87,10 @@ pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
                             }
                             // The recursive 512-item device-scan model (the Blelloch
                             // schedule, combine for combine) must agree as well.
-                            if variant == ScanVariant::Blelloch && kind == ScanKind::Exclusive && n <= HARDWARE_MODEL_MAX {
+                            if variant == ScanVariant::Blelloch
+                                && kind == ScanKind::Exclusive
+                                && n <= HARDWARE_MODEL_MAX
+                            {
                                 let wide: Vec<i64> = case.input.iter().map(|&v| v as i64).collect();
                                 return match device_scan(&SumI64, &wide, GPU_SCAN_WIDTH) {
                                     Ok(tree) => compare::exact(&tree, &got, "hardware-scope device_scan model"),

@@ -108,7 +108,14 @@ pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
     for (what, offsets) in [("decreasing", vec![0usize, 5, 4, 8]), ("past_n", vec![0usize, 4, 9])] {
         for variant in SegmentedVariant::ALL {
             out.push(GpuCase {
-                id: id("segmented_reduce", format!("{}.rejects_{what}_offsets", variant.name()), "8".into(), 8, "seed_x", 0),
+                id: id(
+                    "segmented_reduce",
+                    format!("{}.rejects_{what}_offsets", variant.name()),
+                    "8".into(),
+                    8,
+                    "seed_x",
+                    0,
+                ),
                 run: Box::new({
                     let offsets = offsets.clone();
                     move |gpu| {
@@ -128,12 +135,18 @@ pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
 fn run_op(gpu: &kernels::Gpu, variant: SegmentedVariant, op: &str, case: &SegmentedCase) -> Verdict {
     let offsets = &case.offsets;
     match op {
-        "sum_i32" => match (model::segmented::segmented_sum(&case.ints, offsets), gpu.segmented_sum_i32(variant, &case.ints, offsets)) {
+        "sum_i32" => match (
+            model::segmented::segmented_sum(&case.ints, offsets),
+            gpu.segmented_sum_i32(variant, &case.ints, offsets),
+        ) {
             (Ok(e), Ok(g)) => compare::exact(&e, &g, "segment sums"),
             (Err(e), _) => super::model_error(&e),
             (_, Err(e)) => gpu_error(&e),
         },
-        "max_i32" => match (model::segmented::segmented_max(&case.ints, offsets), gpu.segmented_max_i32(variant, &case.ints, offsets)) {
+        "max_i32" => match (
+            model::segmented::segmented_max(&case.ints, offsets),
+            gpu.segmented_max_i32(variant, &case.ints, offsets),
+        ) {
             (Ok(e), Ok(g)) => compare::exact(&e, &g, "segment maxima (empty = i64::MIN)"),
             (Err(e), _) => super::model_error(&e),
             (_, Err(e)) => gpu_error(&e),
@@ -155,10 +168,15 @@ fn run_op(gpu: &kernels::Gpu, variant: SegmentedVariant, op: &str, case: &Segmen
                     None => Verdict::Pass,
                     Some(s) => {
                         let segment = &case.floats[offsets[s]..offsets[s + 1]];
-                        let (error, sum_abs) = error_of(segment.iter().map(|&x| x as f64), got[s]).unwrap_or((f64::NAN, f64::NAN));
+                        let (error, sum_abs) =
+                            error_of(segment.iter().map(|&x| x as f64), got[s]).unwrap_or((f64::NAN, f64::NAN));
                         Verdict::fail_at(
                             s,
-                            format!("|error| <= {:e} (order-free bound, len {})", order_free_bound(segment.len(), sum_abs), segment.len()),
+                            format!(
+                                "|error| <= {:e} (order-free bound, len {})",
+                                order_free_bound(segment.len(), sum_abs),
+                                segment.len()
+                            ),
                             format!("{} (error {error:e})", got[s]),
                             "segment f32 sum accuracy",
                         )
@@ -166,7 +184,10 @@ fn run_op(gpu: &kernels::Gpu, variant: SegmentedVariant, op: &str, case: &Segmen
                 }
             }
         },
-        _ => match (model::segmented::segmented_argmax(&case.floats, offsets), gpu.segmented_argmax_f32(variant, &case.floats, offsets)) {
+        _ => match (
+            model::segmented::segmented_argmax(&case.floats, offsets),
+            gpu.segmented_argmax_f32(variant, &case.floats, offsets),
+        ) {
             (Ok(expected), Ok(got)) => {
                 if expected.len() != got.len() {
                     return Verdict::fail(expected.len(), got.len(), "segment count");

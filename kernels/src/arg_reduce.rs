@@ -1,0 +1,627 @@
+//! Arg reductions (`arg_reduce.cu`): the `(value, index)` of the maximum or
+//! minimum of `f32` or `i32` data, over a whole array or per row of a
+//! row-major `[rows, cols]` matrix (what samplers need).
+//!
+//! Contract (seed 000), for every variant:
+//! * **Ties**: the lowest index wins (the first occurrence). `-0.0` and `0.0`
+//!   compare equal, so they tie.
+//! * **Empty input** is rejected with [`GpuError::InvalidInput`].
+//! * **NaN or ±inf** anywhere in an `f32` input is rejected with
+//!   [`GpuError::NonFinite`] naming the *first* offending index (for rows:
+//!   the flat index `row * cols + col`), never answered. Detection is in the
+//!   kernel: a thread that meets a nonfinite value `atomicMin`s its index into
+//!   a control word that the plan sets to `!0` (a `0xFF` memset) before every
+//!   launch.
+//! * **Limits**: indices are `int32` on the device, so a whole array (or a
+//!   row) must hold fewer than 2^31 elements.
+//!
+//! The answer's index is a `usize` on the host: the position in the array,
+//! or the column within the row.
+
+use crate::device::Gpu;
+use crate::error::{DriverContext, GpuError, GpuResult};
+use crate::family::Family;
+use crate::launch::{config, persistent_grid, BLOCK_THREADS};
+use cudarc::driver::{CudaFunction, CudaSlice, DeviceRepr, PushKernelArg, ValidAsZeroBits};
+
+/// Elements each block of a whole-array kernel covers per grid-stride step at
+/// least once: 256 threads x `kArgVectorsPerStep` (4) x 4-element vectors.
+/// Below `n / ELEMENTS_PER_BLOCK_STEP` blocks the grid is not widened.
+const ELEMENTS_PER_BLOCK_STEP: usize = BLOCK_THREADS as usize * ARG_VECTORS_PER_STEP * 4;
+/// `kArgVectorsPerStep` in `cuda/common/config.cuh`.
+pub const ARG_VECTORS_PER_STEP: usize = 4;
+/// `kArgTwoPassMaxBlocks` in `cuda/common/config.cuh`: the most first-pass
+/// blocks (= partials) of [`ArgReduceVariant::TwoPass`].
+pub const ARG_TWO_PASS_MAX_BLOCKS: u32 = 1024;
+/// `kRowsPerWarpBlock` in `cuda/common/config.cuh`: rows per block of
+/// [`ArgRowsVariant::WarpPerRow`] (one warp per row).
+pub const ROWS_PER_WARP_BLOCK: u32 = 8;
+/// The largest element count (whole array) or row length the `int32` device
+/// index can address: 2^31 - 1.
+pub const MAX_ARG_ELEMENTS: usize = i32::MAX as usize;
+/// The device's "no element yet" index (`kNoIndex`).
+const NO_INDEX: i32 = i32::MAX;
+
+/// Which extremum an arg reduction looks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Extremum {
+    /// The largest value (argmax).
+    Max,
+    /// The smallest value (argmin).
+    Min,
+}
+
+impl Extremum {
+    /// Both extrema.
+    pub const ALL: [Extremum; 2] = [Extremum::Max, Extremum::Min];
+
+    /// `"max"` or `"min"` (the kernel-name infix).
+    pub fn name(&self) -> &'static str {
+        match self {
+            Extremum::Max => "max",
+            Extremum::Min => "min",
+        }
+    }
+
+    fn primitive(&self) -> &'static str {
+        match self {
+            Extremum::Max => "argmax",
+            Extremum::Min => "argmin",
+        }
+    }
+
+    fn rows_primitive(&self) -> &'static str {
+        match self {
+            Extremum::Max => "argmax_rows",
+            Extremum::Min => "argmin_rows",
+        }
+    }
+}
+
+/// Whole-array schedules.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ArgReduceVariant {
+    /// `min(ceil(n / 4096), 1024)` blocks grid-stride over the array (four
+    /// 16-byte loads in flight per thread) and write one `(value, index)`
+    /// partial each; a second one-block kernel folds the partials.
+    TwoPass,
+    /// One kernel on a persistent grid (SMs x resident blocks, at most
+    /// `ceil(n / 4096)`), same loads; each block publishes its partial
+    /// (store, `__threadfence`, ticket `atomicAdd`) and the block that draws
+    /// the last ticket folds them all ("last block done").
+    SinglePass,
+}
+
+impl ArgReduceVariant {
+    /// Every whole-array variant.
+    pub const ALL: [ArgReduceVariant; 2] = [ArgReduceVariant::TwoPass, ArgReduceVariant::SinglePass];
+
+    /// Snake-case name used in reports.
+    pub fn name(&self) -> &'static str {
+        match self {
+            ArgReduceVariant::TwoPass => "two_pass",
+            ArgReduceVariant::SinglePass => "single_pass",
+        }
+    }
+}
+
+/// Per-row schedules.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ArgRowsVariant {
+    /// One warp per row, 8 rows per 256-thread block (short rows).
+    WarpPerRow,
+    /// One 256-thread block per row (long rows).
+    BlockPerRow,
+}
+
+impl ArgRowsVariant {
+    /// Every per-row variant.
+    pub const ALL: [ArgRowsVariant; 2] = [ArgRowsVariant::WarpPerRow, ArgRowsVariant::BlockPerRow];
+
+    /// Snake-case name used in reports.
+    pub fn name(&self) -> &'static str {
+        match self {
+            ArgRowsVariant::WarpPerRow => "warp_per_row",
+            ArgRowsVariant::BlockPerRow => "block_per_row",
+        }
+    }
+}
+
+/// `(value, index)` as the device stores it: the mirror of `ArgF32` /
+/// `ArgI32` in `cuda/common/operators.cuh` (8 bytes, 4-byte aligned).
+/// `index == i32::MAX` means "no element" (the operator's identity).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct ArgPair<T> {
+    /// The extreme value.
+    pub value: T,
+    /// Its index (whole array) or column (per row).
+    pub index: i32,
+}
+
+// SAFETY: #[repr(C)] of two 4-byte plain-old-data fields (T is f32 or i32:
+// ArgElement is sealed), as the CUDA struct.
+unsafe impl<T: ArgElement> DeviceRepr for ArgPair<T> {}
+// SAFETY: all-zero bits are a valid (0, 0) pair.
+unsafe impl<T: ArgElement> ValidAsZeroBits for ArgPair<T> {}
+
+/// The mirror of `ArgControl` in `arg_reduce.cu`: 16 bytes, all set to `0xFF`
+/// before every launch. `first_nonfinite` is the smallest flat index of a
+/// nonfinite element (`u64::MAX` = none); `blocks_done` is the single-pass
+/// ticket counter, starting at `u32::MAX`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ArgControl {
+    /// Smallest flat index of a nonfinite element, `u64::MAX` if none.
+    pub first_nonfinite: u64,
+    /// Single-pass ticket counter (starts at `u32::MAX`).
+    pub blocks_done: u32,
+    /// Padding to 16 bytes.
+    pub reserved: u32,
+}
+
+// SAFETY: #[repr(C)] plain old data matching the CUDA struct.
+unsafe impl DeviceRepr for ArgControl {}
+// SAFETY: all-zero bits are valid.
+unsafe impl ValidAsZeroBits for ArgControl {}
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for f32 {}
+    impl Sealed for i32 {}
+}
+
+/// Element types the arg kernels are instantiated for: `f32` and `i32`.
+pub trait ArgElement: DeviceRepr + Copy + PartialOrd + std::fmt::Debug + sealed::Sealed + 'static {
+    /// The kernel-name suffix: `"f32"` or `"i32"`.
+    const TYPE_NAME: &'static str;
+}
+
+impl ArgElement for f32 {
+    const TYPE_NAME: &'static str = "f32";
+}
+
+impl ArgElement for i32 {
+    const TYPE_NAME: &'static str = "i32";
+}
+
+fn control_error(
+    gpu: &Gpu,
+    control: &CudaSlice<ArgControl>,
+    primitive: &'static str,
+    variant: &'static str,
+    n: usize,
+) -> GpuResult<()> {
+    let words = gpu.download(control)?;
+    let first = words.first().map(|c| c.first_nonfinite).unwrap_or(u64::MAX);
+    if first != u64::MAX {
+        return Err(GpuError::NonFinite { primitive, variant, n, index: first as usize });
+    }
+    Ok(())
+}
+
+fn checked_pair<T: ArgElement>(
+    pair: ArgPair<T>,
+    bound: usize,
+    primitive: &'static str,
+    variant: &'static str,
+    n: usize,
+) -> GpuResult<(T, usize)> {
+    if pair.index == NO_INDEX || pair.index < 0 || pair.index as usize >= bound {
+        return Err(GpuError::KernelFault {
+            primitive,
+            variant,
+            n,
+            reason: format!("answer index {} outside [0, {bound})", pair.index),
+        });
+    }
+    Ok((pair.value, pair.index as usize))
+}
+
+/// A whole-array arg reduction of `n` elements, ready to enqueue: every
+/// buffer is allocated by [`ArgReducePlan::new`].
+///
+/// [`ArgReducePlan::enqueue`] puts on the stream exactly:
+/// 1. one 16-byte `0xFF` memset of the control words (nonfinite index and
+///    ticket counter);
+/// 2. `TwoPass`: `arg_reduce_two_pass_partials_<max|min>_<t>` on `grid`
+///    blocks, then `arg_reduce_two_pass_final_<..>` on one block;
+///    `SinglePass`: `arg_reduce_single_pass_<..>` on `grid` blocks.
+///
+/// No allocation, host copy or synchronisation. [`ArgReducePlan::finish`]
+/// synchronises, checks the nonfinite word and downloads the answer.
+pub struct ArgReducePlan<'g, T: ArgElement> {
+    gpu: &'g Gpu,
+    variant: ArgReduceVariant,
+    extremum: Extremum,
+    n: usize,
+    grid: u32,
+    main: CudaFunction,
+    fold: Option<CudaFunction>,
+    partials: CudaSlice<ArgPair<T>>,
+    control: CudaSlice<ArgControl>,
+    result: CudaSlice<ArgPair<T>>,
+}
+
+impl<'g, T: ArgElement> ArgReducePlan<'g, T> {
+    /// Plans an arg reduction of `n` elements (1 <= n < 2^31, else
+    /// [`GpuError::InvalidInput`]). The result buffer starts poisoned.
+    pub fn new(gpu: &'g Gpu, variant: ArgReduceVariant, extremum: Extremum, n: usize) -> GpuResult<Self> {
+        let primitive = extremum.primitive();
+        if n == 0 {
+            return Err(GpuError::InvalidInput {
+                primitive,
+                variant: variant.name(),
+                n,
+                reason: "empty input has no extremum".into(),
+            });
+        }
+        if n > MAX_ARG_ELEMENTS {
+            return Err(GpuError::InvalidInput {
+                primitive,
+                variant: variant.name(),
+                n,
+                reason: format!("the device index is int32: at most {MAX_ARG_ELEMENTS} elements"),
+            });
+        }
+        let suffix = format!("{}_{}", extremum.name(), T::TYPE_NAME);
+        let wanted = n.div_ceil(ELEMENTS_PER_BLOCK_STEP).max(1);
+        let (main, fold, grid) = match variant {
+            ArgReduceVariant::TwoPass => {
+                let main = gpu.function(Family::ArgReduce, &format!("arg_reduce_two_pass_partials_{suffix}"))?;
+                let fold = gpu.function(Family::ArgReduce, &format!("arg_reduce_two_pass_final_{suffix}"))?;
+                let grid = wanted.min(ARG_TWO_PASS_MAX_BLOCKS as usize) as u32;
+                (main, Some(fold), grid)
+            }
+            ArgReduceVariant::SinglePass => {
+                let name = format!("arg_reduce_single_pass_{suffix}");
+                let main = gpu.function(Family::ArgReduce, &name)?;
+                let resident = persistent_grid(gpu, Family::ArgReduce, &name, BLOCK_THREADS, 0)?;
+                let grid = wanted.min(resident as usize) as u32;
+                (main, None, grid)
+            }
+        };
+        // Every partial is written by its block before any read: no init needed.
+        let partials = gpu.alloc_uninit::<ArgPair<T>>(grid as usize)?;
+        let control = gpu.alloc_uninit::<ArgControl>(1)?;
+        let result = gpu.alloc_poisoned::<ArgPair<T>>(1)?;
+        Ok(ArgReducePlan { gpu, variant, extremum, n, grid, main, fold, partials, control, result })
+    }
+
+    /// Blocks of the (first) kernel.
+    pub fn grid(&self) -> u32 {
+        self.grid
+    }
+
+    /// Enqueues the memset and the kernel(s) over `input` (`n` elements).
+    pub fn enqueue(&mut self, input: &CudaSlice<T>) -> GpuResult<()> {
+        let primitive = self.extremum.primitive();
+        let variant = self.variant.name();
+        let n = self.n;
+        if input.len() != n {
+            return Err(GpuError::InvalidInput {
+                primitive,
+                variant,
+                n,
+                reason: format!("planned for {n} elements, input holds {}", input.len()),
+            });
+        }
+        self.gpu.memset_bytes(&mut self.control, 0xFF)?;
+        let n32 = n as u32;
+        let stream = self.gpu.stream();
+        let cfg = config(self.grid, BLOCK_THREADS, 0);
+        match &self.fold {
+            Some(fold) => {
+                let mut launch = stream.launch_builder(&self.main);
+                launch.arg(input).arg(&n32).arg(&mut self.partials).arg(&mut self.control);
+                // SAFETY: matches arg_reduce_two_pass_partials_*(const T*, u32, Pair*, ArgControl*);
+                // `partials` holds `grid` pairs.
+                unsafe { launch.launch(cfg) }.context(|| format!("{primitive}/{variant} n={n}: partials launch"))?;
+                let count = self.grid;
+                let mut launch = stream.launch_builder(fold);
+                launch.arg(&self.partials).arg(&count).arg(&mut self.result);
+                // SAFETY: matches arg_reduce_two_pass_final_*(const Pair*, u32, Pair*).
+                unsafe { launch.launch(config(1, BLOCK_THREADS, 0)) }
+                    .context(|| format!("{primitive}/{variant} n={n}: final launch"))?;
+            }
+            None => {
+                let mut launch = stream.launch_builder(&self.main);
+                launch.arg(input).arg(&n32).arg(&mut self.partials).arg(&mut self.control).arg(&mut self.result);
+                // SAFETY: matches arg_reduce_single_pass_*(const T*, u32, Pair*, ArgControl*, Pair*);
+                // `partials` holds `grid` pairs.
+                unsafe { launch.launch(cfg) }.context(|| format!("{primitive}/{variant} n={n}: launch"))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Synchronises and returns `(value, index)` of the last enqueued run, or
+    /// [`GpuError::NonFinite`] with the first nonfinite index.
+    pub fn finish(&self) -> GpuResult<(T, usize)> {
+        let primitive = self.extremum.primitive();
+        let variant = self.variant.name();
+        control_error(self.gpu, &self.control, primitive, variant, self.n)?;
+        let pair = self.gpu.download(&self.result)?.into_iter().next().ok_or_else(|| GpuError::KernelFault {
+            primitive,
+            variant,
+            n: self.n,
+            reason: "result buffer is empty".into(),
+        })?;
+        checked_pair(pair, self.n, primitive, variant, self.n)
+    }
+}
+
+/// A per-row arg reduction of a `[rows, cols]` row-major matrix, ready to
+/// enqueue. One `(value, column)` per row; the output buffer is allocated
+/// (poisoned) by [`ArgRowsPlan::new`].
+///
+/// [`ArgRowsPlan::enqueue`] puts on the stream exactly: one 16-byte `0xFF`
+/// memset of the control words, then `arg_reduce_rows_<warp|block>_<max|min>_<t>`
+/// (`WarpPerRow`: `ceil(rows / 8)` blocks, `BlockPerRow`: `rows` blocks, both
+/// capped at one resident wave, SMs x resident blocks, with a grid-stride loop
+/// over rows). No allocation, host copy or synchronisation.
+pub struct ArgRowsPlan<'g, T: ArgElement> {
+    gpu: &'g Gpu,
+    variant: ArgRowsVariant,
+    extremum: Extremum,
+    rows: usize,
+    cols: usize,
+    grid: u32,
+    kernel: CudaFunction,
+    control: CudaSlice<ArgControl>,
+    output: CudaSlice<ArgPair<T>>,
+}
+
+impl<'g, T: ArgElement> ArgRowsPlan<'g, T> {
+    /// Plans `rows` rows of `cols` elements: `rows >= 1`, `1 <= cols < 2^31`
+    /// (else [`GpuError::InvalidInput`]).
+    pub fn new(gpu: &'g Gpu, variant: ArgRowsVariant, extremum: Extremum, rows: usize, cols: usize) -> GpuResult<Self> {
+        let primitive = extremum.rows_primitive();
+        let n = rows.saturating_mul(cols);
+        let invalid = |reason: String| GpuError::InvalidInput { primitive, variant: variant.name(), n, reason };
+        if rows == 0 || cols == 0 {
+            return Err(invalid(format!("{rows} rows x {cols} cols: a row needs at least one element")));
+        }
+        if cols > MAX_ARG_ELEMENTS {
+            return Err(invalid(format!("the device index is int32: at most {MAX_ARG_ELEMENTS} columns")));
+        }
+        if rows.checked_mul(cols).is_none() {
+            return Err(invalid(format!("{rows} x {cols} overflows usize")));
+        }
+        let (part, wanted) = match variant {
+            ArgRowsVariant::WarpPerRow => ("warp", (rows as u64).div_ceil(ROWS_PER_WARP_BLOCK as u64)),
+            ArgRowsVariant::BlockPerRow => ("block", rows as u64),
+        };
+        let name = format!("arg_reduce_rows_{part}_{}_{}", extremum.name(), T::TYPE_NAME);
+        let kernel = gpu.function(Family::ArgReduce, &name)?;
+        // At most one resident wave of blocks; the kernels loop over rows.
+        let resident = persistent_grid(gpu, Family::ArgReduce, &name, BLOCK_THREADS, 0)? as u64;
+        let grid = wanted.min(resident) as u32;
+        let control = gpu.alloc_uninit::<ArgControl>(1)?;
+        let output = gpu.alloc_poisoned::<ArgPair<T>>(rows)?;
+        Ok(ArgRowsPlan { gpu, variant, extremum, rows, cols, grid, kernel, control, output })
+    }
+
+    /// The per-row answers of the last run, as the device stores them.
+    pub fn output(&self) -> &CudaSlice<ArgPair<T>> {
+        &self.output
+    }
+
+    /// Enqueues the memset and the kernel over `input` (`rows * cols` elements).
+    pub fn enqueue(&mut self, input: &CudaSlice<T>) -> GpuResult<()> {
+        let primitive = self.extremum.rows_primitive();
+        let variant = self.variant.name();
+        let n = self.rows * self.cols;
+        if input.len() != n {
+            return Err(GpuError::InvalidInput {
+                primitive,
+                variant,
+                n,
+                reason: format!("planned for {} x {}, input holds {}", self.rows, self.cols, input.len()),
+            });
+        }
+        self.gpu.memset_bytes(&mut self.control, 0xFF)?;
+        let rows = self.rows as u64;
+        let cols = self.cols as u32;
+        let mut launch = self.gpu.stream().launch_builder(&self.kernel);
+        launch.arg(input).arg(&rows).arg(&cols).arg(&mut self.output).arg(&mut self.control);
+        // SAFETY: matches arg_reduce_rows_*(const T*, u64, u32, Pair*, ArgControl*);
+        // `output` holds `rows` pairs, `input` rows * cols elements.
+        unsafe { launch.launch(config(self.grid, BLOCK_THREADS, 0)) }
+            .context(|| format!("{primitive}/{variant} rows={} cols={}: launch", self.rows, self.cols))?;
+        Ok(())
+    }
+
+    /// Synchronises and returns one `(value, column)` per row, or
+    /// [`GpuError::NonFinite`] with the first nonfinite flat index.
+    pub fn finish(&self) -> GpuResult<Vec<(T, usize)>> {
+        let primitive = self.extremum.rows_primitive();
+        let variant = self.variant.name();
+        let n = self.rows * self.cols;
+        control_error(self.gpu, &self.control, primitive, variant, n)?;
+        self.gpu
+            .download(&self.output)?
+            .into_iter()
+            .map(|pair| checked_pair(pair, self.cols, primitive, variant, n))
+            .collect()
+    }
+}
+
+impl Gpu {
+    /// `(value, index)` of the maximum of `data`; ties go to the lowest index.
+    /// Errors: empty or `len >= 2^31` → [`GpuError::InvalidInput`]; NaN/±inf →
+    /// [`GpuError::NonFinite`] naming the first one.
+    pub fn argmax_f32(&self, variant: ArgReduceVariant, data: &[f32]) -> GpuResult<(f32, usize)> {
+        self.arg_reduce(variant, Extremum::Max, data)
+    }
+
+    /// `(value, index)` of the minimum of `data`; contract as [`Gpu::argmax_f32`].
+    pub fn argmin_f32(&self, variant: ArgReduceVariant, data: &[f32]) -> GpuResult<(f32, usize)> {
+        self.arg_reduce(variant, Extremum::Min, data)
+    }
+
+    /// `(value, index)` of the maximum of `data`; ties go to the lowest index.
+    /// Errors: empty or `len >= 2^31` → [`GpuError::InvalidInput`].
+    pub fn argmax_i32(&self, variant: ArgReduceVariant, data: &[i32]) -> GpuResult<(i32, usize)> {
+        self.arg_reduce(variant, Extremum::Max, data)
+    }
+
+    /// `(value, index)` of the minimum of `data`; contract as [`Gpu::argmax_i32`].
+    pub fn argmin_i32(&self, variant: ArgReduceVariant, data: &[i32]) -> GpuResult<(i32, usize)> {
+        self.arg_reduce(variant, Extremum::Min, data)
+    }
+
+    /// The whole-array arg reduction behind `argmax_*` / `argmin_*`: plan
+    /// (fresh, poisoned result), upload, enqueue, finish.
+    pub fn arg_reduce<T: ArgElement>(
+        &self,
+        variant: ArgReduceVariant,
+        extremum: Extremum,
+        data: &[T],
+    ) -> GpuResult<(T, usize)> {
+        let mut plan = ArgReducePlan::<T>::new(self, variant, extremum, data.len())?;
+        let input = self.upload(data)?;
+        plan.enqueue(&input)?;
+        plan.finish()
+    }
+
+    /// Per-row `(value, column)` of the maximum of each row of the row-major
+    /// `[rows, cols]` matrix `data`; ties go to the lowest column.
+    /// `rows == 0` gives an empty vector. Errors: `data.len() != rows * cols`,
+    /// `cols == 0 < rows`, or `cols >= 2^31` → [`GpuError::InvalidInput`];
+    /// NaN/±inf → [`GpuError::NonFinite`] with the first flat index.
+    pub fn argmax_rows_f32(
+        &self,
+        variant: ArgRowsVariant,
+        data: &[f32],
+        rows: usize,
+        cols: usize,
+    ) -> GpuResult<Vec<(f32, usize)>> {
+        self.arg_reduce_rows(variant, Extremum::Max, data, rows, cols)
+    }
+
+    /// Per-row minimum; contract as [`Gpu::argmax_rows_f32`].
+    pub fn argmin_rows_f32(
+        &self,
+        variant: ArgRowsVariant,
+        data: &[f32],
+        rows: usize,
+        cols: usize,
+    ) -> GpuResult<Vec<(f32, usize)>> {
+        self.arg_reduce_rows(variant, Extremum::Min, data, rows, cols)
+    }
+
+    /// Per-row maximum of `i32` rows; contract as [`Gpu::argmax_rows_f32`]
+    /// (no nonfinite case).
+    pub fn argmax_rows_i32(
+        &self,
+        variant: ArgRowsVariant,
+        data: &[i32],
+        rows: usize,
+        cols: usize,
+    ) -> GpuResult<Vec<(i32, usize)>> {
+        self.arg_reduce_rows(variant, Extremum::Max, data, rows, cols)
+    }
+
+    /// Per-row minimum of `i32` rows; contract as [`Gpu::argmax_rows_i32`].
+    pub fn argmin_rows_i32(
+        &self,
+        variant: ArgRowsVariant,
+        data: &[i32],
+        rows: usize,
+        cols: usize,
+    ) -> GpuResult<Vec<(i32, usize)>> {
+        self.arg_reduce_rows(variant, Extremum::Min, data, rows, cols)
+    }
+
+    /// The per-row arg reduction behind `arg*_rows_*`: shape checks, plan
+    /// (fresh, poisoned output), upload, enqueue, finish.
+    pub fn arg_reduce_rows<T: ArgElement>(
+        &self,
+        variant: ArgRowsVariant,
+        extremum: Extremum,
+        data: &[T],
+        rows: usize,
+        cols: usize,
+    ) -> GpuResult<Vec<(T, usize)>> {
+        if rows.checked_mul(cols) != Some(data.len()) {
+            return Err(GpuError::InvalidInput {
+                primitive: extremum.rows_primitive(),
+                variant: variant.name(),
+                n: data.len(),
+                reason: format!("{} elements for {rows} rows x {cols} cols", data.len()),
+            });
+        }
+        if rows == 0 {
+            return Ok(Vec::new());
+        }
+        let mut plan = ArgRowsPlan::<T>::new(self, variant, extremum, rows, cols)?;
+        let input = self.upload(data)?;
+        plan.enqueue(&input)?;
+        plan.finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn device_mirrors_have_the_cuda_layout() {
+        assert_eq!(std::mem::size_of::<ArgPair<f32>>(), 8);
+        assert_eq!(std::mem::align_of::<ArgPair<f32>>(), 4);
+        assert_eq!(std::mem::size_of::<ArgPair<i32>>(), 8);
+        assert_eq!(std::mem::size_of::<ArgControl>(), 16);
+        assert_eq!(std::mem::align_of::<ArgControl>(), 8);
+        assert_eq!(std::mem::offset_of!(ArgControl, blocks_done), 8);
+    }
+
+    #[test]
+    fn constants_match_config_cuh() {
+        let config = crate::sources::source("common/config.cuh").expect("embedded");
+        for line in [
+            format!("constexpr int kArgVectorsPerStep = {ARG_VECTORS_PER_STEP};"),
+            format!("constexpr int kArgTwoPassMaxBlocks = {ARG_TWO_PASS_MAX_BLOCKS};"),
+            "constexpr int kRowsPerWarpBlock = kBlockWarps;".to_string(),
+        ] {
+            assert!(config.contains(&line), "config.cuh lacks `{line}`");
+        }
+        assert_eq!(ROWS_PER_WARP_BLOCK, BLOCK_THREADS / 32);
+    }
+
+    /// Emulates the vector + tail partition of `scan_range` and checks that it
+    /// visits every element exactly once, in increasing order per thread.
+    #[test]
+    fn scan_range_partition_covers_each_element_once_in_order() {
+        for count in [1u32, 3, 4, 5, 31, 32, 33, 255, 256, 257, 511, 512, 513, 4099, 262_145] {
+            for step in [32u32, 256, 1024] {
+                for unroll in [1u32, 4] {
+                    let mut seen = vec![0u8; count as usize];
+                    for start in 0..step {
+                        let mut visited = Vec::new();
+                        let vector_count = count / 4;
+                        let mut i = start;
+                        while i + (unroll - 1) * step < vector_count {
+                            for u in 0..unroll {
+                                visited.extend((0..4).map(|k| (i + u * step) * 4 + k));
+                            }
+                            i += unroll * step;
+                        }
+                        while i < vector_count {
+                            visited.extend((0..4).map(|k| i * 4 + k));
+                            i += step;
+                        }
+                        if start < count - vector_count * 4 {
+                            visited.push(vector_count * 4 + start);
+                        }
+                        assert!(visited.windows(2).all(|w| w[0] < w[1]), "count {count} step {step}");
+                        for v in visited {
+                            seen[v as usize] += 1;
+                        }
+                    }
+                    assert!(seen.iter().all(|&s| s == 1), "count {count} step {step} unroll {unroll}");
+                }
+            }
+        }
+    }
+}

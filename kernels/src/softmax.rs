@@ -1,0 +1,626 @@
+//! Row softmax (`softmax.cu`): `[rows, cols]` row-major logits, `f32` or bf16
+//! in, the same dtype out, all math in `f32`; `1 <= cols <= 131,072`.
+//!
+//! Contract, for every variant:
+//! * `p_i = exp(x_i - m) / sum_j exp(x_j - m)` with `m` the row maximum.
+//! * A **masked** logit is `-inf` and gets probability exactly 0.
+//! * **NaN or +inf** input → [`GpuError::NonFinite`] naming the first
+//!   offending flat index `row * cols + col` (detected in the kernel). It
+//!   takes precedence over all-masked rows.
+//! * A row whose logits are **all** `-inf` → [`GpuError::AllMasked`] listing
+//!   every such row (ascending). The kernel writes such a row as `0.0` and
+//!   writes no NaN anywhere (NaN can only appear in rows holding NaN/+inf
+//!   input, which are an error anyway).
+//! * bf16 travels as raw 16-bit patterns on the device (`u16`); the host API
+//!   takes and returns [`half::bf16`]. Outputs are rounded to nearest even.
+//! * 16-byte loads/stores when `cols % 4 == 0` (f32) or `cols % 8 == 0`
+//!   (bf16) and the buffers are 16-byte aligned (every allocation is);
+//!   scalar accesses otherwise.
+//! * Accuracy: see [`softmax_tolerance`] for the declared per-element bound
+//!   and its derivation, and [`SoftmaxTolerance::row_sum`] for `|sum - 1|`.
+
+use crate::arg_reduce::ROWS_PER_WARP_BLOCK;
+use crate::device::Gpu;
+use crate::error::{DriverContext, GpuError, GpuResult};
+use crate::family::Family;
+use crate::launch::{config, persistent_grid};
+use cudarc::driver::sys::CUfunction_attribute;
+use cudarc::driver::{CudaFunction, CudaSlice, DeviceRepr, PushKernelArg};
+
+/// The longest row any variant accepts.
+pub const MAX_SOFTMAX_COLS: usize = 131_072;
+/// `kSoftmaxBlockThreads` in `cuda/common/config.cuh`: threads per block of
+/// [`SoftmaxVariant::ThreePass`] and [`SoftmaxVariant::OnlineBlock`].
+pub const SOFTMAX_BLOCK_THREADS: u32 = 256;
+/// Threads per block of [`SoftmaxVariant::OnlineWarp`] (`kBlockThreads`).
+const WARP_VARIANT_BLOCK_THREADS: u32 = 256;
+/// The block shapes of [`SoftmaxVariant::RowInRegisters`], `(name, threads,
+/// floats per thread)` (`kSoftmaxReg*` in `cuda/common/config.cuh`), smallest
+/// first. A row of `cols` uses the first shape with `threads * items >= cols`.
+pub const ROW_IN_REGISTERS_SHAPES: [(&str, u32, u32); 3] =
+    [("small", 256, 16), ("medium", 512, 32), ("large", 1024, 32)];
+/// The longest row [`SoftmaxVariant::RowInRegisters`] holds: 1024 x 32.
+pub const MAX_ROW_IN_REGISTERS_COLS: usize = 32_768;
+
+/// Unit roundoff of f32, `2^-24`.
+const U_F32: f64 = 1.0 / 16_777_216.0;
+/// Relative rounding bound of bf16 (round to nearest), `2^-8`.
+const U_BF16: f64 = 1.0 / 256.0;
+/// `|x - m|` above which an f32 output lies below the normal range
+/// (`e^-88 < 2^-126`); used only by the data-independent ulp summary.
+const MAX_NORMAL_SHIFT: f64 = 88.0;
+
+/// Softmax schedules. Pick one per shape with [`SoftmaxVariant::best_for`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SoftmaxVariant {
+    /// Baseline, block (256 threads) per row: a max pass, a sum-of-exp pass
+    /// and a write pass, three reads of the row.
+    ThreePass,
+    /// Block (256 threads) per row: one online pass builds each thread's
+    /// `(m, d)` (Milakov & Gimelshein), merged with `SoftmaxMerge` through
+    /// `block_all_reduce`, then a write pass: two reads.
+    OnlineBlock,
+    /// A warp per row (8 rows per block), online `(m, d)` merged by
+    /// `warp_reduce`, then a write pass: for short rows.
+    OnlineWarp,
+    /// Block per row with the row held in registers (up to 1024 threads x 32
+    /// floats = 32,768 columns): one global read, max / sum / write from
+    /// registers. On the 16-byte path each thread also `cp.async`-stages its
+    /// share of the block's next row in shared memory while it computes the
+    /// current one (one 1024-thread block per SM keeps the memory busy through
+    /// its reductions). Longer rows are rejected with [`GpuError::InvalidInput`].
+    RowInRegisters,
+}
+
+impl SoftmaxVariant {
+    /// Every variant.
+    pub const ALL: [SoftmaxVariant; 4] = [
+        SoftmaxVariant::ThreePass,
+        SoftmaxVariant::OnlineBlock,
+        SoftmaxVariant::OnlineWarp,
+        SoftmaxVariant::RowInRegisters,
+    ];
+
+    /// Snake-case name used in reports.
+    pub fn name(&self) -> &'static str {
+        match self {
+            SoftmaxVariant::ThreePass => "three_pass",
+            SoftmaxVariant::OnlineBlock => "online_block",
+            SoftmaxVariant::OnlineWarp => "online_warp",
+            SoftmaxVariant::RowInRegisters => "row_in_registers",
+        }
+    }
+
+    /// The longest row this variant accepts.
+    pub fn max_cols(&self) -> usize {
+        match self {
+            SoftmaxVariant::RowInRegisters => MAX_ROW_IN_REGISTERS_COLS,
+            _ => MAX_SOFTMAX_COLS,
+        }
+    }
+
+    /// The variant to use for rows of `cols` logits: a warp per row up to
+    /// 1024 columns, the row in registers up to 32,768, else the online
+    /// block-per-row kernel. (`dtype` is part of the signature so the policy
+    /// can depend on it; today both dtypes share it.)
+    pub fn best_for(cols: usize, dtype: SoftmaxDtype) -> SoftmaxVariant {
+        let _ = dtype;
+        if cols <= 1024 {
+            SoftmaxVariant::OnlineWarp
+        } else if cols <= MAX_ROW_IN_REGISTERS_COLS {
+            SoftmaxVariant::RowInRegisters
+        } else {
+            SoftmaxVariant::OnlineBlock
+        }
+    }
+}
+
+/// The element type of a softmax.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SoftmaxDtype {
+    /// IEEE binary32.
+    F32,
+    /// bfloat16 (as raw `u16` bits on the device).
+    Bf16,
+}
+
+impl SoftmaxDtype {
+    /// `"f32"` or `"bf16"` (the kernel-name suffix).
+    pub fn name(&self) -> &'static str {
+        match self {
+            SoftmaxDtype::F32 => "f32",
+            SoftmaxDtype::Bf16 => "bf16",
+        }
+    }
+
+    /// Elements per 16-byte access.
+    pub fn vector_width(&self) -> usize {
+        match self {
+            SoftmaxDtype::F32 => 4,
+            SoftmaxDtype::Bf16 => 8,
+        }
+    }
+}
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for f32 {}
+    impl Sealed for u16 {}
+}
+
+/// Device element types of a softmax: `f32`, and `u16` holding bf16 bits.
+pub trait SoftmaxElement: DeviceRepr + Copy + sealed::Sealed + 'static {
+    /// The dtype these elements encode.
+    const DTYPE: SoftmaxDtype;
+}
+
+impl SoftmaxElement for f32 {
+    const DTYPE: SoftmaxDtype = SoftmaxDtype::F32;
+}
+
+impl SoftmaxElement for u16 {
+    const DTYPE: SoftmaxDtype = SoftmaxDtype::Bf16;
+}
+
+/// The declared accuracy of one softmax configuration (see
+/// [`softmax_tolerance`]): for an element whose exact probability is `p` and
+/// whose logit sits `shift = x - m` below the row maximum,
+/// `|got - p| <= (relative + per_shift * |shift|) * p + absolute`, and for a
+/// row, `|sum_i got_i - 1| <= row_sum` (sum taken exactly).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SoftmaxTolerance {
+    /// Relative error allowed regardless of the shift.
+    pub relative: f64,
+    /// Additional relative error per unit of `|x - m|` (the rounding of
+    /// `x - m` in f32 is amplified by exp).
+    pub per_shift: f64,
+    /// Absolute allowance for results in the subnormal range.
+    pub absolute: f64,
+    /// Bound on `|sum of the row's outputs - 1|`.
+    pub row_sum: f64,
+}
+
+impl SoftmaxTolerance {
+    /// The largest `|got - exact|` allowed for one element.
+    pub fn element_bound(&self, exact: f64, shift: f64) -> f64 {
+        (self.relative + self.per_shift * shift.abs()) * exact.abs() + self.absolute
+    }
+
+    /// Whether `got` is within [`SoftmaxTolerance::element_bound`] of `exact`.
+    pub fn allows(&self, exact: f64, shift: f64, got: f64) -> bool {
+        (got - exact).abs() <= self.element_bound(exact, shift)
+    }
+}
+
+/// `gamma_k = k u / (1 - k u)`.
+fn gamma(k: f64) -> f64 {
+    k * U_F32 / (1.0 - k * U_F32)
+}
+
+/// Rounding structure of the normaliser `d` for one schedule.
+struct NormaliserTree {
+    /// Most additions any term passes through.
+    additions: f64,
+    /// Rescalings by `expf` (accurate, 2 ulp) a term may pass through, each
+    /// followed by one rounded multiply.
+    accurate_rescales: f64,
+    /// Merges by `SoftmaxMerge` (`__expf`: 2 + 1.173|Δ| ulp) a term may pass through.
+    fast_rescales: f64,
+    /// Relative error per unit of `|x - m|` of a term (argument roundings,
+    /// and `__expf`'s 1.173 ulp per unit = 2.35u).
+    per_shift: f64,
+}
+
+fn log2_ceil(x: usize) -> f64 {
+    (usize::BITS - x.max(1).saturating_sub(1).leading_zeros()) as f64
+}
+
+fn normaliser_tree(cols: usize, variant: SoftmaxVariant, chunk: usize) -> NormaliserTree {
+    // chunk: values per thread-level chunk (the vector width, or 1 when scalar).
+    let chunk_levels = log2_ceil(chunk);
+    let chunks = cols.div_ceil(chunk);
+    match variant {
+        SoftmaxVariant::ThreePass => {
+            // per thread: pairwise chunk sum (log2 chunk), then one add per chunk
+            // (k chunks per thread); warp_reduce 5; warps of the block: 256/32 = 8 -> 3
+            // (the 2 further shuffle levels add an exact 0).
+            let k = chunks.div_ceil(SOFTMAX_BLOCK_THREADS as usize) as f64;
+            NormaliserTree {
+                additions: chunk_levels + k + 5.0 + 3.0,
+                accurate_rescales: 0.0,
+                fast_rescales: 0.0,
+                per_shift: 1.0,
+            }
+        }
+        SoftmaxVariant::RowInRegisters => {
+            let (_, threads, items) = row_in_registers_shape(cols).unwrap_or(ROW_IN_REGISTERS_SHAPES[2]);
+            let additions = log2_ceil(items as usize) + 5.0 + log2_ceil(threads as usize / 32);
+            NormaliserTree { additions, accurate_rescales: 0.0, fast_rescales: 0.0, per_shift: 1.0 }
+        }
+        SoftmaxVariant::OnlineBlock | SoftmaxVariant::OnlineWarp => {
+            let (threads, merges) = match variant {
+                // warp_reduce (5) + the second warp pass of block_all_reduce (5; the
+                // identity merges are not assumed exact with __expf).
+                SoftmaxVariant::OnlineBlock => (SOFTMAX_BLOCK_THREADS as usize, 10.0),
+                _ => (32, 5.0),
+            };
+            let k = chunks.div_ceil(threads) as f64;
+            NormaliserTree {
+                // chunk pairwise + one add per chunk + one add per merge
+                additions: chunk_levels + k + merges,
+                // a running max can rise once per chunk
+                accurate_rescales: k,
+                fast_rescales: merges,
+                // the argument rounding (1u per unit, telescoping over the rescales of
+                // a term) plus __expf's 1.173 ulp per unit (2.35u): at most 3.35u per
+                // unit of |x - m|.
+                per_shift: 3.35,
+            }
+        }
+    }
+}
+
+/// The declared accuracy of `variant` on rows of `cols` logits of `dtype`
+/// (16-byte path iff `cols` is a multiple of the dtype's vector width).
+///
+/// # Derivation (f32 output; `u = 2^-24`, first-order terms, then rounded up)
+///
+/// Let `t_i = x_i - m <= 0` (m is exact: `fmaxf`), `C = cols`.
+/// 1. `a_i = fl(x_i - m) = t_i (1 + α)`, `|α| <= u`, so `e^{a_i} = e^{t_i} (1 + β)`,
+///    `|β| <= u |t_i| (1 + 1e-3)`.
+/// 2. `E_i = expf(a_i)`: CUDA's `expf` is accurate to 2 ulp, i.e. relative `4u`.
+///    So `E_i = e^{t_i} (1 + η_i)`, `|η_i| <= (4 + |t_i|) u`.
+/// 3. The normaliser `d̂`: each term passes through at most `A` rounded
+///    additions (the schedule's tree depth: chunk pairwise levels, one per
+///    chunk of a thread, 5 shuffle levels, log2(warps) block levels), so the
+///    addition error is at most `γ_A` relative. Online schedules also rescale
+///    a term at most `R` times by `expf` (relative `(4 + |Δ|)u` plus one
+///    multiply `u`), and `M` times by `SoftmaxMerge`'s `__expf` (documented
+///    `2 + 1.173|Δ|` ulp = `(4 + 2.35|Δ|)u`, plus a multiply `u`); the `|Δ|`
+///    of one term's rescalings add up to at most `|t_i|` (the maxima only
+///    rise), so per unit of `|t_i|` the relative error is at most `s = 1u`
+///    (ThreePass, RowInRegisters) or `3.35u` (online).
+///    The weighted mean `sum e^{t_i} |t_i| / sum e^{t_i}` is at most
+///    `ln C + 0.5` (concavity of `w ln(1/w)`, with the maximum's weight 1), so
+///    `|d̂/d - 1| <= δ = γ_A + (4 + 5R + 5M + s (ln C + 0.5)) u` (times `1 + 1e-3`).
+/// 4. `r = __frcp_rn(d̂)` rounds once (`u`), `p̂ = E_i * r` rounds once (`u`).
+///
+/// Hence `|p̂_i / p_i - 1| <= (1 + 4.004u)(1 + 1.001u|t_i|)(1 + u)^2 / (1 - δ) - 1`,
+/// which is `relative + per_shift |t_i|` below. In the subnormal range the
+/// expf and multiply errors are absolute: `2^-146` covers them.
+///
+/// Row sums: `|sum p̂_i - 1| <= sum |p̂_i - p_i| <= relative + per_shift (ln C + 0.5) + C 2^-146`.
+///
+/// bf16 output rounds `p̂` once more (relative `2^-8`): `relative_bf16 =
+/// 2^-8 + (1 + 2^-8) relative`, `per_shift_bf16 = (1 + 2^-8) per_shift`,
+/// absolute `2^-133` (half a bf16 subnormal ulp plus the f32 allowance); the
+/// bf16 input itself is exact in f32.
+pub fn softmax_tolerance(cols: usize, variant: SoftmaxVariant, dtype: SoftmaxDtype) -> SoftmaxTolerance {
+    let cols = cols.max(1);
+    let chunk = if cols % dtype.vector_width() == 0 { dtype.vector_width() } else { 1 };
+    let f32_tolerance = f32_tolerance(cols, variant, chunk);
+    match dtype {
+        SoftmaxDtype::F32 => f32_tolerance,
+        SoftmaxDtype::Bf16 => {
+            let relative = U_BF16 + (1.0 + U_BF16) * f32_tolerance.relative;
+            let per_shift = (1.0 + U_BF16) * f32_tolerance.per_shift;
+            let absolute = 2f64.powi(-133);
+            let ln_c = (cols as f64).ln() + 0.5;
+            let row_sum = relative + per_shift * ln_c + cols as f64 * absolute;
+            SoftmaxTolerance { relative, per_shift, absolute, row_sum }
+        }
+    }
+}
+
+fn f32_tolerance(cols: usize, variant: SoftmaxVariant, chunk: usize) -> SoftmaxTolerance {
+    let tree = normaliser_tree(cols, variant, chunk);
+    let ln_c = (cols as f64).ln() + 0.5;
+    let delta = gamma(tree.additions)
+        + (4.0 + 5.0 * tree.accurate_rescales + 5.0 * tree.fast_rescales + tree.per_shift * ln_c) * U_F32 * 1.001;
+    let relative = (1.0 + 4.004 * U_F32) * (1.0 + U_F32).powi(2) / (1.0 - delta) - 1.0;
+    let per_shift = (1.0 + relative) * 1.001 * U_F32;
+    let absolute = 2f64.powi(-146);
+    let row_sum = relative + per_shift * ln_c + cols as f64 * absolute;
+    SoftmaxTolerance { relative, per_shift, absolute, row_sum }
+}
+
+/// A data-independent summary of [`softmax_tolerance`] for f32 output: the
+/// largest error, in ulps of the exact value, over every element whose exact
+/// probability is a normal f32 (those have `|x - m| < 88`), for either access
+/// path (16-byte or scalar). Elements below `2^-126` are bounded by the
+/// absolute term `2^-146` instead. One ulp of `p` is more than `p * 2^-24`,
+/// so the ulp count is at most `(relative + 88 per_shift) * 2^24`.
+pub fn softmax_error_bound_ulps(cols: usize, variant: SoftmaxVariant) -> f64 {
+    let cols = cols.max(1);
+    [1usize, 4]
+        .into_iter()
+        .map(|chunk| {
+            let t = f32_tolerance(cols, variant, chunk);
+            (t.relative + MAX_NORMAL_SHIFT * t.per_shift) / U_F32
+        })
+        .fold(0.0, f64::max)
+}
+
+/// The RowInRegisters shape (name, threads, floats per thread) that holds a
+/// row of `cols`, or `None` when the row is too long.
+pub fn row_in_registers_shape(cols: usize) -> Option<(&'static str, u32, u32)> {
+    ROW_IN_REGISTERS_SHAPES.into_iter().find(|&(_, threads, items)| (threads as usize) * (items as usize) >= cols)
+}
+
+/// A softmax of `rows` rows of `cols` logits, ready to enqueue: the control
+/// word and the per-row masked flags are allocated by [`SoftmaxPlan::new`].
+///
+/// [`SoftmaxPlan::enqueue`] puts on the stream exactly: one 8-byte `0xFF`
+/// memset of the nonfinite index word, then one kernel
+/// `softmax_<variant>[_<shape>]_<f32|bf16>` (block-per-row variants: 256
+/// threads, RowInRegisters 256/512/1024 by shape, on `min(rows, SMs x
+/// resident blocks)` blocks looping over rows; OnlineWarp: `min(ceil(rows /
+/// 8), SMs x resident blocks)` blocks of 8 warps, a warp looping over rows).
+/// RowInRegisters on the 16-byte path
+/// takes `threads x items x sizeof(elem)` bytes of dynamic shared memory (up
+/// to 128 KiB) to stage the next row. The kernel writes every output element
+/// and every masked flag. No allocation, host copy or synchronisation.
+pub struct SoftmaxPlan<'g, T: SoftmaxElement> {
+    gpu: &'g Gpu,
+    variant: SoftmaxVariant,
+    rows: usize,
+    cols: usize,
+    kernel_name: String,
+    kernel: CudaFunction,
+    block: u32,
+    grid: u32,
+    shared: u32,
+    first_nonfinite: CudaSlice<u64>,
+    masked_rows: CudaSlice<u8>,
+    _element: std::marker::PhantomData<T>,
+}
+
+impl<'g, T: SoftmaxElement> SoftmaxPlan<'g, T> {
+    /// Plans `rows >= 1` rows of `1 <= cols <= variant.max_cols()` logits
+    /// (else [`GpuError::InvalidInput`]).
+    pub fn new(gpu: &'g Gpu, variant: SoftmaxVariant, rows: usize, cols: usize) -> GpuResult<Self> {
+        let n = rows.saturating_mul(cols);
+        let invalid =
+            |reason: String| GpuError::InvalidInput { primitive: "softmax", variant: variant.name(), n, reason };
+        if rows == 0 || cols == 0 {
+            return Err(invalid(format!("{rows} rows x {cols} cols: a row needs at least one logit")));
+        }
+        if cols > variant.max_cols() {
+            return Err(invalid(format!("{cols} columns: this variant holds at most {}", variant.max_cols())));
+        }
+        if rows.checked_mul(cols).is_none() {
+            return Err(invalid(format!("{rows} x {cols} overflows usize")));
+        }
+        let dtype = T::DTYPE.name();
+        let (kernel_name, block) = match variant {
+            SoftmaxVariant::ThreePass => (format!("softmax_three_pass_{dtype}"), SOFTMAX_BLOCK_THREADS),
+            SoftmaxVariant::OnlineBlock => (format!("softmax_online_block_{dtype}"), SOFTMAX_BLOCK_THREADS),
+            SoftmaxVariant::OnlineWarp => (format!("softmax_online_warp_{dtype}"), WARP_VARIANT_BLOCK_THREADS),
+            SoftmaxVariant::RowInRegisters => {
+                let (shape, threads, _) = row_in_registers_shape(cols).ok_or_else(|| {
+                    invalid(format!(
+                        "{cols} columns: the row must fit in registers, at most {MAX_ROW_IN_REGISTERS_COLS}"
+                    ))
+                })?;
+                (format!("softmax_row_in_registers_{shape}_{dtype}"), threads)
+            }
+        };
+        let kernel = gpu.function(Family::Softmax, &kernel_name)?;
+        // RowInRegisters stages the next row in dynamic shared memory on the
+        // 16-byte path: threads x items elements.
+        let shared = match variant {
+            SoftmaxVariant::RowInRegisters if cols % T::DTYPE.vector_width() == 0 => {
+                let (_, threads, items) = row_in_registers_shape(cols).unwrap_or(ROW_IN_REGISTERS_SHAPES[2]);
+                let bytes = threads as usize * items as usize * std::mem::size_of::<T>();
+                kernel
+                    .set_attribute(CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes as i32)
+                    .context(|| format!("{kernel_name}: allowing {bytes} bytes of dynamic shared memory"))?;
+                bytes as u32
+            }
+            _ => 0,
+        };
+        // Every schedule loops over rows: at most one resident wave of blocks.
+        let resident = persistent_grid(gpu, Family::Softmax, &kernel_name, block, shared as usize)? as u64;
+        let grid = match variant {
+            SoftmaxVariant::OnlineWarp => (rows as u64).div_ceil(ROWS_PER_WARP_BLOCK as u64).min(resident) as u32,
+            _ => (rows as u64).min(resident) as u32,
+        };
+        let first_nonfinite = gpu.alloc_uninit::<u64>(1)?;
+        // Written for every row by every launch (initcheck proves it).
+        let masked_rows = gpu.alloc_uninit::<u8>(rows)?;
+        Ok(SoftmaxPlan {
+            gpu,
+            variant,
+            rows,
+            cols,
+            kernel_name,
+            kernel,
+            block,
+            grid,
+            shared,
+            first_nonfinite,
+            masked_rows,
+            _element: std::marker::PhantomData,
+        })
+    }
+
+    /// The kernel this plan launches (for receipts).
+    pub fn kernel_name(&self) -> &str {
+        &self.kernel_name
+    }
+
+    /// `(grid, block)` of the launch.
+    pub fn geometry(&self) -> (u32, u32) {
+        (self.grid, self.block)
+    }
+
+    /// Enqueues the memset and the kernel: `input` and `output` hold
+    /// `rows * cols` elements each.
+    pub fn enqueue(&mut self, input: &CudaSlice<T>, output: &mut CudaSlice<T>) -> GpuResult<()> {
+        let n = self.rows * self.cols;
+        let variant = self.variant.name();
+        if input.len() != n || output.len() != n {
+            return Err(GpuError::InvalidInput {
+                primitive: "softmax",
+                variant,
+                n,
+                reason: format!(
+                    "planned for {} x {}: input holds {}, output {}",
+                    self.rows,
+                    self.cols,
+                    input.len(),
+                    output.len()
+                ),
+            });
+        }
+        self.gpu.memset_bytes(&mut self.first_nonfinite, 0xFF)?;
+        let rows = self.rows as u64;
+        let cols = self.cols as u32;
+        let mut launch = self.gpu.stream().launch_builder(&self.kernel);
+        launch.arg(input).arg(output).arg(&rows).arg(&cols).arg(&mut self.first_nonfinite).arg(&mut self.masked_rows);
+        // SAFETY: matches softmax_*(const Elem*, Elem*, u64, u32, u64*, u8*);
+        // input/output hold rows * cols elements, masked_rows `rows` bytes.
+        unsafe { launch.launch(config(self.grid, self.block, self.shared)) }
+            .context(|| format!("softmax/{variant} rows={} cols={}: launch", self.rows, self.cols))?;
+        Ok(())
+    }
+
+    /// Synchronises and checks the last run: [`GpuError::NonFinite`] (first
+    /// flat index) takes precedence over [`GpuError::AllMasked`] (every
+    /// all-masked row, ascending).
+    pub fn finish(&self) -> GpuResult<()> {
+        let variant = self.variant.name();
+        let first = self.gpu.download(&self.first_nonfinite)?.first().copied().unwrap_or(u64::MAX);
+        if first != u64::MAX {
+            return Err(GpuError::NonFinite {
+                primitive: "softmax",
+                variant,
+                n: self.rows * self.cols,
+                index: first as usize,
+            });
+        }
+        let flags = self.gpu.download(&self.masked_rows)?;
+        let masked_rows: Vec<usize> = flags.iter().enumerate().filter(|(_, &f)| f != 0).map(|(r, _)| r).collect();
+        if !masked_rows.is_empty() {
+            return Err(GpuError::AllMasked { variant, rows: self.rows, cols: self.cols, masked_rows });
+        }
+        Ok(())
+    }
+}
+
+impl Gpu {
+    /// Row softmax of the row-major `[rows, cols]` f32 matrix `data` (see the
+    /// module contract). `rows == 0` gives an empty vector. Errors:
+    /// `data.len() != rows * cols`, `cols == 0 < rows`, `cols` above the
+    /// variant's limit → [`GpuError::InvalidInput`]; NaN/+inf →
+    /// [`GpuError::NonFinite`]; all-masked rows → [`GpuError::AllMasked`].
+    pub fn softmax_f32(&self, variant: SoftmaxVariant, data: &[f32], rows: usize, cols: usize) -> GpuResult<Vec<f32>> {
+        self.softmax(variant, data, rows, cols)
+    }
+
+    /// Row softmax of bf16 logits, bf16 probabilities (f32 math, outputs
+    /// rounded to nearest even); contract as [`Gpu::softmax_f32`].
+    pub fn softmax_bf16(
+        &self,
+        variant: SoftmaxVariant,
+        data: &[half::bf16],
+        rows: usize,
+        cols: usize,
+    ) -> GpuResult<Vec<half::bf16>> {
+        let bits: Vec<u16> = data.iter().map(|x| x.to_bits()).collect();
+        let out = self.softmax(variant, &bits, rows, cols)?;
+        Ok(out.into_iter().map(half::bf16::from_bits).collect())
+    }
+
+    /// The softmax behind `softmax_f32` / `softmax_bf16` (bf16 as `u16`
+    /// bits): shape checks, plan, upload, poisoned output, enqueue, finish,
+    /// download.
+    pub fn softmax<T: SoftmaxElement>(
+        &self,
+        variant: SoftmaxVariant,
+        data: &[T],
+        rows: usize,
+        cols: usize,
+    ) -> GpuResult<Vec<T>> {
+        if rows.checked_mul(cols) != Some(data.len()) {
+            return Err(GpuError::InvalidInput {
+                primitive: "softmax",
+                variant: variant.name(),
+                n: data.len(),
+                reason: format!("{} logits for {rows} rows x {cols} cols", data.len()),
+            });
+        }
+        if rows == 0 {
+            return Ok(Vec::new());
+        }
+        let mut plan = SoftmaxPlan::<T>::new(self, variant, rows, cols)?;
+        let input = self.upload(data)?;
+        let mut output = self.alloc_poisoned::<T>(data.len())?;
+        plan.enqueue(&input, &mut output)?;
+        plan.finish()?;
+        self.download(&output)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn constants_match_config_cuh() {
+        let config = crate::sources::source("common/config.cuh").expect("embedded");
+        let mut lines = vec![format!("constexpr int kSoftmaxBlockThreads = {SOFTMAX_BLOCK_THREADS};")];
+        for (name, threads, items) in ROW_IN_REGISTERS_SHAPES {
+            let title = format!("{}{}", name[..1].to_uppercase(), &name[1..]);
+            lines.push(format!("constexpr int kSoftmaxReg{title}Threads = {threads};"));
+            lines.push(format!("constexpr int kSoftmaxReg{title}Items = {items};"));
+        }
+        for line in lines {
+            assert!(config.contains(&line), "config.cuh lacks `{line}`");
+        }
+        assert_eq!(WARP_VARIANT_BLOCK_THREADS, crate::launch::BLOCK_THREADS);
+        let (_, threads, items) = ROW_IN_REGISTERS_SHAPES[2];
+        assert_eq!((threads * items) as usize, MAX_ROW_IN_REGISTERS_COLS);
+    }
+
+    #[test]
+    fn row_in_registers_shapes_cover_every_length_up_to_the_limit() {
+        assert_eq!(row_in_registers_shape(1).map(|s| s.0), Some("small"));
+        assert_eq!(row_in_registers_shape(4096).map(|s| s.0), Some("small"));
+        assert_eq!(row_in_registers_shape(4097).map(|s| s.0), Some("medium"));
+        assert_eq!(row_in_registers_shape(32_000).map(|s| s.0), Some("large"));
+        assert_eq!(row_in_registers_shape(32_768).map(|s| s.0), Some("large"));
+        assert_eq!(row_in_registers_shape(32_769), None);
+        for (_, _, items) in ROW_IN_REGISTERS_SHAPES {
+            assert_eq!(items % 8, 0, "whole bf16 vectors per thread");
+        }
+    }
+
+    #[test]
+    fn best_for_picks_a_variant_that_accepts_the_row() {
+        for cols in [1, 33, 1024, 1025, 32_000, 32_768, 32_769, MAX_SOFTMAX_COLS] {
+            for dtype in [SoftmaxDtype::F32, SoftmaxDtype::Bf16] {
+                assert!(SoftmaxVariant::best_for(cols, dtype).max_cols() >= cols);
+            }
+        }
+    }
+
+    #[test]
+    fn tolerances_are_small_and_grow_with_the_row() {
+        for variant in SoftmaxVariant::ALL {
+            let short = softmax_error_bound_ulps(33, variant);
+            let long = softmax_error_bound_ulps(variant.max_cols(), variant);
+            assert!((88.0..200.0).contains(&short), "{variant:?} {short}");
+            // OnlineWarp at 131,072 columns: 4096 chunks per lane, each a possible
+            // rescale of the running sum (a sorted row does that): ~1.5e-3.
+            assert!(long >= short && long < 30_000.0, "{variant:?} {long}");
+            let t = softmax_tolerance(32_000, variant, SoftmaxDtype::F32);
+            assert!(t.relative > 10.0 * U_F32 && t.per_shift > U_F32);
+            let b = softmax_tolerance(32_000, variant, SoftmaxDtype::Bf16);
+            assert!(b.relative > U_BF16 && b.relative < 1.1 * U_BF16);
+            // [-10000, 0, 10000] -> [0, 0, 1]: the shifted-out logits have exact
+            // probability 0 (below the absolute term) and 1 is within bounds of itself.
+            assert!(t.allows(0.0, -20000.0, 0.0) && t.allows(1.0, 0.0, 1.0));
+        }
+    }
+}
