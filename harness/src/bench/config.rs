@@ -45,7 +45,7 @@ impl Protocol {
         if quick {
             Protocol { warmups: 3, iters_small: 20, iters_large: 10, entry_budget_s: 1.5, min_iters: 5 }
         } else {
-            Protocol { warmups: 5, iters_small: 200, iters_large: 30, entry_budget_s: 15.0, min_iters: 10 }
+            Protocol { warmups: 5, iters_small: 200, iters_large: 30, entry_budget_s: 5.0, min_iters: 10 }
         }
     }
 

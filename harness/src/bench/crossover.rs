@@ -52,7 +52,13 @@ pub struct CrossoverStudy {
     pub conclusion: Vec<String>,
 }
 
-fn median_of<'a>(records: &'a [BenchRecord], implementation: &str, op: &str, variant: &str, n: usize) -> Option<&'a BenchRecord> {
+fn median_of<'a>(
+    records: &'a [BenchRecord],
+    implementation: &str,
+    op: &str,
+    variant: &str,
+    n: usize,
+) -> Option<&'a BenchRecord> {
     records.iter().find(|r| {
         r.implementation == implementation && r.op == op && r.variant == variant && r.n == n && r.shape.is_none()
     })
@@ -62,7 +68,11 @@ fn median_of<'a>(records: &'a [BenchRecord], implementation: &str, op: &str, var
 pub fn analyse(records: &[BenchRecord]) -> Option<CrossoverStudy> {
     let mut sizes: Vec<usize> = records
         .iter()
-        .filter(|r| r.implementation == IMPL_PRIMLAB && r.op == OP && [PER_ELEMENT, PER_BLOCK, TWO_PASS].contains(&r.variant.as_str()))
+        .filter(|r| {
+            r.implementation == IMPL_PRIMLAB
+                && r.op == OP
+                && [PER_ELEMENT, PER_BLOCK, TWO_PASS].contains(&r.variant.as_str())
+        })
         .map(|r| r.n)
         .collect();
     sizes.sort_unstable();
@@ -95,10 +105,8 @@ pub fn analyse(records: &[BenchRecord]) -> Option<CrossoverStudy> {
 
 /// The smallest n where per-block beats per-element there and at every larger size measured.
 fn crossover_point(rows: &[CrossoverRow]) -> Option<usize> {
-    let both: Vec<(usize, bool)> = rows
-        .iter()
-        .filter_map(|r| Some((r.n, r.per_block_us? < r.per_element_us?)))
-        .collect();
+    let both: Vec<(usize, bool)> =
+        rows.iter().filter_map(|r| Some((r.n, r.per_block_us? < r.per_element_us?))).collect();
     let mut from = None;
     for &(n, wins) in both.iter().rev() {
         if !wins {
@@ -116,7 +124,8 @@ fn gbps(n: usize, us: f64) -> f64 {
 /// The conclusion, sentence by sentence, from the rows.
 fn conclude(rows: &[CrossoverRow], from: Option<usize>) -> Vec<String> {
     let mut out = Vec::new();
-    let both: Vec<&CrossoverRow> = rows.iter().filter(|r| r.per_element_us.is_some() && r.per_block_us.is_some()).collect();
+    let both: Vec<&CrossoverRow> =
+        rows.iter().filter(|r| r.per_element_us.is_some() && r.per_block_us.is_some()).collect();
     match from {
         Some(n0) => {
             let Some(at) = rows.iter().find(|r| r.n == n0) else { return out };
@@ -219,12 +228,16 @@ fn conclude(rows: &[CrossoverRow], from: Option<usize>) -> Vec<String> {
 
     // The smallest size: launch-bound or not, judged against the read ceiling.
     if let Some(first) = rows.first() {
-        let cells: Vec<String> = [("per-element", first.per_element_us), ("per-block", first.per_block_us), ("two-pass", first.two_pass_us)]
-            .iter()
-            .filter_map(|(name, t)| t.map(|t| format!("{name} {t:.1} us")))
-            .collect();
+        let cells: Vec<String> =
+            [("per-element", first.per_element_us), ("per-block", first.per_block_us), ("two-pass", first.two_pass_us)]
+                .iter()
+                .filter_map(|(name, t)| t.map(|t| format!("{name} {t:.1} us")))
+                .collect();
         if !cells.is_empty() {
-            let read = first.read_ceiling_us.map(|r| format!(" (the read-only ceiling kernel: {r:.1} us)")).unwrap_or_default();
+            let read = first
+                .read_ceiling_us
+                .map(|r| format!(" (the read-only ceiling kernel: {r:.1} us)"))
+                .unwrap_or_default();
             out.push(format!(
                 "At {} ({} bytes) the times are {}{read}: a single launch's fixed cost dominates there.",
                 size_label(first.n as u64),

@@ -38,17 +38,20 @@ use record::{IMPL_CEILING, IMPL_CUB, IMPL_PRIMLAB, IMPL_TORCH};
 use std::time::{Duration, Instant};
 
 /// The kernel families the selected primitives need (compiled before timing).
-fn families(config: &BenchConfig) -> Vec<Family> {
-    let mut out = vec![Family::Ceilings];
+fn families(config: &BenchConfig) -> Vec<(&'static str, Family)> {
+    let mut out = vec![("ceilings", Family::Ceilings)];
     for (primitive, family) in [
         ("reduce", Family::Reduce),
         ("scan", Family::Scan),
         ("compact", Family::Compact),
         ("segmented_reduce", Family::SegmentedReduce),
         ("histogram", Family::Histogram),
+        ("arg_reduce", Family::ArgReduce),
+        ("softmax", Family::Softmax),
+        ("float_reduce", Family::FloatReduce),
     ] {
-        if config.wants(primitive) {
-            out.push(family);
+        if config.wants(primitive) || (primitive == "float_reduce" && config.crossover) {
+            out.push((primitive, family));
         }
     }
     out
@@ -74,15 +77,21 @@ pub fn run(args: &BenchArgs) -> Result<bool> {
 
     // CUB's build is CPU work: it overlaps with primlab's entries.
     let arch = format!("{}{}", info.compute_capability.0, info.compute_capability.1);
-    let pending_cub = config.baselines.then(|| baselines::cub_build::start(&baselines::cub_source(&args.baselines), &arch));
+    let pending_cub =
+        config.baselines.then(|| baselines::cub_build::start(&baselines::cub_source(&args.baselines), &arch));
     let build_deadline = started
         + Duration::from_secs(if config.quick { baselines::QUICK_BUILD_WAIT_S } else { baselines::FULL_BUILD_WAIT_S });
 
     let compile_started = Instant::now();
-    for family in families(&config) {
+    let mut not_wired = Vec::new();
+    for (primitive, family) in families(&config) {
         if let Err(e) = gpu.module(family) {
             // Its entries fail one by one with this error in their records.
             eprintln!("bench: compiling {} failed: {e}", family.file());
+            not_wired.push(NotWired {
+                primitive: primitive.to_string(),
+                reason: format!("{} did not compile: {e}", family.file()),
+            });
         }
     }
     let compile_seconds = compile_started.elapsed().as_secs_f64();
@@ -91,80 +100,56 @@ pub fn run(args: &BenchArgs) -> Result<bool> {
     let baseline_steps = if config.baselines { 2 } else { 0 };
     let progress = Progress::new("bench", (registry.entries.len() + baseline_steps) as u64);
     let entries_run = runner::run_entries(&gpu, registry, config.protocol, &progress)?;
-    let mut records = entries_run.records;
+    let machine = MachineInfo::collect(&gpu);
+    let mut state = RunState {
+        config: &config,
+        started,
+        compile_seconds,
+        not_wired,
+        records: entries_run.records,
+        skipped: entries_run.skipped,
+        aborted: entries_run.aborted,
+        baselines: Vec::new(),
+    };
 
-    let mut baseline_runs: Vec<BaselineRun> = Vec::new();
+    // A checkpoint: if the run is killed during the baselines, primlab's numbers survive.
+    if config.baselines {
+        state.baselines = vec![
+            BaselineRun::absent(IMPL_CUB, "not run yet (checkpoint written before the baselines)"),
+            BaselineRun::absent(IMPL_TORCH, "not run yet (checkpoint written before the baselines)"),
+        ];
+        let (details, tally) = state.details();
+        Receipt::new("bench", machine.clone(), tally, serde_json::to_value(&details)?).save(&args.receipt)?;
+        state.baselines.clear();
+    }
+
     match pending_cub {
         Some(pending) => {
             progress.println("bench: CUB baseline (waiting for nvcc if still building)");
             let (cub, cub_records) = baselines::run_cub(pending, build_deadline, &config);
             progress.step(&format!("cub: {} ({} records)", cub.status, cub.records));
-            records.extend(cub_records);
-            baseline_runs.push(cub);
+            state.records.extend(cub_records);
+            state.baselines.push(cub);
             progress.println("bench: PyTorch baseline");
             let (torch, torch_records) = baselines::run_torch(&args.baselines, &config);
             progress.step(&format!("torch: {} ({} records)", torch.status, torch.records));
-            records.extend(torch_records);
-            baseline_runs.push(torch);
+            state.records.extend(torch_records);
+            state.baselines.push(torch);
         }
         None => {
-            baseline_runs.push(BaselineRun::absent(IMPL_CUB, "skipped by --no-baselines"));
-            baseline_runs.push(BaselineRun::absent(IMPL_TORCH, "skipped by --no-baselines"));
+            state.baselines.push(BaselineRun::absent(IMPL_CUB, "skipped by --no-baselines"));
+            state.baselines.push(BaselineRun::absent(IMPL_TORCH, "skipped by --no-baselines"));
         }
     }
     progress.finish();
 
-    let absent = |who: &str| {
-        baseline_runs.iter().find(|b| b.implementation == who).and_then(|b| b.reason.clone().map(|r| format!("{}: {r}", b.status)))
-    };
-    let targets = targets::evaluate_all(&records, &absent);
-    let not_wired: Vec<NotWired> = entries::NOT_YET_WIRED
-        .iter()
-        .filter(|(p, _)| config.wants(p))
-        .map(|(p, reason)| NotWired { primitive: p.to_string(), reason: reason.to_string() })
-        .collect();
-    let crossover = if config.crossover { crossover::analyse(&records) } else { None };
-    let crossover_absent = if !config.crossover {
-        Some("not requested (it is part of a full run; add --crossover to a --quick or --primitive run)".to_string())
-    } else if crossover.is_none() {
-        Some("no float_reduce records: the float_reduce kernels are not wired into this build".to_string())
-    } else {
-        None
-    };
-
-    let ours = |r: &&record::BenchRecord| r.implementation == IMPL_PRIMLAB || r.implementation == IMPL_CEILING;
-    let failed = records.iter().filter(ours).filter(|r| !r.ok).count() as u64;
-    let passed = records.iter().filter(ours).filter(|r| r.ok).count() as u64;
-    let tally = Tally { passed, failed, skipped: entries_run.skipped.len() as u64 };
-    let details = BenchDetails {
-        schema: DETAILS_SCHEMA,
-        quick: config.quick,
-        sizes_log2: config.sizes_log2.clone(),
-        row_shapes: config.row_shapes.iter().map(|&(r, c)| [r, c]).collect(),
-        segment_lens: config.segment_lens.clone(),
-        protocol: config.protocol,
-        timing: TIMING_TEXT.to_string(),
-        inputs: vec![
-            ("int32".into(), inputs::INPUT_I32_TEXT.into()),
-            ("float32".into(), inputs::INPUT_F32_TEXT.into()),
-            ("logits".into(), inputs::INPUT_LOGITS_TEXT.into()),
-        ],
-        records,
-        skipped: entries_run.skipped,
-        not_wired,
-        baselines: baseline_runs,
-        targets,
-        crossover,
-        crossover_absent,
-        aborted: entries_run.aborted,
-        compile_seconds,
-        wall_seconds: started.elapsed().as_secs_f64(),
-    };
+    let (details, tally) = state.details();
     print_targets(&details);
-    let receipt = Receipt::new("bench", MachineInfo::collect(&gpu), tally, serde_json::to_value(&details)?);
-    receipt.save(&args.receipt)?;
+    Receipt::new("bench", machine, tally, serde_json::to_value(&details)?).save(&args.receipt)?;
     println!(
-        "bench: {passed} ok, {failed} failed, {} not run in {:.0} s; receipt {}",
+        "bench: {} ok, {} failed, {} not run in {:.0} s; receipt {}",
+        tally.passed,
+        tally.failed,
         tally.skipped,
         details.wall_seconds,
         args.receipt.display()
@@ -173,7 +158,75 @@ pub fn run(args: &BenchArgs) -> Result<bool> {
         Ok(files) => println!("bench: report {} and {} plot(s)", files.markdown.display(), files.plots.len()),
         Err(e) => eprintln!("bench: the report could not be written ({e:#}); rerun `harness report`"),
     }
-    Ok(failed == 0)
+    Ok(tally.failed == 0)
+}
+
+/// What a run has gathered so far.
+struct RunState<'c> {
+    config: &'c BenchConfig,
+    started: Instant,
+    compile_seconds: f64,
+    not_wired: Vec<NotWired>,
+    records: Vec<record::BenchRecord>,
+    skipped: Vec<record::SkippedEntry>,
+    aborted: Option<String>,
+    baselines: Vec<BaselineRun>,
+}
+
+impl RunState<'_> {
+    /// The receipt's details and tally: targets and the crossover study
+    /// evaluated on the records gathered so far.
+    fn details(&self) -> (BenchDetails, Tally) {
+        let config = self.config;
+        let absent = |who: &str| {
+            self.baselines
+                .iter()
+                .find(|b| b.implementation == who)
+                .and_then(|b| b.reason.clone().map(|r| format!("{}: {r}", b.status)))
+        };
+        let targets = targets::evaluate_all(&self.records, &absent);
+        let crossover = if config.crossover { crossover::analyse(&self.records) } else { None };
+        let crossover_absent = if !config.crossover {
+            Some(
+                "not requested (it is part of a full run; add --crossover to a --quick or --primitive run)".to_string(),
+            )
+        } else if crossover.is_none() {
+            Some("no checked float_reduce_sum_f32 record of the three variants (see the failures above)".to_string())
+        } else {
+            None
+        };
+        let ours = |r: &&record::BenchRecord| r.implementation == IMPL_PRIMLAB || r.implementation == IMPL_CEILING;
+        let tally = Tally {
+            passed: self.records.iter().filter(ours).filter(|r| r.ok).count() as u64,
+            failed: self.records.iter().filter(ours).filter(|r| !r.ok).count() as u64,
+            skipped: self.skipped.len() as u64,
+        };
+        let details = BenchDetails {
+            schema: DETAILS_SCHEMA,
+            quick: config.quick,
+            sizes_log2: config.sizes_log2.clone(),
+            row_shapes: config.row_shapes.iter().map(|&(r, c)| [r, c]).collect(),
+            segment_lens: config.segment_lens.clone(),
+            protocol: config.protocol,
+            timing: TIMING_TEXT.to_string(),
+            inputs: vec![
+                ("int32".into(), inputs::INPUT_I32_TEXT.into()),
+                ("float32".into(), inputs::INPUT_F32_TEXT.into()),
+                ("logits".into(), inputs::INPUT_LOGITS_TEXT.into()),
+            ],
+            records: self.records.clone(),
+            skipped: self.skipped.clone(),
+            not_wired: self.not_wired.clone(),
+            baselines: self.baselines.clone(),
+            targets,
+            crossover,
+            crossover_absent,
+            aborted: self.aborted.clone(),
+            compile_seconds: self.compile_seconds,
+            wall_seconds: self.started.elapsed().as_secs_f64(),
+        };
+        (details, tally)
+    }
 }
 
 /// The targets table on the terminal.

@@ -100,7 +100,17 @@ mod tests {
     #[test]
     fn every_selectable_op_maps() {
         let params = json!({"seg_len": 1024, "bins": 19});
-        for primitive in ["ceilings", "reduce", "scan", "compact", "segmented_reduce", "histogram", "arg_reduce", "float_reduce", "softmax"] {
+        for primitive in [
+            "ceilings",
+            "reduce",
+            "scan",
+            "compact",
+            "segmented_reduce",
+            "histogram",
+            "arg_reduce",
+            "float_reduce",
+            "softmax",
+        ] {
             for op in cub_ops(primitive).iter().chain(torch_ops(primitive)) {
                 let mapped = map_baseline_op(op, &params).unwrap_or_else(|| panic!("{op} unmapped"));
                 assert_eq!(mapped.primitive, primitive, "{op}");

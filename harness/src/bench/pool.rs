@@ -31,6 +31,15 @@ pub fn ensure_device_memory(gpu: &Gpu, bytes: u64, what: &str) -> Result<()> {
     Ok(())
 }
 
+/// An input shared by the entries of one size.
+pub type SharedInput<T> = Rc<InputSet<T>>;
+/// How an entry fetches its 1-D input of n elements from the pool.
+pub type FetchInput<T> = fn(&mut InputPool<'_>, usize) -> Result<SharedInput<T>>;
+/// How an entry fetches its `[rows, cols]` input from the pool.
+pub type FetchRows<T> = fn(&mut InputPool<'_>, usize, usize) -> Result<SharedInput<T>>;
+/// A row input with its shape.
+type ShapedInput<T> = ((usize, usize), SharedInput<T>);
+
 /// One input: its host values (for the checks) and its rotated device copies.
 pub struct InputSet<T: DeviceRepr> {
     /// The values, as every copy holds them.
@@ -64,8 +73,8 @@ pub struct InputPool<'g> {
     ints: Option<Rc<InputSet<i32>>>,
     floats: Option<Rc<InputSet<f32>>>,
     floats_bf16: Option<Rc<InputSet<u16>>>,
-    logits: Option<((usize, usize), Rc<InputSet<f32>>)>,
-    logits_bf16: Option<((usize, usize), Rc<InputSet<u16>>)>,
+    logits: Option<ShapedInput<f32>>,
+    logits_bf16: Option<ShapedInput<u16>>,
 }
 
 impl<'g> InputPool<'g> {
@@ -114,11 +123,8 @@ impl<'g> InputPool<'g> {
             return Ok(set.clone());
         }
         self.logits = None;
-        let set = Rc::new(InputSet::new(
-            self.gpu,
-            inputs::logits(rows * cols),
-            &format!("float32 logits [{rows}, {cols}]"),
-        )?);
+        let set =
+            Rc::new(InputSet::new(self.gpu, inputs::logits(rows * cols), &format!("float32 logits [{rows}, {cols}]"))?);
         self.logits = Some(((rows, cols), set.clone()));
         Ok(set)
     }

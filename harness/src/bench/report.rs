@@ -89,7 +89,10 @@ fn machine_section(md: &mut String, receipt: &Receipt, details: &BenchDetails) {
     t.row(["NVRTC (primlab kernels)".to_string(), m.nvrtc.clone()]);
     t.row(["toolkit (nvcc)".to_string(), m.toolkit.clone().unwrap_or_else(|| "not found".into())]);
     if let Some((sm, mem)) = m.clocks_mhz {
-        t.row(["clocks".to_string(), format!("SM {sm} MHz, memory {mem} MHz (driver-reported maxima, not the clocks during the run)")]);
+        t.row([
+            "clocks".to_string(),
+            format!("SM {sm} MHz, memory {mem} MHz (driver-reported maxima, not the clocks during the run)"),
+        ]);
     }
     if let Some(host) = &m.host {
         t.row(["host".to_string(), host.clone()]);
@@ -229,7 +232,8 @@ fn missed_section(md: &mut String, targets: &[TargetResult], records: &[BenchRec
                     );
                 }
                 None => {
-                    let _ = writeln!(md, "- Bytes counted {} (logical); no traffic estimate recorded.", rec.logical_bytes);
+                    let _ =
+                        writeln!(md, "- Bytes counted {} (logical); no traffic estimate recorded.", rec.logical_bytes);
                 }
             }
             let _ = writeln!(
@@ -271,7 +275,8 @@ fn missed_section(md: &mut String, targets: &[TargetResult], records: &[BenchRec
                 );
             }
             None => {
-                let _ = writeln!(md, "  (not yet filed: no {} found)\n", ncu_dir.join(format!("{}.txt", r.id)).display());
+                let _ =
+                    writeln!(md, "  (not yet filed: no {} found)\n", ncu_dir.join(format!("{}.txt", r.id)).display());
             }
         }
     }
@@ -378,15 +383,17 @@ pub fn op_table(records: &[BenchRecord], op: &str) -> Table {
             row.push(cell);
         }
         let ours = fastest(records, IMPL_PRIMLAB, op, size);
-        let baseline = [IMPL_CUB, IMPL_TORCH]
-            .iter()
-            .filter_map(|i| fastest(records, i, op, size))
-            .min_by(|a, b| a.timed_median().unwrap_or(f64::INFINITY).total_cmp(&b.timed_median().unwrap_or(f64::INFINITY)));
-        row.push(match (ours.and_then(|o| Some((o, o.timed_median()?))), baseline.and_then(|b| Some((b, b.timed_median()?)))) {
-            (Some((o, om)), Some((b, bm))) => format!("{:.2}x vs {} ({})", bm / om, b.implementation, o.variant),
-            (Some(_), None) => "no baseline".into(),
-            _ => "-".into(),
+        let baseline = [IMPL_CUB, IMPL_TORCH].iter().filter_map(|i| fastest(records, i, op, size)).min_by(|a, b| {
+            a.timed_median().unwrap_or(f64::INFINITY).total_cmp(&b.timed_median().unwrap_or(f64::INFINITY))
         });
+        row.push(
+            match (ours.and_then(|o| Some((o, o.timed_median()?))), baseline.and_then(|b| Some((b, b.timed_median()?))))
+            {
+                (Some((o, om)), Some((b, bm))) => format!("{:.2}x vs {} ({})", bm / om, b.implementation, o.variant),
+                (Some(_), None) => "no baseline".into(),
+                _ => "-".into(),
+            },
+        );
         t.row(row);
     }
     t
@@ -399,7 +406,17 @@ fn results_section(md: &mut String, details: &BenchDetails, plots: &[(String, Pa
         "Cells: median · logical GB/s. The last column divides the fastest baseline's median by the fastest primlab \
          variant's (above 1: primlab is faster).\n"
     );
-    let order = ["ceilings", "reduce", "scan", "compact", "segmented_reduce", "histogram", "arg_reduce", "softmax", "float_reduce"];
+    let order = [
+        "ceilings",
+        "reduce",
+        "scan",
+        "compact",
+        "segmented_reduce",
+        "histogram",
+        "arg_reduce",
+        "softmax",
+        "float_reduce",
+    ];
     let mut primitives = distinct(details.records.iter().map(|r| r.primitive.clone()));
     primitives.sort_by_key(|p| order.iter().position(|o| o == p).unwrap_or(order.len()));
     for primitive in primitives {
@@ -429,10 +446,19 @@ pub fn render_crossover(md: &mut String, study: &CrossoverStudy) {
          medians of the same run.\n",
         crossover::OP
     );
-    let mut t = Table::new(["n", "one atomic per element", "one atomic per block", "two-pass", "per-block atomics", "read ceiling", "fastest"]);
+    let mut t = Table::new([
+        "n",
+        "one atomic per element",
+        "one atomic per block",
+        "two-pass",
+        "per-block atomics",
+        "read ceiling",
+        "fastest",
+    ]);
     let cell = |v: Option<f64>| v.map(us).unwrap_or_else(|| "-".into());
     for r in &study.rows {
-        let candidates = [("per element", r.per_element_us), ("per block", r.per_block_us), ("two-pass", r.two_pass_us)];
+        let candidates =
+            [("per element", r.per_element_us), ("per block", r.per_block_us), ("two-pass", r.two_pass_us)];
         let fastest = candidates
             .iter()
             .filter_map(|(name, t)| t.map(|t| (*name, t)))
@@ -462,7 +488,8 @@ pub fn render_crossover(md: &mut String, study: &CrossoverStudy) {
 }
 
 fn ncu_files_section(md: &mut String, ncu_dir: &Path, targets: &[TargetResult]) {
-    let quoted: Vec<String> = targets.iter().filter(|t| t.met == Some(false)).map(|t| format!("{}.txt", t.id)).collect();
+    let quoted: Vec<String> =
+        targets.iter().filter(|t| t.met == Some(false)).map(|t| format!("{}.txt", t.id)).collect();
     let others: Vec<ncu::NcuEvidence> = ncu::all(ncu_dir)
         .into_iter()
         .filter(|e| !quoted.iter().any(|q| e.path.file_name().is_some_and(|f| f.to_string_lossy() == *q)))
@@ -472,7 +499,8 @@ fn ncu_files_section(md: &mut String, ncu_dir: &Path, targets: &[TargetResult]) 
     }
     let _ = writeln!(md, "## Other ncu evidence files\n");
     for e in others {
-        let _ = writeln!(md, "{} ({} lines):\n\n```text\n{}\n```\n", e.path.display(), e.total_lines, e.excerpt.join("\n"));
+        let _ =
+            writeln!(md, "{} ({} lines):\n\n```text\n{}\n```\n", e.path.display(), e.total_lines, e.excerpt.join("\n"));
     }
 }
 
@@ -481,8 +509,21 @@ fn appendix_section(md: &mut String, records: &[BenchRecord]) {
     let primitives = distinct(records.iter().map(|r| r.primitive.clone()));
     for primitive in primitives {
         let mut t = Table::new([
-            "impl", "variant", "op", "size", "median", "min", "max", "iters", "warm-ups", "logical bytes", "GB/s",
-            "launches", "cache policy", "timed region", "note",
+            "impl",
+            "variant",
+            "op",
+            "size",
+            "median",
+            "min",
+            "max",
+            "iters",
+            "warm-ups",
+            "logical bytes",
+            "GB/s",
+            "launches",
+            "cache policy",
+            "timed region",
+            "note",
         ]);
         for r in records.iter().filter(|r| r.primitive == primitive) {
             let opt = |v: Option<f64>| v.map(us).unwrap_or_else(|| "-".into());
@@ -504,7 +545,12 @@ fn appendix_section(md: &mut String, records: &[BenchRecord]) {
                 r.note.clone().or_else(|| r.error.clone()).unwrap_or_default(),
             ]);
         }
-        let _ = writeln!(md, "<details><summary>{primitive} ({} records)</summary>\n\n{}\n</details>\n", t.len(), t.render_markdown());
+        let count = records.iter().filter(|r| r.primitive == primitive).count();
+        let _ = writeln!(
+            md,
+            "<details><summary>{primitive} ({count} records)</summary>\n\n{}\n</details>\n",
+            t.render_markdown()
+        );
     }
 }
 
@@ -517,7 +563,15 @@ mod tests {
     use crate::bench::record::SkippedEntry;
     use crate::receipts::{MachineInfo, Tally};
 
-    fn rec(implementation: &str, primitive: &str, op: &str, variant: &str, n: usize, us: f64, bytes_per: u64) -> BenchRecord {
+    fn rec(
+        implementation: &str,
+        primitive: &str,
+        op: &str,
+        variant: &str,
+        n: usize,
+        us: f64,
+        bytes_per: u64,
+    ) -> BenchRecord {
         let logical = bytes_per * n as u64;
         BenchRecord {
             implementation: implementation.into(),
@@ -559,12 +613,52 @@ mod tests {
             records.push(rec(IMPL_CEILING, "ceilings", READ_OP, READ_OP, n, t(3.0, 4.0, 4260.0), 4));
             records.push(rec(IMPL_PRIMLAB, "reduce", "reduce_sum_i32_i64", "single_pass", n, t(3.0, 4.0, 4270.0), 4));
             records.push(rec(IMPL_PRIMLAB, "reduce", "reduce_sum_i32_i64", "multipass", n, t(3.0, 4.0, 3900.0), 4));
-            records.push(rec(IMPL_CUB, "reduce", "reduce_sum_i32_i64", "cub_reduce_sum_i32_i64", n, t(5.0, 4.0, 4280.0), 4));
-            records.push(rec(IMPL_PRIMLAB, "scan", "exclusive_scan_i32_i64", "decoupled_lookback", n, t(3.0, 12.0, 2500.0), 12));
-            records.push(rec(IMPL_CUB, "scan", "exclusive_scan_i32_i64", "cub_exclusive_scan_i32_i64", n, t(3.0, 12.0, 3000.0), 12));
+            records.push(rec(
+                IMPL_CUB,
+                "reduce",
+                "reduce_sum_i32_i64",
+                "cub_reduce_sum_i32_i64",
+                n,
+                t(5.0, 4.0, 4280.0),
+                4,
+            ));
+            records.push(rec(
+                IMPL_PRIMLAB,
+                "scan",
+                "exclusive_scan_i32_i64",
+                "decoupled_lookback",
+                n,
+                t(3.0, 12.0, 2500.0),
+                12,
+            ));
+            records.push(rec(
+                IMPL_CUB,
+                "scan",
+                "exclusive_scan_i32_i64",
+                "cub_exclusive_scan_i32_i64",
+                n,
+                t(3.0, 12.0, 3000.0),
+                12,
+            ));
             records.push(rec(IMPL_PRIMLAB, "float_reduce", crossover::OP, crossover::PER_ELEMENT, n, per_element, 4));
-            records.push(rec(IMPL_PRIMLAB, "float_reduce", crossover::OP, crossover::PER_BLOCK, n, t(5.0, 4.0, 4000.0), 4));
-            records.push(rec(IMPL_PRIMLAB, "float_reduce", crossover::OP, crossover::TWO_PASS, n, t(7.0, 4.0, 4000.0), 4));
+            records.push(rec(
+                IMPL_PRIMLAB,
+                "float_reduce",
+                crossover::OP,
+                crossover::PER_BLOCK,
+                n,
+                t(5.0, 4.0, 4000.0),
+                4,
+            ));
+            records.push(rec(
+                IMPL_PRIMLAB,
+                "float_reduce",
+                crossover::OP,
+                crossover::TWO_PASS,
+                n,
+                t(7.0, 4.0, 4000.0),
+                4,
+            ));
         }
         let mut failed = rec(IMPL_PRIMLAB, "histogram", "histogram_even_i32_bins19", "global_atomic", 1 << 20, 1.0, 4);
         failed.ok = false;
@@ -578,7 +672,12 @@ mod tests {
         cub.reason = None;
         cub.records = 6;
         cub.meta = Some(serde_json::json!({"gpu": "NVIDIA H200", "nvcc": "13.0.88", "cccl_version": 3000001}));
-        cub.failed_records.push(FailedBaselineRecord { op: "cub_argmax_f32".into(), n: 1024, shape: None, error: "index 3 != 2".into() });
+        cub.failed_records.push(FailedBaselineRecord {
+            op: "cub_argmax_f32".into(),
+            n: 1024,
+            shape: None,
+            error: "index 3 != 2".into(),
+        });
         BenchDetails {
             schema: DETAILS_SCHEMA,
             quick: true,
@@ -617,9 +716,19 @@ mod tests {
             "  scan_decoupled_lookback_exclusive_i32 (65536, 1, 1)x(256, 1, 1), Context 1, Stream 7\n    DRAM Throughput   %   71.2\n",
         )
         .unwrap();
-        let machine = MachineInfo { gpu: "NVIDIA H200".into(), compute_capability: "9.0".into(), sm_count: 132, ..Default::default() };
+        let machine = MachineInfo {
+            gpu: "NVIDIA H200".into(),
+            compute_capability: "9.0".into(),
+            sm_count: 132,
+            ..Default::default()
+        };
         let details = synthetic_details();
-        let receipt = Receipt::new("bench", machine, Tally { passed: 30, failed: 1, skipped: 1 }, serde_json::to_value(&details).unwrap());
+        let receipt = Receipt::new(
+            "bench",
+            machine,
+            Tally { passed: 30, failed: 1, skipped: 1 },
+            serde_json::to_value(&details).unwrap(),
+        );
         let receipt_path = dir.join("bench.json");
         receipt.save(&receipt_path).unwrap();
 
@@ -641,7 +750,10 @@ mod tests {
         // The missed-target section with its ncu placeholder filled from the file.
         assert!(md.contains("ncu evidence: see receipts/ncu/scan_2p28.txt"));
         assert!(md.contains("DRAM Throughput"));
-        assert!(md.contains("ncu evidence: see receipts/ncu/reduce_2p20.txt") || !md.contains("### reduce, int32->int64, at 2^20"));
+        assert!(
+            md.contains("ncu evidence: see receipts/ncu/reduce_2p20.txt")
+                || !md.contains("### reduce, int32->int64, at 2^20")
+        );
         // Crossover, failures, skips, absences.
         assert!(md.contains("## Float atomic crossover study"));
         assert!(md.contains("Smallest size at which block aggregation wins (and keeps winning): 2^20"), "{md}");

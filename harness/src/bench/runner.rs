@@ -161,7 +161,13 @@ mod tests {
     use crate::bench::timing::Timing;
 
     fn id() -> EntryId {
-        EntryId::primlab("scan", "exclusive_scan_i32_i64", "decoupled_lookback", BenchSize::Elements(1 << 20), "i32->i64")
+        EntryId::primlab(
+            "scan",
+            "exclusive_scan_i32_i64",
+            "decoupled_lookback",
+            BenchSize::Elements(1 << 20),
+            "i32->i64",
+        )
     }
 
     fn outcome(verdict: Result<Timing, String>) -> Outcome {

@@ -40,16 +40,96 @@ const fn elems(log2: u32) -> BenchSize {
 
 /// The targets table of issue 6 (sizes: 2^28 unless the issue names another).
 pub const TARGETS: [TargetSpec; 10] = [
-    TargetSpec { id: "reduce_2p28", label: "reduce, int32->int64, at 2^28", primitive: "reduce", op: "reduce_sum_i32_i64", size: elems(28), against: Against::Baseline(IMPL_CUB), factor: 1.0 },
-    TargetSpec { id: "reduce_2p20", label: "reduce, int32->int64, at 2^20", primitive: "reduce", op: "reduce_sum_i32_i64", size: elems(20), against: Against::Baseline(IMPL_CUB), factor: 1.2 },
-    TargetSpec { id: "scan_2p28", label: "exclusive scan, int32->int64, at 2^28", primitive: "scan", op: "exclusive_scan_i32_i64", size: elems(28), against: Against::Baseline(IMPL_CUB), factor: 1.0 },
-    TargetSpec { id: "scan_2p28_copy", label: "exclusive scan, int32->int64, at 2^28, logical bytes vs copy", primitive: "scan", op: "exclusive_scan_i32_i64", size: elems(28), against: Against::CopyBandwidth, factor: 0.8 },
-    TargetSpec { id: "scan_2p20", label: "exclusive scan, int32->int64, at 2^20", primitive: "scan", op: "exclusive_scan_i32_i64", size: elems(20), against: Against::Baseline(IMPL_CUB), factor: 1.2 },
-    TargetSpec { id: "softmax_f32_8192x32000", label: "softmax f32 [8192, 32000]", primitive: "softmax", op: "softmax_f32", size: BenchSize::Rows { rows: 8192, cols: 32000 }, against: Against::Baseline(IMPL_TORCH), factor: 1.3 },
-    TargetSpec { id: "segmented_sum_f32_seg1024_2p28", label: "segmented sum, f32, 1024-wide segments, at 2^28", primitive: "segmented_reduce", op: "segmented_sum_f32_seg1024", size: elems(28), against: Against::Baseline(IMPL_CUB), factor: 1.5 },
-    TargetSpec { id: "histogram_bins19_2p28", label: "histogram, 19 bins, int32, at 2^28", primitive: "histogram", op: "histogram_even_i32_bins19", size: elems(28), against: Against::Baseline(IMPL_CUB), factor: 2.0 },
-    TargetSpec { id: "compact_2p28", label: "compaction x > 0, int32, at 2^28", primitive: "compact", op: "compact_positive_i32", size: elems(28), against: Against::Baseline(IMPL_CUB), factor: 1.0 },
-    TargetSpec { id: "argmax_f32_2p28", label: "argmax, f32, at 2^28", primitive: "arg_reduce", op: "argmax_f32", size: elems(28), against: Against::Baseline(IMPL_TORCH), factor: 1.1 },
+    TargetSpec {
+        id: "reduce_2p28",
+        label: "reduce, int32->int64, at 2^28",
+        primitive: "reduce",
+        op: "reduce_sum_i32_i64",
+        size: elems(28),
+        against: Against::Baseline(IMPL_CUB),
+        factor: 1.0,
+    },
+    TargetSpec {
+        id: "reduce_2p20",
+        label: "reduce, int32->int64, at 2^20",
+        primitive: "reduce",
+        op: "reduce_sum_i32_i64",
+        size: elems(20),
+        against: Against::Baseline(IMPL_CUB),
+        factor: 1.2,
+    },
+    TargetSpec {
+        id: "scan_2p28",
+        label: "exclusive scan, int32->int64, at 2^28",
+        primitive: "scan",
+        op: "exclusive_scan_i32_i64",
+        size: elems(28),
+        against: Against::Baseline(IMPL_CUB),
+        factor: 1.0,
+    },
+    TargetSpec {
+        id: "scan_2p28_copy",
+        label: "exclusive scan, int32->int64, at 2^28, logical bytes vs copy",
+        primitive: "scan",
+        op: "exclusive_scan_i32_i64",
+        size: elems(28),
+        against: Against::CopyBandwidth,
+        factor: 0.8,
+    },
+    TargetSpec {
+        id: "scan_2p20",
+        label: "exclusive scan, int32->int64, at 2^20",
+        primitive: "scan",
+        op: "exclusive_scan_i32_i64",
+        size: elems(20),
+        against: Against::Baseline(IMPL_CUB),
+        factor: 1.2,
+    },
+    TargetSpec {
+        id: "softmax_f32_8192x32000",
+        label: "softmax f32 [8192, 32000]",
+        primitive: "softmax",
+        op: "softmax_f32",
+        size: BenchSize::Rows { rows: 8192, cols: 32000 },
+        against: Against::Baseline(IMPL_TORCH),
+        factor: 1.3,
+    },
+    TargetSpec {
+        id: "segmented_sum_f32_seg1024_2p28",
+        label: "segmented sum, f32, 1024-wide segments, at 2^28",
+        primitive: "segmented_reduce",
+        op: "segmented_sum_f32_seg1024",
+        size: elems(28),
+        against: Against::Baseline(IMPL_CUB),
+        factor: 1.5,
+    },
+    TargetSpec {
+        id: "histogram_bins19_2p28",
+        label: "histogram, 19 bins, int32, at 2^28",
+        primitive: "histogram",
+        op: "histogram_even_i32_bins19",
+        size: elems(28),
+        against: Against::Baseline(IMPL_CUB),
+        factor: 2.0,
+    },
+    TargetSpec {
+        id: "compact_2p28",
+        label: "compaction x > 0, int32, at 2^28",
+        primitive: "compact",
+        op: "compact_positive_i32",
+        size: elems(28),
+        against: Against::Baseline(IMPL_CUB),
+        factor: 1.0,
+    },
+    TargetSpec {
+        id: "argmax_f32_2p28",
+        label: "argmax, f32, at 2^28",
+        primitive: "arg_reduce",
+        op: "argmax_f32",
+        size: elems(28),
+        against: Against::Baseline(IMPL_TORCH),
+        factor: 1.1,
+    },
 ];
 
 /// A record picked for a target.
@@ -106,7 +186,12 @@ fn pick(record: &BenchRecord) -> Option<Pick> {
 }
 
 /// The fastest checked record of `implementation` for `op` at `size`.
-pub fn fastest<'a>(records: &'a [BenchRecord], implementation: &str, op: &str, size: BenchSize) -> Option<&'a BenchRecord> {
+pub fn fastest<'a>(
+    records: &'a [BenchRecord],
+    implementation: &str,
+    op: &str,
+    size: BenchSize,
+) -> Option<&'a BenchRecord> {
     records
         .iter()
         .filter(|r| r.implementation == implementation && r.op == op && r.size() == size && r.timed_median().is_some())

@@ -40,8 +40,8 @@ pub enum PendingBuild {
     Ready(CubBuild),
     /// nvcc is running.
     Running {
-        /// The nvcc process (through `sh -c`).
-        program: RunningProgram,
+        /// The nvcc process.
+        program: Box<RunningProgram>,
         /// Where the binary lands on success.
         binary: PathBuf,
     },
@@ -83,7 +83,7 @@ pub fn start(source: &Path, arch: &str) -> PendingBuild {
         return PendingBuild::Ready(CubBuild { binary, how: "cached".into(), nvcc: None });
     }
     match spawn_nvcc(&nvcc, source, arch, &binary) {
-        Ok(program) => PendingBuild::Running { program, binary },
+        Ok(program) => PendingBuild::Running { program: Box::new(program), binary },
         Err(e) => PendingBuild::Absent(format!("could not start nvcc: {e:#}")),
     }
 }

@@ -97,15 +97,22 @@ fn common_args(config: &BenchConfig, out: &Path) -> Vec<String> {
 }
 
 /// The `--ops` selection for the run's primitive filter (None: all ops).
-fn ops_for(config: &BenchConfig, table: fn(&str) -> &'static [&'static str], with_ceilings: bool) -> Option<Vec<&'static str>> {
+fn ops_for(
+    config: &BenchConfig,
+    table: fn(&str) -> &'static [&'static str],
+    with_ceilings: bool,
+) -> Option<Vec<&'static str>> {
     if config.primitives.is_empty() {
         return None;
     }
     let mut ops: Vec<&'static str> = if with_ceilings { table("ceilings").to_vec() } else { Vec::new() };
     for primitive in &config.primitives {
-        ops.extend(table(primitive));
+        for op in table(primitive) {
+            if !ops.contains(op) {
+                ops.push(op);
+            }
+        }
     }
-    ops.dedup();
     Some(ops)
 }
 
@@ -248,7 +255,10 @@ mod tests {
         assert_eq!(ops_for(&config(false, &[]), cub_ops, true), None);
         let ops = ops_for(&config(false, &["scan"]), cub_ops, true).unwrap();
         assert_eq!(ops, ["memcpy_d2d", "read_ceiling_i32", "cub_exclusive_scan_i32_i64", "cub_inclusive_scan_i32_i64"]);
-        assert_eq!(ops_for(&config(false, &["softmax"]), torch_ops, false).unwrap(), ["torch_softmax_f32", "torch_softmax_bf16"]);
+        assert_eq!(
+            ops_for(&config(false, &["softmax"]), torch_ops, false).unwrap(),
+            ["torch_softmax_f32", "torch_softmax_bf16"]
+        );
     }
 
     #[test]

@@ -114,11 +114,13 @@ pub fn parse_jsonl(text: &str, implementation: &str) -> ParsedBaseline {
         let ok = v.get("ok").and_then(Value::as_bool).unwrap_or(false);
         let median_ok = f64_of(&v, "median_us").is_some_and(|m| m > 0.0);
         if !ok || !median_ok {
-            let error = v
-                .get("error")
-                .and_then(Value::as_str)
-                .map(str::to_string)
-                .unwrap_or_else(|| if ok { "no median_us in the record".into() } else { "ok: false".into() });
+            let error = v.get("error").and_then(Value::as_str).map(str::to_string).unwrap_or_else(|| {
+                if ok {
+                    "no median_us in the record".into()
+                } else {
+                    "ok: false".into()
+                }
+            });
             parsed.failed.push(FailedBaselineRecord {
                 op: op.to_string(),
                 n: v.get("n").and_then(Value::as_u64).unwrap_or(0),
@@ -161,7 +163,8 @@ mod tests {
 
     #[test]
     fn torch_unavailable_is_read() {
-        let parsed = parse_jsonl(r#"{"impl": "torch", "unavailable": "import torch failed: ModuleNotFoundError"}"#, "torch");
+        let parsed =
+            parse_jsonl(r#"{"impl": "torch", "unavailable": "import torch failed: ModuleNotFoundError"}"#, "torch");
         assert!(parsed.unavailable.unwrap().contains("ModuleNotFoundError"));
         assert!(parsed.records.is_empty());
     }

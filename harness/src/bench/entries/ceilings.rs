@@ -59,9 +59,10 @@ pub fn register(config: &BenchConfig, registry: &mut Registry) {
             let described = Described {
                 logical_bytes: 4 * n as u64,
                 cache_policy: inputs.device.policy(),
-                timed_region: "one Gpu::enqueue_read_ceiling_i32: read_ceiling_i32 (grid-stride over a persistent grid, \
+                timed_region:
+                    "one Gpu::enqueue_read_ceiling_i32: read_ceiling_i32 (grid-stride over a persistent grid, \
                                16-byte loads, one int64 atomicAdd per block; the sink is not reset between calls)"
-                    .to_string(),
+                        .to_string(),
                 bytes_moved_estimate: Some(4 * n as u64),
                 launches: Some(1),
                 params: serde_json::json!({}),

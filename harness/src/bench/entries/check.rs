@@ -10,7 +10,11 @@ const CHUNK: usize = 1 << 18;
 pub const U_F32: f64 = 1.0 / 16_777_216.0;
 
 /// The first index where `got` differs from `expected`, as a message, or Ok.
-pub fn exact_slices<T: PartialEq + std::fmt::Debug + Sync>(what: &str, expected: &[T], got: &[T]) -> Result<(), String> {
+pub fn exact_slices<T: PartialEq + std::fmt::Debug + Sync>(
+    what: &str,
+    expected: &[T],
+    got: &[T],
+) -> Result<(), String> {
     if expected.len() != got.len() {
         return Err(format!("{what}: {} values expected, {} returned", expected.len(), got.len()));
     }

@@ -83,8 +83,7 @@ pub fn register(config: &BenchConfig, registry: &mut Registry) {
                     return Ok(described.wrong(what, mismatch));
                 }
                 drop((got, expected));
-                let timing =
-                    ctx.measure(n, || plan.enqueue(inputs.device.next(), None, &mut output, &mut count))?;
+                let timing = ctx.measure(n, || plan.enqueue(inputs.device.next(), None, &mut output, &mut count))?;
                 plan.check_fault()?;
                 Ok(described.timed(what, timing))
             });

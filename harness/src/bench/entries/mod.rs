@@ -7,13 +7,16 @@
 //! [`Outcome`] with a mismatch (recorded `ok: false`, not timed); any
 //! error (GPU, memory) is returned and recorded the same way.
 
+pub mod arg_reduce;
 pub mod ceilings;
 pub mod check;
 pub mod compact;
+pub mod float_reduce;
 pub mod histogram;
 pub mod reduce;
 pub mod scan;
 pub mod segmented;
+pub mod softmax;
 
 use super::config::{BenchConfig, Protocol};
 use super::pool::InputPool;
@@ -41,7 +44,13 @@ pub struct EntryId {
 
 impl EntryId {
     /// A primlab entry.
-    pub fn primlab(primitive: &'static str, op: impl Into<String>, variant: &str, size: BenchSize, dtype: &'static str) -> EntryId {
+    pub fn primlab(
+        primitive: &'static str,
+        op: impl Into<String>,
+        variant: &str,
+        size: BenchSize,
+        dtype: &'static str,
+    ) -> EntryId {
         EntryId {
             implementation: super::record::IMPL_PRIMLAB,
             primitive,
@@ -190,28 +199,16 @@ impl Registry {
     }
 }
 
-/// The primitives this build can benchmark, in report order (`ceilings`
-/// first: every ratio and plot needs them).
-pub const PRIMITIVES: [&str; 6] = ["ceilings", "reduce", "scan", "compact", "segmented_reduce", "histogram"];
+/// The primitives `harness bench` measures, in report order (`ceilings`
+/// first: every ratio and plot needs them; they always run).
+pub const PRIMITIVES: [&str; 9] =
+    ["ceilings", "reduce", "scan", "compact", "segmented_reduce", "histogram", "arg_reduce", "softmax", "float_reduce"];
 
-/// Primitives of the project that this build cannot benchmark yet, and why
-/// (the report lists them as absent).
-pub const NOT_YET_WIRED: [(&str, &str); 3] = [
-    ("arg_reduce", "the arg_reduce kernels (branch k-rowops) are not merged into this build"),
-    ("softmax", "the softmax kernels (branch k-rowops) are not merged into this build"),
-    ("float_reduce", "the float_reduce kernels (branch k-rowops) are not merged into this build; the crossover study needs them"),
-];
-
-/// Fails on a `--primitive` name that is neither benchmarked nor known.
+/// Fails on a `--primitive` name that is not benchmarked.
 pub fn check_primitive_names(names: &[String]) -> Result<()> {
     for name in names {
-        let known = PRIMITIVES.contains(&name.as_str()) || NOT_YET_WIRED.iter().any(|(p, _)| p == name);
-        if !known {
-            anyhow::bail!(
-                "unknown primitive '{name}': use one of {} (not yet wired: {})",
-                PRIMITIVES.join(", "),
-                NOT_YET_WIRED.iter().map(|(p, _)| *p).collect::<Vec<_>>().join(", ")
-            );
+        if !PRIMITIVES.contains(&name.as_str()) {
+            anyhow::bail!("unknown primitive '{name}': use one of {}", PRIMITIVES.join(", "));
         }
     }
     Ok(())
@@ -236,6 +233,17 @@ pub fn register_all(config: &BenchConfig) -> Registry {
     }
     if config.wants("histogram") {
         histogram::register(config, &mut registry);
+    }
+    if config.wants("arg_reduce") {
+        arg_reduce::register(config, &mut registry);
+    }
+    if config.wants("softmax") {
+        softmax::register(config, &mut registry);
+    }
+    if config.wants("float_reduce") {
+        float_reduce::register(config, &mut registry);
+    } else if config.crossover {
+        float_reduce::register_crossover(config, &mut registry);
     }
     registry
 }

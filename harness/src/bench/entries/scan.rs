@@ -20,9 +20,7 @@ pub fn op(kind: ScanKind) -> &'static str {
 fn describe(variant: ScanVariant, kind: ScanKind, n: usize) -> (String, u32, u64) {
     let (k, n64) = (kind.name(), n as u64);
     match variant {
-        ScanVariant::Serial => {
-            (format!("one ScanPlan::enqueue: scan_serial_{k}_i32 <<<1, 1>>>"), 1, 12 * n64)
-        }
+        ScanVariant::Serial => (format!("one ScanPlan::enqueue: scan_serial_{k}_i32 <<<1, 1>>>"), 1, 12 * n64),
         ScanVariant::Blelloch => {
             let levels = blelloch_levels(n) as u32;
             let sizes = blelloch_level_sizes(n);

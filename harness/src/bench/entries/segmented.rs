@@ -6,7 +6,7 @@
 
 use super::{check, Described, EntryId, Registry};
 use crate::bench::config::{BenchConfig, MAIN_SEGMENT_LEN};
-use crate::bench::pool::InputSet;
+use crate::bench::pool::FetchInput;
 use crate::bench::record::BenchSize;
 use kernels::segmented_reduce::{SegmentedOp, SegmentedSumF32, SegmentedSumI32};
 use kernels::{SegmentedPlan, SegmentedVariant};
@@ -39,7 +39,9 @@ fn describe(variant: SegmentedVariant, op: &str, segments: usize, blocks_per_seg
             1,
         ),
         SegmentedVariant::BlockPerSegment => (
-            format!("one SegmentedPlan::enqueue: segmented_block_per_segment_{op} <<<{segments}, 256>>> (capped at 2^22)"),
+            format!(
+                "one SegmentedPlan::enqueue: segmented_block_per_segment_{op} <<<{segments}, 256>>> (capped at 2^22)"
+            ),
             1,
         ),
         SegmentedVariant::MultiBlockPerSegment => (
@@ -82,57 +84,72 @@ fn sums_i32(host: &[i32], offsets: &[usize]) -> Vec<i64> {
         .collect()
 }
 
-/// One segmented entry for operator `O`; `input` fetches the shared input and
-/// `verify` checks the downloaded per-segment results.
-fn add_entry<O>(
-    registry: &mut Registry,
-    id: EntryId,
+/// Checks the downloaded per-segment results of operator `O` against the host input.
+type Verify<O> = fn(&[<O as SegmentedOp>::Input], &[usize], &[<O as SegmentedOp>::Output]) -> Result<(), String>;
+
+/// One segmented entry for operator `O`.
+struct SegmentedEntry<O: SegmentedOp> {
+    /// Elements.
     n: usize,
+    /// Segment length.
     len: usize,
+    /// The schedule.
     variant: SegmentedVariant,
-    input: fn(&mut crate::bench::pool::InputPool<'_>, usize) -> anyhow::Result<std::rc::Rc<InputSet<O::Input>>>,
-    verify: fn(&[O::Input], &[usize], &[O::Output]) -> Result<(), String>,
+    /// Fetches the shared input.
+    input: FetchInput<O::Input>,
+    /// Checks the results.
+    verify: Verify<O>,
+    /// What the check compares, for the record.
     what: &'static str,
-) where
+}
+
+impl<O> SegmentedEntry<O>
+where
     O: SegmentedOp + 'static,
     O::Input: cudarc::driver::DeviceRepr + Copy + Send + Sync,
     O::Output: cudarc::driver::DeviceRepr + Copy,
 {
-    let segments = n.div_ceil(len);
-    registry.add(id, 16 * segments as u64 + 8 * (n as u64 / 4096 + 64), move |ctx| {
-        let gpu = ctx.gpu;
-        let inputs = input(&mut ctx.pool, n)?;
-        let offsets = offsets(n, len);
-        let device_offsets = gpu.upload_segment_offsets(&offsets, n)?;
-        let mut plan = SegmentedPlan::<O>::new(gpu, variant, n, segments)?;
-        let mut output = gpu.alloc_poisoned::<O::Output>(segments)?;
-        plan.enqueue(inputs.device.next(), &device_offsets, &mut output)?;
-        let got = gpu.download(&output)?;
-        let (timed_region, launches) = describe(variant, O::NAME, segments, plan.blocks_per_segment());
-        let offset_bytes = 4 * (segments as u64 + 1);
-        let output_bytes = (segments * std::mem::size_of::<O::Output>()) as u64;
-        let partial_bytes =
-            if variant == SegmentedVariant::MultiBlockPerSegment { 16 * (segments * plan.blocks_per_segment()) as u64 } else { 0 };
-        let described = Described {
-            logical_bytes: plan.logical_bytes(&device_offsets),
-            cache_policy: inputs.device.policy(),
-            timed_region,
-            bytes_moved_estimate: Some(
-                (n * std::mem::size_of::<O::Input>()) as u64 + offset_bytes + output_bytes + partial_bytes,
-            ),
-            launches: Some(launches),
-            params: serde_json::json!({
-                "seg_len": len,
-                "num_segments": segments,
-                "blocks_per_segment": plan.blocks_per_segment(),
-            }),
-        };
-        if let Err(mismatch) = verify(&inputs.host, &offsets, &got) {
-            return Ok(described.wrong(what, mismatch));
-        }
-        let timing = ctx.measure(n, || plan.enqueue(inputs.device.next(), &device_offsets, &mut output))?;
-        Ok(described.timed(what, timing))
-    });
+    fn register(self, registry: &mut Registry, id: EntryId) {
+        let SegmentedEntry { n, len, variant, input, verify, what } = self;
+        let segments = n.div_ceil(len);
+        registry.add(id, 16 * segments as u64 + 8 * (n as u64 / 4096 + 64), move |ctx| {
+            let gpu = ctx.gpu;
+            let inputs = input(&mut ctx.pool, n)?;
+            let offsets = offsets(n, len);
+            let device_offsets = gpu.upload_segment_offsets(&offsets, n)?;
+            let mut plan = SegmentedPlan::<O>::new(gpu, variant, n, segments)?;
+            let mut output = gpu.alloc_poisoned::<O::Output>(segments)?;
+            plan.enqueue(inputs.device.next(), &device_offsets, &mut output)?;
+            let got = gpu.download(&output)?;
+            let (timed_region, launches) = describe(variant, O::NAME, segments, plan.blocks_per_segment());
+            let offset_bytes = 4 * (segments as u64 + 1);
+            let output_bytes = (segments * std::mem::size_of::<O::Output>()) as u64;
+            let partial_bytes = if variant == SegmentedVariant::MultiBlockPerSegment {
+                16 * (segments * plan.blocks_per_segment()) as u64
+            } else {
+                0
+            };
+            let described = Described {
+                logical_bytes: plan.logical_bytes(&device_offsets),
+                cache_policy: inputs.device.policy(),
+                timed_region,
+                bytes_moved_estimate: Some(
+                    (n * std::mem::size_of::<O::Input>()) as u64 + offset_bytes + output_bytes + partial_bytes,
+                ),
+                launches: Some(launches),
+                params: serde_json::json!({
+                    "seg_len": len,
+                    "num_segments": segments,
+                    "blocks_per_segment": plan.blocks_per_segment(),
+                }),
+            };
+            if let Err(mismatch) = verify(&inputs.host, &offsets, &got) {
+                return Ok(described.wrong(what, mismatch));
+            }
+            let timing = ctx.measure(n, || plan.enqueue(inputs.device.next(), &device_offsets, &mut output))?;
+            Ok(described.timed(what, timing))
+        });
+    }
 }
 
 /// Registers every variant at every size: float32 at each configured
@@ -141,17 +158,17 @@ pub fn register(config: &BenchConfig, registry: &mut Registry) {
     for n in config.sizes() {
         for &len in &config.segment_lens {
             for variant in SegmentedVariant::ALL {
-                let id = EntryId::primlab("segmented_reduce", op_f32(len), variant.name(), BenchSize::Elements(n), "f32");
-                add_entry::<SegmentedSumF32>(
-                    registry,
-                    id,
+                let id =
+                    EntryId::primlab("segmented_reduce", op_f32(len), variant.name(), BenchSize::Elements(n), "f32");
+                SegmentedEntry::<SegmentedSumF32> {
                     n,
                     len,
                     variant,
-                    |pool, n| pool.floats(n),
-                    check_f32,
-                    "every segment's sum within (len - 1) u / (1 + u) * sum|x| of the exact sum",
-                );
+                    input: |pool, n| pool.floats(n),
+                    verify: check_f32,
+                    what: "every segment's sum within (len - 1) u / (1 + u) * sum|x| of the exact sum",
+                }
+                .register(registry, id);
             }
         }
         for variant in SegmentedVariant::ALL {
@@ -162,16 +179,15 @@ pub fn register(config: &BenchConfig, registry: &mut Registry) {
                 BenchSize::Elements(n),
                 "i32->i64",
             );
-            add_entry::<SegmentedSumI32>(
-                registry,
-                id,
+            SegmentedEntry::<SegmentedSumI32> {
                 n,
-                MAIN_SEGMENT_LEN,
+                len: MAIN_SEGMENT_LEN,
                 variant,
-                |pool, n| pool.ints(n),
-                |host, offsets, got| check::exact_slices("segment sums", &sums_i32(host, offsets), got),
-                "every segment's int64 sum equals the host's",
-            );
+                input: |pool, n| pool.ints(n),
+                verify: |host, offsets, got| check::exact_slices("segment sums", &sums_i32(host, offsets), got),
+                what: "every segment's int64 sum equals the host's",
+            }
+            .register(registry, id);
         }
     }
 }
