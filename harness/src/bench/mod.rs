@@ -126,12 +126,14 @@ pub fn run(args: &BenchArgs) -> Result<bool> {
     match pending_cub {
         Some(pending) => {
             progress.println("bench: CUB baseline (waiting for nvcc if still building)");
-            let (cub, cub_records) = baselines::run_cub(pending, build_deadline, &config);
+            let (cub, cub_records) =
+                baselines::run_cub(pending, build_deadline, &config, &baselines::cub_build::work_dir());
             progress.step(&format!("cub: {} ({} records)", cub.status, cub.records));
             state.records.extend(cub_records);
             state.baselines.push(cub);
             progress.println("bench: PyTorch baseline");
-            let (torch, torch_records) = baselines::run_torch(&args.baselines, &config);
+            let (torch, torch_records) =
+                baselines::run_torch(&args.baselines, &config, &baselines::cub_build::work_dir());
             progress.step(&format!("torch: {} ({} records)", torch.status, torch.records));
             state.records.extend(torch_records);
             state.baselines.push(torch);
@@ -154,9 +156,12 @@ pub fn run(args: &BenchArgs) -> Result<bool> {
         details.wall_seconds,
         args.receipt.display()
     );
-    match report::write_report(&args.receipt, &args.report) {
-        Ok(files) => println!("bench: report {} and {} plot(s)", files.markdown.display(), files.plots.len()),
-        Err(e) => eprintln!("bench: the report could not be written ({e:#}); rerun `harness report`"),
+    // The receipt is saved: a report failure (or panic) must not cost the run.
+    let written = std::panic::catch_unwind(|| report::write_report(&args.receipt, &args.report));
+    match written {
+        Ok(Ok(files)) => println!("bench: report {} and {} plot(s)", files.markdown.display(), files.plots.len()),
+        Ok(Err(e)) => eprintln!("bench: the report could not be written ({e:#}); rerun `harness report`"),
+        Err(_) => eprintln!("bench: the report panicked; the receipt is saved; rerun `harness report`"),
     }
     Ok(tally.failed == 0)
 }

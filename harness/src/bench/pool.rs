@@ -111,7 +111,10 @@ impl<'g> InputPool<'g> {
             return Ok(set.clone());
         }
         self.floats_bf16 = None;
-        let host = inputs::to_bf16_bits(&inputs::uniform_floats(n));
+        let host = match self.floats.as_ref().filter(|s| s.host.len() == n) {
+            Some(f32_set) => inputs::to_bf16_bits(&f32_set.host),
+            None => inputs::to_bf16_bits(&inputs::uniform_floats(n)),
+        };
         let set = Rc::new(InputSet::new(self.gpu, host, &format!("bf16 input n={n}"))?);
         self.floats_bf16 = Some(set.clone());
         Ok(set)
@@ -135,7 +138,11 @@ impl<'g> InputPool<'g> {
             return Ok(set.clone());
         }
         self.logits_bf16 = None;
-        let host = inputs::to_bf16_bits(&inputs::logits(rows * cols));
+        // The cast of the float32 logits of this shape (made again only when absent).
+        let host = match self.logits.as_ref().filter(|(shape, _)| *shape == (rows, cols)) {
+            Some((_, f32_set)) => inputs::to_bf16_bits(&f32_set.host),
+            None => inputs::to_bf16_bits(&inputs::logits(rows * cols)),
+        };
         let set = Rc::new(InputSet::new(self.gpu, host, &format!("bf16 logits [{rows}, {cols}]"))?);
         self.logits_bf16 = Some(((rows, cols), set.clone()));
         Ok(set)

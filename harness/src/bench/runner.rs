@@ -123,7 +123,14 @@ pub fn run_entries(gpu: &Gpu, registry: Registry, protocol: Protocol, progress: 
         }
         if current_size != Some(id.size) {
             ctx.pool.clear();
-            gpu.synchronize()?;
+            if let Err(e) = gpu.synchronize() {
+                let reason = format!("the CUDA context failed while freeing the inputs before {} ({e})", id.label());
+                progress.println(&format!("ABORT: {reason}"));
+                skipped.push(id.skipped(format!("not run: {reason}")));
+                aborted = Some(reason);
+                progress.step(&format!("{} skipped", id.label()));
+                continue;
+            }
             current_size = Some(id.size);
         }
         if let Err(e) = ensure_device_memory(gpu, device_bytes, &id.label()) {

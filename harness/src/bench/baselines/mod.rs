@@ -149,11 +149,13 @@ fn deadline_in(seconds: u64) -> Instant {
     Instant::now() + Duration::from_secs(seconds)
 }
 
-/// Waits for the build (until `build_deadline`) and runs `cub_bench`.
+/// Waits for the build (until `build_deadline`) and runs `cub_bench`,
+/// writing its JSONL and log into `work_dir`.
 pub fn run_cub(
     pending: cub_build::PendingBuild,
     build_deadline: Instant,
     config: &BenchConfig,
+    work_dir: &Path,
 ) -> (BaselineRun, Vec<BenchRecord>) {
     let build = match cub_build::finish(pending, build_deadline) {
         Ok(build) => build,
@@ -163,7 +165,7 @@ pub fn run_cub(
             return (absent, Vec::new());
         }
     };
-    let out = cub_build::work_dir().join("cub.jsonl");
+    let out = work_dir.join("cub.jsonl");
     let _ = std::fs::remove_file(&out);
     let mut args = common_args(config, &out);
     if let Some(ops) = ops_for(config, cub_ops, true) {
@@ -171,7 +173,7 @@ pub fn run_cub(
         args.push(ops.join(","));
     }
     let timeout = if config.quick { CUB_TIMEOUT_S.0 } else { CUB_TIMEOUT_S.1 };
-    let run = process::start(&build.binary, &args, &cub_build::work_dir().join("cub.log"))
+    let run = process::start(&build.binary, &args, &work_dir.join("cub.log"))
         .and_then(|program| program.finish(deadline_in(timeout)));
     match run {
         Ok(run) => {
@@ -187,8 +189,9 @@ pub fn run_cub(
     }
 }
 
-/// Runs `torch_bench.py` from `script_dir` with `python3`.
-pub fn run_torch(script_dir: &Path, config: &BenchConfig) -> (BaselineRun, Vec<BenchRecord>) {
+/// Runs `torch_bench.py` from `script_dir` with `python3`, writing its
+/// JSONL and log into `work_dir`.
+pub fn run_torch(script_dir: &Path, config: &BenchConfig, work_dir: &Path) -> (BaselineRun, Vec<BenchRecord>) {
     let python = match locate::python3() {
         Ok(python) => python,
         Err(reason) => return (BaselineRun::absent(IMPL_TORCH, reason), Vec::new()),
@@ -197,7 +200,7 @@ pub fn run_torch(script_dir: &Path, config: &BenchConfig) -> (BaselineRun, Vec<B
     if !script.is_file() {
         return (BaselineRun::absent(IMPL_TORCH, format!("{} not found", script.display())), Vec::new());
     }
-    let out = cub_build::work_dir().join("torch.jsonl");
+    let out = work_dir.join("torch.jsonl");
     let _ = std::fs::remove_file(&out);
     let mut args = vec![script.display().to_string()];
     args.extend(common_args(config, &out));
@@ -212,7 +215,7 @@ pub fn run_torch(script_dir: &Path, config: &BenchConfig) -> (BaselineRun, Vec<B
         args.push(ops.join(","));
     }
     let timeout = if config.quick { TORCH_TIMEOUT_S.0 } else { TORCH_TIMEOUT_S.1 };
-    match process::start(&python, &args, &cub_build::work_dir().join("torch.log"))
+    match process::start(&python, &args, &work_dir.join("torch.log"))
         .and_then(|program| program.finish(deadline_in(timeout)))
     {
         Ok(run) => collect(IMPL_TORCH, &out, run),
@@ -283,5 +286,43 @@ mod tests {
         assert_eq!(baseline.status, "failed");
         assert!(baseline.reason.unwrap().contains("timeout"));
         assert_eq!(records.len(), 1);
+    }
+
+    #[test]
+    fn a_cub_binary_runs_with_the_run_arguments_and_its_records_are_read() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = std::env::temp_dir().join(format!("primlab-fake-cub-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let args_seen = dir.join("args.txt");
+        let script = dir.join("cub_bench");
+        std::fs::write(
+            &script,
+            format!(
+                r#"#!/bin/sh
+echo "$@" > {}
+while [ $# -gt 0 ]; do if [ "$1" = --out ]; then out=$2; fi; shift; done
+echo '{{"impl":"cub","meta":{{"gpu":"fake"}}}}' > "$out"
+echo '{{"impl":"cub","op":"cub_reduce_sum_i32_i64","n":1024,"median_us":7.5,"min_us":7,"max_us":9,"iters":20,"warmups":3,"logical_bytes":4096,"gbps":0.5,"ok":true,"cache_policy":"rot","timed_region":"one call","params":{{}}}}' >> "$out"
+echo '{{"impl":"cub","op":"cub_argmax_f32","n":1024,"ok":false,"error":"index 3 != 2","params":{{}}}}' >> "$out"
+echo "cub_bench: 1 check(s) failed" >&2
+exit 1
+"#,
+                args_seen.display()
+            ),
+        )
+        .unwrap();
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let pending =
+            cub_build::PendingBuild::Ready(cub_build::CubBuild { binary: script, how: "test".into(), nvcc: None });
+        let (run, records) = run_cub(pending, Instant::now(), &config(true, &["reduce"]), &dir);
+        assert_eq!(run.status, "ran", "{run:?}");
+        assert_eq!(run.records, 1);
+        assert_eq!(records[0].op, "reduce_sum_i32_i64");
+        assert_eq!(run.failed_records[0].error, "index 3 != 2");
+        assert_eq!(run.meta.as_ref().and_then(|m| m.get("gpu")).and_then(|g| g.as_str()), Some("fake"));
+        assert!(run.run.as_ref().unwrap().log_tail.contains("1 check(s) failed"));
+        let seen = std::fs::read_to_string(&args_seen).unwrap();
+        assert!(seen.contains("--sizes 10,16,20,24,28") && seen.contains("--quick"), "{seen}");
+        assert!(seen.contains("--ops memcpy_d2d,read_ceiling_i32,cub_reduce_sum_i32_i64"), "{seen}");
     }
 }
