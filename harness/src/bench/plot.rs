@@ -40,8 +40,8 @@ pub struct Line {
     pub points: Vec<(f64, f64)>,
     /// A ceiling (drawn dashed, grey).
     pub ceiling: bool,
-    /// Colour index among the non-ceiling lines.
-    pub colour: usize,
+    /// RGB colour: primlab variants from a palette, CUB black, PyTorch orange, ceilings grey.
+    pub colour: (u8, u8, u8),
 }
 
 /// One chart: an op's lines.
@@ -86,7 +86,8 @@ pub fn panels_for(records: &[BenchRecord], primitive: &str) -> Vec<Panel> {
         .map(|(op, label)| {
             let rs: Vec<&BenchRecord> =
                 records.iter().filter(|r| r.implementation == IMPL_CEILING && r.op == *op).collect();
-            Line { label: label.to_string(), points: points(&rs), ceiling: true, colour: 0 }
+            let grey = if *op == COPY_OP { 70 } else { 150 };
+            Line { label: label.to_string(), points: points(&rs), ceiling: true, colour: (grey, grey, grey) }
         })
         .filter(|l| !l.points.is_empty())
         .collect();
@@ -99,10 +100,10 @@ pub fn panels_for(records: &[BenchRecord], primitive: &str) -> Vec<Panel> {
                 .collect();
             keys.sort_by_key(|(i, v)| (implementation_rank(i), *i, *v));
             keys.dedup();
+            let mut primlab_lines = 0;
             let mut lines: Vec<Line> = keys
                 .iter()
-                .enumerate()
-                .map(|(colour, (implementation, variant))| {
+                .map(|(implementation, variant)| {
                     let rs: Vec<&BenchRecord> = records
                         .iter()
                         .filter(|r| r.op == op && r.implementation == *implementation && r.variant == *variant)
@@ -111,6 +112,15 @@ pub fn panels_for(records: &[BenchRecord], primitive: &str) -> Vec<Panel> {
                         format!("primlab {variant}")
                     } else {
                         format!("{implementation} ({variant})")
+                    };
+                    let colour = match *implementation {
+                        IMPL_PRIMLAB => {
+                            primlab_lines += 1;
+                            palette(primlab_lines - 1)
+                        }
+                        IMPL_CUB => (0, 0, 0),
+                        IMPL_TORCH => (255, 127, 14),
+                        _ => (140, 86, 75),
                     };
                     Line { label, points: points(&rs), ceiling: false, colour }
                 })
@@ -125,18 +135,16 @@ pub fn panels_for(records: &[BenchRecord], primitive: &str) -> Vec<Panel> {
         .collect()
 }
 
-fn colour(index: usize) -> RGBColor {
-    const COLOURS: [RGBColor; 10] = [
-        RGBColor(31, 119, 180),
-        RGBColor(214, 39, 40),
-        RGBColor(44, 160, 44),
-        RGBColor(148, 103, 189),
-        RGBColor(255, 127, 14),
-        RGBColor(23, 190, 207),
-        RGBColor(140, 86, 75),
-        RGBColor(227, 119, 194),
-        RGBColor(188, 189, 34),
-        RGBColor(0, 0, 0),
+/// Colours of primlab's variants (neither black nor orange, which mark CUB and PyTorch).
+fn palette(index: usize) -> (u8, u8, u8) {
+    const COLOURS: [(u8, u8, u8); 7] = [
+        (31, 119, 180),
+        (214, 39, 40),
+        (44, 160, 44),
+        (148, 103, 189),
+        (23, 190, 207),
+        (227, 119, 194),
+        (188, 189, 34),
     ];
     COLOURS[index % COLOURS.len()]
 }
@@ -173,16 +181,17 @@ where
         .draw()
         .map_err(|e| anyhow!("drawing the axes of {}: {e:?}", panel.title))?;
     for line in &panel.lines {
+        let (r, g, b) = line.colour;
         if line.ceiling {
-            let (grey, dash) = if line.label.starts_with("copy") { (70, 10) } else { (150, 4) };
-            let style = RGBColor(grey, grey, grey).stroke_width(2);
+            let dash = if line.label.starts_with("copy") { 10 } else { 4 };
+            let style = RGBColor(r, g, b).stroke_width(2);
             chart
                 .draw_series(DashedLineSeries::new(line.points.clone(), dash, 5, style))
                 .map_err(|e| anyhow!("drawing {}: {e:?}", line.label))?
                 .label(line.label.clone())
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], style));
         } else {
-            let c = colour(line.colour);
+            let c = RGBColor(r, g, b);
             let style = c.stroke_width(2);
             chart
                 .draw_series(LineSeries::new(line.points.clone(), style).point_size(3))
@@ -238,4 +247,62 @@ pub fn draw_all(records: &[BenchRecord], out_dir: &Path, machine: &str) -> Resul
         written.push((primitive.to_string(), path));
     }
     Ok(written)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec(implementation: &str, primitive: &str, op: &str, variant: &str, n: usize, us: f64) -> BenchRecord {
+        BenchRecord {
+            implementation: implementation.into(),
+            primitive: primitive.into(),
+            op: op.into(),
+            variant: variant.into(),
+            n,
+            shape: None,
+            dtype: "i32".into(),
+            median_us: Some(us),
+            min_us: Some(us),
+            max_us: Some(us),
+            iters: 1,
+            warmups: 1,
+            logical_bytes: 4 * n as u64,
+            gbps: None,
+            ok: true,
+            error: None,
+            check: String::new(),
+            cache_policy: String::new(),
+            timed_region: String::new(),
+            bytes_moved_estimate: None,
+            launches: None,
+            params: serde_json::Value::Null,
+            note: None,
+        }
+    }
+
+    #[test]
+    fn one_panel_per_op_with_implementations_and_ceilings() {
+        let records = vec![
+            rec(IMPL_PRIMLAB, "scan", "exclusive_scan_i32_i64", "decoupled_lookback", 1 << 20, 10.0),
+            rec(IMPL_PRIMLAB, "scan", "exclusive_scan_i32_i64", "decoupled_lookback", 1 << 10, 5.0),
+            rec(IMPL_CUB, "scan", "exclusive_scan_i32_i64", "cub_exclusive_scan_i32_i64", 1 << 20, 12.0),
+            rec(IMPL_TORCH, "scan", "inclusive_scan_i32_i64", "torch_cumsum_i32_i64", 1 << 20, 30.0),
+            rec(IMPL_CEILING, "ceilings", COPY_OP, COPY_OP, 1 << 20, 5.0),
+        ];
+        let panels = panels_for(&records, "scan");
+        assert_eq!(panels.len(), 2);
+        let exclusive = &panels[0];
+        assert_eq!(exclusive.title, "exclusive_scan_i32_i64");
+        let labels: Vec<&str> = exclusive.lines.iter().map(|l| l.label.as_str()).collect();
+        assert_eq!(
+            labels,
+            ["primlab decoupled_lookback", "cub (cub_exclusive_scan_i32_i64)", "copy ceiling (logical 8n)"]
+        );
+        // Points ascend in x; the CUB line is black; the ceiling is dashed grey.
+        assert_eq!(exclusive.lines[0].points[0].0, 10.0);
+        assert_eq!(exclusive.lines[1].colour, (0, 0, 0));
+        assert!(exclusive.lines[2].ceiling);
+        assert_eq!(panels[1].lines[0].colour, (255, 127, 14));
+    }
 }
