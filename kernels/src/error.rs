@@ -80,7 +80,7 @@ pub enum GpuError {
         rows: usize,
         /// Number of columns.
         cols: usize,
-        /// Every all-masked row, ascending (at most the first 64 are listed).
+        /// Every all-masked row, ascending.
         masked_rows: Vec<usize>,
     },
 

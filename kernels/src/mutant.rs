@@ -45,7 +45,7 @@ pub const GALLERY: [Mutant; 13] = [
         planted_in: "common/block_reduce.cuh: block_reduce",
         description: "the block barrier sits inside if (warp == 0): only one warp reaches it",
         primitive: "reduce",
-        variant: "multipass",
+        variant: "",
         sizes: SMALL,
     },
     Mutant {

@@ -76,6 +76,8 @@ pub struct ParsedLog {
     pub cases: Vec<String>,
     /// Lines of the form `@@primlab fail ...` the child printed (model mismatches).
     pub child_failures: Vec<String>,
+    /// Whether the tool noted that the wrapped program exited nonzero.
+    pub target_failed: bool,
 }
 
 impl ParsedLog {
@@ -132,9 +134,12 @@ const ERROR_HEADLINES: &[&str] = &[
     "CUDA API error",
     "Error:",
     "ERROR:",
-    "Target application returned an error",
     "Internal Sanitizer Error",
 ];
+
+/// The tool's note that the wrapped program exited nonzero: not a finding of
+/// the tool (the harness child exits 1 on a model mismatch), kept apart.
+const TARGET_FAILED: &str = "Target application returned an error";
 
 const WARNING_HEADLINES: &[&str] = &["Warning: Race reported", "WARNING: Potential", "Warning:", "WARNING:"];
 
@@ -177,7 +182,14 @@ pub fn parse_log(text: &str) -> ParsedLog {
         };
         let trimmed = body.trim();
         if let Some(rest) = trimmed.strip_prefix("ERROR SUMMARY:") {
-            parsed.error_summary = parse_count(rest);
+            // "N errors", and with a print limit also "M errors were not printed ...".
+            if !rest.contains("not printed") {
+                parsed.error_summary = parse_count(rest);
+            }
+            continue;
+        }
+        if trimmed.starts_with(TARGET_FAILED) {
+            parsed.target_failed = true;
             continue;
         }
         if let Some(rest) = trimmed.strip_prefix("RACECHECK SUMMARY:") {
@@ -251,6 +263,55 @@ mod tests {
     fn a_log_without_summary_is_reported_as_such() {
         let parsed = parse_log("@@primlab case x y 1\nSegmentation fault\n");
         assert!(!parsed.has_summary());
+    }
+
+    /// Logs captured on the H200 (2026-11-29) from real runs, trimmed to their
+    /// first reports and their summaries (see testdata/README.md).
+    fn captured(name: &str) -> ParsedLog {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/sanitize/testdata").join(name);
+        parse_log(&std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display())))
+    }
+
+    #[test]
+    fn captured_clean_runs_parse_as_clean() {
+        for name in ["memcheck_clean.log", "racecheck_clean.log", "synccheck_clean.log"] {
+            let parsed = captured(name);
+            assert!(parsed.has_summary(), "{name}");
+            assert_eq!(parsed.error_count(), 0, "{name}");
+            assert!(parsed.findings.is_empty(), "{name}");
+            assert!(!parsed.target_failed, "{name}");
+            assert!(!parsed.cases.is_empty(), "{name}");
+        }
+        assert_eq!(captured("racecheck_clean.log").racecheck_summary, Some((0, 0, 0)));
+    }
+
+    #[test]
+    fn captured_racecheck_hazards_are_errors_attributed_to_their_case() {
+        let parsed = captured("racecheck_raw_hazards.log");
+        assert_eq!(parsed.racecheck_summary, Some((200, 2872, 0)));
+        assert_eq!(parsed.error_count(), 2872);
+        let first = &parsed.findings[0];
+        assert!(first.headline.starts_with("Error: Potential RAW hazard detected at __shared__"));
+        assert_eq!(first.case.as_deref(), Some("reduce multipass.i32 1"));
+        assert!(parsed.target_failed, "the child also reported model mismatches");
+        assert!(!parsed.child_failures.is_empty());
+    }
+
+    #[test]
+    fn captured_initcheck_counts_the_printed_summary_not_the_unprinted_one() {
+        let parsed = captured("initcheck_uninitialised_reads.log");
+        assert_eq!(parsed.error_summary, Some(419_350));
+        assert!(parsed.findings.iter().all(|f| f.headline.starts_with("Uninitialized __global__ memory read")));
+    }
+
+    #[test]
+    fn captured_memcheck_out_of_bounds_read_is_an_error() {
+        let parsed = captured("memcheck_out_of_bounds.log");
+        assert_eq!(parsed.error_summary, Some(15));
+        assert_eq!(parsed.findings[0].headline, "Invalid __global__ read of size 8 bytes");
+        assert_eq!(parsed.findings[0].case.as_deref(), Some("reduce multipass.i32 1"));
+        assert!(parsed.findings.iter().any(|f| f.headline.starts_with("Program hit CUDA_ERROR_LAUNCH_FAILED")));
+        assert!(!parsed.findings.iter().any(|f| f.headline.starts_with("Target application")));
     }
 
     #[test]
