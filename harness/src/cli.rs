@@ -135,10 +135,12 @@ pub struct MutantsArgs {
 /// Options of `harness bench`.
 #[derive(Debug, Args)]
 pub struct BenchArgs {
-    /// A short run (few sizes, fewer iterations; under 2 minutes on an H200).
+    /// A short run: n = 2^10, 2^16, 2^20, 2^24, 2^28, 3 warm-ups and 20 / 10 timed calls,
+    /// baselines with --quick (under 2 minutes on an H200).
     #[arg(long)]
     pub quick: bool,
-    /// Only these primitives (repeatable).
+    /// Only these primitives (repeatable): reduce, scan, compact, segmented_reduce,
+    /// histogram, arg_reduce, softmax, float_reduce (the ceilings always run).
     #[arg(long = "primitive", value_name = "NAME")]
     pub primitives: Vec<String>,
     /// Directory of the CUB/PyTorch baseline programs.
@@ -150,9 +152,13 @@ pub struct BenchArgs {
     /// Receipt path.
     #[arg(long, default_value = "receipts/bench.json")]
     pub receipt: PathBuf,
-    /// Also run the float atomic crossover study (2^10..2^28).
+    /// Run the float atomic crossover study (always part of a full run; with
+    /// --quick or --primitive only when asked).
     #[arg(long)]
     pub crossover: bool,
+    /// Directory of the Markdown report and PNG plots written after the run.
+    #[arg(long, default_value = "receipts/report")]
+    pub report: PathBuf,
 }
 
 /// Options of `harness report`.
