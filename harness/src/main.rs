@@ -57,9 +57,9 @@ fn dispatch(command: Command) -> anyhow::Result<bool> {
         }
         Command::Mutants(args) => mutants::run(&args),
         // `bench --gpus` is the multi-GPU scaling study, in place of the single-GPU bench.
-        Command::Bench(args) => match args.gpus {
-            Some(gpus) => multigpu::scaling_bench::run(&args, gpus),
-            None => bench::run(&args),
+        Command::Bench(command) => match command.gpus {
+            Some(gpus) => multigpu::scaling_bench::run(&command.args, gpus),
+            None => bench::run(&command.args),
         },
         Command::Report(args) => report::run(&args),
         Command::Fixtures(args) => fixtures::run(&args),

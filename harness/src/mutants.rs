@@ -55,9 +55,16 @@ impl BuildVerdict {
     }
 }
 
-fn sweep_check(exe: &Path, m: &Mutant, id: u32, log_dir: &Path, timeout: Duration) -> Result<CheckVerdict> {
-    let json = log_dir.join(format!("mutant-{id}-sweep.json"));
-    let log = log_dir.join(format!("mutant-{id}-sweep.log"));
+fn sweep_check(
+    exe: &Path,
+    m: &Mutant,
+    id: u32,
+    label: &str,
+    log_dir: &Path,
+    timeout: Duration,
+) -> Result<CheckVerdict> {
+    let json = log_dir.join(format!("{label}-sweep.json"));
+    let log = log_dir.join(format!("{label}-sweep.log"));
     let sizes = m.sizes.iter().map(usize::to_string).collect::<Vec<_>>().join(",");
     let mut args = vec![
         "sweep".to_string(),
@@ -109,11 +116,13 @@ fn sweep_check(exe: &Path, m: &Mutant, id: u32, log_dir: &Path, timeout: Duratio
     Ok(CheckVerdict { check: "sweep".into(), flagged, detail, seconds })
 }
 
+#[allow(clippy::too_many_arguments)]
 fn sanitizer_check(
     sanitizer: &Path,
     exe: &Path,
     m: &Mutant,
     id: u32,
+    label: &str,
     tool: Tool,
     log_dir: &Path,
     timeout: Duration,
@@ -133,7 +142,7 @@ fn sanitizer_check(
     if !m.variant.is_empty() {
         child_args.extend(["--variant".into(), m.variant.into()]);
     }
-    let job = Job { tool, primitive: format!("mutant-{id}-{}", m.primitive), child_args };
+    let job = Job { tool, primitive: label.to_string(), child_args };
     let outcome = run_job(sanitizer, exe, &job, log_dir, timeout)?;
     let errors = outcome.parsed.error_count();
     let (flagged, detail) = if errors > 0 {
@@ -156,23 +165,40 @@ fn sanitizer_check(
     Ok(CheckVerdict { check: tool.name().into(), flagged, detail, seconds: outcome.seconds })
 }
 
+/// The file-name stem of one build's logs: unique per build, since the
+/// real-kernel controls all compile with id 0 and run at the same time.
+fn build_label(m: &Mutant, id: u32, index: usize) -> String {
+    if id == 0 {
+        let variant = if m.variant.is_empty() { "all" } else { m.variant };
+        format!("control-{index}-{}-{variant}", m.primitive)
+    } else {
+        format!("mutant-{id}-{}", m.primitive)
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
 fn run_build(
     sanitizer: Option<&Path>,
     exe: &Path,
     m: &Mutant,
     id: u32,
+    index: usize,
     log_dir: &Path,
     timeout: Duration,
     progress: &Progress,
 ) -> Result<BuildVerdict> {
+    let stem = build_label(m, id, index);
     let label = if id == 0 { format!("real {}", m.primitive) } else { format!("mutant {id}") };
-    let mut checks = vec![sweep_check(exe, m, id, log_dir, timeout)?];
+    let mut checks = vec![sweep_check(exe, m, id, &stem, log_dir, timeout)?];
     progress.step(&format!("{label} sweep"));
     if let Some(sanitizer) = sanitizer {
         let verdicts: Vec<Result<CheckVerdict>> = std::thread::scope(|scope| {
             let handles: Vec<_> = Tool::ALL
                 .into_iter()
-                .map(|tool| scope.spawn(move || sanitizer_check(sanitizer, exe, m, id, tool, log_dir, timeout)))
+                .map(|tool| {
+                    let stem = stem.as_str();
+                    scope.spawn(move || sanitizer_check(sanitizer, exe, m, id, stem, tool, log_dir, timeout))
+                })
                 .collect();
             handles
                 .into_iter()
@@ -252,7 +278,7 @@ pub fn run(args: &MutantsArgs) -> Result<bool> {
             scope.spawn(|| loop {
                 let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 let Some((m, id)) = work.get(i) else { break };
-                let verdict = run_build(sanitizer.as_deref(), &exe, m, *id, &args.log_dir, timeout, &progress);
+                let verdict = run_build(sanitizer.as_deref(), &exe, m, *id, i, &args.log_dir, timeout, &progress);
                 results.lock().unwrap_or_else(|p| p.into_inner()).push((i, verdict));
             });
         }
@@ -331,4 +357,17 @@ pub fn run(args: &MutantsArgs) -> Result<bool> {
     Receipt::new("mutants", machine, tally, details).save(&args.receipt)?;
     println!("mutants: receipt written to {}", args.receipt.display());
     Ok(tally.failed == 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_build_gets_its_own_log_names() {
+        let mut labels: Vec<String> = GALLERY.iter().enumerate().map(|(i, m)| build_label(m, m.id, i)).collect();
+        labels.extend(GALLERY.iter().enumerate().map(|(i, m)| build_label(m, 0, GALLERY.len() + i)));
+        let unique: std::collections::BTreeSet<&String> = labels.iter().collect();
+        assert_eq!(unique.len(), labels.len(), "{labels:?}");
+    }
 }

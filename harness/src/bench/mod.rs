@@ -1,6 +1,249 @@
-//! `harness bench` (being built).
+//! `harness bench`: times every primitive and variant beside the bandwidth
+//! ceilings and the CUB and PyTorch baselines, in one run, and writes a
+//! receipt (`receipts/bench.json`), a Markdown report and PNG plots.
+//!
+//! Order of a run: open the GPU; start building `cub_bench` with nvcc in the
+//! background (CPU only); compile primlab's kernels; run primlab's entries
+//! and the ceilings (each checked before it is timed); then, with the GPU to
+//! themselves, `cub_bench` and `torch_bench.py`; evaluate the targets and the
+//! crossover study; save the receipt; write the report.
+
+pub mod baselines;
+pub mod config;
+pub mod crossover;
+pub mod details;
+pub mod entries;
+pub mod inputs;
+pub mod ncu;
+pub mod ops;
+pub mod plot;
+pub mod pool;
+pub mod record;
 pub mod report;
-/// Runs the benchmark.
-pub fn run(_args: &crate::cli::BenchArgs) -> anyhow::Result<bool> {
-    anyhow::bail!("harness bench is not built yet")
+pub mod rotation;
+pub mod runner;
+pub mod targets;
+pub mod timing;
+
+use crate::cli::BenchArgs;
+use crate::progress::Progress;
+use crate::receipts::{MachineInfo, Receipt, Tally};
+use crate::report::table::Table;
+use anyhow::{anyhow, Result};
+use baselines::BaselineRun;
+use config::BenchConfig;
+use details::{BenchDetails, NotWired, DETAILS_SCHEMA, TIMING_TEXT};
+use kernels::{Family, Gpu, GpuOptions};
+use record::{IMPL_CEILING, IMPL_CUB, IMPL_PRIMLAB, IMPL_TORCH};
+use std::time::{Duration, Instant};
+
+/// The kernel families the selected primitives need (compiled before timing).
+fn families(config: &BenchConfig) -> Vec<(&'static str, Family)> {
+    let mut out = vec![("ceilings", Family::Ceilings)];
+    for (primitive, family) in [
+        ("reduce", Family::Reduce),
+        ("scan", Family::Scan),
+        ("compact", Family::Compact),
+        ("segmented_reduce", Family::SegmentedReduce),
+        ("histogram", Family::Histogram),
+        ("arg_reduce", Family::ArgReduce),
+        ("softmax", Family::Softmax),
+        ("float_reduce", Family::FloatReduce),
+    ] {
+        if config.wants(primitive) || (primitive == "float_reduce" && config.crossover) {
+            out.push((primitive, family));
+        }
+    }
+    out
+}
+
+/// `harness bench`. Ok(false) when a primlab entry or ceiling failed its check or errored.
+pub fn run(args: &BenchArgs) -> Result<bool> {
+    entries::check_primitive_names(&args.primitives)?;
+    let config = BenchConfig::from_args(args);
+    let started = Instant::now();
+    let gpu = Gpu::open(GpuOptions::default()).map_err(|e| anyhow!("harness bench needs a GPU: {e}"))?;
+    let info = gpu.info().clone();
+    println!(
+        "bench: {} (sm_{}{}, {} SMs, L2 {} MiB), {} run, n = 2^{{{}}}",
+        info.name,
+        info.compute_capability.0,
+        info.compute_capability.1,
+        info.sm_count,
+        info.l2_bytes >> 20,
+        if config.quick { "quick" } else { "full" },
+        config.sizes_log2.iter().map(u32::to_string).collect::<Vec<_>>().join(",")
+    );
+
+    // CUB's build is CPU work: it overlaps with primlab's entries.
+    let arch = format!("{}{}", info.compute_capability.0, info.compute_capability.1);
+    let pending_cub =
+        config.baselines.then(|| baselines::cub_build::start(&baselines::cub_source(&args.baselines), &arch));
+    let build_deadline = started
+        + Duration::from_secs(if config.quick { baselines::QUICK_BUILD_WAIT_S } else { baselines::FULL_BUILD_WAIT_S });
+
+    let compile_started = Instant::now();
+    let mut not_wired = Vec::new();
+    for (primitive, family) in families(&config) {
+        if let Err(e) = gpu.module(family) {
+            // Its entries fail one by one with this error in their records.
+            eprintln!("bench: compiling {} failed: {e}", family.file());
+            not_wired.push(NotWired {
+                primitive: primitive.to_string(),
+                reason: format!("{} did not compile: {e}", family.file()),
+            });
+        }
+    }
+    let compile_seconds = compile_started.elapsed().as_secs_f64();
+
+    let registry = entries::register_all(&config);
+    let baseline_steps = if config.baselines { 2 } else { 0 };
+    let progress = Progress::new("bench", (registry.entries.len() + baseline_steps) as u64);
+    let entries_run = runner::run_entries(&gpu, registry, config.protocol, &progress)?;
+    let machine = MachineInfo::collect(&gpu);
+    let mut state = RunState {
+        config: &config,
+        started,
+        compile_seconds,
+        not_wired,
+        records: entries_run.records,
+        skipped: entries_run.skipped,
+        aborted: entries_run.aborted,
+        baselines: Vec::new(),
+    };
+
+    // A checkpoint: if the run is killed during the baselines, primlab's numbers survive.
+    if config.baselines {
+        state.baselines = vec![
+            BaselineRun::absent(IMPL_CUB, "not run yet (checkpoint written before the baselines)"),
+            BaselineRun::absent(IMPL_TORCH, "not run yet (checkpoint written before the baselines)"),
+        ];
+        let (details, tally) = state.details();
+        Receipt::new("bench", machine.clone(), tally, serde_json::to_value(&details)?).save(&args.receipt)?;
+        state.baselines.clear();
+    }
+
+    match pending_cub {
+        Some(pending) => {
+            progress.println("bench: CUB baseline (waiting for nvcc if still building)");
+            let (cub, cub_records) =
+                baselines::run_cub(pending, build_deadline, &config, &baselines::cub_build::work_dir());
+            progress.step(&format!("cub: {} ({} records)", cub.status, cub.records));
+            state.records.extend(cub_records);
+            state.baselines.push(cub);
+            progress.println("bench: PyTorch baseline");
+            let (torch, torch_records) =
+                baselines::run_torch(&args.baselines, &config, &baselines::cub_build::work_dir());
+            progress.step(&format!("torch: {} ({} records)", torch.status, torch.records));
+            state.records.extend(torch_records);
+            state.baselines.push(torch);
+        }
+        None => {
+            state.baselines.push(BaselineRun::absent(IMPL_CUB, "skipped by --no-baselines"));
+            state.baselines.push(BaselineRun::absent(IMPL_TORCH, "skipped by --no-baselines"));
+        }
+    }
+    progress.finish();
+
+    let (details, tally) = state.details();
+    print_targets(&details);
+    Receipt::new("bench", machine, tally, serde_json::to_value(&details)?).save(&args.receipt)?;
+    println!(
+        "bench: {} ok, {} failed, {} not run in {:.0} s; receipt {}",
+        tally.passed,
+        tally.failed,
+        tally.skipped,
+        details.wall_seconds,
+        args.receipt.display()
+    );
+    // The receipt is saved: a report failure (or panic) must not cost the run.
+    let written = std::panic::catch_unwind(|| report::write_report(&args.receipt, &args.report));
+    match written {
+        Ok(Ok(files)) => println!("bench: report {} and {} plot(s)", files.markdown.display(), files.plots.len()),
+        Ok(Err(e)) => eprintln!("bench: the report could not be written ({e:#}); rerun `harness report`"),
+        Err(_) => eprintln!("bench: the report panicked; the receipt is saved; rerun `harness report`"),
+    }
+    Ok(tally.failed == 0)
+}
+
+/// What a run has gathered so far.
+struct RunState<'c> {
+    config: &'c BenchConfig,
+    started: Instant,
+    compile_seconds: f64,
+    not_wired: Vec<NotWired>,
+    records: Vec<record::BenchRecord>,
+    skipped: Vec<record::SkippedEntry>,
+    aborted: Option<String>,
+    baselines: Vec<BaselineRun>,
+}
+
+impl RunState<'_> {
+    /// The receipt's details and tally: targets and the crossover study
+    /// evaluated on the records gathered so far.
+    fn details(&self) -> (BenchDetails, Tally) {
+        let config = self.config;
+        let absent = |who: &str| {
+            self.baselines
+                .iter()
+                .find(|b| b.implementation == who)
+                .and_then(|b| b.reason.clone().map(|r| format!("{}: {r}", b.status)))
+        };
+        let targets = targets::evaluate_all(&self.records, &absent);
+        let crossover = if config.crossover { crossover::analyse(&self.records) } else { None };
+        let crossover_absent = if !config.crossover {
+            Some(
+                "not requested (it is part of a full run; add --crossover to a --quick or --primitive run)".to_string(),
+            )
+        } else if crossover.is_none() {
+            Some("no checked float_reduce_sum_f32 record of the three variants (see the failures above)".to_string())
+        } else {
+            None
+        };
+        let ours = |r: &&record::BenchRecord| r.implementation == IMPL_PRIMLAB || r.implementation == IMPL_CEILING;
+        let tally = Tally {
+            passed: self.records.iter().filter(ours).filter(|r| r.ok).count() as u64,
+            failed: self.records.iter().filter(ours).filter(|r| !r.ok).count() as u64,
+            skipped: self.skipped.len() as u64,
+        };
+        let details = BenchDetails {
+            schema: DETAILS_SCHEMA,
+            quick: config.quick,
+            sizes_log2: config.sizes_log2.clone(),
+            row_shapes: config.row_shapes.iter().map(|&(r, c)| [r, c]).collect(),
+            segment_lens: config.segment_lens.clone(),
+            protocol: config.protocol,
+            timing: TIMING_TEXT.to_string(),
+            inputs: vec![
+                ("int32".into(), inputs::INPUT_I32_TEXT.into()),
+                ("float32".into(), inputs::INPUT_F32_TEXT.into()),
+                ("logits".into(), inputs::INPUT_LOGITS_TEXT.into()),
+            ],
+            records: self.records.clone(),
+            skipped: self.skipped.clone(),
+            not_wired: self.not_wired.clone(),
+            baselines: self.baselines.clone(),
+            targets,
+            crossover,
+            crossover_absent,
+            aborted: self.aborted.clone(),
+            compile_seconds: self.compile_seconds,
+            wall_seconds: self.started.elapsed().as_secs_f64(),
+        };
+        (details, tally)
+    }
+}
+
+/// The targets table on the terminal.
+fn print_targets(details: &BenchDetails) {
+    let mut t = Table::new(["target", "requirement", "ratio", "verdict"]);
+    for r in &details.targets {
+        t.row([
+            r.label.clone(),
+            r.requirement.clone(),
+            r.ratio.map(|x| format!("{x:.2}x")).unwrap_or_else(|| "-".into()),
+            r.verdict.clone(),
+        ]);
+    }
+    println!("\n{}", t.render());
 }

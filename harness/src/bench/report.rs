@@ -1,5 +1,777 @@
-//! Benchmark report (being built).
-/// Writes the report.
-pub fn write_report(_receipt: &std::path::Path, _out: &std::path::Path) -> anyhow::Result<()> {
-    anyhow::bail!("harness report is not built yet")
+//! The benchmark report: Markdown (`report.md`) and PNG plots from a bench
+//! receipt, with no GPU needed (`harness report`). Everything it says comes
+//! from the receipt; ratios and targets are recomputed from the records.
+
+use super::baselines::BaselineRun;
+use super::config::size_label;
+use super::crossover::{self, CrossoverStudy};
+use super::details::BenchDetails;
+use super::entries::ceilings::{COPY_OP, READ_OP};
+use super::ncu;
+use super::plot;
+use super::record::{BenchRecord, BenchSize, IMPL_CEILING, IMPL_CUB, IMPL_PRIMLAB, IMPL_TORCH};
+use super::targets::{self, fastest, TargetResult, TARGETS};
+use crate::receipts::Receipt;
+use crate::report::table::Table;
+use anyhow::{Context, Result};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+/// What `write_report` wrote.
+#[derive(Debug, Clone)]
+pub struct ReportFiles {
+    /// The Markdown report.
+    pub markdown: PathBuf,
+    /// The plots, one per primitive.
+    pub plots: Vec<PathBuf>,
+}
+
+/// Reads the bench receipt at `receipt_path` and writes `report.md` and the
+/// plots into `out_dir`. `receipts/ncu/*.txt` beside the receipt are quoted.
+pub fn write_report(receipt_path: &Path, out_dir: &Path) -> Result<ReportFiles> {
+    let receipt = Receipt::load(receipt_path)?;
+    if receipt.kind != "bench" {
+        anyhow::bail!("{} is a '{}' receipt, not a bench receipt", receipt_path.display(), receipt.kind);
+    }
+    let details: BenchDetails = serde_json::from_value(receipt.details.clone())
+        .with_context(|| format!("reading the bench details of {}", receipt_path.display()))?;
+    std::fs::create_dir_all(out_dir).with_context(|| format!("creating {}", out_dir.display()))?;
+    let ncu_dir = receipt_path.parent().unwrap_or(Path::new(".")).join("ncu");
+    let plots = plot::draw_all(&details.records, out_dir, &receipt.machine.gpu)?;
+    let markdown = render(&receipt, &details, &plots, &ncu_dir);
+    let path = out_dir.join("report.md");
+    std::fs::write(&path, markdown).with_context(|| format!("writing {}", path.display()))?;
+    Ok(ReportFiles { markdown: path, plots: plots.into_iter().map(|(_, p)| p).collect() })
+}
+
+/// Why a baseline has no record, from the run's baseline list.
+fn absence(baselines: &[BaselineRun], who: &str) -> Option<String> {
+    let run = baselines.iter().find(|b| b.implementation == who)?;
+    run.reason.as_ref().map(|r| format!("{}: {r}", run.status))
+}
+
+/// The whole Markdown text.
+pub fn render(receipt: &Receipt, details: &BenchDetails, plots: &[(String, PathBuf)], ncu_dir: &Path) -> String {
+    let targets = targets::evaluate_all(&details.records, &|who| absence(&details.baselines, who));
+    let mut md = String::new();
+    let _ = writeln!(md, "# primlab benchmark report\n");
+    let _ = writeln!(
+        md,
+        "{} run of `{}` on {}, finished {} ({:.0} s). Kernel sources `{}`.\n",
+        if details.quick { "A `--quick`" } else { "A full" },
+        receipt.command,
+        receipt.machine.gpu,
+        receipt.created_utc,
+        details.wall_seconds,
+        receipt.source_hash
+    );
+    if let Some(reason) = &details.aborted {
+        let _ = writeln!(md, "**The run stopped early:** {reason}. Entries after it were not run.\n");
+    }
+    machine_section(&mut md, receipt, details);
+    method_section(&mut md, details);
+    targets_section(&mut md, &targets);
+    missed_section(&mut md, &targets, &details.records, ncu_dir);
+    absent_section(&mut md, details);
+    results_section(&mut md, details, plots);
+    crossover_section(&mut md, details);
+    ncu_files_section(&mut md, ncu_dir, &targets);
+    appendix_section(&mut md, &details.records);
+    md
+}
+
+fn machine_section(md: &mut String, receipt: &Receipt, details: &BenchDetails) {
+    let m = &receipt.machine;
+    let mut t = Table::new(["", ""]);
+    t.row(["GPU".to_string(), format!("{} (compute capability {}, {} SMs)", m.gpu, m.compute_capability, m.sm_count)]);
+    t.row(["L2 / memory".to_string(), format!("{} MiB / {} GiB", m.l2_bytes >> 20, m.memory_bytes >> 30)]);
+    t.row(["driver".to_string(), m.driver.clone()]);
+    t.row(["NVRTC (primlab kernels)".to_string(), m.nvrtc.clone()]);
+    t.row(["toolkit (nvcc)".to_string(), m.toolkit.clone().unwrap_or_else(|| "not found".into())]);
+    if let Some((sm, mem)) = m.clocks_mhz {
+        t.row([
+            "clocks".to_string(),
+            format!("SM {sm} MHz, memory {mem} MHz (driver-reported maxima, not the clocks during the run)"),
+        ]);
+    }
+    if let Some(host) = &m.host {
+        t.row(["host".to_string(), host.clone()]);
+    }
+    t.row(["kernel-source hash".to_string(), format!("`{}`", receipt.source_hash)]);
+    for b in &details.baselines {
+        if let Some(meta) = &b.meta {
+            let field = |k: &str| meta.get(k).map(|v| v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string()));
+            let parts: Vec<String> = ["gpu", "driver", "nvcc", "runtime", "cccl_version", "torch", "cuda", "python"]
+                .iter()
+                .filter_map(|k| field(k).map(|v| format!("{k} {v}")))
+                .collect();
+            t.row([format!("{} baseline", b.implementation), parts.join(", ")]);
+        }
+    }
+    let _ = writeln!(md, "## Machine\n\n{}", t.render_markdown());
+}
+
+fn method_section(md: &mut String, details: &BenchDetails) {
+    let p = &details.protocol;
+    let _ = writeln!(md, "## Method\n");
+    let _ = writeln!(md, "- Timing: {}", details.timing);
+    let _ = writeln!(
+        md,
+        "- Calls: {} warm-ups, then {} timed calls below 2^24 elements and {} from 2^24 on (an entry whose warm-ups \
+         show it would need more than {:.0} s gets fewer, at least {}, and its record says so).",
+        p.warmups, p.iters_small, p.iters_large, p.entry_budget_s, p.min_iters
+    );
+    let _ = writeln!(
+        md,
+        "- Cache policy (as the baselines): an input smaller than 2 x L2 is held as k identical copies totalling more \
+         than 2 x L2 and each call reads the next copy; one buffer otherwise. Outputs and scratch are reused. Each \
+         record states its policy."
+    );
+    let _ = writeln!(md, "- Correctness before timing: one call on a poisoned output, checked against a host computation; a wrong result is recorded `ok: false` and not timed.");
+    for (kind, text) in &details.inputs {
+        let _ = writeln!(md, "- Input {kind}: {text}");
+    }
+    let _ = writeln!(
+        md,
+        "- Sizes: n = {}; row shapes {}; segment lengths {:?}.",
+        details.sizes_log2.iter().map(|k| format!("2^{k}")).collect::<Vec<_>>().join(", "),
+        details.row_shapes.iter().map(|[r, c]| format!("[{r}, {c}]")).collect::<Vec<_>>().join(", "),
+        details.segment_lens
+    );
+    let _ = writeln!(
+        md,
+        "- Logical bytes (useful bytes, not DRAM traffic; GB/s = 10^9 B/s): copy 8n (4n copied), read ceiling 4n, \
+         reduce 4n, int32->int64 scan 12n, compaction 4n + 4 x kept, segmented sum 4n, histogram 4n, argmax 4n, \
+         softmax 2 x element size x rows x cols. Ratios are baseline median / primlab median at equal logical bytes.\n"
+    );
+}
+
+fn us(v: f64) -> String {
+    if v >= 100.0 {
+        format!("{v:.0} us")
+    } else {
+        format!("{v:.1} us")
+    }
+}
+
+fn targets_section(md: &mut String, targets: &[TargetResult]) {
+    let mut t = Table::new(["target", "requirement", "primlab (fastest variant)", "reference", "ratio", "verdict"]);
+    for r in targets {
+        let ours = r
+            .ours
+            .as_ref()
+            .map(|o| format!("{} {} ({:.0} GB/s)", o.variant, us(o.median_us), o.gbps))
+            .unwrap_or_else(|| "-".into());
+        let reference = r
+            .reference
+            .as_ref()
+            .map(|o| format!("{} {} ({:.0} GB/s)", o.implementation, us(o.median_us), o.gbps))
+            .unwrap_or_else(|| "-".into());
+        let ratio = r.ratio.map(|x| format!("{x:.2}x")).unwrap_or_else(|| "-".into());
+        t.row([r.label.clone(), r.requirement.clone(), ours, reference, ratio, r.verdict.clone()]);
+    }
+    let met = targets.iter().filter(|r| r.met == Some(true)).count();
+    let missed = targets.iter().filter(|r| r.met == Some(false)).count();
+    let unmeasured = targets.len() - met - missed;
+    let _ = writeln!(
+        md,
+        "## Targets (issue 6)\n\n{met} met, {missed} missed, {unmeasured} not measured in this run. Each ratio \
+         compares records of the same run.\n\n{}",
+        t.render_markdown()
+    );
+}
+
+/// The record behind a target's primlab pick.
+fn our_record<'a>(records: &'a [BenchRecord], r: &TargetResult) -> Option<&'a BenchRecord> {
+    let spec = TARGETS.iter().find(|s| s.id == r.id)?;
+    fastest(records, IMPL_PRIMLAB, spec.op, spec.size)
+}
+
+fn ceiling_gbps(records: &[BenchRecord], op: &str, size: BenchSize) -> Option<f64> {
+    let r = fastest(records, IMPL_CEILING, op, size)?;
+    Some(r.logical_bytes as f64 / (r.timed_median()? * 1e3))
+}
+
+fn missed_section(md: &mut String, targets: &[TargetResult], records: &[BenchRecord], ncu_dir: &Path) {
+    let _ = writeln!(md, "## Missed targets: measured numbers and evidence\n");
+    let missed: Vec<&TargetResult> = targets.iter().filter(|r| r.met == Some(false)).collect();
+    if missed.is_empty() {
+        let _ = writeln!(md, "No measured target was missed in this run.\n");
+        return;
+    }
+    let _ = writeln!(
+        md,
+        "For each missed target: what was counted against an estimate of what the schedule moves (DRAM bytes when \
+         nothing stays in L2, from the algorithm, not measured), the launches in the timed region, and the \
+         ceilings of the same run. The reasons come from Nsight Compute (`ncu --clock-control none`) runs on the \
+         GPU machine, filed as `receipts/ncu/<target id>.txt`.\n"
+    );
+    for r in missed {
+        let _ = writeln!(md, "### {} — {}\n", r.label, r.verdict);
+        if let Some(rec) = our_record(records, r) {
+            let median = rec.timed_median().unwrap_or(f64::NAN);
+            let _ = writeln!(
+                md,
+                "- primlab `{}`: {} median (min {}, max {}), {:.0} GB/s logical.",
+                rec.variant,
+                us(median),
+                rec.min_us.map(us).unwrap_or_default(),
+                rec.max_us.map(us).unwrap_or_default(),
+                rec.logical_bytes as f64 / (median * 1e3)
+            );
+            match rec.bytes_moved_estimate {
+                Some(moved) => {
+                    let _ = writeln!(
+                        md,
+                        "- Bytes counted {} (logical) vs about {} moved by the schedule ({:.2}x), i.e. {:.0} GB/s of \
+                         estimated traffic.",
+                        rec.logical_bytes,
+                        moved,
+                        moved as f64 / rec.logical_bytes.max(1) as f64,
+                        moved as f64 / (median * 1e3)
+                    );
+                }
+                None => {
+                    let _ =
+                        writeln!(md, "- Bytes counted {} (logical); no traffic estimate recorded.", rec.logical_bytes);
+                }
+            }
+            let _ = writeln!(
+                md,
+                "- Launches and memsets in the timed region: {}. Timed region: {}",
+                rec.launches.map(|l| l.to_string()).unwrap_or_else(|| "not recorded".into()),
+                rec.timed_region
+            );
+            let size = rec.size();
+            let ceilings: Vec<String> = [(COPY_OP, "copy"), (READ_OP, "read")]
+                .iter()
+                .filter_map(|(op, name)| ceiling_gbps(records, op, size).map(|g| format!("{name} {g:.0} GB/s")))
+                .collect();
+            if !ceilings.is_empty() {
+                let _ = writeln!(md, "- Ceilings at {}: {}.", size.label(), ceilings.join(", "));
+            }
+        }
+        if let Some(reference) = &r.reference {
+            let _ = writeln!(
+                md,
+                "- Reference {} `{}`: {} ({:.0} GB/s).",
+                reference.implementation,
+                reference.variant,
+                us(reference.median_us),
+                reference.gbps
+            );
+        }
+        let relative = format!("receipts/ncu/{}.txt", r.id);
+        let _ = writeln!(md, "- Why: ncu evidence: see {relative}");
+        match ncu::evidence(ncu_dir, &r.id) {
+            Some(evidence) => {
+                let _ = writeln!(
+                    md,
+                    "\n  Excerpt ({} of {} lines of {}):\n\n```text\n{}\n```\n",
+                    evidence.excerpt.len(),
+                    evidence.total_lines,
+                    evidence.path.display(),
+                    evidence.excerpt.join("\n")
+                );
+            }
+            None => {
+                let _ =
+                    writeln!(md, "  (not yet filed: no {} found)\n", ncu_dir.join(format!("{}.txt", r.id)).display());
+            }
+        }
+    }
+}
+
+fn absent_section(md: &mut String, details: &BenchDetails) {
+    let _ = writeln!(md, "## Absent, failed or skipped\n");
+    for b in &details.baselines {
+        match b.status.as_str() {
+            "ran" => {
+                let _ = writeln!(md, "- {} baseline: ran, {} records.", b.implementation, b.records);
+            }
+            status => {
+                let _ = writeln!(
+                    md,
+                    "- {} baseline: **{status}**: {}. No {} number appears in this report.",
+                    b.implementation,
+                    b.reason.as_deref().unwrap_or("no reason recorded"),
+                    b.implementation
+                );
+            }
+        }
+        for f in &b.failed_records {
+            let size = f.shape.map(|[r, c]| format!("[{r}, {c}]")).unwrap_or_else(|| size_label(f.n));
+            let _ = writeln!(md, "  - {} {size} failed its own check (not used): {}", f.op, f.error);
+        }
+        if !b.unreadable_lines.is_empty() {
+            let _ = writeln!(md, "  - unreadable output lines: {:?}", b.unreadable_lines);
+        }
+    }
+    if details.baselines.is_empty() {
+        let _ = writeln!(md, "- No baseline was attempted.");
+    }
+    for w in &details.not_wired {
+        let _ = writeln!(md, "- {}: not benchmarked: {}.", w.primitive, w.reason);
+    }
+    match (&details.crossover, &details.crossover_absent) {
+        (None, Some(reason)) => {
+            let _ = writeln!(md, "- Crossover study: not run: {reason}.");
+        }
+        (None, None) => {
+            let _ = writeln!(md, "- Crossover study: not run.");
+        }
+        _ => {}
+    }
+    let failures: Vec<&BenchRecord> = details.records.iter().filter(|r| !r.ok).collect();
+    for r in &failures {
+        let _ = writeln!(md, "- FAILED {}: {}", r.label(), r.error.as_deref().unwrap_or("no error text"));
+    }
+    if !details.skipped.is_empty() {
+        let _ = writeln!(md, "- Entries not run ({}):", details.skipped.len());
+        let mut t = Table::new(["primitive", "op", "variant", "size", "reason"]);
+        for s in &details.skipped {
+            t.row([s.primitive.clone(), s.op.clone(), s.variant.clone(), s.size.clone(), s.reason.clone()]);
+        }
+        let _ = writeln!(md, "\n{}", t.render_markdown());
+    } else {
+        let _ = writeln!(md);
+    }
+}
+
+/// Distinct values in first-seen order.
+fn distinct<T: PartialEq + Clone>(items: impl Iterator<Item = T>) -> Vec<T> {
+    let mut out: Vec<T> = Vec::new();
+    for item in items {
+        if !out.contains(&item) {
+            out.push(item);
+        }
+    }
+    out
+}
+
+/// The per-size table of one op: a column per implementation/variant with
+/// median and GB/s, then the best primlab variant against the best baseline.
+pub fn op_table(records: &[BenchRecord], op: &str) -> Table {
+    let rs: Vec<&BenchRecord> = records.iter().filter(|r| r.op == op).collect();
+    let rank = |i: &str| match i {
+        IMPL_PRIMLAB => 0,
+        IMPL_CEILING => 1,
+        IMPL_CUB => 2,
+        IMPL_TORCH => 3,
+        _ => 4,
+    };
+    let mut columns = distinct(rs.iter().map(|r| (r.implementation.clone(), r.variant.clone())));
+    columns.sort_by_key(|(i, _)| rank(i));
+    let mut sizes = distinct(rs.iter().map(|r| r.size()));
+    sizes.sort_by_key(|s| (s.elements(), *s));
+    let mut header = vec!["size".to_string()];
+    header.extend(columns.iter().map(|(i, v)| if i == IMPL_PRIMLAB { v.clone() } else { format!("{i} {v}") }));
+    header.push("fastest primlab vs each baseline".into());
+    let mut t = Table::new(header);
+    for size in sizes {
+        let mut row = vec![size.label()];
+        for (implementation, variant) in &columns {
+            let cell = rs
+                .iter()
+                .find(|r| &r.implementation == implementation && &r.variant == variant && r.size() == size)
+                .map(|r| match r.timed_median() {
+                    Some(m) => format!("{} · {:.0} GB/s", us(m), r.logical_bytes as f64 / (m * 1e3)),
+                    None if !r.ok => "FAILED".into(),
+                    None => "-".into(),
+                })
+                .unwrap_or_else(|| "-".into());
+            row.push(cell);
+        }
+        let ours = fastest(records, IMPL_PRIMLAB, op, size);
+        // The fastest primlab variant against each baseline measured at this size.
+        let ours = ours.and_then(|o| Some((o, o.timed_median()?)));
+        let ratios: Vec<String> = [IMPL_CUB, IMPL_TORCH]
+            .iter()
+            .filter_map(|i| fastest(records, i, op, size).and_then(BenchRecord::timed_median).map(|m| (i, m)))
+            .filter_map(|(i, bm)| ours.map(|(_, om)| format!("{:.2}x vs {i}", bm / om)))
+            .collect();
+        row.push(match (ours, ratios.is_empty()) {
+            (Some((o, _)), false) => format!("{} ({})", ratios.join(", "), o.variant),
+            (Some(_), true) => "no baseline".into(),
+            (None, _) => "-".into(),
+        });
+        t.row(row);
+    }
+    t
+}
+
+fn results_section(md: &mut String, details: &BenchDetails, plots: &[(String, PathBuf)]) {
+    let _ = writeln!(md, "## Results by primitive\n");
+    let _ = writeln!(
+        md,
+        "Cells: median · logical GB/s. The last column divides each baseline's median by the fastest primlab \
+         variant's (above 1: primlab is faster).\n"
+    );
+    let order = [
+        "ceilings",
+        "reduce",
+        "scan",
+        "compact",
+        "segmented_reduce",
+        "histogram",
+        "arg_reduce",
+        "softmax",
+        "float_reduce",
+    ];
+    let mut primitives = distinct(details.records.iter().map(|r| r.primitive.clone()));
+    primitives.sort_by_key(|p| order.iter().position(|o| o == p).unwrap_or(order.len()));
+    for primitive in primitives {
+        let _ = writeln!(md, "### {primitive}\n");
+        if let Some((_, path)) = plots.iter().find(|(p, _)| *p == primitive) {
+            let name = path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
+            let _ = writeln!(md, "![{primitive}: logical GB/s vs n]({name})\n");
+        }
+        let ops = distinct(details.records.iter().filter(|r| r.primitive == primitive).map(|r| r.op.clone()));
+        for op in ops {
+            let _ = writeln!(md, "#### {op}\n\n{}", op_table(&details.records, &op).render_markdown());
+        }
+    }
+}
+
+fn crossover_section(md: &mut String, details: &BenchDetails) {
+    let Some(study) = &details.crossover else { return };
+    render_crossover(md, study);
+}
+
+/// The crossover table and conclusion.
+pub fn render_crossover(md: &mut String, study: &CrossoverStudy) {
+    let _ = writeln!(md, "## Float atomic crossover study\n");
+    let _ = writeln!(
+        md,
+        "float32 sums of n elements (`{}`): one atomicAdd per element, one per block, and two-pass (no atomics); \
+         medians of the same run.\n",
+        crossover::OP
+    );
+    let mut t = Table::new([
+        "n",
+        "one atomic per element",
+        "one atomic per block",
+        "two-pass",
+        "per-block atomics",
+        "read ceiling",
+        "fastest",
+    ]);
+    let cell = |v: Option<f64>| v.map(us).unwrap_or_else(|| "-".into());
+    for r in &study.rows {
+        let candidates =
+            [("per element", r.per_element_us), ("per block", r.per_block_us), ("two-pass", r.two_pass_us)];
+        let fastest = candidates
+            .iter()
+            .filter_map(|(name, t)| t.map(|t| (*name, t)))
+            .min_by(|a, b| a.1.total_cmp(&b.1))
+            .map(|(name, _)| name.to_string())
+            .unwrap_or_else(|| "-".into());
+        t.row([
+            size_label(r.n as u64),
+            cell(r.per_element_us),
+            cell(r.per_block_us),
+            cell(r.two_pass_us),
+            r.per_block_atomics.to_string(),
+            cell(r.read_ceiling_us),
+            fastest,
+        ]);
+    }
+    let _ = writeln!(md, "{}", t.render_markdown());
+    let _ = writeln!(
+        md,
+        "Smallest size at which block aggregation wins (and keeps winning): {}.\n",
+        study.block_wins_from.map(|n| size_label(n as u64)).unwrap_or_else(|| "none in the measured range".into())
+    );
+    for sentence in &study.conclusion {
+        let _ = writeln!(md, "- {sentence}");
+    }
+    let _ = writeln!(md);
+}
+
+fn ncu_files_section(md: &mut String, ncu_dir: &Path, targets: &[TargetResult]) {
+    let quoted: Vec<String> =
+        targets.iter().filter(|t| t.met == Some(false)).map(|t| format!("{}.txt", t.id)).collect();
+    let others: Vec<ncu::NcuEvidence> = ncu::all(ncu_dir)
+        .into_iter()
+        .filter(|e| !quoted.iter().any(|q| e.path.file_name().is_some_and(|f| f.to_string_lossy() == *q)))
+        .collect();
+    if others.is_empty() {
+        return;
+    }
+    let _ = writeln!(md, "## Other ncu evidence files\n");
+    for e in others {
+        let _ =
+            writeln!(md, "{} ({} lines):\n\n```text\n{}\n```\n", e.path.display(), e.total_lines, e.excerpt.join("\n"));
+    }
+}
+
+fn appendix_section(md: &mut String, records: &[BenchRecord]) {
+    let _ = writeln!(md, "## Appendix: every record\n");
+    let primitives = distinct(records.iter().map(|r| r.primitive.clone()));
+    for primitive in primitives {
+        let mut t = Table::new([
+            "impl",
+            "variant",
+            "op",
+            "size",
+            "median",
+            "min",
+            "max",
+            "iters",
+            "warm-ups",
+            "logical bytes",
+            "GB/s",
+            "launches",
+            "cache policy",
+            "timed region",
+            "note",
+        ]);
+        for r in records.iter().filter(|r| r.primitive == primitive) {
+            let opt = |v: Option<f64>| v.map(us).unwrap_or_else(|| "-".into());
+            t.row([
+                r.implementation.clone(),
+                r.variant.clone(),
+                r.op.clone(),
+                r.size().label(),
+                if r.ok { opt(r.median_us) } else { "FAILED".into() },
+                opt(r.min_us),
+                opt(r.max_us),
+                r.iters.to_string(),
+                r.warmups.to_string(),
+                r.logical_bytes.to_string(),
+                r.gbps.map(|g| format!("{g:.0}")).unwrap_or_else(|| "-".into()),
+                r.launches.map(|l| l.to_string()).unwrap_or_else(|| "-".into()),
+                r.cache_policy.clone(),
+                r.timed_region.clone(),
+                r.note.clone().or_else(|| r.error.clone()).unwrap_or_default(),
+            ]);
+        }
+        let count = records.iter().filter(|r| r.primitive == primitive).count();
+        let _ = writeln!(
+            md,
+            "<details><summary>{primitive} ({count} records)</summary>\n\n{}\n</details>\n",
+            t.render_markdown()
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::baselines::parse::FailedBaselineRecord;
+    use crate::bench::config::Protocol;
+    use crate::bench::details::{NotWired, DETAILS_SCHEMA, TIMING_TEXT};
+    use crate::bench::record::SkippedEntry;
+    use crate::receipts::{MachineInfo, Tally};
+
+    fn rec(
+        implementation: &str,
+        primitive: &str,
+        op: &str,
+        variant: &str,
+        n: usize,
+        us: f64,
+        bytes_per: u64,
+    ) -> BenchRecord {
+        let logical = bytes_per * n as u64;
+        BenchRecord {
+            implementation: implementation.into(),
+            primitive: primitive.into(),
+            op: op.into(),
+            variant: variant.into(),
+            n,
+            shape: None,
+            dtype: "i32".into(),
+            median_us: Some(us),
+            min_us: Some(us * 0.98),
+            max_us: Some(us * 1.1),
+            iters: 20,
+            warmups: 3,
+            logical_bytes: logical,
+            gbps: Some(logical as f64 / (us * 1e3)),
+            ok: true,
+            error: None,
+            check: "exact".into(),
+            cache_policy: "single input buffer".into(),
+            timed_region: "one plan enqueue".into(),
+            bytes_moved_estimate: Some(logical + 64),
+            launches: Some(2),
+            params: serde_json::json!({}),
+            note: None,
+        }
+    }
+
+    /// A small synthetic run: ceilings, reduce (met), scan (missed), the
+    /// crossover variants, a failed entry and an absent torch.
+    fn synthetic_details() -> BenchDetails {
+        let mut records = Vec::new();
+        for k in [10u32, 20, 28] {
+            let n = 1usize << k;
+            // Microseconds of `bytes_per` x n bytes at `gbps`, plus a launch cost.
+            let t = |launch: f64, bytes_per: f64, gbps: f64| launch + bytes_per * n as f64 / (gbps * 1e3);
+            let per_element = 4.0 + 0.5e-3 * n as f64;
+            records.push(rec(IMPL_CEILING, "ceilings", COPY_OP, COPY_OP, n, t(3.0, 8.0, 4200.0), 8));
+            records.push(rec(IMPL_CEILING, "ceilings", READ_OP, READ_OP, n, t(3.0, 4.0, 4260.0), 4));
+            records.push(rec(IMPL_PRIMLAB, "reduce", "reduce_sum_i32_i64", "single_pass", n, t(3.0, 4.0, 4270.0), 4));
+            records.push(rec(IMPL_PRIMLAB, "reduce", "reduce_sum_i32_i64", "multipass", n, t(3.0, 4.0, 3900.0), 4));
+            records.push(rec(
+                IMPL_CUB,
+                "reduce",
+                "reduce_sum_i32_i64",
+                "cub_reduce_sum_i32_i64",
+                n,
+                t(5.0, 4.0, 4280.0),
+                4,
+            ));
+            records.push(rec(
+                IMPL_PRIMLAB,
+                "scan",
+                "exclusive_scan_i32_i64",
+                "decoupled_lookback",
+                n,
+                t(3.0, 12.0, 2500.0),
+                12,
+            ));
+            records.push(rec(
+                IMPL_CUB,
+                "scan",
+                "exclusive_scan_i32_i64",
+                "cub_exclusive_scan_i32_i64",
+                n,
+                t(3.0, 12.0, 3000.0),
+                12,
+            ));
+            records.push(rec(IMPL_PRIMLAB, "float_reduce", crossover::OP, crossover::PER_ELEMENT, n, per_element, 4));
+            records.push(rec(
+                IMPL_PRIMLAB,
+                "float_reduce",
+                crossover::OP,
+                crossover::PER_BLOCK,
+                n,
+                t(5.0, 4.0, 4000.0),
+                4,
+            ));
+            records.push(rec(
+                IMPL_PRIMLAB,
+                "float_reduce",
+                crossover::OP,
+                crossover::TWO_PASS,
+                n,
+                t(7.0, 4.0, 4000.0),
+                4,
+            ));
+        }
+        let mut failed = rec(IMPL_PRIMLAB, "histogram", "histogram_even_i32_bins19", "global_atomic", 1 << 20, 1.0, 4);
+        failed.ok = false;
+        failed.median_us = None;
+        failed.gbps = None;
+        failed.error = Some("histogram/global_atomic 2^20: bin counts: first mismatch at index 3".into());
+        records.push(failed);
+        let crossover = crossover::analyse(&records);
+        let mut cub = BaselineRun::absent(IMPL_CUB, "x");
+        cub.status = "ran".into();
+        cub.reason = None;
+        cub.records = 6;
+        cub.meta = Some(serde_json::json!({"gpu": "NVIDIA H200", "nvcc": "13.0.88", "cccl_version": 3000001}));
+        cub.failed_records.push(FailedBaselineRecord {
+            op: "cub_argmax_f32".into(),
+            n: 1024,
+            shape: None,
+            error: "index 3 != 2".into(),
+        });
+        BenchDetails {
+            schema: DETAILS_SCHEMA,
+            quick: true,
+            sizes_log2: vec![10, 20, 28],
+            row_shapes: vec![[8192, 32000]],
+            segment_lens: vec![1024],
+            protocol: Protocol::new(true),
+            timing: TIMING_TEXT.into(),
+            inputs: vec![("int32".into(), "[-9, 9]".into())],
+            records,
+            skipped: vec![SkippedEntry {
+                primitive: "reduce".into(),
+                op: "reduce_sum_i32_i64".into(),
+                variant: "serial".into(),
+                size: "2^28".into(),
+                reason: "n = 268435456 exceeds serial's max_len() = 4194304".into(),
+            }],
+            not_wired: vec![NotWired { primitive: "softmax".into(), reason: "not merged".into() }],
+            baselines: vec![cub, BaselineRun::absent(IMPL_TORCH, "import torch failed: ModuleNotFoundError")],
+            targets: Vec::new(),
+            crossover,
+            crossover_absent: None,
+            aborted: None,
+            compile_seconds: 1.0,
+            wall_seconds: 42.0,
+        }
+    }
+
+    #[test]
+    fn the_report_and_plots_render_from_a_receipt_without_a_gpu() {
+        let dir = std::env::temp_dir().join(format!("primlab-report-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("ncu")).unwrap();
+        std::fs::write(
+            dir.join("ncu/scan_2p28.txt"),
+            "  scan_decoupled_lookback_exclusive_i32 (65536, 1, 1)x(256, 1, 1), Context 1, Stream 7\n    DRAM Throughput   %   71.2\n",
+        )
+        .unwrap();
+        let machine = MachineInfo {
+            gpu: "NVIDIA H200".into(),
+            compute_capability: "9.0".into(),
+            sm_count: 132,
+            ..Default::default()
+        };
+        let details = synthetic_details();
+        let receipt = Receipt::new(
+            "bench",
+            machine,
+            Tally { passed: 30, failed: 1, skipped: 1 },
+            serde_json::to_value(&details).unwrap(),
+        );
+        let receipt_path = dir.join("bench.json");
+        receipt.save(&receipt_path).unwrap();
+
+        let files = write_report(&receipt_path, &dir.join("report")).unwrap();
+        let md = std::fs::read_to_string(&files.markdown).unwrap();
+        for plot in ["ceilings.png", "reduce.png", "scan.png", "float_reduce.png"] {
+            let path = dir.join("report").join(plot);
+            let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            assert_eq!(&bytes[1..4], b"PNG", "{plot} is not a PNG");
+            assert!(md.contains(&format!("]({plot})")), "{plot} not linked");
+        }
+        // The targets table, with a met and a missed line and absent baselines named.
+        assert!(md.contains("## Targets (issue 6)"));
+        assert!(md.contains("| target | requirement | primlab (fastest variant) | reference | ratio | verdict |"));
+        assert!(md.contains("| reduce, int32->int64, at 2^28 | >= 1.0x cub |"), "{md}");
+        assert!(md.contains("met: "));
+        assert!(md.contains("MISSED by"));
+        assert!(md.contains("no torch record (absent: import torch failed: ModuleNotFoundError)"), "{md}");
+        // The missed-target section with its ncu placeholder filled from the file.
+        assert!(md.contains("ncu evidence: see receipts/ncu/scan_2p28.txt"));
+        assert!(md.contains("DRAM Throughput"));
+        assert!(
+            md.contains("ncu evidence: see receipts/ncu/reduce_2p20.txt")
+                || !md.contains("### reduce, int32->int64, at 2^20")
+        );
+        // Crossover, failures, skips, absences.
+        assert!(md.contains("## Float atomic crossover study"));
+        assert!(md.contains("Smallest size at which block aggregation wins (and keeps winning): 2^20"), "{md}");
+        assert!(md.contains("FAILED primlab global_atomic"));
+        assert!(md.contains("exceeds serial's max_len()"));
+        assert!(md.contains("torch baseline: **absent**"));
+        assert!(md.contains("cub_argmax_f32 2^10 failed its own check"));
+        assert!(md.contains("softmax: not benchmarked"));
+    }
+
+    #[test]
+    fn a_non_bench_receipt_is_refused() {
+        let dir = std::env::temp_dir().join(format!("primlab-report-kind-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("sweep.json");
+        Receipt::new("sweep", MachineInfo::default(), Tally::default(), serde_json::json!({})).save(&path).unwrap();
+        let err = write_report(&path, &dir.join("out")).unwrap_err();
+        assert!(err.to_string().contains("not a bench receipt"));
+    }
 }

@@ -111,6 +111,8 @@ pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
         }
         let float_families: &[FloatFamily] = if plan.one_family {
             &[("many_ties_f32", tied_floats)]
+        } else if n >= 1 << 24 {
+            &[("uniform_float", uniform_f32)]
         } else {
             &[("uniform_float", uniform_f32), ("many_ties_f32", tied_floats)]
         };

@@ -36,7 +36,15 @@ fn check(expected: &[u64], got: &[u32]) -> Verdict {
 /// Appends every histogram case of `plan`.
 pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
     for &n in &plan.sizes {
-        let shapes: &[(&str, Family, usize, i32, i32)] = if plan.one_family { &INT_SHAPES[..1] } else { &INT_SHAPES };
+        // The largest sizes keep the benchmark shape and the skewed one.
+        let large: [(&str, Family, usize, i32, i32); 2] = [INT_SHAPES[0], INT_SHAPES[3]];
+        let shapes: &[(&str, Family, usize, i32, i32)] = if plan.one_family {
+            &INT_SHAPES[..1]
+        } else if n >= 1 << 24 {
+            &large
+        } else {
+            &INT_SHAPES
+        };
         for (s, &(shape, family, bins, lower, upper)) in shapes.iter().enumerate() {
             let seed = case_seed(plan.seed, "histogram", n, s);
             for variant in HistogramVariant::ALL {

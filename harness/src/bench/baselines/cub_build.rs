@@ -1,0 +1,157 @@
+//! Building `scripts/baselines/cub_bench.cu` with nvcc into
+//! `target/baselines/`, in the background while primlab's own entries run.
+//! The binary's name carries a hash of the source, the nvcc path and the
+//! architecture, so a later run on the same machine reuses it; it is
+//! renamed into place only when nvcc succeeded. `PRIMLAB_CUB_BENCH`
+//! names a prebuilt binary instead.
+
+use super::locate;
+use super::process::{self, ProgramRun, RunningProgram};
+use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// Environment variable naming a prebuilt `cub_bench` binary.
+pub const PREBUILT_ENV: &str = "PRIMLAB_CUB_BENCH";
+
+/// Where the build and the baselines' outputs go.
+pub fn work_dir() -> PathBuf {
+    let target = std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("target"));
+    target.join("baselines")
+}
+
+/// How the binary was obtained, for the receipt.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CubBuild {
+    /// The binary.
+    pub binary: PathBuf,
+    /// "prebuilt ($PRIMLAB_CUB_BENCH)", "cached" or "built".
+    pub how: String,
+    /// The nvcc run, when one was needed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nvcc: Option<ProgramRun>,
+}
+
+/// A build in progress (or one that needs no work).
+pub enum PendingBuild {
+    /// The binary exists already.
+    Ready(CubBuild),
+    /// nvcc is running.
+    Running {
+        /// The nvcc process.
+        program: Box<RunningProgram>,
+        /// Where the binary lands on success.
+        binary: PathBuf,
+    },
+    /// No build possible, and why.
+    Absent(String),
+}
+
+fn short_hash(parts: &[&[u8]]) -> String {
+    let mut hasher = Sha256::new();
+    for part in parts {
+        hasher.update(part);
+        hasher.update([0u8]);
+    }
+    hasher.finalize().iter().take(6).map(|b| format!("{b:02x}")).collect()
+}
+
+/// Starts building `source` for `sm_<arch>` (e.g. "90"), or finds it built.
+pub fn start(source: &Path, arch: &str) -> PendingBuild {
+    if let Some(prebuilt) = std::env::var_os(PREBUILT_ENV) {
+        let binary = PathBuf::from(prebuilt);
+        return if binary.is_file() {
+            PendingBuild::Ready(CubBuild { binary, how: format!("prebuilt (${PREBUILT_ENV})"), nvcc: None })
+        } else {
+            PendingBuild::Absent(format!("${PREBUILT_ENV} = {} is not a file", binary.display()))
+        };
+    }
+    let nvcc = match locate::nvcc() {
+        Ok(path) => path,
+        Err(reason) => return PendingBuild::Absent(reason),
+    };
+    let text = match std::fs::read(source) {
+        Ok(text) => text,
+        Err(e) => return PendingBuild::Absent(format!("cannot read {}: {e}", source.display())),
+    };
+    let dir = work_dir();
+    let hash = short_hash(&[&text, nvcc.to_string_lossy().as_bytes(), arch.as_bytes()]);
+    let binary = dir.join(format!("cub_bench-sm_{arch}-{hash}"));
+    if binary.is_file() {
+        return PendingBuild::Ready(CubBuild { binary, how: "cached".into(), nvcc: None });
+    }
+    match spawn_nvcc(&nvcc, source, arch, &binary) {
+        Ok(program) => PendingBuild::Running { program: Box::new(program), binary },
+        Err(e) => PendingBuild::Absent(format!("could not start nvcc: {e:#}")),
+    }
+}
+
+/// The file nvcc writes before it is renamed into place.
+fn partial_path(binary: &Path) -> PathBuf {
+    binary.with_extension(format!("partial-{}", std::process::id()))
+}
+
+fn spawn_nvcc(nvcc: &Path, source: &Path, arch: &str, binary: &Path) -> Result<RunningProgram> {
+    let dir = binary.parent().context("binary path without a directory")?;
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let args = vec![
+        "-O3".to_string(),
+        "-std=c++17".to_string(),
+        format!("-arch=sm_{arch}"),
+        "-o".to_string(),
+        partial_path(binary).display().to_string(),
+        source.display().to_string(),
+    ];
+    process::start(nvcc, &args, &dir.join("cub_build.log"))
+}
+
+/// Waits for a running build until `deadline`; the binary or why there is none.
+pub fn finish(pending: PendingBuild, deadline: Instant) -> Result<CubBuild, (String, Option<ProgramRun>)> {
+    match pending {
+        PendingBuild::Ready(build) => Ok(build),
+        PendingBuild::Absent(reason) => Err((reason, None)),
+        PendingBuild::Running { program, binary } => {
+            let run = match program.finish(deadline) {
+                Ok(run) => run,
+                Err(e) => return Err((format!("nvcc build: {e:#}"), None)),
+            };
+            let partial = partial_path(&binary);
+            if run.succeeded() && partial.is_file() {
+                // Only a successful build is renamed into place.
+                if let Err(e) = std::fs::rename(&partial, &binary) {
+                    return Err((format!("renaming {} into place: {e}", partial.display()), Some(run)));
+                }
+                Ok(CubBuild { binary, how: "built".into(), nvcc: Some(run) })
+            } else if run.timed_out {
+                let _ = std::fs::remove_file(&partial);
+                let reason = format!(
+                    "nvcc did not finish building cub_bench within {:.0} s (killed); run `harness bench` without \
+                     --quick once to build and cache it in {}",
+                    run.seconds,
+                    work_dir().display()
+                );
+                Err((reason, Some(run)))
+            } else {
+                let reason = format!("nvcc failed (exit {:?}): {}", run.exit_code, run.log_tail);
+                Err((reason, Some(run)))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_binary_name_depends_on_source_and_arch() {
+        let a = short_hash(&[b"src", b"/usr/bin/nvcc", b"90"]);
+        let b = short_hash(&[b"src", b"/usr/bin/nvcc", b"80"]);
+        assert_ne!(a, b);
+        assert_eq!(a.len(), 12);
+        // Part boundaries matter.
+        assert_ne!(short_hash(&[b"ab", b"c"]), short_hash(&[b"a", b"bc"]));
+    }
+}

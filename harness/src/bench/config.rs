@@ -1,0 +1,164 @@
+//! What one `harness bench` run covers and how it times: sizes, shapes,
+//! iteration counts and the per-entry time budget, from the command line.
+
+use crate::cli::BenchArgs;
+use serde::{Deserialize, Serialize};
+
+/// log2 of the sizes of a full run: 2^10, 2^12, ..., 2^28.
+pub const FULL_SIZES_LOG2: [u32; 10] = [10, 12, 14, 16, 18, 20, 22, 24, 26, 28];
+/// log2 of the sizes of a `--quick` run (the baselines' `--quick` sizes).
+pub const QUICK_SIZES_LOG2: [u32; 5] = [10, 16, 20, 24, 28];
+/// Softmax (and per-row argmax) shapes `[rows, cols]`, the baselines' defaults.
+pub const ROW_SHAPES: [(usize, usize); 5] = [(4096, 1024), (4096, 4096), (8192, 32000), (1024, 131_072), (65536, 33)];
+/// The segment length every run measures (the targets' and the anchors' 1024).
+pub const MAIN_SEGMENT_LEN: usize = 1024;
+/// Further segment lengths of a full run (float32 sums only): a warp's and a
+/// multi-block schedule's home ground.
+pub const EXTRA_SEGMENT_LENS: [usize; 2] = [32, 65536];
+/// Bins of the histogram: unit bins over [-9, 10), one per input value (the
+/// baselines' definition: `bins` bins of width 1 over [-9, -9 + bins)).
+pub const HISTOGRAM_BINS: usize = 19;
+/// From this many elements on, a record gets the smaller iteration count.
+pub const LARGE_ELEMENTS: usize = 1 << 24;
+
+/// The timing protocol, identical to the baselines' (see scripts/baselines/README.md).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Protocol {
+    /// Untimed calls after the check run and before the timed ones.
+    pub warmups: usize,
+    /// Timed calls when the entry has fewer than 2^24 elements.
+    pub iters_small: usize,
+    /// Timed calls from 2^24 elements on.
+    pub iters_large: usize,
+    /// An entry whose warm-up calls show that the timed calls would take
+    /// longer than this gets fewer timed calls (never fewer than
+    /// `min_iters`); its record says so. Only the one-thread serial
+    /// baselines and the one-atomic-per-element sum come near it.
+    pub entry_budget_s: f64,
+    /// The fewest timed calls a capped entry gets.
+    pub min_iters: usize,
+}
+
+impl Protocol {
+    /// The protocol of a full run (`quick = false`) or a `--quick` one.
+    pub fn new(quick: bool) -> Protocol {
+        if quick {
+            Protocol { warmups: 3, iters_small: 20, iters_large: 10, entry_budget_s: 1.5, min_iters: 5 }
+        } else {
+            Protocol { warmups: 5, iters_small: 200, iters_large: 30, entry_budget_s: 5.0, min_iters: 10 }
+        }
+    }
+
+    /// Timed calls for an entry of `elements` elements, before any budget cap.
+    pub fn iters_for(&self, elements: usize) -> usize {
+        if elements >= LARGE_ELEMENTS {
+            self.iters_large
+        } else {
+            self.iters_small
+        }
+    }
+}
+
+/// Everything a run needs to know, derived from [`BenchArgs`].
+#[derive(Debug, Clone)]
+pub struct BenchConfig {
+    /// A `--quick` run.
+    pub quick: bool,
+    /// log2 of every 1-D size.
+    pub sizes_log2: Vec<u32>,
+    /// `[rows, cols]` of the row primitives.
+    pub row_shapes: Vec<(usize, usize)>,
+    /// Segment lengths of the float32 segmented sum (the first is 1024).
+    pub segment_lens: Vec<usize>,
+    /// The timing protocol.
+    pub protocol: Protocol,
+    /// Primitive filter (empty: every primitive).
+    pub primitives: Vec<String>,
+    /// Whether the float atomic crossover study runs.
+    pub crossover: bool,
+    /// Whether CUB and PyTorch run.
+    pub baselines: bool,
+}
+
+impl BenchConfig {
+    /// The run `args` asks for. A full run always includes the crossover
+    /// study; a `--quick` one only with `--crossover`.
+    pub fn from_args(args: &BenchArgs) -> BenchConfig {
+        let sizes_log2 = if args.quick { QUICK_SIZES_LOG2.to_vec() } else { FULL_SIZES_LOG2.to_vec() };
+        let mut segment_lens = vec![MAIN_SEGMENT_LEN];
+        if !args.quick {
+            segment_lens.extend(EXTRA_SEGMENT_LENS);
+        }
+        BenchConfig {
+            quick: args.quick,
+            sizes_log2,
+            row_shapes: ROW_SHAPES.to_vec(),
+            segment_lens,
+            protocol: Protocol::new(args.quick),
+            primitives: args.primitives.clone(),
+            crossover: args.crossover || (!args.quick && args.primitives.is_empty()),
+            baselines: !args.no_baselines,
+        }
+    }
+
+    /// Every 1-D size n = 2^k of the run.
+    pub fn sizes(&self) -> Vec<usize> {
+        self.sizes_log2.iter().map(|&k| 1usize << k).collect()
+    }
+
+    /// Whether `primitive` is selected (no filter selects all).
+    pub fn wants(&self, primitive: &str) -> bool {
+        self.primitives.is_empty() || self.primitives.iter().any(|p| p == primitive)
+    }
+}
+
+/// `2^k` as text when `n` is a power of two, else the decimal number.
+pub fn size_label(n: u64) -> String {
+    if n.is_power_of_two() {
+        format!("2^{}", n.trailing_zeros())
+    } else {
+        n.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(quick: bool) -> BenchArgs {
+        BenchArgs {
+            quick,
+            primitives: vec![],
+            baselines: "scripts/baselines".into(),
+            no_baselines: false,
+            receipt: "receipts/bench.json".into(),
+            crossover: false,
+            report: "receipts/report".into(),
+        }
+    }
+
+    #[test]
+    fn the_protocol_matches_the_baselines() {
+        let full = Protocol::new(false);
+        assert_eq!((full.warmups, full.iters_for(1 << 23), full.iters_for(1 << 24)), (5, 200, 30));
+        let quick = Protocol::new(true);
+        assert_eq!((quick.warmups, quick.iters_for(1 << 20), quick.iters_for(1 << 28)), (3, 20, 10));
+    }
+
+    #[test]
+    fn quick_runs_the_baselines_quick_sizes_and_no_crossover_unless_asked() {
+        let quick = BenchConfig::from_args(&args(true));
+        assert_eq!(quick.sizes(), vec![1 << 10, 1 << 16, 1 << 20, 1 << 24, 1 << 28]);
+        assert!(!quick.crossover);
+        assert_eq!(quick.segment_lens, vec![1024]);
+        let full = BenchConfig::from_args(&args(false));
+        assert_eq!(full.sizes().len(), 10);
+        assert!(full.crossover);
+    }
+
+    #[test]
+    fn size_labels() {
+        assert_eq!(size_label(1 << 28), "2^28");
+        assert_eq!(size_label(1000), "1000");
+    }
+}

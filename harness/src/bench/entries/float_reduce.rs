@@ -1,0 +1,194 @@
+//! float32 and bf16 sums with float32 accumulation, every
+//! [`FloatReduceVariant`] (its atomic-per-element, atomic-per-block and
+//! two-pass f32 records are the crossover study's), against CUB's
+//! `DeviceReduce::Sum` (float) and `torch.sum`. Logical bytes: n x element size.
+//! Checked against the exact sum within the kernels' declared bound.
+
+use super::{check, Described, EntryId, Registry};
+use crate::bench::config::BenchConfig;
+use crate::bench::pool::FetchInput;
+use crate::bench::record::BenchSize;
+use kernels::float_reduce::FLOAT_TILE_ITEMS;
+use kernels::{FloatElement, FloatReducePlan, FloatReduceVariant};
+use rayon::prelude::*;
+
+/// The op name of the float32 sum (shared with the baselines and the crossover study).
+pub const OP_F32: &str = "float_reduce_sum_f32";
+/// The op name of the bf16 sum.
+pub const OP_BF16: &str = "float_reduce_sum_bf16";
+
+/// The input as f64 values (exact: every input is a multiple of 2^-24 below 0.5 in magnitude).
+trait AsF64: Copy + Send + Sync {
+    fn as_f64(self) -> f64;
+}
+impl AsF64 for f32 {
+    fn as_f64(self) -> f64 {
+        self as f64
+    }
+}
+impl AsF64 for u16 {
+    fn as_f64(self) -> f64 {
+        half::bf16::from_bits(self).to_f64()
+    }
+}
+
+/// (exact sum, sum of magnitudes). Every input is a multiple of 2^-24 with
+/// magnitude below 2^-1, so `x * 2^24` is an integer below 2^23 and the
+/// int64 sum of 2^28 of them is exact.
+fn exact_sum<T: AsF64>(host: &[T]) -> (f64, f64) {
+    let scale = 16_777_216.0;
+    let (sum, abs) = host
+        .par_chunks(1 << 18)
+        .map(|c| {
+            c.iter().fold((0i64, 0i64), |(s, a), &x| {
+                let v = (x.as_f64() * scale) as i64;
+                (s + v, a + v.abs())
+            })
+        })
+        .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+    (sum as f64 / scale, abs as f64 / scale)
+}
+
+/// (timed region, launches, atomics) of a plan with `grids`.
+fn describe(variant: FloatReduceVariant, t: &str, n: usize, grids: &[u32]) -> (String, u32, u64) {
+    let grid_list = grids.iter().map(u32::to_string).collect::<Vec<_>>().join(", ");
+    match variant {
+        FloatReduceVariant::FixedTree | FloatReduceVariant::Compensated => {
+            let (first, later) = if variant == FloatReduceVariant::FixedTree {
+                (format!("float_reduce_tile_{t}"), "float_reduce_tile_f32".to_string())
+            } else {
+                (format!("float_reduce_compensated_tile_{t}"), "float_reduce_compensated_tile_pairs".to_string())
+            };
+            (
+                format!("one FloatReducePlan::enqueue: {first}, then {later} on the later grids; grids [{grid_list}] x 256 threads; no memset"),
+                grids.len() as u32,
+                0,
+            )
+        }
+        FloatReduceVariant::TwoPass => (
+            format!(
+                "one FloatReducePlan::enqueue: float_reduce_two_pass_partials_{t} <<<{}, 256>>> + float_reduce_tile_f32 <<<1, 256>>>; no memset",
+                grids.first().copied().unwrap_or(1)
+            ),
+            grids.len() as u32,
+            0,
+        ),
+        FloatReduceVariant::AtomicPerBlock => {
+            let blocks = grids.first().copied().unwrap_or(1);
+            (
+                format!(
+                    "one FloatReducePlan::enqueue: 4-byte memset of the result + float_reduce_atomic_per_block_{t} \
+                     <<<{blocks}, 256>>> (one atomicAdd per block)"
+                ),
+                2,
+                blocks as u64,
+            )
+        }
+        FloatReduceVariant::AtomicPerElement => (
+            format!(
+                "one FloatReducePlan::enqueue: 4-byte memset of the result + float_reduce_atomic_per_element_{t} \
+                 <<<{}, 256>>> (one atomicAdd per element, all to one float)",
+                grids.first().copied().unwrap_or(1)
+            ),
+            2,
+            n as u64,
+        ),
+    }
+}
+
+fn add<T>(
+    registry: &mut Registry,
+    op: &'static str,
+    dtype: &'static str,
+    n: usize,
+    variant: FloatReduceVariant,
+    input: FetchInput<T>,
+) where
+    T: FloatElement + AsF64,
+{
+    let id = EntryId::primlab("float_reduce", op, variant.name(), BenchSize::Elements(n), dtype);
+    registry.add(id, 8 * (n / FLOAT_TILE_ITEMS) as u64 + (1 << 16), move |ctx| {
+        let gpu = ctx.gpu;
+        let inputs = input(&mut ctx.pool, n)?;
+        let mut plan = FloatReducePlan::<T>::new(gpu, variant, n)?;
+        plan.enqueue(inputs.device.next())?;
+        let got = plan.finish()?;
+        let (exact, sum_abs) = exact_sum(&inputs.host);
+        let bound = variant.error_bound(n, sum_abs, exact.abs());
+        let (timed_region, launches, atomics) = describe(variant, T::TYPE_NAME, n, plan.grids());
+        let element = std::mem::size_of::<T>() as u64;
+        let partials: u64 = plan.grids().iter().skip(1).map(|&g| 16 * g as u64).sum();
+        let described = Described {
+            logical_bytes: element * n as u64,
+            cache_policy: inputs.device.policy(),
+            timed_region,
+            bytes_moved_estimate: Some(
+                element * n as u64 + partials + 8 * plan.grids().first().copied().unwrap_or(0) as u64,
+            ),
+            launches: Some(launches),
+            params: serde_json::json!({
+                "grids": plan.grids(),
+                "atomics": atomics,
+                "elements_per_block": FLOAT_TILE_ITEMS,
+                "bound": bound,
+                "tree_depth": variant.tree_depth(n),
+            }),
+        };
+        let what = "|sum - exact| within the variant's declared bound (FloatReduceVariant::error_bound)";
+        if let Err(mismatch) = check::float_within("sum", exact, got, bound) {
+            return Ok(described.wrong(what, mismatch));
+        }
+        let timing = ctx.measure(n, || plan.enqueue(inputs.device.next()))?;
+        Ok(described.timed(what, timing))
+    });
+}
+
+/// Registers every variant at every size, float32 and bf16.
+pub fn register(config: &BenchConfig, registry: &mut Registry) {
+    for n in config.sizes() {
+        for variant in FloatReduceVariant::ALL {
+            add::<f32>(registry, OP_F32, "f32", n, variant, |pool, n| pool.floats(n));
+        }
+        for variant in FloatReduceVariant::ALL {
+            add::<u16>(registry, OP_BF16, "bf16", n, variant, |pool, n| pool.floats_bf16(n));
+        }
+    }
+}
+
+/// Registers the crossover study's f32 variants only (when float_reduce
+/// itself is not selected).
+pub fn register_crossover(config: &BenchConfig, registry: &mut Registry) {
+    for n in config.sizes() {
+        for variant in
+            [FloatReduceVariant::AtomicPerElement, FloatReduceVariant::AtomicPerBlock, FloatReduceVariant::TwoPass]
+        {
+            add::<f32>(registry, OP_F32, "f32", n, variant, |pool, n| pool.floats(n));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::inputs;
+
+    #[test]
+    fn exact_sums_of_f32_and_bf16_inputs() {
+        let x = inputs::uniform_floats(1 << 16);
+        let (sum, abs) = exact_sum(&x);
+        let reference: f64 = x.iter().map(|&v| v as f64).sum();
+        assert_eq!(sum, reference);
+        assert!(abs > 0.0);
+        let b = inputs::to_bf16_bits(&x);
+        let (bsum, _) = exact_sum(&b);
+        let breference: f64 = b.iter().map(|&v| half::bf16::from_bits(v).to_f64()).sum();
+        assert!((bsum - breference).abs() < 1e-9);
+    }
+
+    #[test]
+    fn atomics_are_counted_per_variant() {
+        assert_eq!(describe(FloatReduceVariant::AtomicPerElement, "f32", 1 << 20, &[256]).2, 1 << 20);
+        assert_eq!(describe(FloatReduceVariant::AtomicPerBlock, "f32", 1 << 20, &[256]).2, 256);
+        assert_eq!(describe(FloatReduceVariant::TwoPass, "f32", 1 << 20, &[256, 1]).1, 2);
+    }
+}

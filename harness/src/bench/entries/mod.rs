@@ -1,0 +1,249 @@
+//! Benchmark entries: one module per primitive registers its entries (one
+//! per variant and size or shape); the runner in `bench::runner` runs them.
+//!
+//! An entry builds its plan (all scratch allocated), runs it once on a
+//! poisoned output and checks the result against a host computation, and
+//! only then times it with [`EntryContext::measure`]. A wrong result is an
+//! [`Outcome`] with a mismatch (recorded `ok: false`, not timed); any
+//! error (GPU, memory) is returned and recorded the same way.
+
+pub mod arg_reduce;
+pub mod ceilings;
+pub mod check;
+pub mod compact;
+pub mod float_reduce;
+pub mod histogram;
+pub mod reduce;
+pub mod scan;
+pub mod segmented;
+pub mod softmax;
+
+use super::config::{BenchConfig, Protocol};
+use super::pool::InputPool;
+use super::record::{BenchSize, SkippedEntry};
+use super::timing::{measure, EventTimer, Timing};
+use anyhow::Result;
+use kernels::{Gpu, GpuResult};
+
+/// What an entry measures.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EntryId {
+    /// `primlab` or `ceiling`.
+    pub implementation: &'static str,
+    /// Report group, e.g. `scan`.
+    pub primitive: &'static str,
+    /// Op name shared with the baselines, e.g. `exclusive_scan_i32_i64`.
+    pub op: String,
+    /// The schedule.
+    pub variant: String,
+    /// Size or shape.
+    pub size: BenchSize,
+    /// Element type.
+    pub dtype: &'static str,
+}
+
+impl EntryId {
+    /// A primlab entry.
+    pub fn primlab(
+        primitive: &'static str,
+        op: impl Into<String>,
+        variant: &str,
+        size: BenchSize,
+        dtype: &'static str,
+    ) -> EntryId {
+        EntryId {
+            implementation: super::record::IMPL_PRIMLAB,
+            primitive,
+            op: op.into(),
+            variant: variant.to_string(),
+            size,
+            dtype,
+        }
+    }
+
+    /// `primitive/variant op size`, for errors and the progress bar.
+    pub fn label(&self) -> String {
+        format!("{}/{} {} {}", self.primitive, self.variant, self.op, self.size.label())
+    }
+
+    /// The skip record of this entry.
+    pub fn skipped(&self, reason: impl Into<String>) -> SkippedEntry {
+        SkippedEntry {
+            primitive: self.primitive.to_string(),
+            op: self.op.clone(),
+            variant: self.variant.clone(),
+            size: self.size.label(),
+            reason: reason.into(),
+        }
+    }
+}
+
+/// The result of one entry that ran to the end.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    /// Useful bytes of one call.
+    pub logical_bytes: u64,
+    /// What the check compared.
+    pub check: String,
+    /// The timing, or the mismatch that stopped it.
+    pub verdict: Result<Timing, String>,
+    /// The inputs' cache policy.
+    pub cache_policy: String,
+    /// What one timed call holds.
+    pub timed_region: String,
+    /// DRAM bytes the schedule moves when nothing stays in L2 (estimate).
+    pub bytes_moved_estimate: Option<u64>,
+    /// Launches plus memsets per call.
+    pub launches: Option<u32>,
+    /// Further facts (grids, counts).
+    pub params: serde_json::Value,
+}
+
+/// What an entry says about itself before its verdict.
+#[derive(Debug, Clone)]
+pub struct Described {
+    /// Useful bytes of one call.
+    pub logical_bytes: u64,
+    /// The inputs' cache policy.
+    pub cache_policy: String,
+    /// What one timed call holds.
+    pub timed_region: String,
+    /// Estimated DRAM bytes moved per call.
+    pub bytes_moved_estimate: Option<u64>,
+    /// Launches plus memsets per call.
+    pub launches: Option<u32>,
+    /// Further facts.
+    pub params: serde_json::Value,
+}
+
+impl Described {
+    /// The outcome of a checked and timed entry.
+    pub fn timed(self, check: impl Into<String>, timing: Timing) -> Outcome {
+        self.outcome(check.into(), Ok(timing))
+    }
+
+    /// The outcome of an entry whose result was wrong (not timed).
+    pub fn wrong(self, check: impl Into<String>, mismatch: impl Into<String>) -> Outcome {
+        self.outcome(check.into(), Err(mismatch.into()))
+    }
+
+    fn outcome(self, check: String, verdict: Result<Timing, String>) -> Outcome {
+        Outcome {
+            logical_bytes: self.logical_bytes,
+            check,
+            verdict,
+            cache_policy: self.cache_policy,
+            timed_region: self.timed_region,
+            bytes_moved_estimate: self.bytes_moved_estimate,
+            launches: self.launches,
+            params: self.params,
+        }
+    }
+}
+
+/// What an entry runs with.
+pub struct EntryContext<'g, 't> {
+    /// The device.
+    pub gpu: &'g Gpu,
+    /// The timing events.
+    pub timer: &'t EventTimer,
+    /// The timing protocol.
+    pub protocol: Protocol,
+    /// The inputs of the current size.
+    pub pool: InputPool<'g>,
+}
+
+impl EntryContext<'_, '_> {
+    /// Warm-ups, then the timed calls of `enqueue` (see [`measure`]).
+    pub fn measure(&self, elements: usize, enqueue: impl FnMut() -> GpuResult<()>) -> Result<Timing> {
+        measure(self.gpu, self.timer, &self.protocol, elements, enqueue)
+    }
+}
+
+/// The body of an entry.
+pub type EntryBody = Box<dyn for<'g, 't> FnOnce(&mut EntryContext<'g, 't>) -> Result<Outcome>>;
+
+/// One runnable entry.
+pub struct Entry {
+    /// What it measures.
+    pub id: EntryId,
+    /// Device bytes it allocates beyond the shared inputs (for the memory guard).
+    pub device_bytes: u64,
+    /// The body.
+    pub body: EntryBody,
+}
+
+/// Everything the primitive modules registered.
+#[derive(Default)]
+pub struct Registry {
+    /// Entries to run, in registration order.
+    pub entries: Vec<Entry>,
+    /// Entries not run, with the reason.
+    pub skipped: Vec<SkippedEntry>,
+}
+
+impl Registry {
+    /// Registers an entry.
+    pub fn add(
+        &mut self,
+        id: EntryId,
+        device_bytes: u64,
+        body: impl for<'g, 't> FnOnce(&mut EntryContext<'g, 't>) -> Result<Outcome> + 'static,
+    ) {
+        self.entries.push(Entry { id, device_bytes, body: Box::new(body) });
+    }
+
+    /// Records an entry that will not run.
+    pub fn skip(&mut self, id: &EntryId, reason: impl Into<String>) {
+        self.skipped.push(id.skipped(reason));
+    }
+}
+
+/// The primitives `harness bench` measures, in report order (`ceilings`
+/// first: every ratio and plot needs them; they always run).
+pub const PRIMITIVES: [&str; 9] =
+    ["ceilings", "reduce", "scan", "compact", "segmented_reduce", "histogram", "arg_reduce", "softmax", "float_reduce"];
+
+/// Fails on a `--primitive` name that is not benchmarked.
+pub fn check_primitive_names(names: &[String]) -> Result<()> {
+    for name in names {
+        if !PRIMITIVES.contains(&name.as_str()) {
+            anyhow::bail!("unknown primitive '{name}': use one of {}", PRIMITIVES.join(", "));
+        }
+    }
+    Ok(())
+}
+
+/// Registers the entries of every selected primitive.
+pub fn register_all(config: &BenchConfig) -> Registry {
+    let mut registry = Registry::default();
+    // The ceilings run whenever any 1-D primitive runs (ratios and plots use them).
+    ceilings::register(config, &mut registry);
+    if config.wants("reduce") {
+        reduce::register(config, &mut registry);
+    }
+    if config.wants("scan") {
+        scan::register(config, &mut registry);
+    }
+    if config.wants("compact") {
+        compact::register(config, &mut registry);
+    }
+    if config.wants("segmented_reduce") {
+        segmented::register(config, &mut registry);
+    }
+    if config.wants("histogram") {
+        histogram::register(config, &mut registry);
+    }
+    if config.wants("arg_reduce") {
+        arg_reduce::register(config, &mut registry);
+    }
+    if config.wants("softmax") {
+        softmax::register(config, &mut registry);
+    }
+    if config.wants("float_reduce") {
+        float_reduce::register(config, &mut registry);
+    } else if config.crossover {
+        float_reduce::register_crossover(config, &mut registry);
+    }
+    registry
+}

@@ -1,0 +1,120 @@
+//! The shared op names that line up primlab, the ceilings, CUB and PyTorch,
+//! and which baseline ops serve which primitive.
+
+/// Where a baseline op belongs: its report group, the shared op name and the dtype.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OpMapping {
+    /// Report group (`reduce`, `scan`, ..., `ceilings`).
+    pub primitive: &'static str,
+    /// The shared op name.
+    pub op: String,
+    /// Element type.
+    pub dtype: &'static str,
+}
+
+fn param(params: &serde_json::Value, key: &str) -> Option<u64> {
+    params.get(key).and_then(serde_json::Value::as_u64)
+}
+
+/// The shared name of baseline op `source` with its `params` (segment
+/// length, bins); `None` for an op the harness does not know (kept under
+/// `other` by the caller).
+pub fn map_baseline_op(source: &str, params: &serde_json::Value) -> Option<OpMapping> {
+    let m = |primitive, op: String, dtype| Some(OpMapping { primitive, op, dtype });
+    match source {
+        "memcpy_d2d" => m("ceilings", "memcpy_d2d".into(), "i32"),
+        "read_ceiling_i32" => m("ceilings", "read_ceiling_i32".into(), "i32"),
+        "cub_reduce_sum_i32_i64" | "torch_sum_i32_i64" => m("reduce", "reduce_sum_i32_i64".into(), "i32->i64"),
+        "cub_exclusive_scan_i32_i64" => m("scan", "exclusive_scan_i32_i64".into(), "i32->i64"),
+        "cub_inclusive_scan_i32_i64" | "torch_cumsum_i32_i64" => m("scan", "inclusive_scan_i32_i64".into(), "i32->i64"),
+        "cub_select_if_positive_i32" | "torch_nonzero_positive_i32" => {
+            m("compact", "compact_positive_i32".into(), "i32")
+        }
+        "cub_segreduce_sum_f32" | "torch_segsum_f32" => {
+            m("segmented_reduce", format!("segmented_sum_f32_seg{}", param(params, "seg_len")?), "f32")
+        }
+        "cub_segreduce_sum_i32_i64" => {
+            m("segmented_reduce", format!("segmented_sum_i32_i64_seg{}", param(params, "seg_len")?), "i32->i64")
+        }
+        "cub_histogram_even_i32" => m("histogram", format!("histogram_even_i32_bins{}", param(params, "bins")?), "i32"),
+        // torch.histc counts float32 copies of the same int values in the same unit bins.
+        "torch_histc_f32" => m("histogram", format!("histogram_even_i32_bins{}", param(params, "bins")?), "f32"),
+        "cub_argmax_f32" | "torch_argmax_f32" => m("arg_reduce", "argmax_f32".into(), "f32"),
+        "torch_argmax_rows_f32" => m("arg_reduce", "argmax_rows_f32".into(), "f32"),
+        "cub_reduce_sum_f32" | "torch_sum_f32" => m("float_reduce", "float_reduce_sum_f32".into(), "f32"),
+        "torch_softmax_f32" => m("softmax", "softmax_f32".into(), "f32"),
+        "torch_softmax_bf16" => m("softmax", "softmax_bf16".into(), "bf16"),
+        _ => None,
+    }
+}
+
+/// `cub_bench` ops that serve `primitive` (the ceilings always run).
+pub fn cub_ops(primitive: &str) -> &'static [&'static str] {
+    match primitive {
+        "ceilings" => &["memcpy_d2d", "read_ceiling_i32"],
+        "reduce" => &["cub_reduce_sum_i32_i64"],
+        "scan" => &["cub_exclusive_scan_i32_i64", "cub_inclusive_scan_i32_i64"],
+        "compact" => &["cub_select_if_positive_i32"],
+        "segmented_reduce" => &["cub_segreduce_sum_f32", "cub_segreduce_sum_i32_i64"],
+        "histogram" => &["cub_histogram_even_i32"],
+        "arg_reduce" => &["cub_argmax_f32"],
+        "float_reduce" => &["cub_reduce_sum_f32"],
+        _ => &[],
+    }
+}
+
+/// `torch_bench.py` ops that serve `primitive`.
+pub fn torch_ops(primitive: &str) -> &'static [&'static str] {
+    match primitive {
+        "reduce" => &["torch_sum_i32_i64"],
+        "scan" => &["torch_cumsum_i32_i64"],
+        "compact" => &["torch_nonzero_positive_i32"],
+        "segmented_reduce" => &["torch_segsum_f32"],
+        "histogram" => &["torch_histc_f32"],
+        "arg_reduce" => &["torch_argmax_f32", "torch_argmax_rows_f32"],
+        "float_reduce" => &["torch_sum_f32"],
+        "softmax" => &["torch_softmax_f32", "torch_softmax_bf16"],
+        _ => &[],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn baseline_ops_map_to_the_shared_names() {
+        let none = json!({});
+        assert_eq!(map_baseline_op("cub_reduce_sum_i32_i64", &none).unwrap().op, "reduce_sum_i32_i64");
+        assert_eq!(map_baseline_op("torch_cumsum_i32_i64", &none).unwrap().op, "inclusive_scan_i32_i64");
+        let seg = map_baseline_op("cub_segreduce_sum_f32", &json!({"seg_len": 1024})).unwrap();
+        assert_eq!((seg.primitive, seg.op.as_str()), ("segmented_reduce", "segmented_sum_f32_seg1024"));
+        let hist = map_baseline_op("cub_histogram_even_i32", &json!({"bins": 19})).unwrap();
+        assert_eq!(hist.op, "histogram_even_i32_bins19");
+        assert_eq!(map_baseline_op("torch_histc_f32", &json!({"bins": 19})).unwrap().op, hist.op);
+        assert!(map_baseline_op("cub_segreduce_sum_f32", &none).is_none());
+        assert!(map_baseline_op("cub_something_new", &none).is_none());
+    }
+
+    #[test]
+    fn every_selectable_op_maps() {
+        let params = json!({"seg_len": 1024, "bins": 19});
+        for primitive in [
+            "ceilings",
+            "reduce",
+            "scan",
+            "compact",
+            "segmented_reduce",
+            "histogram",
+            "arg_reduce",
+            "float_reduce",
+            "softmax",
+        ] {
+            for op in cub_ops(primitive).iter().chain(torch_ops(primitive)) {
+                let mapped = map_baseline_op(op, &params).unwrap_or_else(|| panic!("{op} unmapped"));
+                assert_eq!(mapped.primitive, primitive, "{op}");
+            }
+        }
+    }
+}

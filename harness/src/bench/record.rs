@@ -1,0 +1,201 @@
+//! One benchmark result as the receipt stores it, whoever produced it:
+//! primlab's kernels, a ceiling, CUB or PyTorch.
+
+use serde::{Deserialize, Serialize};
+
+/// `impl` of primlab's own kernels.
+pub const IMPL_PRIMLAB: &str = "primlab";
+/// `impl` of the bandwidth ceilings measured by the harness.
+pub const IMPL_CEILING: &str = "ceiling";
+/// `impl` of `scripts/baselines/cub_bench.cu` (its copy and read ceilings included).
+pub const IMPL_CUB: &str = "cub";
+/// `impl` of `scripts/baselines/torch_bench.py`.
+pub const IMPL_TORCH: &str = "torch";
+
+/// The problem size of a record: a 1-D length or a row-major matrix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BenchSize {
+    /// `n` elements.
+    Elements(usize),
+    /// `rows` rows of `cols` elements.
+    Rows {
+        /// Number of rows.
+        rows: usize,
+        /// Elements per row.
+        cols: usize,
+    },
+}
+
+impl BenchSize {
+    /// Total elements.
+    pub fn elements(&self) -> usize {
+        match *self {
+            BenchSize::Elements(n) => n,
+            BenchSize::Rows { rows, cols } => rows * cols,
+        }
+    }
+
+    /// `2^20` or `[8192, 32000]`.
+    pub fn label(&self) -> String {
+        match *self {
+            BenchSize::Elements(n) => super::config::size_label(n as u64),
+            BenchSize::Rows { rows, cols } => format!("[{rows}, {cols}]"),
+        }
+    }
+}
+
+/// One measured (or failed) benchmark entry.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BenchRecord {
+    /// Who ran it: [`IMPL_PRIMLAB`], [`IMPL_CEILING`], [`IMPL_CUB`] or [`IMPL_TORCH`].
+    #[serde(rename = "impl")]
+    pub implementation: String,
+    /// Report group, e.g. `scan` (`ceilings` for the ceilings).
+    pub primitive: String,
+    /// What is computed, the same name for every implementation of it, e.g.
+    /// `exclusive_scan_i32_i64` or `segmented_sum_f32_seg1024`.
+    pub op: String,
+    /// primlab: the schedule (`decoupled_lookback`); baselines: their own op
+    /// name (`cub_exclusive_scan_i32_i64`); ceilings: `memcpy_d2d` / `read_ceiling_i32`.
+    pub variant: String,
+    /// Elements (for rows: rows x cols).
+    pub n: usize,
+    /// `[rows, cols]` of the row primitives.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shape: Option<[usize; 2]>,
+    /// Element type, e.g. `i32->i64`, `f32`, `bf16`.
+    pub dtype: String,
+    /// Median of the timed calls, microseconds (absent when not ok).
+    #[serde(default)]
+    pub median_us: Option<f64>,
+    /// Fastest timed call, microseconds.
+    #[serde(default)]
+    pub min_us: Option<f64>,
+    /// Slowest timed call, microseconds.
+    #[serde(default)]
+    pub max_us: Option<f64>,
+    /// Timed calls.
+    #[serde(default)]
+    pub iters: usize,
+    /// Untimed warm-up calls before them.
+    #[serde(default)]
+    pub warmups: usize,
+    /// Useful bytes read and written, as the seeds count them.
+    pub logical_bytes: u64,
+    /// `logical_bytes / median`, in 10^9 bytes per second.
+    #[serde(default)]
+    pub gbps: Option<f64>,
+    /// Whether the result was checked correct (and then timed).
+    pub ok: bool,
+    /// Why not ok: the mismatch or the error, naming primitive, variant and size.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// What the correctness check compared.
+    #[serde(default)]
+    pub check: String,
+    /// How inputs were laid out against the L2 (rotation or one buffer).
+    #[serde(default)]
+    pub cache_policy: String,
+    /// Exactly what the timed region holds.
+    #[serde(default)]
+    pub timed_region: String,
+    /// primlab: an estimate of the DRAM bytes the schedule moves when nothing
+    /// stays in L2 (from the algorithm, not measured).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes_moved_estimate: Option<u64>,
+    /// primlab: kernel launches plus memsets in the timed region.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub launches: Option<u32>,
+    /// Anything else (grids, segment lengths, bins, kept count, caps).
+    #[serde(default)]
+    pub params: serde_json::Value,
+    /// A remark the report prints beside the number (e.g. a capped iteration count).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+impl BenchRecord {
+    /// The size of the record.
+    pub fn size(&self) -> BenchSize {
+        match self.shape {
+            Some([rows, cols]) => BenchSize::Rows { rows, cols },
+            None => BenchSize::Elements(self.n),
+        }
+    }
+
+    /// The median when the record is ok and timed.
+    pub fn timed_median(&self) -> Option<f64> {
+        if self.ok {
+            self.median_us.filter(|m| m.is_finite() && *m > 0.0)
+        } else {
+            None
+        }
+    }
+
+    /// `impl` and variant in one label, e.g. `primlab single_pass` or `cub`.
+    pub fn label(&self) -> String {
+        match self.implementation.as_str() {
+            IMPL_PRIMLAB => format!("primlab {}", self.variant),
+            IMPL_CEILING => format!("ceiling {}", self.variant),
+            other => format!("{other} {}", self.variant),
+        }
+    }
+}
+
+/// An entry that was not run, and why (above a variant's `max_len()`, not
+/// enough device memory, a primitive not built in, a broken context).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SkippedEntry {
+    /// Report group.
+    pub primitive: String,
+    /// The op.
+    pub op: String,
+    /// The schedule.
+    pub variant: String,
+    /// Size label (`2^28`, `[8192, 32000]`).
+    pub size: String,
+    /// Why it was not run.
+    pub reason: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_round_trip_with_impl_as_the_json_key() {
+        let record = BenchRecord {
+            implementation: IMPL_PRIMLAB.into(),
+            primitive: "softmax".into(),
+            op: "softmax_f32".into(),
+            variant: "online_block".into(),
+            n: 8192 * 32000,
+            shape: Some([8192, 32000]),
+            dtype: "f32".into(),
+            median_us: Some(800.0),
+            min_us: Some(790.0),
+            max_us: Some(900.0),
+            iters: 30,
+            warmups: 5,
+            logical_bytes: 2 * 4 * 8192 * 32000,
+            gbps: Some(2621.44),
+            ok: true,
+            error: None,
+            check: "elementwise".into(),
+            cache_policy: "single input buffer".into(),
+            timed_region: "one SoftmaxPlan::enqueue".into(),
+            bytes_moved_estimate: Some(1),
+            launches: Some(2),
+            params: serde_json::json!({}),
+            note: None,
+        };
+        let text = serde_json::to_string(&record).unwrap();
+        assert!(text.contains("\"impl\":\"primlab\""));
+        let back: BenchRecord = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, record);
+        assert_eq!(back.size(), BenchSize::Rows { rows: 8192, cols: 32000 });
+        assert_eq!(back.size().label(), "[8192, 32000]");
+        assert_eq!(back.timed_median(), Some(800.0));
+    }
+}

@@ -1,0 +1,213 @@
+//! Runs the registered entries: grouped by size so that each size's inputs
+//! are made once and freed before the next, each behind a device-memory
+//! guard, a panic guard and a check of the CUDA context afterwards (a broken
+//! context skips the rest of the run instead of recording garbage).
+
+use super::config::Protocol;
+use super::entries::{Entry, EntryContext, EntryId, Outcome, Registry};
+use super::pool::{ensure_device_memory, InputPool};
+use super::record::{BenchRecord, SkippedEntry};
+use super::timing::EventTimer;
+use crate::progress::Progress;
+use anyhow::Result;
+use kernels::Gpu;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+/// What the entries produced.
+pub struct EntriesRun {
+    /// One record per entry that ran (ok or not).
+    pub records: Vec<BenchRecord>,
+    /// Entries not run.
+    pub skipped: Vec<SkippedEntry>,
+    /// Why the run stopped early, if it did.
+    pub aborted: Option<String>,
+}
+
+/// The record of `id` with `outcome`.
+pub fn record_of(id: &EntryId, outcome: Outcome) -> BenchRecord {
+    let shape = match id.size {
+        super::record::BenchSize::Rows { rows, cols } => Some([rows, cols]),
+        super::record::BenchSize::Elements(_) => None,
+    };
+    let mut record = BenchRecord {
+        implementation: id.implementation.to_string(),
+        primitive: id.primitive.to_string(),
+        op: id.op.clone(),
+        variant: id.variant.clone(),
+        n: id.size.elements(),
+        shape,
+        dtype: id.dtype.to_string(),
+        median_us: None,
+        min_us: None,
+        max_us: None,
+        iters: 0,
+        warmups: 0,
+        logical_bytes: outcome.logical_bytes,
+        gbps: None,
+        ok: false,
+        error: None,
+        check: outcome.check,
+        cache_policy: outcome.cache_policy,
+        timed_region: outcome.timed_region,
+        bytes_moved_estimate: outcome.bytes_moved_estimate,
+        launches: outcome.launches,
+        params: outcome.params,
+        note: None,
+    };
+    match outcome.verdict {
+        Ok(timing) => {
+            record.ok = true;
+            record.gbps = Some(outcome.logical_bytes as f64 / (timing.median_us * 1e3));
+            record.median_us = Some(timing.median_us);
+            record.min_us = Some(timing.min_us);
+            record.max_us = Some(timing.max_us);
+            record.iters = timing.iters;
+            record.warmups = timing.warmups;
+            record.note = timing.capped;
+        }
+        Err(mismatch) => record.error = Some(format!("{}: wrong result (not timed): {mismatch}", id.label())),
+    }
+    record
+}
+
+/// The record of an entry that failed with `error` before a verdict.
+pub fn failure_record(id: &EntryId, error: String) -> BenchRecord {
+    let mut record = record_of(
+        id,
+        Outcome {
+            logical_bytes: 0,
+            check: String::new(),
+            verdict: Err(String::new()),
+            cache_policy: String::new(),
+            timed_region: String::new(),
+            bytes_moved_estimate: None,
+            launches: None,
+            params: serde_json::Value::Null,
+        },
+    );
+    record.error = Some(format!("{}: {error}", id.label()));
+    record
+}
+
+fn panic_text(payload: Box<dyn std::any::Any + Send>) -> String {
+    payload
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_else(|| "a panic".to_string())
+}
+
+/// One-line summary of a record for the progress output.
+fn summary(record: &BenchRecord) -> String {
+    match (record.median_us, record.gbps) {
+        (Some(m), Some(g)) => format!("{} {}: {m:.1} us, {g:.0} GB/s", record.label(), record.size().label()),
+        _ => format!("{} {}: FAILED", record.label(), record.size().label()),
+    }
+}
+
+/// Runs every entry of `registry` on `gpu`.
+pub fn run_entries(gpu: &Gpu, registry: Registry, protocol: Protocol, progress: &Progress) -> Result<EntriesRun> {
+    let timer = EventTimer::new(gpu)?;
+    let Registry { mut entries, mut skipped } = registry;
+    // Group by size (stable: registration order within a size) so inputs are made once per size.
+    entries.sort_by_key(|e| e.id.size);
+    let mut ctx = EntryContext { gpu, timer: &timer, protocol, pool: InputPool::new(gpu) };
+    let mut records = Vec::new();
+    let mut aborted: Option<String> = None;
+    let mut current_size = None;
+    for Entry { id, device_bytes, body } in entries {
+        if let Some(reason) = &aborted {
+            skipped.push(id.skipped(format!("not run: {reason}")));
+            progress.step(&format!("{} skipped", id.label()));
+            continue;
+        }
+        if current_size != Some(id.size) {
+            ctx.pool.clear();
+            if let Err(e) = gpu.synchronize() {
+                let reason = format!("the CUDA context failed while freeing the inputs before {} ({e})", id.label());
+                progress.println(&format!("ABORT: {reason}"));
+                skipped.push(id.skipped(format!("not run: {reason}")));
+                aborted = Some(reason);
+                progress.step(&format!("{} skipped", id.label()));
+                continue;
+            }
+            current_size = Some(id.size);
+        }
+        if let Err(e) = ensure_device_memory(gpu, device_bytes, &id.label()) {
+            skipped.push(id.skipped(format!("{e:#}")));
+            progress.step(&format!("{} skipped (memory)", id.label()));
+            continue;
+        }
+        let result = catch_unwind(AssertUnwindSafe(|| body(&mut ctx)));
+        let record = match result {
+            Ok(Ok(outcome)) => record_of(&id, outcome),
+            Ok(Err(e)) => failure_record(&id, format!("{e:#}")),
+            Err(payload) => failure_record(&id, format!("panicked: {}", panic_text(payload))),
+        };
+        if !record.ok {
+            progress.println(&format!("FAIL {}", record.error.as_deref().unwrap_or("")));
+            // A sticky CUDA error makes every later call fail: stop instead of recording noise.
+            if let Err(e) = gpu.synchronize() {
+                aborted = Some(format!("the CUDA context failed after {} ({e})", id.label()));
+                progress.println(&format!("ABORT: {}", aborted.as_deref().unwrap_or("")));
+            }
+        }
+        progress.step(&summary(&record));
+        records.push(record);
+    }
+    ctx.pool.clear();
+    // Free everything before the baselines run; an error here only matters if the context broke.
+    let _ = gpu.synchronize();
+    Ok(EntriesRun { records, skipped, aborted })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::record::BenchSize;
+    use crate::bench::timing::Timing;
+
+    fn id() -> EntryId {
+        EntryId::primlab(
+            "scan",
+            "exclusive_scan_i32_i64",
+            "decoupled_lookback",
+            BenchSize::Elements(1 << 20),
+            "i32->i64",
+        )
+    }
+
+    fn outcome(verdict: Result<Timing, String>) -> Outcome {
+        Outcome {
+            logical_bytes: 12 << 20,
+            check: "every prefix".into(),
+            verdict,
+            cache_policy: "rotated".into(),
+            timed_region: "one ScanPlan::enqueue".into(),
+            bytes_moved_estimate: Some(12 << 20),
+            launches: Some(2),
+            params: serde_json::json!({}),
+        }
+    }
+
+    #[test]
+    fn a_timed_outcome_becomes_an_ok_record_with_gbps() {
+        let timing = Timing { median_us: 10.0, min_us: 9.0, max_us: 12.0, iters: 20, warmups: 3, capped: None };
+        let record = record_of(&id(), outcome(Ok(timing)));
+        assert!(record.ok);
+        assert_eq!(record.median_us, Some(10.0));
+        assert!((record.gbps.unwrap() - (12u64 << 20) as f64 / 1e4).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_wrong_result_is_not_ok_and_names_the_entry() {
+        let record = record_of(&id(), outcome(Err("first mismatch at index 5".into())));
+        assert!(!record.ok);
+        assert_eq!(record.median_us, None);
+        let error = record.error.unwrap();
+        assert!(error.contains("scan/decoupled_lookback exclusive_scan_i32_i64 2^20"), "{error}");
+        assert!(error.contains("index 5"));
+        let failed = failure_record(&id(), "CUDA driver error".into());
+        assert!(!failed.ok && failed.error.unwrap().contains("2^20: CUDA driver error"));
+    }
+}

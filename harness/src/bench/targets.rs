@@ -1,0 +1,350 @@
+//! The speed targets of issue 6, evaluated on one run's records: for each,
+//! primlab's fastest variant against the baseline measured in the same run,
+//! as a ratio of medians (equal logical bytes, so also a ratio of GB/s),
+//! and met or MISSED by how much.
+
+use super::record::{BenchRecord, BenchSize, IMPL_CEILING, IMPL_CUB, IMPL_PRIMLAB, IMPL_TORCH};
+use serde::{Deserialize, Serialize};
+
+/// What a target compares primlab with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Against {
+    /// A baseline implementation's record of the same op and size.
+    Baseline(&'static str),
+    /// The copy ceiling of the same run and size, in logical GB/s.
+    CopyBandwidth,
+}
+
+/// One target of issue 6.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TargetSpec {
+    /// Stable id; also names the ncu evidence file `receipts/ncu/<id>.txt`.
+    pub id: &'static str,
+    /// The primitive as the issue names it.
+    pub label: &'static str,
+    /// Report group.
+    pub primitive: &'static str,
+    /// Shared op name.
+    pub op: &'static str,
+    /// Size or shape.
+    pub size: BenchSize,
+    /// What it is measured against.
+    pub against: Against,
+    /// The required ratio (speed-up over the baseline, or fraction of copy bandwidth).
+    pub factor: f64,
+}
+
+const fn elems(log2: u32) -> BenchSize {
+    BenchSize::Elements(1 << log2)
+}
+
+/// The targets table of issue 6 (sizes: 2^28 unless the issue names another).
+pub const TARGETS: [TargetSpec; 10] = [
+    TargetSpec {
+        id: "reduce_2p28",
+        label: "reduce, int32->int64, at 2^28",
+        primitive: "reduce",
+        op: "reduce_sum_i32_i64",
+        size: elems(28),
+        against: Against::Baseline(IMPL_CUB),
+        factor: 1.0,
+    },
+    TargetSpec {
+        id: "reduce_2p20",
+        label: "reduce, int32->int64, at 2^20",
+        primitive: "reduce",
+        op: "reduce_sum_i32_i64",
+        size: elems(20),
+        against: Against::Baseline(IMPL_CUB),
+        factor: 1.2,
+    },
+    TargetSpec {
+        id: "scan_2p28",
+        label: "exclusive scan, int32->int64, at 2^28",
+        primitive: "scan",
+        op: "exclusive_scan_i32_i64",
+        size: elems(28),
+        against: Against::Baseline(IMPL_CUB),
+        factor: 1.0,
+    },
+    TargetSpec {
+        id: "scan_2p28_copy",
+        label: "exclusive scan, int32->int64, at 2^28, logical bytes vs copy",
+        primitive: "scan",
+        op: "exclusive_scan_i32_i64",
+        size: elems(28),
+        against: Against::CopyBandwidth,
+        factor: 0.8,
+    },
+    TargetSpec {
+        id: "scan_2p20",
+        label: "exclusive scan, int32->int64, at 2^20",
+        primitive: "scan",
+        op: "exclusive_scan_i32_i64",
+        size: elems(20),
+        against: Against::Baseline(IMPL_CUB),
+        factor: 1.2,
+    },
+    TargetSpec {
+        id: "softmax_f32_8192x32000",
+        label: "softmax f32 [8192, 32000]",
+        primitive: "softmax",
+        op: "softmax_f32",
+        size: BenchSize::Rows { rows: 8192, cols: 32000 },
+        against: Against::Baseline(IMPL_TORCH),
+        factor: 1.3,
+    },
+    TargetSpec {
+        id: "segmented_sum_f32_seg1024_2p28",
+        label: "segmented sum, f32, 1024-wide segments, at 2^28",
+        primitive: "segmented_reduce",
+        op: "segmented_sum_f32_seg1024",
+        size: elems(28),
+        against: Against::Baseline(IMPL_CUB),
+        factor: 1.5,
+    },
+    TargetSpec {
+        id: "histogram_bins19_2p28",
+        label: "histogram, 19 bins, int32, at 2^28",
+        primitive: "histogram",
+        op: "histogram_even_i32_bins19",
+        size: elems(28),
+        against: Against::Baseline(IMPL_CUB),
+        factor: 2.0,
+    },
+    TargetSpec {
+        id: "compact_2p28",
+        label: "compaction x > 0, int32, at 2^28",
+        primitive: "compact",
+        op: "compact_positive_i32",
+        size: elems(28),
+        against: Against::Baseline(IMPL_CUB),
+        factor: 1.0,
+    },
+    TargetSpec {
+        id: "argmax_f32_2p28",
+        label: "argmax, f32, at 2^28",
+        primitive: "arg_reduce",
+        op: "argmax_f32",
+        size: elems(28),
+        against: Against::Baseline(IMPL_TORCH),
+        factor: 1.1,
+    },
+];
+
+/// A record picked for a target.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Pick {
+    /// `impl`.
+    #[serde(rename = "impl")]
+    pub implementation: String,
+    /// Variant (or baseline op).
+    pub variant: String,
+    /// Median microseconds.
+    pub median_us: f64,
+    /// Logical GB/s.
+    pub gbps: f64,
+}
+
+/// One evaluated target.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TargetResult {
+    /// [`TargetSpec::id`].
+    pub id: String,
+    /// [`TargetSpec::label`].
+    pub label: String,
+    /// Report group.
+    pub primitive: String,
+    /// Shared op.
+    pub op: String,
+    /// Size label.
+    pub size: String,
+    /// The requirement in words, e.g. ">= 1.2x cub".
+    pub requirement: String,
+    /// primlab's fastest checked variant.
+    pub ours: Option<Pick>,
+    /// The comparison record.
+    pub reference: Option<Pick>,
+    /// `reference median / ours median` (or our GB/s / copy GB/s).
+    pub ratio: Option<f64>,
+    /// The required ratio.
+    pub factor: f64,
+    /// Some(true) met, Some(false) missed, None not measured.
+    pub met: Option<bool>,
+    /// One line: met / MISSED by how much / not measured and why.
+    pub verdict: String,
+}
+
+fn pick(record: &BenchRecord) -> Option<Pick> {
+    let median = record.timed_median()?;
+    Some(Pick {
+        implementation: record.implementation.clone(),
+        variant: record.variant.clone(),
+        median_us: median,
+        gbps: record.logical_bytes as f64 / (median * 1e3),
+    })
+}
+
+/// The fastest checked record of `implementation` for `op` at `size`.
+pub fn fastest<'a>(
+    records: &'a [BenchRecord],
+    implementation: &str,
+    op: &str,
+    size: BenchSize,
+) -> Option<&'a BenchRecord> {
+    records
+        .iter()
+        .filter(|r| r.implementation == implementation && r.op == op && r.size() == size && r.timed_median().is_some())
+        .min_by(|a, b| a.timed_median().unwrap_or(f64::INFINITY).total_cmp(&b.timed_median().unwrap_or(f64::INFINITY)))
+}
+
+/// Evaluates one target; `absent` says why a baseline has no record
+/// (e.g. "cub: absent: nvcc not found").
+pub fn evaluate(spec: &TargetSpec, records: &[BenchRecord], absent: &dyn Fn(&str) -> Option<String>) -> TargetResult {
+    let ours = fastest(records, IMPL_PRIMLAB, spec.op, spec.size).and_then(pick);
+    let (reference, requirement) = match spec.against {
+        Against::Baseline(implementation) => (
+            fastest(records, implementation, spec.op, spec.size).and_then(pick),
+            format!(">= {:.1}x {implementation}", spec.factor),
+        ),
+        Against::CopyBandwidth => (
+            fastest(records, IMPL_CEILING, super::entries::ceilings::COPY_OP, spec.size).and_then(pick),
+            format!(">= {:.0} % of copy bandwidth (logical bytes)", spec.factor * 100.0),
+        ),
+    };
+    let ratio = match (&ours, &reference, spec.against) {
+        (Some(o), Some(r), Against::Baseline(_)) => Some(r.median_us / o.median_us),
+        (Some(o), Some(r), Against::CopyBandwidth) => Some(o.gbps / r.gbps),
+        _ => None,
+    };
+    let met = ratio.map(|r| r >= spec.factor);
+    let verdict = match (ratio, &ours, &reference) {
+        (Some(r), Some(o), Some(reference)) => {
+            if r >= spec.factor {
+                format!("met: {r:.2}x (target {:.2}x)", spec.factor)
+            } else {
+                let short = (spec.factor - r) / spec.factor * 100.0;
+                match spec.against {
+                    Against::Baseline(_) => format!(
+                        "MISSED by {short:.0} %: {r:.2}x (target {:.2}x); primlab {:.1} us, needs <= {:.1} us",
+                        spec.factor,
+                        o.median_us,
+                        reference.median_us / spec.factor
+                    ),
+                    Against::CopyBandwidth => format!(
+                        "MISSED by {short:.0} %: {:.0} % of copy (target {:.0} %); primlab {:.0} GB/s, copy {:.0} GB/s",
+                        r * 100.0,
+                        spec.factor * 100.0,
+                        o.gbps,
+                        reference.gbps
+                    ),
+                }
+            }
+        }
+        _ => {
+            let mut why = Vec::new();
+            if ours.is_none() {
+                why.push(format!("no checked primlab record of {} at {}", spec.op, spec.size.label()));
+            }
+            if reference.is_none() {
+                let who = match spec.against {
+                    Against::Baseline(implementation) => implementation,
+                    Against::CopyBandwidth => "copy ceiling",
+                };
+                let reason = absent(who).map(|r| format!(" ({r})")).unwrap_or_default();
+                why.push(format!("no {who} record{reason}"));
+            }
+            format!("not measured: {}", why.join("; "))
+        }
+    };
+    TargetResult {
+        id: spec.id.to_string(),
+        label: spec.label.to_string(),
+        primitive: spec.primitive.to_string(),
+        op: spec.op.to_string(),
+        size: spec.size.label(),
+        requirement,
+        ours,
+        reference,
+        ratio,
+        factor: spec.factor,
+        met,
+        verdict,
+    }
+}
+
+/// Evaluates every target.
+pub fn evaluate_all(records: &[BenchRecord], absent: &dyn Fn(&str) -> Option<String>) -> Vec<TargetResult> {
+    TARGETS.iter().map(|spec| evaluate(spec, records, absent)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(implementation: &str, op: &str, variant: &str, n: usize, median: f64, bytes: u64) -> BenchRecord {
+        BenchRecord {
+            implementation: implementation.into(),
+            primitive: "x".into(),
+            op: op.into(),
+            variant: variant.into(),
+            n,
+            shape: None,
+            dtype: "i32".into(),
+            median_us: Some(median),
+            min_us: Some(median),
+            max_us: Some(median),
+            iters: 10,
+            warmups: 3,
+            logical_bytes: bytes,
+            gbps: Some(bytes as f64 / (median * 1e3)),
+            ok: true,
+            error: None,
+            check: String::new(),
+            cache_policy: String::new(),
+            timed_region: String::new(),
+            bytes_moved_estimate: None,
+            launches: None,
+            params: serde_json::Value::Null,
+            note: None,
+        }
+    }
+
+    #[test]
+    fn the_fastest_variant_meets_or_misses_by_the_right_amount() {
+        let n = 1 << 28;
+        let records = vec![
+            record(IMPL_PRIMLAB, "reduce_sum_i32_i64", "multipass", n, 300.0, 4 * n as u64),
+            record(IMPL_PRIMLAB, "reduce_sum_i32_i64", "single_pass", n, 250.0, 4 * n as u64),
+            record(IMPL_CUB, "reduce_sum_i32_i64", "cub_reduce_sum_i32_i64", n, 251.0, 4 * n as u64),
+        ];
+        let result = evaluate(&TARGETS[0], &records, &|_| None);
+        assert_eq!(result.met, Some(true));
+        assert_eq!(result.ours.as_ref().unwrap().variant, "single_pass");
+        assert!(result.verdict.starts_with("met: 1.00x"), "{}", result.verdict);
+
+        let records = vec![
+            record(IMPL_PRIMLAB, "exclusive_scan_i32_i64", "decoupled_lookback", n, 1250.0, 12 * n as u64),
+            record(IMPL_CUB, "exclusive_scan_i32_i64", "cub", n, 1000.0, 12 * n as u64),
+            record(IMPL_CEILING, "memcpy_d2d", "memcpy_d2d", n, 500.0, 8 * n as u64),
+        ];
+        let scan = evaluate(&TARGETS[2], &records, &|_| None);
+        assert_eq!(scan.met, Some(false));
+        assert!(scan.verdict.contains("MISSED by 20 %"), "{}", scan.verdict);
+        assert!(scan.verdict.contains("needs <= 1000.0 us"), "{}", scan.verdict);
+        // 12n / 1250 us vs 8n / 500 us: 0.6 of copy.
+        let copy = evaluate(&TARGETS[3], &records, &|_| None);
+        assert!((copy.ratio.unwrap() - 0.6).abs() < 1e-9);
+        assert!(copy.verdict.contains("60 % of copy"), "{}", copy.verdict);
+    }
+
+    #[test]
+    fn absent_baselines_are_named_never_invented() {
+        let n = 1 << 28;
+        let records = vec![record(IMPL_PRIMLAB, "compact_positive_i32", "single_pass", n, 600.0, 4 * n as u64)];
+        let result = evaluate(&TARGETS[8], &records, &|who| (who == "cub").then(|| "absent: nvcc not found".into()));
+        assert_eq!(result.met, None);
+        assert_eq!(result.ratio, None);
+        assert!(result.verdict.contains("no cub record (absent: nvcc not found)"), "{}", result.verdict);
+    }
+}
