@@ -1,42 +1,66 @@
 #!/usr/bin/env bash
 # Runs the GPU half of primlab on a GPU machine, from the repository root,
 # with the harness binary built elsewhere (make build-release) and carried
-# over. Steps run in the order given; every step's console output and every
-# receipt is copied to $OUT (default ./gpu-out), logs packed into logs.tgz.
+# over. Steps run in the order given; receipts go to receipts/ and are copied
+# to $OUT (default ./gpu-out); logs, the bench report and ncu output are
+# packed into $OUT/logs.tgz by the `pack` step.
 #
-#   scripts/gpu_run.sh info sweep sanitize mutants bench pack
+#   scripts/gpu_run.sh info sweep sanitize mutants cub-build bench-quick nccl1 ncu pack
 #
-# Steps: info, sweep, sweep-quick, sanitize, mutants, bench, bench-quick,
-# ncu, pack. A failing step does not stop the next one; the exit status is
-# nonzero if any step failed.
+# A failing step does not stop the next one; the exit status is nonzero if
+# any step failed. Each step has a wall-clock limit.
 set -u
 H=./target/release/harness
 OUT=${OUT:-gpu-out}
 LOGS=gpu-logs
-mkdir -p "$OUT" "$LOGS" receipts
+mkdir -p "$OUT" "$LOGS/ncu" receipts
+export PRIMLAB_KERNEL_CACHE=${PRIMLAB_KERNEL_CACHE:-/tmp/primlab-kernel-cache}
 status=0
 step() {
   local name=$1 limit=$2
   shift 2
   echo "=== $name ($(date -u +%H:%M:%S), limit ${limit}s): $*"
   local started=$SECONDS
-  timeout --signal=INT --kill-after=20 "$limit" "$@" >"$LOGS/$name.log" 2>&1
+  timeout --signal=INT --kill-after=10 "$limit" "$@" >"$LOGS/$name.log" 2>&1
   local rc=$?
-  tail -n 60 "$LOGS/$name.log"
+  tail -n "${TAIL:-25}" "$LOGS/$name.log"
   echo "=== $name: exit $rc after $((SECONDS - started))s"
   [ $rc -eq 0 ] || status=1
+}
+# ncu on the first launch of one kernel inside a one-case sweep.
+ncu_step() {
+  local id=$1 kernel=$2
+  shift 2
+  step "ncu-$id" 60 ncu --clock-control none --kernel-name "regex:$kernel" --launch-count 1 \
+    --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,sm__warps_active.avg.pct_of_peak_sustained_active,launch__registers_per_thread,launch__occupancy_limit_registers,launch__occupancy_limit_shared_mem,launch__grid_size \
+    "$H" sweep --gpu-only --seed 1 "$@"
+  cp "$LOGS/ncu-$id.log" "$LOGS/ncu/$id.txt"
 }
 for s in "$@"; do
   case "$s" in
     info)
-      { nvidia-smi; nvcc --version; compute-sanitizer --version; python3 -c 'import torch; print("torch", torch.__version__)'; } >"$OUT/machine.txt" 2>&1
-      head -n 20 "$OUT/machine.txt" ;;
-    sweep) step sweep 420 "$H" sweep --json receipts/sweep.json; cp receipts/sweep.json "$OUT/" 2>/dev/null ;;
+      { nvidia-smi; nvcc --version; compute-sanitizer --version; python3 -c 'import torch; print("torch", torch.__version__)'; } >"$OUT/machine.txt" 2>&1 ;;
+    sweep) step sweep 520 "$H" sweep --json receipts/sweep.json; cp receipts/sweep.json "$OUT/" ;;
     sweep-quick) step sweep-quick 240 "$H" sweep --quick --json "$OUT/sweep-quick.json" ;;
-    sanitize) step sanitize 420 "$H" sanitize --jobs 8 --log-dir "$LOGS/sanitize"; cp receipts/sanitize.json "$OUT/" 2>/dev/null ;;
-    mutants) step mutants 420 "$H" mutants --log-dir "$LOGS/mutants"; cp receipts/mutants.json "$OUT/" 2>/dev/null ;;
-    bench) step bench 420 "$H" bench; cp receipts/bench.json "$OUT/" 2>/dev/null ;;
-    bench-quick) step bench-quick 200 "$H" bench --quick --receipt "$OUT/bench-quick.json" ;;
+    sanitize) step sanitize 300 "$H" sanitize --jobs 6 --log-dir "$LOGS/sanitize"; cp receipts/sanitize.json "$OUT/" ;;
+    mutants) TAIL=40 step mutants 110 "$H" mutants --jobs 6 --timeout-secs 80 --log-dir "$LOGS/mutants"; cp receipts/mutants.json "$OUT/" ;;
+    cub-build)
+      # In the background: nvcc takes about a minute; bench waits for it.
+      (nvcc -O3 -std=c++17 -arch=sm_90 -o target/cub_bench scripts/baselines/cub_bench.cu >"$LOGS/cub-build.log" 2>&1; echo "exit $?" >>"$LOGS/cub-build.log") &
+      CUB_PID=$! ;;
+    bench|bench-quick)
+      [ -n "${CUB_PID:-}" ] && wait "$CUB_PID"
+      [ -x target/cub_bench ] && export PRIMLAB_CUB_BENCH=$PWD/target/cub_bench
+      flags=(--crossover --report "$LOGS/report")
+      [ "$s" = bench-quick ] && flags+=(--quick)
+      TAIL=60 step "$s" 200 "$H" bench "${flags[@]}"; cp receipts/bench.json "$OUT/" ;;
+    nccl1)
+      eval "$(scripts/nccl_env.sh)"
+      step nccl-sweep 40 "$H" sweep --gpu-only --gpus 1 --variant sharded --sizes 1,4099,262145,16777216 --json "$LOGS/sweep-gpus1-sharded.json"
+      PRIMLAB_RECEIPTS=$LOGS step nccl-bench 45 "$H" bench --gpus 1 --quick ;;
+    ncu)
+      ncu_step scan_2p28_copy scan_decoupled_lookback_exclusive_i32 --primitive scan --variant decoupled_lookback.exclusive.i32 --sizes 268435456
+      ncu_step histogram_bins19_2p28 histogram_thread_counters_i32 --primitive histogram --variant shared_privatized.i32.bins19 --sizes 268435456 ;;
     pack) tar czf "$OUT/logs.tgz" "$LOGS" ;;
     *) echo "unknown step $s"; status=1 ;;
   esac
