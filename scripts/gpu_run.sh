@@ -5,7 +5,7 @@
 # to $OUT (default ./gpu-out); logs, the bench report and ncu output are
 # packed into $OUT/logs.tgz by the `pack` step.
 #
-#   scripts/gpu_run.sh info sweep sanitize mutants cub-build bench-quick nccl1 ncu pack
+#   scripts/gpu_run.sh info sweep sanitize mutants cub-build bench-quick nccl ncu pack
 #
 # A failing step does not stop the next one; the exit status is nonzero if
 # any step failed. Each step has a wall-clock limit.
@@ -43,7 +43,7 @@ for s in "$@"; do
     sweep) step sweep 520 "$H" sweep --json receipts/sweep.json; cp receipts/sweep.json "$OUT/" ;;
     sweep-quick) step sweep-quick 240 "$H" sweep --quick --json "$OUT/sweep-quick.json" ;;
     sanitize) step sanitize 300 "$H" sanitize --jobs 6 --log-dir "$LOGS/sanitize"; cp receipts/sanitize.json "$OUT/" ;;
-    mutants) TAIL=40 step mutants 110 "$H" mutants --jobs 6 --timeout-secs 80 --log-dir "$LOGS/mutants"; cp receipts/mutants.json "$OUT/" ;;
+    mutants) TAIL=40 step mutants 100 "$H" mutants --jobs 6 --timeout-secs 80 --log-dir "$LOGS/mutants"; cp receipts/mutants.json "$OUT/" ;;
     cub-build)
       # In the background: nvcc takes about a minute; bench waits for it.
       (nvcc -O3 -std=c++17 -arch=sm_90 -o target/cub_bench scripts/baselines/cub_bench.cu >"$LOGS/cub-build.log" 2>&1; echo "exit $?" >>"$LOGS/cub-build.log") &
@@ -53,11 +53,14 @@ for s in "$@"; do
       [ -x target/cub_bench ] && export PRIMLAB_CUB_BENCH=$PWD/target/cub_bench
       flags=(--crossover --report "$LOGS/report")
       [ "$s" = bench-quick ] && flags+=(--quick)
-      TAIL=60 step "$s" 200 "$H" bench "${flags[@]}"; cp receipts/bench.json "$OUT/" ;;
-    nccl1)
+      TAIL=60 step "$s" 170 "$H" bench "${flags[@]}"; cp receipts/bench.json "$OUT/" ;;
+    nccl)
+      # NCCL_GPUS (default 1) ranks, one per GPU; never NVLink multicast.
+      export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
       eval "$(scripts/nccl_env.sh)"
-      step nccl-sweep 40 "$H" sweep --gpu-only --gpus 1 --variant sharded --sizes 1,4099,262145,16777216 --json "$LOGS/sweep-gpus1-sharded.json"
-      PRIMLAB_RECEIPTS=$LOGS step nccl-bench 45 "$H" bench --gpus 1 --quick ;;
+      g=${NCCL_GPUS:-1}
+      step nccl-sweep 45 "$H" sweep --gpu-only --gpus "$g" --variant sharded --sizes 1,4099,262145,16777216 --json "$LOGS/sweep-gpus$g-sharded.json"
+      PRIMLAB_RECEIPTS=$LOGS TAIL=40 step nccl-bench 60 "$H" bench --gpus "$g" --quick ;;
     ncu)
       ncu_step scan_2p28_copy scan_decoupled_lookback_exclusive_i32 --primitive scan --variant decoupled_lookback.exclusive.i32 --sizes 268435456
       ncu_step histogram_bins19_2p28 histogram_thread_counters_i32 --primitive histogram --variant shared_privatized.i32.bins19 --sizes 268435456 ;;
