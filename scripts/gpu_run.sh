@@ -32,7 +32,7 @@ ncu_step() {
   local id=$1 kernel=$2
   shift 2
   step "ncu-$id" 60 ncu --clock-control none --kernel-name "regex:$kernel" --launch-count 1 \
-    --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,sm__warps_active.avg.pct_of_peak_sustained_active,launch__registers_per_thread,launch__occupancy_limit_registers,launch__occupancy_limit_shared_mem,launch__grid_size \
+    --metrics gpu__time_duration.sum,sm__throughput.avg.pct_of_peak_sustained_elapsed,dram__bytes_read.sum,dram__bytes_write.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,sm__warps_active.avg.pct_of_peak_sustained_active,launch__registers_per_thread,launch__occupancy_limit_registers,launch__occupancy_limit_shared_mem,launch__grid_size \
     "$H" sweep --gpu-only --seed 1 "$@"
   cp "$LOGS/ncu-$id.log" "$LOGS/ncu/$id.txt"
 }
@@ -63,7 +63,7 @@ for s in "$@"; do
       PRIMLAB_RECEIPTS=$LOGS TAIL=40 step nccl-bench 60 "$H" bench --gpus "$g" --quick ;;
     ncu)
       ncu_step scan_2p28_copy scan_decoupled_lookback_exclusive_i32 --primitive scan --variant decoupled_lookback.exclusive.i32 --sizes 268435456
-      ncu_step histogram_bins19_2p28 histogram_thread_counters_i32 --primitive histogram --variant shared_privatized.i32.bins19 --sizes 268435456 ;;
+      ncu_step compact_2p28 compact_single_pass_positive --primitive compact --variant single_pass.positive --sizes 268435456 ;;
     pack) tar czf "$OUT/logs.tgz" "$LOGS" ;;
     *) echo "unknown step $s"; status=1 ;;
   esac
