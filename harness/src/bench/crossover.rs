@@ -254,30 +254,12 @@ mod tests {
     use super::*;
 
     fn rec(variant: &str, n: usize, us: f64) -> BenchRecord {
+        let (implementation, op) = if variant == READ_OP { (IMPL_CEILING, READ_OP) } else { (IMPL_PRIMLAB, OP) };
         BenchRecord {
-            implementation: if variant == READ_OP { IMPL_CEILING.into() } else { IMPL_PRIMLAB.into() },
-            primitive: "float_reduce".into(),
-            op: if variant == READ_OP { READ_OP.into() } else { OP.into() },
-            variant: variant.into(),
-            n,
-            shape: None,
             dtype: "f32".into(),
-            median_us: Some(us),
-            min_us: Some(us),
-            max_us: Some(us),
-            iters: 20,
-            warmups: 3,
-            logical_bytes: 4 * n as u64,
             gbps: Some(gbps(n, us)),
-            ok: true,
-            error: None,
-            check: String::new(),
-            cache_policy: String::new(),
-            timed_region: String::new(),
-            bytes_moved_estimate: None,
-            launches: None,
             params: serde_json::json!({}),
-            note: None,
+            ..BenchRecord::synthetic(implementation, "float_reduce", op, variant, n, us, 4 * n as u64)
         }
     }
 

@@ -255,29 +255,8 @@ mod tests {
 
     fn rec(implementation: &str, primitive: &str, op: &str, variant: &str, n: usize, us: f64) -> BenchRecord {
         BenchRecord {
-            implementation: implementation.into(),
-            primitive: primitive.into(),
-            op: op.into(),
-            variant: variant.into(),
-            n,
-            shape: None,
-            dtype: "i32".into(),
-            median_us: Some(us),
-            min_us: Some(us),
-            max_us: Some(us),
-            iters: 1,
-            warmups: 1,
-            logical_bytes: 4 * n as u64,
             gbps: None,
-            ok: true,
-            error: None,
-            check: String::new(),
-            cache_policy: String::new(),
-            timed_region: String::new(),
-            bytes_moved_estimate: None,
-            launches: None,
-            params: serde_json::Value::Null,
-            note: None,
+            ..BenchRecord::synthetic(implementation, primitive, op, variant, n, us, 4 * n as u64)
         }
     }
 

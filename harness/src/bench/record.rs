@@ -160,6 +160,47 @@ pub struct SkippedEntry {
 }
 
 #[cfg(test)]
+impl BenchRecord {
+    /// A checked record for tests: `logical_bytes` bytes in `us` microseconds
+    /// (median, min and max alike), 20 calls after 3 warm-ups.
+    pub fn synthetic(
+        implementation: &str,
+        primitive: &str,
+        op: &str,
+        variant: &str,
+        n: usize,
+        us: f64,
+        logical_bytes: u64,
+    ) -> BenchRecord {
+        BenchRecord {
+            implementation: implementation.into(),
+            primitive: primitive.into(),
+            op: op.into(),
+            variant: variant.into(),
+            n,
+            shape: None,
+            dtype: "i32".into(),
+            median_us: Some(us),
+            min_us: Some(us),
+            max_us: Some(us),
+            iters: 20,
+            warmups: 3,
+            logical_bytes,
+            gbps: Some(logical_bytes as f64 / (us * 1e3)),
+            ok: true,
+            error: None,
+            check: String::new(),
+            cache_policy: String::new(),
+            timed_region: String::new(),
+            bytes_moved_estimate: None,
+            launches: None,
+            params: serde_json::Value::Null,
+            note: None,
+        }
+    }
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
 

@@ -407,17 +407,7 @@ fn results_section(md: &mut String, details: &BenchDetails, plots: &[(String, Pa
         "Cells: median · logical GB/s. The last column divides each baseline's median by the fastest primlab \
          variant's (above 1: primlab is faster).\n"
     );
-    let order = [
-        "ceilings",
-        "reduce",
-        "scan",
-        "compact",
-        "segmented_reduce",
-        "histogram",
-        "arg_reduce",
-        "softmax",
-        "float_reduce",
-    ];
+    let order = super::ops::PRIMITIVE_ORDER;
     let mut primitives = distinct(details.records.iter().map(|r| r.primitive.clone()));
     primitives.sort_by_key(|p| order.iter().position(|o| o == p).unwrap_or(order.len()));
     for primitive in primitives {
@@ -575,29 +565,15 @@ mod tests {
     ) -> BenchRecord {
         let logical = bytes_per * n as u64;
         BenchRecord {
-            implementation: implementation.into(),
-            primitive: primitive.into(),
-            op: op.into(),
-            variant: variant.into(),
-            n,
-            shape: None,
-            dtype: "i32".into(),
-            median_us: Some(us),
             min_us: Some(us * 0.98),
             max_us: Some(us * 1.1),
-            iters: 20,
-            warmups: 3,
-            logical_bytes: logical,
-            gbps: Some(logical as f64 / (us * 1e3)),
-            ok: true,
-            error: None,
             check: "exact".into(),
             cache_policy: "single input buffer".into(),
             timed_region: "one plan enqueue".into(),
             bytes_moved_estimate: Some(logical + 64),
             launches: Some(2),
             params: serde_json::json!({}),
-            note: None,
+            ..BenchRecord::synthetic(implementation, primitive, op, variant, n, us, logical)
         }
     }
 

@@ -283,31 +283,7 @@ mod tests {
     use super::*;
 
     fn record(implementation: &str, op: &str, variant: &str, n: usize, median: f64, bytes: u64) -> BenchRecord {
-        BenchRecord {
-            implementation: implementation.into(),
-            primitive: "x".into(),
-            op: op.into(),
-            variant: variant.into(),
-            n,
-            shape: None,
-            dtype: "i32".into(),
-            median_us: Some(median),
-            min_us: Some(median),
-            max_us: Some(median),
-            iters: 10,
-            warmups: 3,
-            logical_bytes: bytes,
-            gbps: Some(bytes as f64 / (median * 1e3)),
-            ok: true,
-            error: None,
-            check: String::new(),
-            cache_policy: String::new(),
-            timed_region: String::new(),
-            bytes_moved_estimate: None,
-            launches: None,
-            params: serde_json::Value::Null,
-            note: None,
-        }
+        BenchRecord { iters: 10, ..BenchRecord::synthetic(implementation, "x", op, variant, n, median, bytes) }
     }
 
     #[test]
