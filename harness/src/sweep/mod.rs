@@ -36,6 +36,19 @@ pub struct SweepPlan {
 }
 
 impl SweepPlan {
+    /// The plan of `harness sweep` with these arguments: the CPU half
+    /// (`gpu == false`) leaves out the GPU-only large sizes.
+    pub fn from_args(args: &SweepArgs, seed: u64, gpu: bool) -> SweepPlan {
+        SweepPlan {
+            seed,
+            sizes: sizes::sweep_sizes(&args.sizes, seed, args.quick, gpu),
+            quick: args.quick,
+            primitives: args.primitives.clone(),
+            variants: args.variants.clone(),
+            one_family: false,
+        }
+    }
+
     /// Whether `primitive` is selected.
     pub fn wants_primitive(&self, primitive: &str) -> bool {
         self.primitives.is_empty() || self.primitives.iter().any(|p| p == primitive)
@@ -60,14 +73,7 @@ pub fn run(args: &SweepArgs) -> Result<bool> {
     let started = Instant::now();
     let mut results: Vec<CaseResult> = Vec::new();
     if args.list {
-        let plan = SweepPlan {
-            seed,
-            sizes: sizes::sweep_sizes(&args.sizes, seed, args.quick, true),
-            quick: args.quick,
-            primitives: args.primitives.clone(),
-            variants: args.variants.clone(),
-            one_family: false,
-        };
+        let plan = SweepPlan::from_args(args, seed, true);
         let cases = gpu::catalogue(&plan);
         for case in &cases {
             println!("{} family={}", case.id.marker(), case.id.family);
@@ -83,14 +89,7 @@ pub fn run(args: &SweepArgs) -> Result<bool> {
     // input fails at once with its reason.
     let multigpu = match args.gpus {
         Some(gpus) => {
-            let plan = SweepPlan {
-                seed,
-                sizes: sizes::sweep_sizes(&args.sizes, seed, args.quick, true),
-                quick: args.quick,
-                primitives: args.primitives.clone(),
-                variants: args.variants.clone(),
-                one_family: false,
-            };
+            let plan = SweepPlan::from_args(args, seed, true);
             let pre = crate::multigpu::sweep_cases::preflight(gpus, &plan)?;
             Some((pre, plan))
         }
@@ -98,14 +97,7 @@ pub fn run(args: &SweepArgs) -> Result<bool> {
     };
 
     if !args.gpu_only {
-        let plan = SweepPlan {
-            seed,
-            sizes: sizes::sweep_sizes(&args.sizes, seed, args.quick, false),
-            quick: args.quick,
-            primitives: args.primitives.clone(),
-            variants: args.variants.clone(),
-            one_family: false,
-        };
+        let plan = SweepPlan::from_args(args, seed, false);
         let cpu_results = cpu::run(&plan, !args.sizes.is_empty(), args.max_failures_shown)?;
         summary::print_table("model (CPU): hardware-scope algorithms vs direct definitions", &cpu_results);
         results.extend(cpu_results);
@@ -116,7 +108,7 @@ pub fn run(args: &SweepArgs) -> Result<bool> {
     let mut gpu_results = Vec::new();
     let mut multigpu_details = None;
     if args.cpu_only {
-        gpu_skip_reason = Some("--cpu-only".to_string());
+        gpu_skip_reason = Some("--cpu-only was given".to_string());
     } else if let Some((pre, plan)) = &multigpu {
         let run =
             crate::multigpu::sweep_cases::run(pre, plan, !args.sizes.is_empty(), args.mutant, args.max_failures_shown)?;
@@ -126,16 +118,10 @@ pub fn run(args: &SweepArgs) -> Result<bool> {
         gpu_results.extend(run.sharded);
     } else {
         match kernels::Gpu::open(kernels::GpuOptions { ordinal: 0, mutant: args.mutant }) {
+            Err(kernels::GpuError::Unavailable { reason }) => gpu_skip_reason = Some(reason),
             Err(e) => gpu_skip_reason = Some(e.to_string()),
             Ok(gpu) => {
-                let plan = SweepPlan {
-                    seed,
-                    sizes: sizes::sweep_sizes(&args.sizes, seed, args.quick, true),
-                    quick: args.quick,
-                    primitives: args.primitives.clone(),
-                    variants: args.variants.clone(),
-                    one_family: false,
-                };
+                let plan = SweepPlan::from_args(args, seed, true);
                 let info = gpu.info();
                 println!(
                     "sweep: GPU {} (sm_{}{}, {} SMs), NVRTC {}.{}, sizes {:?}{}",
@@ -154,14 +140,18 @@ pub fn run(args: &SweepArgs) -> Result<bool> {
             }
         }
     }
+    // Every GPU case that could not run counts as skipped, never as passed.
+    let mut gpu_skipped = 0u64;
     if let Some(reason) = &gpu_skip_reason {
-        println!("GPU checks skipped (no GPU: {reason})");
+        gpu_skipped = gpu::catalogue(&SweepPlan::from_args(args, seed, true)).len() as u64;
+        println!("GPU checks skipped (no GPU: {reason}): {gpu_skipped} GPU cases not run");
     }
 
     let gpu_ran = machine.is_some();
     results.extend(gpu_results);
-    let tally = summary::tally(&results);
-    let gpu_line = if gpu_ran { String::new() } else { ", GPU checks skipped".to_string() };
+    let mut tally = summary::tally(&results);
+    tally.skipped += gpu_skipped;
+    let gpu_line = if gpu_ran { String::new() } else { " (GPU checks skipped)".to_string() };
     println!(
         "sweep: {} passed, {} failed, {} skipped{gpu_line} in {:.1} s (seed {seed:#x})",
         tally.passed,
@@ -185,11 +175,7 @@ pub fn run(args: &SweepArgs) -> Result<bool> {
             "multigpu": multigpu_details,
         });
         let kind = if gpu_ran { "sweep" } else { "sweep-cpu" };
-        let mut receipt_tally = tally;
-        if !gpu_ran {
-            receipt_tally.skipped += 1;
-        }
-        Receipt::new(kind, machine.unwrap_or_default(), receipt_tally, details).save(path)?;
+        Receipt::new(kind, machine.unwrap_or_default(), tally, details).save(path)?;
         println!("sweep: report written to {}", path.display());
     }
     Ok(tally.failed == 0)
