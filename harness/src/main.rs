@@ -3,6 +3,7 @@
 mod bench;
 mod cli;
 mod fixtures;
+mod junit;
 mod multigpu;
 mod mutants;
 mod progress;
@@ -10,6 +11,7 @@ mod receipts;
 mod report;
 mod sanitize;
 mod sweep;
+mod verdict_hash;
 
 use clap::Parser;
 use cli::{Cli, Command, ReceiptsAction};

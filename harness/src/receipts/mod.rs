@@ -4,18 +4,21 @@
 
 mod gate;
 mod machine;
+pub mod output;
 mod time;
 
 pub use gate::{check_gate, REFRESH_COMMAND};
 pub use machine::{run_quiet as machine_run_quiet, MachineInfo};
+pub use output::{receipt_path, write_atomic, Coverage};
 pub use time::utc_timestamp;
 
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
-/// Version of the receipt layout.
-pub const SCHEMA: u32 = 1;
+/// Version of the receipt layout: 2 adds `coverage`, per-case digests and
+/// the verdict hash (schema 1 receipts were keyed by the kernel sources only).
+pub const SCHEMA: u32 = 2;
 
 /// Counts of a run's verdicts.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -35,8 +38,13 @@ pub struct Receipt {
     pub kind: String,
     /// [`SCHEMA`].
     pub schema: u32,
-    /// `kernels::SOURCE_HASH` of the binary that ran.
+    /// The verdict hash of the binary that ran ([`crate::verdict_hash::VERDICT_HASH`]):
+    /// everything that decides what runs on the GPU and how it is judged.
     pub source_hash: String,
+    /// "full" when the run covered its command's whole catalogue, else
+    /// "partial: <why>" (filtered, quick, mutant, no GPU).
+    #[serde(default)]
+    pub coverage: String,
     /// When the run finished (UTC, RFC 3339).
     pub created_utc: String,
     /// The command line that produced it.
@@ -50,12 +58,14 @@ pub struct Receipt {
 }
 
 impl Receipt {
-    /// A receipt of `kind` for the current sources.
+    /// A receipt of `kind` for the current sources, marked as a partial run
+    /// until [`Receipt::with_coverage`] says otherwise.
     pub fn new(kind: &str, machine: MachineInfo, tally: Tally, details: serde_json::Value) -> Receipt {
         Receipt {
             kind: kind.to_string(),
             schema: SCHEMA,
-            source_hash: kernels::SOURCE_HASH.to_string(),
+            source_hash: crate::verdict_hash::VERDICT_HASH.to_string(),
+            coverage: "partial: coverage not stated".to_string(),
             created_utc: utc_timestamp(),
             command: std::env::args().collect::<Vec<_>>().join(" "),
             machine,
@@ -64,13 +74,20 @@ impl Receipt {
         }
     }
 
-    /// Writes pretty JSON to `path`, creating its directory.
+    /// The same receipt, marked with its run's coverage.
+    pub fn with_coverage(mut self, coverage: &Coverage) -> Receipt {
+        self.coverage = match coverage {
+            Coverage::Full => "full".to_string(),
+            Coverage::Partial(why) => format!("partial: {why}"),
+        };
+        self
+    }
+
+    /// Writes pretty JSON to `path` atomically (temporary file and rename),
+    /// creating its directory.
     pub fn save(&self, path: &Path) -> Result<()> {
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-        }
         let text = serde_json::to_string_pretty(self)?;
-        std::fs::write(path, text + "\n").with_context(|| format!("writing {}", path.display()))
+        write_atomic(path, (text + "\n").as_bytes())
     }
 
     /// Reads a receipt.
