@@ -50,25 +50,33 @@ pub struct SweepArgs {
     /// Skip the largest sizes (2^24, 2^28) and use fewer random sizes.
     #[arg(long)]
     pub quick: bool,
-    /// Only these primitives (repeatable): reduce, scan, arg_reduce, softmax, compact,
-    /// segmented_reduce, histogram, float_reduce.
-    #[arg(long = "primitive", value_name = "NAME")]
-    pub primitives: Vec<String>,
-    /// Only variants whose name contains this text (repeatable).
+    /// Only these primitives (repeatable).
+    #[arg(long = "primitive", value_name = "NAME", value_enum)]
+    pub primitives: Vec<crate::registry::Primitive>,
+    /// Only variants whose name contains this text (repeatable); a filter that
+    /// matches nothing is an error that lists the valid variants.
     #[arg(long = "variant", value_name = "TEXT")]
     pub variants: Vec<String>,
-    /// Only these sizes (comma-separated), instead of the boundary + random + large sizes.
+    /// Only these sizes (comma-separated, each at least 1), instead of the
+    /// boundary + random + large sizes.
     #[arg(long, value_delimiter = ',', value_name = "N,N,...")]
     pub sizes: Vec<usize>,
     /// Only the model checks (no GPU even if present).
-    #[arg(long)]
+    #[arg(long, conflicts_with_all = ["gpu_only", "require_gpu"])]
     pub cpu_only: bool,
-    /// Only the GPU checks (skip the model self-checks).
+    /// Only the GPU checks (skip the model self-checks); fails when no GPU is present.
     #[arg(long)]
     pub gpu_only: bool,
-    /// Write a machine-readable report (a receipt when the GPU ran) to this path.
+    /// Fail (exit nonzero) when the GPU checks cannot run, instead of counting them as skipped.
+    #[arg(long)]
+    pub require_gpu: bool,
+    /// Write a receipt to this path. Only a full GPU run (no filters, no --quick, no
+    /// mutant) may write receipts/sweep.json, and no partial run replaces a full receipt.
     #[arg(long, value_name = "PATH")]
     pub json: Option<PathBuf>,
+    /// Write a JUnit XML report (one test case per check) to this path.
+    #[arg(long, value_name = "PATH")]
+    pub junit: Option<PathBuf>,
     /// Compile a planted bug into the kernels (used by `harness mutants`).
     #[arg(long, default_value_t = 0, hide = true)]
     pub mutant: u32,
@@ -211,15 +219,30 @@ pub struct ReceiptsArgs {
 /// Receipt actions.
 #[derive(Debug, Subcommand)]
 pub enum ReceiptsAction {
-    /// Fail unless receipts/sweep.json and receipts/sanitize.json match the current kernel
-    /// sources and record no failure (the gate `make verify` runs).
+    /// Fail unless receipts/sweep.json, sanitize.json and mutants.json were made by full GPU
+    /// runs of the current sources and hold a passing verdict for every case of the catalogue
+    /// the sources define (recomputed here on the CPU: ids, input and expected-output digests).
+    /// The gate `make verify` runs.
     Check {
         /// Receipt directory.
         #[arg(long, default_value = "receipts")]
         dir: PathBuf,
+        /// Workspace root whose sources the receipts must match.
+        #[arg(long, default_value = ".")]
+        root: PathBuf,
+        /// Write a JUnit XML report (one test case per gated receipt) to this path.
+        #[arg(long, value_name = "PATH")]
+        junit: Option<PathBuf>,
     },
-    /// Print the current kernel-source hash.
-    Hash,
+    /// Print the verdict hash of the workspace (and of this binary's build), and the files it covers.
+    Hash {
+        /// Workspace root.
+        #[arg(long, default_value = ".")]
+        root: PathBuf,
+        /// Also list every file the hash covers.
+        #[arg(long)]
+        files: bool,
+    },
 }
 
 /// Options of the internal `sanitize-child`.

@@ -8,6 +8,7 @@ mod multigpu;
 mod mutants;
 mod progress;
 mod receipts;
+mod registry;
 mod report;
 mod sanitize;
 mod sweep;
@@ -66,25 +67,68 @@ fn dispatch(command: Command) -> anyhow::Result<bool> {
         Command::Report(args) => report::run(&args),
         Command::Fixtures(args) => fixtures::run(&args),
         Command::Receipts(args) => match args.action {
-            ReceiptsAction::Hash => {
-                println!("{}", kernels::SOURCE_HASH);
+            ReceiptsAction::Hash { root, files } => {
+                let (hash, scoped) = verdict_hash::scope::verdict_hash_of(&root);
+                println!("{hash}");
+                if hash != verdict_hash::VERDICT_HASH {
+                    eprintln!(
+                        "note: this binary was built from other sources (verdict hash {}); rebuild it",
+                        &verdict_hash::VERDICT_HASH[..12]
+                    );
+                }
+                if files {
+                    for path in scoped {
+                        println!("{}", path.strip_prefix(&root).unwrap_or(&path).display());
+                    }
+                }
                 Ok(true)
             }
-            ReceiptsAction::Check { dir } => {
-                let problems = receipts::check_gate(&dir, kernels::SOURCE_HASH);
-                if problems.is_empty() {
-                    println!(
-                        "receipts: sweep and sanitize receipts match kernel sources {} and record no failure",
-                        &kernels::SOURCE_HASH[..12]
-                    );
-                    return Ok(true);
-                }
-                for problem in &problems {
-                    eprintln!("receipt gate: {problem}");
-                }
-                eprintln!("receipt gate: to refresh: {}", receipts::REFRESH_COMMAND);
-                Ok(false)
-            }
+            ReceiptsAction::Check { dir, root, junit } => receipts_check(&dir, &root, junit.as_deref()),
         },
     }
+}
+
+/// `harness receipts check`: the gate of `make verify`.
+fn receipts_check(
+    dir: &std::path::Path,
+    root: &std::path::Path,
+    junit_path: Option<&std::path::Path>,
+) -> anyhow::Result<bool> {
+    let started = std::time::Instant::now();
+    let (current, files) = verdict_hash::of_tree(root);
+    if files == 0 {
+        anyhow::bail!("receipts check: {} holds none of the sources the verdict hash covers; run it from the workspace root or pass --root", root.display());
+    }
+    if current != verdict_hash::VERDICT_HASH {
+        eprintln!(
+            "receipt gate: note: this harness was built from other sources (verdict hash {}) than {} ({}); rebuild it",
+            &verdict_hash::VERDICT_HASH[..12],
+            root.display(),
+            &current[..12]
+        );
+    }
+    println!("receipts: recomputing the catalogues of sources {} ({files} files) on the CPU ...", &current[..12]);
+    let report = receipts::check_gate(dir, &current, None);
+    for (kind, coverage) in &report.checked {
+        println!(
+            "receipts: {kind}: {} of {} required checks present, passing and matching",
+            coverage.matched, coverage.required
+        );
+    }
+    if let Some(path) = junit_path {
+        junit::write(path, "receipts", &receipts::junit_cases(&report))?;
+    }
+    if report.problems.is_empty() {
+        println!(
+            "receipts: sweep, sanitize and mutants receipts cover the catalogues of sources {} and record no failure ({:.0} s)",
+            &current[..12],
+            started.elapsed().as_secs_f64()
+        );
+        return Ok(true);
+    }
+    for problem in &report.problems {
+        eprintln!("receipt gate: {problem}");
+    }
+    eprintln!("receipt gate: to refresh: {}", receipts::REFRESH_COMMAND);
+    Ok(false)
 }

@@ -12,8 +12,9 @@ use super::sharded_scan::{self, sharded_scan};
 use super::topology::{resolve_on_this_machine, GpuCount};
 use crate::progress::Progress;
 use crate::receipts::MachineInfo;
+use crate::registry::Primitive;
 use crate::sweep::case::{failure_line, CaseId, CaseResult, Verdict};
-use crate::sweep::gpu::{case_seed, catalogue, families_of, int_families, PRIMITIVES};
+use crate::sweep::gpu::{case_seed, catalogue, int_families};
 use crate::sweep::{compare, SweepPlan};
 use anyhow::{anyhow, Result};
 use model::generators::{ints, Family};
@@ -182,7 +183,7 @@ pub fn run(
             Err(e) => {
                 let id = crate::sweep::gpu::id("multigpu", format!("nccl_setup.k{k}"), "-".into(), 0, "-", 0);
                 let verdict = Verdict::fail("an NCCL communicator", format!("error: {e:#}"), "cluster start");
-                sharded.push(CaseResult { id, verdict, millis: started.elapsed().as_millis() as u64 });
+                sharded.push(CaseResult::new(id, verdict, started.elapsed().as_millis() as u64));
             }
         }
         crate::sweep::summary::print_table(&format!("sharded reduce and scan over {k} GPU(s) (NCCL)"), &sharded);
@@ -238,10 +239,10 @@ fn spread_catalogue(plan: &SweepPlan, k: usize, mutant: u32, max_shown: usize) -
     groups.sort_by_key(|g| std::cmp::Reverse(ids[g.start].n));
     // Only the families some selected case launches (none when a filter
     // leaves only the sharded cases).
-    let families: BTreeSet<kernels::Family> = PRIMITIVES
-        .iter()
-        .filter(|p| plan.wants_primitive(p) && ids.iter().any(|id| id.primitive == **p))
-        .flat_map(|p| families_of(p))
+    let families: BTreeSet<kernels::Family> = Primitive::ALL
+        .into_iter()
+        .filter(|p| plan.wants(*p) && ids.iter().any(|id| id.primitive == p.name()))
+        .flat_map(|p| p.families().iter().copied())
         .collect();
     let mut gpus = Vec::with_capacity(k);
     for ordinal in 0..k {
@@ -313,10 +314,10 @@ fn spread_catalogue(plan: &SweepPlan, k: usize, mutant: u32, max_shown: usize) -
                                 }
                             }
                             progress.step(&case.id.marker());
-                            collected
-                                .lock()
-                                .unwrap_or_else(|p| p.into_inner())
-                                .push((index, CaseResult { id: case.id.clone(), verdict, millis }));
+                            collected.lock().unwrap_or_else(|p| p.into_inner()).push((
+                                index,
+                                CaseResult::new(case.id.clone(), verdict, millis).with_digest((case.reference)().ok()),
+                            ));
                             done += 1;
                         }
                     }
@@ -482,7 +483,7 @@ fn run_sharded(cluster: &Cluster, cases: &[ShardedCase], plan_seed: u64, max_sho
             }
         }
         progress.step(&case.id.marker());
-        results.push(CaseResult { id: case.id.clone(), verdict, millis: started.elapsed().as_millis() as u64 });
+        results.push(CaseResult::new(case.id.clone(), verdict, started.elapsed().as_millis() as u64));
     }
     progress.finish();
     results
@@ -518,10 +519,10 @@ mod tests {
         assert!(all.iter().any(|c| c.id.variant == "sharded.emulated_v4.decoupled_lookback.exclusive.i32"));
         assert!(all.iter().any(|c| c.id.variant == "sharded.k2.single_pass.i32"));
         assert!(all.iter().any(|c| c.id.variant == "sharded.k2.decoupled_lookback.exclusive.i32"));
-        p.primitives = vec!["scan".into()];
+        p.primitives = vec![Primitive::Scan];
         assert!(sharded_cases(&p, true, 2).iter().all(|c| c.id.primitive == "scan"));
         assert!(wants_sharded(&p, 2));
-        p.primitives = vec!["softmax".into()];
+        p.primitives = vec![Primitive::Softmax];
         assert!(!wants_sharded(&p, 2), "no NCCL needed without reduce or scan");
         p.primitives.clear();
         p.variants = vec!["blelloch".into()];

@@ -1,20 +1,27 @@
-//! The receipt gate of `make verify`: a kernel change lands only with a fresh
-//! GPU sweep and sanitizer pass, and no committed receipt may record a failure.
+//! The receipt gate of `make verify`: without a GPU, it recomputes on the
+//! CPU the catalogue of GPU cases that the current sources define (case id,
+//! input digest, expected-output digest) and accepts a receipt only if it
+//! holds a passing verdict for every one of them, made by the current
+//! sources (the verdict hash), with a tally equal to its verdicts.
 
+use super::coverage::{check_sanitize_coverage, check_sweep_coverage, CoverageReport};
 use super::Receipt;
+use crate::junit;
 use std::fmt;
 use std::path::Path;
 
 /// The receipts the gate requires, by kind and file name.
-pub const GATED: [(&str, &str); 2] = [("sweep", "sweep.json"), ("sanitize", "sanitize.json")];
+pub const GATED: [(&str, &str); 3] =
+    [("sweep", "sweep.json"), ("sanitize", "sanitize.json"), ("mutants", "mutants.json")];
 
 /// The command that refreshes the gated receipts on a GPU machine.
 pub const REFRESH_COMMAND: &str = "make build-release here, then on a GPU machine: \
-    ./target/release/harness sweep --json receipts/sweep.json && ./target/release/harness sanitize \
-    (or `make gpu-receipts`), and commit receipts/";
+    scripts/gpu_run.sh sweep sanitize mutants (full runs: ./target/release/harness sweep --require-gpu \
+    --json receipts/sweep.json, harness sanitize, harness mutants), and commit receipts/";
 
 /// One reason the gate fails.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum GateProblem {
     /// The receipt file is absent or unreadable.
     Missing {
@@ -23,7 +30,7 @@ pub enum GateProblem {
         /// What went wrong reading it.
         reason: String,
     },
-    /// The receipt was made from other kernel sources.
+    /// The receipt was made from other sources than the checkout's.
     Stale {
         /// Receipt kind.
         kind: String,
@@ -32,20 +39,32 @@ pub enum GateProblem {
         /// Hash of the current sources.
         current_hash: String,
     },
+    /// The receipt does not cover the catalogue, or disagrees with it.
+    Incomplete {
+        /// Receipt kind.
+        kind: String,
+        /// What is missing or wrong.
+        reason: String,
+    },
     /// The receipt records failures.
     Failures {
         /// Receipt kind.
         kind: String,
-        /// Number of failed checks.
-        failed: u64,
-    },
-    /// The receipt records no check at all, or skipped checks.
-    Incomplete {
-        /// Receipt kind.
-        kind: String,
-        /// What is missing.
+        /// The failed checks (count and the first few).
         reason: String,
     },
+}
+
+impl GateProblem {
+    /// The receipt kind it concerns.
+    pub fn kind(&self) -> &str {
+        match self {
+            GateProblem::Missing { kind, .. }
+            | GateProblem::Stale { kind, .. }
+            | GateProblem::Incomplete { kind, .. }
+            | GateProblem::Failures { kind, .. } => kind,
+        }
+    }
 }
 
 impl fmt::Display for GateProblem {
@@ -54,15 +73,13 @@ impl fmt::Display for GateProblem {
             GateProblem::Missing { kind, reason } => write!(f, "receipts/{kind}.json: {reason}"),
             GateProblem::Stale { kind, receipt_hash, current_hash } => write!(
                 f,
-                "receipts/{kind}.json was made from kernel sources {} but the current sources hash to {}: \
-                 the kernels or their launch code changed since the last GPU run",
+                "receipts/{kind}.json was made from sources with verdict hash {} but the checkout hashes to {}: \
+                 kernels, launch code, catalogues, comparisons or Cargo.lock changed since the last GPU run",
                 short(receipt_hash),
                 short(current_hash)
             ),
-            GateProblem::Failures { kind, failed } => {
-                write!(f, "receipts/{kind}.json records {failed} failed check(s)")
-            }
-            GateProblem::Incomplete { kind, reason } => write!(f, "receipts/{kind}.json is incomplete: {reason}"),
+            GateProblem::Incomplete { kind, reason } => write!(f, "receipts/{kind}.json: {reason}"),
+            GateProblem::Failures { kind, reason } => write!(f, "receipts/{kind}.json records failures: {reason}"),
         }
     }
 }
@@ -71,99 +88,87 @@ fn short(hash: &str) -> &str {
     &hash[..hash.len().min(12)]
 }
 
-/// Checks the gated receipts in `dir` against `current_hash`.
-pub fn check_gate(dir: &Path, current_hash: &str) -> Vec<GateProblem> {
-    let mut problems = Vec::new();
+/// What the gate found, receipt by receipt.
+#[derive(Debug, Default)]
+pub struct GateReport {
+    /// Every problem; empty means the gate passes.
+    pub problems: Vec<GateProblem>,
+    /// What each receipt was checked against (kind, cases required, cases matched).
+    pub checked: Vec<(String, CoverageReport)>,
+}
+
+/// Checks the gated receipts in `dir` against the sources whose verdict
+/// hash is `current_hash`. `only` restricts the check to some kinds (tests).
+pub fn check_gate(dir: &Path, current_hash: &str, only: Option<&[&str]>) -> GateReport {
+    let mut report = GateReport::default();
     for (kind, file) in GATED {
+        if only.is_some_and(|o| !o.contains(&kind)) {
+            continue;
+        }
+        let mut problem = |p: GateProblem| report.problems.push(p);
         let receipt = match Receipt::load(&dir.join(file)) {
             Ok(r) => r,
             Err(e) => {
-                problems.push(GateProblem::Missing { kind: kind.to_string(), reason: format!("{e:#}") });
+                problem(GateProblem::Missing { kind: kind.to_string(), reason: format!("{e:#}") });
                 continue;
             }
         };
+        let incomplete = |reason: String| GateProblem::Incomplete { kind: kind.to_string(), reason };
         if receipt.kind != kind {
-            problems.push(GateProblem::Incomplete {
-                kind: kind.to_string(),
-                reason: format!("holds a '{}' receipt", receipt.kind),
-            });
+            problem(incomplete(format!("holds a '{}' receipt, not a '{kind}' receipt", receipt.kind)));
+            continue;
+        }
+        if receipt.schema != super::SCHEMA {
+            problem(incomplete(format!(
+                "receipt layout {} is not the current {} (it has no per-case digests)",
+                receipt.schema,
+                super::SCHEMA
+            )));
+            continue;
         }
         if receipt.source_hash != current_hash {
-            problems.push(GateProblem::Stale {
+            problem(GateProblem::Stale {
                 kind: kind.to_string(),
                 receipt_hash: receipt.source_hash.clone(),
                 current_hash: current_hash.to_string(),
             });
         }
-        if receipt.tally.failed > 0 {
-            problems.push(GateProblem::Failures { kind: kind.to_string(), failed: receipt.tally.failed });
+        if receipt.coverage != "full" {
+            problem(incomplete(format!("made by a partial run ({}), not a full one", receipt.coverage)));
         }
-        if receipt.tally.passed == 0 {
-            problems.push(GateProblem::Incomplete { kind: kind.to_string(), reason: "no check passed".into() });
+        let coverage = match kind {
+            "sweep" => check_sweep_coverage(&receipt),
+            "sanitize" => check_sanitize_coverage(&receipt),
+            _ => super::coverage::check_mutants_coverage(&receipt),
+        };
+        for reason in &coverage.incomplete {
+            problem(incomplete(reason.clone()));
         }
-        if receipt.tally.skipped > 0 {
-            problems.push(GateProblem::Incomplete {
-                kind: kind.to_string(),
-                reason: format!("{} check(s) were skipped", receipt.tally.skipped),
-            });
+        for reason in &coverage.failures {
+            problem(GateProblem::Failures { kind: kind.to_string(), reason: reason.clone() });
         }
+        report.checked.push((kind.to_string(), coverage));
     }
-    problems
+    report
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::receipts::{MachineInfo, Tally};
-
-    fn write(dir: &Path, kind: &str, hash: &str, tally: Tally) {
-        let mut r = Receipt::new(kind, MachineInfo::default(), tally, serde_json::json!({}));
-        r.source_hash = hash.to_string();
-        r.save(&dir.join(format!("{kind}.json"))).unwrap();
-    }
-
-    fn temp_dir(name: &str) -> std::path::PathBuf {
-        let dir = std::env::temp_dir().join(format!("primlab-gate-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        dir
-    }
-
-    const OK: Tally = Tally { passed: 10, failed: 0, skipped: 0 };
-
-    #[test]
-    fn matching_clean_receipts_pass() {
-        let dir = temp_dir("ok");
-        write(&dir, "sweep", "abc", OK);
-        write(&dir, "sanitize", "abc", OK);
-        assert_eq!(check_gate(&dir, "abc"), vec![]);
-    }
-
-    #[test]
-    fn a_changed_kernel_source_fails_the_gate() {
-        let dir = temp_dir("stale");
-        write(&dir, "sweep", "old", OK);
-        write(&dir, "sanitize", "new", OK);
-        let problems = check_gate(&dir, "new");
-        assert_eq!(problems.len(), 1);
-        assert!(matches!(&problems[0], GateProblem::Stale { kind, .. } if kind == "sweep"));
-        assert!(problems[0].to_string().contains("current sources hash to new"));
-    }
-
-    #[test]
-    fn a_recorded_failure_fails_the_gate() {
-        let dir = temp_dir("failed");
-        write(&dir, "sweep", "h", Tally { passed: 9, failed: 1, skipped: 0 });
-        write(&dir, "sanitize", "h", OK);
-        assert_eq!(check_gate(&dir, "h"), vec![GateProblem::Failures { kind: "sweep".into(), failed: 1 }]);
-    }
-
-    #[test]
-    fn missing_or_skipped_receipts_fail_the_gate() {
-        let dir = temp_dir("missing");
-        write(&dir, "sanitize", "h", Tally { passed: 3, failed: 0, skipped: 2 });
-        let problems = check_gate(&dir, "h");
-        assert!(matches!(&problems[0], GateProblem::Missing { kind, .. } if kind == "sweep"));
-        assert!(matches!(&problems[1], GateProblem::Incomplete { kind, .. } if kind == "sanitize"));
-    }
+/// The gate's JUnit report: one test case per gated receipt.
+pub fn junit_cases(report: &GateReport) -> Vec<junit::TestCase> {
+    GATED
+        .iter()
+        .map(|(kind, file)| {
+            let problems: Vec<String> =
+                report.problems.iter().filter(|p| p.kind() == *kind).map(|p| p.to_string()).collect();
+            junit::TestCase {
+                classname: "receipts".to_string(),
+                name: format!("receipts/{file}"),
+                seconds: 0.0,
+                outcome: if problems.is_empty() {
+                    junit::Outcome::Passed
+                } else {
+                    junit::Outcome::Failed(problems.join("\n"))
+                },
+            }
+        })
+        .collect()
 }

@@ -2,12 +2,13 @@
 //! committed under `receipts/` and keyed by the kernel-source hash, and the
 //! gate that `make verify` runs on them without a GPU.
 
+pub mod coverage;
 mod gate;
 mod machine;
 pub mod output;
 mod time;
 
-pub use gate::{check_gate, REFRESH_COMMAND};
+pub use gate::{check_gate, junit_cases, GateReport, REFRESH_COMMAND};
 pub use machine::{run_quiet as machine_run_quiet, MachineInfo};
 pub use output::{receipt_path, write_atomic, Coverage};
 pub use time::utc_timestamp;

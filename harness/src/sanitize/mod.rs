@@ -52,7 +52,7 @@ pub fn run(options: &SanitizeOptions) -> Result<bool> {
     let sanitizer_version = receipts_version(&sanitizer);
 
     let primitives: Vec<String> = if options.primitives.is_empty() {
-        crate::sweep::gpu::PRIMITIVES.iter().map(|p| p.to_string()).collect()
+        crate::registry::Primitive::ALL.iter().map(|p| p.name().to_string()).collect()
     } else {
         options.primitives.clone()
     };

@@ -96,6 +96,35 @@ pub struct CaseResult {
     pub verdict: Verdict,
     /// Wall-clock milliseconds (generation, GPU, model and comparison).
     pub millis: u64,
+    /// Digest of the input the kernel was given (GPU cases).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_digest: Option<String>,
+    /// Digest of the model's expected output it was compared with (GPU cases).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expected_digest: Option<String>,
+}
+
+impl CaseResult {
+    /// A result with no digests (model checks, sharded cases).
+    pub fn new(id: CaseId, verdict: Verdict, millis: u64) -> CaseResult {
+        CaseResult { id, verdict, millis, input_digest: None, expected_digest: None }
+    }
+
+    /// The same result with the digests of its input and reference.
+    pub fn with_digest(mut self, digest: Option<crate::sweep::digest::CaseDigest>) -> CaseResult {
+        if let Some(d) = digest {
+            self.input_digest = Some(d.input_digest);
+            self.expected_digest = Some(d.expected_digest);
+        }
+        self
+    }
+}
+
+impl CaseId {
+    /// The key that names this case in a catalogue and in a receipt.
+    pub fn key(&self) -> String {
+        format!("{} {} {} {} {:#x}", self.primitive, self.variant, self.size, self.family, self.seed)
+    }
 }
 
 /// The one-line report: `primitive/variant n=size seed=0x.. family=.. index=.. expected=.. got=..`.

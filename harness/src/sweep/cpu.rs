@@ -11,21 +11,12 @@ use model::conformance::{catalogue_with_seed, Check};
 use rayon::prelude::*;
 use std::time::Instant;
 
-/// The model's name of a harness primitive (the GPU sweep's names).
-fn model_primitive(harness_name: &str) -> &str {
-    match harness_name {
-        "segmented_reduce" => "segmented",
-        "float_reduce" => "float_sum",
-        other => other,
-    }
-}
-
 /// The checks `plan` selects.
 pub fn checks(plan: &SweepPlan, explicit_sizes: bool) -> Vec<Check> {
     let random = if plan.quick { 2 } else { 6 };
     catalogue_with_seed(plan.seed, random)
         .into_iter()
-        .filter(|c| plan.primitives.is_empty() || plan.primitives.iter().any(|p| model_primitive(p) == c.primitive))
+        .filter(|c| plan.primitives.is_empty() || plan.primitives.iter().any(|p| p.model_name() == c.primitive))
         .filter(|c| plan.wants_variant(&c.algorithm))
         .filter(|c| !explicit_sizes || plan.sizes.contains(&c.size))
         .collect()
@@ -58,7 +49,7 @@ pub fn run(plan: &SweepPlan, explicit_sizes: bool, max_shown: usize) -> anyhow::
                 }
             }
             progress.step(&check.describe());
-            CaseResult { id, verdict, millis: started.elapsed().as_millis() as u64 }
+            CaseResult::new(id, verdict, started.elapsed().as_millis() as u64)
         })
         .collect();
     progress.finish();

@@ -2,9 +2,10 @@
 //! every variant, ties (lowest index wins), and the contract errors (empty
 //! input; NaN or ±inf naming the first offending index).
 
-use super::{case_seed, gpu_error, id, int_families, model_error, GpuCase};
+use super::{case_seed, contract_case, gpu_error, id, int_families, GpuCase, Inputs};
 use crate::sweep::case::Verdict;
 use crate::sweep::compare;
+use crate::sweep::digest::Fingerprint;
 use crate::sweep::SweepPlan;
 use kernels::{ArgReduceVariant, ArgRowsVariant, Extremum, GpuError};
 use model::generators::{ints, uniform_f32, Family};
@@ -43,27 +44,79 @@ fn expected_rows<T: model::scalar::Scalar>(
     }
 }
 
-fn whole<T>(gpu: &kernels::Gpu, variant: ArgReduceVariant, e: Extremum, data: &[T]) -> Verdict
-where
-    T: model::scalar::Scalar + kernels::ArgElement + PartialEq + std::fmt::Debug,
-{
-    match (expected(e, data), gpu.arg_reduce(variant, e, data)) {
-        (Ok(want), Ok(got)) if want == got => Verdict::Pass,
-        (Ok(want), Ok(got)) => Verdict::fail(format!("{want:?}"), format!("{got:?}"), "(value, index)"),
-        (Err(m), _) => model_error(&m),
-        (_, Err(g)) => gpu_error(&g),
+/// An input and its (value, index) under both extrema.
+struct WholeCase<T> {
+    data: Vec<T>,
+    max: (T, usize),
+    min: (T, usize),
+}
+
+impl<T: Copy> WholeCase<T> {
+    fn expected(&self, e: Extremum) -> (T, usize) {
+        match e {
+            Extremum::Max => self.max,
+            Extremum::Min => self.min,
+        }
     }
 }
 
-fn rows<T>(gpu: &kernels::Gpu, variant: ArgRowsVariant, e: Extremum, data: &[T], r: usize, c: usize) -> Verdict
+fn whole_case<T: model::scalar::Scalar + Copy>(data: Vec<T>) -> Result<WholeCase<T>, String> {
+    let max = expected(Extremum::Max, &data).map_err(|e| e.to_string())?;
+    let min = expected(Extremum::Min, &data).map_err(|e| e.to_string())?;
+    Ok(WholeCase { data, max, min })
+}
+
+fn whole<T>(gpu: &kernels::Gpu, variant: ArgReduceVariant, e: Extremum, case: &WholeCase<T>) -> Verdict
+where
+    T: model::scalar::Scalar + kernels::ArgElement + PartialEq + std::fmt::Debug + Copy,
+{
+    let want = case.expected(e);
+    match gpu.arg_reduce(variant, e, &case.data) {
+        Ok(got) if want == got => Verdict::Pass,
+        Ok(got) => Verdict::fail(format!("{want:?}"), format!("{got:?}"), "(value, index)"),
+        Err(g) => gpu_error(&g),
+    }
+}
+
+/// Rows and their per-row (value, column) under both extrema.
+struct RowsCase<T> {
+    data: Vec<T>,
+    max: Vec<(T, usize)>,
+    min: Vec<(T, usize)>,
+}
+
+fn rows_case<T: model::scalar::Scalar>(data: Vec<T>, r: usize, c: usize) -> Result<RowsCase<T>, String> {
+    let max = expected_rows(Extremum::Max, &data, r, c).map_err(|e| e.to_string())?;
+    let min = expected_rows(Extremum::Min, &data, r, c).map_err(|e| e.to_string())?;
+    Ok(RowsCase { data, max, min })
+}
+
+fn rows<T>(gpu: &kernels::Gpu, variant: ArgRowsVariant, e: Extremum, case: &RowsCase<T>, r: usize, c: usize) -> Verdict
 where
     T: model::scalar::Scalar + kernels::ArgElement + PartialEq + std::fmt::Debug + Sync,
 {
-    match (expected_rows(e, data, r, c), gpu.arg_reduce_rows(variant, e, data, r, c)) {
-        (Ok(want), Ok(got)) => compare::exact(&want, &got, "per-row (value, column)"),
-        (Err(m), _) => model_error(&m),
-        (_, Err(g)) => gpu_error(&g),
+    let want = match e {
+        Extremum::Max => &case.max,
+        Extremum::Min => &case.min,
+    };
+    match gpu.arg_reduce_rows(variant, e, &case.data, r, c) {
+        Ok(got) => compare::exact(want, &got, "per-row (value, column)"),
+        Err(g) => gpu_error(&g),
     }
+}
+
+fn pair_digest_i32(pairs: &[(i32, usize)]) -> String {
+    Fingerprint::new()
+        .i64s(&pairs.iter().map(|p| p.0 as i64).collect::<Vec<_>>())
+        .u64s(pairs.iter().map(|p| p.1 as u64))
+        .finish()
+}
+
+fn pair_digest_f32(pairs: &[(f32, usize)]) -> String {
+    Fingerprint::new()
+        .f32s(&pairs.iter().map(|p| p.0).collect::<Vec<_>>())
+        .u64s(pairs.iter().map(|p| p.1 as u64))
+        .finish()
 }
 
 /// Row shapes: every boundary width, a few rows each, plus many short rows.
@@ -87,25 +140,32 @@ const ROW_SHAPES: [(usize, usize); 14] = [
 /// Appends every arg-reduction case of `plan`.
 pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
     let extrema = [Extremum::Max, Extremum::Min];
+    let int_inputs: Inputs<WholeCase<i32>> = Inputs::default();
+    let float_inputs: Inputs<WholeCase<f32>> = Inputs::default();
     for &n in plan.sizes.iter().filter(|&&n| n < 1 << 31) {
         for (f, family) in int_families(plan, n).into_iter().enumerate() {
             let seed = case_seed(plan.seed, "arg_reduce", n, f);
+            let input = int_inputs.input(
+                format!("{n}/{}/{seed}", family.name()),
+                move || whole_case(ints(family, n, seed).map_err(|e| e.to_string())?),
+                |c| Fingerprint::new().i32s(&c.data).finish(),
+            );
             for variant in ArgReduceVariant::ALL {
                 for e in extrema {
-                    out.push(GpuCase {
-                        id: id(
-                            "arg_reduce",
-                            format!("{}.{}.i32", variant.name(), extremum_name(e)),
-                            n.to_string(),
-                            n,
-                            &family.name(),
-                            seed,
-                        ),
-                        run: Box::new(move |gpu| match ints(family, n, seed) {
-                            Ok(data) => whole(gpu, variant, e, &data),
-                            Err(m) => model_error(&m),
-                        }),
-                    });
+                    let case_id = id(
+                        "arg_reduce",
+                        format!("{}.{}.i32", variant.name(), extremum_name(e)),
+                        n.to_string(),
+                        n,
+                        &family.name(),
+                        seed,
+                    );
+                    out.push(input.case(
+                        case_id,
+                        extremum_name(e),
+                        move |c| pair_digest_i32(&[c.expected(e)]),
+                        move |gpu, c| whole(gpu, variant, e, c),
+                    ));
                 }
             }
         }
@@ -119,56 +179,80 @@ pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
         for (f, (family, make)) in float_families.iter().enumerate() {
             let seed = case_seed(plan.seed, "arg_reduce.f32", n, f);
             let make = *make;
+            let input = float_inputs.input(
+                format!("{n}/{family}/{seed}"),
+                move || whole_case(make(n, seed)),
+                |c| Fingerprint::new().f32s(&c.data).finish(),
+            );
             for variant in ArgReduceVariant::ALL {
                 for e in extrema {
-                    out.push(GpuCase {
-                        id: id(
-                            "arg_reduce",
-                            format!("{}.{}.f32", variant.name(), extremum_name(e)),
-                            n.to_string(),
-                            n,
-                            family,
-                            seed,
-                        ),
-                        run: Box::new(move |gpu| whole(gpu, variant, e, &make(n, seed))),
-                    });
+                    let case_id = id(
+                        "arg_reduce",
+                        format!("{}.{}.f32", variant.name(), extremum_name(e)),
+                        n.to_string(),
+                        n,
+                        family,
+                        seed,
+                    );
+                    out.push(input.case(
+                        case_id,
+                        extremum_name(e),
+                        move |c| pair_digest_f32(&[c.expected(e)]),
+                        move |gpu, c| whole(gpu, variant, e, c),
+                    ));
                 }
             }
         }
     }
+    let float_rows: Inputs<RowsCase<f32>> = Inputs::default();
+    let int_rows: Inputs<RowsCase<i32>> = Inputs::default();
     for (s, &(r, c)) in ROW_SHAPES.iter().enumerate() {
         if plan.one_family && r * c > 300_000 {
             continue;
         }
         let seed = case_seed(plan.seed, "arg_reduce.rows", r * c, s);
+        let size = format!("{r}x{c}");
+        let shape = format!("rows={r} cols={c}");
+        let floats =
+            float_rows.input(format!("{size}/f32/{seed}"), move || rows_case(tied_floats(r * c, seed), r, c), {
+                let shape = shape.clone();
+                move |p| Fingerprint::new().f32s(&p.data).text(&shape).finish()
+            });
+        let integers = int_rows.input(
+            format!("{size}/i32/{seed}"),
+            move || rows_case(ints(Family::FullRangeI32, r * c, seed).map_err(|e| e.to_string())?, r, c),
+            move |p| Fingerprint::new().i32s(&p.data).text(&shape).finish(),
+        );
         for variant in ArgRowsVariant::ALL {
             for e in extrema {
-                let size = format!("{r}x{c}");
-                out.push(GpuCase {
-                    id: id(
-                        "arg_reduce",
-                        format!("rows_{}.{}.f32", variant.name(), extremum_name(e)),
-                        size.clone(),
-                        r * c,
-                        "many_ties_f32",
-                        seed,
-                    ),
-                    run: Box::new(move |gpu| rows(gpu, variant, e, &tied_floats(r * c, seed), r, c)),
-                });
-                out.push(GpuCase {
-                    id: id(
-                        "arg_reduce",
-                        format!("rows_{}.{}.i32", variant.name(), extremum_name(e)),
-                        size,
-                        r * c,
-                        "full_range_i32",
-                        seed,
-                    ),
-                    run: Box::new(move |gpu| match ints(Family::FullRangeI32, r * c, seed) {
-                        Ok(data) => rows(gpu, variant, e, &data, r, c),
-                        Err(m) => model_error(&m),
-                    }),
-                });
+                let float_id = id(
+                    "arg_reduce",
+                    format!("rows_{}.{}.f32", variant.name(), extremum_name(e)),
+                    size.clone(),
+                    r * c,
+                    "many_ties_f32",
+                    seed,
+                );
+                out.push(floats.case(
+                    float_id,
+                    extremum_name(e),
+                    move |p| pair_digest_f32(if e == Extremum::Max { &p.max } else { &p.min }),
+                    move |gpu, p| rows(gpu, variant, e, p, r, c),
+                ));
+                let int_id = id(
+                    "arg_reduce",
+                    format!("rows_{}.{}.i32", variant.name(), extremum_name(e)),
+                    size.clone(),
+                    r * c,
+                    "full_range_i32",
+                    seed,
+                );
+                out.push(integers.case(
+                    int_id,
+                    extremum_name(e),
+                    move |p| pair_digest_i32(if e == Extremum::Max { &p.max } else { &p.min }),
+                    move |gpu, p| rows(gpu, variant, e, p, r, c),
+                ));
             }
         }
     }
@@ -179,9 +263,11 @@ pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
 fn contract_cases(out: &mut Vec<GpuCase>) {
     for variant in ArgReduceVariant::ALL {
         let v = variant.name();
-        out.push(GpuCase {
-            id: id("arg_reduce", format!("{v}.seed_examples"), "8".into(), 8, "seed_x", 0),
-            run: Box::new(move |gpu| {
+        out.push(contract_case(
+            id("arg_reduce", format!("{v}.seed_examples"), "8".into(), 8, "seed_x", 0),
+            "argmax_i32 [3, -1, 4, 1, 5, -9, 2, 6]; argmax_i32 [6, -1, 6]".into(),
+            "(6, 7); (6, 0)".into(),
+            move |gpu| {
                 let x = [3i32, -1, 4, 1, 5, -9, 2, 6];
                 let checks = [(gpu.argmax_i32(variant, &x), (6, 7)), (gpu.argmax_i32(variant, &[6, -1, 6]), (6, 0))];
                 for (got, want) in checks {
@@ -192,8 +278,8 @@ fn contract_cases(out: &mut Vec<GpuCase>) {
                     }
                 }
                 Verdict::Pass
-            }),
-        });
+            },
+        ));
         // NaN at 5 and +inf at 9: the first offending index is 5. Then -inf alone.
         for (what, data, first) in [
             (
@@ -216,28 +302,34 @@ fn contract_cases(out: &mut Vec<GpuCase>) {
                 512usize,
             ),
         ] {
-            out.push(GpuCase {
-                id: id("arg_reduce", format!("{v}.rejects_{what}"), data.len().to_string(), data.len(), "nonfinite", 0),
-                run: Box::new(move |gpu| match gpu.argmax_f32(variant, &data) {
+            out.push(contract_case(
+                id("arg_reduce", format!("{v}.rejects_{what}"), data.len().to_string(), data.len(), "nonfinite", 0),
+                format!("argmax_f32 {data:?}"),
+                format!("NonFinite at {first}"),
+                move |gpu| match gpu.argmax_f32(variant, &data) {
                     Err(GpuError::NonFinite { index, .. }) if index == first => Verdict::Pass,
                     Err(e) => Verdict::fail(format!("NonFinite at {first}"), e.to_string(), "nonfinite rejection"),
                     Ok(g) => Verdict::fail(format!("NonFinite at {first}"), format!("{g:?}"), "nonfinite rejection"),
-                }),
-            });
+                },
+            ));
         }
-        out.push(GpuCase {
-            id: id("arg_reduce", format!("{v}.rejects_empty"), "0".into(), 0, "empty", 0),
-            run: Box::new(move |gpu| match gpu.argmax_f32(variant, &[]) {
+        out.push(contract_case(
+            id("arg_reduce", format!("{v}.rejects_empty"), "0".into(), 0, "empty", 0),
+            "argmax_f32 []".into(),
+            "InvalidInput".into(),
+            move |gpu| match gpu.argmax_f32(variant, &[]) {
                 Err(GpuError::InvalidInput { .. }) => Verdict::Pass,
                 Err(e) => Verdict::fail("InvalidInput", e.to_string(), "empty input"),
                 Ok(g) => Verdict::fail("InvalidInput", format!("{g:?}"), "empty input"),
-            }),
-        });
+            },
+        ));
     }
     for variant in ArgRowsVariant::ALL {
-        out.push(GpuCase {
-            id: id("arg_reduce", format!("rows_{}.rejects_nan", variant.name()), "4x33".into(), 132, "nonfinite", 0),
-            run: Box::new(move |gpu| {
+        out.push(contract_case(
+            id("arg_reduce", format!("rows_{}.rejects_nan", variant.name()), "4x33".into(), 132, "nonfinite", 0),
+            "argmax_rows_f32 4x33 of 0.5, NaN at row 2 column 7".into(),
+            "NonFinite at 73".into(),
+            move |gpu| {
                 let mut d = vec![0.5f32; 4 * 33];
                 d[2 * 33 + 7] = f32::NAN;
                 match gpu.argmax_rows_f32(variant, &d, 4, 33) {
@@ -245,7 +337,7 @@ fn contract_cases(out: &mut Vec<GpuCase>) {
                     Err(e) => Verdict::fail("NonFinite at 73", e.to_string(), "nonfinite rejection"),
                     Ok(g) => Verdict::fail("NonFinite at 73", format!("{:?}", &g[..2]), "nonfinite rejection"),
                 }
-            }),
-        });
+            },
+        ));
     }
 }

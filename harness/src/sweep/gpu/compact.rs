@@ -2,13 +2,13 @@
 //! every variant; the whole poisoned output buffer is downloaded so that a
 //! rejected item that writes anything past the kept count is caught.
 
-use super::{case_seed, gpu_error, id, int_families, GpuCase, SharedMemo};
+use super::{case_seed, gpu_error, id, int_families, GpuCase, Inputs};
 use crate::sweep::case::Verdict;
 use crate::sweep::compare;
+use crate::sweep::digest::Fingerprint;
 use crate::sweep::SweepPlan;
 use kernels::{CompactVariant, Selector, SelectorKind, POISON_BYTE};
 use model::generators::{ints, Rng};
-use std::sync::Arc;
 
 /// The int32 value of a poisoned element.
 const POISON_I32: i32 = i32::from_ne_bytes([POISON_BYTE; 4]);
@@ -39,34 +39,36 @@ fn make(family: model::generators::Family, n: usize, seed: u64) -> Result<Compac
 
 /// Appends every compaction case of `plan`.
 pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
-    let memo: SharedMemo<CompactCase> = Arc::default();
+    let inputs: Inputs<CompactCase> = Inputs::default();
     for &n in &plan.sizes {
         for (f, family) in int_families(plan, n).into_iter().enumerate() {
             let seed = case_seed(plan.seed, "compact", n, f);
+            let family_name = family.name();
+            let input = inputs.input(
+                format!("{n}/{family_name}/{seed}"),
+                move || make(family, n, seed),
+                |c| Fingerprint::new().i32s(&c.input).bytes(&c.flags).finish(),
+            );
             for variant in CompactVariant::ALL {
                 for selector in [SelectorKind::Positive, SelectorKind::Flags] {
-                    let memo = memo.clone();
-                    let family_name = family.name();
-                    let key = (n, family_name.clone(), seed);
-                    out.push(GpuCase {
-                        id: id(
-                            "compact",
-                            format!("{}.{}", variant.name(), selector.name()),
-                            n.to_string(),
-                            n,
-                            &family_name,
-                            seed,
-                        ),
-                        run: Box::new(move |gpu| {
-                            let case = memo.get(&key, || make(family, n, seed));
-                            let case = match case.as_ref() {
-                                Ok(c) => c,
-                                Err(e) => return Verdict::fail("an input", e, "generator"),
+                    let case_id = id(
+                        "compact",
+                        format!("{}.{}", variant.name(), selector.name()),
+                        n.to_string(),
+                        n,
+                        &family_name,
+                        seed,
+                    );
+                    out.push(input.case(
+                        case_id,
+                        selector.name(),
+                        move |c| Fingerprint::new().i32s(kept(c, selector)).finish(),
+                        move |gpu, case| {
+                            let chosen = match selector {
+                                SelectorKind::Positive => Selector::Positive,
+                                SelectorKind::Flags => Selector::Flags(&case.flags),
                             };
-                            let (chosen, expected) = match selector {
-                                SelectorKind::Positive => (Selector::Positive, &case.kept_positive),
-                                SelectorKind::Flags => (Selector::Flags(&case.flags), &case.kept_flagged),
-                            };
+                            let expected = kept(case, selector);
                             let (buffer, count) = match gpu.compact_i32_raw(variant, chosen, &case.input) {
                                 Ok(v) => v,
                                 Err(e) => return gpu_error(&e),
@@ -89,10 +91,18 @@ pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
                                     },
                                 ),
                             ])
-                        }),
-                    });
+                        },
+                    ));
                 }
             }
         }
+    }
+}
+
+/// The model's kept items for `selector`.
+fn kept(case: &CompactCase, selector: SelectorKind) -> &[i32] {
+    match selector {
+        SelectorKind::Positive => &case.kept_positive,
+        SelectorKind::Flags => &case.kept_flagged,
     }
 }

@@ -2,9 +2,10 @@
 //! variant, uniform and skewed (all samples in one bin) data, 1 to 4096
 //! bins, ranges narrower than the data (out-of-range samples not counted).
 
-use super::{case_seed, gpu_error, id, GpuCase};
+use super::{case_seed, gpu_error, id, GpuCase, Inputs};
 use crate::sweep::case::Verdict;
 use crate::sweep::compare;
+use crate::sweep::digest::Fingerprint;
 use crate::sweep::SweepPlan;
 use kernels::{HistogramSpec, HistogramSpecF32, HistogramVariant};
 use model::generators::{ints, uniform_f32, Family};
@@ -33,8 +34,20 @@ fn check(expected: &[u64], got: &[u32]) -> Verdict {
     compare::exact(expected, &widened, "bin counts")
 }
 
+/// Samples and the model's bin counts.
+struct HistogramCase<T> {
+    samples: Vec<T>,
+    counts: Vec<u64>,
+}
+
+fn counts_digest<T>(c: &HistogramCase<T>) -> String {
+    Fingerprint::new().u64s(c.counts.iter().copied()).finish()
+}
+
 /// Appends every histogram case of `plan`.
 pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
+    let int_inputs: Inputs<HistogramCase<i32>> = Inputs::default();
+    let float_inputs: Inputs<HistogramCase<f32>> = Inputs::default();
     for &n in &plan.sizes {
         // The largest sizes keep the benchmark shape and the skewed one.
         let large: [(&str, Family, usize, i32, i32); 2] = [INT_SHAPES[0], INT_SHAPES[3]];
@@ -47,32 +60,30 @@ pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
         };
         for (s, &(shape, family, bins, lower, upper)) in shapes.iter().enumerate() {
             let seed = case_seed(plan.seed, "histogram", n, s);
+            let input = int_inputs.input(
+                format!("{n}/{shape}/{seed}"),
+                move || {
+                    let samples = int_input(shape, family, n, seed)?;
+                    let spec = ModelSpec { bins: bins as u32, lower, upper };
+                    let counts = histogram_even(&samples, &spec).map_err(|e| e.to_string())?;
+                    Ok(HistogramCase { samples, counts })
+                },
+                move |c| {
+                    Fingerprint::new()
+                        .i32s(&c.samples)
+                        .text(&format!("bins={bins} lower={lower} upper={upper}"))
+                        .finish()
+                },
+            );
             for variant in HistogramVariant::ALL {
-                out.push(GpuCase {
-                    id: id(
-                        "histogram",
-                        format!("{}.i32.{shape}", variant.name()),
-                        n.to_string(),
-                        n,
-                        &family.name(),
-                        seed,
-                    ),
-                    run: Box::new(move |gpu| {
-                        let input = match int_input(shape, family, n, seed) {
-                            Ok(v) => v,
-                            Err(e) => return Verdict::fail("an input", e, "generator"),
-                        };
-                        let spec = ModelSpec { bins: bins as u32, lower, upper };
-                        let expected = match histogram_even(&input, &spec) {
-                            Ok(v) => v,
-                            Err(e) => return super::model_error(&e),
-                        };
-                        match gpu.histogram_even_i32(variant, &input, HistogramSpec { bins, lower, upper }) {
-                            Ok(got) => check(&expected, &got),
-                            Err(e) => gpu_error(&e),
-                        }
-                    }),
-                });
+                let case_id =
+                    id("histogram", format!("{}.i32.{shape}", variant.name()), n.to_string(), n, &family.name(), seed);
+                out.push(input.case(case_id, "counts", counts_digest, move |gpu, c| {
+                    match gpu.histogram_even_i32(variant, &c.samples, HistogramSpec { bins, lower, upper }) {
+                        Ok(got) => check(&c.counts, &got),
+                        Err(e) => gpu_error(&e),
+                    }
+                }));
             }
         }
         if plan.one_family && n > 4099 {
@@ -80,33 +91,35 @@ pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
         }
         // f32 samples uniform in [-1, 1) over [-0.5, 0.5): half are out of range.
         let seed = case_seed(plan.seed, "histogram.f32", n, 0);
+        let input = float_inputs.input(
+            format!("{n}/f32/{seed}"),
+            move || {
+                let samples = uniform_f32(n, seed);
+                let spec = ModelSpec { bins: 100, lower: -0.5f32, upper: 0.5f32 };
+                let counts = histogram_even(&samples, &spec).map_err(|e| e.to_string())?;
+                Ok(HistogramCase { samples, counts })
+            },
+            |c| Fingerprint::new().f32s(&c.samples).text("bins=100 lower=-0.5 upper=0.5").finish(),
+        );
         for variant in HistogramVariant::ALL {
-            out.push(GpuCase {
-                id: id(
-                    "histogram",
-                    format!("{}.f32.bins100", variant.name()),
-                    n.to_string(),
-                    n,
-                    &Family::UniformFloat.name(),
-                    seed,
-                ),
-                run: Box::new(move |gpu| {
-                    let input = uniform_f32(n, seed);
-                    let spec = ModelSpec { bins: 100, lower: -0.5f32, upper: 0.5f32 };
-                    let expected = match histogram_even(&input, &spec) {
-                        Ok(v) => v,
-                        Err(e) => return super::model_error(&e),
-                    };
-                    match gpu.histogram_even_f32(
-                        variant,
-                        &input,
-                        HistogramSpecF32 { bins: 100, lower: -0.5, upper: 0.5 },
-                    ) {
-                        Ok(got) => check(&expected, &got),
-                        Err(e) => gpu_error(&e),
-                    }
-                }),
-            });
+            let case_id = id(
+                "histogram",
+                format!("{}.f32.bins100", variant.name()),
+                n.to_string(),
+                n,
+                &Family::UniformFloat.name(),
+                seed,
+            );
+            out.push(input.case(case_id, "counts", counts_digest, move |gpu, c| {
+                match gpu.histogram_even_f32(
+                    variant,
+                    &c.samples,
+                    HistogramSpecF32 { bins: 100, lower: -0.5, upper: 0.5 },
+                ) {
+                    Ok(got) => check(&c.counts, &got),
+                    Err(e) => gpu_error(&e),
+                }
+            }));
         }
     }
 }

@@ -2,80 +2,42 @@
 //! case a closure that generates its input from a seed, runs the kernel on
 //! poisoned outputs, and compares every element with the model.
 
-mod arg_reduce;
-mod compact;
-mod float_reduce;
-mod histogram;
+pub mod arg_reduce;
+pub mod compact;
+pub mod float_reduce;
+pub mod histogram;
 mod memo;
-mod reduce;
-mod scan;
-mod segmented_reduce;
-mod softmax;
+pub mod reduce;
+pub mod scan;
+pub mod segmented_reduce;
+pub mod softmax;
 
-pub use memo::{Memo, SharedMemo};
+pub use memo::Inputs;
 
 use super::case::{CaseId, Verdict};
+use super::digest::CaseDigest;
 use super::SweepPlan;
+use crate::registry::Primitive;
 use model::generators::Family;
 
-/// Every primitive the GPU sweep and the sanitizer cover.
-pub const PRIMITIVES: [&str; 8] =
-    ["reduce", "scan", "arg_reduce", "softmax", "compact", "segmented_reduce", "histogram", "float_reduce"];
-
-/// The kernel families a primitive's cases launch.
-pub fn families_of(primitive: &str) -> Vec<kernels::Family> {
-    use kernels::Family as F;
-    match primitive {
-        "reduce" => vec![F::Reduce],
-        "scan" => vec![F::Scan],
-        "arg_reduce" => vec![F::ArgReduce],
-        "softmax" => vec![F::Softmax],
-        "compact" => vec![F::Compact],
-        "segmented_reduce" => vec![F::SegmentedReduce],
-        "histogram" => vec![F::Histogram],
-        "float_reduce" => vec![F::FloatReduce],
-        _ => F::ALL.to_vec(),
-    }
-}
-
-/// Rejects unknown primitive names with the list of known ones.
-pub fn check_primitive_names(names: &[String]) -> anyhow::Result<()> {
-    for name in names {
-        if !PRIMITIVES.contains(&name.as_str()) {
-            anyhow::bail!("unknown primitive '{name}': choose from {}", PRIMITIVES.join(", "));
-        }
-    }
-    Ok(())
-}
-
-/// One GPU check: its id and the closure that runs it.
+/// One GPU check: its id, its reference (CPU) and the closure that runs it.
 pub struct GpuCase {
     /// What it checks.
     pub id: CaseId,
-    /// Generates the input, runs the kernel, compares with the model.
+    /// Generates the input and the model's expectation (no GPU) and returns
+    /// their digests; an error is the generator's or the model's.
+    pub reference: Box<dyn Fn() -> Result<CaseDigest, String> + Send + Sync>,
+    /// Generates the input, runs the kernel on poisoned outputs, compares with the model.
     pub run: Box<dyn Fn(&kernels::Gpu) -> Verdict + Send + Sync>,
 }
-
-/// Appends one primitive's cases to the catalogue.
-type CaseBuilder = fn(&SweepPlan, &mut Vec<GpuCase>);
 
 /// Every case `plan` selects, in a fixed order (by primitive, then size and
 /// family, then variant, so one generated input serves every variant).
 pub fn catalogue(plan: &SweepPlan) -> Vec<GpuCase> {
     let mut cases = Vec::new();
-    let builders: [(&str, CaseBuilder); 8] = [
-        ("reduce", reduce::cases),
-        ("scan", scan::cases),
-        ("arg_reduce", arg_reduce::cases),
-        ("softmax", softmax::cases),
-        ("compact", compact::cases),
-        ("segmented_reduce", segmented_reduce::cases),
-        ("histogram", histogram::cases),
-        ("float_reduce", float_reduce::cases),
-    ];
-    for (primitive, build) in builders {
-        if plan.wants_primitive(primitive) {
-            build(plan, &mut cases);
+    for primitive in Primitive::ALL {
+        if plan.wants(primitive) {
+            (primitive.gpu_cases())(plan, &mut cases);
         }
     }
     cases.retain(|c| plan.wants_variant(&c.id.variant));
@@ -125,3 +87,33 @@ pub fn model_error(e: &model::ModelError) -> Verdict {
 /// Sizes at which the model's hardware-scope algorithm is also compared
 /// (it replays every combine, so it is kept off the largest sizes).
 pub const HARDWARE_MODEL_MAX: usize = 1 << 20;
+
+/// A case on fixed data written in the catalogue (the seed examples and the
+/// rejection rules): `input` and `expected` describe that data and the
+/// required answer or error, and their digests cover those descriptions.
+pub fn contract_case(
+    id: CaseId,
+    input: String,
+    expected: String,
+    run: impl Fn(&kernels::Gpu) -> Verdict + Send + Sync + 'static,
+) -> GpuCase {
+    let input_digest = super::digest::Fingerprint::new().text(&input).finish();
+    let expected_digest = super::digest::Fingerprint::new().text(&expected).finish();
+    GpuCase {
+        id,
+        reference: Box::new(move || {
+            Ok(CaseDigest { input_digest: input_digest.clone(), expected_digest: expected_digest.clone() })
+        }),
+        run: Box::new(run),
+    }
+}
+
+/// Rejects unknown primitive names with the list of known ones.
+pub fn check_primitive_names(names: &[String]) -> anyhow::Result<()> {
+    for name in names {
+        if Primitive::from_name(name).is_none() {
+            anyhow::bail!("unknown primitive '{name}': choose from {}", Primitive::names());
+        }
+    }
+    Ok(())
+}

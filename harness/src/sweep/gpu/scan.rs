@@ -1,15 +1,16 @@
 //! GPU cases of the integer scans (int32 -> int64, exclusive and inclusive)
 //! and of the affine-map scans (the non-commutative operator).
 
-use super::{case_seed, gpu_error, id, int_families, model_error, GpuCase, Memo, SharedMemo, HARDWARE_MODEL_MAX};
+use super::reduce::affine_digest;
+use super::{case_seed, gpu_error, id, int_families, model_error, GpuCase, Inputs, HARDWARE_MODEL_MAX};
 use crate::sweep::case::Verdict;
 use crate::sweep::compare;
+use crate::sweep::digest::Fingerprint;
 use crate::sweep::SweepPlan;
 use kernels::{AffineMap, ScanKind, ScanVariant};
 use model::generators::{affine_maps, ints, Family};
 use model::hardware::device_scan::{device_scan, GPU_SCAN_WIDTH};
 use model::operator::{Affine, SumI64};
-use std::sync::Arc;
 
 /// Input, exclusive and inclusive scans of one (size, family).
 struct IntCase {
@@ -48,40 +49,37 @@ fn affine_case(n: usize, seed: u64) -> Result<AffineCase, String> {
 
 /// Appends every scan case of `plan`.
 pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
-    let int_memo: SharedMemo<IntCase> = Arc::default();
-    let affine_memo: Arc<Memo<(usize, u64), Result<AffineCase, String>>> = Arc::default();
+    let int_inputs: Inputs<IntCase> = Inputs::default();
+    let affine_inputs: Inputs<AffineCase> = Inputs::default();
     for &n in &plan.sizes {
         for (f, family) in int_families(plan, n).into_iter().enumerate() {
             let seed = case_seed(plan.seed, "scan", n, f);
+            let family_name = family.name();
+            let input = int_inputs.input(
+                format!("{n}/{family_name}/{seed}"),
+                move || int_case(family, n, seed),
+                |c| Fingerprint::new().i32s(&c.input).finish(),
+            );
             for variant in ScanVariant::ALL.into_iter().filter(|v| n <= v.max_len()) {
                 for kind in ScanKind::ALL {
-                    let memo = int_memo.clone();
-                    let family_name = family.name();
-                    let key = (n, family_name.clone(), seed);
-                    out.push(GpuCase {
-                        id: id(
-                            "scan",
-                            format!("{}.{}.i32", variant.name(), kind.name()),
-                            n.to_string(),
-                            n,
-                            &family_name,
-                            seed,
-                        ),
-                        run: Box::new(move |gpu| {
-                            let case = memo.get(&key, || int_case(family, n, seed));
-                            let case = match case.as_ref() {
-                                Ok(c) => c,
-                                Err(e) => return Verdict::fail("an input", e, "generator"),
-                            };
+                    let case_id = id(
+                        "scan",
+                        format!("{}.{}.i32", variant.name(), kind.name()),
+                        n.to_string(),
+                        n,
+                        &family_name,
+                        seed,
+                    );
+                    out.push(input.case(
+                        case_id,
+                        kind.name(),
+                        move |c| Fingerprint::new().i64s(int_expected(c, kind)).finish(),
+                        move |gpu, case| {
                             let got = match gpu.scan_i32(variant, kind, &case.input) {
                                 Ok(v) => v,
                                 Err(e) => return gpu_error(&e),
                             };
-                            let expected = match kind {
-                                ScanKind::Exclusive => &case.exclusive,
-                                ScanKind::Inclusive => &case.inclusive,
-                            };
-                            let verdict = compare::exact(expected, &got, "prefix");
+                            let verdict = compare::exact(int_expected(case, kind), &got, "prefix");
                             if !verdict.passed() {
                                 return verdict;
                             }
@@ -98,8 +96,8 @@ pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
                                 };
                             }
                             Verdict::Pass
-                        }),
-                    });
+                        },
+                    ));
                 }
             }
         }
@@ -107,36 +105,45 @@ pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
             continue;
         }
         let seed = case_seed(plan.seed, "scan.affine", n, 0);
+        let input = affine_inputs.input(
+            format!("{n}/affine/{seed}"),
+            move || affine_case(n, seed),
+            |c| affine_digest(&c.input),
+        );
         for variant in ScanVariant::ALL.into_iter().filter(|v| n <= v.max_len()) {
             for kind in ScanKind::ALL {
-                let memo = affine_memo.clone();
-                out.push(GpuCase {
-                    id: id(
-                        "scan",
-                        format!("{}.{}.affine", variant.name(), kind.name()),
-                        n.to_string(),
-                        n,
-                        &Family::AffineMaps.name(),
-                        seed,
-                    ),
-                    run: Box::new(move |gpu| {
-                        let case = memo.get(&(n, seed), || affine_case(n, seed));
-                        let case = match case.as_ref() {
-                            Ok(c) => c,
-                            Err(e) => return Verdict::fail("an input", e, "generator"),
-                        };
-                        let got = match gpu.scan_affine(variant, kind, &case.input) {
-                            Ok(v) => v,
-                            Err(e) => return gpu_error(&e),
-                        };
-                        let expected = match kind {
-                            ScanKind::Exclusive => &case.exclusive,
-                            ScanKind::Inclusive => &case.inclusive,
-                        };
-                        compare::exact(expected, &got, "composed prefix")
-                    }),
-                });
+                let case_id = id(
+                    "scan",
+                    format!("{}.{}.affine", variant.name(), kind.name()),
+                    n.to_string(),
+                    n,
+                    &Family::AffineMaps.name(),
+                    seed,
+                );
+                out.push(input.case(
+                    case_id,
+                    kind.name(),
+                    move |c| affine_digest(affine_expected(c, kind)),
+                    move |gpu, case| match gpu.scan_affine(variant, kind, &case.input) {
+                        Ok(got) => compare::exact(affine_expected(case, kind), &got, "composed prefix"),
+                        Err(e) => gpu_error(&e),
+                    },
+                ));
             }
         }
+    }
+}
+
+fn int_expected(case: &IntCase, kind: ScanKind) -> &[i64] {
+    match kind {
+        ScanKind::Exclusive => &case.exclusive,
+        ScanKind::Inclusive => &case.inclusive,
+    }
+}
+
+fn affine_expected(case: &AffineCase, kind: ScanKind) -> &[AffineMap] {
+    match kind {
+        ScanKind::Exclusive => &case.exclusive,
+        ScanKind::Inclusive => &case.inclusive,
     }
 }

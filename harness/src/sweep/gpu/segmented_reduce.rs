@@ -4,17 +4,18 @@
 //! from many tiny segments to a few huge ones, empty segments included; and
 //! the rejection of bad offsets.
 
-use super::{case_seed, gpu_error, id, GpuCase, Memo};
+use super::{case_seed, contract_case, gpu_error, id, GpuCase, Inputs};
 use crate::sweep::case::Verdict;
 use crate::sweep::compare;
+use crate::sweep::digest::Fingerprint;
 use crate::sweep::float_check::{error_of, order_free_bound};
 use crate::sweep::SweepPlan;
 use kernels::{GpuError, SegmentedVariant};
 use model::generators::{ints, segment_offsets, uniform_f32, Family};
 use rayon::prelude::*;
-use std::sync::Arc;
 
-/// The segment lengths cycled by the "lengths" shape (DESIGN.md / issue 4).
+/// The segment lengths cycled by the "lengths" shape: empty, single, and
+/// both sides of a warp.
 const CYCLE: [usize; 6] = [0, 1, 31, 32, 33, 0];
 
 /// Offsets of a named shape over n items.
@@ -49,6 +50,40 @@ struct SegmentedCase {
     floats: Vec<f32>,
 }
 
+/// The model's answer of `op` on `case`, digested: exact int64 sums and
+/// maxima, (exact sum rounded to f64, sum|x| rounded up) per f32 segment,
+/// (value, global index) per argmax segment.
+fn expected_digest(case: &SegmentedCase, op: &str) -> String {
+    let offsets = &case.offsets;
+    let model = |r: Result<Vec<i64>, model::ModelError>| match r {
+        Ok(v) => Fingerprint::new().i64s(&v).finish(),
+        Err(e) => Fingerprint::new().text(&format!("model error: {e}")).finish(),
+    };
+    match op {
+        "sum_i32" => model(model::segmented::segmented_sum(&case.ints, offsets)),
+        "max_i32" => model(model::segmented::segmented_max(&case.ints, offsets)),
+        "sum_f32" => {
+            let exact: Vec<f64> = (0..offsets.len() - 1)
+                .into_par_iter()
+                .flat_map_iter(|s| {
+                    let segment: Vec<f64> = case.floats[offsets[s]..offsets[s + 1]].iter().map(|&x| x as f64).collect();
+                    match model::exact::exact_sum_f64(&segment) {
+                        Ok(e) => [e.rounded_f64, e.sum_abs],
+                        Err(_) => [f64::NAN, f64::NAN],
+                    }
+                })
+                .collect();
+            Fingerprint::new().f64s(&exact).finish()
+        }
+        _ => match model::segmented::segmented_argmax(&case.floats, offsets) {
+            Ok(v) => {
+                Fingerprint::new().f32s(&v.iter().map(|p| p.0).collect::<Vec<_>>()).u64s(v.iter().map(|p| p.1)).finish()
+            }
+            Err(e) => Fingerprint::new().text(&format!("model error: {e}")).finish(),
+        },
+    }
+}
+
 fn shapes(plan: &SweepPlan, n: usize) -> Vec<&'static str> {
     if plan.one_family {
         vec!["random", "lengths"]
@@ -61,7 +96,7 @@ fn shapes(plan: &SweepPlan, n: usize) -> Vec<&'static str> {
 
 /// Appends every segmented-reduction case of `plan`.
 pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
-    let memo: Arc<Memo<(usize, &'static str, u64), SegmentedCase>> = Arc::default();
+    let inputs: Inputs<SegmentedCase> = Inputs::default();
     let mut sizes = plan.sizes.clone();
     // A segment of exactly 512^2 + 1 items between short ones, whatever the plan's sizes.
     if !plan.one_family {
@@ -72,34 +107,35 @@ pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
             let seed = case_seed(plan.seed, "segmented_reduce", n, s);
             let special = n == 97 + 262_145 + 5;
             let shape_name = if special { "len_512sq_plus_1" } else { shape };
+            let input = inputs.input(
+                format!("{n}/{shape_name}/{seed}"),
+                move || {
+                    let offsets =
+                        if special { vec![0, 0, 1, 32, 64, 97, 97, 97 + 262_145] } else { offsets_for(shape, n, seed) };
+                    let ints = ints(Family::SmallInts, n, seed).map_err(|e| e.to_string())?;
+                    Ok(SegmentedCase { offsets, ints, floats: uniform_f32(n, seed) })
+                },
+                |c| Fingerprint::new().u64s(c.offsets.iter().map(|&o| o as u64)).i32s(&c.ints).f32s(&c.floats).finish(),
+            );
             for op in ["sum_i32", "max_i32", "sum_f32", "argmax_f32"] {
                 if n >= 1 << 24 && (op == "max_i32" || op == "argmax_f32" || (op == "sum_f32" && n > 1 << 24)) {
                     continue;
                 }
                 for variant in SegmentedVariant::ALL {
-                    let memo = memo.clone();
-                    out.push(GpuCase {
-                        id: id(
-                            "segmented_reduce",
-                            format!("{}.{op}.{shape_name}", variant.name()),
-                            n.to_string(),
-                            n,
-                            if op.ends_with("f32") { "uniform_float" } else { "small_ints" },
-                            seed,
-                        ),
-                        run: Box::new(move |gpu| {
-                            let case = memo.get(&(n, shape, seed), || SegmentedCase {
-                                offsets: if special {
-                                    vec![0, 0, 1, 32, 64, 97, 97, 97 + 262_145]
-                                } else {
-                                    offsets_for(shape, n, seed)
-                                },
-                                ints: ints(Family::SmallInts, n, seed).unwrap_or_default(),
-                                floats: uniform_f32(n, seed),
-                            });
-                            run_op(gpu, variant, op, &case)
-                        }),
-                    });
+                    let case_id = id(
+                        "segmented_reduce",
+                        format!("{}.{op}.{shape_name}", variant.name()),
+                        n.to_string(),
+                        n,
+                        if op.ends_with("f32") { "uniform_float" } else { "small_ints" },
+                        seed,
+                    );
+                    out.push(input.case(
+                        case_id,
+                        op,
+                        move |c| expected_digest(c, op),
+                        move |gpu, c| run_op(gpu, variant, op, c),
+                    ));
                 }
             }
         }
@@ -107,27 +143,28 @@ pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
     // Bad offsets are rejected with a clear error, never run.
     for (what, offsets) in [("decreasing", vec![0usize, 5, 4, 8]), ("past_n", vec![0usize, 4, 9])] {
         for variant in SegmentedVariant::ALL {
-            out.push(GpuCase {
-                id: id(
-                    "segmented_reduce",
-                    format!("{}.rejects_{what}_offsets", variant.name()),
-                    "8".into(),
-                    8,
-                    "seed_x",
-                    0,
-                ),
-                run: Box::new({
-                    let offsets = offsets.clone();
-                    move |gpu| {
-                        let x = [3, -1, 4, 1, 5, -9, 2, 6];
-                        match gpu.segmented_sum_i32(variant, &x, &offsets) {
-                            Err(GpuError::InvalidInput { .. }) => Verdict::Pass,
-                            Err(e) => Verdict::fail("InvalidInput", format!("{e}"), "bad offsets"),
-                            Ok(v) => Verdict::fail("InvalidInput", format!("{v:?}"), "bad offsets"),
-                        }
+            let case_id = id(
+                "segmented_reduce",
+                format!("{}.rejects_{what}_offsets", variant.name()),
+                "8".into(),
+                8,
+                "seed_x",
+                0,
+            );
+            let offsets = offsets.clone();
+            out.push(contract_case(
+                case_id,
+                format!("segmented_sum_i32 [3, -1, 4, 1, 5, -9, 2, 6] offsets {offsets:?}"),
+                "InvalidInput".into(),
+                move |gpu| {
+                    let x = [3, -1, 4, 1, 5, -9, 2, 6];
+                    match gpu.segmented_sum_i32(variant, &x, &offsets) {
+                        Err(GpuError::InvalidInput { .. }) => Verdict::Pass,
+                        Err(e) => Verdict::fail("InvalidInput", format!("{e}"), "bad offsets"),
+                        Ok(v) => Verdict::fail("InvalidInput", format!("{v:?}"), "bad offsets"),
                     }
-                }),
-            });
+                },
+            ));
         }
     }
 }

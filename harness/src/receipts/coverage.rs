@@ -1,0 +1,281 @@
+//! What a receipt must cover: the catalogue the current sources define,
+//! recomputed here on the CPU (the model needs no GPU). A receipt passes only
+//! if every case of the catalogue is in it with a passing verdict and the
+//! same input and expected-output digests, nothing else is in it, and its
+//! tally equals its verdicts.
+
+use super::Receipt;
+use crate::registry::Primitive;
+use crate::sweep::gpu::catalogue;
+use crate::sweep::SweepPlan;
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// How many case ids a problem line names before "and N more".
+const SHOWN: usize = 5;
+
+/// What one receipt was checked against.
+#[derive(Debug, Default, Clone)]
+pub struct CoverageReport {
+    /// Checks the catalogue requires.
+    pub required: usize,
+    /// Of those, found in the receipt with a pass and matching digests.
+    pub matched: usize,
+    /// Ways the receipt does not cover the catalogue.
+    pub incomplete: Vec<String>,
+    /// Failed verdicts it records.
+    pub failures: Vec<String>,
+}
+
+fn listed(what: &str, keys: &[String]) -> String {
+    let shown: Vec<&str> = keys.iter().take(SHOWN).map(String::as_str).collect();
+    let more = if keys.len() > SHOWN { format!(" and {} more", keys.len() - SHOWN) } else { String::new() };
+    format!("{} {what}: {}{more}", keys.len(), shown.join("; "))
+}
+
+/// A seed written as a number or as "0x..." text.
+pub fn seed_of(value: Option<&Value>) -> Option<u64> {
+    match value? {
+        Value::Number(n) => n.as_u64(),
+        Value::String(s) => crate::cli::parse_seed(s).ok(),
+        _ => None,
+    }
+}
+
+/// The key of a case entry in a receipt (see `CaseId::key`).
+fn entry_key(entry: &Value) -> Option<String> {
+    let text = |k: &str| entry.get(k).and_then(Value::as_str).map(str::to_string);
+    Some(format!(
+        "{} {} {} {} {:#x}",
+        text("primitive")?,
+        text("variant")?,
+        text("size")?,
+        text("family")?,
+        entry.get("seed").and_then(Value::as_u64)?
+    ))
+}
+
+/// The reference of every case of `plan`: key -> (input digest, expected
+/// digest), or the generator's error. Primitives are prepared in parallel,
+/// each in catalogue order (consecutive cases share one generated input).
+pub fn reference_digests(plan: &SweepPlan) -> BTreeMap<String, Result<(String, String), String>> {
+    // One primitive at a time: the largest inputs (a 2^28 scan holds about
+    // 9 GB with its expected prefixes) must not be held side by side.
+    let mut out = BTreeMap::new();
+    for p in Primitive::ALL.into_iter().filter(|p| plan.wants(*p)) {
+        let started = std::time::Instant::now();
+        let mut one = plan.clone();
+        one.primitives = vec![p];
+        let cases = catalogue(&one);
+        let count = cases.len();
+        for case in cases {
+            let digest = (case.reference)().map(|d| (d.input_digest, d.expected_digest));
+            out.insert(case.id.key(), digest);
+        }
+        if std::env::var_os("PRIMLAB_GATE_TIMING").is_some() {
+            eprintln!("receipts: {p}: {count} cases prepared in {:.1} s", started.elapsed().as_secs_f64());
+        }
+    }
+    out
+}
+
+/// Checks a sweep receipt against the full catalogue of its seed.
+pub fn check_sweep_coverage(receipt: &Receipt) -> CoverageReport {
+    match seed_of(receipt.details.get("seed")) {
+        Some(seed) => check_sweep_against(receipt, &SweepPlan::full(seed)),
+        None => {
+            CoverageReport { incomplete: vec!["details.seed is missing or not a seed".into()], ..Default::default() }
+        }
+    }
+}
+
+/// Checks a sweep receipt against the catalogue of `plan`.
+pub fn check_sweep_against(receipt: &Receipt, plan: &SweepPlan) -> CoverageReport {
+    let mut report = CoverageReport::default();
+    let cases = |field: &str| receipt.details.get(field).and_then(Value::as_array).cloned().unwrap_or_default();
+    let (gpu_cases, cpu_cases) = (cases("gpu_cases"), cases("cpu_cases"));
+    if gpu_cases.is_empty() {
+        report.incomplete.push("holds no GPU case verdicts (details.gpu_cases is missing or empty)".into());
+    }
+    check_tally(receipt, gpu_cases.iter().chain(&cpu_cases), &mut report);
+
+    let mut recorded: BTreeMap<String, &Value> = BTreeMap::new();
+    let mut unnamed = 0;
+    for entry in &gpu_cases {
+        match entry_key(entry) {
+            Some(key) => {
+                recorded.insert(key, entry);
+            }
+            None => unnamed += 1,
+        }
+    }
+    if unnamed > 0 {
+        report.incomplete.push(format!("{unnamed} GPU case entries lack primitive, variant, size, family or seed"));
+    }
+    let reference = reference_digests(plan);
+    report.required = reference.len();
+    let (mut missing, mut mismatched, mut failed, mut generator) = (vec![], vec![], vec![], vec![]);
+    for (key, digest) in &reference {
+        let Some(entry) = recorded.get(key) else {
+            missing.push(key.clone());
+            continue;
+        };
+        let (input, expected) = match digest {
+            Ok(d) => d,
+            Err(e) => {
+                generator.push(format!("{key}: {e}"));
+                continue;
+            }
+        };
+        let text = |k: &str| entry.get(k).and_then(Value::as_str).unwrap_or("");
+        if text("input_digest") != input || text("expected_digest") != expected {
+            mismatched.push(key.clone());
+        } else if text("verdict") != "pass" {
+            failed.push(format!("{key} ({})", if text("verdict").is_empty() { "no verdict" } else { text("verdict") }));
+        } else {
+            report.matched += 1;
+        }
+    }
+    let extra: Vec<String> = recorded.keys().filter(|k| !reference.contains_key(*k)).cloned().collect();
+    if !missing.is_empty() {
+        report.incomplete.push(listed(
+            &format!(
+                "of the catalogue's {} GPU cases are not in the receipt (a filtered, quick or partial run?)",
+                reference.len()
+            ),
+            &missing,
+        ));
+    }
+    if !mismatched.is_empty() {
+        report.incomplete.push(listed(
+            "cases ran on other inputs or were compared with other expected outputs than the catalogue's",
+            &mismatched,
+        ));
+    }
+    if !extra.is_empty() {
+        report.incomplete.push(listed("cases in the receipt are not in the current catalogue", &extra));
+    }
+    if !generator.is_empty() {
+        report.incomplete.push(listed("catalogue inputs could not be generated here", &generator));
+    }
+    if !failed.is_empty() {
+        report.failures.push(listed("GPU cases did not pass", &failed));
+    }
+    report
+}
+
+/// The tally must equal the verdicts it summarises, and a gated receipt
+/// records no failure and no skipped check.
+fn check_tally<'a>(receipt: &Receipt, entries: impl Iterator<Item = &'a Value>, report: &mut CoverageReport) {
+    let mut counts = super::Tally::default();
+    for entry in entries {
+        match entry.get("verdict").and_then(Value::as_str) {
+            Some("pass" | "clean") => counts.passed += 1,
+            Some("fail" | "findings") => counts.failed += 1,
+            _ => counts.skipped += 1,
+        }
+    }
+    if counts != receipt.tally {
+        report.incomplete.push(format!(
+            "its tally ({} passed, {} failed, {} skipped) is not its verdicts ({} passed, {} failed, {} skipped)",
+            receipt.tally.passed,
+            receipt.tally.failed,
+            receipt.tally.skipped,
+            counts.passed,
+            counts.failed,
+            counts.skipped
+        ));
+    }
+    if receipt.tally.skipped > 0 || counts.skipped > 0 {
+        report
+            .incomplete
+            .push(format!("{} check(s) were skipped or have no verdict", counts.skipped.max(receipt.tally.skipped)));
+    }
+}
+
+/// The sanitizer tools the gate requires for every case.
+pub const GATED_TOOLS: [&str; 4] = ["memcheck", "racecheck", "synccheck", "initcheck"];
+
+/// Checks a sanitize receipt: every (case, tool) of the sanitizer
+/// catalogue (every primitive at the gate sizes) clean.
+pub fn check_sanitize_coverage(receipt: &Receipt) -> CoverageReport {
+    let Some(seed) = seed_of(receipt.details.get("seed")) else {
+        return CoverageReport {
+            incomplete: vec!["details.seed is missing or not a seed".into()],
+            ..Default::default()
+        };
+    };
+    let required: Vec<String> = Primitive::ALL
+        .iter()
+        .flat_map(|&p| catalogue(&SweepPlan::sanitizer(p, &crate::sanitize::SANITIZE_SIZES, seed, &[])))
+        .flat_map(|case| GATED_TOOLS.map(|tool| format!("{} {tool}", case.id.key())))
+        .collect();
+    check_tool_cases(receipt, &required)
+}
+
+/// Checks (case, tool) entries of a sanitize receipt against `required` keys.
+pub fn check_tool_cases(receipt: &Receipt, required: &[String]) -> CoverageReport {
+    let mut report = CoverageReport { required: required.len(), ..Default::default() };
+    let entries = receipt.details.get("cases").and_then(Value::as_array).cloned().unwrap_or_default();
+    check_tally(receipt, entries.iter(), &mut report);
+    let recorded: BTreeMap<String, &Value> =
+        entries.iter().filter_map(|e| Some((format!("{} {}", entry_key(e)?, e.get("tool")?.as_str()?), e))).collect();
+    let (mut missing, mut unclean) = (vec![], vec![]);
+    for key in required {
+        match recorded.get(key).and_then(|e| e.get("verdict")).and_then(Value::as_str) {
+            None => missing.push(key.clone()),
+            Some("clean") => report.matched += 1,
+            Some(other) => unclean.push(format!("{key} ({other})")),
+        }
+    }
+    let extra: Vec<String> = recorded.keys().filter(|k| !required.contains(k)).cloned().collect();
+    if !missing.is_empty() {
+        report.incomplete.push(listed(
+            &format!("of the {} (case, tool) pairs of the sanitizer catalogue are not in the receipt", required.len()),
+            &missing,
+        ));
+    }
+    if !extra.is_empty() {
+        report.incomplete.push(listed("(case, tool) pairs in the receipt are not in the current catalogue", &extra));
+    }
+    if !unclean.is_empty() {
+        report.failures.push(listed("(case, tool) pairs are not clean", &unclean));
+    }
+    report
+}
+
+/// Checks a mutants receipt: every mutant of the gallery caught by some
+/// check, and every real-kernel control flagged by none.
+pub fn check_mutants_coverage(receipt: &Receipt) -> CoverageReport {
+    let mut report = CoverageReport { required: kernels::mutant::GALLERY.len(), ..Default::default() };
+    let mutants = receipt.details.get("mutants").and_then(Value::as_array).cloned().unwrap_or_default();
+    for m in &kernels::mutant::GALLERY {
+        let entry = mutants.iter().find(|e| e.get("id").and_then(Value::as_u64) == Some(m.id as u64));
+        match entry {
+            None => report.incomplete.push(format!("mutant {} ({}) is not in the receipt", m.id, m.name)),
+            Some(e) => {
+                let caught = e.get("caught_by").and_then(Value::as_array).is_some_and(|c| !c.is_empty());
+                if caught {
+                    report.matched += 1;
+                } else {
+                    report.failures.push(format!("mutant {} ({}) was not caught", m.id, m.name));
+                }
+            }
+        }
+    }
+    let controls = receipt.details.get("controls").and_then(Value::as_array).cloned().unwrap_or_default();
+    if controls.is_empty() {
+        report.incomplete.push("records no real-kernel control run".into());
+    }
+    for c in &controls {
+        let clean = c.get("verdict").and_then(Value::as_str) == Some("clean");
+        if !clean {
+            report.failures.push(format!(
+                "control {} is not clean ({})",
+                c.get("label").and_then(Value::as_str).unwrap_or("?"),
+                c.get("verdict").and_then(Value::as_str).unwrap_or("no verdict")
+            ));
+        }
+    }
+    report
+}
