@@ -112,21 +112,10 @@ impl ParsedLog {
         summary.max(listed)
     }
 
-    /// Warnings the tool reported.
-    pub fn warning_count(&self) -> u64 {
-        let listed = self.findings.iter().filter(|f| f.severity == Severity::Warning).count() as u64;
-        listed.max(self.racecheck_summary.map(|(_, _, w)| w).unwrap_or(0))
-    }
-
     /// Whether the log ended with the tool's summary (a crash or a timeout
     /// leaves none, and then the run proves nothing).
     pub fn has_summary(&self) -> bool {
         self.error_summary.is_some() || self.racecheck_summary.is_some()
-    }
-
-    /// Findings attributed to `case`.
-    pub fn findings_for<'a>(&'a self, case: &'a str) -> impl Iterator<Item = &'a Finding> + 'a {
-        self.findings.iter().filter(move |f| f.case.as_deref() == Some(case))
     }
 }
 
@@ -290,7 +279,7 @@ mod tests {
         assert_eq!(parsed.error_count(), 1);
         assert_eq!(parsed.findings.len(), 1);
         assert_eq!(parsed.findings[0].case.as_deref(), Some("scan blelloch 513"));
-        assert_eq!(parsed.findings_for("scan blelloch 1").count(), 0);
+        assert_eq!(parsed.findings[0].case_index, Some(1));
     }
 
     #[test]
@@ -304,7 +293,7 @@ mod tests {
         let parsed = parse_log(log);
         assert_eq!(parsed.racecheck_summary, Some((2, 1, 1)));
         assert_eq!(parsed.error_count(), 1);
-        assert_eq!(parsed.warning_count(), 1);
+        assert_eq!(parsed.findings.iter().filter(|f| f.severity == Severity::Warning).count(), 1);
     }
 
     #[test]
