@@ -113,9 +113,16 @@ pub struct SanitizeArgs {
     /// Directory for the full logs.
     #[arg(long, default_value = "target/sanitize-logs")]
     pub log_dir: PathBuf,
-    /// Receipt path (default: receipts/sanitize.json for a full run, none otherwise).
+    /// Seed of every generated input (decimal or 0x-hex); recorded in the receipt.
+    #[arg(long, default_value_t = crate::sanitize::DEFAULT_SEED, value_parser = parse_seed)]
+    pub seed: u64,
+    /// Receipt path (default: receipts/sanitize.json for a run of every primitive, tool and
+    /// default size; receipts/partial/sanitize.json otherwise).
     #[arg(long)]
     pub receipt: Option<PathBuf>,
+    /// Also write a JUnit XML report: one test case per (case, tool).
+    #[arg(long, value_name = "PATH")]
+    pub junit: Option<PathBuf>,
     /// Compile a planted bug into the kernels (used by `harness mutants`).
     #[arg(long, default_value_t = 0, hide = true)]
     pub mutant: u32,
@@ -130,9 +137,10 @@ pub struct MutantsArgs {
     /// Directory for sanitizer logs of the mutants.
     #[arg(long, default_value = "target/mutant-logs")]
     pub log_dir: PathBuf,
-    /// Receipt path.
-    #[arg(long, default_value = "receipts/mutants.json")]
-    pub receipt: PathBuf,
+    /// Receipt path (default: receipts/mutants.json for the whole gallery,
+    /// receipts/partial/mutants.json for an --id subset).
+    #[arg(long)]
+    pub receipt: Option<PathBuf>,
     /// Seconds before one check (a sweep or one sanitizer tool) of one build is killed.
     #[arg(long, default_value_t = 120)]
     pub timeout_secs: u64,

@@ -51,10 +51,12 @@ fn dispatch(command: Command) -> anyhow::Result<bool> {
                 primitives: args.primitives,
                 tools,
                 sizes: args.sizes,
+                seed: args.seed,
                 timeout: Duration::from_secs(args.timeout_secs),
                 jobs: args.jobs,
                 log_dir: args.log_dir,
                 receipt: args.receipt,
+                junit: args.junit,
                 mutant: args.mutant,
             })
         }

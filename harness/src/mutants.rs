@@ -5,28 +5,76 @@
 
 use crate::cli::MutantsArgs;
 use crate::progress::Progress;
-use crate::receipts::{MachineInfo, Receipt, Tally};
+use crate::receipts::{receipt_path, receipts_dir, Coverage, MachineInfo, Receipt, Tally};
 use crate::report::table::Table;
+use crate::sanitize::attribute::attribute;
+use crate::sanitize::options::{SanitizerOptions, PRINT_LIMIT};
 use crate::sanitize::parse::Tool;
-use crate::sanitize::run::{run_job, Job};
+use crate::sanitize::process::run_with_timeout;
+use crate::sanitize::run::{compile_error_line, run_job, Job, COMPILE_ERROR_TEXT};
 use anyhow::{Context, Result};
 use kernels::mutant::{Mutant, GALLERY};
 use serde::Serialize;
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// The fixed seed of every mutant run (reproducible tables).
 const MUTANT_SEED: u64 = 0x6d75_7461_6e74;
+
+/// What one check came to on one build. Only `Caught` is a catch; a check
+/// that did not compile, timed out or broke proved nothing either way.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "outcome", content = "detail", rename_all = "snake_case")]
+pub enum CheckOutcome {
+    /// It ran to the end and reported the build (mismatches, sanitizer errors).
+    Caught(String),
+    /// It ran to the end and reported nothing.
+    NotCaught(String),
+    /// The child could not compile the build's kernels (NVRTC error).
+    DidNotCompile(String),
+    /// The time limit ran out; the process group was killed.
+    TimedOut(String),
+    /// It ended without a verdict: crashed, no summary, unreadable output.
+    Broken(String),
+}
+
+impl CheckOutcome {
+    /// The word the table shows.
+    pub fn word(&self) -> &'static str {
+        match self {
+            CheckOutcome::Caught(_) => "CAUGHT",
+            CheckOutcome::NotCaught(_) => "not caught",
+            CheckOutcome::DidNotCompile(_) => "DID NOT COMPILE",
+            CheckOutcome::TimedOut(_) => "TIMED OUT",
+            CheckOutcome::Broken(_) => "BROKEN",
+        }
+    }
+
+    /// What it reported, in a few words.
+    pub fn detail(&self) -> &str {
+        match self {
+            CheckOutcome::Caught(d)
+            | CheckOutcome::NotCaught(d)
+            | CheckOutcome::DidNotCompile(d)
+            | CheckOutcome::TimedOut(d)
+            | CheckOutcome::Broken(d) => d,
+        }
+    }
+
+    /// Whether the check ran to a verdict (caught or not caught).
+    pub fn decided(&self) -> bool {
+        matches!(self, CheckOutcome::Caught(_) | CheckOutcome::NotCaught(_))
+    }
+}
 
 /// What one check said about one build (a mutant or the real kernels).
 #[derive(Debug, Clone, Serialize)]
 pub struct CheckVerdict {
     /// "sweep", "memcheck", "racecheck", "synccheck", "initcheck".
     pub check: String,
-    /// Whether it flagged the build.
-    pub flagged: bool,
-    /// What it reported, in a few words.
-    pub detail: String,
+    /// Its outcome (`outcome` and `detail` in the receipt).
+    #[serde(flatten)]
+    pub outcome: CheckOutcome,
     /// Seconds it took.
     pub seconds: f64,
 }
@@ -49,9 +97,54 @@ pub struct BuildVerdict {
 }
 
 impl BuildVerdict {
-    /// The checks that flagged this build.
+    /// The checks that caught this build.
     pub fn caught_by(&self) -> Vec<&str> {
-        self.checks.iter().filter(|c| c.flagged).map(|c| c.check.as_str()).collect()
+        self.checks.iter().filter(|c| matches!(c.outcome, CheckOutcome::Caught(_))).map(|c| c.check.as_str()).collect()
+    }
+
+    /// The checks that reached no verdict, as `check: outcome (detail)`.
+    pub fn undecided(&self) -> Vec<String> {
+        self.checks
+            .iter()
+            .filter(|c| !c.outcome.decided())
+            .map(|c| format!("{}: {} ({})", c.check, c.outcome.word().to_lowercase(), c.outcome.detail()))
+            .collect()
+    }
+}
+
+/// The sweep's outcome from its exit, log and JSON receipt.
+fn sweep_outcome(
+    timed_out: bool,
+    seconds: f64,
+    code: Option<i32>,
+    log_text: &str,
+    receipt: Option<&Receipt>,
+) -> CheckOutcome {
+    if timed_out {
+        return CheckOutcome::TimedOut(format!("killed after {seconds:.0} s"));
+    }
+    // A build that does not compile fails every case with the NVRTC error:
+    // that is not the sweep finding the bug.
+    let failures = receipt.map(|r| r.details["failures"].to_string()).unwrap_or_default();
+    if let Some(line) = compile_error_line(log_text) {
+        return CheckOutcome::DidNotCompile(line);
+    }
+    if failures.contains(COMPILE_ERROR_TEXT) {
+        return CheckOutcome::DidNotCompile("the sweep's cases failed with an NVRTC compile error".into());
+    }
+    match receipt {
+        Some(r) if r.tally.failed > 0 => {
+            let first = r.details["failures"][0].as_str().unwrap_or("").to_string();
+            CheckOutcome::Caught(format!("{} mismatch(es); first: {first}", r.tally.failed))
+        }
+        Some(r) if code == Some(0) && r.tally.passed > 0 => {
+            CheckOutcome::NotCaught(format!("{} cases passed", r.tally.passed))
+        }
+        Some(r) => CheckOutcome::Broken(format!("exit {code:?} with {} passed, 0 failed", r.tally.passed)),
+        None => {
+            let last = log_text.lines().rev().find(|l| l.starts_with("error:")).unwrap_or("no error line").to_string();
+            CheckOutcome::Broken(format!("exit {code:?} and no receipt: {last}"))
+        }
     }
 }
 
@@ -84,41 +177,18 @@ fn sweep_check(
         args.extend(["--variant".into(), m.variant.into()]);
     }
     let _ = std::fs::remove_file(&json);
-    let started = Instant::now();
-    let handle = duct::cmd(exe, &args).stderr_to_stdout().stdout_path(&log).unchecked().start()?;
-    let mut timed_out = false;
-    let status = loop {
-        if let Some(out) = handle.try_wait()? {
-            break out.status.code();
-        }
-        if started.elapsed() > timeout {
-            timed_out = true;
-            handle.kill()?;
-            break None;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    };
-    let seconds = started.elapsed().as_secs_f64();
+    let expression = duct::cmd(exe, &args).stderr_to_stdout().stdout_path(&log);
+    let finished = run_with_timeout(expression, timeout, &format!("the sweep of {label}"))?;
     let receipt = Receipt::load(&json).ok();
-    let (flagged, detail) = match (&receipt, timed_out, status) {
-        (_, true, _) => (true, format!("hung: killed after {seconds:.0} s")),
-        (Some(r), _, _) if r.tally.failed > 0 => {
-            let first = r.details["failures"][0].as_str().unwrap_or("").to_string();
-            (true, format!("{} mismatch(es); first: {first}", r.tally.failed))
-        }
-        (Some(r), _, Some(0)) => (false, format!("{} cases passed", r.tally.passed)),
-        (_, _, code) => {
-            let text = std::fs::read_to_string(&log).unwrap_or_default();
-            let last = text.lines().rev().find(|l| l.starts_with("error:")).unwrap_or("no report").to_string();
-            (true, format!("run failed (exit {code:?}): {last}"))
-        }
-    };
-    Ok(CheckVerdict { check: "sweep".into(), flagged, detail, seconds })
+    let text = std::fs::read_to_string(&log).unwrap_or_default();
+    let outcome = sweep_outcome(finished.timed_out, finished.seconds, finished.code, &text, receipt.as_ref());
+    Ok(CheckVerdict { check: "sweep".into(), outcome, seconds: finished.seconds })
 }
 
 #[allow(clippy::too_many_arguments)]
 fn sanitizer_check(
     sanitizer: &Path,
+    options: &SanitizerOptions,
     exe: &Path,
     m: &Mutant,
     id: u32,
@@ -127,42 +197,38 @@ fn sanitizer_check(
     log_dir: &Path,
     timeout: Duration,
 ) -> Result<CheckVerdict> {
-    let sizes = m.sizes.iter().map(usize::to_string).collect::<Vec<_>>().join(",");
-    let mut child_args = vec![
-        "sanitize-child".to_string(),
-        "--primitive".into(),
-        m.primitive.into(),
-        "--sizes".into(),
-        sizes,
-        "--mutant".into(),
-        id.to_string(),
-        "--seed".into(),
-        format!("{MUTANT_SEED:#x}"),
-    ];
-    if !m.variant.is_empty() {
-        child_args.extend(["--variant".into(), m.variant.into()]);
-    }
-    let job = Job { tool, primitive: label.to_string(), child_args };
-    let outcome = run_job(sanitizer, exe, &job, log_dir, timeout)?;
+    let variants: Vec<String> = if m.variant.is_empty() { vec![] } else { vec![m.variant.to_string()] };
+    let plan = crate::sanitize::sanitizer_plan(m.primitive, m.sizes, MUTANT_SEED, &variants);
+    let expected = crate::sanitize::expected_cases(&plan);
+    let child_args = crate::sanitize::child_args(m.primitive, m.sizes, MUTANT_SEED, &variants, id);
+    let job = Job { tool, primitive: m.primitive.to_string(), label: label.to_string(), child_args };
+    let outcome = run_job(sanitizer, options, exe, &job, log_dir, timeout)?;
+    let report = attribute(&outcome, &expected, PRINT_LIMIT);
     let errors = outcome.parsed.error_count();
-    let (flagged, detail) = if errors > 0 {
-        let first = outcome.parsed.findings.iter().find(|f| f.severity == crate::sanitize::parse::Severity::Error);
-        (
-            true,
-            format!(
-                "{errors} error(s); first: {} [{}]",
-                first.map(|f| f.headline.as_str()).unwrap_or("(summary only)"),
-                first.and_then(|f| f.case.as_deref()).unwrap_or("-")
-            ),
-        )
-    } else if outcome.timed_out {
-        (false, "timed out with no sanitizer finding".into())
+    let log = outcome.log.display();
+    let verdict = if outcome.timed_out {
+        CheckOutcome::TimedOut(format!("killed after {:.0} s (log {log})", outcome.seconds))
+    } else if let Some(line) = &outcome.compile_error {
+        CheckOutcome::DidNotCompile(line.clone())
+    } else if let Err(e) = &outcome.xml {
+        CheckOutcome::Broken(format!("{e} (log {log})"))
     } else if !outcome.parsed.has_summary() {
-        (false, format!("no sanitizer summary (exit {:?})", outcome.exit_code))
+        CheckOutcome::Broken(format!("no sanitizer summary, exit {:?} (log {log})", outcome.exit_code))
+    } else if errors > 0 {
+        // The tool finished and reported errors: a catch even if the child then failed.
+        let first = report.cases.iter().find_map(|c| {
+            c.findings
+                .iter()
+                .find(|f| f.source.starts_with("sanitizer"))
+                .map(|f| format!("{} [{} n={}]", f.line(), c.variant, c.size))
+        });
+        CheckOutcome::Caught(format!("{errors} error(s); first: {}", first.unwrap_or_else(|| "(summary only)".into())))
+    } else if !report.problems.is_empty() {
+        CheckOutcome::Broken(format!("{} (log {log})", report.problems.join("; ")))
     } else {
-        (false, "0 errors".into())
+        CheckOutcome::NotCaught(format!("0 errors in {} cases", expected.len()))
     };
-    Ok(CheckVerdict { check: tool.name().into(), flagged, detail, seconds: outcome.seconds })
+    Ok(CheckVerdict { check: tool.name().into(), outcome: verdict, seconds: outcome.seconds })
 }
 
 /// The file-name stem of one build's logs: unique per build, since the
@@ -178,7 +244,7 @@ fn build_label(m: &Mutant, id: u32, index: usize) -> String {
 
 #[allow(clippy::too_many_arguments)]
 fn run_build(
-    sanitizer: Option<&Path>,
+    sanitizer: Option<(&Path, &SanitizerOptions)>,
     exe: &Path,
     m: &Mutant,
     id: u32,
@@ -191,13 +257,13 @@ fn run_build(
     let label = if id == 0 { format!("real {}", m.primitive) } else { format!("mutant {id}") };
     let mut checks = vec![sweep_check(exe, m, id, &stem, log_dir, timeout)?];
     progress.step(&format!("{label} sweep"));
-    if let Some(sanitizer) = sanitizer {
+    if let Some((sanitizer, options)) = sanitizer {
         let verdicts: Vec<Result<CheckVerdict>> = std::thread::scope(|scope| {
             let handles: Vec<_> = Tool::ALL
                 .into_iter()
                 .map(|tool| {
                     let stem = stem.as_str();
-                    scope.spawn(move || sanitizer_check(sanitizer, exe, m, id, stem, tool, log_dir, timeout))
+                    scope.spawn(move || sanitizer_check(sanitizer, options, exe, m, id, stem, tool, log_dir, timeout))
                 })
                 .collect();
             handles
@@ -235,29 +301,136 @@ pub fn gallery_table() -> Table {
     table
 }
 
+/// Why a mutants run covers less than the gated receipt needs.
+fn coverage(ids: &[u32], sanitizer_found: bool) -> Coverage {
+    let mut reasons = Vec::new();
+    if !GALLERY.iter().all(|m| ids.is_empty() || ids.contains(&m.id)) {
+        let list = ids.iter().map(u32::to_string).collect::<Vec<_>>().join(",");
+        reasons.push(format!("--id {list}"));
+    }
+    if !sanitizer_found {
+        reasons.push("no compute-sanitizer: sweep only".to_string());
+    }
+    Coverage::from_reasons(reasons)
+}
+
+/// The last column of a mutant's row.
+fn mutant_summary(v: &BuildVerdict) -> String {
+    let caught = v.caught_by();
+    if caught.is_empty() {
+        "SURVIVED".into()
+    } else {
+        format!("caught by {}", caught.join(", "))
+    }
+}
+
+/// The last column of a control's row: correct only when every check ran to "not caught".
+fn control_summary(v: &BuildVerdict) -> String {
+    let flagged = v.caught_by();
+    let undecided: Vec<String> = v
+        .checks
+        .iter()
+        .filter(|c| !c.outcome.decided())
+        .map(|c| format!("{} {}", c.check, c.outcome.word().to_lowercase()))
+        .collect();
+    match (flagged.is_empty(), undecided.is_empty()) {
+        (true, true) => "not flagged (correct)".into(),
+        (false, _) => format!("FLAGGED by {}", flagged.join(", ")),
+        (true, false) => format!("CONTROL FAILED: {}", undecided.join(", ")),
+    }
+}
+
+/// The table of mutants and controls, with each check's outcome word.
+fn verdict_table(verdicts: &[BuildVerdict], controls: &[BuildVerdict]) -> Table {
+    let checks = ["sweep", "memcheck", "racecheck", "synccheck", "initcheck"];
+    let mut table = Table::new(["id", "mutant", "sweep", "memcheck", "racecheck", "synccheck", "initcheck", "verdict"]);
+    let mark = |v: &BuildVerdict, check: &str| match v.checks.iter().find(|c| c.check == check) {
+        None => "not run".to_string(),
+        Some(c) => c.outcome.word().to_string(),
+    };
+    for v in verdicts {
+        let mut row = vec![v.id.to_string(), v.name.clone()];
+        row.extend(checks.iter().map(|t| mark(v, t)));
+        row.push(mutant_summary(v));
+        table.row(row);
+    }
+    for v in controls {
+        let mut row = vec!["0".to_string(), format!("real kernels: {} {}", v.primitive, v.variant).trim().to_string()];
+        row.extend(checks.iter().map(|t| mark(v, t)));
+        row.push(control_summary(v));
+        table.row(row);
+    }
+    table
+}
+
+/// The tally and the lines that say why the run fails: a mutant survives,
+/// a check of a mutant did not compile, timed out or broke (never a catch),
+/// a control was flagged or did not reach "not caught" on every check.
+fn judge(verdicts: &[BuildVerdict], controls: &[BuildVerdict]) -> (Tally, Vec<String>) {
+    let mut tally = Tally::default();
+    let mut failures = Vec::new();
+    for v in verdicts {
+        let undecided = v.undecided();
+        for line in &undecided {
+            failures.push(format!("mutant {} ({}) {line}: not counted as a catch", v.id, v.name));
+        }
+        if v.caught_by().is_empty() {
+            failures.push(format!("mutant {} ({}) survived: no check caught it", v.id, v.name));
+        }
+        if v.caught_by().is_empty() || !undecided.is_empty() {
+            tally.failed += 1;
+        } else {
+            tally.passed += 1;
+        }
+    }
+    for v in controls {
+        let summary = control_summary(v);
+        if summary.starts_with("not flagged") {
+            tally.passed += 1;
+        } else {
+            tally.failed += 1;
+            let variant = if v.variant.is_empty() { "all variants" } else { v.variant.as_str() };
+            failures.push(format!("control (real kernels) {} {variant} n={:?}: {summary}", v.primitive, v.sizes));
+            for line in v.undecided() {
+                failures.push(format!("  control {} {line}", v.primitive));
+            }
+        }
+    }
+    (tally, failures)
+}
+
 /// `harness mutants`.
 pub fn run(args: &MutantsArgs) -> Result<bool> {
     if args.list {
         println!("{}", gallery_table().render());
         return Ok(true);
     }
-    let selected: Vec<&Mutant> = GALLERY.iter().filter(|m| args.ids.is_empty() || args.ids.contains(&m.id)).collect();
-    if selected.is_empty() {
-        anyhow::bail!("no mutant with id {:?}: `harness mutants --list` shows the gallery", args.ids);
+    if let Some(unknown) = args.ids.iter().find(|id| !GALLERY.iter().any(|m| m.id == **id)) {
+        anyhow::bail!(
+            "no mutant with id {unknown}: `harness mutants --list` shows the gallery (ids 1-{})",
+            GALLERY.len()
+        );
     }
+    let selected: Vec<&Mutant> = GALLERY.iter().filter(|m| args.ids.is_empty() || args.ids.contains(&m.id)).collect();
     let gpu = kernels::Gpu::open(kernels::GpuOptions::default())
         .map_err(|e| anyhow::anyhow!("harness mutants needs a GPU: {e}"))?;
     let machine = MachineInfo::collect(&gpu);
     drop(gpu);
     let sanitizer = match crate::sanitize::locate::locate() {
-        Ok(path) => Some(path),
+        Ok(path) => {
+            let options = crate::sanitize::detect_options(&path)?;
+            Some((path, options))
+        }
         Err(e) => {
             println!("mutants: {e:#}; only the sweep will run");
             None
         }
     };
+    let coverage = coverage(&args.ids, sanitizer.is_some());
+    // Decided before any GPU time is spent: a subset may not overwrite the gated receipt.
+    let receipt_file = receipt_path(args.receipt.as_deref(), &receipts_dir(), "mutants.json", &coverage)?;
     let exe = std::env::current_exe().context("locating the harness executable")?;
-    std::fs::create_dir_all(&args.log_dir)?;
+    std::fs::create_dir_all(&args.log_dir).with_context(|| format!("creating {}", args.log_dir.display()))?;
     let timeout = Duration::from_secs(args.timeout_secs);
     let checks_per_build = 1 + if sanitizer.is_some() { 4 } else { 0 };
     // The control builds: each primitive the selection touches, real kernels, same filters.
@@ -273,12 +446,13 @@ pub fn run(args: &MutantsArgs) -> Result<bool> {
     work.extend(controls.iter().map(|c| (*c, 0)));
     let results: std::sync::Mutex<Vec<(usize, Result<BuildVerdict>)>> = std::sync::Mutex::new(Vec::new());
     let next = std::sync::atomic::AtomicUsize::new(0);
+    let tools = sanitizer.as_ref().map(|(p, o)| (p.as_path(), o));
     std::thread::scope(|scope| {
         for _ in 0..args.jobs.max(1) {
             scope.spawn(|| loop {
                 let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 let Some((m, id)) = work.get(i) else { break };
-                let verdict = run_build(sanitizer.as_deref(), &exe, m, *id, i, &args.log_dir, timeout, &progress);
+                let verdict = run_build(tools, &exe, m, *id, i, &args.log_dir, timeout, &progress);
                 results.lock().unwrap_or_else(|p| p.into_inner()).push((i, verdict));
             });
         }
@@ -297,77 +471,40 @@ pub fn run(args: &MutantsArgs) -> Result<bool> {
         }
     }
 
-    let tools = ["sweep", "memcheck", "racecheck", "synccheck", "initcheck"];
-    let mut table =
-        Table::new(["id", "mutant", "sweep", "memcheck", "racecheck", "synccheck", "initcheck", "caught by"]);
-    let mark = |v: &BuildVerdict, check: &str| match v.checks.iter().find(|c| c.check == check) {
-        None => "not run".to_string(),
-        Some(c) if c.flagged => "CAUGHT".to_string(),
-        Some(_) => "-".to_string(),
-    };
-    let mut tally = Tally::default();
-    for v in &verdicts {
-        let caught = v.caught_by();
-        let mut row = vec![v.id.to_string(), v.name.clone()];
-        row.extend(tools.iter().map(|t| mark(v, t)));
-        row.push(if caught.is_empty() { "SURVIVED".into() } else { caught.join(", ") });
-        table.row(row);
-        if caught.is_empty() {
-            tally.failed += 1;
-        } else {
-            tally.passed += 1;
-        }
-    }
-    for v in &control_verdicts {
-        let flagged = v.caught_by();
-        let mut row = vec!["0".to_string(), format!("real kernels: {} {}", v.primitive, v.variant).trim().to_string()];
-        row.extend(tools.iter().map(|t| mark(v, t)));
-        row.push(if flagged.is_empty() {
-            "not flagged (correct)".into()
-        } else {
-            format!("FLAGGED by {}", flagged.join(", "))
-        });
-        table.row(row);
-        if flagged.is_empty() {
-            tally.passed += 1;
-        } else {
-            tally.failed += 1;
-        }
-    }
+    let table = verdict_table(&verdicts, &control_verdicts);
     println!("\n{}", table.render());
     for v in verdicts.iter().chain(&control_verdicts) {
-        for c in v.checks.iter().filter(|c| c.flagged) {
-            println!("  {} {} / {}: {}", v.id, v.name, c.check, c.detail);
+        for c in &v.checks {
+            if !matches!(c.outcome, CheckOutcome::NotCaught(_)) {
+                println!("  {} {} / {}: {}: {}", v.id, v.name, c.check, c.outcome.word(), c.outcome.detail());
+            }
         }
     }
+    let (tally, failures) = judge(&verdicts, &control_verdicts);
+    for line in &failures {
+        println!("mutants: FAIL {line}");
+    }
     println!(
-        "mutants: {} of {} caught; real kernels flagged in {} of {} control runs",
+        "mutants: {} of {} caught; {} of {} control runs clean on every check",
         verdicts.iter().filter(|v| !v.caught_by().is_empty()).count(),
         verdicts.len(),
-        control_verdicts.iter().filter(|v| !v.caught_by().is_empty()).count(),
+        control_verdicts.iter().filter(|v| control_summary(v).starts_with("not flagged")).count(),
         control_verdicts.len()
     );
     let details = serde_json::json!({
         "seed": format!("{MUTANT_SEED:#x}"),
-        "sanitizer": sanitizer.map(|p| p.display().to_string()),
+        "sanitizer": sanitizer.as_ref().map(|(p, _)| p.display().to_string()),
+        "options": sanitizer.as_ref().map(|(_, o)| o.summary()),
         "table_markdown": table.render_markdown(),
+        "failures": failures,
         "mutants": verdicts,
         "controls": control_verdicts,
     });
-    Receipt::new("mutants", machine, tally, details).save(&args.receipt)?;
-    println!("mutants: receipt written to {}", args.receipt.display());
-    Ok(tally.failed == 0)
+    Receipt::new("mutants", machine, tally, details).with_coverage(&coverage).save(&receipt_file)?;
+    println!("mutants: receipt written to {}", receipt_file.display());
+    Ok(failures.is_empty() && tally.failed == 0)
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn every_build_gets_its_own_log_names() {
-        let mut labels: Vec<String> = GALLERY.iter().enumerate().map(|(i, m)| build_label(m, m.id, i)).collect();
-        labels.extend(GALLERY.iter().enumerate().map(|(i, m)| build_label(m, 0, GALLERY.len() + i)));
-        let unique: std::collections::BTreeSet<&String> = labels.iter().collect();
-        assert_eq!(unique.len(), labels.len(), "{labels:?}");
-    }
-}
+#[path = "mutants_tests.rs"]
+mod tests;

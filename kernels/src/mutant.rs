@@ -5,6 +5,8 @@
 //! and records which check caught it: the evidence that the harness finds
 //! the bugs it exists to find.
 
+use crate::family::Family;
+
 /// One planted bug.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Mutant {
@@ -14,6 +16,9 @@ pub struct Mutant {
     pub name: &'static str,
     /// Where the planted code sits (file: construct).
     pub planted_in: &'static str,
+    /// The kernel families whose compiled code the planted bug changes (the
+    /// family of `primitive` first); a test compiles each with and without it.
+    pub families: &'static [Family],
     /// What the bug does and why it is a real-world bug.
     pub description: &'static str,
     /// The primitive whose sweep and sanitizer runs exercise it.
@@ -35,6 +40,7 @@ pub const GALLERY: [Mutant; 13] = [
         planted_in: "common/block_reduce.cuh: block_reduce",
         description:
             "no __syncthreads() between the warp partial writes and warp 0's reads (RAW hazard in shared memory)",
+        families: &[Family::Reduce],
         primitive: "reduce",
         variant: "multipass",
         sizes: SMALL,
@@ -44,6 +50,7 @@ pub const GALLERY: [Mutant; 13] = [
         name: "barrier-in-warp0-branch",
         planted_in: "common/block_reduce.cuh: block_reduce",
         description: "the block barrier sits inside if (warp == 0): only one warp reaches it",
+        families: &[Family::Reduce],
         primitive: "reduce",
         variant: "",
         sizes: SMALL,
@@ -54,6 +61,7 @@ pub const GALLERY: [Mutant; 13] = [
         planted_in: "reduce.cu: multipass kernel",
         description:
             "warps without input return before the block barrier in block_reduce instead of carrying the identity",
+        families: &[Family::Reduce],
         primitive: "reduce",
         variant: "multipass",
         sizes: SMALL,
@@ -63,6 +71,7 @@ pub const GALLERY: [Mutant; 13] = [
         name: "shuffle-reads-exited-lane",
         planted_in: "reduce.cu: multipass kernel",
         description: "lanes without input exit, so the last warp's full-mask shuffle reads lanes that are gone",
+        families: &[Family::Reduce],
         primitive: "reduce",
         variant: "multipass",
         sizes: SMALL,
@@ -73,6 +82,7 @@ pub const GALLERY: [Mutant; 13] = [
         planted_in: "scan.cu: Blelloch multi-pass offsets",
         description:
             "blocks after the first never add their block offset; invisible when earlier block totals are zero",
+        families: &[Family::Scan],
         primitive: "scan",
         variant: "blelloch",
         sizes: SMALL,
@@ -82,6 +92,7 @@ pub const GALLERY: [Mutant; 13] = [
         name: "tail-guard-off-by-one",
         planted_in: "reduce.cu: multipass load guard",
         description: "the tail guard uses <= instead of <, reading one element past the end",
+        families: &[Family::Reduce],
         primitive: "reduce",
         variant: "multipass",
         sizes: SMALL,
@@ -91,6 +102,7 @@ pub const GALLERY: [Mutant; 13] = [
         name: "uninitialised-shared-read",
         planted_in: "scan.cu: look-back tile prefix broadcast",
         description: "tile 0 never writes its shared prefix slot, so its threads read uninitialised shared memory",
+        families: &[Family::Scan],
         primitive: "scan",
         variant: "decoupled_lookback",
         sizes: SMALL,
@@ -100,6 +112,7 @@ pub const GALLERY: [Mutant; 13] = [
         name: "lookback-payload-before-flag",
         planted_in: "common/decoupled_lookback.cuh: lookback_exclusive_prefix",
         description: "a predecessor's payload is read before its status flag is acquired",
+        families: &[Family::Scan],
         primitive: "scan",
         variant: "decoupled_lookback",
         sizes: &[4099, 65_537, 262_145, 1 << 22],
@@ -109,6 +122,7 @@ pub const GALLERY: [Mutant; 13] = [
         name: "rejected-item-writes",
         planted_in: "compact.cu: scatter",
         description: "a rejected compaction item still writes to its destination",
+        families: &[Family::Compact],
         primitive: "compact",
         variant: "",
         sizes: SMALL,
@@ -118,6 +132,7 @@ pub const GALLERY: [Mutant; 13] = [
         name: "softmax-no-neg-inf-guard",
         planted_in: "common/operators.cuh: SoftmaxMerge (and softmax.cu's per-thread update)",
         description: "merging empty (-inf, 0) states computes exp(-inf - -inf) = NaN for masked rows",
+        families: &[Family::Softmax],
         primitive: "softmax",
         variant: "",
         sizes: SMALL,
@@ -127,6 +142,7 @@ pub const GALLERY: [Mutant; 13] = [
         name: "argmax-ties-to-highest-index",
         planted_in: "common/operators.cuh: arg_tie_prefers",
         description: "equal values resolve to the highest index instead of the lowest",
+        families: &[Family::ArgReduce],
         primitive: "arg_reduce",
         variant: "",
         sizes: SMALL,
@@ -136,6 +152,7 @@ pub const GALLERY: [Mutant; 13] = [
         name: "empty-segment-off-by-one",
         planted_in: "segmented_reduce.cu: segment bounds",
         description: "an empty segment reads offsets[s] as if it held one element",
+        families: &[Family::SegmentedReduce],
         primitive: "segmented_reduce",
         variant: "",
         sizes: SMALL,
@@ -145,6 +162,7 @@ pub const GALLERY: [Mutant; 13] = [
         name: "recursion-wrong-past-512-squared",
         planted_in: "scan.cu: Blelloch recursion",
         description: "the third recursion level's offsets are not added back: wrong only past 512^2 items",
+        families: &[Family::Scan],
         primitive: "scan",
         variant: "blelloch",
         sizes: RECURSION,
@@ -160,6 +178,7 @@ pub fn mutant(id: u32) -> Option<&'static Mutant> {
 mod tests {
     use super::*;
     use crate::sources::CUDA_SOURCES;
+    use std::collections::BTreeMap;
 
     #[test]
     fn ids_are_one_to_thirteen_in_order() {
@@ -179,6 +198,88 @@ mod tests {
                 m.id,
                 m.name
             );
+            assert!(!m.families.is_empty(), "mutant {} claims no family", m.id);
         }
+    }
+
+    /// The `.text*` sections (machine code) of a cubin, by name. Line tables,
+    /// symbols and other debug sections are left out: a mutant must change code.
+    fn code_sections(cubin: &[u8]) -> BTreeMap<String, Vec<u8>> {
+        let u16_at = |o: usize| u16::from_le_bytes([cubin[o], cubin[o + 1]]) as usize;
+        let u32_at = |o: usize| u32::from_le_bytes(cubin[o..o + 4].try_into().expect("4 bytes")) as usize;
+        let u64_at = |o: usize| u64::from_le_bytes(cubin[o..o + 8].try_into().expect("8 bytes")) as usize;
+        assert_eq!(&cubin[..5], b"\x7fELF\x02", "not a 64-bit ELF cubin");
+        let (shoff, shentsize, shnum, shstrndx) = (u64_at(0x28), u16_at(0x3a), u16_at(0x3c), u16_at(0x3e));
+        let header = |i: usize| shoff + i * shentsize;
+        let names_at = u64_at(header(shstrndx) + 0x18);
+        let mut out = BTreeMap::new();
+        for i in 0..shnum {
+            let h = header(i);
+            let name_start = names_at + u32_at(h);
+            let name_len = cubin[name_start..].iter().position(|&b| b == 0).expect("NUL-terminated name");
+            let name = String::from_utf8_lossy(&cubin[name_start..name_start + name_len]).into_owned();
+            if name.starts_with(".text") {
+                let (offset, size) = (u64_at(h + 0x18), u64_at(h + 0x20));
+                out.insert(name, cubin[offset..offset + size].to_vec());
+            }
+        }
+        out
+    }
+
+    /// Each mutant changes the machine code of every family it claims: its
+    /// `#if PRIMLAB_MUTANT == k` sits in code that family compiles and
+    /// instantiates, and the define reaches NVRTC (sm_90, as on the H200).
+    /// Needs libnvrtc (`make setup`); without it the test fails, never passes.
+    #[test]
+    fn every_mutant_changes_the_code_of_the_families_it_claims() {
+        if let Err(e) = crate::compile::ensure_nvrtc() {
+            panic!("{e}: run `make setup` and set LD_LIBRARY_PATH (see the Makefile)");
+        }
+        let compile = |family: Family, mutant: u32| {
+            let compiled = crate::compile::compile_family(family, "sm_90", mutant)
+                .unwrap_or_else(|e| panic!("mutant {mutant}, {}: {e}", family.file()));
+            assert!(compiled.log.is_empty(), "{} mutant {mutant} warned:\n{}", family.file(), compiled.log);
+            code_sections(&compiled.cubin)
+        };
+        let mut builds: Vec<(u32, Family)> =
+            GALLERY.iter().flat_map(|m| m.families.iter().map(move |f| (m.id, *f))).collect();
+        let mut families: Vec<Family> = builds.iter().map(|(_, f)| *f).collect();
+        families.sort();
+        families.dedup();
+        builds.extend(families.iter().map(|f| (0, *f)));
+        // The comparison's own control: mutant 9 is planted in compact.cu only, so
+        // histogram.cu must compile to the same code with it as without it.
+        builds.extend([(0, Family::Histogram), (9, Family::Histogram)]);
+        // Compile on every core: about twenty NVRTC programs.
+        let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2);
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let results = std::sync::Mutex::new(BTreeMap::new());
+        std::thread::scope(|scope| {
+            for _ in 0..threads {
+                scope.spawn(|| loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some(&(mutant, family)) = builds.get(i) else { break };
+                    let code = compile(family, mutant);
+                    results.lock().unwrap_or_else(|p| p.into_inner()).insert((mutant, family), code);
+                });
+            }
+        });
+        let results = results.into_inner().unwrap_or_else(|p| p.into_inner());
+        let mut identical = Vec::new();
+        for m in &GALLERY {
+            for family in m.families {
+                let real = &results[&(0, *family)];
+                assert!(!real.is_empty(), "{}: no code sections", family.file());
+                if results[&(m.id, *family)] == *real {
+                    identical.push(format!("mutant {} ({}) in {}", m.id, m.name, family.file()));
+                }
+            }
+        }
+        assert!(identical.is_empty(), "compiled to the real kernels' code: {identical:?}");
+        assert_eq!(
+            results[&(9, Family::Histogram)],
+            results[&(0, Family::Histogram)],
+            "the code comparison sees a difference where the sources are the same"
+        );
     }
 }

@@ -8,6 +8,9 @@ use serde::{Deserialize, Serialize};
 /// `@@primlab case <primitive> <variant> <size>`.
 pub const CASE_MARKER: &str = "@@primlab case";
 
+/// The child's last line: `@@primlab done N cases, M failed`.
+pub const DONE_MARKER: &str = "@@primlab done";
+
 /// A compute-sanitizer tool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -61,6 +64,19 @@ pub struct Finding {
     pub headline: String,
     /// The case (`primitive variant size`) that was running, if a marker preceded it.
     pub case: Option<String>,
+    /// Position of that case's marker among the log's markers.
+    pub case_index: Option<usize>,
+    /// Whether it came after the child's `@@primlab done` line (leaks, teardown).
+    pub after_done: bool,
+}
+
+/// A model mismatch the child reported (`@@primlab fail <line>`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChildFailure {
+    /// The failure line (primitive/variant, size, seed, index, expected, got).
+    pub line: String,
+    /// Position of the marker of the case it belongs to.
+    pub case_index: Option<usize>,
 }
 
 /// Everything read from one log.
@@ -75,7 +91,14 @@ pub struct ParsedLog {
     /// Every case marker in order (`primitive variant size`).
     pub cases: Vec<String>,
     /// Lines of the form `@@primlab fail ...` the child printed (model mismatches).
-    pub child_failures: Vec<String>,
+    pub child_failures: Vec<ChildFailure>,
+    /// (cases, failed) of the child's last line `@@primlab done N cases, M failed`:
+    /// absent when the child died before it finished.
+    pub done: Option<(u64, u64)>,
+    /// (bytes, allocations) of "LEAK SUMMARY: B bytes leaked in A allocations".
+    pub leak_summary: Option<(u64, u64)>,
+    /// `M` of "ERROR SUMMARY: M errors were not printed" (beyond `--print-limit`).
+    pub unprinted: Option<u64>,
     /// Whether the tool noted that the wrapped program exited nonzero.
     pub target_failed: bool,
 }
@@ -89,21 +112,10 @@ impl ParsedLog {
         summary.max(listed)
     }
 
-    /// Warnings the tool reported.
-    pub fn warning_count(&self) -> u64 {
-        let listed = self.findings.iter().filter(|f| f.severity == Severity::Warning).count() as u64;
-        listed.max(self.racecheck_summary.map(|(_, _, w)| w).unwrap_or(0))
-    }
-
     /// Whether the log ended with the tool's summary (a crash or a timeout
     /// leaves none, and then the run proves nothing).
     pub fn has_summary(&self) -> bool {
         self.error_summary.is_some() || self.racecheck_summary.is_some()
-    }
-
-    /// Findings attributed to `case`.
-    pub fn findings_for<'a>(&'a self, case: &'a str) -> impl Iterator<Item = &'a Finding> + 'a {
-        self.findings.iter().filter(move |f| f.case.as_deref() == Some(case))
     }
 }
 
@@ -167,6 +179,7 @@ pub fn parse_log(text: &str) -> ParsedLog {
     let mut case: Option<String> = None;
     for raw in text.lines() {
         let line = raw.trim_end();
+        let case_index = parsed.cases.len().checked_sub(1);
         if let Some(rest) = line.strip_prefix(CASE_MARKER) {
             let name = rest.trim().to_string();
             parsed.cases.push(name.clone());
@@ -174,7 +187,15 @@ pub fn parse_log(text: &str) -> ParsedLog {
             continue;
         }
         if let Some(rest) = line.strip_prefix("@@primlab fail") {
-            parsed.child_failures.push(rest.trim().to_string());
+            parsed.child_failures.push(ChildFailure { line: rest.trim().to_string(), case_index });
+            continue;
+        }
+        if let Some(rest) = line.strip_prefix(DONE_MARKER) {
+            // "N cases, M failed"
+            let numbers: Vec<u64> = rest.split(|c: char| !c.is_ascii_digit()).filter_map(|s| s.parse().ok()).collect();
+            if let [cases, failed] = numbers[..] {
+                parsed.done = Some((cases, failed));
+            }
             continue;
         }
         let Some(body) = line.strip_prefix(PREFIX).or_else(|| line.strip_prefix("=========")) else {
@@ -183,8 +204,18 @@ pub fn parse_log(text: &str) -> ParsedLog {
         let trimmed = body.trim();
         if let Some(rest) = trimmed.strip_prefix("ERROR SUMMARY:") {
             // "N errors", and with a print limit also "M errors were not printed ...".
-            if !rest.contains("not printed") {
+            if rest.contains("not printed") {
+                parsed.unprinted = parse_count(rest);
+            } else {
                 parsed.error_summary = parse_count(rest);
+            }
+            continue;
+        }
+        if let Some(rest) = trimmed.strip_prefix("LEAK SUMMARY:") {
+            // "B bytes leaked in A allocations"
+            let numbers: Vec<u64> = rest.split(|c: char| !c.is_ascii_digit()).filter_map(|s| s.parse().ok()).collect();
+            if let [bytes, allocations, ..] = numbers[..] {
+                parsed.leak_summary = Some((bytes, allocations));
             }
             continue;
         }
@@ -207,7 +238,13 @@ pub fn parse_log(text: &str) -> ParsedLog {
             continue;
         }
         if let Some(severity) = classify(body) {
-            parsed.findings.push(Finding { severity, headline: trimmed.to_string(), case: case.clone() });
+            parsed.findings.push(Finding {
+                severity,
+                headline: trimmed.to_string(),
+                case: case.clone(),
+                case_index,
+                after_done: parsed.done.is_some(),
+            });
         }
     }
     parsed
@@ -242,7 +279,7 @@ mod tests {
         assert_eq!(parsed.error_count(), 1);
         assert_eq!(parsed.findings.len(), 1);
         assert_eq!(parsed.findings[0].case.as_deref(), Some("scan blelloch 513"));
-        assert_eq!(parsed.findings_for("scan blelloch 1").count(), 0);
+        assert_eq!(parsed.findings[0].case_index, Some(1));
     }
 
     #[test]
@@ -256,7 +293,7 @@ mod tests {
         let parsed = parse_log(log);
         assert_eq!(parsed.racecheck_summary, Some((2, 1, 1)));
         assert_eq!(parsed.error_count(), 1);
-        assert_eq!(parsed.warning_count(), 1);
+        assert_eq!(parsed.findings.iter().filter(|f| f.severity == Severity::Warning).count(), 1);
     }
 
     #[test]

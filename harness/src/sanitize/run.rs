@@ -1,15 +1,16 @@
-//! Running one compute-sanitizer job through duct: the tool wraps a child
+//! Running one compute-sanitizer job: the tool wraps a child
 //! `harness sanitize-child` that runs one primitive's cases, with
-//! `--error-exitcode` and a wall-clock timeout, its whole log kept on disk.
+//! `--error-exitcode`, `--xml --save <log_dir>/<job>.xml` and a wall-clock
+//! timeout (which kills the whole process group). Both the text log (with
+//! the child's case markers) and the XML are kept on disk.
 
+use super::options::SanitizerOptions;
 use super::parse::{parse_log, ParsedLog, Tool};
+use super::process::run_with_timeout;
+use super::xml::{parse_records, XmlRecord};
 use anyhow::{Context, Result};
-use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
-
-/// The exit code compute-sanitizer returns when its tool found an error.
-pub const SANITIZER_ERROR_EXIT: i32 = 99;
+use std::time::Duration;
 
 /// One sanitizer invocation.
 #[derive(Debug, Clone)]
@@ -18,115 +19,118 @@ pub struct Job {
     pub tool: Tool,
     /// The primitive whose cases the child runs (e.g. "scan").
     pub primitive: String,
+    /// File-name stem of its logs (unique among concurrent jobs).
+    pub label: String,
     /// Arguments of the child after the executable (`sanitize-child ...`).
     pub child_args: Vec<String>,
 }
 
 impl Job {
-    /// The log's file name: `<primitive>-<tool>.log`.
+    /// The text log's file name: `<label>-<tool>.log`.
     pub fn log_name(&self) -> String {
-        format!("{}-{}.log", self.primitive, self.tool.name())
+        format!("{}-{}.log", self.label, self.tool.name())
+    }
+
+    /// The XML file's name: `<label>-<tool>.xml`.
+    pub fn xml_name(&self) -> String {
+        format!("{}-{}.xml", self.label, self.tool.name())
     }
 }
 
 /// What one job came to.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone)]
 pub struct JobOutcome {
     /// The tool.
     pub tool: Tool,
-    /// The primitive.
-    pub primitive: String,
     /// Exit code of compute-sanitizer (None if killed).
     pub exit_code: Option<i32>,
     /// Whether the timeout killed it.
     pub timed_out: bool,
     /// Wall-clock seconds.
     pub seconds: f64,
-    /// The log's path.
+    /// The text log's path.
     pub log: PathBuf,
-    /// The parsed log.
+    /// The XML file's path.
+    pub xml_path: PathBuf,
+    /// The parsed text log.
     pub parsed: ParsedLog,
+    /// The child's NVRTC compile error line, if it printed one.
+    pub compile_error: Option<String>,
+    /// The XML's records, or why it could not be read (missing, cut short, malformed).
+    pub xml: Result<Vec<XmlRecord>, String>,
 }
 
-impl JobOutcome {
-    /// Whether the job proves its cases clean: it finished, printed its
-    /// summary, reported no error, and the child's model checks all passed.
-    pub fn is_clean(&self) -> bool {
-        !self.timed_out
-            && self.exit_code == Some(0)
-            && self.parsed.has_summary()
-            && self.parsed.error_count() == 0
-            && self.parsed.child_failures.is_empty()
-    }
-
-    /// A one-line reason when not clean.
-    pub fn problem(&self) -> Option<String> {
-        if self.timed_out {
-            return Some(format!("timed out after {:.0} s", self.seconds));
-        }
-        if self.parsed.error_count() > 0 {
-            return Some(format!("{} error(s)", self.parsed.error_count()));
-        }
-        if !self.parsed.child_failures.is_empty() {
-            return Some(format!("{} model mismatch(es)", self.parsed.child_failures.len()));
-        }
-        if !self.parsed.has_summary() {
-            return Some(format!("no sanitizer summary (exit {:?})", self.exit_code));
-        }
-        if self.exit_code != Some(0) {
-            return Some(format!("exit code {:?}", self.exit_code));
-        }
-        None
-    }
+/// Whether the child's output says NVRTC could not compile a kernel family
+/// (`kernels::GpuError::Compile`, printed as `error: ... NVRTC failed to compile
+/// <file> for <arch>:` by the child's `main`): returns that line.
+pub fn compile_error_line(text: &str) -> Option<String> {
+    text.lines().find(|l| l.contains(COMPILE_ERROR_TEXT)).map(|l| l.trim_start_matches("=========").trim().to_string())
 }
 
-/// Runs `job` under `sanitizer`, child executable `exe`, writing the log into `log_dir`.
-pub fn run_job(sanitizer: &Path, exe: &Path, job: &Job, log_dir: &Path, timeout: Duration) -> Result<JobOutcome> {
+/// The words `kernels::GpuError::Compile` displays with (checked by a test).
+pub const COMPILE_ERROR_TEXT: &str = "NVRTC failed to compile";
+
+/// Runs `job` under `sanitizer`, child executable `exe`, writing its log and XML into `log_dir`.
+pub fn run_job(
+    sanitizer: &Path,
+    options: &SanitizerOptions,
+    exe: &Path,
+    job: &Job,
+    log_dir: &Path,
+    timeout: Duration,
+) -> Result<JobOutcome> {
     std::fs::create_dir_all(log_dir).with_context(|| format!("creating {}", log_dir.display()))?;
     let log = log_dir.join(job.log_name());
-    let mut args: Vec<String> = vec![
-        "--tool".into(),
-        job.tool.name().into(),
-        "--error-exitcode".into(),
-        SANITIZER_ERROR_EXIT.to_string(),
-        "--print-limit".into(),
-        "200".into(),
-    ];
-    if job.tool == Tool::Racecheck {
-        // Report hazards and the analysis, errors and warnings alike.
-        args.extend(["--racecheck-report".into(), "all".into()]);
+    let xml_path = log_dir.join(job.xml_name());
+    // A stale file from an earlier run must never stand in for this run's.
+    for stale in [&log, &xml_path] {
+        match std::fs::remove_file(stale) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e).with_context(|| format!("removing the stale {}", stale.display())),
+        }
     }
+    let mut args = options.args(job.tool, &xml_path);
     args.push(exe.to_string_lossy().into_owned());
     args.extend(job.child_args.iter().cloned());
-    let started = Instant::now();
-    let handle = duct::cmd(sanitizer, &args)
-        .stderr_to_stdout()
-        .stdout_path(&log)
-        .unchecked()
-        .env("PRIMLAB_SANITIZE_CHILD", "1")
-        .start()
-        .with_context(|| format!("starting {}", sanitizer.display()))?;
-    let mut timed_out = false;
-    let status = loop {
-        if let Some(output) = handle.try_wait().context("waiting for compute-sanitizer")? {
-            break Some(output.status);
-        }
-        if started.elapsed() > timeout {
-            timed_out = true;
-            handle.kill().context("killing a timed-out compute-sanitizer")?;
-            break None;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    };
-    let seconds = started.elapsed().as_secs_f64();
+    let expression =
+        duct::cmd(sanitizer, &args).stderr_to_stdout().stdout_path(&log).env("PRIMLAB_SANITIZE_CHILD", "1");
+    let what = format!("compute-sanitizer {} for {}", job.tool.name(), job.primitive);
+    let finished = run_with_timeout(expression, timeout, &what)?;
     let text = std::fs::read_to_string(&log).unwrap_or_default();
+    let xml = match std::fs::read_to_string(&xml_path) {
+        Ok(xml_text) => parse_records(&xml_text).map_err(|e| format!("{} is not valid: {e}", xml_path.display())),
+        Err(e) => Err(format!("{} could not be read: {e}", xml_path.display())),
+    };
     Ok(JobOutcome {
         tool: job.tool,
-        primitive: job.primitive.clone(),
-        exit_code: status.and_then(|s| s.code()),
-        timed_out,
-        seconds,
+        exit_code: finished.code,
+        timed_out: finished.timed_out,
+        seconds: finished.seconds,
         log,
+        xml_path,
         parsed: parse_log(&text),
+        compile_error: compile_error_line(&text),
+        xml,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_compile_error_text_is_what_kernels_prints() {
+        let error = kernels::GpuError::Compile {
+            module: "reduce.cu".into(),
+            arch: "sm_90".into(),
+            log: "reduce.cu(12): error: identifier \"x\" is undefined".into(),
+        };
+        let printed = format!("error: {:#}", anyhow::Error::from(error));
+        assert_eq!(
+            compile_error_line(&format!("========= COMPUTE-SANITIZER\n{printed}\n")).as_deref(),
+            Some("error: NVRTC failed to compile reduce.cu for sm_90:")
+        );
+        assert_eq!(compile_error_line("@@primlab case reduce serial.i32 1\n"), None);
+    }
 }

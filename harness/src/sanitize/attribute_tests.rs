@@ -1,0 +1,184 @@
+//! Attribution tests on the text logs and XML files of real H200 runs
+//! (testdata/README.md), and on the ways a job fails to prove anything.
+
+use super::*;
+use crate::sanitize::parse::{parse_log, Tool};
+use crate::sanitize::xml::parse_records;
+use std::path::PathBuf;
+
+fn testdata(name: &str) -> String {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/sanitize/testdata").join(name);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+fn id(marker: &str) -> CaseId {
+    let parts: Vec<&str> = marker.split(' ').collect();
+    CaseId {
+        primitive: parts[0].into(),
+        variant: parts[1].into(),
+        size: parts[2].into(),
+        n: parts[2].parse().unwrap_or(0),
+        family: "small_ints".into(),
+        seed: 7,
+    }
+}
+
+fn outcome(tool: Tool, log: &str, xml: Result<Vec<crate::sanitize::xml::XmlRecord>, String>, exit: i32) -> JobOutcome {
+    JobOutcome {
+        tool,
+        exit_code: Some(exit),
+        timed_out: false,
+        seconds: 1.0,
+        log: PathBuf::from("logs/reduce-tool.log"),
+        xml_path: PathBuf::from("logs/reduce-tool.xml"),
+        parsed: parse_log(log),
+        compile_error: crate::sanitize::run::compile_error_line(log),
+        xml,
+    }
+}
+
+/// The case list the child announced: what the parent's catalogue would be.
+fn expected_from(log: &str) -> Vec<CaseId> {
+    parse_log(log).cases.iter().map(|m| id(m)).collect()
+}
+
+fn captured(tool: Tool, stem: &str, exit: i32) -> (JobOutcome, Vec<CaseId>) {
+    let log = testdata(&format!("{stem}.log"));
+    let xml = parse_records(&testdata(&format!("{stem}.xml")));
+    (outcome(tool, &log, xml, exit), expected_from(&log))
+}
+
+#[test]
+fn clean_captured_runs_are_clean_case_by_case() {
+    for (tool, stem) in
+        [(Tool::Memcheck, "xml_mem_clean"), (Tool::Racecheck, "xml_race_clean"), (Tool::Initcheck, "xml_init_clean")]
+    {
+        let (outcome, expected) = captured(tool, stem, 0);
+        let report = attribute(&outcome, &expected, 200);
+        assert!(report.problems.is_empty(), "{stem}: {:?}", report.problems);
+        assert!(!report.cases.is_empty());
+        assert!(report.cases.iter().all(|c| c.verdict == CaseVerdict::Clean), "{stem}");
+        assert_eq!(report.xml_records, Some(0));
+    }
+}
+
+#[test]
+fn memcheck_findings_go_to_their_case_and_leaks_to_every_case() {
+    let (outcome, expected) = captured(Tool::Memcheck, "xml_memcheck_m6", 99);
+    let report = attribute(&outcome, &expected, 200);
+    assert!(report.problems.is_empty(), "{:?}", report.problems);
+    assert_eq!((report.text_blocks, report.xml_records), (9, Some(9)));
+    let first = &report.cases[0];
+    assert_eq!(first.variant, "multipass.i32");
+    assert_eq!(first.verdict, CaseVerdict::Findings);
+    let precise = first.findings.iter().find(|f| f.kind == "Precise").expect("the out-of-bounds read");
+    assert_eq!(precise.text, "Invalid __global__ read of size 8 bytes is out of bounds");
+    assert_eq!(precise.function.as_deref(), Some("combine_pair"));
+    assert_eq!(precise.location.as_deref(), Some("reduce.cu:81"));
+    // The read is reported in the first case only; the leaks (after `done`) on every case.
+    for case in &report.cases[1..] {
+        assert!(!case.findings.iter().any(|f| f.kind == "Precise"), "{}", case.variant);
+    }
+    for case in &report.cases {
+        assert!(case.findings.iter().any(|f| f.source == "leak_summary" && f.text.contains("140 bytes")));
+        assert!(case.findings.iter().any(|f| f.kind == "Leak" && f.text == "Leaked 132 bytes"));
+        assert!(case.findings.iter().any(|f| f.source == "model"), "{}: the child's mismatch", case.variant);
+    }
+}
+
+#[test]
+fn racecheck_hazards_land_in_the_case_that_raced_only() {
+    let (outcome, expected) = captured(Tool::Racecheck, "xml_racecheck_m1", 99);
+    let report = attribute(&outcome, &expected, 200);
+    assert!(report.problems.is_empty(), "{:?}", report.problems);
+    assert_eq!(report.cases[0].variant, "serial.i32");
+    assert_eq!(report.cases[0].verdict, CaseVerdict::Clean);
+    let raced = &report.cases[1];
+    assert_eq!((raced.variant.as_str(), raced.size.as_str()), ("multipass.i32", "257"));
+    assert_eq!(raced.verdict, CaseVerdict::Findings);
+    assert_eq!(raced.findings.iter().filter(|f| f.kind == "Hazard").count(), 3);
+    assert!(raced
+        .findings
+        .iter()
+        .any(|f| f.kind == "Analysis" && f.location.as_deref() == Some("block_reduce.cuh:29")));
+    // Hazard records carry no <level>: the text block's "Error:" decides.
+    assert!(raced.findings.iter().all(|f| f.level == "error"));
+}
+
+#[test]
+fn initcheck_errors_beyond_the_print_limit_mark_later_cases() {
+    let (outcome, expected) = captured(Tool::Initcheck, "xml_initcheck_m8", 99);
+    let report = attribute(&outcome, &expected, 200);
+    assert!(report.problems.is_empty(), "{:?}", report.problems);
+    let first_bad = report.cases.iter().position(|c| c.verdict == CaseVerdict::Findings).unwrap();
+    assert!(report.cases[first_bad..].iter().all(|c| c.verdict == CaseVerdict::Findings));
+    assert!(report.cases.last().unwrap().findings.iter().any(|f| f.kind == "unprinted" && f.text.contains("25204")));
+}
+
+#[test]
+fn a_missing_or_cut_xml_proves_nothing() {
+    let log = testdata("xml_mem_clean.log");
+    let expected = expected_from(&log);
+    for xml in [Err("logs/x.xml could not be read: not found".to_string()), parse_records("<ComputeSanitizerOutput>")] {
+        let report = attribute(&outcome(Tool::Memcheck, &log, xml, 0), &expected, 200);
+        assert_eq!(report.problems.len(), 1, "{:?}", report.problems);
+        assert!(report.cases.iter().all(|c| c.verdict == CaseVerdict::Findings));
+        assert!(report.cases[0].findings[0].text.contains("the job proves nothing"));
+    }
+}
+
+#[test]
+fn text_and_xml_must_agree_below_the_print_limit() {
+    let (mut outcome, expected) = captured(Tool::Memcheck, "xml_memcheck_m6", 99);
+    if let Ok(records) = &mut outcome.xml {
+        records.pop();
+    }
+    let report = attribute(&outcome, &expected, 200);
+    assert!(
+        report.problems.iter().any(|p| p.contains("9 error report(s) but the XML holds 8")),
+        "{:?}",
+        report.problems
+    );
+    // At the print limit the files may differ in length without proving anything wrong.
+    assert!(attribute(&outcome, &expected, 8).problems.is_empty());
+}
+
+#[test]
+fn a_crashed_child_leaves_later_cases_not_run() {
+    let log =
+        "========= COMPUTE-SANITIZER\n@@primlab case reduce serial.i32 1\n@@primlab case reduce multipass.i32 1\n\
+               Segmentation fault\n";
+    let expected = vec![id("reduce serial.i32 1"), id("reduce multipass.i32 1"), id("reduce serial.i32 33")];
+    let report =
+        attribute(&outcome(Tool::Memcheck, log, parse_records("<ComputeSanitizerOutput/>"), 139), &expected, 200);
+    assert!(report.problems.iter().any(|p| p.contains("no sanitizer summary")));
+    assert!(report.problems.iter().any(|p| p.contains("@@primlab done")));
+    let verdicts: Vec<CaseVerdict> = report.cases.iter().map(|c| c.verdict).collect();
+    assert_eq!(verdicts, vec![CaseVerdict::Findings, CaseVerdict::Findings, CaseVerdict::NotRun]);
+    assert!(report.cases[2].findings.is_empty());
+}
+
+#[test]
+fn a_timeout_and_a_foreign_catalogue_are_job_problems() {
+    let log = testdata("xml_mem_clean.log");
+    let mut expected = expected_from(&log);
+    expected[2].variant = "other.i32".into();
+    let mut timed = outcome(Tool::Memcheck, &log, parse_records("<ComputeSanitizerOutput/>"), 0);
+    timed.timed_out = true;
+    timed.exit_code = None;
+    let report = attribute(&timed, &expected, 200);
+    assert!(report.problems.iter().any(|p| p.starts_with("timed out")), "{:?}", report.problems);
+    assert!(report.problems.iter().any(|p| p.contains("case marker 3")), "{:?}", report.problems);
+    assert!(report.cases.iter().all(|c| c.verdict == CaseVerdict::Findings));
+}
+
+#[test]
+fn an_unexplained_exit_code_is_a_problem() {
+    let log = testdata("xml_race_clean.log");
+    let report = attribute(
+        &outcome(Tool::Racecheck, &log, parse_records("<ComputeSanitizerOutput/>"), 3),
+        &expected_from(&log),
+        200,
+    );
+    assert!(report.problems.iter().any(|p| p.contains("exit code 3 without a finding")), "{:?}", report.problems);
+}
