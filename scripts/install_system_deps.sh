@@ -15,19 +15,26 @@ say() { echo "system packages: $*"; }
 
 have_pip() { command -v python3 >/dev/null 2>&1 && python3 -m pip --version >/dev/null 2>&1; }
 
-missing=()
-command -v m4 >/dev/null 2>&1 || missing+=(m4)
-command -v cc >/dev/null 2>&1 || missing+=(gcc)
-command -v make >/dev/null 2>&1 || missing+=(make)
-if ! command -v python3 >/dev/null 2>&1; then
-  missing+=(python3 python3-pip)
-elif ! have_pip; then
+# The packages whose commands are missing, in `missing`.
+check() {
+  missing=()
+  command -v m4 >/dev/null 2>&1 || missing+=(m4)
+  command -v cc >/dev/null 2>&1 || missing+=(gcc)
+  command -v make >/dev/null 2>&1 || missing+=(make)
+  if ! command -v python3 >/dev/null 2>&1; then
+    missing+=(python3 python3-pip)
+  elif ! have_pip; then
+    missing+=(python3-pip)
+  fi
+}
+
+if command -v python3 >/dev/null 2>&1 && ! have_pip; then
   # pip bundled with Python itself needs no root; Debian's own python3
   # disables ensurepip, and then apt's python3-pip is the way.
   say "python3 has no pip; trying python3 -m ensurepip --user"
   python3 -m ensurepip --user >/dev/null 2>&1 || true
-  have_pip || missing+=(python3-pip)
 fi
+check
 
 if [ ${#missing[@]} -eq 0 ]; then
   say "all present (m4, cc, make, python3 with pip)"
@@ -65,9 +72,14 @@ if ! "${as_root[@]}" apt-get update -qq || ! "${as_root[@]}" apt-get install -y 
   echo "    $command_line"
   exit 1
 fi
-if ! have_pip; then
-  say "python3 ($(command -v python3)) still has no pip after installing python3-pip"
-  say "(python3-pip serves Debian's /usr/bin/python3); give this python3 a pip, e.g. python3 -m ensurepip --user"
+installed=("${missing[@]}")
+check
+if [ ${#missing[@]} -ne 0 ]; then
+  say "installed ${installed[*]}, but still missing: ${missing[*]}"
+  case " ${missing[*]} " in *" python3-pip "*)
+    say "python3 is $(command -v python3 || echo absent); Debian's python3-pip serves /usr/bin/python3 only:" \
+      "give this python3 a pip (python3 -m ensurepip --user) or put /usr/bin first on PATH" ;;
+  esac
   exit 1
 fi
-say "installed ${missing[*]}"
+say "installed ${installed[*]}"
