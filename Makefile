@@ -3,25 +3,43 @@
 #   make verify   (format, clippy -D warnings, every test, fixture drift, receipt gate)
 # GPU-machine targets (sanitize, mutants, bench) need a built binary and a GPU.
 
+# The version scripts/install_nvrtc.sh installs (named there once).
+NVRTC_VERSION := $(shell sed -n 's/^version="\(.*\)"$$/\1/p' scripts/install_nvrtc.sh)
 NVRTC_LIB := $(CURDIR)/.nvrtc/nvidia/cu13/lib
+# Present once scripts/install_nvrtc.sh has completed an install.
+NVRTC_STAMP := .nvrtc/.version-$(NVRTC_VERSION)
 export LD_LIBRARY_PATH := $(NVRTC_LIB)$(if $(LD_LIBRARY_PATH),:$(LD_LIBRARY_PATH),)
 HARNESS := target/release/harness
 
-.PHONY: setup verify sweep sanitize mutants bench report fixtures gpu-receipts build-release
+# Runs one named step: prints it, and on failure says which step failed
+# (instead of make's bare "Error 1") and stops.
+define step
+	@echo "==> $(1)"; $(2) || { rc=$$?; echo "make $@: FAILED at step '$(1)' (exit $$rc): $(2)" >&2; exit $$rc; }
+endef
 
-setup:
-	@scripts/install_system_deps.sh
-	@scripts/install_nvrtc.sh >/dev/null
-	@command -v cargo >/dev/null || { echo "cargo not found: install Rust (https://rustup.rs)"; exit 1; }
-	@cargo fmt --version >/dev/null 2>&1 || rustup component add rustfmt
-	@cargo clippy --version >/dev/null 2>&1 || rustup component add clippy
+.PHONY: setup system-deps toolchain verify sweep sanitize mutants bench report fixtures gpu-receipts build-release
+
+# Set-up, each part once per make run: system packages and the toolchain are
+# checks that install nothing when all is there; NVRTC is installed only
+# while its stamp is missing.
+setup: system-deps toolchain $(NVRTC_STAMP)
+
+system-deps:
+	$(call step,setup: system packages,scripts/install_system_deps.sh)
+
+toolchain:
+	$(call step,setup: Rust toolchain,scripts/check_toolchain.sh)
+
+$(NVRTC_STAMP): | system-deps
+	$(call step,setup: NVRTC $(NVRTC_VERSION),scripts/install_nvrtc.sh >/dev/null)
 
 verify: setup
-	cargo fmt --all -- --check
-	cargo clippy --workspace --all-targets -- -D warnings
-	cargo test --workspace
-	cargo run -q -p harness -- fixtures --check
-	cargo run -q -p harness -- receipts check
+	$(call step,verify: format,cargo fmt --all -- --check)
+	$(call step,verify: clippy,cargo clippy --workspace --all-targets -- -D warnings)
+	$(call step,verify: tests,cargo test --workspace)
+	$(call step,verify: fixture drift,cargo run -q -p harness -- fixtures --check)
+	$(call step,verify: receipt gate,cargo run -q -p harness -- receipts check)
+	@echo "make verify: every step passed"
 
 sweep: setup
 	cargo run -p harness -- sweep

@@ -1,18 +1,27 @@
 #!/usr/bin/env bash
 # Runs the GPU half of primlab on a GPU machine, from the repository root,
 # with the harness binary built elsewhere (make build-release) and carried
-# over. Steps run in the order given; receipts go to receipts/ and are copied
-# to $OUT (default ./gpu-out); logs, the bench report and ncu output are
-# packed into $OUT/logs.tgz by the `pack` step.
+# over. Steps run in the order given; logs, JUnit files, the bench report and
+# ncu output go to $LOGS (gpu-logs) and are packed into $OUT/logs.tgz by the
+# `pack` step.
+#
+# Receipts: each step writes its receipt into a staging folder of its own
+# ($LOGS/stage/<step>/), never into receipts/. Only when the step succeeded
+# (exit 0, not timed out) is that receipt copied to $OUT (default ./gpu-out)
+# and, for a full run, moved over the committed receipts/<name>. A failed step
+# leaves receipts/ untouched and copies nothing, so no old receipt is ever
+# passed off as this run's.
 #
 #   scripts/gpu_run.sh info sweep sanitize mutants cub-build bench-quick nccl ncu pack
 #
 # A failing step does not stop the next one; the exit status is nonzero if
-# any step failed. Each step has a wall-clock limit.
+# any step failed. Each step has a wall-clock limit. HARNESS names another
+# binary (default ./target/release/harness).
 set -u
-H=./target/release/harness
+H=${HARNESS:-./target/release/harness}
 OUT=${OUT:-gpu-out}
 LOGS=gpu-logs
+STAGE=$LOGS/stage
 mkdir -p "$OUT" "$LOGS/ncu" receipts
 export PRIMLAB_KERNEL_CACHE=${PRIMLAB_KERNEL_CACHE:-/tmp/primlab-kernel-cache}
 status=0
@@ -26,7 +35,35 @@ step() {
   tail -n "${TAIL:-25}" "$LOGS/$name.log"
   echo "=== $name: exit $rc after $((SECONDS - started))s"
   [ $rc -eq 0 ] || status=1
+  return $rc
 }
+# A fresh staging folder for one step's receipts (left over ones removed:
+# the folder is this script's own, under $LOGS).
+stage_dir() {
+  rm -rf "${STAGE:?}/$1"
+  mkdir -p "$STAGE/$1"
+  echo "$STAGE/$1"
+}
+# After a step that exited 0: copy its staged receipt FILE to $OUT/AS and,
+# when DEST is given, move it over DEST (the committed receipt). A missing
+# file fails the step: it succeeded without writing what it should.
+deliver() {
+  local name=$1 file=$2 as=$3 dest=${4:-}
+  if [ ! -f "$file" ]; then
+    echo "=== $name: exit 0 but no receipt at $file; nothing copied"
+    status=1
+    return
+  fi
+  cp "$file" "$OUT/$as"
+  if [ -n "$dest" ]; then
+    mv "$file" "$dest.tmp-$$" && mv "$dest.tmp-$$" "$dest"
+    echo "=== $name: receipt $dest (copy in $OUT/$as)"
+  else
+    echo "=== $name: receipt $OUT/$as"
+  fi
+}
+# Whether `harness CMD` takes option OPT (older binaries lack some).
+takes() { "$H" "$1" --help 2>/dev/null | grep -q -- "$2"; }
 # ncu on the first launch of one kernel inside a one-case sweep.
 ncu_step() {
   local id=$1 kernel=$2
@@ -40,10 +77,31 @@ for s in "$@"; do
   case "$s" in
     info)
       { nvidia-smi; nvcc --version; compute-sanitizer --version; python3 -c 'import torch; print("torch", torch.__version__)'; } >"$OUT/machine.txt" 2>&1 ;;
-    sweep) step sweep 520 "$H" sweep --json receipts/sweep.json; cp receipts/sweep.json "$OUT/" ;;
-    sweep-quick) step sweep-quick 240 "$H" sweep --quick --json "$OUT/sweep-quick.json" ;;
-    sanitize) step sanitize 300 "$H" sanitize --jobs 6 --log-dir "$LOGS/sanitize"; cp receipts/sanitize.json "$OUT/" ;;
-    mutants) TAIL=40 step mutants 100 "$H" mutants --jobs 6 --timeout-secs 80 --log-dir "$LOGS/mutants"; cp receipts/mutants.json "$OUT/" ;;
+    sweep)
+      # --require-gpu: a sweep whose GPU checks were skipped fails the step.
+      d=$(stage_dir sweep)
+      extra=()
+      takes sweep --junit && extra+=(--junit "$LOGS/sweep.junit.xml")
+      step sweep 520 "$H" sweep --require-gpu --json "$d/sweep.json" "${extra[@]}" &&
+        deliver sweep "$d/sweep.json" sweep.json receipts/sweep.json ;;
+    sweep-quick)
+      # A partial run: its receipt goes to $OUT only, never to receipts/.
+      d=$(stage_dir sweep-quick)
+      extra=()
+      takes sweep --require-gpu && extra+=(--require-gpu)
+      takes sweep --junit && extra+=(--junit "$LOGS/sweep-quick.junit.xml")
+      step sweep-quick 240 "$H" sweep --quick --json "$d/sweep-quick.json" "${extra[@]}" &&
+        deliver sweep-quick "$d/sweep-quick.json" sweep-quick.json ;;
+    sanitize)
+      d=$(stage_dir sanitize)
+      extra=()
+      takes sanitize --junit && extra+=(--junit "$LOGS/sanitize.junit.xml")
+      step sanitize 300 "$H" sanitize --jobs 6 --log-dir "$LOGS/sanitize" --receipt "$d/sanitize.json" "${extra[@]}" &&
+        deliver sanitize "$d/sanitize.json" sanitize.json receipts/sanitize.json ;;
+    mutants)
+      d=$(stage_dir mutants)
+      TAIL=40 step mutants 100 "$H" mutants --jobs 6 --timeout-secs 80 --log-dir "$LOGS/mutants" --receipt "$d/mutants.json" &&
+        deliver mutants "$d/mutants.json" mutants.json receipts/mutants.json ;;
     cub-build)
       # In the background: nvcc takes about a minute; bench waits for it.
       (nvcc -O3 -std=c++17 -arch=sm_90 -o target/cub_bench scripts/baselines/cub_bench.cu >"$LOGS/cub-build.log" 2>&1; echo "exit $?" >>"$LOGS/cub-build.log") &
@@ -51,9 +109,16 @@ for s in "$@"; do
     bench|bench-quick)
       [ -n "${CUB_PID:-}" ] && wait "$CUB_PID"
       [ -x target/cub_bench ] && export PRIMLAB_CUB_BENCH=$PWD/target/cub_bench
-      flags=(--crossover --report "$LOGS/report")
-      [ "$s" = bench-quick ] && flags+=(--quick)
-      TAIL=60 step "$s" 170 "$H" bench "${flags[@]}"; cp receipts/bench.json "$OUT/" ;;
+      d=$(stage_dir "$s")
+      flags=(--crossover --report "$LOGS/${s/bench/report}" --receipt "$d/bench.json")
+      if [ "$s" = bench-quick ]; then
+        # A partial run: its receipt goes to $OUT only, never to receipts/.
+        TAIL=60 step "$s" 170 "$H" bench "${flags[@]}" --quick &&
+          deliver "$s" "$d/bench.json" bench-quick.json
+      else
+        TAIL=60 step "$s" 170 "$H" bench "${flags[@]}" &&
+          deliver "$s" "$d/bench.json" bench.json receipts/bench.json
+      fi ;;
     nccl)
       # NCCL_GPUS (default 1) ranks, one per GPU; never NVLink multicast.
       export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1

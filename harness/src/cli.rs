@@ -169,16 +169,19 @@ pub struct BenchArgs {
     /// Skip the CUB and PyTorch baselines (the report says so).
     #[arg(long)]
     pub no_baselines: bool,
-    /// Receipt path.
-    #[arg(long, default_value = "receipts/bench.json")]
-    pub receipt: PathBuf,
+    /// Receipt path (default: receipts/bench.json for a full run, receipts/partial/bench.json
+    /// for a partial one: --quick, --primitive or --no-baselines; a partial run is refused
+    /// receipts/bench.json and never replaces a full run's receipt).
+    #[arg(long, value_name = "PATH")]
+    pub receipt: Option<PathBuf>,
     /// Run the float atomic crossover study (always part of a full run; with
     /// --quick or --primitive only when asked).
     #[arg(long)]
     pub crossover: bool,
-    /// Directory of the Markdown report and PNG plots written after the run.
-    #[arg(long, default_value = "receipts/report")]
-    pub report: PathBuf,
+    /// Directory of the Markdown report and PNG plots written after the run (default:
+    /// receipts/report for a full run, receipts/partial/report for a partial one).
+    #[arg(long, value_name = "DIR")]
+    pub report: Option<PathBuf>,
 }
 
 /// `harness bench`: the single-GPU options, plus `--gpus` (kept out of
@@ -200,9 +203,11 @@ pub struct ReportArgs {
     /// Benchmark receipt to read.
     #[arg(long, default_value = "receipts/bench.json")]
     pub receipt: PathBuf,
-    /// Output directory for report.md and the PNG plots.
-    #[arg(long, default_value = "receipts/report")]
-    pub out: PathBuf,
+    /// Output directory for report.md and the PNG plots (default: receipts/report when the
+    /// receipt is a full run's, receipts/partial/report otherwise; a partial receipt's report
+    /// never replaces receipts/report or any full run's report).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
 }
 
 /// Options of `harness fixtures`.

@@ -131,9 +131,9 @@ mod tests {
             primitives: vec![],
             baselines: "scripts/baselines".into(),
             no_baselines: false,
-            receipt: "receipts/bench.json".into(),
+            receipt: None,
             crossover: false,
-            report: "receipts/report".into(),
+            report: None,
         }
     }
 

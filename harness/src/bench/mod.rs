@@ -16,6 +16,7 @@ pub mod entries;
 pub mod inputs;
 pub mod ncu;
 pub mod ops;
+pub mod output;
 pub mod plot;
 pub mod pool;
 pub mod record;
@@ -27,7 +28,7 @@ pub mod timing;
 
 use crate::cli::BenchArgs;
 use crate::progress::Progress;
-use crate::receipts::{MachineInfo, Receipt, Tally};
+use crate::receipts::{receipt_path, receipts_dir, MachineInfo, Receipt, Tally};
 use crate::report::table::Table;
 use anyhow::{anyhow, Result};
 use baselines::BaselineRun;
@@ -61,6 +62,13 @@ fn families(config: &BenchConfig) -> Vec<(&'static str, Family)> {
 pub fn run(args: &BenchArgs) -> Result<bool> {
     entries::check_primitive_names(&args.primitives)?;
     let config = BenchConfig::from_args(args);
+    // Where it writes is settled before the GPU work: a refused path costs nothing.
+    let coverage = output::coverage(args);
+    let receipt_file = receipt_path(args.receipt.as_deref(), &receipts_dir(), output::RECEIPT_FILE, &coverage)?;
+    let report_dir = output::report_dir(args.report.as_deref(), &receipts_dir(), &coverage)?;
+    if let crate::receipts::Coverage::Partial(why) = &coverage {
+        println!("bench: a partial run ({why}): receipt {}, report {}", receipt_file.display(), report_dir.display());
+    }
     let started = Instant::now();
     let gpu = Gpu::open(GpuOptions::default()).map_err(|e| anyhow!("harness bench needs a GPU: {e}"))?;
     let info = gpu.info().clone();
@@ -113,13 +121,21 @@ pub fn run(args: &BenchArgs) -> Result<bool> {
     };
 
     // A checkpoint: if the run is killed during the baselines, primlab's numbers survive.
+    // It is a receipt of an unfinished run, so it never takes the receipt's own path (a full
+    // run's receipt there must not be replaced by an unfinished one); it goes beside it and
+    // is removed once the receipt is saved.
+    let checkpoint = output::checkpoint_path(&receipt_file);
     if config.baselines {
         state.baselines = vec![
             BaselineRun::absent(IMPL_CUB, "not run yet (checkpoint written before the baselines)"),
             BaselineRun::absent(IMPL_TORCH, "not run yet (checkpoint written before the baselines)"),
         ];
         let (details, tally) = state.details();
-        Receipt::new("bench", machine.clone(), tally, serde_json::to_value(&details)?).save(&args.receipt)?;
+        let unfinished = crate::receipts::Coverage::Partial("checkpoint before the baselines".into());
+        Receipt::new("bench", machine.clone(), tally, serde_json::to_value(&details)?)
+            .with_coverage(&unfinished)
+            .save(&checkpoint)?;
+        println!("bench: checkpoint {} (removed once the receipt is saved)", checkpoint.display());
         state.baselines.clear();
     }
 
@@ -147,17 +163,23 @@ pub fn run(args: &BenchArgs) -> Result<bool> {
 
     let (details, tally) = state.details();
     print_targets(&details);
-    Receipt::new("bench", machine, tally, serde_json::to_value(&details)?).save(&args.receipt)?;
+    Receipt::new("bench", machine, tally, serde_json::to_value(&details)?)
+        .with_coverage(&coverage)
+        .save(&receipt_file)?;
+    if config.baselines {
+        // Only the checkpoint this run wrote above.
+        let _ = std::fs::remove_file(&checkpoint);
+    }
     println!(
         "bench: {} ok, {} failed, {} not run in {:.0} s; receipt {}",
         tally.passed,
         tally.failed,
         tally.skipped,
         details.wall_seconds,
-        args.receipt.display()
+        receipt_file.display()
     );
     // The receipt is saved: a report failure (or panic) must not cost the run.
-    let written = std::panic::catch_unwind(|| report::write_report(&args.receipt, &args.report));
+    let written = std::panic::catch_unwind(|| report::write_report(&receipt_file, &report_dir));
     match written {
         Ok(Ok(files)) => println!("bench: report {} and {} plot(s)", files.markdown.display(), files.plots.len()),
         Ok(Err(e)) => eprintln!("bench: the report could not be written ({e:#}); rerun `harness report`"),

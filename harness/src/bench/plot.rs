@@ -243,7 +243,9 @@ pub fn draw_all(records: &[BenchRecord], out_dir: &Path, machine: &str) -> Resul
             continue;
         }
         let path = out_dir.join(format!("{primitive}.png"));
-        draw_png(&path, &format!("{primitive}: logical GB/s vs n ({machine})"), &panels)?;
+        let title = format!("{primitive}: logical GB/s vs n ({machine})");
+        // plotters writes to a path: render to a temporary one and rename it into place.
+        crate::bench::output::render_atomic(&path, |temp| draw_png(temp, &title, &panels))?;
         written.push((primitive.to_string(), path));
     }
     Ok(written)

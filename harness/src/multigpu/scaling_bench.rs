@@ -30,13 +30,12 @@ use super::sharded_reduce::ReduceRank;
 use super::sharded_scan::ScanRank;
 use super::topology::{resolve_on_this_machine, scaling_steps, GpuCount};
 use crate::cli::BenchArgs;
-use crate::receipts::{receipts_dir, MachineInfo, Receipt, Tally};
+use crate::receipts::{receipt_path, receipts_dir, Coverage, MachineInfo, Receipt, Tally};
 use crate::report::table::Table;
 use anyhow::{anyhow, Result};
 use cudarc::driver::{sys::CUevent_flags, CudaEvent};
 use rayon::prelude::*;
 use serde::Serialize;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -425,6 +424,9 @@ pub fn run(args: &BenchArgs, asked: GpuCount) -> Result<bool> {
     let k = resolve_on_this_machine(asked)?;
     let nccl_info = nccl::probe()?;
     let (warmup, iterations) = if args.quick { (2, 5) } else { (3, 20) };
+    // A --quick run is partial: it never writes the gated receipt (receipts::receipt_path).
+    let coverage = Coverage::from_reasons(if args.quick { vec!["--quick".to_string()] } else { vec![] });
+    let path = receipt_path(args.receipt.as_deref(), &receipts_dir(), RECEIPT_FILE, &coverage)?;
     let started = Instant::now();
     for note in &env_notes {
         println!("bench: {note}");
@@ -541,8 +543,7 @@ pub fn run(args: &BenchArgs, asked: GpuCount) -> Result<bool> {
         "analysis": analysis,
         "seconds": started.elapsed().as_secs_f64(),
     });
-    let path: PathBuf = receipts_dir().join(RECEIPT_FILE);
-    Receipt::new("multigpu-bench", machine, tally, details).save(&path)?;
+    Receipt::new("multigpu-bench", machine, tally, details).with_coverage(&coverage).save(&path)?;
     println!(
         "bench: {} verified, {} failed, {} skipped in {:.1} s; receipt {}",
         tally.passed,

@@ -239,9 +239,9 @@ mod tests {
             primitives: primitives.iter().map(|p| p.to_string()).collect(),
             baselines: "scripts/baselines".into(),
             no_baselines: false,
-            receipt: "receipts/bench.json".into(),
+            receipt: None,
             crossover: false,
-            report: "receipts/report".into(),
+            report: None,
         })
     }
 

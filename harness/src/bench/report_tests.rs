@@ -1,0 +1,189 @@
+//! Tests of the benchmark report (`report.rs`), kept apart to keep that file short.
+
+use super::*;
+use crate::bench::baselines::parse::FailedBaselineRecord;
+use crate::bench::config::Protocol;
+use crate::bench::details::{NotWired, DETAILS_SCHEMA, TIMING_TEXT};
+use crate::bench::record::SkippedEntry;
+use crate::receipts::{MachineInfo, Tally};
+
+fn rec(
+    implementation: &str,
+    primitive: &str,
+    op: &str,
+    variant: &str,
+    n: usize,
+    us: f64,
+    bytes_per: u64,
+) -> BenchRecord {
+    let logical = bytes_per * n as u64;
+    BenchRecord {
+        min_us: Some(us * 0.98),
+        max_us: Some(us * 1.1),
+        check: "exact".into(),
+        cache_policy: "single input buffer".into(),
+        timed_region: "one plan enqueue".into(),
+        bytes_moved_estimate: Some(logical + 64),
+        launches: Some(2),
+        params: serde_json::json!({}),
+        ..BenchRecord::synthetic(implementation, primitive, op, variant, n, us, logical)
+    }
+}
+
+/// A small synthetic run: ceilings, reduce (met), scan (missed), the
+/// crossover variants, a failed entry and an absent torch.
+fn synthetic_details() -> BenchDetails {
+    let mut records = Vec::new();
+    for k in [10u32, 20, 28] {
+        let n = 1usize << k;
+        // Microseconds of `bytes_per` x n bytes at `gbps`, plus a launch cost.
+        let t = |launch: f64, bytes_per: f64, gbps: f64| launch + bytes_per * n as f64 / (gbps * 1e3);
+        let per_element = 4.0 + 0.5e-3 * n as f64;
+        records.push(rec(IMPL_CEILING, "ceilings", COPY_OP, COPY_OP, n, t(3.0, 8.0, 4200.0), 8));
+        records.push(rec(IMPL_CEILING, "ceilings", READ_OP, READ_OP, n, t(3.0, 4.0, 4260.0), 4));
+        records.push(rec(IMPL_PRIMLAB, "reduce", "reduce_sum_i32_i64", "single_pass", n, t(3.0, 4.0, 4270.0), 4));
+        records.push(rec(IMPL_PRIMLAB, "reduce", "reduce_sum_i32_i64", "multipass", n, t(3.0, 4.0, 3900.0), 4));
+        records.push(rec(
+            IMPL_CUB,
+            "reduce",
+            "reduce_sum_i32_i64",
+            "cub_reduce_sum_i32_i64",
+            n,
+            t(5.0, 4.0, 4280.0),
+            4,
+        ));
+        records.push(rec(
+            IMPL_PRIMLAB,
+            "scan",
+            "exclusive_scan_i32_i64",
+            "decoupled_lookback",
+            n,
+            t(3.0, 12.0, 2500.0),
+            12,
+        ));
+        records.push(rec(
+            IMPL_CUB,
+            "scan",
+            "exclusive_scan_i32_i64",
+            "cub_exclusive_scan_i32_i64",
+            n,
+            t(3.0, 12.0, 3000.0),
+            12,
+        ));
+        records.push(rec(IMPL_PRIMLAB, "float_reduce", crossover::OP, crossover::PER_ELEMENT, n, per_element, 4));
+        records.push(rec(IMPL_PRIMLAB, "float_reduce", crossover::OP, crossover::PER_BLOCK, n, t(5.0, 4.0, 4000.0), 4));
+        records.push(rec(IMPL_PRIMLAB, "float_reduce", crossover::OP, crossover::TWO_PASS, n, t(7.0, 4.0, 4000.0), 4));
+    }
+    let mut failed = rec(IMPL_PRIMLAB, "histogram", "histogram_even_i32_bins19", "global_atomic", 1 << 20, 1.0, 4);
+    failed.ok = false;
+    failed.median_us = None;
+    failed.gbps = None;
+    failed.error = Some("histogram/global_atomic 2^20: bin counts: first mismatch at index 3".into());
+    records.push(failed);
+    let crossover = crossover::analyse(&records);
+    let mut cub = BaselineRun::absent(IMPL_CUB, "x");
+    cub.status = "ran".into();
+    cub.reason = None;
+    cub.records = 6;
+    cub.meta = Some(serde_json::json!({"gpu": "NVIDIA H200", "nvcc": "13.0.88", "cccl_version": 3000001}));
+    cub.failed_records.push(FailedBaselineRecord {
+        op: "cub_argmax_f32".into(),
+        n: 1024,
+        shape: None,
+        error: "index 3 != 2".into(),
+    });
+    BenchDetails {
+        schema: DETAILS_SCHEMA,
+        quick: true,
+        sizes_log2: vec![10, 20, 28],
+        row_shapes: vec![[8192, 32000]],
+        segment_lens: vec![1024],
+        protocol: Protocol::new(true),
+        timing: TIMING_TEXT.into(),
+        inputs: vec![("int32".into(), "[-9, 9]".into())],
+        records,
+        skipped: vec![SkippedEntry {
+            primitive: "reduce".into(),
+            op: "reduce_sum_i32_i64".into(),
+            variant: "serial".into(),
+            size: "2^28".into(),
+            reason: "n = 268435456 exceeds serial's max_len() = 4194304".into(),
+        }],
+        not_wired: vec![NotWired { primitive: "softmax".into(), reason: "not merged".into() }],
+        baselines: vec![cub, BaselineRun::absent(IMPL_TORCH, "import torch failed: ModuleNotFoundError")],
+        targets: Vec::new(),
+        crossover,
+        crossover_absent: None,
+        aborted: None,
+        compile_seconds: 1.0,
+        wall_seconds: 42.0,
+    }
+}
+
+#[test]
+fn the_report_and_plots_render_from_a_receipt_without_a_gpu() {
+    let dir = std::env::temp_dir().join(format!("primlab-report-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("ncu")).unwrap();
+    std::fs::write(
+        dir.join("ncu/scan_2p28.txt"),
+        "  scan_decoupled_lookback_exclusive_i32 (65536, 1, 1)x(256, 1, 1), Context 1, Stream 7\n    DRAM Throughput   %   71.2\n",
+    )
+    .unwrap();
+    let machine = MachineInfo {
+        gpu: "NVIDIA H200".into(),
+        compute_capability: "9.0".into(),
+        sm_count: 132,
+        ..Default::default()
+    };
+    let details = synthetic_details();
+    let receipt = Receipt::new(
+        "bench",
+        machine,
+        Tally { passed: 30, failed: 1, skipped: 1 },
+        serde_json::to_value(&details).unwrap(),
+    );
+    let receipt_path = dir.join("bench.json");
+    receipt.save(&receipt_path).unwrap();
+
+    let files = write_report(&receipt_path, &dir.join("report")).unwrap();
+    let md = std::fs::read_to_string(&files.markdown).unwrap();
+    for plot in ["ceilings.png", "reduce.png", "scan.png", "float_reduce.png"] {
+        let path = dir.join("report").join(plot);
+        let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        assert_eq!(&bytes[1..4], b"PNG", "{plot} is not a PNG");
+        assert!(md.contains(&format!("]({plot})")), "{plot} not linked");
+    }
+    // The targets table, with a met and a missed line and absent baselines named.
+    assert!(md.contains("## Targets (issue 6)"));
+    assert!(md.contains("| target | requirement | primlab (fastest variant) | reference | ratio | verdict |"));
+    assert!(md.contains("| reduce, int32->int64, at 2^28 | >= 1.0x cub |"), "{md}");
+    assert!(md.contains("met: "));
+    assert!(md.contains("MISSED by"));
+    assert!(md.contains("no torch record (absent: import torch failed: ModuleNotFoundError)"), "{md}");
+    // The missed-target section with its ncu placeholder filled from the file.
+    assert!(md.contains("ncu evidence: see receipts/ncu/scan_2p28.txt"));
+    assert!(md.contains("DRAM Throughput"));
+    assert!(
+        md.contains("ncu evidence: see receipts/ncu/reduce_2p20.txt")
+            || !md.contains("### reduce, int32->int64, at 2^20")
+    );
+    // Crossover, failures, skips, absences.
+    assert!(md.contains("## Float atomic crossover study"));
+    assert!(md.contains("Smallest size at which block aggregation wins (and keeps winning): 2^20"), "{md}");
+    assert!(md.contains("FAILED primlab global_atomic"));
+    assert!(md.contains("exceeds serial's max_len()"));
+    assert!(md.contains("torch baseline: **absent**"));
+    assert!(md.contains("cub_argmax_f32 2^10 failed its own check"));
+    assert!(md.contains("softmax: not benchmarked"));
+}
+
+#[test]
+fn a_non_bench_receipt_is_refused() {
+    let dir = std::env::temp_dir().join(format!("primlab-report-kind-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("sweep.json");
+    Receipt::new("sweep", MachineInfo::default(), Tally::default(), serde_json::json!({})).save(&path).unwrap();
+    let err = write_report(&path, &dir.join("out")).unwrap_err();
+    assert!(err.to_string().contains("not a bench receipt"));
+}
