@@ -198,7 +198,7 @@ fn sanitizer_check(
     timeout: Duration,
 ) -> Result<CheckVerdict> {
     let variants: Vec<String> = if m.variant.is_empty() { vec![] } else { vec![m.variant.to_string()] };
-    let plan = crate::sanitize::sanitizer_plan(m.primitive, m.sizes, MUTANT_SEED, &variants);
+    let plan = crate::sanitize::sanitizer_plan(m.primitive, m.sizes, MUTANT_SEED, &variants)?;
     let expected = crate::sanitize::expected_cases(&plan);
     let child_args = crate::sanitize::child_args(m.primitive, m.sizes, MUTANT_SEED, &variants, id);
     let job = Job { tool, primitive: m.primitive.to_string(), label: label.to_string(), child_args };

@@ -8,7 +8,7 @@ mod machine;
 pub mod output;
 mod time;
 
-pub use gate::{check_gate, junit_cases, GateReport, REFRESH_COMMAND};
+pub use gate::{check_gate, junit_cases, REFRESH_COMMAND};
 pub use machine::{run_quiet as machine_run_quiet, MachineInfo};
 pub use output::{receipt_path, write_atomic, Coverage};
 pub use time::utc_timestamp;

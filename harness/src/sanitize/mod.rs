@@ -58,15 +58,11 @@ pub struct SanitizeOptions {
 /// The plan the sanitizer child runs for one primitive: the same
 /// construction as `sweep::run_sanitize_child` (quick, one data family per
 /// size), so that the parent's catalogue is the child's case list.
-pub fn sanitizer_plan(primitive: &str, sizes: &[usize], seed: u64, variants: &[String]) -> SweepPlan {
-    SweepPlan {
-        seed,
-        sizes: sizes.to_vec(),
-        quick: true,
-        primitives: vec![primitive.to_string()],
-        variants: variants.to_vec(),
-        one_family: true,
-    }
+pub fn sanitizer_plan(primitive: &str, sizes: &[usize], seed: u64, variants: &[String]) -> Result<SweepPlan> {
+    let p = crate::registry::Primitive::from_name(primitive).ok_or_else(|| {
+        anyhow::anyhow!("unknown primitive '{primitive}': choose from {}", crate::registry::Primitive::names())
+    })?;
+    Ok(SweepPlan::sanitizer(p, sizes, seed, variants))
 }
 
 /// The cases the child of `plan` runs, in its order (built on the CPU).
@@ -109,7 +105,7 @@ pub fn detect_options(sanitizer: &std::path::Path) -> Result<SanitizerOptions> {
 /// Why a run covers less than the gated receipt needs (empty: full).
 fn coverage(options: &SanitizeOptions, primitives: &[String], tools: &[Tool], sizes: &[usize]) -> Coverage {
     let mut reasons = Vec::new();
-    let all_primitives = crate::sweep::gpu::PRIMITIVES.iter().all(|p| primitives.iter().any(|q| q == p));
+    let all_primitives = crate::registry::Primitive::ALL.iter().all(|p| primitives.iter().any(|q| q == p.name()));
     if !all_primitives {
         reasons.push(format!("--primitive {}", primitives.join(",")));
     }
@@ -153,7 +149,7 @@ pub fn run(options: &SanitizeOptions) -> Result<bool> {
 
     let mut jobs: Vec<(Job, Vec<CaseId>)> = Vec::new();
     for primitive in &primitives {
-        let expected = expected_cases(&sanitizer_plan(primitive, &sizes, options.seed, &[]));
+        let expected = expected_cases(&sanitizer_plan(primitive, &sizes, options.seed, &[])?);
         if expected.is_empty() {
             anyhow::bail!("{primitive} has no sanitizer case at sizes {size_list} (seed {:#x})", options.seed);
         }
@@ -310,7 +306,7 @@ mod tests {
     }
 
     fn all() -> Vec<String> {
-        crate::sweep::gpu::PRIMITIVES.iter().map(|p| p.to_string()).collect()
+        crate::registry::Primitive::ALL.iter().map(|p| p.name().to_string()).collect()
     }
 
     #[test]
@@ -329,8 +325,8 @@ mod tests {
     /// every default-size primitive has cases with unique markers.
     #[test]
     fn every_primitive_has_a_sanitizer_catalogue_with_unique_markers() {
-        for primitive in crate::sweep::gpu::PRIMITIVES {
-            let cases = expected_cases(&sanitizer_plan(primitive, &SANITIZE_SIZES, DEFAULT_SEED, &[]));
+        for primitive in crate::registry::Primitive::ALL.map(|p| p.name()) {
+            let cases = expected_cases(&sanitizer_plan(primitive, &SANITIZE_SIZES, DEFAULT_SEED, &[]).unwrap());
             assert!(!cases.is_empty(), "{primitive}");
             let markers: std::collections::BTreeSet<String> = cases.iter().map(|c| c.marker()).collect();
             assert_eq!(markers.len(), cases.len(), "{primitive}: markers must identify cases");

@@ -1,39 +1,39 @@
 //! Prepared inputs: consecutive cases of one (size, family) share their
-//! generated input and model expectation (a one-slot cache) instead of
-//! regenerating them, and each part's digest is computed once.
+//! generated input and model expectation instead of regenerating them, and
+//! each part's digest is computed once. Each thread keeps one prepared input
+//! at a time (whatever primitive it belongs to), so that the largest inputs
+//! (a 2^28 scan with its expected prefixes is 5 GB) are never held side by
+//! side: memory stays within one case's needs.
 
 use super::GpuCase;
 use crate::sweep::case::{CaseId, Verdict};
 use crate::sweep::digest::CaseDigest;
+use std::any::Any;
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
-/// Holds the most recent value for one key.
-pub struct Memo<K, V> {
-    slot: Mutex<Option<(K, Arc<V>)>>,
+type Shared = Arc<dyn Any + Send + Sync>;
+
+thread_local! {
+    /// This thread's one prepared input: (key, value).
+    static SLOT: RefCell<Option<(String, Shared)>> = const { RefCell::new(None) };
 }
 
-impl<K: PartialEq + Clone, V> Default for Memo<K, V> {
-    fn default() -> Self {
-        Memo { slot: Mutex::new(None) }
+/// The value for `key` from this thread's slot, made by `make` (after the
+/// slot's old value is dropped) unless it is the cached one.
+fn cached<V: Send + Sync + 'static>(key: &str, make: impl FnOnce() -> V) -> Arc<V> {
+    let hit = SLOT.with(|slot| {
+        slot.borrow().as_ref().filter(|(k, _)| k == key).and_then(|(_, v)| v.clone().downcast::<V>().ok())
+    });
+    if let Some(v) = hit {
+        return v;
     }
-}
-
-impl<K: PartialEq + Clone, V> Memo<K, V> {
-    /// The value for `key`, made by `make` unless it is the cached one.
-    pub fn get(&self, key: &K, make: impl FnOnce() -> V) -> Arc<V> {
-        let mut slot = self.slot.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some((k, v)) = slot.as_ref() {
-            if k == key {
-                return v.clone();
-            }
-        }
-        // Drop the old value before making the new one (large inputs).
-        *slot = None;
-        let value = Arc::new(make());
-        *slot = Some((key.clone(), value.clone()));
-        value
-    }
+    // Drop the old value before making the new one (large inputs).
+    SLOT.with(|slot| *slot.borrow_mut() = None);
+    let value = Arc::new(make());
+    SLOT.with(|slot| *slot.borrow_mut() = Some((key.to_string(), value.clone() as Shared)));
+    value
 }
 
 /// A generated input with its model expectation, and the digests of its parts.
@@ -53,14 +53,14 @@ impl<P> Prepared<P> {
 type Make<P> = Arc<dyn Fn() -> Result<P, String> + Send + Sync>;
 type DigestOf<P> = Arc<dyn Fn(&P) -> String + Send + Sync>;
 
-/// The prepared inputs of one primitive's cases (one cache slot).
+/// The prepared inputs of one kind (one type of prepared data).
 pub struct Inputs<P> {
-    memo: Arc<Memo<String, Result<Prepared<P>, String>>>,
+    kind: std::marker::PhantomData<fn() -> P>,
 }
 
 impl<P> Default for Inputs<P> {
     fn default() -> Self {
-        Inputs { memo: Arc::default() }
+        Inputs { kind: std::marker::PhantomData }
     }
 }
 
@@ -73,13 +73,14 @@ impl<P: Send + Sync + 'static> Inputs<P> {
         make: impl Fn() -> Result<P, String> + Send + Sync + 'static,
         input_digest: impl Fn(&P) -> String + Send + Sync + 'static,
     ) -> Input<P> {
-        Input { memo: self.memo.clone(), key, make: Arc::new(make), input_digest: Arc::new(input_digest) }
+        // The type name keeps keys of different kinds of input apart.
+        let key = format!("{}:{key}", std::any::type_name::<P>());
+        Input { key, make: Arc::new(make), input_digest: Arc::new(input_digest) }
     }
 }
 
 /// One prepared input of the catalogue, shared by the cases that read it.
 pub struct Input<P> {
-    memo: Arc<Memo<String, Result<Prepared<P>, String>>>,
     key: String,
     make: Make<P>,
     input_digest: DigestOf<P>,
@@ -88,7 +89,6 @@ pub struct Input<P> {
 impl<P> Clone for Input<P> {
     fn clone(&self) -> Self {
         Input {
-            memo: self.memo.clone(),
             key: self.key.clone(),
             make: self.make.clone(),
             input_digest: self.input_digest.clone(),
@@ -98,7 +98,7 @@ impl<P> Clone for Input<P> {
 
 impl<P: Send + Sync + 'static> Input<P> {
     fn get(&self) -> Arc<Result<Prepared<P>, String>> {
-        self.memo.get(&self.key, || (self.make)().map(|data| Prepared { data, digests: Mutex::new(BTreeMap::new()) }))
+        cached(&self.key, || (self.make)().map(|data| Prepared { data, digests: Mutex::new(BTreeMap::new()) }))
     }
 
     /// A case on this input. `expected` digests the model's answer for this
@@ -142,21 +142,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_same_key_reuses_the_value() {
-        let memo: Memo<u32, Vec<u8>> = Memo::default();
-        let mut made = 0;
-        let a = memo.get(&1, || {
-            made += 1;
-            vec![1]
-        });
-        let b = memo.get(&1, || {
-            made += 1;
-            vec![2]
-        });
-        assert_eq!(made, 1);
+    fn the_same_key_reuses_the_value_and_a_new_key_replaces_it() {
+        let a = cached("k1", || vec![1u8]);
+        let b = cached("k1", || vec![2u8]);
         assert!(Arc::ptr_eq(&a, &b));
-        let c = memo.get(&2, || vec![3]);
+        let c = cached("k2", || vec![3u8]);
         assert_eq!(*c, vec![3]);
+        let d = cached("k1", || vec![4u8]);
+        assert_eq!(*d, vec![4], "one slot: k1 was dropped when k2 came");
     }
 
     #[test]
