@@ -1,7 +1,7 @@
-//! The multi-GPU path's own tiny CUDA kernels, compiled by NVRTC from the
-//! source string below and loaded into each rank's context. They live here,
-//! not in `kernels/`, because they are glue of the multi-GPU composition,
-//! not primitives; the reduce and scan themselves are the single-GPU
+//! The multi-GPU path's own tiny CUDA kernels (`kernels/cuda/multigpu_helpers.cu`,
+//! with every other CUDA source), compiled by NVRTC and loaded into each
+//! rank's context. They are glue of the multi-GPU composition, not
+//! primitives, so no kernel family launches them; the reduce and scan themselves are the single-GPU
 //! kernels (`ReducePlan`, `ScanPlan`).
 //!
 //! * `mg_shard_total` (one thread): a shard's total from its exclusive scan,
@@ -22,79 +22,15 @@ use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
 use cudarc::nvrtc::{result as nvrtc, Ptx};
 use std::ffi::CString;
 
-/// The CUDA source of the helper module.
-pub const SOURCE: &str = r#"
-typedef long long i64;
-typedef unsigned long long u64;
-
-// A shard's total from its exclusive scan: the last prefix plus the last
-// input. One thread; len >= 1 (an empty shard's total is a memset to 0).
-extern "C" __global__ void mg_shard_total(const i64* exclusive, const int* input, u64 len, i64* total) {
-    if (blockIdx.x == 0 && threadIdx.x == 0) {
-        total[0] = exclusive[len - 1] + (i64)input[len - 1];
-    }
+/// The CUDA source of the helper module (`kernels/cuda/multigpu_helpers.cu`,
+/// with its includes inlined).
+pub fn source() -> Result<String> {
+    kernels::sources::translation_unit(SOURCE_FILE)
+        .ok_or_else(|| anyhow!("kernels/cuda/{SOURCE_FILE} is not among the embedded CUDA sources"))
 }
 
-// out[i] += gathered[0] + ... + gathered[rank - 1] for i in [0, len).
-// Thread 0 of each block sums the all-gathered shard totals left to right
-// (at most one per GPU); the barrier publishes it to the block and is
-// reached by every thread (outside any branch).
-extern "C" __global__ void mg_add_offset(i64* out, u64 len, const i64* gathered, unsigned rank) {
-    __shared__ i64 s_offset;
-    if (threadIdx.x == 0) {
-        i64 offset = 0;
-        for (unsigned r = 0; r < rank; ++r) {
-            offset += gathered[r];
-        }
-        s_offset = offset;
-    }
-    __syncthreads();
-    const i64 offset = s_offset;
-    longlong2* pairs = reinterpret_cast<longlong2*>(out);
-    const u64 count = len / 2;
-    const u64 stride = (u64)gridDim.x * blockDim.x;
-    u64 p = (u64)blockIdx.x * blockDim.x + threadIdx.x;
-    // Four independent 16-byte loads in flight per thread, then the rest.
-    for (; p + 3 * stride < count; p += 4 * stride) {
-        longlong2 a = pairs[p];
-        longlong2 b = pairs[p + stride];
-        longlong2 c = pairs[p + 2 * stride];
-        longlong2 d = pairs[p + 3 * stride];
-        a.x += offset; a.y += offset;
-        b.x += offset; b.y += offset;
-        c.x += offset; c.y += offset;
-        d.x += offset; d.y += offset;
-        pairs[p] = a;
-        pairs[p + stride] = b;
-        pairs[p + 2 * stride] = c;
-        pairs[p + 3 * stride] = d;
-    }
-    for (; p < count; p += stride) {
-        longlong2 a = pairs[p];
-        a.x += offset; a.y += offset;
-        pairs[p] = a;
-    }
-    if ((len & 1) && blockIdx.x == 0 && threadIdx.x == 0) {
-        out[len - 1] += offset;
-    }
-}
-
-__device__ __forceinline__ u64 mg_mix64(u64 z) {
-    z += 0x9e3779b97f4a7c15ULL;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-
-// Benchmark input: data[i] = mix64(seed ^ (first + i)) % 19 - 9.
-extern "C" __global__ void mg_fill_small_ints(int* data, u64 len, u64 first, u64 seed) {
-    const u64 stride = (u64)gridDim.x * blockDim.x;
-    for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < len; i += stride) {
-        data[i] = (int)(mg_mix64(seed ^ (first + i)) % 19ULL) - 9;
-    }
-}
-"#;
-
+/// The helper module's file under `kernels/cuda`.
+pub const SOURCE_FILE: &str = "multigpu_helpers.cu";
 /// Threads per block of the helper launches.
 const THREADS: u32 = 256;
 /// Blocks per SM of the streaming launches (8 x 256 = 2048 threads: a full SM).
@@ -113,11 +49,11 @@ pub fn bench_value(seed: u64, index: u64) -> i32 {
     (mix64(seed ^ index) % 19) as i32 - 9
 }
 
-/// Compiles [`SOURCE`] for `arch` (e.g. `sm_90`) to PTX. Returns the PTX
+/// Compiles [`source`] for `arch` (e.g. `sm_90`) to PTX. Returns the PTX
 /// and NVRTC's log (empty when there was no warning).
 pub fn compile(arch: &str) -> Result<(String, String)> {
     kernels::compile::ensure_nvrtc().map_err(|e| anyhow!("{e}"))?;
-    let source = CString::new(SOURCE).expect("no NUL in the source");
+    let source = CString::new(source()?).map_err(|_| anyhow!("a NUL byte in {SOURCE_FILE}"))?;
     let name = CString::new("multigpu_helpers.cu").expect("no NUL");
     let program = nvrtc::create_program(&source, Some(&name)).map_err(|e| anyhow!("nvrtcCreateProgram: {e:?}"))?;
     let options = vec!["-std=c++17".to_string(), "-lineinfo".to_string(), format!("--gpu-architecture={arch}")];
@@ -254,7 +190,7 @@ mod tests {
             "return z ^ (z >> 31);",
             "data[i] = (int)(mg_mix64(seed ^ (first + i)) % 19ULL) - 9;",
         ] {
-            assert!(SOURCE.contains(text), "source lost `{text}`");
+            assert!(source().unwrap().contains(text), "source lost `{text}`");
         }
         // SplitMix64's published first output for state 0 (seed 0 + gamma).
         assert_eq!(mix64(0), 0xe220_a839_7b1d_cdaf);

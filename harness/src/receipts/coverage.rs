@@ -244,38 +244,79 @@ pub fn check_tool_cases(receipt: &Receipt, required: &[String]) -> CoverageRepor
     report
 }
 
-/// Checks a mutants receipt: every mutant of the gallery caught by some
-/// check, and every real-kernel control flagged by none.
+/// Checks a mutants receipt: every mutant of the gallery caught by at least
+/// one check and every check of it decided (a check that did not compile,
+/// timed out or broke proves nothing), and for every mutant's (primitive,
+/// variant, sizes) a real-kernel control that every check ran to the end
+/// and none flagged.
 pub fn check_mutants_coverage(receipt: &Receipt) -> CoverageReport {
     let mut report = CoverageReport { required: kernels::mutant::GALLERY.len(), ..Default::default() };
-    let mutants = receipt.details.get("mutants").and_then(Value::as_array).cloned().unwrap_or_default();
+    let list = |field: &str| receipt.details.get(field).and_then(Value::as_array).cloned().unwrap_or_default();
+    let (mutants, controls) = (list("mutants"), list("controls"));
+    let outcomes = |build: &Value| -> Vec<(String, String)> {
+        build
+            .get("checks")
+            .and_then(Value::as_array)
+            .map(|checks| {
+                checks
+                    .iter()
+                    .map(|c| {
+                        let text = |k: &str| c.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+                        (text("check"), text("outcome"))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let same_build = |a: &Value, m: &kernels::mutant::Mutant| {
+        a.get("primitive").and_then(Value::as_str) == Some(m.primitive)
+            && a.get("variant").and_then(Value::as_str) == Some(m.variant)
+            && a.get("sizes").and_then(Value::as_array).map(|s| s.iter().filter_map(Value::as_u64).collect::<Vec<_>>())
+                == Some(m.sizes.iter().map(|&n| n as u64).collect())
+    };
     for m in &kernels::mutant::GALLERY {
-        let entry = mutants.iter().find(|e| e.get("id").and_then(Value::as_u64) == Some(m.id as u64));
-        match entry {
-            None => report.incomplete.push(format!("mutant {} ({}) is not in the receipt", m.id, m.name)),
-            Some(e) => {
-                let caught = e.get("caught_by").and_then(Value::as_array).is_some_and(|c| !c.is_empty());
-                if caught {
-                    report.matched += 1;
-                } else {
-                    report.failures.push(format!("mutant {} ({}) was not caught", m.id, m.name));
+        let Some(entry) = mutants.iter().find(|e| e.get("id").and_then(Value::as_u64) == Some(m.id as u64)) else {
+            report.incomplete.push(format!("mutant {} ({}) is not in the receipt", m.id, m.name));
+            continue;
+        };
+        let checks = outcomes(entry);
+        let undecided: Vec<String> = checks
+            .iter()
+            .filter(|(_, o)| o != "caught" && o != "not_caught")
+            .map(|(c, o)| format!("{c}: {o}"))
+            .collect();
+        if checks.is_empty() {
+            report.incomplete.push(format!("mutant {} ({}) records no check", m.id, m.name));
+        } else if !undecided.is_empty() {
+            report.failures.push(format!("mutant {} ({}): {}", m.id, m.name, undecided.join(", ")));
+        } else if checks.iter().any(|(_, o)| o == "caught") {
+            report.matched += 1;
+        } else {
+            report.failures.push(format!("mutant {} ({}) was caught by no check", m.id, m.name));
+        }
+        match controls.iter().find(|c| same_build(c, m)) {
+            None => report.incomplete.push(format!(
+                "no real-kernel control of {} {} at sizes {:?} (mutant {})",
+                m.primitive, m.variant, m.sizes, m.id
+            )),
+            Some(control) => {
+                let flagged: Vec<String> = outcomes(control)
+                    .into_iter()
+                    .filter(|(_, o)| o != "not_caught")
+                    .map(|(c, o)| format!("{c}: {o}"))
+                    .collect();
+                if outcomes(control).is_empty() || !flagged.is_empty() {
+                    report.failures.push(format!(
+                        "the real-kernel control of {} {} is not clean: {}",
+                        m.primitive,
+                        m.variant,
+                        if flagged.is_empty() { "no check recorded".to_string() } else { flagged.join(", ") }
+                    ));
                 }
             }
         }
     }
-    let controls = receipt.details.get("controls").and_then(Value::as_array).cloned().unwrap_or_default();
-    if controls.is_empty() {
-        report.incomplete.push("records no real-kernel control run".into());
-    }
-    for c in &controls {
-        let clean = c.get("verdict").and_then(Value::as_str) == Some("clean");
-        if !clean {
-            report.failures.push(format!(
-                "control {} is not clean ({})",
-                c.get("label").and_then(Value::as_str).unwrap_or("?"),
-                c.get("verdict").and_then(Value::as_str).unwrap_or("no verdict")
-            ));
-        }
-    }
+    report.failures.sort();
+    report.failures.dedup();
     report
 }

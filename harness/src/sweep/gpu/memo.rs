@@ -88,11 +88,7 @@ pub struct Input<P> {
 
 impl<P> Clone for Input<P> {
     fn clone(&self) -> Self {
-        Input {
-            key: self.key.clone(),
-            make: self.make.clone(),
-            input_digest: self.input_digest.clone(),
-        }
+        Input { key: self.key.clone(), make: self.make.clone(), input_digest: self.input_digest.clone() }
     }
 }
 
