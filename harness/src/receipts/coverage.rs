@@ -320,3 +320,7 @@ pub fn check_mutants_coverage(receipt: &Receipt) -> CoverageReport {
     report.failures.dedup();
     report
 }
+
+#[cfg(test)]
+#[path = "coverage_tests.rs"]
+mod tests;

@@ -172,3 +172,93 @@ pub fn junit_cases(report: &GateReport) -> Vec<junit::TestCase> {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::receipts::{Coverage, MachineInfo, Receipt, Tally};
+
+    fn temp_dir(name: &str) -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!("primlab-gate-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    /// A mutants receipt (cheap to check: no catalogue to recompute) with
+    /// every mutant caught and every control clean.
+    fn mutants_receipt(hash: &str) -> Receipt {
+        let build = |m: &kernels::mutant::Mutant, outcome: &str| {
+            serde_json::json!({"id": m.id, "name": m.name, "primitive": m.primitive, "variant": m.variant,
+                               "sizes": m.sizes, "checks": [{"check": "sweep", "outcome": outcome}]})
+        };
+        let gallery = &kernels::mutant::GALLERY;
+        let details = serde_json::json!({
+            "mutants": gallery.iter().map(|m| build(m, "caught")).collect::<Vec<_>>(),
+            "controls": gallery.iter().map(|m| build(m, "not_caught")).collect::<Vec<_>>(),
+        });
+        let mut r =
+            Receipt::new("mutants", MachineInfo::default(), Tally::default(), details).with_coverage(&Coverage::Full);
+        r.source_hash = hash.to_string();
+        r
+    }
+
+    fn gate(dir: &std::path::Path, hash: &str) -> Vec<GateProblem> {
+        check_gate(dir, hash, Some(&["mutants"])).problems
+    }
+
+    #[test]
+    fn a_full_receipt_of_the_current_sources_passes() {
+        let dir = temp_dir("ok");
+        mutants_receipt("abc").save(&dir.join("mutants.json")).unwrap();
+        assert_eq!(gate(&dir, "abc"), vec![]);
+    }
+
+    #[test]
+    fn a_receipt_of_other_sources_is_stale() {
+        let dir = temp_dir("stale");
+        mutants_receipt("old").save(&dir.join("mutants.json")).unwrap();
+        let problems = gate(&dir, "new");
+        assert!(matches!(&problems[..], [GateProblem::Stale { kind, .. }] if kind == "mutants"), "{problems:?}");
+        assert!(problems[0].to_string().contains("the checkout hashes to new"));
+    }
+
+    #[test]
+    fn a_partial_run_or_an_old_layout_is_refused() {
+        let dir = temp_dir("partial");
+        mutants_receipt("h")
+            .with_coverage(&Coverage::Partial("--id 3".into()))
+            .save(&dir.join("mutants.json"))
+            .unwrap();
+        let problems = gate(&dir, "h");
+        assert!(
+            problems.iter().any(|p| p.to_string().contains("made by a partial run (partial: --id 3)")),
+            "{problems:?}"
+        );
+        let mut old = mutants_receipt("h");
+        old.schema = 1;
+        old.save(&dir.join("mutants.json")).unwrap();
+        assert!(gate(&dir, "h")[0].to_string().contains("receipt layout 1 is not the current 2"));
+    }
+
+    #[test]
+    fn a_missing_or_mislabelled_receipt_fails() {
+        let dir = temp_dir("missing");
+        assert!(matches!(&gate(&dir, "h")[..], [GateProblem::Missing { .. }]));
+        let mut other = mutants_receipt("h");
+        other.kind = "sweep".into();
+        other.save(&dir.join("mutants.json")).unwrap();
+        assert!(gate(&dir, "h")[0].to_string().contains("holds a 'sweep' receipt"));
+    }
+
+    #[test]
+    fn the_junit_report_has_one_case_per_gated_receipt() {
+        let dir = temp_dir("junit");
+        let report = check_gate(&dir, "h", Some(&["mutants"]));
+        let cases = junit_cases(&report);
+        assert_eq!(cases.len(), GATED.len());
+        assert!(cases
+            .iter()
+            .any(|c| c.name == "receipts/mutants.json" && matches!(c.outcome, junit::Outcome::Failed(_))));
+    }
+}

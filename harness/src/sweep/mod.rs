@@ -445,3 +445,7 @@ pub fn run_sanitize_child(args: &SanitizeChildArgs) -> Result<bool> {
     println!("@@primlab done {} cases, {failed} failed", results.len());
     Ok(failed == 0)
 }
+
+#[cfg(test)]
+#[path = "run_tests.rs"]
+mod tests;
