@@ -51,7 +51,7 @@ fn entry_key(entry: &Value) -> Option<String> {
         text("variant")?,
         text("size")?,
         text("family")?,
-        entry.get("seed").and_then(Value::as_u64)?
+        seed_of(entry.get("seed"))?
     ))
 }
 
@@ -101,13 +101,19 @@ pub fn check_sweep_against(receipt: &Receipt, plan: &SweepPlan) -> CoverageRepor
 
     let mut recorded: BTreeMap<String, &Value> = BTreeMap::new();
     let mut unnamed = 0;
+    let mut duplicated = Vec::new();
     for entry in &gpu_cases {
         match entry_key(entry) {
             Some(key) => {
-                recorded.insert(key, entry);
+                if recorded.insert(key.clone(), entry).is_some() {
+                    duplicated.push(key);
+                }
             }
             None => unnamed += 1,
         }
+    }
+    if !duplicated.is_empty() {
+        report.incomplete.push(listed("cases appear more than once in the receipt", &duplicated));
     }
     if unnamed > 0 {
         report.incomplete.push(format!("{unnamed} GPU case entries lack primitive, variant, size, family or seed"));

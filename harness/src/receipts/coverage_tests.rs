@@ -182,3 +182,14 @@ fn a_control_that_timed_out_is_a_failed_control() {
     let report = check_mutants_coverage(&mutants_receipt(None, "timed_out"));
     assert!(report.failures.iter().any(|f| f.contains("control") && f.contains("sweep: timed_out")), "{report:?}");
 }
+
+#[test]
+fn a_case_recorded_twice_fails() {
+    let plan = small_plan();
+    let mut receipt = complete_receipt(&plan);
+    let first = gpu_cases(&mut receipt)[0].clone();
+    gpu_cases(&mut receipt).push(first);
+    receipt.tally.passed += 1;
+    let report = check_sweep_against(&receipt, &plan);
+    assert!(report.incomplete.iter().any(|r| r.starts_with("1 cases appear more than once")), "{report:?}");
+}

@@ -26,16 +26,22 @@ pub fn random_sizes(seed: u64, count: usize) -> Vec<usize> {
         .collect()
 }
 
-/// The sweep's sizes: explicit ones if given, else boundaries + random (+ large).
+/// The sweep's sizes: explicit ones if given, else boundaries + random (+
+/// large); each size once, in first-seen order (a random size may repeat a
+/// boundary, and a case that ran twice would be counted twice).
 pub fn sweep_sizes(explicit: &[usize], seed: u64, quick: bool, gpu: bool) -> Vec<usize> {
-    if !explicit.is_empty() {
-        return explicit.to_vec();
-    }
-    let mut sizes = BOUNDARY_SIZES.to_vec();
-    sizes.extend(random_sizes(seed, if quick { 3 } else { 8 }));
-    if gpu && !quick {
-        sizes.extend(LARGE_SIZES);
-    }
+    let mut sizes = if explicit.is_empty() {
+        let mut sizes = BOUNDARY_SIZES.to_vec();
+        sizes.extend(random_sizes(seed, if quick { 3 } else { 8 }));
+        if gpu && !quick {
+            sizes.extend(LARGE_SIZES);
+        }
+        sizes
+    } else {
+        explicit.to_vec()
+    };
+    let mut seen = std::collections::BTreeSet::new();
+    sizes.retain(|n| seen.insert(*n));
     sizes
 }
 
@@ -48,6 +54,16 @@ mod tests {
         assert_eq!(random_sizes(7, 20), random_sizes(7, 20));
         assert_ne!(random_sizes(7, 20), random_sizes(8, 20));
         assert!(random_sizes(7, 200).iter().all(|&s| (2..1 << 21).contains(&s)));
+    }
+
+    #[test]
+    fn each_size_is_visited_once() {
+        assert_eq!(sweep_sizes(&[33, 1, 33], 0, false, true), vec![33, 1]);
+        for seed in 0..200 {
+            let sizes = sweep_sizes(&[], seed, true, true);
+            let unique: std::collections::BTreeSet<_> = sizes.iter().collect();
+            assert_eq!(unique.len(), sizes.len(), "seed {seed}: {sizes:?}");
+        }
     }
 
     #[test]
