@@ -96,8 +96,8 @@ pub struct SweepArgs {
 #[derive(Debug, Args)]
 pub struct SanitizeArgs {
     /// Only these primitives (repeatable).
-    #[arg(long = "primitive", value_name = "NAME")]
-    pub primitives: Vec<String>,
+    #[arg(long = "primitive", value_name = "NAME", value_enum)]
+    pub primitives: Vec<crate::registry::Primitive>,
     /// Only these tools (repeatable): memcheck, racecheck, synccheck, initcheck.
     #[arg(long = "tool", value_name = "TOOL")]
     pub tools: Vec<String>,
@@ -159,10 +159,9 @@ pub struct BenchArgs {
     /// baselines with --quick (under 2 minutes on an H200).
     #[arg(long)]
     pub quick: bool,
-    /// Only these primitives (repeatable): reduce, scan, compact, segmented_reduce,
-    /// histogram, arg_reduce, softmax, float_reduce (the ceilings always run).
-    #[arg(long = "primitive", value_name = "NAME")]
-    pub primitives: Vec<String>,
+    /// Only these primitives (repeatable; the ceilings always run).
+    #[arg(long = "primitive", value_name = "NAME", value_enum)]
+    pub primitives: Vec<crate::registry::Primitive>,
     /// Directory of the CUB/PyTorch baseline programs.
     #[arg(long, default_value = "scripts/baselines")]
     pub baselines: PathBuf,

@@ -46,9 +46,8 @@ fn dispatch(command: Command) -> anyhow::Result<bool> {
                     })
                 })
                 .collect::<anyhow::Result<Vec<_>>>()?;
-            sweep::gpu::check_primitive_names(&args.primitives)?;
             sanitize::run(&sanitize::SanitizeOptions {
-                primitives: args.primitives,
+                primitives: args.primitives.iter().map(|p| p.name().to_string()).collect(),
                 tools,
                 sizes: args.sizes,
                 seed: args.seed,

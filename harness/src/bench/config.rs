@@ -95,7 +95,7 @@ impl BenchConfig {
             row_shapes: ROW_SHAPES.to_vec(),
             segment_lens,
             protocol: Protocol::new(args.quick),
-            primitives: args.primitives.clone(),
+            primitives: args.primitives.iter().map(|p| p.name().to_string()).collect(),
             crossover: args.crossover || (!args.quick && args.primitives.is_empty()),
             baselines: !args.no_baselines,
         }

@@ -40,19 +40,11 @@ use std::time::{Duration, Instant};
 
 /// The kernel families the selected primitives need (compiled before timing).
 fn families(config: &BenchConfig) -> Vec<(&'static str, Family)> {
-    let mut out = vec![("ceilings", Family::Ceilings)];
-    for (primitive, family) in [
-        ("reduce", Family::Reduce),
-        ("scan", Family::Scan),
-        ("compact", Family::Compact),
-        ("segmented_reduce", Family::SegmentedReduce),
-        ("histogram", Family::Histogram),
-        ("arg_reduce", Family::ArgReduce),
-        ("softmax", Family::Softmax),
-        ("float_reduce", Family::FloatReduce),
-    ] {
-        if config.wants(primitive) || (primitive == "float_reduce" && config.crossover) {
-            out.push((primitive, family));
+    let mut out = vec![(entries::CEILINGS, Family::Ceilings)];
+    for primitive in crate::registry::Primitive::ALL {
+        let crossover = primitive == crate::registry::Primitive::FloatReduce && config.crossover;
+        if config.wants(primitive.name()) || crossover {
+            out.extend(primitive.families().iter().map(|f| (primitive.name(), *f)));
         }
     }
     out
@@ -60,7 +52,6 @@ fn families(config: &BenchConfig) -> Vec<(&'static str, Family)> {
 
 /// `harness bench`. Ok(false) when a primlab entry or ceiling failed its check or errored.
 pub fn run(args: &BenchArgs) -> Result<bool> {
-    entries::check_primitive_names(&args.primitives)?;
     let config = BenchConfig::from_args(args);
     // Where it writes is settled before the GPU work: a refused path costs nothing.
     let coverage = output::coverage(args);

@@ -19,10 +19,6 @@ fn param(params: &serde_json::Value, key: &str) -> Option<u64> {
 /// The shared name of baseline op `source` with its `params` (segment
 /// length, bins); `None` for an op the harness does not know (kept under
 /// `other` by the caller).
-/// Every primitive the bench covers, in report order (the ceilings first).
-pub const PRIMITIVE_ORDER: [&str; 9] =
-    ["ceilings", "reduce", "scan", "compact", "segmented_reduce", "histogram", "arg_reduce", "softmax", "float_reduce"];
-
 pub fn map_baseline_op(source: &str, params: &serde_json::Value) -> Option<OpMapping> {
     let m = |primitive, op: String, dtype| Some(OpMapping { primitive, op, dtype });
     match source {
@@ -104,7 +100,7 @@ mod tests {
     #[test]
     fn every_selectable_op_maps() {
         let params = json!({"seg_len": 1024, "bins": 19});
-        for primitive in PRIMITIVE_ORDER {
+        for primitive in crate::bench::entries::report_order() {
             for op in cub_ops(primitive).iter().chain(torch_ops(primitive)) {
                 let mapped = map_baseline_op(op, &params).unwrap_or_else(|| panic!("{op} unmapped"));
                 assert_eq!(mapped.primitive, primitive, "{op}");

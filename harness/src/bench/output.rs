@@ -28,7 +28,7 @@ pub fn coverage(args: &BenchArgs) -> Coverage {
         reasons.push("--quick".to_string());
     }
     if !args.primitives.is_empty() {
-        reasons.push(format!("--primitive {}", args.primitives.join(",")));
+        reasons.push(format!("--primitive {}", args.primitives.iter().map(|p| p.name()).collect::<Vec<_>>().join(",")));
     }
     if args.no_baselines {
         reasons.push("--no-baselines".to_string());
@@ -145,7 +145,11 @@ mod tests {
         assert_eq!(coverage(&args()), Coverage::Full);
         let quick = BenchArgs { quick: true, ..args() };
         assert_eq!(coverage(&quick), Coverage::Partial("--quick".into()));
-        let some = BenchArgs { primitives: vec!["scan".into(), "reduce".into()], no_baselines: true, ..args() };
+        let some = BenchArgs {
+            primitives: vec![crate::registry::Primitive::Scan, crate::registry::Primitive::Reduce],
+            no_baselines: true,
+            ..args()
+        };
         assert_eq!(coverage(&some), Coverage::Partial("--primitive scan,reduce, --no-baselines".into()));
     }
 
@@ -154,7 +158,7 @@ mod tests {
         let dir = temp_dir("paths");
         for a in [
             BenchArgs { quick: true, ..args() },
-            BenchArgs { primitives: vec!["scan".into()], ..args() },
+            BenchArgs { primitives: vec![crate::registry::Primitive::Scan], ..args() },
             BenchArgs { no_baselines: true, ..args() },
         ] {
             let c = coverage(&a);

@@ -413,7 +413,7 @@ fn results_section(md: &mut String, details: &BenchDetails, plots: &[(String, Pa
         "Cells: median · logical GB/s. The last column divides each baseline's median by the fastest primlab \
          variant's (above 1: primlab is faster).\n"
     );
-    let order = super::ops::PRIMITIVE_ORDER;
+    let order = super::entries::report_order();
     let mut primitives = distinct(details.records.iter().map(|r| r.primitive.clone()));
     primitives.sort_by_key(|p| order.iter().position(|o| o == p).unwrap_or(order.len()));
     for primitive in primitives {

@@ -34,6 +34,9 @@ pub enum Primitive {
 /// Appends one primitive's GPU cases to the catalogue.
 pub type CaseBuilder = fn(&SweepPlan, &mut Vec<GpuCase>);
 
+/// Registers one primitive's benchmark entries (one per variant and size or shape).
+pub type BenchRegistrar = fn(&crate::bench::config::BenchConfig, &mut crate::bench::entries::Registry);
+
 impl Primitive {
     /// Every primitive, in the catalogue's order.
     pub const ALL: [Primitive; 8] = [
@@ -110,6 +113,23 @@ impl Primitive {
     }
 }
 
+impl Primitive {
+    /// The registrar of its benchmark entries.
+    pub fn bench_entries(self) -> BenchRegistrar {
+        use crate::bench::entries as e;
+        match self {
+            Primitive::Reduce => e::reduce::register,
+            Primitive::Scan => e::scan::register,
+            Primitive::ArgReduce => e::arg_reduce::register,
+            Primitive::Softmax => e::softmax::register,
+            Primitive::Compact => e::compact::register,
+            Primitive::SegmentedReduce => e::segmented::register,
+            Primitive::Histogram => e::histogram::register,
+            Primitive::FloatReduce => e::float_reduce::register,
+        }
+    }
+}
+
 impl std::fmt::Display for Primitive {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.name())
@@ -129,5 +149,52 @@ mod tests {
             assert_eq!(value.get_name(), p.name());
         }
         assert_eq!(Primitive::value_variants().len(), Primitive::ALL.len());
+    }
+
+    /// Every command's `--primitive` takes exactly the registry's values.
+    #[test]
+    fn every_command_line_primitive_list_is_the_registry() {
+        use clap::CommandFactory;
+        let names: Vec<String> = Primitive::ALL.iter().map(|p| p.name().to_string()).collect();
+        let cli = crate::cli::Cli::command();
+        for command in ["sweep", "sanitize", "bench"] {
+            let sub = cli.find_subcommand(command).expect("command exists");
+            let arg = sub.get_arguments().find(|a| a.get_id() == "primitives").expect("--primitive");
+            let values: Vec<String> = arg.get_possible_values().iter().map(|v| v.get_name().to_string()).collect();
+            assert_eq!(values, names, "harness {command} --primitive");
+        }
+    }
+
+    /// Every GPU case, benchmark entry and sanitizer job names a registry
+    /// primitive, and every registry primitive has cases and entries.
+    #[test]
+    fn every_case_bench_entry_and_sanitizer_job_comes_from_the_registry() {
+        let plan = SweepPlan {
+            seed: 1,
+            sizes: vec![33],
+            quick: true,
+            primitives: vec![],
+            variants: vec![],
+            one_family: false,
+        };
+        let cases = gpu::catalogue(&plan);
+        for p in Primitive::ALL {
+            assert!(cases.iter().any(|c| c.id.primitive == p.name()), "{p} has no GPU case");
+            let jobs = gpu::catalogue(&SweepPlan::sanitizer(p, &crate::sanitize::SANITIZE_SIZES, 1, &[]));
+            assert!(!jobs.is_empty() && jobs.iter().all(|c| c.id.primitive == p.name()), "{p} sanitizer cases");
+        }
+        assert!(cases.iter().all(|c| Primitive::from_name(&c.id.primitive).is_some()));
+        let args =
+            match <crate::cli::Cli as clap::Parser>::try_parse_from(["harness", "bench"]).expect("parses").command {
+                crate::cli::Command::Bench(b) => b.args,
+                _ => unreachable!("a bench"),
+            };
+        let entries = crate::bench::entries::register_all(&crate::bench::config::BenchConfig::from_args(&args));
+        let groups: Vec<&str> = entries.entries.iter().map(|e| e.id.primitive).collect();
+        let order = crate::bench::entries::report_order();
+        assert!(groups.iter().all(|g| order.contains(g)), "{groups:?}");
+        for p in Primitive::ALL {
+            assert!(groups.contains(&p.name()), "{p} has no benchmark entry");
+        }
     }
 }

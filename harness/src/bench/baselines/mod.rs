@@ -236,7 +236,10 @@ mod tests {
     fn config(quick: bool, primitives: &[&str]) -> BenchConfig {
         BenchConfig::from_args(&BenchArgs {
             quick,
-            primitives: primitives.iter().map(|p| p.to_string()).collect(),
+            primitives: primitives
+                .iter()
+                .map(|p| crate::registry::Primitive::from_name(p).expect("a registry primitive"))
+                .collect(),
             baselines: "scripts/baselines".into(),
             no_baselines: false,
             receipt: None,

@@ -199,51 +199,26 @@ impl Registry {
     }
 }
 
-/// The primitives `harness bench` measures, in report order (`ceilings`
-/// first: every ratio and plot needs them; they always run).
-pub const PRIMITIVES: [&str; 9] =
-    ["ceilings", "reduce", "scan", "compact", "segmented_reduce", "histogram", "arg_reduce", "softmax", "float_reduce"];
+/// The group of the bandwidth ceilings in records and reports (not a
+/// primitive: every ratio and plot needs them, so they always run first).
+pub const CEILINGS: &str = "ceilings";
 
-/// Fails on a `--primitive` name that is not benchmarked.
-pub fn check_primitive_names(names: &[String]) -> Result<()> {
-    for name in names {
-        if !PRIMITIVES.contains(&name.as_str()) {
-            anyhow::bail!("unknown primitive '{name}': use one of {}", PRIMITIVES.join(", "));
-        }
-    }
-    Ok(())
+/// The report order of record groups: the ceilings, then the registry's primitives.
+pub fn report_order() -> Vec<&'static str> {
+    std::iter::once(CEILINGS).chain(crate::registry::Primitive::ALL.map(|p| p.name())).collect()
 }
 
-/// Registers the entries of every selected primitive.
+/// Registers the entries of every selected primitive, from the registry.
 pub fn register_all(config: &BenchConfig) -> Registry {
     let mut registry = Registry::default();
     // The ceilings run whenever any 1-D primitive runs (ratios and plots use them).
     ceilings::register(config, &mut registry);
-    if config.wants("reduce") {
-        reduce::register(config, &mut registry);
-    }
-    if config.wants("scan") {
-        scan::register(config, &mut registry);
-    }
-    if config.wants("compact") {
-        compact::register(config, &mut registry);
-    }
-    if config.wants("segmented_reduce") {
-        segmented::register(config, &mut registry);
-    }
-    if config.wants("histogram") {
-        histogram::register(config, &mut registry);
-    }
-    if config.wants("arg_reduce") {
-        arg_reduce::register(config, &mut registry);
-    }
-    if config.wants("softmax") {
-        softmax::register(config, &mut registry);
-    }
-    if config.wants("float_reduce") {
-        float_reduce::register(config, &mut registry);
-    } else if config.crossover {
-        float_reduce::register_crossover(config, &mut registry);
+    for primitive in crate::registry::Primitive::ALL {
+        if config.wants(primitive.name()) {
+            (primitive.bench_entries())(config, &mut registry);
+        } else if primitive == crate::registry::Primitive::FloatReduce && config.crossover {
+            float_reduce::register_crossover(config, &mut registry);
+        }
     }
     registry
 }

@@ -107,13 +107,3 @@ pub fn contract_case(
         run: Box::new(run),
     }
 }
-
-/// Rejects unknown primitive names with the list of known ones.
-pub fn check_primitive_names(names: &[String]) -> anyhow::Result<()> {
-    for name in names {
-        if Primitive::from_name(name).is_none() {
-            anyhow::bail!("unknown primitive '{name}': choose from {}", Primitive::names());
-        }
-    }
-    Ok(())
-}

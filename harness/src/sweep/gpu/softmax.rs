@@ -65,6 +65,10 @@ fn check_rows(
     Verdict::Pass
 }
 
+/// The bf16 kernels' view of a block of rows: the bf16 logits, their exact
+/// f32 widening, and the exact softmax of those.
+type Bf16Reference = (Vec<bf16>, Vec<f32>, Vec<f64>);
+
 /// One generated block of rows, and the exact softmax of what each dtype
 /// sees (the bf16 kernels get the bf16 rounding of the logits), computed
 /// when first asked for.
@@ -73,7 +77,7 @@ struct SoftmaxCase {
     rows: usize,
     cols: usize,
     exact_f32: OnceLock<Result<Vec<f64>, String>>,
-    exact_bf16: OnceLock<Result<(Vec<bf16>, Vec<f32>, Vec<f64>), String>>,
+    exact_bf16: OnceLock<Result<Bf16Reference, String>>,
 }
 
 impl SoftmaxCase {
@@ -87,7 +91,7 @@ impl SoftmaxCase {
     }
 
     /// (bf16 logits, their f32 widening, the exact softmax of those).
-    fn exact_bf16(&self) -> &Result<(Vec<bf16>, Vec<f32>, Vec<f64>), String> {
+    fn exact_bf16(&self) -> &Result<Bf16Reference, String> {
         self.exact_bf16.get_or_init(|| {
             let narrow: Vec<bf16> = self.input.iter().map(|&v| bf16::from_f32(v)).collect();
             let widened: Vec<f32> = narrow.iter().map(|v| v.to_f32()).collect();
