@@ -64,4 +64,4 @@ bench:
 	$(HARNESS) bench
 
 gpu-receipts:
-	$(HARNESS) sweep --json receipts/sweep.json && $(HARNESS) sanitize
+	$(HARNESS) sweep --require-gpu --json receipts/sweep.json && $(HARNESS) sanitize && $(HARNESS) mutants
