@@ -4,7 +4,8 @@
 //! compensated bound), ill-conditioned sums up to condition 1e30, and bitwise
 //! repeatability of the deterministic variants over 100 runs.
 
-use super::{case_seed, gpu_error, id, GpuCase, Inputs};
+use super::{case_seed, gpu_error, id, GpuCase, Input, Inputs};
+use crate::sweep::case::CaseId;
 use crate::sweep::case::Verdict;
 use crate::sweep::digest::Fingerprint;
 use crate::sweep::float_check::{error_of, tree_bound};
@@ -75,6 +76,35 @@ fn widen_bf16(v: &bf16) -> f64 {
     v.to_f64()
 }
 
+fn reduce_f32(gpu: &kernels::Gpu, variant: FloatReduceVariant, x: &[f32]) -> kernels::GpuResult<f32> {
+    gpu.reduce_f32(variant, x)
+}
+
+fn reduce_bf16(gpu: &kernels::Gpu, variant: FloatReduceVariant, x: &[bf16]) -> kernels::GpuResult<f32> {
+    gpu.reduce_bf16(variant, x)
+}
+
+/// The accuracy case of `variant` on `input`: the GPU sum within the
+/// variant's declared bound of the exact sum.
+fn accuracy_case<T: Send + Sync + 'static>(
+    input: &Input<FloatCase<T>>,
+    case_id: CaseId,
+    variant: FloatReduceVariant,
+    n: usize,
+    reduce: fn(&kernels::Gpu, FloatReduceVariant, &[T]) -> kernels::GpuResult<f32>,
+    widen: fn(&T) -> f64,
+) -> GpuCase {
+    input.case(
+        case_id,
+        variant.name(),
+        move |c| expected_digest(c, variant, n),
+        move |gpu, c| match reduce(gpu, variant, &c.x) {
+            Ok(got) => check_accuracy(variant, c.x.iter().map(widen), n, got),
+            Err(e) => gpu_error(&e),
+        },
+    )
+}
+
 /// Appends every float-reduction case of `plan`.
 pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
     let f32_inputs: Inputs<FloatCase<f32>> = Inputs::default();
@@ -109,29 +139,13 @@ pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
         for variant in FloatReduceVariant::ALL {
             let case_id =
                 id("float_reduce", format!("{}.f32", variant.name()), n.to_string(), n, "uniform_float", seed);
-            out.push(uniform.case(
-                case_id,
-                variant.name(),
-                move |c| expected_digest(c, variant, n),
-                move |gpu, c| match gpu.reduce_f32(variant, &c.x) {
-                    Ok(got) => check_accuracy(variant, c.x.iter().map(|&v| v as f64), n, got),
-                    Err(e) => gpu_error(&e),
-                },
-            ));
+            out.push(accuracy_case(&uniform, case_id, variant, n, reduce_f32, widen_f32));
             if plan.one_family && n > 4099 {
                 continue;
             }
             let case_id =
                 id("float_reduce", format!("{}.bf16", variant.name()), n.to_string(), n, "uniform_bf16", seed);
-            out.push(narrow.case(
-                case_id,
-                variant.name(),
-                move |c| expected_digest(c, variant, n),
-                move |gpu, c| match gpu.reduce_bf16(variant, &c.x) {
-                    Ok(got) => check_accuracy(variant, c.x.iter().map(|v| v.to_f64()), n, got),
-                    Err(e) => gpu_error(&e),
-                },
-            ));
+            out.push(accuracy_case(&narrow, case_id, variant, n, reduce_bf16, widen_bf16));
             if plan.one_family || !(2..=MAX_ILL_N).contains(&n) {
                 continue;
             }
@@ -144,15 +158,7 @@ pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
                     &format!("ill_conditioned_{condition:e}"),
                     seed,
                 );
-                out.push(input.case(
-                    case_id,
-                    variant.name(),
-                    move |c| expected_digest(c, variant, n),
-                    move |gpu, c| match gpu.reduce_f32(variant, &c.x) {
-                        Ok(got) => check_accuracy(variant, c.x.iter().map(|&v| v as f64), n, got),
-                        Err(e) => gpu_error(&e),
-                    },
-                ));
+                out.push(accuracy_case(input, case_id, variant, n, reduce_f32, widen_f32));
             }
         }
     }

@@ -12,7 +12,7 @@ pub mod scan;
 pub mod segmented_reduce;
 pub mod softmax;
 
-pub use memo::Inputs;
+pub use memo::{Input, Inputs};
 
 use super::case::{CaseId, Verdict};
 use super::digest::CaseDigest;
