@@ -50,6 +50,7 @@ fn families(config: &BenchConfig) -> Vec<(&'static str, Family)> {
         ("arg_reduce", Family::ArgReduce),
         ("softmax", Family::Softmax),
         ("float_reduce", Family::FloatReduce),
+        ("float_reduce", Family::ExactSum),
     ] {
         if config.wants(primitive) || (primitive == "float_reduce" && config.crossover) {
             out.push((primitive, family));

@@ -29,6 +29,8 @@ pub enum Primitive {
     Histogram,
     /// f32 / bf16 sums with f32 accumulation.
     FloatReduce,
+    /// Correctly rounded f32 / bf16 sums (exact integer limbs).
+    ExactSum,
 }
 
 /// Appends one primitive's GPU cases to the catalogue.
@@ -36,7 +38,7 @@ pub type CaseBuilder = fn(&SweepPlan, &mut Vec<GpuCase>);
 
 impl Primitive {
     /// Every primitive, in the catalogue's order.
-    pub const ALL: [Primitive; 8] = [
+    pub const ALL: [Primitive; 9] = [
         Primitive::Reduce,
         Primitive::Scan,
         Primitive::ArgReduce,
@@ -45,6 +47,7 @@ impl Primitive {
         Primitive::SegmentedReduce,
         Primitive::Histogram,
         Primitive::FloatReduce,
+        Primitive::ExactSum,
     ];
 
     /// The name used on the command line, in receipts and in case ids.
@@ -58,6 +61,7 @@ impl Primitive {
             Primitive::SegmentedReduce => "segmented_reduce",
             Primitive::Histogram => "histogram",
             Primitive::FloatReduce => "float_reduce",
+            Primitive::ExactSum => "exact_sum",
         }
     }
 
@@ -83,6 +87,7 @@ impl Primitive {
             Primitive::SegmentedReduce => &[F::SegmentedReduce],
             Primitive::Histogram => &[F::Histogram],
             Primitive::FloatReduce => &[F::FloatReduce],
+            Primitive::ExactSum => &[F::ExactSum],
         }
     }
 
@@ -106,6 +111,7 @@ impl Primitive {
             Primitive::SegmentedReduce => gpu::segmented_reduce::cases,
             Primitive::Histogram => gpu::histogram::cases,
             Primitive::FloatReduce => gpu::float_reduce::cases,
+            Primitive::ExactSum => gpu::exact_sum::cases,
         }
     }
 }

@@ -11,6 +11,7 @@ pub mod arg_reduce;
 pub mod ceilings;
 pub mod check;
 pub mod compact;
+pub mod exact_sum;
 pub mod float_reduce;
 pub mod histogram;
 pub mod reduce;
@@ -242,6 +243,7 @@ pub fn register_all(config: &BenchConfig) -> Registry {
     }
     if config.wants("float_reduce") {
         float_reduce::register(config, &mut registry);
+        exact_sum::register(config, &mut registry);
     } else if config.crossover {
         float_reduce::register_crossover(config, &mut registry);
     }
