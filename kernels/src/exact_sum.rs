@@ -108,12 +108,15 @@ impl<'g, T: FloatElement> ExactSumPlan<'g, T> {
     /// Plans a sum of `1 <= n <= 2^40` inputs on the grid `grid` (else
     /// [`GpuError::InvalidInput`]).
     pub fn new(gpu: &'g Gpu, variant: ExactSumVariant, n: usize, grid: ExactSumGrid) -> GpuResult<Self> {
-        let invalid = |reason: String| GpuError::InvalidInput { primitive: "exact_sum", variant: variant.name(), n, reason };
+        let invalid =
+            |reason: String| GpuError::InvalidInput { primitive: "exact_sum", variant: variant.name(), n, reason };
         if n == 0 {
             return Err(invalid("nothing to plan for an empty input (its sum is +0)".into()));
         }
         if n as u64 > EXACT_MAX_INPUTS {
-            return Err(invalid(format!("more than 2^40 inputs: the superaccumulator is sized for {EXACT_MAX_INPUTS}")));
+            return Err(invalid(format!(
+                "more than 2^40 inputs: the superaccumulator is sized for {EXACT_MAX_INPUTS}"
+            )));
         }
         let partials = gpu.function(Family::ExactSum, &format!("exact_sum_partials_{}", T::TYPE_NAME))?;
         let finish = gpu.function(Family::ExactSum, "exact_sum_finish")?;

@@ -77,7 +77,8 @@ where
         };
         let what = "bits equal to the model's correctly rounded sum (binned limbs = rug reference)";
         if got.to_bits() != expected.to_bits() {
-            let mismatch = format!("expected {expected:e} ({:#010x}), got {got:e} ({:#010x})", expected.to_bits(), got.to_bits());
+            let mismatch =
+                format!("expected {expected:e} ({:#010x}), got {got:e} ({:#010x})", expected.to_bits(), got.to_bits());
             return Ok(described.wrong(what, mismatch));
         }
         let timing = ctx.measure(n, || plan.enqueue(inputs.device.next()))?;

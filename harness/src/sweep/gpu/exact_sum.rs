@@ -59,7 +59,11 @@ fn expected_of(wide: &[f32]) -> Result<f32, String> {
     if wide.len() <= RUG_CROSS_CHECK_MAX {
         let rug = correctly_rounded_sum_f32(wide);
         if rug.to_bits() != binned.to_bits() {
-            return Err(format!("binned model {binned:e} ({:#x}) != rug {rug:e} ({:#x})", binned.to_bits(), rug.to_bits()));
+            return Err(format!(
+                "binned model {binned:e} ({:#x}) != rug {rug:e} ({:#x})",
+                binned.to_bits(),
+                rug.to_bits()
+            ));
         }
     }
     Ok(binned)
@@ -86,7 +90,11 @@ fn expected_digest<T>(case: &SumCase<T>) -> String {
 fn compare(expected: &Result<f32, String>, got: f32) -> Verdict {
     match expected {
         Ok(e) if e.to_bits() == got.to_bits() => Verdict::Pass,
-        Ok(e) => Verdict::fail(format!("{e:e} ({:#010x})", e.to_bits()), format!("{got:e} ({:#010x})", got.to_bits()), "bitwise sum"),
+        Ok(e) => Verdict::fail(
+            format!("{e:e} ({:#010x})", e.to_bits()),
+            format!("{got:e} ({:#010x})", got.to_bits()),
+            "bitwise sum",
+        ),
         Err(e) => Verdict::fail("a model result", e, "model"),
     }
 }
@@ -165,9 +173,13 @@ pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
     let digest_f32 = |c: &SumCase<f32>| Fingerprint::new().f32s(&c.x).finish();
     for &n in &plan.sizes {
         let seed = case_seed(plan.seed, "exact_sum", n, 0);
-        let uniform = f32_inputs.input(format!("{n}/f32/{seed}"), move || Ok(f32_case(uniform_f32(n, seed))), digest_f32);
+        let uniform =
+            f32_inputs.input(format!("{n}/f32/{seed}"), move || Ok(f32_case(uniform_f32(n, seed))), digest_f32);
         let case_id = id("exact_sum", format!("{variant}.f32"), n.to_string(), n, "uniform_float", seed);
-        out.push(uniform.case(case_id, variant, expected_digest, |gpu, c| run_on(gpu, ExactSumGrid::Auto, &c.x, &c.expected)));
+        out.push(
+            uniform
+                .case(case_id, variant, expected_digest, |gpu, c| run_on(gpu, ExactSumGrid::Auto, &c.x, &c.expected)),
+        );
         if plan.one_family && n > 4099 {
             continue;
         }
@@ -199,9 +211,11 @@ pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
                 &format!("ill_conditioned_{condition:e}"),
                 seed,
             );
-            out.push(input.case(case_id, variant, expected_digest, |gpu, c| {
-                run_on(gpu, ExactSumGrid::Auto, &c.x, &c.expected)
-            }));
+            out.push(
+                input.case(case_id, variant, expected_digest, |gpu, c| {
+                    run_on(gpu, ExactSumGrid::Auto, &c.x, &c.expected)
+                }),
+            );
         }
     }
     if plan.one_family {
@@ -222,7 +236,8 @@ pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
     }
     for n in [4099, 1 << 22] {
         let seed = case_seed(plan.seed, "exact_sum.carries", n, 0);
-        let input = f32_inputs.input(format!("{n}/carries/{seed}"), move || Ok(f32_case(carry_input(n, seed))), digest_f32);
+        let input =
+            f32_inputs.input(format!("{n}/carries/{seed}"), move || Ok(f32_case(carry_input(n, seed))), digest_f32);
         let case_id = id("exact_sum", format!("{variant}.f32.carries"), n.to_string(), n, "same_sign_large", seed);
         out.push(input.case(case_id, variant, expected_digest, |gpu, c| {
             run_on(gpu, ExactSumGrid::BlocksPerSm(1), &c.x, &c.expected)
