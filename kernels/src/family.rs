@@ -21,11 +21,13 @@ pub enum Family {
     FloatReduce,
     /// Bandwidth ceilings for benchmarks (read-only kernel): `ceilings.cu`.
     Ceilings,
+    /// Correctly rounded f32 / bf16 sums (exact integer limbs): `exact_sum.cu`.
+    ExactSum,
 }
 
 impl Family {
     /// Every family, in a fixed order.
-    pub const ALL: [Family; 9] = [
+    pub const ALL: [Family; 10] = [
         Family::Reduce,
         Family::Scan,
         Family::ArgReduce,
@@ -35,6 +37,7 @@ impl Family {
         Family::Histogram,
         Family::FloatReduce,
         Family::Ceilings,
+        Family::ExactSum,
     ];
 
     /// The family's source file, relative to `kernels/cuda`.
@@ -49,6 +52,7 @@ impl Family {
             Family::Histogram => "histogram.cu",
             Family::FloatReduce => "float_reduce.cu",
             Family::Ceilings => "ceilings.cu",
+            Family::ExactSum => "exact_sum.cu",
         }
     }
 }

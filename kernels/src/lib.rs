@@ -19,6 +19,7 @@ pub mod compact;
 pub mod compile;
 pub mod device;
 pub mod error;
+pub mod exact_sum;
 pub mod family;
 pub mod float_reduce;
 pub mod histogram;
@@ -40,6 +41,7 @@ pub use sources::SOURCE_HASH;
 
 pub use arg_reduce::{ArgElement, ArgPair, ArgReducePlan, ArgReduceVariant, ArgRowsPlan, ArgRowsVariant, Extremum};
 pub use compact::{CompactOutput, CompactPlan, CompactVariant, Selector, SelectorKind};
+pub use exact_sum::{ExactSumGrid, ExactSumPlan, ExactSumVariant};
 pub use float_reduce::{FloatElement, FloatReducePlan, FloatReduceVariant};
 pub use histogram::{HistogramPlan, HistogramSample, HistogramSpec, HistogramSpecF32, HistogramVariant};
 pub use segmented_reduce::{SegmentArgF32, SegmentOffsets, SegmentedOp, SegmentedPlan, SegmentedVariant};

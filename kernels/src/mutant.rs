@@ -33,7 +33,7 @@ const SMALL: &[usize] = &[1, 31, 33, 257, 513, 4099];
 const RECURSION: &[usize] = &[513, 4099, 262_145, 262_145 * 2 + 3];
 
 /// The gallery, by id.
-pub const GALLERY: [Mutant; 13] = [
+pub const GALLERY: [Mutant; 14] = [
     Mutant {
         id: 1,
         name: "missing-barrier-before-partials",
@@ -167,6 +167,16 @@ pub const GALLERY: [Mutant; 13] = [
         variant: "blelloch",
         sizes: RECURSION,
     },
+    Mutant {
+        id: 14,
+        name: "superaccumulator-drops-a-carry",
+        planted_in: "exact_sum.cu: normalise",
+        description: "the carry out of word 3 (values in [2^-54, 1)) is dropped when the limbs are normalised",
+        families: &[Family::ExactSum],
+        primitive: "exact_sum",
+        variant: "",
+        sizes: SMALL,
+    },
 ];
 
 /// The mutant with `id`, if any.
@@ -181,7 +191,7 @@ mod tests {
     use std::collections::BTreeMap;
 
     #[test]
-    fn ids_are_one_to_thirteen_in_order() {
+    fn ids_are_one_to_fourteen_in_order() {
         for (i, m) in GALLERY.iter().enumerate() {
             assert_eq!(m.id as usize, i + 1);
         }

@@ -29,6 +29,8 @@ pub enum Primitive {
     Histogram,
     /// f32 / bf16 sums with f32 accumulation.
     FloatReduce,
+    /// Correctly rounded f32 / bf16 sums (exact integer limbs).
+    ExactSum,
 }
 
 /// Appends one primitive's GPU cases to the catalogue.
@@ -39,7 +41,7 @@ pub type BenchRegistrar = fn(&crate::bench::config::BenchConfig, &mut crate::ben
 
 impl Primitive {
     /// Every primitive, in the catalogue's order.
-    pub const ALL: [Primitive; 8] = [
+    pub const ALL: [Primitive; 9] = [
         Primitive::Reduce,
         Primitive::Scan,
         Primitive::ArgReduce,
@@ -48,6 +50,7 @@ impl Primitive {
         Primitive::SegmentedReduce,
         Primitive::Histogram,
         Primitive::FloatReduce,
+        Primitive::ExactSum,
     ];
 
     /// The name used on the command line, in receipts and in case ids.
@@ -61,6 +64,7 @@ impl Primitive {
             Primitive::SegmentedReduce => "segmented_reduce",
             Primitive::Histogram => "histogram",
             Primitive::FloatReduce => "float_reduce",
+            Primitive::ExactSum => "exact_sum",
         }
     }
 
@@ -86,6 +90,7 @@ impl Primitive {
             Primitive::SegmentedReduce => &[F::SegmentedReduce],
             Primitive::Histogram => &[F::Histogram],
             Primitive::FloatReduce => &[F::FloatReduce],
+            Primitive::ExactSum => &[F::ExactSum],
         }
     }
 
@@ -109,6 +114,7 @@ impl Primitive {
             Primitive::SegmentedReduce => gpu::segmented_reduce::cases,
             Primitive::Histogram => gpu::histogram::cases,
             Primitive::FloatReduce => gpu::float_reduce::cases,
+            Primitive::ExactSum => gpu::exact_sum::cases,
         }
     }
 }
@@ -126,6 +132,7 @@ impl Primitive {
             Primitive::SegmentedReduce => e::segmented::register,
             Primitive::Histogram => e::histogram::register,
             Primitive::FloatReduce => e::float_reduce::register,
+            Primitive::ExactSum => e::exact_sum::register,
         }
     }
 }
@@ -189,12 +196,15 @@ mod tests {
                 crate::cli::Command::Bench(b) => b.args,
                 _ => unreachable!("a bench"),
             };
-        let entries = crate::bench::entries::register_all(&crate::bench::config::BenchConfig::from_args(&args));
+        let config = crate::bench::config::BenchConfig::from_args(&args);
+        let entries = crate::bench::entries::register_all(&config);
         let groups: Vec<&str> = entries.entries.iter().map(|e| e.id.primitive).collect();
         let order = crate::bench::entries::report_order();
         assert!(groups.iter().all(|g| order.contains(g)), "{groups:?}");
         for p in Primitive::ALL {
-            assert!(groups.contains(&p.name()), "{p} has no benchmark entry");
+            let mut one = crate::bench::entries::Registry::default();
+            (p.bench_entries())(&config, &mut one);
+            assert!(!one.entries.is_empty(), "{p} has no benchmark entry");
         }
     }
 }

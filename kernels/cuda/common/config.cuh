@@ -80,4 +80,16 @@ static_assert(kFloatTileItems == 4096, "the documented tree depths assume 4096-i
 constexpr int kFloatTwoPassMaxBlocks = 1024;
 static_assert(kFloatTwoPassMaxBlocks <= kFloatTileItems, "the second pass is one tile");
 
+// Correctly rounded sum (exact_sum.cu): exponent-binned integer accumulation.
+// A tile is kExactTileItems inputs, kExactItemsPerThread per thread (four
+// 16-byte loads of f32, two of bf16).
+constexpr int kExactItemsPerThread = 16;
+constexpr int kExactTileItems = kBlockThreads * kExactItemsPerThread;
+// Tiles a thread adds before it normalises its bins: each bin then takes at
+// most kExactFlushTiles * kExactItemsPerThread adds between normalisations
+// (the bound exact_sum.cu proves is 256).
+constexpr int kExactFlushTiles = 16;
+// Most first-pass blocks (= block records the one-block finish pass adds).
+constexpr int kExactMaxBlocks = 1 << 16;
+
 }  // namespace primlab

@@ -1,0 +1,387 @@
+//! The binned-limb superaccumulator of `kernels/cuda/exact_sum.cu`, on the
+//! CPU: the same integer algorithm (binning, per-thread accumulation, carry
+//! normalisation every 256 adds, block records, one final rounding), so that
+//! the algorithm is proved against the rug reference
+//! ([`super::correctly_rounded_sum_f32`]) before any GPU runs, and so that
+//! the sweep can compute expected values of 2^28 inputs quickly.
+//!
+//! A finite f32 is `±m << e` in units of 2^-150 (`m < 2^24`, `1 <= e <=
+//! 254`); it adds `±m << (e & 31)` to bin `e >> 5`. Words 0..7 are the bins
+//! (weight `2^(32 b)` units), word 8 is the carry word (weight 2^256). The
+//! overflow bounds are proved in the header of `exact_sum.cu`; arithmetic
+//! here is plain `i64`, so a debug build (the tests) would panic on any
+//! overflow the proof missed.
+
+use half::bf16;
+
+use super::correctly_rounded::NonFiniteSeen;
+
+/// Exponent bins of 32 exponent values each (`e >> 5` for `1 <= e <= 254`).
+pub const BINS: usize = 8;
+/// The bins plus the carry word.
+pub const WORDS: usize = BINS + 1;
+/// Adds a bin takes between normalisations (each `< 2^55`).
+pub const FLUSH_ADDS: usize = 256;
+/// Threads per block of the kernel (`kBlockThreads`).
+pub const BLOCK_THREADS: usize = 256;
+/// Items per thread per tile (`kExactItemsPerThread`).
+pub const ITEMS_PER_THREAD: usize = 16;
+/// Inputs per tile (`kExactTileItems`).
+pub const TILE_ITEMS: usize = BLOCK_THREADS * ITEMS_PER_THREAD;
+/// Tiles a kernel thread adds between normalisations (`kExactFlushTiles`).
+pub const FLUSH_TILES: usize = FLUSH_ADDS / ITEMS_PER_THREAD;
+
+const WORD_MASK: i64 = 0xffff_ffff;
+
+/// A superaccumulator: nine signed words and the non-finite flags.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct BinnedAccumulator {
+    words: [i64; WORDS],
+    seen: NonFiniteSeen,
+    adds_since_flush: usize,
+}
+
+/// The bin and signed term of one f32 (as bits); non-finite values give 0.
+fn term(bits: u32) -> (usize, i64) {
+    let biased = (bits >> 23) & 0xff;
+    let fraction = bits & 0x7f_ffff;
+    let e = biased.max(1);
+    let m: u64 = match biased {
+        0xff => 0,
+        0 => u64::from(fraction),
+        _ => u64::from(fraction | 0x80_0000),
+    };
+    let magnitude = (m << (e & 31)) as i64;
+    ((e >> 5) as usize, if bits >> 31 != 0 { -magnitude } else { magnitude })
+}
+
+impl BinnedAccumulator {
+    /// The zero sum.
+    pub fn new() -> BinnedAccumulator {
+        BinnedAccumulator::default()
+    }
+
+    /// Adds one f32 given as bits to its bin, without normalising (the
+    /// kernel's per-item step; the caller normalises at least every
+    /// [`FLUSH_ADDS`] adds).
+    pub fn add_bits_unflushed(&mut self, bits: u32) {
+        let x = f32::from_bits(bits);
+        if !x.is_finite() {
+            self.seen.see(x);
+        }
+        let (bin, v) = term(bits);
+        self.words[bin] += v;
+    }
+
+    /// Adds `x`, normalising after every [`FLUSH_ADDS`] adds.
+    pub fn add(&mut self, x: f32) {
+        self.add_bits_unflushed(x.to_bits());
+        self.adds_since_flush += 1;
+        if self.adds_since_flush == FLUSH_ADDS {
+            self.normalise();
+        }
+    }
+
+    /// Carry propagation: words 0..7 into `[0, 2^32)`, the carries into
+    /// word 8; the value is unchanged (`>>` is a floor division by 2^32).
+    pub fn normalise(&mut self) {
+        let mut carry = 0i64;
+        for word in &mut self.words[..BINS] {
+            let t = *word + carry;
+            *word = t & WORD_MASK;
+            carry = t >> 32;
+        }
+        self.words[BINS] += carry;
+        self.adds_since_flush = 0;
+    }
+
+    /// Adds `other`'s words (both normalised first) and flags.
+    pub fn merge(&mut self, other: &BinnedAccumulator) {
+        let mut other = other.clone();
+        other.normalise();
+        self.normalise();
+        self.add_words(&other.words);
+        self.seen = self.seen.merge(other.seen);
+        self.normalise();
+    }
+
+    /// The words, as the kernel's block records hold them.
+    pub fn words(&self) -> [i64; WORDS] {
+        self.words
+    }
+
+    /// Word-wise addition without normalising (the kernel's block sums).
+    fn add_words(&mut self, words: &[i64; WORDS]) {
+        for (mine, theirs) in self.words.iter_mut().zip(words) {
+            *mine += theirs;
+        }
+    }
+
+    /// The value rounded once to nearest-even f32, under the contract of
+    /// [`super::correctly_rounded_sum_f32`].
+    pub fn round(&self) -> f32 {
+        if let Some(forced) = self.seen.forced_result() {
+            return forced;
+        }
+        let mut v = self.clone();
+        v.normalise();
+        round_words(&v.words)
+    }
+}
+
+/// Rounds a normalised superaccumulator, as `exact_sum_finish` does: the
+/// two's complement limbs, the magnitude, then [`round_magnitude`].
+fn round_words(words: &[i64; WORDS]) -> f32 {
+    let negative = words[BINS] < 0;
+    let mut limbs = [0u32; 2 * WORDS - 7];
+    let mut carry = u64::from(negative);
+    for (k, limb_out) in limbs.iter_mut().take(2 * WORDS - 8).enumerate() {
+        let limb = if k < BINS { words[k] as u32 } else { ((words[BINS] as u64) >> (32 * (k - BINS))) as u32 };
+        let flipped = u64::from(if negative { !limb } else { limb }) + carry;
+        *limb_out = flipped as u32;
+        carry = flipped >> 32;
+    }
+    f32::from_bits(round_magnitude(&limbs) | if negative { 0x8000_0000 } else { 0 })
+}
+
+/// Nearest-even f32 bits of the magnitude in `limbs` (units of 2^-150,
+/// little-endian 32-bit limbs, the last one 0), `+inf` on overflow. In these
+/// units an f32 is `m << e` and its bit pattern is `((e - 1) << 23) + m`.
+fn round_magnitude(limbs: &[u32; 2 * WORDS - 7]) -> u32 {
+    let mut top = 9;
+    while top > 0 && limbs[top] == 0 {
+        top -= 1;
+    }
+    if limbs[top] == 0 {
+        return 0;
+    }
+    let msb = 32 * top + 31 - limbs[top].leading_zeros() as usize;
+    let shift = if msb > 24 { msb - 23 } else { 1 };
+    if shift > 255 {
+        return 0x7f80_0000;
+    }
+    let window = u64::from(limbs[shift >> 5]) | (u64::from(limbs[(shift >> 5) + 1]) << 32);
+    let kept = ((window >> (shift & 31)) as u32) & 0xff_ffff;
+    let round_at = shift - 1;
+    let round_bit = (limbs[round_at >> 5] >> (round_at & 31)) & 1;
+    let below = limbs[round_at >> 5] & ((1u32 << (round_at & 31)) - 1);
+    let sticky = below != 0 || limbs[..round_at >> 5].iter().any(|&l| l != 0);
+    let up = round_bit & (u32::from(sticky) | (kept & 1));
+    let bits = ((shift as u64 - 1) << 23) + u64::from(kept) + u64::from(up);
+    bits.min(0x7f80_0000) as u32
+}
+
+/// The correctly rounded sum of `values` by one binned accumulator.
+pub fn binned_sum_f32(values: &[f32]) -> f32 {
+    let mut acc = BinnedAccumulator::new();
+    for &x in values {
+        acc.add(x);
+    }
+    acc.round()
+}
+
+/// The correctly rounded f32 sum of bf16 `values` by one binned accumulator.
+pub fn binned_sum_bf16(values: &[bf16]) -> f32 {
+    let mut acc = BinnedAccumulator::new();
+    for x in values {
+        acc.add(x.to_f32());
+    }
+    acc.round()
+}
+
+/// The input element layout of the kernel's loads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Layout {
+    /// Four 16-byte loads of 4 f32: item `4j + k` is `base + 4(256 j + t) + k`.
+    F32,
+    /// Two 16-byte loads of 8 bf16: item `8j + k` is `base + 8(256 j + t) + k`.
+    Bf16,
+}
+
+/// The element index of `item` of thread `t` in the tile at `base`.
+fn element(layout: Layout, base: usize, t: usize, item: usize) -> usize {
+    let width = match layout {
+        Layout::F32 => 4,
+        Layout::Bf16 => 8,
+    };
+    base + width * ((item / width) * BLOCK_THREADS + t) + item % width
+}
+
+/// One launch of the kernels on `grid` blocks, replayed: every thread's
+/// tiles and items in the kernel's layout, its normalisation every
+/// [`FLUSH_TILES`] tiles, the block records (word sums of normalised
+/// threads), the one-block finish (per-thread record sums, normalise, block
+/// sum, normalise) and the rounding. `bits` are f32 bit patterns (bf16
+/// widened). Cost `O(n + grid * 256)`.
+pub fn replay_launch(bits: &[u32], grid: usize, layout: Layout) -> f32 {
+    let n = bits.len();
+    let tiles = n.div_ceil(TILE_ITEMS).max(1);
+    let mut records = Vec::with_capacity(grid);
+    for block in 0..grid {
+        let mut record = BinnedAccumulator::new();
+        for t in 0..BLOCK_THREADS {
+            let mut thread = BinnedAccumulator::new();
+            let mut since_flush = 0;
+            for tile in (block..tiles).step_by(grid.max(1)) {
+                for item in 0..ITEMS_PER_THREAD {
+                    let i = element(layout, tile * TILE_ITEMS, t, item);
+                    thread.add_bits_unflushed(if i < n { bits[i] } else { 0 });
+                }
+                since_flush += 1;
+                if since_flush == FLUSH_TILES {
+                    thread.normalise();
+                    since_flush = 0;
+                }
+            }
+            thread.normalise();
+            record.add_words(&thread.words);
+            record.seen = record.seen.merge(thread.seen);
+        }
+        records.push(record);
+    }
+    let mut total = BinnedAccumulator::new();
+    for t in 0..BLOCK_THREADS {
+        let mut thread = BinnedAccumulator::new();
+        for record in records.iter().skip(t).step_by(BLOCK_THREADS) {
+            thread.add_words(&record.words);
+            thread.seen = thread.seen.merge(record.seen);
+        }
+        thread.normalise();
+        total.add_words(&thread.words);
+        total.seen = total.seen.merge(thread.seen);
+    }
+    total.round()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::correctly_rounded::correctly_rounded_sum_f32;
+    use super::*;
+    use proptest::prelude::*;
+
+    fn bits(x: &[f32]) -> Vec<u32> {
+        x.iter().map(|v| v.to_bits()).collect()
+    }
+
+    #[test]
+    fn the_hard_cases_agree_with_the_reference() {
+        let p2 = |k: i32| 2f32.powi(k);
+        let cases: Vec<Vec<f32>> = vec![
+            vec![],
+            vec![p2(127), p2(127), -p2(127), -p2(127), 0.0, 0.0],
+            vec![f32::MAX, f32::MAX],
+            vec![-f32::MAX, -f32::MAX],
+            vec![f32::MAX, p2(102)],
+            vec![f32::MAX, p2(102), p2(102)],
+            vec![f32::from_bits(1); 5000],
+            vec![f32::MIN_POSITIVE, -f32::from_bits(1)],
+            vec![1.0, p2(-24)],
+            vec![1.0, p2(-24), p2(-23)],
+            vec![1.0, p2(-24), -p2(-100)],
+            vec![p2(100), -f32::from_bits(1)],
+            vec![-0.0, -0.0],
+            vec![f32::NAN, 1.0],
+            vec![f32::INFINITY, f32::NEG_INFINITY],
+            vec![f32::NEG_INFINITY, f32::MAX],
+        ];
+        for x in cases {
+            let expected = correctly_rounded_sum_f32(&x).to_bits();
+            assert_eq!(binned_sum_f32(&x).to_bits(), expected, "{x:?}");
+            for grid in [1, 2, 3] {
+                assert_eq!(replay_launch(&bits(&x), grid, Layout::F32).to_bits(), expected, "{x:?} grid {grid}");
+            }
+        }
+    }
+
+    /// The largest term of every bin, 2^17 times with one sign: the bins
+    /// carry often and nothing overflows (debug arithmetic would panic).
+    #[test]
+    fn maximal_terms_carry_without_overflow() {
+        for e in [31u32, 63, 95, 127, 159, 191, 223, 254] {
+            let x = f32::from_bits((e << 23) | 0x7f_ffff);
+            let values = vec![x; 1 << 17];
+            let expected = correctly_rounded_sum_f32(&values);
+            assert_eq!(binned_sum_f32(&values).to_bits(), expected.to_bits(), "e = {e}");
+            assert_eq!(replay_launch(&bits(&values), 1, Layout::F32).to_bits(), expected.to_bits());
+        }
+    }
+
+    #[test]
+    fn ill_conditioned_sums_agree() {
+        for condition in [1e10, 1e30, 1e38, 1e50] {
+            let (x, _) = crate::generators::ill_conditioned_f32(5000, condition, 3).unwrap();
+            let expected = correctly_rounded_sum_f32(&x).to_bits();
+            assert_eq!(binned_sum_f32(&x).to_bits(), expected);
+            assert_eq!(replay_launch(&bits(&x), 2, Layout::F32).to_bits(), expected);
+        }
+    }
+
+    #[test]
+    fn bf16_layout_replays_the_same_sum() {
+        let x = crate::generators::uniform_bf16(9000, 5);
+        let widened: Vec<u32> = x.iter().map(|v| v.to_f32().to_bits()).collect();
+        let expected = crate::exact::correctly_rounded_sum_bf16(&x).to_bits();
+        assert_eq!(binned_sum_bf16(&x).to_bits(), expected);
+        assert_eq!(replay_launch(&widened, 2, Layout::Bf16).to_bits(), expected);
+    }
+
+    fn finite_f32() -> impl Strategy<Value = f32> {
+        prop_oneof![
+            any::<u32>().prop_map(f32::from_bits).prop_filter("finite", |x| x.is_finite()),
+            (-1.0f32..1.0f32),
+            (0u32..(1 << 23)).prop_map(f32::from_bits),
+            (0u32..8, any::<bool>()).prop_map(|(k, neg)| {
+                let x = 2f32.powi(127) * (1.0 + k as f32 / 8.0);
+                if neg {
+                    -x
+                } else {
+                    x
+                }
+            }),
+        ]
+    }
+
+    /// Values of one exponent band: `r * 2^k`, `r` in (-1, 1), one `k` per
+    /// input, so no single huge term hides the low bins after rounding.
+    fn banded_f32s() -> impl Strategy<Value = Vec<f32>> {
+        (-150i32..128, prop::collection::vec(-1.0f64..1.0, 0..3000))
+            .prop_map(|(k, r)| r.into_iter().map(|v| (v * 2f64.powi(k)) as f32).collect())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(128))]
+
+        /// The same on inputs of one exponent band (every bin's carries matter).
+        #[test]
+        fn banded_sums_equal_the_rug_reference(x in banded_f32s(), grid in 1usize..4) {
+            let expected = correctly_rounded_sum_f32(&x).to_bits();
+            prop_assert_eq!(binned_sum_f32(&x).to_bits(), expected);
+            prop_assert_eq!(replay_launch(&bits(&x), grid, Layout::F32).to_bits(), expected);
+        }
+
+        /// The binned algorithm equals the rug reference bit for bit for
+        /// arbitrary finite inputs, on one accumulator and on replayed grids.
+        #[test]
+        fn binned_sums_equal_the_rug_reference(
+            x in prop::collection::vec(finite_f32(), 0..3000),
+            grid in 1usize..4,
+        ) {
+            let expected = correctly_rounded_sum_f32(&x).to_bits();
+            prop_assert_eq!(binned_sum_f32(&x).to_bits(), expected);
+            prop_assert_eq!(replay_launch(&bits(&x), grid, Layout::F32).to_bits(), expected);
+        }
+
+        /// Cancelling pairs plus a small remainder: the exact sum is the remainder.
+        #[test]
+        fn cancellation_leaves_the_remainder(
+            big in prop::collection::vec(finite_f32(), 1..500),
+            rest in prop::collection::vec(finite_f32(), 0..5),
+        ) {
+            let mut x: Vec<f32> = big.iter().flat_map(|&v| [v, -v]).chain(rest.iter().copied()).collect();
+            x.reverse();
+            let expected = correctly_rounded_sum_f32(&x).to_bits();
+            prop_assert_eq!(binned_sum_f32(&x).to_bits(), expected);
+            prop_assert_eq!(correctly_rounded_sum_f32(&rest).to_bits(), expected);
+        }
+    }
+}
