@@ -108,7 +108,7 @@ fn a_subset_of_the_gallery_is_a_partial_run() {
 #[test]
 fn every_mutant_is_planted_in_a_family_its_run_loads() {
     for m in &GALLERY {
-        let loaded = crate::sweep::gpu::families_of(m.primitive);
+        let loaded = crate::registry::Primitive::from_name(m.primitive).map(|p| p.families()).unwrap_or_default();
         assert!(
             m.families.iter().any(|f| loaded.contains(f)),
             "mutant {} ({}) claims {:?} but a {} run loads {:?}",

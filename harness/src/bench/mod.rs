@@ -34,22 +34,22 @@ use anyhow::{anyhow, Result};
 use baselines::BaselineRun;
 use config::BenchConfig;
 use details::{BenchDetails, NotWired, DETAILS_SCHEMA, TIMING_TEXT};
-use kernels::{Family, Gpu, GpuOptions};
+use kernels::{Gpu, GpuOptions, KernelFamily};
 use record::{IMPL_CEILING, IMPL_CUB, IMPL_PRIMLAB, IMPL_TORCH};
 use std::time::{Duration, Instant};
 
 /// The kernel families the selected primitives need (compiled before timing).
-fn families(config: &BenchConfig) -> Vec<(&'static str, Family)> {
-    let mut out = vec![("ceilings", Family::Ceilings)];
+fn families(config: &BenchConfig) -> Vec<(&'static str, KernelFamily)> {
+    let mut out = vec![("ceilings", KernelFamily::Ceilings)];
     for (primitive, family) in [
-        ("reduce", Family::Reduce),
-        ("scan", Family::Scan),
-        ("compact", Family::Compact),
-        ("segmented_reduce", Family::SegmentedReduce),
-        ("histogram", Family::Histogram),
-        ("arg_reduce", Family::ArgReduce),
-        ("softmax", Family::Softmax),
-        ("float_reduce", Family::FloatReduce),
+        ("reduce", KernelFamily::Reduce),
+        ("scan", KernelFamily::Scan),
+        ("compact", KernelFamily::Compact),
+        ("segmented_reduce", KernelFamily::SegmentedReduce),
+        ("histogram", KernelFamily::Histogram),
+        ("arg_reduce", KernelFamily::ArgReduce),
+        ("softmax", KernelFamily::Softmax),
+        ("float_reduce", KernelFamily::FloatReduce),
     ] {
         if config.wants(primitive) || (primitive == "float_reduce" && config.crossover) {
             out.push((primitive, family));

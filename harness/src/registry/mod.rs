@@ -72,8 +72,8 @@ impl Primitive {
     }
 
     /// The kernel families its cases launch (compiled before the first case).
-    pub fn families(self) -> &'static [kernels::Family] {
-        use kernels::Family as F;
+    pub fn families(self) -> &'static [kernels::KernelFamily] {
+        use kernels::KernelFamily as F;
         match self {
             Primitive::Reduce => &[F::Reduce],
             Primitive::Scan => &[F::Scan],
@@ -83,15 +83,6 @@ impl Primitive {
             Primitive::SegmentedReduce => &[F::SegmentedReduce],
             Primitive::Histogram => &[F::Histogram],
             Primitive::FloatReduce => &[F::FloatReduce],
-        }
-    }
-
-    /// The name of its checks in the model's conformance catalogue.
-    pub fn model_name(self) -> &'static str {
-        match self {
-            Primitive::SegmentedReduce => "segmented",
-            Primitive::FloatReduce => "float_sum",
-            other => other.name(),
         }
     }
 

@@ -65,6 +65,9 @@ fn check_rows(
     Verdict::Pass
 }
 
+/// (bf16 logits, their f32 widening, the exact softmax of those).
+type Bf16Exact = (Vec<bf16>, Vec<f32>, Vec<f64>);
+
 /// One generated block of rows, and the exact softmax of what each dtype
 /// sees (the bf16 kernels get the bf16 rounding of the logits), computed
 /// when first asked for.
@@ -73,7 +76,7 @@ struct SoftmaxCase {
     rows: usize,
     cols: usize,
     exact_f32: OnceLock<Result<Vec<f64>, String>>,
-    exact_bf16: OnceLock<Result<(Vec<bf16>, Vec<f32>, Vec<f64>), String>>,
+    exact_bf16: OnceLock<Result<Bf16Exact, String>>,
 }
 
 impl SoftmaxCase {
@@ -87,7 +90,7 @@ impl SoftmaxCase {
     }
 
     /// (bf16 logits, their f32 widening, the exact softmax of those).
-    fn exact_bf16(&self) -> &Result<(Vec<bf16>, Vec<f32>, Vec<f64>), String> {
+    fn exact_bf16(&self) -> &Result<Bf16Exact, String> {
         self.exact_bf16.get_or_init(|| {
             let narrow: Vec<bf16> = self.input.iter().map(|&v| bf16::from_f32(v)).collect();
             let widened: Vec<f32> = narrow.iter().map(|v| v.to_f32()).collect();
