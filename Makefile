@@ -1,6 +1,6 @@
 # primlab: the two commands that do everything on a fresh machine are
 #   make sweep    (installs what is missing, then `cargo run -p harness -- sweep`)
-#   make verify   (format, clippy -D warnings, every test, fixture drift, receipt gate)
+#   make verify   (format, clippy -D warnings, every test, docs, examples, fixture drift, receipt gate)
 # GPU-machine targets (sanitize, mutants, bench) need a built binary and a GPU.
 
 # The version scripts/install_nvrtc.sh installs (named there once).

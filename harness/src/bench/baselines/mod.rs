@@ -237,11 +237,7 @@ mod tests {
         BenchConfig::from_args(&BenchArgs {
             quick,
             primitives: primitives.iter().map(|p| p.to_string()).collect(),
-            baselines: "scripts/baselines".into(),
-            no_baselines: false,
-            receipt: None,
-            crossover: false,
-            report: None,
+            ..BenchArgs::default()
         })
     }
 
