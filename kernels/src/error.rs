@@ -9,7 +9,7 @@ use thiserror::Error;
 pub enum GpuError {
     /// No usable GPU: the driver library is missing, no device is present, or
     /// the context could not be created. `harness sweep` reports this as
-    /// "GPU checks skipped (no GPU: <reason>)".
+    /// `"GPU checks skipped (no GPU: <reason>)"`.
     #[error("no GPU: {reason}")]
     Unavailable {
         /// Why no GPU can be used, in words.

@@ -9,7 +9,7 @@
 //! Open a [`Gpu`] and call a primitive on it; every call returns a
 //! [`GpuResult`]. With no driver or no device, [`Gpu::open`] returns
 //! [`GpuError::Unavailable`] with the reason (it never panics), which
-//! `harness sweep` reports as "GPU checks skipped (no GPU: <reason>)".
+//! `harness sweep` reports as `"GPU checks skipped (no GPU: <reason>)"`.
 //!
 //! ## From another program
 //!

@@ -38,9 +38,9 @@ const LOOKBACK_CONTROL_HEADER: usize = 2;
 /// Exclusive or inclusive scan.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ScanKind {
-    /// `out[0]` = identity, `out[i]` = x[0] (+) ... (+) x[i-1].
+    /// `out[0]` = identity, `out[i] = x[0] (+) ... (+) x[i-1]`.
     Exclusive,
-    /// `out[i]` = x[0] (+) ... (+) x[i] = exclusive[i] (+) x[i].
+    /// `out[i] = x[0] (+) ... (+) x[i] = exclusive[i] (+) x[i]`.
     Inclusive,
 }
 
