@@ -1,6 +1,6 @@
 # primlab: the two commands that do everything on a fresh machine are
 #   make sweep    (installs what is missing, then `cargo run -p harness -- sweep`)
-#   make verify   (format, clippy -D warnings, every test, fixture drift, receipt gate)
+#   make verify   (format, clippy -D warnings, every test, docs, examples, fixture drift, receipt gate)
 # GPU-machine targets (sanitize, mutants, bench) need a built binary and a GPU.
 
 # The version scripts/install_nvrtc.sh installs (named there once).
@@ -37,6 +37,8 @@ verify: setup
 	$(call step,verify: format,cargo fmt --all -- --check)
 	$(call step,verify: clippy,cargo clippy --workspace --all-targets -- -D warnings)
 	$(call step,verify: tests,cargo test --workspace)
+	$(call step,verify: docs,RUSTDOCFLAGS='-D warnings' cargo doc --workspace --no-deps)
+	$(call step,verify: examples,cargo build --examples -p kernels)
 	$(call step,verify: fixture drift,cargo run -q -p harness -- fixtures --check)
 	$(call step,verify: receipt gate,cargo run -q -p harness -- receipts check)
 	@echo "make verify: every step passed"

@@ -16,8 +16,15 @@ fn main() {
     for file in &files {
         println!("cargo:rerun-if-changed={}", file.display());
     }
-    for dir in ["kernels", "model", "harness/src/sweep", "harness/src/sanitize", "harness/src/multigpu", "harness/src"]
-    {
+    for dir in [
+        "types",
+        "kernels",
+        "model",
+        "harness/src/sweep",
+        "harness/src/sanitize",
+        "harness/src/multigpu",
+        "harness/src",
+    ] {
         println!("cargo:rerun-if-changed={}", root.join(dir).display());
     }
     println!("cargo:rustc-env=PRIMLAB_VERDICT_HASH={hash}");

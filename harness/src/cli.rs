@@ -183,6 +183,21 @@ pub struct BenchArgs {
     pub report: Option<PathBuf>,
 }
 
+impl Default for BenchArgs {
+    /// The options of a plain `harness bench` (a full run): the `#[arg]` defaults above.
+    fn default() -> BenchArgs {
+        BenchArgs {
+            quick: false,
+            primitives: Vec::new(),
+            baselines: "scripts/baselines".into(),
+            no_baselines: false,
+            receipt: None,
+            crossover: false,
+            report: None,
+        }
+    }
+}
+
 /// `harness bench`: the single-GPU options, plus `--gpus` (kept out of
 /// [`BenchArgs`] so that the single-GPU bench is untouched by it).
 #[derive(Debug, Args)]

@@ -1,5 +1,5 @@
 // Arg reductions: (value, index) of the maximum or minimum of f32 / i32 data,
-// whole-array and per row. Contract (seed 000): the lowest index wins ties;
+// whole-array and per row. Contract: the lowest index wins ties;
 // NaN or +-inf anywhere is an error naming the first offending index, never
 // an answer. Every thread visits its elements in increasing index order and
 // replaces its running best only on a strictly better value, so within a

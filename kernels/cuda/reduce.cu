@@ -62,7 +62,7 @@ extern "C" __global__ void reduce_serial_affine(const AffineMap* __restrict__ in
 }
 
 // ---------------------------------------------------------------------------
-// Multipass (seeds 000/001): 256 threads, 512 inputs per block, one partial
+// Multipass (recursive): 256 threads, 512 inputs per block, one partial
 // per block; the host launches the same kernel over the partials until one
 // value is left, every pass after the last on the same stream.
 //

@@ -59,7 +59,7 @@ extern "C" __global__ void scan_serial_inclusive_affine(const AffineMap* __restr
 }
 
 // ---------------------------------------------------------------------------
-// Blelloch multi-pass (seed 000). Level k scans m_k items in blocks of 512
+// Blelloch multi-pass (recursive). Level k scans m_k items in blocks of 512
 // (blelloch_block_scan, 2 items per thread, 256 threads) and writes each
 // block's total to totals[block]; level k+1 scans those totals (exclusively,
 // in place) with the same kernel, until a level fits in one block. Then the

@@ -1,5 +1,5 @@
 // Row softmax over [rows, cols] row-major logits, f32 or bf16 in and out, all
-// math in f32 (seeds 000 and 003).
+// math in f32 (bf16 is widened on load and rounded once on store).
 //
 // Contract, shared by every schedule below:
 //  * A masked logit is -inf and gets probability exactly 0.
@@ -19,7 +19,7 @@
 //    cols % 4 == 0, bf16 cols % 8 == 0 (and 16-byte aligned buffers);
 //    otherwise scalar accesses.
 //
-// The (m, d) guard of seed 003: a thread whose values so far are all -inf
+// The (m, d) guard: a thread whose values so far are all -inf
 // (m == -inf) must not evaluate exp(-inf - -inf) = NaN. add_values below
 // holds that guard for the per-thread online state, SoftmaxMerge
 // (common/operators.cuh) for merges; MUTANT 10 removes both.
@@ -204,7 +204,7 @@ __device__ __forceinline__ void add_values(SoftmaxState& s, const float (&v)[N])
         s.m = chunk_m;
     }
 #if PRIMLAB_MUTANT != 10
-    // Seed 003's guard: while every value so far is -inf, v - m would be
+    // The -inf guard: while every value so far is -inf, v - m would be
     // -inf - -inf = NaN. (MUTANT 10 drops it, as it drops SoftmaxMerge's.)
     if (s.m == neg_inf()) return;
 #endif

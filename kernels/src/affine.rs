@@ -1,77 +1,18 @@
-//! The non-commutative operator of reduce and scan: composition of affine
-//! maps `x -> a*x + b` over wrapping u64 arithmetic. It is associative (ring
-//! arithmetic modulo 2^64 is exact) but not commutative, so a schedule that
-//! swaps two operands gives a different answer: it proves that reduce and
-//! scan keep left-to-right order. Mirror of `AffineMap` / `AffineCompose` in
-//! `cuda/common/operators.cuh`.
+//! The non-commutative operator of reduce and scan, [`AffineMap`]
+//! (composition of `x -> a*x + b` over wrapping u64), defined once in
+//! `primlab-types` and shared with the model. Its Rust layout must equal the
+//! CUDA `struct AffineMap` in `cuda/common/operators.cuh` (checked here).
 
-use cudarc::driver::{DeviceRepr, ValidAsZeroBits};
-
-/// The affine map `x -> a*x + b` over wrapping u64 arithmetic.
-///
-/// Layout: `#[repr(C)]`, 16 bytes, 8-byte aligned, `a` then `b`: the same as
-/// the CUDA `struct AffineMap { u64 a; u64 b; }` (a unit test checks both
-/// sides).
-#[repr(C)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct AffineMap {
-    /// The slope.
-    pub a: u64,
-    /// The offset.
-    pub b: u64,
-}
-
-impl AffineMap {
-    /// The identity map `x -> x`: the result of reducing an empty input and
-    /// the first element of every exclusive scan.
-    pub const IDENTITY: AffineMap = AffineMap { a: 1, b: 0 };
-
-    /// The map `x -> a*x + b`.
-    pub const fn new(a: u64, b: u64) -> AffineMap {
-        AffineMap { a, b }
-    }
-
-    /// `combine(f, g)` = "f, then g" = `g(f(x))` = `{g.a*f.a, g.a*f.b + g.b}`
-    /// (wrapping). `f` covers the lower input indices: a reduction of
-    /// `[f0, f1, f2]` is `combine(combine(f0, f1), f2)`.
-    pub const fn combine(f: AffineMap, g: AffineMap) -> AffineMap {
-        AffineMap { a: g.a.wrapping_mul(f.a), b: g.a.wrapping_mul(f.b).wrapping_add(g.b) }
-    }
-
-    /// `a*x + b` (wrapping).
-    pub const fn apply(self, x: u64) -> u64 {
-        self.a.wrapping_mul(x).wrapping_add(self.b)
-    }
-}
-
-// SAFETY: #[repr(C)] plain old data of two u64, the layout the kernels expect.
-unsafe impl DeviceRepr for AffineMap {}
-// SAFETY: every bit pattern (all-zero included) is a valid AffineMap.
-unsafe impl ValidAsZeroBits for AffineMap {}
+pub use primlab_types::AffineMap;
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn sample(seed: &mut u64) -> AffineMap {
-        let mut next = || {
-            *seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            *seed ^ (*seed >> 29)
-        };
-        AffineMap::new(next(), next())
-    }
-
-    #[test]
-    fn layout_is_two_u64() {
-        assert_eq!(std::mem::size_of::<AffineMap>(), 16);
-        assert_eq!(std::mem::align_of::<AffineMap>(), 8);
-        assert_eq!(std::mem::offset_of!(AffineMap, a), 0);
-        assert_eq!(std::mem::offset_of!(AffineMap, b), 8);
-    }
-
     /// The CUDA struct has the same size and alignment (checked by NVRTC).
     #[test]
     fn cuda_layout_matches() {
+        assert_eq!((std::mem::size_of::<AffineMap>(), std::mem::align_of::<AffineMap>()), (16, 8));
         crate::compile::ensure_nvrtc().unwrap_or_else(|e| panic!("{e}: run `make verify`"));
         let unit = crate::sources::resolve_includes(
             "#include \"common/operators.cuh\"\n\
@@ -83,23 +24,5 @@ mod tests {
         let (_, log) =
             crate::compile::compile_source("affine_layout.cu", &unit, "sm_90", 0).unwrap_or_else(|e| panic!("{e}"));
         assert!(log.is_empty(), "{log}");
-    }
-
-    #[test]
-    fn combine_is_composition_associative_and_not_commutative() {
-        let mut seed = 7;
-        for _ in 0..1000 {
-            let (f, g, h) = (sample(&mut seed), sample(&mut seed), sample(&mut seed));
-            let x = sample(&mut seed).a;
-            assert_eq!(AffineMap::combine(f, g).apply(x), g.apply(f.apply(x)));
-            assert_eq!(
-                AffineMap::combine(AffineMap::combine(f, g), h),
-                AffineMap::combine(f, AffineMap::combine(g, h))
-            );
-            assert_eq!(AffineMap::combine(AffineMap::IDENTITY, f), f);
-            assert_eq!(AffineMap::combine(f, AffineMap::IDENTITY), f);
-        }
-        let (f, g) = (AffineMap::new(2, 1), AffineMap::new(3, 5));
-        assert_ne!(AffineMap::combine(f, g), AffineMap::combine(g, f));
     }
 }

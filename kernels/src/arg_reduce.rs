@@ -2,7 +2,7 @@
 //! minimum of `f32` or `i32` data, over a whole array or per row of a
 //! row-major `[rows, cols]` matrix (what samplers need).
 //!
-//! Contract (seed 000), for every variant:
+//! Contract, for every variant:
 //! * **Ties**: the lowest index wins (the first occurrence). `-0.0` and `0.0`
 //!   compare equal, so they tie.
 //! * **Empty input** is rejected with [`GpuError::InvalidInput`].
@@ -20,7 +20,7 @@
 
 use crate::device::Gpu;
 use crate::error::{DriverContext, GpuError, GpuResult};
-use crate::family::Family;
+use crate::kernel_family::KernelFamily;
 use crate::launch::{config, persistent_grid, BLOCK_THREADS};
 use cudarc::driver::{CudaFunction, CudaSlice, DeviceRepr, PushKernelArg, ValidAsZeroBits};
 
@@ -268,15 +268,15 @@ impl<'g, T: ArgElement> ArgReducePlan<'g, T> {
         let wanted = n.div_ceil(ELEMENTS_PER_BLOCK_STEP).max(1);
         let (main, fold, grid) = match variant {
             ArgReduceVariant::TwoPass => {
-                let main = gpu.function(Family::ArgReduce, &format!("arg_reduce_two_pass_partials_{suffix}"))?;
-                let fold = gpu.function(Family::ArgReduce, &format!("arg_reduce_two_pass_final_{suffix}"))?;
+                let main = gpu.function(KernelFamily::ArgReduce, &format!("arg_reduce_two_pass_partials_{suffix}"))?;
+                let fold = gpu.function(KernelFamily::ArgReduce, &format!("arg_reduce_two_pass_final_{suffix}"))?;
                 let grid = wanted.min(ARG_TWO_PASS_MAX_BLOCKS as usize) as u32;
                 (main, Some(fold), grid)
             }
             ArgReduceVariant::SinglePass => {
                 let name = format!("arg_reduce_single_pass_{suffix}");
-                let main = gpu.function(Family::ArgReduce, &name)?;
-                let resident = persistent_grid(gpu, Family::ArgReduce, &name, BLOCK_THREADS, 0)?;
+                let main = gpu.function(KernelFamily::ArgReduce, &name)?;
+                let resident = persistent_grid(gpu, KernelFamily::ArgReduce, &name, BLOCK_THREADS, 0)?;
                 let grid = wanted.min(resident as usize) as u32;
                 (main, None, grid)
             }
@@ -393,9 +393,9 @@ impl<'g, T: ArgElement> ArgRowsPlan<'g, T> {
             ArgRowsVariant::BlockPerRow => ("block", rows as u64),
         };
         let name = format!("arg_reduce_rows_{part}_{}_{}", extremum.name(), T::TYPE_NAME);
-        let kernel = gpu.function(Family::ArgReduce, &name)?;
+        let kernel = gpu.function(KernelFamily::ArgReduce, &name)?;
         // At most one resident wave of blocks; the kernels loop over rows.
-        let resident = persistent_grid(gpu, Family::ArgReduce, &name, BLOCK_THREADS, 0)? as u64;
+        let resident = persistent_grid(gpu, KernelFamily::ArgReduce, &name, BLOCK_THREADS, 0)? as u64;
         let grid = wanted.min(resident) as u32;
         let control = gpu.alloc_uninit::<ArgControl>(1)?;
         let output = gpu.alloc_poisoned::<ArgPair<T>>(rows)?;
@@ -563,65 +563,5 @@ impl Gpu {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn device_mirrors_have_the_cuda_layout() {
-        assert_eq!(std::mem::size_of::<ArgPair<f32>>(), 8);
-        assert_eq!(std::mem::align_of::<ArgPair<f32>>(), 4);
-        assert_eq!(std::mem::size_of::<ArgPair<i32>>(), 8);
-        assert_eq!(std::mem::size_of::<ArgControl>(), 16);
-        assert_eq!(std::mem::align_of::<ArgControl>(), 8);
-        assert_eq!(std::mem::offset_of!(ArgControl, blocks_done), 8);
-    }
-
-    #[test]
-    fn constants_match_config_cuh() {
-        let config = crate::sources::source("common/config.cuh").expect("embedded");
-        for line in [
-            format!("constexpr int kArgVectorsPerStep = {ARG_VECTORS_PER_STEP};"),
-            format!("constexpr int kArgTwoPassMaxBlocks = {ARG_TWO_PASS_MAX_BLOCKS};"),
-            "constexpr int kRowsPerWarpBlock = kBlockWarps;".to_string(),
-        ] {
-            assert!(config.contains(&line), "config.cuh lacks `{line}`");
-        }
-        assert_eq!(ROWS_PER_WARP_BLOCK, BLOCK_THREADS / 32);
-    }
-
-    /// Emulates the vector + tail partition of `scan_range` and checks that it
-    /// visits every element exactly once, in increasing order per thread.
-    #[test]
-    fn scan_range_partition_covers_each_element_once_in_order() {
-        for count in [1u32, 3, 4, 5, 31, 32, 33, 255, 256, 257, 511, 512, 513, 4099, 262_145] {
-            for step in [32u32, 256, 1024] {
-                for unroll in [1u32, 4] {
-                    let mut seen = vec![0u8; count as usize];
-                    for start in 0..step {
-                        let mut visited = Vec::new();
-                        let vector_count = count / 4;
-                        let mut i = start;
-                        while i + (unroll - 1) * step < vector_count {
-                            for u in 0..unroll {
-                                visited.extend((0..4).map(|k| (i + u * step) * 4 + k));
-                            }
-                            i += unroll * step;
-                        }
-                        while i < vector_count {
-                            visited.extend((0..4).map(|k| i * 4 + k));
-                            i += step;
-                        }
-                        if start < count - vector_count * 4 {
-                            visited.push(vector_count * 4 + start);
-                        }
-                        assert!(visited.windows(2).all(|w| w[0] < w[1]), "count {count} step {step}");
-                        for v in visited {
-                            seen[v as usize] += 1;
-                        }
-                    }
-                    assert!(seen.iter().all(|&s| s == 1), "count {count} step {step} unroll {unroll}");
-                }
-            }
-        }
-    }
-}
+#[path = "arg_reduce_tests.rs"]
+mod tests;

@@ -3,7 +3,7 @@
 
 use crate::device::Gpu;
 use crate::error::{DriverContext, GpuError, GpuResult};
-use crate::family::Family;
+use crate::kernel_family::KernelFamily;
 use crate::launch::{config, persistent_grid, BLOCK_THREADS};
 use cudarc::driver::{CudaSlice, PushKernelArg};
 
@@ -24,8 +24,8 @@ impl Gpu {
         let vectors = (n / 4) as u64;
         let tail_count = (n % 4) as u32;
         let kernel = "read_ceiling_i32";
-        let function = self.function(Family::Ceilings, kernel)?;
-        let grid = persistent_grid(self, Family::Ceilings, kernel, BLOCK_THREADS, 0)?;
+        let function = self.function(KernelFamily::Ceilings, kernel)?;
+        let grid = persistent_grid(self, KernelFamily::Ceilings, kernel, BLOCK_THREADS, 0)?;
         let tail = input.slice((n - tail_count as usize)..);
         let stream = self.stream();
         let mut launch = stream.launch_builder(&function);

@@ -1,9 +1,9 @@
-//! Run-time compilation through NVRTC: one program per [`Family`], for the
+//! Run-time compilation through NVRTC: one program per [`KernelFamily`], for the
 //! compute capability of the GPU found (or any named architecture, which is
 //! how CI checks every kernel for sm_80 and sm_90 without a GPU).
 
 use crate::error::{GpuError, GpuResult};
-use crate::family::Family;
+use crate::kernel_family::KernelFamily;
 use crate::sources::translation_unit;
 use cudarc::nvrtc::{result as nvrtc, sys as nvrtc_sys};
 use std::ffi::CString;
@@ -48,7 +48,7 @@ pub fn nvrtc_version() -> GpuResult<(i32, i32)> {
 #[derive(Debug, Clone)]
 pub struct CompiledFamily {
     /// The family compiled.
-    pub family: Family,
+    pub family: KernelFamily,
     /// Target architecture, e.g. `sm_90`.
     pub arch: String,
     /// Machine code for `arch`, loadable with `cuModuleLoadData`.
@@ -73,7 +73,7 @@ fn c_chars_to_string(chars: &[std::ffi::c_char]) -> String {
 
 /// Compiles `family` for `arch` (e.g. `sm_90`). A compile error is returned
 /// with NVRTC's log; warnings come back in [`CompiledFamily::log`].
-pub fn compile_family(family: Family, arch: &str, mutant: u32) -> GpuResult<CompiledFamily> {
+pub fn compile_family(family: KernelFamily, arch: &str, mutant: u32) -> GpuResult<CompiledFamily> {
     let unit = translation_unit(family.file()).ok_or_else(|| GpuError::Compile {
         module: family.file().to_string(),
         arch: arch.to_string(),
@@ -90,7 +90,7 @@ pub fn compile_family(family: Family, arch: &str, mutant: u32) -> GpuResult<Comp
 /// `~/.cache/primlab/kernels`); `PRIMLAB_KERNEL_CACHE=off` disables it. It
 /// only saves NVRTC time (each sanitizer job is a new process): any cache
 /// failure falls back to compiling.
-pub fn cached_cubin(family: Family, arch: &str, mutant: u32) -> GpuResult<Vec<u8>> {
+pub fn cached_cubin(family: KernelFamily, arch: &str, mutant: u32) -> GpuResult<Vec<u8>> {
     let Some(path) = cache_path(family, arch, mutant) else {
         return Ok(compile_family(family, arch, mutant)?.cubin);
     };
@@ -112,7 +112,7 @@ pub fn cached_cubin(family: Family, arch: &str, mutant: u32) -> GpuResult<Vec<u8
     Ok(cubin)
 }
 
-fn cache_path(family: Family, arch: &str, mutant: u32) -> Option<std::path::PathBuf> {
+fn cache_path(family: KernelFamily, arch: &str, mutant: u32) -> Option<std::path::PathBuf> {
     let dir = match std::env::var_os("PRIMLAB_KERNEL_CACHE") {
         Some(v) if v == "off" => return None,
         Some(v) => std::path::PathBuf::from(v),
@@ -183,7 +183,7 @@ mod tests {
             panic!("{e}: run `make verify` (or scripts/install_nvrtc.sh and set LD_LIBRARY_PATH)");
         }
         for arch in ["sm_80", "sm_90"] {
-            for family in Family::ALL {
+            for family in KernelFamily::ALL {
                 let compiled = compile_family(family, arch, 0).unwrap_or_else(|e| panic!("{e}"));
                 assert!(compiled.log.is_empty(), "{} {arch} warned:\n{}", family.file(), compiled.log);
                 assert!(!compiled.cubin.is_empty(), "{} {arch}: empty cubin", family.file());

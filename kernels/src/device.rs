@@ -3,7 +3,7 @@
 
 use crate::compile::{arch_name, cached_cubin, ensure_nvrtc, nvrtc_version};
 use crate::error::{DriverContext, GpuError, GpuResult};
-use crate::family::Family;
+use crate::kernel_family::KernelFamily;
 use cudarc::driver::{
     result as driver, sys, CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtrMut, DeviceRepr,
 };
@@ -18,7 +18,8 @@ pub const POISON_BYTE: u8 = 0xA5;
 /// How to open a [`Gpu`].
 #[derive(Debug, Clone, Copy, Default)]
 pub struct GpuOptions {
-    /// CUDA device ordinal.
+    /// CUDA device ordinal ([`Gpu::open`]; [`Gpu::from_context`] takes the
+    /// context's device).
     pub ordinal: usize,
     /// 0 for the real kernels; otherwise the id of a planted bug from the
     /// mutant gallery (`harness mutants`), compiled into every family.
@@ -60,7 +61,7 @@ pub struct Gpu {
     stream: Arc<CudaStream>,
     info: DeviceInfo,
     mutant: u32,
-    modules: Mutex<HashMap<Family, Arc<CudaModule>>>,
+    modules: Mutex<HashMap<KernelFamily, Arc<CudaModule>>>,
 }
 
 impl std::fmt::Debug for Gpu {
@@ -106,6 +107,29 @@ impl Gpu {
         // SAFETY: no buffer is shared across streams.
         unsafe { ctx.disable_event_tracking() };
         let stream = ctx.default_stream();
+        Gpu::from_context(ctx, stream, options)
+    }
+
+    /// A `Gpu` on the caller's context and stream: every launch and copy of
+    /// this `Gpu` (and of the plans built on it) is ordered on `stream`, so
+    /// the caller orders its own work against ours by that stream alone.
+    /// `options.ordinal` is ignored (the device is the context's);
+    /// `options.mutant` is as for [`Gpu::open`]. The context's settings
+    /// (event tracking included) are left as the caller set them.
+    ///
+    /// Errors: [`GpuError::InvalidInput`] when `stream` belongs to another
+    /// context; [`GpuError::NvrtcUnavailable`] when kernels cannot be
+    /// compiled; [`GpuError::Driver`] when a device attribute cannot be read.
+    pub fn from_context(ctx: Arc<CudaContext>, stream: Arc<CudaStream>, options: GpuOptions) -> GpuResult<Gpu> {
+        if !Arc::ptr_eq(stream.context(), &ctx) {
+            return Err(GpuError::InvalidInput {
+                primitive: "gpu",
+                variant: "from_context",
+                n: 0,
+                reason: "the stream belongs to another CUDA context".into(),
+            });
+        }
+        ensure_nvrtc()?;
         let attribute = |a| ctx.attribute(a).context(|| format!("reading device attribute {a:?}"));
         use sys::CUdevice_attribute as A;
         let compute_capability = ctx.compute_capability().context(|| "reading compute capability".into())?;
@@ -113,7 +137,7 @@ impl Gpu {
         // SAFETY: a valid out-pointer.
         unsafe { sys::cuDriverGetVersion(&mut driver_version) }.result().context(|| "cuDriverGetVersion".into())?;
         let info = DeviceInfo {
-            ordinal: options.ordinal,
+            ordinal: ctx.ordinal(),
             name: ctx.name().context(|| "reading device name".into())?,
             compute_capability,
             arch: arch_name(compute_capability.0, compute_capability.1),
@@ -149,7 +173,7 @@ impl Gpu {
     }
 
     /// The module of `family`, compiled and loaded on first use.
-    pub fn module(&self, family: Family) -> GpuResult<Arc<CudaModule>> {
+    pub fn module(&self, family: KernelFamily) -> GpuResult<Arc<CudaModule>> {
         let mut modules = self.modules.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         if let Some(module) = modules.get(&family) {
             return Ok(module.clone());
@@ -164,14 +188,14 @@ impl Gpu {
     /// Compiles and loads every family now (so that later timings and
     /// sanitizer runs do not include compilation).
     pub fn load_all(&self) -> GpuResult<()> {
-        for family in Family::ALL {
+        for family in KernelFamily::ALL {
             self.module(family)?;
         }
         Ok(())
     }
 
     /// The `extern "C"` kernel `name` of `family`.
-    pub fn function(&self, family: Family, name: &str) -> GpuResult<CudaFunction> {
+    pub fn function(&self, family: KernelFamily, name: &str) -> GpuResult<CudaFunction> {
         self.module(family)?.load_function(name).context(|| format!("loading kernel {name} from {}", family.file()))
     }
 

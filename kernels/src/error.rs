@@ -5,10 +5,11 @@ use thiserror::Error;
 
 /// Anything that can go wrong between a host slice and a GPU result.
 #[derive(Debug, Error)]
+#[non_exhaustive]
 pub enum GpuError {
     /// No usable GPU: the driver library is missing, no device is present, or
     /// the context could not be created. `harness sweep` reports this as
-    /// "GPU checks skipped (no GPU: <reason>)".
+    /// `"GPU checks skipped (no GPU: <reason>)"`.
     #[error("no GPU: {reason}")]
     Unavailable {
         /// Why no GPU can be used, in words.

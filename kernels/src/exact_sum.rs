@@ -37,8 +37,8 @@
 
 use crate::device::Gpu;
 use crate::error::{DriverContext, GpuError, GpuResult};
-use crate::family::Family;
 use crate::float_reduce::FloatElement;
+use crate::kernel_family::KernelFamily;
 use crate::launch::{config, resident_blocks_per_sm, BLOCK_THREADS};
 use cudarc::driver::{CudaFunction, CudaSlice, PushKernelArg};
 
@@ -118,8 +118,8 @@ impl<'g, T: FloatElement> ExactSumPlan<'g, T> {
                 "more than 2^40 inputs: the superaccumulator is sized for {EXACT_MAX_INPUTS}"
             )));
         }
-        let partials = gpu.function(Family::ExactSum, &format!("exact_sum_partials_{}", T::TYPE_NAME))?;
-        let finish = gpu.function(Family::ExactSum, "exact_sum_finish")?;
+        let partials = gpu.function(KernelFamily::ExactSum, &format!("exact_sum_partials_{}", T::TYPE_NAME))?;
+        let finish = gpu.function(KernelFamily::ExactSum, "exact_sum_finish")?;
         let sms = gpu.info().sm_count.max(1) as u64;
         let blocks: u64 = match grid {
             ExactSumGrid::Auto => {
@@ -211,12 +211,10 @@ impl Gpu {
 
     /// The correctly rounded f32 sum of bf16 `data`; contract as [`Gpu::exact_sum_f32`].
     pub fn exact_sum_bf16(&self, data: &[half::bf16]) -> GpuResult<f32> {
-        let bits: Vec<u16> = data.iter().map(|x| x.to_bits()).collect();
-        self.exact_sum(ExactSumVariant::CorrectlyRounded, ExactSumGrid::Auto, &bits)
+        self.exact_sum(ExactSumVariant::CorrectlyRounded, ExactSumGrid::Auto, data)
     }
 
-    /// The sum behind `exact_sum_f32` / `exact_sum_bf16` (bf16 as `u16`
-    /// bits) on a chosen grid: plan, upload, enqueue, finish. An empty input
+    /// The sum behind `exact_sum_f32` / `exact_sum_bf16` on a chosen grid: plan, upload, enqueue, finish. An empty input
     /// is `+0.0` without a launch.
     pub fn exact_sum<T: FloatElement>(
         &self,

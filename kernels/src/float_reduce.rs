@@ -43,7 +43,7 @@
 
 use crate::device::Gpu;
 use crate::error::{DriverContext, GpuError, GpuResult};
-use crate::family::Family;
+use crate::kernel_family::KernelFamily;
 use crate::launch::{config, BLOCK_THREADS};
 use cudarc::driver::{CudaFunction, CudaSlice, DeviceRepr, PushKernelArg, ValidAsZeroBits};
 
@@ -201,10 +201,10 @@ unsafe impl ValidAsZeroBits for CompensatedPair {}
 mod sealed {
     pub trait Sealed {}
     impl Sealed for f32 {}
-    impl Sealed for u16 {}
+    impl Sealed for half::bf16 {}
 }
 
-/// Input element types: `f32`, and `u16` holding bf16 bits.
+/// Input element types: `f32` and [`half::bf16`].
 pub trait FloatElement: DeviceRepr + Copy + sealed::Sealed + 'static {
     /// The kernel-name suffix: `"f32"` or `"bf16"`.
     const TYPE_NAME: &'static str;
@@ -214,7 +214,7 @@ impl FloatElement for f32 {
     const TYPE_NAME: &'static str = "f32";
 }
 
-impl FloatElement for u16 {
+impl FloatElement for half::bf16 {
     const TYPE_NAME: &'static str = "bf16";
 }
 
@@ -268,7 +268,7 @@ impl<'g, T: FloatElement> FloatReducePlan<'g, T> {
             });
         }
         let t = T::TYPE_NAME;
-        let function = |name: &str| gpu.function(Family::FloatReduce, name);
+        let function = |name: &str| gpu.function(KernelFamily::FloatReduce, name);
         let (first, later, grids, scratch) = match variant {
             FloatReduceVariant::FixedTree => {
                 let grids = tree_grids(n);
@@ -428,11 +428,10 @@ impl Gpu {
 
     /// Sum of bf16 `data` with f32 accumulation; contract as [`Gpu::reduce_f32`].
     pub fn reduce_bf16(&self, variant: FloatReduceVariant, data: &[half::bf16]) -> GpuResult<f32> {
-        let bits: Vec<u16> = data.iter().map(|x| x.to_bits()).collect();
-        self.reduce_float(variant, &bits)
+        self.reduce_float(variant, data)
     }
 
-    /// The sum behind `reduce_f32` / `reduce_bf16` (bf16 as `u16` bits):
+    /// The sum behind `reduce_f32` / `reduce_bf16`, generic over the element:
     /// plan (poisoned result), upload, enqueue, finish.
     pub fn reduce_float<T: FloatElement>(&self, variant: FloatReduceVariant, data: &[T]) -> GpuResult<f32> {
         if data.is_empty() {
@@ -446,72 +445,5 @@ impl Gpu {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn constants_match_config_cuh() {
-        let config = crate::sources::source("common/config.cuh").expect("embedded");
-        for line in [
-            "constexpr int kFloatItemsPerThread = 16;".to_string(),
-            format!("constexpr int kFloatTwoPassMaxBlocks = {FLOAT_TWO_PASS_MAX_BLOCKS};"),
-            "static_assert(kFloatTileItems == 4096,".to_string(),
-        ] {
-            assert!(config.contains(&line), "config.cuh lacks `{line}`");
-        }
-        assert_eq!(FLOAT_TILE_ITEMS, 16 * BLOCK_THREADS as usize);
-        assert_eq!(std::mem::size_of::<CompensatedPair>(), 8);
-        assert_eq!(std::mem::align_of::<CompensatedPair>(), 4);
-    }
-
-    #[test]
-    fn tree_depths_follow_the_documented_tree() {
-        use FloatReduceVariant::*;
-        assert_eq!(tree_grids(1), vec![1]);
-        assert_eq!(tree_grids(4096), vec![1]);
-        assert_eq!(tree_grids(4097), vec![2, 1]);
-        assert_eq!(tree_grids(1 << 28), vec![65_536, 16, 1]);
-        assert_eq!(FixedTree.tree_depth(1), 12);
-        assert_eq!(FixedTree.tree_depth(1 << 24), 24);
-        assert_eq!(FixedTree.tree_depth(1 << 28), 36);
-        assert_eq!(Compensated.tree_depth(1 << 28), 36);
-        // 2^28: 65536 tiles over 1024 blocks -> 64 per thread.
-        assert_eq!(TwoPass.tree_depth(1 << 28), 64 + 24);
-        assert_eq!(TwoPass.tree_depth(100), 1 + 24);
-        assert_eq!(AtomicPerBlock.tree_depth(1 << 20), 12 + 256);
-        assert_eq!(AtomicPerElement.tree_depth(1000), 1000);
-        assert!(AtomicPerElement.is_order_free() && AtomicPerBlock.is_order_free());
-        assert!(FixedTree.is_deterministic() && Compensated.is_deterministic() && TwoPass.is_deterministic());
-    }
-
-    #[test]
-    fn bounds_are_ordered_as_expected() {
-        use FloatReduceVariant::*;
-        let n = 1 << 20;
-        let fixed = FixedTree.error_bound(n, 1.0, 1e-3);
-        assert!(fixed > 24.0 * U_F32 && fixed < 25.0 * U_F32);
-        assert!(Compensated.error_bound(n, 1.0, 1e-3) < fixed);
-        assert!(AtomicPerElement.error_bound(n, 1.0, 1e-3) > fixed);
-        assert_eq!(AtomicPerElement.error_bound(1, 5.0, 5.0), 0.0);
-    }
-
-    /// The tile layouts of the loaders cover each element of a tile once.
-    #[test]
-    fn tile_layouts_partition_the_tile() {
-        let threads = BLOCK_THREADS as usize;
-        let layouts: [&dyn Fn(usize, usize) -> usize; 3] = [
-            &|t, item| 4 * ((item / 4) * threads + t) + item % 4,
-            &|t, item| 8 * ((item / 8) * threads + t) + item % 8,
-            &|t, item| item * threads + t,
-        ];
-        for layout in layouts {
-            let mut seen = vec![0u8; FLOAT_TILE_ITEMS];
-            for t in 0..threads {
-                for item in 0..16 {
-                    seen[layout(t, item)] += 1;
-                }
-            }
-            assert!(seen.iter().all(|&s| s == 1));
-        }
-    }
-}
+#[path = "float_reduce_tests.rs"]
+mod tests;

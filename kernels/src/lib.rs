@@ -9,8 +9,22 @@
 //! Open a [`Gpu`] and call a primitive on it; every call returns a
 //! [`GpuResult`]. With no driver or no device, [`Gpu::open`] returns
 //! [`GpuError::Unavailable`] with the reason (it never panics), which
-//! `harness sweep` reports as "GPU checks skipped (no GPU: <reason>)".
+//! `harness sweep` reports as `"GPU checks skipped (no GPU: <reason>)"`.
+//!
+//! ## From another program
+//!
+//! [`Gpu::from_context`] builds a `Gpu` on the caller's cudarc context and
+//! stream; every launch is then ordered on that stream. The plans
+//! ([`ReducePlan`], [`ScanPlan`], ...) allocate their scratch once and
+//! enqueue on caller-owned device buffers: whole `CudaSlice`s, or (reduce
+//! and scan) `CudaView`s starting at a [`launch::BUFFER_ALIGN`]-byte
+//! boundary. bf16 data is [`half::bf16`] on the host and on the device. The
+//! cudarc this crate is built with is re-exported as [`cudarc`]. See
+//! `examples/reduce_on_my_buffers.rs`.
 #![deny(missing_docs)]
+
+/// The cudarc version the public API uses (contexts, streams, buffers).
+pub use cudarc;
 
 pub mod affine;
 pub mod arg_reduce;
@@ -20,9 +34,9 @@ pub mod compile;
 pub mod device;
 pub mod error;
 pub mod exact_sum;
-pub mod family;
 pub mod float_reduce;
 pub mod histogram;
+pub mod kernel_family;
 pub mod launch;
 pub mod mutant;
 pub mod reduce;
@@ -34,7 +48,8 @@ pub mod sources;
 pub use affine::AffineMap;
 pub use device::{probe_driver, DeviceInfo, Gpu, GpuOptions, POISON_BYTE};
 pub use error::{GpuError, GpuResult};
-pub use family::Family;
+pub use half::bf16;
+pub use kernel_family::KernelFamily;
 pub use reduce::{ReduceElement, ReducePlan, ReduceVariant};
 pub use scan::{blelloch_levels, ScanElement, ScanKind, ScanPlan, ScanVariant};
 pub use sources::SOURCE_HASH;
@@ -43,7 +58,7 @@ pub use arg_reduce::{ArgElement, ArgPair, ArgReducePlan, ArgReduceVariant, ArgRo
 pub use compact::{CompactOutput, CompactPlan, CompactVariant, Selector, SelectorKind};
 pub use exact_sum::{ExactSumGrid, ExactSumPlan, ExactSumVariant};
 pub use float_reduce::{FloatElement, FloatReducePlan, FloatReduceVariant};
-pub use histogram::{HistogramPlan, HistogramSample, HistogramSpec, HistogramSpecF32, HistogramVariant};
+pub use histogram::{HistogramPlan, HistogramSample, HistogramSpec, HistogramVariant};
 pub use segmented_reduce::{SegmentArgF32, SegmentOffsets, SegmentedOp, SegmentedPlan, SegmentedVariant};
 pub use softmax::{
     softmax_error_bound_ulps, softmax_tolerance, SoftmaxDtype, SoftmaxElement, SoftmaxPlan, SoftmaxTolerance,

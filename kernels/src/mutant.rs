@@ -5,7 +5,7 @@
 //! and records which check caught it: the evidence that the harness finds
 //! the bugs it exists to find.
 
-use crate::family::Family;
+use crate::kernel_family::KernelFamily;
 
 /// One planted bug.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -18,7 +18,7 @@ pub struct Mutant {
     pub planted_in: &'static str,
     /// The kernel families whose compiled code the planted bug changes (the
     /// family of `primitive` first); a test compiles each with and without it.
-    pub families: &'static [Family],
+    pub families: &'static [KernelFamily],
     /// What the bug does and why it is a real-world bug.
     pub description: &'static str,
     /// The primitive whose sweep and sanitizer runs exercise it.
@@ -40,7 +40,7 @@ pub const GALLERY: [Mutant; 14] = [
         planted_in: "common/block_reduce.cuh: block_reduce",
         description:
             "no __syncthreads() between the warp partial writes and warp 0's reads (RAW hazard in shared memory)",
-        families: &[Family::Reduce],
+        families: &[KernelFamily::Reduce],
         primitive: "reduce",
         variant: "multipass",
         sizes: SMALL,
@@ -50,7 +50,7 @@ pub const GALLERY: [Mutant; 14] = [
         name: "barrier-in-warp0-branch",
         planted_in: "common/block_reduce.cuh: block_reduce",
         description: "the block barrier sits inside if (warp == 0): only one warp reaches it",
-        families: &[Family::Reduce],
+        families: &[KernelFamily::Reduce],
         primitive: "reduce",
         variant: "",
         sizes: SMALL,
@@ -61,7 +61,7 @@ pub const GALLERY: [Mutant; 14] = [
         planted_in: "reduce.cu: multipass kernel",
         description:
             "warps without input return before the block barrier in block_reduce instead of carrying the identity",
-        families: &[Family::Reduce],
+        families: &[KernelFamily::Reduce],
         primitive: "reduce",
         variant: "multipass",
         sizes: SMALL,
@@ -71,7 +71,7 @@ pub const GALLERY: [Mutant; 14] = [
         name: "shuffle-reads-exited-lane",
         planted_in: "reduce.cu: multipass kernel",
         description: "lanes without input exit, so the last warp's full-mask shuffle reads lanes that are gone",
-        families: &[Family::Reduce],
+        families: &[KernelFamily::Reduce],
         primitive: "reduce",
         variant: "multipass",
         sizes: SMALL,
@@ -82,7 +82,7 @@ pub const GALLERY: [Mutant; 14] = [
         planted_in: "scan.cu: Blelloch multi-pass offsets",
         description:
             "blocks after the first never add their block offset; invisible when earlier block totals are zero",
-        families: &[Family::Scan],
+        families: &[KernelFamily::Scan],
         primitive: "scan",
         variant: "blelloch",
         sizes: SMALL,
@@ -92,7 +92,7 @@ pub const GALLERY: [Mutant; 14] = [
         name: "tail-guard-off-by-one",
         planted_in: "reduce.cu: multipass load guard",
         description: "the tail guard uses <= instead of <, reading one element past the end",
-        families: &[Family::Reduce],
+        families: &[KernelFamily::Reduce],
         primitive: "reduce",
         variant: "multipass",
         sizes: SMALL,
@@ -102,7 +102,7 @@ pub const GALLERY: [Mutant; 14] = [
         name: "uninitialised-shared-read",
         planted_in: "scan.cu: look-back tile prefix broadcast",
         description: "tile 0 never writes its shared prefix slot, so its threads read uninitialised shared memory",
-        families: &[Family::Scan],
+        families: &[KernelFamily::Scan],
         primitive: "scan",
         variant: "decoupled_lookback",
         sizes: SMALL,
@@ -112,7 +112,7 @@ pub const GALLERY: [Mutant; 14] = [
         name: "lookback-payload-before-flag",
         planted_in: "common/decoupled_lookback.cuh: lookback_exclusive_prefix",
         description: "a predecessor's payload is read before its status flag is acquired",
-        families: &[Family::Scan],
+        families: &[KernelFamily::Scan],
         primitive: "scan",
         variant: "decoupled_lookback",
         sizes: &[4099, 65_537, 262_145, 1 << 22],
@@ -122,7 +122,7 @@ pub const GALLERY: [Mutant; 14] = [
         name: "rejected-item-writes",
         planted_in: "compact.cu: scatter",
         description: "a rejected compaction item still writes to its destination",
-        families: &[Family::Compact],
+        families: &[KernelFamily::Compact],
         primitive: "compact",
         variant: "",
         sizes: SMALL,
@@ -132,7 +132,7 @@ pub const GALLERY: [Mutant; 14] = [
         name: "softmax-no-neg-inf-guard",
         planted_in: "common/operators.cuh: SoftmaxMerge (and softmax.cu's per-thread update)",
         description: "merging empty (-inf, 0) states computes exp(-inf - -inf) = NaN for masked rows",
-        families: &[Family::Softmax],
+        families: &[KernelFamily::Softmax],
         primitive: "softmax",
         variant: "",
         sizes: SMALL,
@@ -142,7 +142,7 @@ pub const GALLERY: [Mutant; 14] = [
         name: "argmax-ties-to-highest-index",
         planted_in: "common/operators.cuh: arg_tie_prefers",
         description: "equal values resolve to the highest index instead of the lowest",
-        families: &[Family::ArgReduce],
+        families: &[KernelFamily::ArgReduce],
         primitive: "arg_reduce",
         variant: "",
         sizes: SMALL,
@@ -152,7 +152,7 @@ pub const GALLERY: [Mutant; 14] = [
         name: "empty-segment-off-by-one",
         planted_in: "segmented_reduce.cu: segment bounds",
         description: "an empty segment reads offsets[s] as if it held one element",
-        families: &[Family::SegmentedReduce],
+        families: &[KernelFamily::SegmentedReduce],
         primitive: "segmented_reduce",
         variant: "",
         sizes: SMALL,
@@ -162,7 +162,7 @@ pub const GALLERY: [Mutant; 14] = [
         name: "recursion-wrong-past-512-squared",
         planted_in: "scan.cu: Blelloch recursion",
         description: "the third recursion level's offsets are not added back: wrong only past 512^2 items",
-        families: &[Family::Scan],
+        families: &[KernelFamily::Scan],
         primitive: "scan",
         variant: "blelloch",
         sizes: RECURSION,
@@ -172,7 +172,7 @@ pub const GALLERY: [Mutant; 14] = [
         name: "superaccumulator-drops-a-carry",
         planted_in: "exact_sum.cu: normalise",
         description: "the carry out of word 3 (values in [2^-54, 1)) is dropped when the limbs are normalised",
-        families: &[Family::ExactSum],
+        families: &[KernelFamily::ExactSum],
         primitive: "exact_sum",
         variant: "",
         sizes: SMALL,
@@ -245,21 +245,21 @@ mod tests {
         if let Err(e) = crate::compile::ensure_nvrtc() {
             panic!("{e}: run `make setup` and set LD_LIBRARY_PATH (see the Makefile)");
         }
-        let compile = |family: Family, mutant: u32| {
+        let compile = |family: KernelFamily, mutant: u32| {
             let compiled = crate::compile::compile_family(family, "sm_90", mutant)
                 .unwrap_or_else(|e| panic!("mutant {mutant}, {}: {e}", family.file()));
             assert!(compiled.log.is_empty(), "{} mutant {mutant} warned:\n{}", family.file(), compiled.log);
             code_sections(&compiled.cubin)
         };
-        let mut builds: Vec<(u32, Family)> =
+        let mut builds: Vec<(u32, KernelFamily)> =
             GALLERY.iter().flat_map(|m| m.families.iter().map(move |f| (m.id, *f))).collect();
-        let mut families: Vec<Family> = builds.iter().map(|(_, f)| *f).collect();
+        let mut families: Vec<KernelFamily> = builds.iter().map(|(_, f)| *f).collect();
         families.sort();
         families.dedup();
         builds.extend(families.iter().map(|f| (0, *f)));
         // The comparison's own control: mutant 9 is planted in compact.cu only, so
         // histogram.cu must compile to the same code with it as without it.
-        builds.extend([(0, Family::Histogram), (9, Family::Histogram)]);
+        builds.extend([(0, KernelFamily::Histogram), (9, KernelFamily::Histogram)]);
         // Compile on every core: about twenty NVRTC programs.
         let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2);
         let next = std::sync::atomic::AtomicUsize::new(0);
@@ -287,8 +287,8 @@ mod tests {
         }
         assert!(identical.is_empty(), "compiled to the real kernels' code: {identical:?}");
         assert_eq!(
-            results[&(9, Family::Histogram)],
-            results[&(0, Family::Histogram)],
+            results[&(9, KernelFamily::Histogram)],
+            results[&(0, KernelFamily::Histogram)],
             "the code comparison sees a difference where the sources are the same"
         );
     }

@@ -15,9 +15,9 @@
 use crate::affine::AffineMap;
 use crate::device::Gpu;
 use crate::error::{DriverContext, GpuError, GpuResult};
-use crate::family::Family;
-use crate::launch::{config, persistent_grid, BLOCK_THREADS};
-use cudarc::driver::{CudaFunction, CudaSlice, DeviceRepr, PushKernelArg, ValidAsZeroBits};
+use crate::kernel_family::KernelFamily;
+use crate::launch::{check_vector_aligned, config, persistent_grid, BLOCK_THREADS};
+use cudarc::driver::{CudaFunction, CudaSlice, CudaView, CudaViewMut, DeviceRepr, PushKernelArg, ValidAsZeroBits};
 
 /// Items per block of the multipass kernel (`kBlockItems`): 256 threads x 2.
 pub const MULTIPASS_BLOCK_ITEMS: usize = 512;
@@ -223,8 +223,9 @@ enum Schedule<P> {
 ///   affine, at least 1); no memset (the done counter is zeroed when the plan
 ///   is made and every completed launch leaves it at 0).
 ///
-/// Input buffers must be whole `CudaSlice`s (cudaMalloc aligns them to 256
-/// bytes, which the vector loads rely on). After a synchronisation,
+/// Buffers are the caller's: whole `CudaSlice`s ([`ReducePlan::enqueue`]) or
+/// views starting at a [`BUFFER_ALIGN`](crate::launch::BUFFER_ALIGN)-byte boundary
+/// ([`ReducePlan::enqueue_view`]), on the plan's [`Gpu`] context. After a synchronisation,
 /// [`ReducePlan::check_fault`] reports a kernel-detected fault (the
 /// ticket-ordered affine path's spin bound).
 pub struct ReducePlan<'g, E: ReduceElement = i32> {
@@ -249,7 +250,7 @@ impl<'g, E: ReduceElement> ReducePlan<'g, E> {
                 "a plan needs at least one element (an empty input reduces to the identity without a launch)".into(),
             ));
         }
-        let function = |name: String| gpu.function(Family::Reduce, &name);
+        let function = |name: String| gpu.function(KernelFamily::Reduce, &name);
         let schedule = match variant {
             ReduceVariant::Serial => {
                 Schedule::Serial { kernel: function(format!("reduce_serial_{}", E::INPUT_SUFFIX))? }
@@ -275,7 +276,7 @@ impl<'g, E: ReduceElement> ReducePlan<'g, E> {
             },
             ReduceVariant::SinglePass => {
                 let name = format!("reduce_single_pass_{}", E::INPUT_SUFFIX);
-                let persistent = persistent_grid(gpu, Family::Reduce, &name, BLOCK_THREADS, 0)?;
+                let persistent = persistent_grid(gpu, KernelFamily::Reduce, &name, BLOCK_THREADS, 0)?;
                 let grid = (n_blocks(n, E::SINGLE_PASS_MIN_BLOCK_ITEMS) as u32).min(persistent).max(1);
                 Schedule::SinglePass {
                     kernel: function(name)?,
@@ -307,6 +308,14 @@ impl<'g, E: ReduceElement> ReducePlan<'g, E> {
     /// `output[0]` (the rest of `output` is not touched). Only launches and
     /// the memsets listed on [`ReducePlan`]; no synchronisation.
     pub fn enqueue(&mut self, input: &CudaSlice<E>, output: &mut CudaSlice<E::Output>) -> GpuResult<()> {
+        self.enqueue_view(&input.as_view(), &mut output.as_view_mut())
+    }
+
+    /// [`ReducePlan::enqueue`] on views of caller-owned device memory: the
+    /// same launches with the same arguments. `input` holds exactly `n`
+    /// elements, `output` at least one; both start at a [`BUFFER_ALIGN`](crate::launch::BUFFER_ALIGN)-byte
+    /// boundary, else [`GpuError::InvalidInput`].
+    pub fn enqueue_view(&mut self, input: &CudaView<'_, E>, output: &mut CudaViewMut<'_, E::Output>) -> GpuResult<()> {
         let (n, variant) = (self.n, self.variant);
         if input.len() != n {
             return Err(invalid(E::PRIMITIVE, variant, n, format!("the input buffer holds {} elements", input.len())));
@@ -315,6 +324,7 @@ impl<'g, E: ReduceElement> ReducePlan<'g, E> {
             return Err(invalid(E::PRIMITIVE, variant, n, "the output buffer is empty".into()));
         }
         let stream = self.gpu.stream().clone();
+        check_vector_aligned(input, &*output, &stream).map_err(|reason| invalid(E::PRIMITIVE, variant, n, reason))?;
         let what = |step: &str| format!("{}/{} n={n}: {step}", E::PRIMITIVE, variant.name());
         let count = n as u64;
         match &mut self.schedule {
@@ -439,152 +449,5 @@ impl Gpu {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn names_round_trip_and_limits() {
-        for v in ReduceVariant::ALL {
-            assert_eq!(ReduceVariant::from_name(v.name()), Some(v));
-        }
-        assert_eq!(ReduceVariant::Serial.max_len(), 1 << 22);
-        assert_eq!(ReduceVariant::SinglePass.max_len(), (1usize << 32) - 1);
-        // The int64 bound: n * 2^31 < 2^63 for every accepted n.
-        assert!((MAX_LEN as u128) * (1u128 << 31) < (1u128 << 63));
-    }
-
-    #[test]
-    fn multipass_passes() {
-        assert_eq!(multipass_counts(1), vec![1, 1]);
-        assert_eq!(multipass_counts(512), vec![512, 1]);
-        assert_eq!(multipass_counts(513), vec![513, 2, 1]);
-        assert_eq!(multipass_counts(262_144), vec![262_144, 512, 1]);
-        assert_eq!(multipass_counts(262_145), vec![262_145, 513, 2, 1]);
-        assert_eq!(multipass_counts(1 << 28), vec![1 << 28, 1 << 19, 1024, 2, 1]);
-        assert_eq!(multipass_counts(MAX_LEN).len() - 1, 4);
-    }
-
-    /// The single-pass int32 kernel's split (whole tiles by even share, the
-    /// vector remainder and the scalar tail to the last block) covers
-    /// [0, n) exactly once.
-    #[test]
-    fn single_pass_i32_partition_covers_every_item_once() {
-        const TILE_VECTORS: u64 = 1024;
-        for &n in &[1u64, 3, 4, 5, 31, 33, 257, 4095, 4096, 4097, 4099, 8191, 65_536, 262_145, 1_000_003] {
-            for &grid in &[1u64, 2, 3, 7, 132, 1056] {
-                let grid = grid.min(((n as usize).div_ceil(4096)).max(1) as u64).max(1);
-                let mut seen = vec![0u8; n as usize];
-                let vector_count = n / 4;
-                let full_tiles = vector_count / TILE_VECTORS;
-                for b in 0..grid {
-                    let (begin, end) = (full_tiles * b / grid, full_tiles * (b + 1) / grid);
-                    for tile in begin..end {
-                        for t in 0..256 {
-                            for k in 0..4 {
-                                let v = tile * TILE_VECTORS + k * 256 + t;
-                                (0..4).for_each(|e| seen[(4 * v + e) as usize] += 1);
-                            }
-                        }
-                    }
-                    if b == grid - 1 {
-                        for t in 0..256 {
-                            let mut v = full_tiles * TILE_VECTORS + t;
-                            while v < vector_count {
-                                (0..4).for_each(|e| seen[(4 * v + e) as usize] += 1);
-                                v += 256;
-                            }
-                            if vector_count * 4 + t < n {
-                                seen[(vector_count * 4 + t) as usize] += 1;
-                            }
-                        }
-                    }
-                }
-                assert!(seen.iter().all(|&c| c == 1), "n={n} grid={grid}");
-            }
-        }
-    }
-
-    /// The affine single pass gives block b the chunk [n*b/G, n*(b+1)/G) and
-    /// thread t a contiguous sub-range of it: the concatenation over (block,
-    /// thread) order is exactly 0, 1, ..., n-1 (order kept).
-    #[test]
-    fn single_pass_affine_partition_is_in_order() {
-        for &n in &[1u64, 2, 255, 256, 257, 511, 513, 2047, 2049, 100_000] {
-            for &grid in &[1u64, 2, 5, 132, 1056] {
-                let mut order = Vec::new();
-                for b in 0..grid {
-                    let (chunk_begin, chunk_end) = (n * b / grid, n * (b + 1) / grid);
-                    let per = (chunk_end - chunk_begin).div_ceil(256);
-                    for t in 0..256 {
-                        let begin = chunk_end.min(chunk_begin + t * per);
-                        let end = chunk_end.min(begin + per);
-                        order.extend(begin..end);
-                    }
-                }
-                assert_eq!(order, (0..n).collect::<Vec<_>>(), "n={n} grid={grid}");
-            }
-        }
-    }
-
-    /// The last block's in-order fold of the partials (thread t: a contiguous run).
-    #[test]
-    fn partials_fold_is_in_order() {
-        for count in 1u32..=2200 {
-            let per = count.div_ceil(256);
-            let mut order = Vec::new();
-            for t in 0..256u32 {
-                let begin = count.min(t * per);
-                let end = count.min(begin + per);
-                order.extend(begin..end);
-            }
-            assert_eq!(order, (0..count).collect::<Vec<_>>());
-        }
-    }
-
-    /// The launch geometry here matches the constants in reduce.cu.
-    #[test]
-    fn geometry_matches_reduce_cu() {
-        let source = crate::sources::source("reduce.cu").expect("embedded");
-        for line in [
-            "constexpr int kAtomicVectorsPerThread = 4;",
-            "constexpr int kAtomicBlockItems = kBlockThreads * kAtomicVectorsPerThread * 4;",
-            "constexpr int kOrderedThreadItems = 8;",
-            "constexpr int kOrderedBlockItems = kBlockThreads * kOrderedThreadItems;",
-            "constexpr int kSinglePassVectorsPerThread = 4;",
-            "constexpr int kSinglePassTileVectors = kBlockThreads * kSinglePassVectorsPerThread;",
-        ] {
-            assert!(source.contains(line), "reduce.cu no longer says `{line}`");
-        }
-        let threads = BLOCK_THREADS as usize;
-        assert_eq!(ATOMIC_BLOCK_ITEMS_I32, threads * 4 * 4);
-        assert_eq!(ATOMIC_BLOCK_ITEMS_AFFINE, threads * 8);
-        assert_eq!(SINGLE_PASS_TILE_ITEMS_I32, threads * 4 * 4);
-        assert_eq!(MULTIPASS_BLOCK_ITEMS, threads * 2);
-    }
-
-    /// Every kernel the plans launch exists in the compiled module, and each
-    /// planted mutant of this family still compiles without a warning.
-    #[test]
-    fn kernels_exist_and_mutants_compile() {
-        crate::compile::ensure_nvrtc().unwrap_or_else(|e| panic!("{e}: run `make verify`"));
-        let compiled = crate::compile::compile_family(Family::Reduce, "sm_90", 0).unwrap_or_else(|e| panic!("{e}"));
-        let mut names = Vec::new();
-        for sfx in ["i32", "affine"] {
-            for stem in ["reduce_serial", "reduce_multipass", "reduce_block_atomic", "reduce_single_pass"] {
-                names.push(format!("{stem}_{sfx}"));
-            }
-        }
-        names.push("reduce_multipass_i64".into());
-        let bogus = b"reduce_no_such_kernel\0";
-        assert!(!compiled.cubin.windows(bogus.len()).any(|w| w == bogus), "the name check is vacuous");
-        for name in names {
-            let needle = format!("{name}\0").into_bytes();
-            assert!(compiled.cubin.windows(needle.len()).any(|w| w == needle), "kernel {name} missing from reduce.cu");
-        }
-        for mutant in [3, 4, 6] {
-            let compiled =
-                crate::compile::compile_family(Family::Reduce, "sm_90", mutant).unwrap_or_else(|e| panic!("{e}"));
-            assert!(compiled.log.is_empty(), "mutant {mutant} warned:\n{}", compiled.log);
-        }
-    }
-}
+#[path = "reduce_tests.rs"]
+mod tests;

@@ -23,7 +23,7 @@
 
 use crate::device::Gpu;
 use crate::error::{DriverContext, GpuError, GpuResult};
-use crate::family::Family;
+use crate::kernel_family::KernelFamily;
 use crate::launch::{config, BLOCK_THREADS};
 use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, DeviceRepr, PushKernelArg, ValidAsZeroBits};
 use std::marker::PhantomData;
@@ -355,11 +355,12 @@ impl<O: SegmentedOp> SegmentedPlan<O> {
                 reason: format!("n must be at most {MAX_ITEMS} (offsets are u32 on the device)"),
             });
         }
-        let kernel = gpu.function(Family::SegmentedReduce, &format!("{}_{}", variant.kernel_prefix(), O::NAME))?;
+        let kernel =
+            gpu.function(KernelFamily::SegmentedReduce, &format!("{}_{}", variant.kernel_prefix(), O::NAME))?;
         let (blocks, combine, partials) = if variant == SegmentedVariant::MultiBlockPerSegment {
             let blocks = blocks_per_segment(n, segments);
             let combine =
-                gpu.function(Family::SegmentedReduce, &format!("segmented_multi_block_combine_{}", O::NAME))?;
+                gpu.function(KernelFamily::SegmentedReduce, &format!("segmented_multi_block_combine_{}", O::NAME))?;
             // Every partial is written by pass 1 before pass 2 reads it.
             let partials = if segments > 0 { Some(gpu.alloc_uninit::<u64>(segments * blocks)?) } else { None };
             (blocks, Some(combine), partials)
@@ -557,139 +558,5 @@ impl Gpu {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn argmax_result_matches_the_cuda_layout() {
-        assert_eq!(std::mem::size_of::<SegmentArgF32>(), 8);
-        assert_eq!(std::mem::align_of::<SegmentArgF32>(), 4);
-        let operators = crate::sources::source("common/operators.cuh").expect("embedded");
-        assert!(operators.contains("struct ArgF32 {\n    float value;\n    i32 index;\n};"));
-        assert!(operators.contains("constexpr i32 kNoIndex = 0x7fffffff;"));
-        assert_eq!(SegmentArgF32 { value: 1.0, index: i32::MAX }.to_pair(), (f32::NEG_INFINITY, usize::MAX));
-        assert_eq!(SegmentArgF32 { value: 2.5, index: 7 }.to_pair(), (2.5, 7));
-    }
-
-    #[test]
-    fn offsets_are_validated_with_the_first_bad_position() {
-        assert_eq!(
-            validate_segment_offsets(&[0, 4, 4, 8], 8),
-            Ok(OffsetSummary { segments: 3, longest: 4, first: 0, last: 8 })
-        );
-        assert_eq!(validate_segment_offsets(&[3], 8), Ok(OffsetSummary { segments: 0, longest: 0, first: 3, last: 3 }));
-        assert!(validate_segment_offsets(&[], 8).unwrap_err().contains("at least one"));
-        let decrease = validate_segment_offsets(&[0, 5, 4, 8], 8).unwrap_err();
-        assert!(
-            decrease.contains("position 2")
-                && decrease.contains("offsets[1] = 5")
-                && decrease.contains("offsets[2] = 4")
-        );
-        let past = validate_segment_offsets(&[0, 4, 9], 8).unwrap_err();
-        assert!(past.contains("offsets[2] = 9") && past.contains("n = 8"));
-        assert!(validate_segment_offsets(&[0], MAX_ITEMS + 1).is_err());
-    }
-
-    #[test]
-    fn best_for_picks_by_average_length() {
-        assert_eq!(SegmentedVariant::best_for(0), SegmentedVariant::WarpPerSegment);
-        assert_eq!(SegmentedVariant::best_for(1024), SegmentedVariant::WarpPerSegment);
-        assert_eq!(SegmentedVariant::best_for(20_000), SegmentedVariant::BlockPerSegment);
-        assert_eq!(SegmentedVariant::best_for(512 * 512 + 1), SegmentedVariant::MultiBlockPerSegment);
-    }
-
-    /// Emulates accumulate_range's head / 16-byte body / tail split and the
-    /// rank-strided assignment: every index of [lo, hi) is visited exactly
-    /// once, and body vectors are whole and inside the range.
-    fn visits(lo: u64, hi: u64, lanes: u64) -> Vec<u32> {
-        let mut seen = vec![0u32; (hi - lo) as usize];
-        let head_end = hi.min((lo + 3) & !3);
-        let body_end = head_end.max(hi & !3);
-        for rank in 0..lanes {
-            let mut i = lo + rank;
-            while i < head_end {
-                seen[(i - lo) as usize] += 1;
-                i += lanes;
-            }
-            let vector_end = body_end / 4;
-            let mut v = head_end / 4 + rank;
-            while v + 3 * lanes < vector_end {
-                for u in 0..4 {
-                    for j in 0..4 {
-                        seen[((v + u * lanes) * 4 + j - lo) as usize] += 1;
-                    }
-                }
-                v += 4 * lanes;
-            }
-            while v < vector_end {
-                for j in 0..4 {
-                    seen[(v * 4 + j - lo) as usize] += 1;
-                }
-                v += lanes;
-            }
-            let mut i = body_end + rank;
-            while i < hi {
-                seen[(i - lo) as usize] += 1;
-                i += lanes;
-            }
-        }
-        seen
-    }
-
-    #[test]
-    fn accumulate_range_visits_every_item_once() {
-        for lo in 0..9u64 {
-            for len in [0u64, 1, 2, 3, 4, 5, 7, 8, 31, 32, 33, 127, 128, 129, 255, 256, 257, 511, 512, 513, 1024, 4099]
-            {
-                for lanes in [32u64, 256] {
-                    assert!(visits(lo, lo + len, lanes).iter().all(|&c| c == 1), "lo={lo} len={len} lanes={lanes}");
-                }
-            }
-        }
-    }
-
-    /// Emulates multi_block_partials' chunking: the chunks of a segment cover
-    /// it exactly once, in order.
-    #[test]
-    fn multi_block_chunks_partition_every_segment() {
-        for len in [0u64, 1, 3, 4, 5, 31, 32, 33, 8191, 8192, 8193, 512 * 512 + 1, 1 << 24] {
-            for blocks in [1u64, 2, 3, 7, 32, 33, 64, 4096] {
-                let begin = 13u64;
-                let chunk = (len.div_ceil(blocks) + 3) & !3;
-                let mut expected_lo = begin;
-                for c in 0..blocks {
-                    let lo = begin + len.min(c * chunk);
-                    let hi = begin + len.min((c + 1) * chunk);
-                    assert_eq!(lo, expected_lo, "len={len} blocks={blocks} c={c}");
-                    assert!(hi >= lo);
-                    expected_lo = hi;
-                }
-                assert_eq!(expected_lo, begin + len, "len={len} blocks={blocks}");
-            }
-        }
-    }
-
-    #[test]
-    fn blocks_per_segment_is_bounded() {
-        assert_eq!(blocks_per_segment(0, 0), 1);
-        assert_eq!(blocks_per_segment(1024, 1), 1);
-        assert_eq!(blocks_per_segment(512 * 512 + 1, 1), 33);
-        assert_eq!(blocks_per_segment(1 << 28, 1), MAX_BLOCKS_PER_SEGMENT);
-        assert_eq!(blocks_per_segment(1 << 28, 1 << 18), 1);
-    }
-
-    #[test]
-    fn mutant_builds_compile_cleanly() {
-        for arch in ["sm_80", "sm_90"] {
-            for mutant in [9, 12] {
-                let compiled = crate::compile::compile_family(Family::SegmentedReduce, arch, mutant)
-                    .unwrap_or_else(|e| panic!("mutant {mutant}: {e}"));
-                assert!(
-                    compiled.log.is_empty(),
-                    "segmented_reduce.cu mutant {mutant} {arch} warned:\n{}",
-                    compiled.log
-                );
-            }
-        }
-    }
-}
+#[path = "segmented_reduce_tests.rs"]
+mod tests;

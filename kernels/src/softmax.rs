@@ -11,8 +11,8 @@
 //!   every such row (ascending). The kernel writes such a row as `0.0` and
 //!   writes no NaN anywhere (NaN can only appear in rows holding NaN/+inf
 //!   input, which are an error anyway).
-//! * bf16 travels as raw 16-bit patterns on the device (`u16`); the host API
-//!   takes and returns [`half::bf16`]. Outputs are rounded to nearest even.
+//! * bf16 is [`half::bf16`] on the host and in device buffers (a 16-bit
+//!   pattern either way). Outputs are rounded to nearest even.
 //! * 16-byte loads/stores when `cols % 4 == 0` (f32) or `cols % 8 == 0`
 //!   (bf16) and the buffers are 16-byte aligned (every allocation is);
 //!   scalar accesses otherwise.
@@ -22,7 +22,7 @@
 use crate::arg_reduce::ROWS_PER_WARP_BLOCK;
 use crate::device::Gpu;
 use crate::error::{DriverContext, GpuError, GpuResult};
-use crate::family::Family;
+use crate::kernel_family::KernelFamily;
 use crate::launch::{config, persistent_grid};
 use cudarc::driver::sys::CUfunction_attribute;
 use cudarc::driver::{CudaFunction, CudaSlice, DeviceRepr, PushKernelArg};
@@ -120,7 +120,7 @@ impl SoftmaxVariant {
 pub enum SoftmaxDtype {
     /// IEEE binary32.
     F32,
-    /// bfloat16 (as raw `u16` bits on the device).
+    /// bfloat16 ([`half::bf16`], raw 16-bit patterns on the device).
     Bf16,
 }
 
@@ -145,10 +145,11 @@ impl SoftmaxDtype {
 mod sealed {
     pub trait Sealed {}
     impl Sealed for f32 {}
-    impl Sealed for u16 {}
+    impl Sealed for half::bf16 {}
 }
 
-/// Device element types of a softmax: `f32`, and `u16` holding bf16 bits.
+/// Device element types of a softmax: `f32` and [`half::bf16`] (16-bit
+/// patterns on the device).
 pub trait SoftmaxElement: DeviceRepr + Copy + sealed::Sealed + 'static {
     /// The dtype these elements encode.
     const DTYPE: SoftmaxDtype;
@@ -158,7 +159,7 @@ impl SoftmaxElement for f32 {
     const DTYPE: SoftmaxDtype = SoftmaxDtype::F32;
 }
 
-impl SoftmaxElement for u16 {
+impl SoftmaxElement for half::bf16 {
     const DTYPE: SoftmaxDtype = SoftmaxDtype::Bf16;
 }
 
@@ -405,7 +406,7 @@ impl<'g, T: SoftmaxElement> SoftmaxPlan<'g, T> {
                 (format!("softmax_row_in_registers_{shape}_{dtype}"), threads)
             }
         };
-        let kernel = gpu.function(Family::Softmax, &kernel_name)?;
+        let kernel = gpu.function(KernelFamily::Softmax, &kernel_name)?;
         // RowInRegisters stages the next row in dynamic shared memory on the
         // 16-byte path: threads x items elements.
         let shared = match variant {
@@ -420,7 +421,7 @@ impl<'g, T: SoftmaxElement> SoftmaxPlan<'g, T> {
             _ => 0,
         };
         // Every schedule loops over rows: at most one resident wave of blocks.
-        let resident = persistent_grid(gpu, Family::Softmax, &kernel_name, block, shared as usize)? as u64;
+        let resident = persistent_grid(gpu, KernelFamily::Softmax, &kernel_name, block, shared as usize)? as u64;
         let grid = match variant {
             SoftmaxVariant::OnlineWarp => (rows as u64).div_ceil(ROWS_PER_WARP_BLOCK as u64).min(resident) as u32,
             _ => (rows as u64).min(resident) as u32,
@@ -527,13 +528,11 @@ impl Gpu {
         rows: usize,
         cols: usize,
     ) -> GpuResult<Vec<half::bf16>> {
-        let bits: Vec<u16> = data.iter().map(|x| x.to_bits()).collect();
-        let out = self.softmax(variant, &bits, rows, cols)?;
-        Ok(out.into_iter().map(half::bf16::from_bits).collect())
+        self.softmax(variant, data, rows, cols)
     }
 
-    /// The softmax behind `softmax_f32` / `softmax_bf16` (bf16 as `u16`
-    /// bits): shape checks, plan, upload, poisoned output, enqueue, finish,
+    /// The softmax behind `softmax_f32` / `softmax_bf16`, generic over the
+    /// element: shape checks, plan, upload, poisoned output, enqueue, finish,
     /// download.
     pub fn softmax<T: SoftmaxElement>(
         &self,
@@ -563,64 +562,5 @@ impl Gpu {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn constants_match_config_cuh() {
-        let config = crate::sources::source("common/config.cuh").expect("embedded");
-        let mut lines = vec![format!("constexpr int kSoftmaxBlockThreads = {SOFTMAX_BLOCK_THREADS};")];
-        for (name, threads, items) in ROW_IN_REGISTERS_SHAPES {
-            let title = format!("{}{}", name[..1].to_uppercase(), &name[1..]);
-            lines.push(format!("constexpr int kSoftmaxReg{title}Threads = {threads};"));
-            lines.push(format!("constexpr int kSoftmaxReg{title}Items = {items};"));
-        }
-        for line in lines {
-            assert!(config.contains(&line), "config.cuh lacks `{line}`");
-        }
-        assert_eq!(WARP_VARIANT_BLOCK_THREADS, crate::launch::BLOCK_THREADS);
-        let (_, threads, items) = ROW_IN_REGISTERS_SHAPES[2];
-        assert_eq!((threads * items) as usize, MAX_ROW_IN_REGISTERS_COLS);
-    }
-
-    #[test]
-    fn row_in_registers_shapes_cover_every_length_up_to_the_limit() {
-        assert_eq!(row_in_registers_shape(1).map(|s| s.0), Some("small"));
-        assert_eq!(row_in_registers_shape(4096).map(|s| s.0), Some("small"));
-        assert_eq!(row_in_registers_shape(4097).map(|s| s.0), Some("medium"));
-        assert_eq!(row_in_registers_shape(32_000).map(|s| s.0), Some("large"));
-        assert_eq!(row_in_registers_shape(32_768).map(|s| s.0), Some("large"));
-        assert_eq!(row_in_registers_shape(32_769), None);
-        for (_, _, items) in ROW_IN_REGISTERS_SHAPES {
-            assert_eq!(items % 8, 0, "whole bf16 vectors per thread");
-        }
-    }
-
-    #[test]
-    fn best_for_picks_a_variant_that_accepts_the_row() {
-        for cols in [1, 33, 1024, 1025, 32_000, 32_768, 32_769, MAX_SOFTMAX_COLS] {
-            for dtype in [SoftmaxDtype::F32, SoftmaxDtype::Bf16] {
-                assert!(SoftmaxVariant::best_for(cols, dtype).max_cols() >= cols);
-            }
-        }
-    }
-
-    #[test]
-    fn tolerances_are_small_and_grow_with_the_row() {
-        for variant in SoftmaxVariant::ALL {
-            let short = softmax_error_bound_ulps(33, variant);
-            let long = softmax_error_bound_ulps(variant.max_cols(), variant);
-            assert!((88.0..200.0).contains(&short), "{variant:?} {short}");
-            // OnlineWarp at 131,072 columns: 4096 chunks per lane, each a possible
-            // rescale of the running sum (a sorted row does that): ~1.5e-3.
-            assert!(long >= short && long < 30_000.0, "{variant:?} {long}");
-            let t = softmax_tolerance(32_000, variant, SoftmaxDtype::F32);
-            assert!(t.relative > 10.0 * U_F32 && t.per_shift > U_F32);
-            let b = softmax_tolerance(32_000, variant, SoftmaxDtype::Bf16);
-            assert!(b.relative > U_BF16 && b.relative < 1.1 * U_BF16);
-            // [-10000, 0, 10000] -> [0, 0, 1]: the shifted-out logits have exact
-            // probability 0 (below the absolute term) and 1 is within bounds of itself.
-            assert!(t.allows(0.0, -20000.0, 0.0) && t.allows(1.0, 0.0, 1.0));
-        }
-    }
-}
+#[path = "softmax_tests.rs"]
+mod tests;

@@ -1,4 +1,5 @@
-//! Stream compaction: flags → exclusive scan → scatter (seed 000). Stable; rejected items
+//! Stream compaction: flags → exclusive scan of the flags → scatter to the scanned position.
+//! Stable (kept items keep their order); rejected items
 //! write nothing.
 
 use crate::ModelError;

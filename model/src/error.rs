@@ -12,6 +12,7 @@ use thiserror::Error;
 /// `"kind"` so fixtures can record expected errors.
 #[derive(Debug, Clone, PartialEq, Error, Serialize)]
 #[serde(tag = "kind")]
+#[non_exhaustive]
 pub enum ModelError {
     /// The primitive has no answer for zero elements (argmax, softmax of an empty row).
     #[error("{primitive}: empty input")]

@@ -16,23 +16,12 @@
 //!   formula.
 
 use rug::Rational;
-use serde::Serialize;
 
 use crate::ModelError;
 
-/// Largest number of bins accepted.
-pub const MAX_BINS: u32 = 4096;
-
-/// `bins` even bins over `[lower, upper)`.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
-pub struct HistogramSpec<T> {
-    /// Number of bins, `1..=4096`.
-    pub bins: u32,
-    /// Inclusive lower edge.
-    pub lower: T,
-    /// Exclusive upper edge.
-    pub upper: T,
-}
+/// The specification (`bins` even bins over `[lower, upper)`) and its bin formulas, defined
+/// once in `primlab-types` and shared with the kernels crate.
+pub use primlab_types::{HistogramSpec, MAX_BINS};
 
 /// A sample type with an even-bin formula (implemented for `i32` and `f32`).
 pub trait HistogramSample: Copy {
@@ -63,18 +52,13 @@ impl HistogramSample for i32 {
     }
 
     fn bin(spec: &HistogramSpec<i32>, x: i32) -> Option<usize> {
-        if x < spec.lower || x >= spec.upper {
-            return None;
-        }
-        let offset = i64::from(x) - i64::from(spec.lower);
-        let width = i64::from(spec.upper) - i64::from(spec.lower);
-        usize::try_from(offset * i64::from(spec.bins) / width).ok()
+        spec.bin_of(x)
     }
 }
 
 /// The f32 `scale = bins / (upper − lower)` the kernel multiplies by (both roundings in f32).
 pub fn f32_scale(spec: &HistogramSpec<f32>) -> f32 {
-    spec.bins as f32 / (spec.upper - spec.lower)
+    spec.scale()
 }
 
 impl HistogramSample for f32 {
@@ -101,13 +85,7 @@ impl HistogramSample for f32 {
     }
 
     fn bin(spec: &HistogramSpec<f32>, x: f32) -> Option<usize> {
-        let in_range = spec.lower <= x && x < spec.upper;
-        if !in_range {
-            return None;
-        }
-        let t = (x - spec.lower) * f32_scale(spec);
-        // `as` truncates toward zero like cvt.rzi; t >= 0 here.
-        Some((t as usize).min(spec.bins as usize - 1))
+        spec.bin_of(x)
     }
 }
 

@@ -2,8 +2,8 @@
 //!
 //! Three layers:
 //! * **Direct definitions** ([`reduce`], [`scan`], [`arg_reduce`], [`softmax`], [`compact`],
-//!   [`segmented`], [`histogram`], [`exact`]): what each primitive must return, with the
-//!   seeds' contracts (tie rules, nonfinite policies, masks, int64 overflow).
+//!   [`segmented`], [`histogram`], [`exact`]): what each primitive must return, with its
+//!   contract (tie rules, nonfinite policies, masks, int64 overflow).
 //! * **Hardware-scope models** ([`hardware`]): the warp shuffle tree with lane participation,
 //!   the 256-thread block reduction, multi-pass reduction, Blelloch and Hillis–Steele scans
 //!   and the recursive device scan, combine for combine in the order the CUDA kernels use, so

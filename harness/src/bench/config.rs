@@ -126,15 +126,7 @@ mod tests {
     use super::*;
 
     fn args(quick: bool) -> BenchArgs {
-        BenchArgs {
-            quick,
-            primitives: vec![],
-            baselines: "scripts/baselines".into(),
-            no_baselines: false,
-            receipt: None,
-            crossover: false,
-            report: None,
-        }
+        BenchArgs { quick, ..BenchArgs::default() }
     }
 
     #[test]

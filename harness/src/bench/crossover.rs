@@ -1,4 +1,5 @@
-//! The float atomic crossover study (seed 000, issue 4): one atomic per
+//! The float atomic crossover study (from what size does block aggregation beat per-element
+//! atomics?): one atomic per
 //! element, one atomic per block and two-pass float32 sums over 2^10 ..
 //! 2^28 elements, a table of median latencies, the smallest size from which
 //! block aggregation wins, and a conclusion whose every number is computed

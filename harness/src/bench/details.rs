@@ -52,7 +52,7 @@ pub struct BenchDetails {
     /// The CUB and PyTorch runs (meta lines, failures, absence reasons).
     #[serde(default)]
     pub baselines: Vec<BaselineRun>,
-    /// The targets of issue 6, evaluated.
+    /// The speed targets ([`crate::bench::targets::TARGETS`]), evaluated.
     #[serde(default)]
     pub targets: Vec<TargetResult>,
     /// The float atomic crossover study, when it ran.

@@ -71,9 +71,9 @@ pub fn logits(n: usize) -> Vec<f32> {
     (0..n as u64).into_par_iter().map(logit).collect()
 }
 
-/// `x` rounded to the nearest bf16, as raw bits.
-pub fn to_bf16_bits(x: &[f32]) -> Vec<u16> {
-    x.par_iter().map(|&v| half::bf16::from_f32(v).to_bits()).collect()
+/// `x` rounded to the nearest bf16.
+pub fn to_bf16(x: &[f32]) -> Vec<half::bf16> {
+    x.par_iter().map(|&v| half::bf16::from_f32(v)).collect()
 }
 
 #[cfg(test)]

@@ -34,13 +34,13 @@ use anyhow::{anyhow, Result};
 use baselines::BaselineRun;
 use config::BenchConfig;
 use details::{BenchDetails, NotWired, DETAILS_SCHEMA, TIMING_TEXT};
-use kernels::{Family, Gpu, GpuOptions};
+use kernels::{Gpu, GpuOptions, KernelFamily};
 use record::{IMPL_CEILING, IMPL_CUB, IMPL_PRIMLAB, IMPL_TORCH};
 use std::time::{Duration, Instant};
 
 /// The kernel families the selected primitives need (compiled before timing).
-fn families(config: &BenchConfig) -> Vec<(&'static str, Family)> {
-    let mut out = vec![(entries::CEILINGS, Family::Ceilings)];
+fn families(config: &BenchConfig) -> Vec<(&'static str, KernelFamily)> {
+    let mut out = vec![(entries::CEILINGS, KernelFamily::Ceilings)];
     for primitive in crate::registry::Primitive::ALL {
         let crossover = primitive == crate::registry::Primitive::FloatReduce && config.crossover;
         if config.wants(primitive.name()) || crossover {

@@ -129,15 +129,7 @@ mod tests {
     }
 
     fn args() -> BenchArgs {
-        BenchArgs {
-            quick: false,
-            primitives: vec![],
-            baselines: "scripts/baselines".into(),
-            no_baselines: false,
-            receipt: None,
-            crossover: false,
-            report: None,
-        }
+        BenchArgs::default()
     }
 
     #[test]

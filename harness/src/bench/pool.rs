@@ -72,9 +72,9 @@ pub struct InputPool<'g> {
     gpu: &'g Gpu,
     ints: Option<Rc<InputSet<i32>>>,
     floats: Option<Rc<InputSet<f32>>>,
-    floats_bf16: Option<Rc<InputSet<u16>>>,
+    floats_bf16: Option<Rc<InputSet<half::bf16>>>,
     logits: Option<ShapedInput<f32>>,
-    logits_bf16: Option<ShapedInput<u16>>,
+    logits_bf16: Option<ShapedInput<half::bf16>>,
 }
 
 impl<'g> InputPool<'g> {
@@ -105,15 +105,15 @@ impl<'g> InputPool<'g> {
         Ok(set)
     }
 
-    /// The float32 inputs rounded to bf16 (raw bits).
-    pub fn floats_bf16(&mut self, n: usize) -> Result<Rc<InputSet<u16>>> {
+    /// The float32 inputs rounded to bf16.
+    pub fn floats_bf16(&mut self, n: usize) -> Result<Rc<InputSet<half::bf16>>> {
         if let Some(set) = self.floats_bf16.as_ref().filter(|s| s.host.len() == n) {
             return Ok(set.clone());
         }
         self.floats_bf16 = None;
         let host = match self.floats.as_ref().filter(|s| s.host.len() == n) {
-            Some(f32_set) => inputs::to_bf16_bits(&f32_set.host),
-            None => inputs::to_bf16_bits(&inputs::uniform_floats(n)),
+            Some(f32_set) => inputs::to_bf16(&f32_set.host),
+            None => inputs::to_bf16(&inputs::uniform_floats(n)),
         };
         let set = Rc::new(InputSet::new(self.gpu, host, &format!("bf16 input n={n}"))?);
         self.floats_bf16 = Some(set.clone());
@@ -133,15 +133,15 @@ impl<'g> InputPool<'g> {
     }
 
     /// `[rows, cols]` bf16 logits (the float32 logits rounded to nearest).
-    pub fn logits_bf16(&mut self, rows: usize, cols: usize) -> Result<Rc<InputSet<u16>>> {
+    pub fn logits_bf16(&mut self, rows: usize, cols: usize) -> Result<Rc<InputSet<half::bf16>>> {
         if let Some((_, set)) = self.logits_bf16.as_ref().filter(|(shape, _)| *shape == (rows, cols)) {
             return Ok(set.clone());
         }
         self.logits_bf16 = None;
         // The cast of the float32 logits of this shape (made again only when absent).
         let host = match self.logits.as_ref().filter(|(shape, _)| *shape == (rows, cols)) {
-            Some((_, f32_set)) => inputs::to_bf16_bits(&f32_set.host),
-            None => inputs::to_bf16_bits(&inputs::logits(rows * cols)),
+            Some((_, f32_set)) => inputs::to_bf16(&f32_set.host),
+            None => inputs::to_bf16(&inputs::logits(rows * cols)),
         };
         let set = Rc::new(InputSet::new(self.gpu, host, &format!("bf16 logits [{rows}, {cols}]"))?);
         self.logits_bf16 = Some(((rows, cols), set.clone()));

@@ -81,7 +81,8 @@ pub struct BenchRecord {
     /// Untimed warm-up calls before them.
     #[serde(default)]
     pub warmups: usize,
-    /// Useful bytes read and written, as the seeds count them.
+    /// Useful bytes read and written: each input element read once and each output element
+    /// written once (scratch traffic not counted).
     pub logical_bytes: u64,
     /// `logical_bytes / median`, in 10^9 bytes per second.
     #[serde(default)]

@@ -181,7 +181,7 @@ fn targets_section(md: &mut String, targets: &[TargetResult]) {
     let unmeasured = targets.len() - met - missed;
     let _ = writeln!(
         md,
-        "## Targets (issue 6)\n\n{met} met, {missed} missed, {unmeasured} not measured in this run. Each ratio \
+        "## Targets\n\n{met} met, {missed} missed, {unmeasured} not measured in this run. Each ratio \
          compares records of the same run.\n\n{}",
         t.render_markdown()
     );

@@ -1,4 +1,4 @@
-//! The speed targets of issue 6, evaluated on one run's records: for each,
+//! The speed targets (primlab within a stated ratio of the best baseline), evaluated on one run's records: for each,
 //! primlab's fastest variant against the baseline measured in the same run,
 //! as a ratio of medians (equal logical bytes, so also a ratio of GB/s),
 //! and met or MISSED by how much.
@@ -15,12 +15,12 @@ pub enum Against {
     CopyBandwidth,
 }
 
-/// One target of issue 6.
+/// One speed target: a primitive at a size, and the ratio to a baseline it must reach.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct TargetSpec {
     /// Stable id; also names the ncu evidence file `receipts/ncu/<id>.txt`.
     pub id: &'static str,
-    /// The primitive as the issue names it.
+    /// The primitive as the report names it.
     pub label: &'static str,
     /// Report group.
     pub primitive: &'static str,
@@ -38,7 +38,7 @@ const fn elems(log2: u32) -> BenchSize {
     BenchSize::Elements(1 << log2)
 }
 
-/// The targets table of issue 6 (sizes: 2^28 unless the issue names another).
+/// The speed targets (sizes: 2^28 unless the entry names another).
 pub const TARGETS: [TargetSpec; 10] = [
     TargetSpec {
         id: "reduce_2p28",

@@ -449,8 +449,8 @@ fn rank_main(
 ) {
     let opened = std::panic::catch_unwind(|| -> Result<(kernels::Gpu, Helpers)> {
         let gpu = kernels::Gpu::open(kernels::GpuOptions { ordinal: rank, mutant })?;
-        gpu.module(kernels::Family::Reduce)?;
-        gpu.module(kernels::Family::Scan)?;
+        gpu.module(kernels::KernelFamily::Reduce)?;
+        gpu.module(kernels::KernelFamily::Scan)?;
         let helpers = Helpers::load(&gpu)?;
         Ok((gpu, helpers))
     })

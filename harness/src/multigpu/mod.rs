@@ -1,4 +1,4 @@
-//! Multi-GPU reduce, scan and sweep through NCCL (issue 7).
+//! Multi-GPU reduce, scan and sweep through NCCL.
 //!
 //! The single-GPU kernels, composed over the GPUs of one host: one thread
 //! per GPU, each with its own `kernels::Gpu`, joined in one NCCL
@@ -22,6 +22,7 @@ pub mod emulated_scan;
 pub mod helper_kernels;
 pub mod nccl;
 pub mod scaling_bench;
+pub mod scaling_report;
 pub mod shard;
 pub mod sharded_reduce;
 pub mod sharded_scan;

@@ -244,8 +244,8 @@ mod tests {
     /// sum of the totals is the model's reduction.
     #[test]
     fn local_scans_plus_offsets_are_the_models_scan() {
-        use model::generators::{ints, Family};
-        for family in [Family::SmallInts, Family::FullRangeI32, Family::Sorted] {
+        use model::generators::{ints, DataFamily};
+        for family in [DataFamily::SmallInts, DataFamily::FullRangeI32, DataFamily::Sorted] {
             for k in 1..=8usize {
                 for n in [1usize, 2, 7, 8, 9, 33, 4095, 4097, 3 * 4096 + 1] {
                     let x = ints(family, n, 0x5eed ^ (n as u64) ^ ((k as u64) << 20)).unwrap();

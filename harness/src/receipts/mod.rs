@@ -43,7 +43,7 @@ pub struct Receipt {
     /// everything that decides what runs on the GPU and how it is judged.
     pub source_hash: String,
     /// "full" when the run covered its command's whole catalogue, else
-    /// "partial: <why>" (filtered, quick, mutant, no GPU).
+    /// `"partial: <why>"` (filtered, quick, mutant, no GPU).
     #[serde(default)]
     pub coverage: String,
     /// When the run finished (UTC, RFC 3339).

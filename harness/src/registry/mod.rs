@@ -79,8 +79,8 @@ impl Primitive {
     }
 
     /// The kernel families its cases launch (compiled before the first case).
-    pub fn families(self) -> &'static [kernels::Family] {
-        use kernels::Family as F;
+    pub fn families(self) -> &'static [kernels::KernelFamily] {
+        use kernels::KernelFamily as F;
         match self {
             Primitive::Reduce => &[F::Reduce],
             Primitive::Scan => &[F::Scan],
@@ -91,15 +91,6 @@ impl Primitive {
             Primitive::Histogram => &[F::Histogram],
             Primitive::FloatReduce => &[F::FloatReduce],
             Primitive::ExactSum => &[F::ExactSum],
-        }
-    }
-
-    /// The name of its checks in the model's conformance catalogue.
-    pub fn model_name(self) -> &'static str {
-        match self {
-            Primitive::SegmentedReduce => "segmented",
-            Primitive::FloatReduce => "float_sum",
-            other => other.name(),
         }
     }
 

@@ -16,7 +16,7 @@ pub fn checks(plan: &SweepPlan, explicit_sizes: bool) -> Vec<Check> {
     let random = if plan.quick { 2 } else { 6 };
     catalogue_with_seed(plan.seed, random)
         .into_iter()
-        .filter(|c| plan.primitives.is_empty() || plan.primitives.iter().any(|p| p.model_name() == c.primitive))
+        .filter(|c| plan.primitives.is_empty() || plan.primitives.iter().any(|p| p.name() == c.primitive))
         .filter(|c| plan.wants_variant(&c.algorithm))
         .filter(|c| !explicit_sizes || plan.sizes.contains(&c.size))
         .collect()

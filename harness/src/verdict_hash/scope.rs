@@ -5,7 +5,8 @@
 //! `sha2` are used, so that `build.rs` can include this file as it is.
 //!
 //! In scope: every CUDA source wherever it lives (outside the benchmark
-//! baselines and the user examples), the kernels crate (launch code), the
+//! baselines and the user examples), the shared plain-data types crate
+//! (`types/`: the affine map and histogram spec), the kernels crate (launch code), the
 //! model crate (every expected value), the harness code that builds the
 //! case catalogues and compares (sweep, sanitize, mutants, multi-GPU cases,
 //! registry), the build script, the manifests, `Cargo.lock` and the pinned
@@ -24,7 +25,8 @@ const SKIPPED_DIRS: [&str; 9] =
 const CUDA_OUTSIDE_SCOPE: [&str; 2] = ["scripts/baselines/", "examples/"];
 
 /// Rust and manifest files in scope: (path prefix, file extensions).
-const RUST_SCOPE: [(&str, &[&str]); 12] = [
+const RUST_SCOPE: [(&str, &[&str]); 13] = [
+    ("types/", &["rs", "toml"]),
     ("kernels/", &["rs", "toml"]),
     ("model/", &["rs", "toml"]),
     ("harness/build.rs", &["rs"]),
@@ -40,7 +42,11 @@ const RUST_SCOPE: [(&str, &[&str]); 12] = [
 ];
 
 /// Files under a prefix of [`RUST_SCOPE`] that still do not decide a verdict.
-const RUST_OUTSIDE_SCOPE: [&str; 1] = ["harness/src/multigpu/scaling_bench.rs"];
+const RUST_OUTSIDE_SCOPE: [&str; 3] = [
+    "harness/src/multigpu/scaling_bench.rs",
+    "harness/src/multigpu/scaling_bench_tests.rs",
+    "harness/src/multigpu/scaling_report.rs",
+];
 
 /// Whether the file at `relative` (a `/`-separated path from the workspace
 /// root) is part of the verdict hash.

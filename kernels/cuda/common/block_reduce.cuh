@@ -1,5 +1,5 @@
 // Block-wide reduction: warp_reduce in every warp, one partial per warp in
-// shared memory, then a second warp pass over the partials (seed 000's
+// shared memory, then a second warp pass over the partials (a
 // 256-thread block = 8 warps). Order-preserving: warp w covers a lower range
 // than warp w+1 when the caller assigns items in thread order.
 #pragma once

@@ -1,5 +1,5 @@
 // Block-wide exclusive scans over any operator from operators.cuh.
-//  * blelloch_block_scan: the work-efficient up-sweep / down-sweep of seed 000
+//  * blelloch_block_scan: the work-efficient up-sweep / down-sweep (Blelloch)
 //    over kBlockItems = 512 items in shared memory, 2 items per thread.
 //  * block_exclusive_scan: warp_inclusive_scan per warp plus a scan of the
 //    warp totals, for one aggregate per thread (the look-back tiles).

@@ -25,7 +25,7 @@ constexpr unsigned kFullMask = 0xffffffffu;
 
 // The block size of every block-cooperative kernel unless a family names its
 // own constant below. 256 threads = 8 warps: one shared partial per warp and a
-// single second warp pass (seeds 000 and 003).
+// single second warp pass (at most 32 warps fit one pass).
 constexpr int kBlockThreads = 256;
 static_assert(kBlockThreads % kWarpThreads == 0, "a block must be whole warps");
 static_assert(kBlockThreads / kWarpThreads <= kWarpThreads,

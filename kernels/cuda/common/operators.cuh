@@ -69,7 +69,7 @@ struct CompensatedSumF32 {
     }
 };
 
-// (value, index) for arg reductions. The lowest index wins ties (seed 000).
+// (value, index) for arg reductions. The lowest index wins ties.
 // index is int: the host rejects inputs of 2^31 or more elements.
 struct ArgF32 {
     float value;

@@ -1,7 +1,7 @@
 //! Regenerates a check's input from `(family, size, seed)`.
 
 use super::{Check, Mismatch};
-use crate::generators::{affine_maps, ill_conditioned_f32, ints, softmax_rows, uniform_f32, Family};
+use crate::generators::{affine_maps, ill_conditioned_f32, ints, softmax_rows, uniform_f32, DataFamily};
 use crate::operator::AffineMap;
 
 /// Rows per softmax check.
@@ -23,16 +23,16 @@ pub(super) enum Data {
 pub(super) fn generate(check: &Check) -> Result<Data, Mismatch> {
     let refuse =
         |why: String| Mismatch { check: check.describe(), index: None, expected: "a generated input".into(), got: why };
-    let family = Family::from_name(&check.family).map_err(|e| refuse(e.to_string()))?;
+    let family = DataFamily::from_name(&check.family).map_err(|e| refuse(e.to_string()))?;
     let n = check.size;
     Ok(match family {
-        Family::AffineMaps => Data::Affine(affine_maps(n, check.seed)),
-        Family::UniformFloat => Data::Floats(uniform_f32(n, check.seed), None),
-        Family::IllConditioned { condition } => {
+        DataFamily::AffineMaps => Data::Affine(affine_maps(n, check.seed)),
+        DataFamily::UniformFloat => Data::Floats(uniform_f32(n, check.seed), None),
+        DataFamily::IllConditioned { condition } => {
             let (v, _) = ill_conditioned_f32(n, condition, check.seed).map_err(|e| refuse(e.to_string()))?;
             Data::Floats(v, Some(condition))
         }
-        Family::SoftmaxRows { mask } => Data::Softmax {
+        DataFamily::SoftmaxRows { mask } => Data::Softmax {
             data: softmax_rows(SOFTMAX_ROWS, n, check.seed, mask).map_err(|e| refuse(e.to_string()))?,
             cols: n,
         },

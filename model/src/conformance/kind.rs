@@ -3,7 +3,7 @@
 use super::data::Data;
 use super::{float_checks, law_checks, reduce_checks, scan_checks, softmax_checks};
 use super::{Check, CheckOutcome, Mismatch};
-use crate::generators::{Family, MaskPolicy};
+use crate::generators::{DataFamily, MaskPolicy};
 use crate::hardware::block_reduce::BlockLayout;
 
 /// Every kind of conformance check.
@@ -51,12 +51,12 @@ pub enum CheckKind {
 }
 
 fn int_families() -> Vec<String> {
-    Family::INT_FAMILIES.iter().map(Family::name).collect()
+    DataFamily::INT_FAMILIES.iter().map(DataFamily::name).collect()
 }
 
 fn with_affine() -> Vec<String> {
     let mut v = int_families();
-    v.push(Family::AffineMaps.name());
+    v.push(DataFamily::AffineMaps.name());
     v
 }
 
@@ -93,9 +93,9 @@ impl CheckKind {
             CheckKind::Blelloch | CheckKind::HillisSteele | CheckKind::DeviceScan => "scan",
             CheckKind::SoftmaxBlockTree => "softmax",
             CheckKind::CompactLaws => "compact",
-            CheckKind::SegmentedLaws => "segmented",
+            CheckKind::SegmentedLaws => "segmented_reduce",
             CheckKind::HistogramLaws => "histogram",
-            CheckKind::FloatSumTree => "float_sum",
+            CheckKind::FloatSumTree => "float_reduce",
         }
     }
 
@@ -123,7 +123,7 @@ impl CheckKind {
         CheckKind::ALL.into_iter().find(|k| k.primitive() == primitive && k.algorithm() == algorithm)
     }
 
-    /// Family names it runs on.
+    /// Data family names it runs on.
     pub fn families(self) -> Vec<String> {
         match self {
             CheckKind::BlockReduceStrided
@@ -139,20 +139,20 @@ impl CheckKind {
             | CheckKind::HillisSteele
             | CheckKind::DeviceScan => with_affine(),
             CheckKind::SoftmaxBlockTree => {
-                MaskPolicy::ALL.iter().map(|&mask| Family::SoftmaxRows { mask }.name()).collect()
+                MaskPolicy::ALL.iter().map(|&mask| DataFamily::SoftmaxRows { mask }.name()).collect()
             }
             CheckKind::HistogramLaws => {
                 let mut v = int_families();
-                v.push(Family::UniformFloat.name());
+                v.push(DataFamily::UniformFloat.name());
                 v
             }
             CheckKind::FloatSumTree => [
-                Family::UniformFloat,
-                Family::IllConditioned { condition: 1e10 },
-                Family::IllConditioned { condition: 1e30 },
+                DataFamily::UniformFloat,
+                DataFamily::IllConditioned { condition: 1e10 },
+                DataFamily::IllConditioned { condition: 1e30 },
             ]
             .iter()
-            .map(Family::name)
+            .map(DataFamily::name)
             .collect(),
         }
     }

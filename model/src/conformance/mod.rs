@@ -33,7 +33,7 @@ pub struct Check {
     pub algorithm: String,
     /// Input size (row width for softmax).
     pub size: usize,
-    /// Data family name (`generators::Family::name`).
+    /// Data family name (`generators::DataFamily::name`).
     pub family: String,
     /// Input seed.
     pub seed: u64,

@@ -28,10 +28,10 @@ impl MaskPolicy {
     }
 }
 
-/// A data family. Names (see [`Family::name`]) are stable: fixtures and check reports use them
-/// and [`Family::from_name`] parses them back.
+/// A data family. Names (see [`DataFamily::name`]) are stable: fixtures and check reports use them
+/// and [`DataFamily::from_name`] parses them back.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Family {
+pub enum DataFamily {
     /// Integers uniform in `[-9, 9]` (the seed fixture's range; sums bounded by 9n).
     SmallInts,
     /// Uniform over all of `i32`, always containing `i32::MIN` and `i32::MAX` (for `n >= 2`;
@@ -60,47 +60,54 @@ pub enum Family {
     AffineMaps,
 }
 
-impl Family {
+impl DataFamily {
     /// The integer families, in report order.
-    pub const INT_FAMILIES: [Family; 5] =
-        [Family::SmallInts, Family::FullRangeI32, Family::Sorted, Family::Reversed, Family::ManyTies];
+    pub const INT_FAMILIES: [DataFamily; 5] = [
+        DataFamily::SmallInts,
+        DataFamily::FullRangeI32,
+        DataFamily::Sorted,
+        DataFamily::Reversed,
+        DataFamily::ManyTies,
+    ];
 
     /// Stable name: `small_ints`, `full_range_i32`, `sorted`, `reversed`, `many_ties`,
     /// `uniform_float`, `ill_conditioned_<cond as {:e}>` (e.g. `ill_conditioned_1e30`),
     /// `softmax_rows_<mask>` (e.g. `softmax_rows_random_masks`), `affine_maps`.
     pub fn name(&self) -> String {
         match self {
-            Family::SmallInts => "small_ints".into(),
-            Family::FullRangeI32 => "full_range_i32".into(),
-            Family::Sorted => "sorted".into(),
-            Family::Reversed => "reversed".into(),
-            Family::ManyTies => "many_ties".into(),
-            Family::UniformFloat => "uniform_float".into(),
-            Family::IllConditioned { condition } => format!("ill_conditioned_{condition:e}"),
-            Family::SoftmaxRows { mask } => format!("softmax_rows_{}", mask.name()),
-            Family::AffineMaps => "affine_maps".into(),
+            DataFamily::SmallInts => "small_ints".into(),
+            DataFamily::FullRangeI32 => "full_range_i32".into(),
+            DataFamily::Sorted => "sorted".into(),
+            DataFamily::Reversed => "reversed".into(),
+            DataFamily::ManyTies => "many_ties".into(),
+            DataFamily::UniformFloat => "uniform_float".into(),
+            DataFamily::IllConditioned { condition } => format!("ill_conditioned_{condition:e}"),
+            DataFamily::SoftmaxRows { mask } => format!("softmax_rows_{}", mask.name()),
+            DataFamily::AffineMaps => "affine_maps".into(),
         }
     }
 
-    /// Parses a [`Family::name`]. Error: `BadGenerator` for an unknown name.
-    pub fn from_name(name: &str) -> Result<Family, ModelError> {
-        let unknown =
-            || ModelError::BadGenerator { generator: "Family::from_name", detail: format!("unknown family {name:?}") };
+    /// Parses a [`DataFamily::name`]. Error: `BadGenerator` for an unknown name.
+    pub fn from_name(name: &str) -> Result<DataFamily, ModelError> {
+        let unknown = || ModelError::BadGenerator {
+            generator: "DataFamily::from_name",
+            detail: format!("unknown family {name:?}"),
+        };
         Ok(match name {
-            "small_ints" => Family::SmallInts,
-            "full_range_i32" => Family::FullRangeI32,
-            "sorted" => Family::Sorted,
-            "reversed" => Family::Reversed,
-            "many_ties" => Family::ManyTies,
-            "uniform_float" => Family::UniformFloat,
-            "affine_maps" => Family::AffineMaps,
+            "small_ints" => DataFamily::SmallInts,
+            "full_range_i32" => DataFamily::FullRangeI32,
+            "sorted" => DataFamily::Sorted,
+            "reversed" => DataFamily::Reversed,
+            "many_ties" => DataFamily::ManyTies,
+            "uniform_float" => DataFamily::UniformFloat,
+            "affine_maps" => DataFamily::AffineMaps,
             other => {
                 if let Some(c) = other.strip_prefix("ill_conditioned_") {
                     let condition: f64 = c.parse().map_err(|_| unknown())?;
-                    Family::IllConditioned { condition }
+                    DataFamily::IllConditioned { condition }
                 } else if let Some(m) = other.strip_prefix("softmax_rows_") {
                     let mask = MaskPolicy::ALL.into_iter().find(|p| p.name() == m).ok_or_else(unknown)?;
-                    Family::SoftmaxRows { mask }
+                    DataFamily::SoftmaxRows { mask }
                 } else {
                     return Err(unknown());
                 }
@@ -110,7 +117,7 @@ impl Family {
 
     /// `true` for the families [`crate::generators::ints`] generates.
     pub fn is_integer(&self) -> bool {
-        Family::INT_FAMILIES.contains(self)
+        DataFamily::INT_FAMILIES.contains(self)
     }
 }
 
@@ -120,19 +127,19 @@ mod tests {
 
     #[test]
     fn names_round_trip() {
-        let mut all: Vec<Family> = Family::INT_FAMILIES.to_vec();
+        let mut all: Vec<DataFamily> = DataFamily::INT_FAMILIES.to_vec();
         all.extend([
-            Family::UniformFloat,
-            Family::IllConditioned { condition: 1e30 },
-            Family::IllConditioned { condition: 1000.0 },
-            Family::AffineMaps,
+            DataFamily::UniformFloat,
+            DataFamily::IllConditioned { condition: 1e30 },
+            DataFamily::IllConditioned { condition: 1000.0 },
+            DataFamily::AffineMaps,
         ]);
-        all.extend(MaskPolicy::ALL.map(|mask| Family::SoftmaxRows { mask }));
+        all.extend(MaskPolicy::ALL.map(|mask| DataFamily::SoftmaxRows { mask }));
         for f in all {
-            assert_eq!(Family::from_name(&f.name()).unwrap(), f, "{}", f.name());
+            assert_eq!(DataFamily::from_name(&f.name()).unwrap(), f, "{}", f.name());
         }
-        assert_eq!(Family::IllConditioned { condition: 1e30 }.name(), "ill_conditioned_1e30");
-        assert!(Family::from_name("zeros").is_err());
-        assert!(Family::from_name("ill_conditioned_x").is_err());
+        assert_eq!(DataFamily::IllConditioned { condition: 1e30 }.name(), "ill_conditioned_1e30");
+        assert!(DataFamily::from_name("zeros").is_err());
+        assert!(DataFamily::from_name("ill_conditioned_x").is_err());
     }
 }

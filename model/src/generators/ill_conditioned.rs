@@ -12,9 +12,8 @@
 //!    shrinks to about `2^bottom`; a term that would make `S` exactly 0 is moved one ulp;
 //! 4. shuffle; report the exactly computed condition `Σ|x| / |Σx|`.
 //!
-//! Deviation from the DESIGN wording ("exponents up to b/2"): b/2 is GenDot's exponent for
-//! each *factor* of a product; for a plain sum the terms need exponents up to `b` to reach
-//! condition `2^b`.
+//! Exponents go up to `b`, not GenDot's `b/2`: `b/2` is GenDot's exponent for each *factor* of
+//! a product; for a plain sum the terms need exponents up to `b` to reach condition `2^b`.
 //!
 //! What is achievable: each second-half step can cancel at most ~p bits (p = 24 for f32, 53
 //! for f64), so about `(n/2)·p` bits of condition in total: with f32, 1e30 (~100 bits) needs

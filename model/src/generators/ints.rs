@@ -1,6 +1,6 @@
 //! Integer input families.
 
-use super::family::Family;
+use super::family::DataFamily;
 use super::rng::Rng;
 use crate::ModelError;
 
@@ -20,25 +20,25 @@ fn full_range(rng: &mut Rng, n: usize) -> Vec<i32> {
     v
 }
 
-/// `n` integers of an integer `family` from `seed` (see [`Family`] for each distribution).
+/// `n` integers of an integer `family` from `seed` (see [`DataFamily`] for each distribution).
 /// Never all zeros: if a draw is all zeros, element 0 becomes 1.
 /// Error: `BadGenerator` for a non-integer family.
-pub fn ints(family: Family, n: usize, seed: u64) -> Result<Vec<i32>, ModelError> {
+pub fn ints(family: DataFamily, n: usize, seed: u64) -> Result<Vec<i32>, ModelError> {
     let mut rng = Rng::new(seed);
     let mut v: Vec<i32> = match family {
-        Family::SmallInts => (0..n).map(|_| rng.range_i64(-9, 9) as i32).collect(),
-        Family::FullRangeI32 => full_range(&mut rng, n),
-        Family::Sorted => {
+        DataFamily::SmallInts => (0..n).map(|_| rng.range_i64(-9, 9) as i32).collect(),
+        DataFamily::FullRangeI32 => full_range(&mut rng, n),
+        DataFamily::Sorted => {
             let mut v = full_range(&mut rng, n);
             v.sort_unstable();
             v
         }
-        Family::Reversed => {
+        DataFamily::Reversed => {
             let mut v = full_range(&mut rng, n);
             v.sort_unstable_by(|a, b| b.cmp(a));
             v
         }
-        Family::ManyTies => (0..n).map(|_| rng.range_i64(-2, 2) as i32).collect(),
+        DataFamily::ManyTies => (0..n).map(|_| rng.range_i64(-2, 2) as i32).collect(),
         other => {
             return Err(ModelError::BadGenerator {
                 generator: "ints",
@@ -60,31 +60,31 @@ mod tests {
 
     #[test]
     fn families_have_their_shape() {
-        let small = ints(Family::SmallInts, 1000, 1).unwrap();
+        let small = ints(DataFamily::SmallInts, 1000, 1).unwrap();
         assert!(small.iter().all(|x| (-9..=9).contains(x)));
         assert!(small.contains(&-9) && small.contains(&9));
-        for f in [Family::FullRangeI32, Family::Sorted, Family::Reversed] {
+        for f in [DataFamily::FullRangeI32, DataFamily::Sorted, DataFamily::Reversed] {
             for n in [2usize, 3, 257] {
                 let v = ints(f, n, 5).unwrap();
                 assert!(v.contains(&i32::MIN) && v.contains(&i32::MAX), "{} {n}", f.name());
             }
         }
-        let sorted = ints(Family::Sorted, 300, 9).unwrap();
+        let sorted = ints(DataFamily::Sorted, 300, 9).unwrap();
         assert!(sorted.windows(2).all(|w| w[0] <= w[1]));
-        let rev = ints(Family::Reversed, 300, 9).unwrap();
+        let rev = ints(DataFamily::Reversed, 300, 9).unwrap();
         assert!(rev.windows(2).all(|w| w[0] >= w[1]));
-        let ties = ints(Family::ManyTies, 100, 3).unwrap();
+        let ties = ints(DataFamily::ManyTies, 100, 3).unwrap();
         assert!(ties.iter().filter(|&&x| x == 2).count() > 5);
-        assert!(ints(Family::UniformFloat, 3, 1).is_err());
-        assert_eq!(ints(Family::SmallInts, 0, 1).unwrap(), Vec::<i32>::new());
+        assert!(ints(DataFamily::UniformFloat, 3, 1).is_err());
+        assert_eq!(ints(DataFamily::SmallInts, 0, 1).unwrap(), Vec::<i32>::new());
     }
 
     #[test]
     fn never_all_zero_and_reproducible() {
         for seed in 0..200 {
-            let v = ints(Family::SmallInts, 1, seed).unwrap();
+            let v = ints(DataFamily::SmallInts, 1, seed).unwrap();
             assert_ne!(v, vec![0]);
         }
-        assert_eq!(ints(Family::FullRangeI32, 50, 77).unwrap(), ints(Family::FullRangeI32, 50, 77).unwrap());
+        assert_eq!(ints(DataFamily::FullRangeI32, 50, 77).unwrap(), ints(DataFamily::FullRangeI32, 50, 77).unwrap());
     }
 }

@@ -10,7 +10,7 @@ mod ints;
 mod rng;
 mod softmax_rows;
 
-pub use family::{Family, MaskPolicy};
+pub use family::{DataFamily, MaskPolicy};
 pub use floats::{affine_maps, segment_offsets, uniform_bf16, uniform_f32, uniform_f64};
 pub use ill_conditioned::{
     ill_conditioned_f32, ill_conditioned_f64, F32_BOTTOM_EXPONENT, F32_TOP_EXPONENT, F64_BOTTOM_EXPONENT,

@@ -11,8 +11,8 @@
 //! 1. **Thread fold.** Thread `t` computes `v = load(i0) ⊕ load(i1) ⊕ … ⊕ load(i_{k-1})`,
 //!    left to right, always performing all `k − 1` combines (with the identity for absent
 //!    items):
-//!    * [`BlockLayout::Strided`] (seed 000: "one at block_start + threadIdx.x and one 256
-//!      elements later"): `i_j = t + 256·j`. Coalesced; reorders inputs, so only for
+//!    * [`BlockLayout::Strided`] (each thread loads one item at `block_start + threadIdx.x`
+//!      and one 256 items later): `i_j = t + 256·j`. Coalesced; reorders inputs, so only for
 //!      commutative operators (sum, max, min, sum-count, arg max/min, softmax merge, float
 //!      sums).
 //!    * [`BlockLayout::Blocked`] (order-preserving, seed offsets): thread `t` sits at position
@@ -26,7 +26,8 @@
 //!    Blocked: [`ShuffleOrder::Descending`]) or 1, 2, 4, 8, 16 (Adjacent:
 //!    [`ShuffleOrder::Ascending`]). Lane 0 writes `warp_sums[w]`.
 //! 3. **Barrier**, then **second pass in warp 0**: lane `l` loads
-//!    * Strided, Adjacent: `warp_sums[l]` if `l < 8`, else the identity (seed 000);
+//!    * Strided, Adjacent: `warp_sums[l]` if `l < 8`, else the identity (every lane of the
+//!      second pass participates);
 //!    * Blocked: `warp_sums[brev5(l)]` if `brev5(l) < 8`, else the identity;
 //!
 //!    and runs the same shuffle tree; lane 0 holds the block result.
@@ -61,7 +62,7 @@ pub const ITEMS_PER_BLOCK: usize = 2 * BLOCK_THREADS;
 /// for the formulas).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum BlockLayout {
-    /// Seed 000's kernel: thread `t` folds items `t, t+256, t+512, …`; descending shuffle
+    /// The classic strided kernel: thread `t` folds items `t, t+256, t+512, …`; descending shuffle
     /// offsets; commutative operators only.
     Strided,
     /// Order-preserving with the seed's descending offsets: thread at position

@@ -64,7 +64,8 @@ pub fn levels(n: usize) -> usize {
     count
 }
 
-/// Exclusive scan of `items` by the recursive multi-pass scheme (seed 000):
+/// Exclusive scan of `items` by the recursive multi-pass scheme (scan blocks, scan their totals,
+/// add the scanned totals back):
 /// 1. split into blocks `[width·b, width·b + width)`; [`block_scan`] each (the last block is
 ///    padded with the identity), keeping `local` prefixes and block `total`s;
 /// 2. `offsets = device_scan(totals, width)` (recursively; one block when it fits);

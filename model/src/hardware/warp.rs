@@ -14,7 +14,7 @@ pub const SHUFFLE_OFFSETS: [usize; 5] = [16, 8, 4, 2, 1];
 /// `v[l] = v[l] ⊕ v[l + offset]` for every participating lane with `l + offset < 32`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ShuffleOrder {
-    /// 16, 8, 4, 2, 1 (seed 000's `warp_sum`): lane 0 combines lanes in the order
+    /// 16, 8, 4, 2, 1 (the usual `__shfl_down_sync` `warp_sum`): lane 0 combines lanes in the order
     /// [`lane_position`] (0, 16, 8, 24, …); order-preserving only with bit-reversed placement.
     Descending,
     /// 1, 2, 4, 8, 16 (`kernels/cuda/common/warp_reduce.cuh`): after the step with offset `o`
@@ -161,7 +161,7 @@ pub(crate) fn warp_tree<Op: Operator>(
 /// 16, 8, 4, 2, 1: at each offset every participating lane `l` with `l + offset < 32` sets
 /// `v[l] = v[l] ⊕ v[l + offset]` (its own value on the left). Returns lane 0's value.
 ///
-/// Contract (seed 000):
+/// Contract (every lane of the warp runs every shuffle):
 /// * lanes without data must still participate and carry the identity;
 /// * a participating lane that reads a non-participating source is
 ///   `ModelError::AbsentLane { lane, source_lane }` (first such read in lane order, at the

@@ -1,26 +1,12 @@
 //! Composition of affine maps over wrapping `u64`: the associative, non-commutative operator
 //! that proves a schedule keeps left-to-right order.
 
-use serde::Serialize;
-
 use super::Operator;
 use crate::ModelError;
 
-/// The map `x -> a*x + b` over `u64` with wrapping (mod 2^64) arithmetic.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
-pub struct AffineMap {
-    /// Multiplier.
-    pub a: u64,
-    /// Offset.
-    pub b: u64,
-}
-
-impl AffineMap {
-    /// Applies the map: `a*x + b` (wrapping).
-    pub fn apply(&self, x: u64) -> u64 {
-        self.a.wrapping_mul(x).wrapping_add(self.b)
-    }
-}
+/// The map `x -> a*x + b` over `u64` with wrapping (mod 2^64) arithmetic, defined once in
+/// `primlab-types` (shared with the kernels crate, whose layout matches the CUDA struct).
+pub use primlab_types::AffineMap;
 
 /// Composition of [`AffineMap`]s in left-to-right order: `combine(f, g)` is "apply `f` first,
 /// then `g`", i.e. `x -> g.a*(f.a*x + f.b) + g.b` = `(g.a*f.a, g.a*f.b + g.b)` (wrapping).
@@ -33,10 +19,10 @@ pub struct Affine;
 impl Operator for Affine {
     type Value = AffineMap;
     fn identity(&self) -> AffineMap {
-        AffineMap { a: 1, b: 0 }
+        AffineMap::IDENTITY
     }
     fn combine(&self, f: &AffineMap, g: &AffineMap) -> Result<AffineMap, ModelError> {
-        Ok(AffineMap { a: g.a.wrapping_mul(f.a), b: g.a.wrapping_mul(f.b).wrapping_add(g.b) })
+        Ok(AffineMap::combine(*f, *g))
     }
     fn name(&self) -> &'static str {
         "Affine"

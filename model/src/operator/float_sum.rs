@@ -69,7 +69,7 @@ mod tests {
         }
     }
 
-    /// Seed 000: f32 (a + b) + c = 0 but (a + c) + b = 1 with a = 1e8, b = 1, c = -1e8.
+    /// Float addition is not associative, so a schedule must fix the grouping: f32 (a + b) + c = 0 but (a + c) + b = 1 with a = 1e8, b = 1, c = -1e8.
     #[test]
     fn seed_grouping_changes_the_float_result() {
         let (a, b, c) = (100_000_000f32, 1f32, -100_000_000f32);

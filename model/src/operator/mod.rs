@@ -1,5 +1,5 @@
-//! The combine operator, kept apart from every schedule (seed 001: "keep the operator separate
-//! from the schedule"). One generic reduction, scan or block tree serves all of them.
+//! The combine operator, kept apart from every schedule: a schedule (reduction, scan, block
+//! tree) never knows which operator it runs, so one generic schedule serves all of them.
 
 use std::fmt::Debug;
 

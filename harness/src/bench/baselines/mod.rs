@@ -240,11 +240,7 @@ mod tests {
                 .iter()
                 .map(|p| crate::registry::Primitive::from_name(p).expect("a registry primitive"))
                 .collect(),
-            baselines: "scripts/baselines".into(),
-            no_baselines: false,
-            receipt: None,
-            crossover: false,
-            report: None,
+            ..BenchArgs::default()
         })
     }
 

@@ -24,9 +24,9 @@ impl AsF32 for f32 {
         self
     }
 }
-impl AsF32 for u16 {
+impl AsF32 for half::bf16 {
     fn as_f32(self) -> f32 {
-        half::bf16::from_bits(self).to_f32()
+        self.to_f32()
     }
 }
 
@@ -90,7 +90,7 @@ where
 pub fn register(config: &BenchConfig, registry: &mut Registry) {
     for n in config.sizes() {
         add::<f32>(registry, OP_F32, "f32", n, |pool, n| pool.floats(n));
-        add::<u16>(registry, OP_BF16, "bf16", n, |pool, n| pool.floats_bf16(n));
+        add::<half::bf16>(registry, OP_BF16, "bf16", n, |pool, n| pool.floats_bf16(n));
     }
 }
 
@@ -103,7 +103,7 @@ mod tests {
     fn expected_sums_match_the_rug_reference() {
         let x = inputs::uniform_floats(1 << 17);
         assert_eq!(expected_sum(&x).to_bits(), model::exact::correctly_rounded_sum_f32(&x).to_bits());
-        let b = inputs::to_bf16_bits(&x);
+        let b = inputs::to_bf16(&x);
         let widened: Vec<f32> = b.iter().map(|&v| v.as_f32()).collect();
         assert_eq!(expected_sum(&b).to_bits(), model::exact::correctly_rounded_sum_f32(&widened).to_bits());
     }

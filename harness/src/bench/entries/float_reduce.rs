@@ -26,9 +26,9 @@ impl AsF64 for f32 {
         self as f64
     }
 }
-impl AsF64 for u16 {
+impl AsF64 for half::bf16 {
     fn as_f64(self) -> f64 {
-        half::bf16::from_bits(self).to_f64()
+        self.to_f64()
     }
 }
 
@@ -150,7 +150,7 @@ pub fn register(config: &BenchConfig, registry: &mut Registry) {
             add::<f32>(registry, OP_F32, "f32", n, variant, |pool, n| pool.floats(n));
         }
         for variant in FloatReduceVariant::ALL {
-            add::<u16>(registry, OP_BF16, "bf16", n, variant, |pool, n| pool.floats_bf16(n));
+            add::<half::bf16>(registry, OP_BF16, "bf16", n, variant, |pool, n| pool.floats_bf16(n));
         }
     }
 }
@@ -179,9 +179,9 @@ mod tests {
         let reference: f64 = x.iter().map(|&v| v as f64).sum();
         assert_eq!(sum, reference);
         assert!(abs > 0.0);
-        let b = inputs::to_bf16_bits(&x);
+        let b = inputs::to_bf16(&x);
         let (bsum, _) = exact_sum(&b);
-        let breference: f64 = b.iter().map(|&v| half::bf16::from_bits(v).to_f64()).sum();
+        let breference: f64 = b.iter().map(|&v| v.to_f64()).sum();
         assert!((bsum - breference).abs() < 1e-9);
     }
 

@@ -15,15 +15,15 @@ pub fn op(bins: usize) -> String {
 }
 
 /// Unit bins over [-9, -9 + bins).
-pub fn spec(bins: usize) -> HistogramSpec {
-    HistogramSpec { bins, lower: -9, upper: -9 + bins as i32 }
+pub fn spec(bins: usize) -> HistogramSpec<i32> {
+    HistogramSpec { bins: bins as u32, lower: -9, upper: -9 + bins as i32 }
 }
 
 /// The host's counts of `host` in `spec`'s bins.
-pub fn host_counts(host: &[i32], spec: &HistogramSpec) -> Vec<u32> {
+pub fn host_counts(host: &[i32], spec: &HistogramSpec<i32>) -> Vec<u32> {
     host.par_chunks(1 << 18)
         .map(|chunk| {
-            let mut counts = vec![0u32; spec.bins];
+            let mut counts = vec![0u32; spec.bins as usize];
             for &x in chunk {
                 if let Some(bin) = spec.bin_of(x) {
                     counts[bin] += 1;
@@ -32,7 +32,7 @@ pub fn host_counts(host: &[i32], spec: &HistogramSpec) -> Vec<u32> {
             counts
         })
         .reduce(
-            || vec![0u32; spec.bins],
+            || vec![0u32; spec.bins as usize],
             |mut a, b| {
                 a.iter_mut().zip(&b).for_each(|(x, y)| *x += y);
                 a

@@ -5,7 +5,7 @@ use super::{Described, EntryId, Registry};
 use crate::bench::config::BenchConfig;
 use crate::bench::record::BenchSize;
 use kernels::launch::{persistent_grid, BLOCK_THREADS};
-use kernels::{Family, Gpu, ReducePlan, ReduceVariant};
+use kernels::{Gpu, KernelFamily, ReducePlan, ReduceVariant};
 
 /// The op name shared with the baselines.
 pub const OP: &str = "reduce_sum_i32_i64";
@@ -60,7 +60,7 @@ fn describe(gpu: &Gpu, variant: ReduceVariant, n: usize) -> (String, u32, u64) {
             input,
         ),
         ReduceVariant::SinglePass => {
-            let grid = persistent_grid(gpu, Family::Reduce, "reduce_single_pass_i32", BLOCK_THREADS, 0)
+            let grid = persistent_grid(gpu, KernelFamily::Reduce, "reduce_single_pass_i32", BLOCK_THREADS, 0)
                 .map(|g| (n.div_ceil(TILE_ITEMS) as u32).min(g).max(1).to_string())
                 .unwrap_or_else(|_| "min(SMs x resident blocks, ceil(n/4096))".into());
             (

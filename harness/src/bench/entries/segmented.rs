@@ -1,4 +1,4 @@
-//! Segmented sums over segments of L elements (offsets[s] = min(s * L, n),
+//! Segmented sums over segments of L elements (`offsets[s] = min(s * L, n)`,
 //! as the baselines lay them out): float32 at every configured L, int32 ->
 //! int64 at L = 1024, every [`SegmentedVariant`], against CUB's
 //! `DeviceSegmentedReduce::Sum` and torch's `x.view(-1, L).sum(-1)`.

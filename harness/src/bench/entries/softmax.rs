@@ -26,9 +26,9 @@ impl HostValue for f32 {
         self as f64
     }
 }
-impl HostValue for u16 {
+impl HostValue for half::bf16 {
     fn value(self) -> f64 {
-        half::bf16::from_bits(self).to_f64()
+        self.to_f64()
     }
 }
 
@@ -131,7 +131,7 @@ pub fn register(config: &BenchConfig, registry: &mut Registry) {
             add::<f32>(registry, "f32", shape, variant, |pool, r, c| pool.logits(r, c));
         }
         for variant in SoftmaxVariant::ALL {
-            add::<u16>(registry, "bf16", shape, variant, |pool, r, c| pool.logits_bf16(r, c));
+            add::<half::bf16>(registry, "bf16", shape, variant, |pool, r, c| pool.logits_bf16(r, c));
         }
     }
 }

@@ -8,14 +8,14 @@ use crate::sweep::compare;
 use crate::sweep::digest::Fingerprint;
 use crate::sweep::SweepPlan;
 use kernels::{ArgReduceVariant, ArgRowsVariant, Extremum, GpuError};
-use model::generators::{ints, uniform_f32, Family};
+use model::generators::{ints, uniform_f32, DataFamily};
 
 /// A named float input generator.
 type FloatFamily = (&'static str, fn(usize, u64) -> Vec<f32>);
 
 /// Float data with many exact ties: small integers as f32.
 fn tied_floats(n: usize, seed: u64) -> Vec<f32> {
-    ints(Family::ManyTies, n, seed).unwrap_or_default().into_iter().map(|v| v as f32).collect()
+    ints(DataFamily::ManyTies, n, seed).unwrap_or_default().into_iter().map(|v| v as f32).collect()
 }
 
 fn extremum_name(e: Extremum) -> &'static str {
@@ -220,7 +220,7 @@ pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
             });
         let integers = int_rows.input(
             format!("{size}/i32/{seed}"),
-            move || rows_case(ints(Family::FullRangeI32, r * c, seed).map_err(|e| e.to_string())?, r, c),
+            move || rows_case(ints(DataFamily::FullRangeI32, r * c, seed).map_err(|e| e.to_string())?, r, c),
             move |p| Fingerprint::new().i32s(&p.data).text(&shape).finish(),
         );
         for variant in ArgRowsVariant::ALL {

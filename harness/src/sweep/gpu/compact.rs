@@ -21,7 +21,7 @@ struct CompactCase {
     kept_flagged: Vec<i32>,
 }
 
-fn make(family: model::generators::Family, n: usize, seed: u64) -> Result<CompactCase, String> {
+fn make(family: model::generators::DataFamily, n: usize, seed: u64) -> Result<CompactCase, String> {
     let input = ints(family, n, seed).map_err(|e| e.to_string())?;
     let mut rng = Rng::new(seed ^ 0x0f1a_6500);
     let flags: Vec<u8> = (0..n)

@@ -107,10 +107,6 @@ fn run_on<T: FloatElement>(gpu: &kernels::Gpu, grid: ExactSumGrid, x: &[T], expe
     }
 }
 
-fn bf16_bits(x: &[bf16]) -> Vec<u16> {
-    x.iter().map(|v| v.to_bits()).collect()
-}
-
 /// The fixed contract inputs: (family name, values).
 fn contract_inputs(seed: u64) -> Vec<(&'static str, Vec<f32>)> {
     let p127 = 2f32.powi(127);
@@ -190,9 +186,11 @@ pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
                 |c| Fingerprint::new().bf16s(&c.x).finish(),
             );
             let case_id = id("exact_sum", format!("{variant}.bf16"), n.to_string(), n, "uniform_bf16", seed);
-            out.push(narrow.case(case_id, variant, expected_digest, |gpu, c| {
-                run_on(gpu, ExactSumGrid::Auto, &bf16_bits(&c.x), &c.expected)
-            }));
+            out.push(
+                narrow.case(case_id, variant, expected_digest, |gpu, c| {
+                    run_on(gpu, ExactSumGrid::Auto, &c.x, &c.expected)
+                }),
+            );
         }
         if plan.one_family || !(2..=MAX_ILL_N).contains(&n) {
             continue;

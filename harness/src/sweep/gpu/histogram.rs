@@ -7,21 +7,21 @@ use crate::sweep::case::Verdict;
 use crate::sweep::compare;
 use crate::sweep::digest::Fingerprint;
 use crate::sweep::SweepPlan;
-use kernels::{HistogramSpec, HistogramSpecF32, HistogramVariant};
-use model::generators::{ints, uniform_f32, Family};
-use model::histogram::{histogram_even, HistogramSpec as ModelSpec};
+use kernels::{HistogramSpec, HistogramVariant};
+use model::generators::{ints, uniform_f32, DataFamily};
+use model::histogram::histogram_even;
 
 /// (name, family, bins, lower, upper) of the int32 shapes.
-const INT_SHAPES: [(&str, Family, usize, i32, i32); 6] = [
-    ("bins19", Family::SmallInts, 19, -9, 10),
-    ("bins1", Family::SmallInts, 1, -9, 10),
-    ("narrow7", Family::SmallInts, 7, -3, 4),
-    ("skewed", Family::SmallInts, 19, -9, 10),
-    ("bins4096_full_range", Family::FullRangeI32, 4096, i32::MIN, i32::MAX),
-    ("bins33_wide", Family::FullRangeI32, 33, -1_000_000_000, 1_000_000_000),
+const INT_SHAPES: [(&str, DataFamily, usize, i32, i32); 6] = [
+    ("bins19", DataFamily::SmallInts, 19, -9, 10),
+    ("bins1", DataFamily::SmallInts, 1, -9, 10),
+    ("narrow7", DataFamily::SmallInts, 7, -3, 4),
+    ("skewed", DataFamily::SmallInts, 19, -9, 10),
+    ("bins4096_full_range", DataFamily::FullRangeI32, 4096, i32::MIN, i32::MAX),
+    ("bins33_wide", DataFamily::FullRangeI32, 33, -1_000_000_000, 1_000_000_000),
 ];
 
-fn int_input(shape: &str, family: Family, n: usize, seed: u64) -> Result<Vec<i32>, String> {
+fn int_input(shape: &str, family: DataFamily, n: usize, seed: u64) -> Result<Vec<i32>, String> {
     if shape == "skewed" {
         // Every sample in one bin: the contention case of the privatized kernel.
         return Ok(vec![3; n]);
@@ -50,8 +50,8 @@ pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
     let float_inputs: Inputs<HistogramCase<f32>> = Inputs::default();
     for &n in &plan.sizes {
         // The largest sizes keep the benchmark shape and the skewed one.
-        let large: [(&str, Family, usize, i32, i32); 2] = [INT_SHAPES[0], INT_SHAPES[3]];
-        let shapes: &[(&str, Family, usize, i32, i32)] = if plan.one_family {
+        let large: [(&str, DataFamily, usize, i32, i32); 2] = [INT_SHAPES[0], INT_SHAPES[3]];
+        let shapes: &[(&str, DataFamily, usize, i32, i32)] = if plan.one_family {
             &INT_SHAPES[..1]
         } else if n >= 1 << 24 {
             &large
@@ -64,7 +64,7 @@ pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
                 format!("{n}/{shape}/{seed}"),
                 move || {
                     let samples = int_input(shape, family, n, seed)?;
-                    let spec = ModelSpec { bins: bins as u32, lower, upper };
+                    let spec = HistogramSpec { bins: bins as u32, lower, upper };
                     let counts = histogram_even(&samples, &spec).map_err(|e| e.to_string())?;
                     Ok(HistogramCase { samples, counts })
                 },
@@ -79,7 +79,8 @@ pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
                 let case_id =
                     id("histogram", format!("{}.i32.{shape}", variant.name()), n.to_string(), n, &family.name(), seed);
                 out.push(input.case(case_id, "counts", counts_digest, move |gpu, c| {
-                    match gpu.histogram_even_i32(variant, &c.samples, HistogramSpec { bins, lower, upper }) {
+                    match gpu.histogram_even_i32(variant, &c.samples, HistogramSpec { bins: bins as u32, lower, upper })
+                    {
                         Ok(got) => check(&c.counts, &got),
                         Err(e) => gpu_error(&e),
                     }
@@ -95,7 +96,7 @@ pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
             format!("{n}/f32/{seed}"),
             move || {
                 let samples = uniform_f32(n, seed);
-                let spec = ModelSpec { bins: 100, lower: -0.5f32, upper: 0.5f32 };
+                let spec = HistogramSpec { bins: 100, lower: -0.5f32, upper: 0.5f32 };
                 let counts = histogram_even(&samples, &spec).map_err(|e| e.to_string())?;
                 Ok(HistogramCase { samples, counts })
             },
@@ -107,15 +108,12 @@ pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
                 format!("{}.f32.bins100", variant.name()),
                 n.to_string(),
                 n,
-                &Family::UniformFloat.name(),
+                &DataFamily::UniformFloat.name(),
                 seed,
             );
             out.push(input.case(case_id, "counts", counts_digest, move |gpu, c| {
-                match gpu.histogram_even_f32(
-                    variant,
-                    &c.samples,
-                    HistogramSpecF32 { bins: 100, lower: -0.5, upper: 0.5 },
-                ) {
+                match gpu.histogram_even_f32(variant, &c.samples, HistogramSpec { bins: 100, lower: -0.5, upper: 0.5 })
+                {
                     Ok(got) => check(&c.counts, &got),
                     Err(e) => gpu_error(&e),
                 }

@@ -19,7 +19,7 @@ use super::case::{CaseId, Verdict};
 use super::digest::CaseDigest;
 use super::SweepPlan;
 use crate::registry::Primitive;
-use model::generators::Family;
+use model::generators::DataFamily;
 
 /// One GPU check: its id, its reference (CPU) and the closure that runs it.
 pub struct GpuCase {
@@ -60,13 +60,13 @@ pub fn case_seed(plan_seed: u64, primitive: &str, size: usize, family: usize) ->
 /// The integer families visited at `size`: all five for small sizes, the two
 /// cheap ones at 2^24 and above (sorting 2^28 values would dominate the
 /// sweep), the first only for sanitizer runs.
-pub fn int_families(plan: &SweepPlan, size: usize) -> Vec<Family> {
+pub fn int_families(plan: &SweepPlan, size: usize) -> Vec<DataFamily> {
     if plan.one_family {
-        vec![Family::SmallInts]
+        vec![DataFamily::SmallInts]
     } else if size >= 1 << 24 {
-        vec![Family::SmallInts, Family::FullRangeI32]
+        vec![DataFamily::SmallInts, DataFamily::FullRangeI32]
     } else {
-        Family::INT_FAMILIES.to_vec()
+        DataFamily::INT_FAMILIES.to_vec()
     }
 }
 

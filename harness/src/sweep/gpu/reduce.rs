@@ -7,7 +7,7 @@ use crate::sweep::case::Verdict;
 use crate::sweep::digest::Fingerprint;
 use crate::sweep::SweepPlan;
 use kernels::{AffineMap, ReduceVariant};
-use model::generators::{affine_maps, ints, Family};
+use model::generators::{affine_maps, ints, DataFamily};
 use model::hardware::block_reduce::BlockLayout;
 use model::hardware::multipass_reduce::multipass_reduce;
 use model::operator::{Affine, SumI64};
@@ -22,10 +22,6 @@ struct IntInput {
 struct AffineInput {
     x: Vec<AffineMap>,
     composed: AffineMap,
-}
-
-fn to_kernel(m: model::operator::AffineMap) -> AffineMap {
-    AffineMap { a: m.a, b: m.b }
 }
 
 /// The digest of affine maps (a, b pairs in order).
@@ -96,13 +92,19 @@ pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
             move || {
                 let maps = affine_maps(n, seed);
                 let composed = model::reduce::reduce(&Affine, &maps).map_err(|e| e.to_string())?;
-                Ok(AffineInput { x: maps.into_iter().map(to_kernel).collect(), composed: to_kernel(composed) })
+                Ok(AffineInput { x: maps, composed })
             },
             |p| affine_digest(&p.x),
         );
         for variant in ReduceVariant::ALL.into_iter().filter(|v| n <= v.max_len()) {
-            let case_id =
-                id("reduce", format!("{}.affine", variant.name()), n.to_string(), n, &Family::AffineMaps.name(), seed);
+            let case_id = id(
+                "reduce",
+                format!("{}.affine", variant.name()),
+                n.to_string(),
+                n,
+                &DataFamily::AffineMaps.name(),
+                seed,
+            );
             out.push(input.case(
                 case_id,
                 "composed",

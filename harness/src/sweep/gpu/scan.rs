@@ -8,7 +8,7 @@ use crate::sweep::compare;
 use crate::sweep::digest::Fingerprint;
 use crate::sweep::SweepPlan;
 use kernels::{AffineMap, ScanKind, ScanVariant};
-use model::generators::{affine_maps, ints, Family};
+use model::generators::{affine_maps, ints, DataFamily};
 use model::hardware::device_scan::{device_scan, GPU_SCAN_WIDTH};
 use model::operator::{Affine, SumI64};
 
@@ -25,11 +25,7 @@ struct AffineCase {
     inclusive: Vec<AffineMap>,
 }
 
-fn to_kernel(m: &model::operator::AffineMap) -> AffineMap {
-    AffineMap { a: m.a, b: m.b }
-}
-
-fn int_case(family: Family, n: usize, seed: u64) -> Result<IntCase, String> {
+fn int_case(family: DataFamily, n: usize, seed: u64) -> Result<IntCase, String> {
     let input = ints(family, n, seed).map_err(|e| e.to_string())?;
     let exclusive = model::scan::exclusive_scan_i64(&input).map_err(|e| e.to_string())?;
     let inclusive = model::scan::inclusive_scan_i64(&input).map_err(|e| e.to_string())?;
@@ -40,11 +36,7 @@ fn affine_case(n: usize, seed: u64) -> Result<AffineCase, String> {
     let maps = affine_maps(n, seed);
     let exclusive = model::scan::exclusive_scan(&Affine, &maps).map_err(|e| e.to_string())?;
     let inclusive = model::scan::inclusive_scan(&Affine, &maps).map_err(|e| e.to_string())?;
-    Ok(AffineCase {
-        input: maps.iter().map(to_kernel).collect(),
-        exclusive: exclusive.iter().map(to_kernel).collect(),
-        inclusive: inclusive.iter().map(to_kernel).collect(),
-    })
+    Ok(AffineCase { input: maps, exclusive, inclusive })
 }
 
 /// The largest affine-map input.
@@ -125,7 +117,7 @@ pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
                     format!("{}.{}.affine", variant.name(), kind.name()),
                     n.to_string(),
                     n,
-                    &Family::AffineMaps.name(),
+                    &DataFamily::AffineMaps.name(),
                     seed,
                 );
                 out.push(input.case(

@@ -11,7 +11,7 @@ use crate::sweep::digest::Fingerprint;
 use crate::sweep::float_check::{error_of, order_free_bound};
 use crate::sweep::SweepPlan;
 use kernels::{GpuError, SegmentedVariant};
-use model::generators::{ints, segment_offsets, uniform_f32, Family};
+use model::generators::{ints, segment_offsets, uniform_f32, DataFamily};
 use rayon::prelude::*;
 
 /// The segment lengths cycled by the "lengths" shape: empty, single, and
@@ -112,7 +112,7 @@ pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
                 move || {
                     let offsets =
                         if special { vec![0, 0, 1, 32, 64, 97, 97, 97 + 262_145] } else { offsets_for(shape, n, seed) };
-                    let ints = ints(Family::SmallInts, n, seed).map_err(|e| e.to_string())?;
+                    let ints = ints(DataFamily::SmallInts, n, seed).map_err(|e| e.to_string())?;
                     Ok(SegmentedCase { offsets, ints, floats: uniform_f32(n, seed) })
                 },
                 |c| Fingerprint::new().u64s(c.offsets.iter().map(|&o| o as u64)).i32s(&c.ints).f32s(&c.floats).finish(),

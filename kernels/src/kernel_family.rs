@@ -2,7 +2,7 @@
 
 /// A CUDA family file under `kernels/cuda/`, compiled as one NVRTC program.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Family {
+pub enum KernelFamily {
     /// Integer (and affine-map) reductions: `reduce.cu`.
     Reduce,
     /// Integer (and affine-map) scans: `scan.cu`.
@@ -25,34 +25,34 @@ pub enum Family {
     ExactSum,
 }
 
-impl Family {
+impl KernelFamily {
     /// Every family, in a fixed order.
-    pub const ALL: [Family; 10] = [
-        Family::Reduce,
-        Family::Scan,
-        Family::ArgReduce,
-        Family::Softmax,
-        Family::Compact,
-        Family::SegmentedReduce,
-        Family::Histogram,
-        Family::FloatReduce,
-        Family::Ceilings,
-        Family::ExactSum,
+    pub const ALL: [KernelFamily; 10] = [
+        KernelFamily::Reduce,
+        KernelFamily::Scan,
+        KernelFamily::ArgReduce,
+        KernelFamily::Softmax,
+        KernelFamily::Compact,
+        KernelFamily::SegmentedReduce,
+        KernelFamily::Histogram,
+        KernelFamily::FloatReduce,
+        KernelFamily::Ceilings,
+        KernelFamily::ExactSum,
     ];
 
     /// The family's source file, relative to `kernels/cuda`.
     pub fn file(self) -> &'static str {
         match self {
-            Family::Reduce => "reduce.cu",
-            Family::Scan => "scan.cu",
-            Family::ArgReduce => "arg_reduce.cu",
-            Family::Softmax => "softmax.cu",
-            Family::Compact => "compact.cu",
-            Family::SegmentedReduce => "segmented_reduce.cu",
-            Family::Histogram => "histogram.cu",
-            Family::FloatReduce => "float_reduce.cu",
-            Family::Ceilings => "ceilings.cu",
-            Family::ExactSum => "exact_sum.cu",
+            KernelFamily::Reduce => "reduce.cu",
+            KernelFamily::Scan => "scan.cu",
+            KernelFamily::ArgReduce => "arg_reduce.cu",
+            KernelFamily::Softmax => "softmax.cu",
+            KernelFamily::Compact => "compact.cu",
+            KernelFamily::SegmentedReduce => "segmented_reduce.cu",
+            KernelFamily::Histogram => "histogram.cu",
+            KernelFamily::FloatReduce => "float_reduce.cu",
+            KernelFamily::Ceilings => "ceilings.cu",
+            KernelFamily::ExactSum => "exact_sum.cu",
         }
     }
 }
