@@ -96,11 +96,11 @@ for s in "$@"; do
       d=$(stage_dir sanitize)
       extra=()
       takes sanitize --junit && extra+=(--junit "$LOGS/sanitize.junit.xml")
-      step sanitize 300 "$H" sanitize --jobs 6 --log-dir "$LOGS/sanitize" --receipt "$d/sanitize.json" "${extra[@]}" &&
+      step sanitize 380 "$H" sanitize --jobs 6 --log-dir "$LOGS/sanitize" --receipt "$d/sanitize.json" "${extra[@]}" &&
         deliver sanitize "$d/sanitize.json" sanitize.json receipts/sanitize.json ;;
     mutants)
       d=$(stage_dir mutants)
-      TAIL=40 step mutants 100 "$H" mutants --jobs 6 --timeout-secs 80 --log-dir "$LOGS/mutants" --receipt "$d/mutants.json" &&
+      TAIL=40 step mutants 420 "$H" mutants --jobs 6 --timeout-secs 240 --log-dir "$LOGS/mutants" --receipt "$d/mutants.json" &&
         deliver mutants "$d/mutants.json" mutants.json receipts/mutants.json ;;
     cub-build)
       # In the background: nvcc takes about a minute; bench waits for it.
