@@ -8,6 +8,7 @@ use super::Receipt;
 use crate::registry::Primitive;
 use crate::sweep::gpu::catalogue;
 use crate::sweep::SweepPlan;
+use rayon::prelude::*;
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -59,25 +60,37 @@ fn entry_key(entry: &Value) -> Option<String> {
 /// digest), or the generator's error. Primitives are prepared in parallel,
 /// each in catalogue order (consecutive cases share one generated input).
 pub fn reference_digests(plan: &SweepPlan) -> BTreeMap<String, Result<(String, String), String>> {
-    // One primitive at a time: the largest inputs (a 2^28 scan holds about
-    // 9 GB with its expected prefixes) must not be held side by side.
-    let mut out = BTreeMap::new();
-    for p in Primitive::ALL.into_iter().filter(|p| plan.wants(*p)) {
+    // Two primitives at a time, each on its own thread in catalogue order:
+    // each thread holds one prepared input (see `sweep::gpu::memo`), and the
+    // largest (a 2^28 scan with its expected prefixes, about 5 GB) must fit
+    // beside one other in a CI machine's memory.
+    let selected: Vec<Primitive> = Primitive::ALL.into_iter().filter(|p| plan.wants(*p)).collect();
+    let prepare = |p: Primitive| -> Vec<(String, Result<(String, String), String>)> {
         let started = std::time::Instant::now();
         let mut one = plan.clone();
         one.primitives = vec![p];
         let cases = catalogue(&one);
         let count = cases.len();
-        for case in cases {
-            let digest = (case.reference)().map(|d| (d.input_digest, d.expected_digest));
-            out.insert(case.id.key(), digest);
-        }
+        let out: Vec<_> = cases
+            .into_iter()
+            .map(|case| (case.id.key(), (case.reference)().map(|d| (d.input_digest, d.expected_digest))))
+            .collect();
         if std::env::var_os("PRIMLAB_GATE_TIMING").is_some() {
             eprintln!("receipts: {p}: {count} cases prepared in {:.1} s", started.elapsed().as_secs_f64());
         }
-    }
-    out
+        out
+    };
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(GATE_THREADS).build();
+    let groups: Vec<Vec<(String, Result<(String, String), String>)>> = match pool {
+        Ok(pool) => pool.install(|| selected.par_iter().map(|&p| prepare(p)).collect()),
+        Err(_) => selected.iter().map(|&p| prepare(p)).collect(),
+    };
+    groups.into_iter().flatten().collect()
 }
+
+/// Primitives whose reference is prepared at once by the gate (memory, not
+/// cores, is the limit: see [`reference_digests`]).
+const GATE_THREADS: usize = 2;
 
 /// Checks a sweep receipt against the full catalogue of its seed.
 pub fn check_sweep_coverage(receipt: &Receipt) -> CoverageReport {
