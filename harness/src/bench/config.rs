@@ -37,15 +37,19 @@ pub struct Protocol {
     pub entry_budget_s: f64,
     /// The fewest timed calls a capped entry gets.
     pub min_iters: usize,
+    /// Whether each entry is also timed back to back (`--hot`), as a second
+    /// record of timing mode "hot". Absent in older receipts: cold only.
+    #[serde(default)]
+    pub hot: bool,
 }
 
 impl Protocol {
     /// The protocol of a full run (`quick = false`) or a `--quick` one.
     pub fn new(quick: bool) -> Protocol {
         if quick {
-            Protocol { warmups: 3, iters_small: 20, iters_large: 10, entry_budget_s: 1.5, min_iters: 5 }
+            Protocol { warmups: 3, iters_small: 20, iters_large: 10, entry_budget_s: 1.5, min_iters: 5, hot: false }
         } else {
-            Protocol { warmups: 5, iters_small: 200, iters_large: 30, entry_budget_s: 5.0, min_iters: 10 }
+            Protocol { warmups: 5, iters_small: 200, iters_large: 30, entry_budget_s: 5.0, min_iters: 10, hot: false }
         }
     }
 

@@ -23,6 +23,7 @@ pub mod record;
 pub mod report;
 pub mod rotation;
 pub mod runner;
+pub mod stats;
 pub mod targets;
 pub mod timing;
 
