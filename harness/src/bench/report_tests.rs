@@ -117,6 +117,7 @@ fn synthetic_details() -> BenchDetails {
         aborted: None,
         compile_seconds: 1.0,
         wall_seconds: 42.0,
+        clocks: Default::default(),
     }
 }
 

@@ -245,6 +245,10 @@ mod tests {
             receipt: None,
             crossover: false,
             report: None,
+            sizes: vec![],
+            variants: vec![],
+            shapes: vec![],
+            hot: false,
         })
     }
 
