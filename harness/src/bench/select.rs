@@ -63,11 +63,6 @@ pub struct Selection {
 }
 
 impl Selection {
-    /// Whether anything narrows the run.
-    pub fn is_empty(&self) -> bool {
-        self.sizes_log2.is_empty() && self.shapes.is_empty() && self.variants.is_empty()
-    }
-
     /// The coverage reasons of this selection (each makes a run partial).
     pub fn reasons(&self) -> Vec<String> {
         let mut out = Vec::new();
@@ -217,7 +212,7 @@ mod tests {
             Selection { shapes: vec![(4096, 1024)], variants: vec!["decoupled_lookback".into()], ..Default::default() };
         let err = error_of(none.apply(registry()));
         assert!(err.contains("matches no entry") && err.contains("[4096, 1024]"), "{err}");
-        assert!(Selection::default().is_empty());
+        assert!(Selection::default().reasons().is_empty());
         assert_eq!(none.reasons(), ["--shape 4096x1024", "--variant decoupled_lookback"]);
     }
 }

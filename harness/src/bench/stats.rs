@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 /// Bootstrap resamples per interval.
 pub const RESAMPLES: usize = 2000;
 /// The resampling seed (fixed: reports are reproducible).
-pub const SEED: u64 = 0x5eed_0f_b007_57a9;
+pub const SEED: u64 = 0x5eed_b007_57a9_0f00;
 /// Coverage of every interval.
 pub const CONFIDENCE: f64 = 0.95;
 /// Fewest samples a bootstrap interval is computed from (below it the noise is unknown).
@@ -28,6 +28,7 @@ pub struct Interval {
 
 impl Interval {
     /// Whether `x` lies inside (bounds included).
+    #[cfg(test)]
     pub fn contains(&self, x: f64) -> bool {
         self.low <= x && x <= self.high
     }
@@ -106,6 +107,7 @@ pub fn median_in_place(values: &mut [f64]) -> f64 {
 }
 
 /// Median of `samples` without reordering them.
+#[cfg(test)]
 pub fn median(samples: &[f64]) -> f64 {
     median_in_place(&mut samples.to_vec())
 }
@@ -179,7 +181,7 @@ pub fn relative_std_percent(samples: &[f64]) -> Option<f64> {
     }
     let m = samples.len() as f64;
     let mean = samples.iter().sum::<f64>() / m;
-    if !(mean > 0.0) {
+    if mean.is_nan() || mean <= 0.0 {
         return None;
     }
     let variance = samples.iter().map(|s| (s - mean).powi(2)).sum::<f64>() / (m - 1.0);
