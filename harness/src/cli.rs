@@ -181,6 +181,22 @@ pub struct BenchArgs {
     /// receipts/report for a full run, receipts/partial/report for a partial one).
     #[arg(long, value_name = "DIR")]
     pub report: Option<PathBuf>,
+    /// Only these 1-D sizes, comma separated: log2 exponents (20 or 2^20; any value below 64)
+    /// or element counts (1048576), powers of two up to 2^30. Given alone, the row entries are
+    /// left out. Makes the run partial.
+    #[arg(long, value_name = "N,N,...", value_delimiter = ',', value_parser = crate::bench::select::parse_size)]
+    pub sizes: Vec<u32>,
+    /// Only this variant (repeatable; the ceilings always run). Makes the run partial.
+    #[arg(long = "variant", value_name = "TEXT")]
+    pub variants: Vec<String>,
+    /// Only this row shape of the row primitives, ROWSxCOLS (repeatable). Given alone, the
+    /// 1-D entries are left out. Makes the run partial.
+    #[arg(long = "shape", value_name = "ROWSxCOLS", value_parser = crate::bench::select::parse_shape)]
+    pub shapes: Vec<(usize, usize)>,
+    /// Also time every entry back to back (batches of calls between two events, per call =
+    /// total / calls), recorded beside the cold per-call timing as timing mode "hot".
+    #[arg(long)]
+    pub hot: bool,
 }
 
 impl Default for BenchArgs {
@@ -194,6 +210,10 @@ impl Default for BenchArgs {
             receipt: None,
             crossover: false,
             report: None,
+            sizes: Vec::new(),
+            variants: Vec::new(),
+            shapes: Vec::new(),
+            hot: false,
         }
     }
 }
@@ -201,6 +221,7 @@ impl Default for BenchArgs {
 /// `harness bench`: the single-GPU options, plus `--gpus` (kept out of
 /// [`BenchArgs`] so that the single-GPU bench is untouched by it).
 #[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true)]
 pub struct BenchCommand {
     /// The single-GPU bench's options (`--quick` also shortens `--gpus` runs).
     #[command(flatten)]
@@ -209,6 +230,22 @@ pub struct BenchCommand {
     /// reduce and scan over 1, 2, 4, ... N GPUs through NCCL; writes receipts/multigpu-bench.json.
     #[arg(long, value_name = "N|all", value_parser = crate::multigpu::parse_gpus)]
     pub gpus: Option<crate::multigpu::GpuCount>,
+    /// Instead of a run: a tool over bench receipts (no GPU needed).
+    #[command(subcommand)]
+    pub action: Option<BenchAction>,
+}
+
+/// `harness bench <action>`.
+#[derive(Debug, Subcommand)]
+pub enum BenchAction {
+    /// Compare two bench receipts record by record: NEW / OLD median with a 95 % interval, and
+    /// faster / slower / within noise.
+    Compare {
+        /// The earlier receipt.
+        old: PathBuf,
+        /// The later receipt.
+        new: PathBuf,
+    },
 }
 
 /// Options of `harness report`.
@@ -309,6 +346,22 @@ mod tests {
     #[test]
     fn the_cli_definition_is_consistent() {
         Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn bench_takes_axes_hot_and_a_compare_subcommand() {
+        let parsed = Cli::try_parse_from(["harness", "bench", "--sizes", "20,2^24", "--shape", "4096x1024", "--hot"]);
+        let Command::Bench(b) = parsed.unwrap().command else { panic!("not bench") };
+        assert_eq!((b.args.sizes, b.args.shapes, b.args.hot), (vec![20, 24], vec![(4096, 1024)], true));
+        assert!(b.action.is_none());
+        let Command::Bench(c) =
+            Cli::try_parse_from(["harness", "bench", "compare", "a.json", "b.json"]).unwrap().command
+        else {
+            panic!("not bench")
+        };
+        let Some(BenchAction::Compare { old, new }) = c.action else { panic!("not compare") };
+        assert_eq!((old, new), (PathBuf::from("a.json"), PathBuf::from("b.json")));
+        assert!(Cli::try_parse_from(["harness", "bench", "--sizes", "0"]).is_err());
     }
 
     #[test]

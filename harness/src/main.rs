@@ -61,9 +61,10 @@ fn dispatch(command: Command) -> anyhow::Result<bool> {
         }
         Command::Mutants(args) => mutants::run(&args),
         // `bench --gpus` is the multi-GPU scaling study, in place of the single-GPU bench.
-        Command::Bench(command) => match command.gpus {
-            Some(gpus) => multigpu::scaling_bench::run(&command.args, gpus),
-            None => bench::run(&command.args),
+        Command::Bench(command) => match (command.action, command.gpus) {
+            (Some(cli::BenchAction::Compare { old, new }), _) => bench::compare::run(&old, &new),
+            (None, Some(gpus)) => multigpu::scaling_bench::run(&command.args, gpus),
+            (None, None) => bench::run(&command.args),
         },
         Command::Report(args) => report::run(&args),
         Command::Fixtures(args) => fixtures::run(&args),

@@ -262,10 +262,11 @@ def run(args, w):
             e.record()
             e.synchronize()
             ts.append(s.elapsed_time(e) * 1000.0)
+        samples = [round(t, 3) for t in ts]  # in the order timed, for the harness's noise estimate
         ts.sort()
         m = len(ts)
         med = ts[m // 2] if m % 2 else 0.5 * (ts[m // 2 - 1] + ts[m // 2])
-        return med, ts[0], ts[-1], m
+        return med, ts[0], ts[-1], m, samples
 
     def record(op, n, rot, fn, check, logical, timed_region, params, shape=None):
         """check(result) -> (ok, what, why); logical: number or function of the result."""
@@ -280,9 +281,9 @@ def run(args, w):
             lb = logical(res) if callable(logical) else logical
             del res
             if res_ok:
-                med, mn, mx, it = time_it(fn, rot, n)
+                med, mn, mx, it, samples = time_it(fn, rot, n)
                 rec.update(median_us=round(med, 3), min_us=round(mn, 3), max_us=round(mx, 3),
-                           iters=it, warmups=warmups)
+                           iters=it, warmups=warmups, samples_us=samples)
             rec["logical_bytes"] = lb
             if res_ok:
                 rec["gbps"] = round(lb / (med * 1e3), 2)

@@ -37,15 +37,19 @@ pub struct Protocol {
     pub entry_budget_s: f64,
     /// The fewest timed calls a capped entry gets.
     pub min_iters: usize,
+    /// Whether each entry is also timed back to back (`--hot`), as a second
+    /// record of timing mode "hot". Absent in older receipts: cold only.
+    #[serde(default)]
+    pub hot: bool,
 }
 
 impl Protocol {
     /// The protocol of a full run (`quick = false`) or a `--quick` one.
     pub fn new(quick: bool) -> Protocol {
         if quick {
-            Protocol { warmups: 3, iters_small: 20, iters_large: 10, entry_budget_s: 1.5, min_iters: 5 }
+            Protocol { warmups: 3, iters_small: 20, iters_large: 10, entry_budget_s: 1.5, min_iters: 5, hot: false }
         } else {
-            Protocol { warmups: 5, iters_small: 200, iters_large: 30, entry_budget_s: 5.0, min_iters: 10 }
+            Protocol { warmups: 5, iters_small: 200, iters_large: 30, entry_budget_s: 5.0, min_iters: 10, hot: false }
         }
     }
 
@@ -78,13 +82,20 @@ pub struct BenchConfig {
     pub crossover: bool,
     /// Whether CUB and PyTorch run.
     pub baselines: bool,
+    /// The `--sizes`, `--shape` and `--variant` selection.
+    pub selection: super::select::Selection,
 }
 
 impl BenchConfig {
     /// The run `args` asks for. A full run always includes the crossover
     /// study; a `--quick` one only with `--crossover`.
     pub fn from_args(args: &BenchArgs) -> BenchConfig {
-        let sizes_log2 = if args.quick { QUICK_SIZES_LOG2.to_vec() } else { FULL_SIZES_LOG2.to_vec() };
+        let default_sizes = if args.quick { QUICK_SIZES_LOG2.to_vec() } else { FULL_SIZES_LOG2.to_vec() };
+        let mut selected_sizes = args.sizes.clone();
+        selected_sizes.sort_unstable();
+        selected_sizes.dedup();
+        let sizes_log2 = if selected_sizes.is_empty() { default_sizes } else { selected_sizes.clone() };
+        let row_shapes = if args.shapes.is_empty() { ROW_SHAPES.to_vec() } else { args.shapes.clone() };
         let mut segment_lens = vec![MAIN_SEGMENT_LEN];
         if !args.quick {
             segment_lens.extend(EXTRA_SEGMENT_LENS);
@@ -92,12 +103,17 @@ impl BenchConfig {
         BenchConfig {
             quick: args.quick,
             sizes_log2,
-            row_shapes: ROW_SHAPES.to_vec(),
+            row_shapes,
             segment_lens,
-            protocol: Protocol::new(args.quick),
+            protocol: Protocol { hot: args.hot, ..Protocol::new(args.quick) },
             primitives: args.primitives.iter().map(|p| p.name().to_string()).collect(),
             crossover: args.crossover || (!args.quick && args.primitives.is_empty()),
             baselines: !args.no_baselines,
+            selection: super::select::Selection {
+                sizes_log2: selected_sizes,
+                shapes: args.shapes.clone(),
+                variants: args.variants.clone(),
+            },
         }
     }
 

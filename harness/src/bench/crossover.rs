@@ -61,7 +61,12 @@ fn median_of<'a>(
     n: usize,
 ) -> Option<&'a BenchRecord> {
     records.iter().find(|r| {
-        r.implementation == implementation && r.op == op && r.variant == variant && r.n == n && r.shape.is_none()
+        r.implementation == implementation
+            && r.op == op
+            && r.variant == variant
+            && r.n == n
+            && r.shape.is_none()
+            && r.timing_mode == super::record::TimingMode::Cold
     })
 }
 

@@ -70,11 +70,17 @@ pub struct BenchDetails {
     /// Wall-clock seconds of the whole run.
     #[serde(default)]
     pub wall_seconds: f64,
+    /// nvidia-smi's clocks, throttle reasons, temperature and power during
+    /// the run (empty in older receipts: not recorded).
+    #[serde(default)]
+    pub clocks: super::clocks::ClockLog,
 }
 
 /// The timing method, as recorded in every receipt.
 pub const TIMING_TEXT: &str = "CUDA events (CU_EVENT_DEFAULT) recorded on the Gpu's stream before and after each \
     single plan enqueue; the end event is waited for before the next call, so the GPU is idle when the start event \
     is recorded and the host cost of issuing the call counts (as in cub_bench and torch_bench.py). One checked call \
-    first, then the warm-ups, then the timed calls; median (mean of the middle two for an even count), min and max. \
-    Plans allocate all scratch before; enqueue only launches and memsets.";
+    first, then the warm-ups, then the timed calls; median (mean of the middle two for an even count), min and max; \
+    every call's time kept as a sample, the median's 95 % interval bootstrapped from them (2000 resamples, fixed \
+    seed). With --hot, also batches of calls back to back between two events (per call = batch total / calls), \
+    recorded as timing mode \"hot\". Plans allocate all scratch before; enqueue only launches and memsets.";

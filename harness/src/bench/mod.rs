@@ -9,6 +9,8 @@
 //! crossover study; save the receipt; write the report.
 
 pub mod baselines;
+pub mod clocks;
+pub mod compare;
 pub mod config;
 pub mod crossover;
 pub mod details;
@@ -18,11 +20,15 @@ pub mod ncu;
 pub mod ops;
 pub mod output;
 pub mod plot;
+pub mod plot_draw;
 pub mod pool;
 pub mod record;
 pub mod report;
+pub mod report_targets;
 pub mod rotation;
 pub mod runner;
+pub mod select;
+pub mod stats;
 pub mod targets;
 pub mod timing;
 
@@ -53,6 +59,9 @@ fn families(config: &BenchConfig) -> Vec<(&'static str, KernelFamily)> {
 /// `harness bench`. Ok(false) when a primlab entry or ceiling failed its check or errored.
 pub fn run(args: &BenchArgs) -> Result<bool> {
     let config = BenchConfig::from_args(args);
+    // A selection that matches nothing is refused before the GPU is opened
+    // (registering entries touches no device).
+    config.selection.apply(entries::register_all(&config))?;
     // Where it writes is settled before the GPU work: a refused path costs nothing.
     let coverage = output::coverage(args);
     let receipt_file = receipt_path(args.receipt.as_deref(), &receipts_dir(), output::RECEIPT_FILE, &coverage)?;
@@ -95,7 +104,8 @@ pub fn run(args: &BenchArgs) -> Result<bool> {
     }
     let compile_seconds = compile_started.elapsed().as_secs_f64();
 
-    let registry = entries::register_all(&config);
+    let registry = config.selection.apply(entries::register_all(&config))?;
+    let clock_monitor = clocks::ClockMonitor::start(nvidia_smi_index());
     let baseline_steps = if config.baselines { 2 } else { 0 };
     let progress = Progress::new("bench", (registry.entries.len() + baseline_steps) as u64);
     let entries_run = runner::run_entries(&gpu, registry, config.protocol, &progress)?;
@@ -109,6 +119,7 @@ pub fn run(args: &BenchArgs) -> Result<bool> {
         skipped: entries_run.skipped,
         aborted: entries_run.aborted,
         baselines: Vec::new(),
+        clocks: clocks::ClockLog::default(),
     };
 
     // A checkpoint: if the run is killed during the baselines, primlab's numbers survive.
@@ -151,6 +162,7 @@ pub fn run(args: &BenchArgs) -> Result<bool> {
         }
     }
     progress.finish();
+    state.clocks = clock_monitor.finish();
 
     let (details, tally) = state.details();
     print_targets(&details);
@@ -179,6 +191,16 @@ pub fn run(args: &BenchArgs) -> Result<bool> {
     Ok(tally.failed == 0)
 }
 
+/// nvidia-smi's index of the GPU the run opens: CUDA device 0, which is the
+/// first entry of `CUDA_VISIBLE_DEVICES` when that names indices, else 0
+/// (nvidia-smi numbers GPUs as CUDA does with the default PCI bus order).
+fn nvidia_smi_index() -> u32 {
+    std::env::var("CUDA_VISIBLE_DEVICES")
+        .ok()
+        .and_then(|v| v.split(',').next().and_then(|first| first.trim().parse().ok()))
+        .unwrap_or(0)
+}
+
 /// What a run has gathered so far.
 struct RunState<'c> {
     config: &'c BenchConfig,
@@ -189,6 +211,7 @@ struct RunState<'c> {
     skipped: Vec<record::SkippedEntry>,
     aborted: Option<String>,
     baselines: Vec<BaselineRun>,
+    clocks: clocks::ClockLog,
 }
 
 impl RunState<'_> {
@@ -242,6 +265,7 @@ impl RunState<'_> {
             aborted: self.aborted.clone(),
             compile_seconds: self.compile_seconds,
             wall_seconds: self.started.elapsed().as_secs_f64(),
+            clocks: self.clocks.clone(),
         };
         (details, tally)
     }

@@ -33,6 +33,8 @@ pub fn coverage(args: &BenchArgs) -> Coverage {
     if args.no_baselines {
         reasons.push("--no-baselines".to_string());
     }
+    // Any --sizes, --shape or --variant leaves part of the catalogue out.
+    reasons.extend(crate::bench::config::BenchConfig::from_args(args).selection.reasons());
     Coverage::from_reasons(reasons)
 }
 
@@ -143,6 +145,9 @@ mod tests {
             ..args()
         };
         assert_eq!(coverage(&some), Coverage::Partial("--primitive scan,reduce, --no-baselines".into()));
+        let narrowed = BenchArgs { sizes: vec![20], variants: vec!["single_pass".into()], ..args() };
+        assert_eq!(coverage(&narrowed), Coverage::Partial("--sizes 2^20, --variant single_pass".into()));
+        assert_eq!(coverage(&BenchArgs { hot: true, ..args() }), Coverage::Full);
     }
 
     #[test]

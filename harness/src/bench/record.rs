@@ -12,6 +12,28 @@ pub const IMPL_CUB: &str = "cub";
 /// `impl` of `scripts/baselines/torch_bench.py`.
 pub const IMPL_TORCH: &str = "torch";
 
+/// How a record's calls were timed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TimingMode {
+    /// Each call between its own two events, the GPU idle before it (the
+    /// baselines' protocol; every receipt before timing modes were recorded).
+    #[default]
+    Cold,
+    /// Batches of calls back to back between two events; per call = total / calls.
+    Hot,
+}
+
+impl TimingMode {
+    /// `cold` or `hot`.
+    pub fn name(self) -> &'static str {
+        match self {
+            TimingMode::Cold => "cold",
+            TimingMode::Hot => "hot",
+        }
+    }
+}
+
 /// The problem size of a record: a 1-D length or a row-major matrix.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -81,6 +103,14 @@ pub struct BenchRecord {
     /// Untimed warm-up calls before them.
     #[serde(default)]
     pub warmups: usize,
+    /// Every timed sample, microseconds per call, in the order timed (cold:
+    /// one per call; hot: one per batch). Empty in receipts that predate
+    /// samples: their noise is unknown.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub samples_us: Vec<f64>,
+    /// How the calls were timed (absent: cold).
+    #[serde(default)]
+    pub timing_mode: TimingMode,
     /// Useful bytes read and written: each input element read once and each output element
     /// written once (scratch traffic not counted).
     pub logical_bytes: u64,
@@ -134,12 +164,20 @@ impl BenchRecord {
         }
     }
 
+    /// The noise of the timed samples, `None` when unknown (no or too few samples, or not ok).
+    pub fn noise(&self) -> Option<super::stats::Noise> {
+        self.timed_median()?;
+        super::stats::noise(&self.samples_us)
+    }
+
     /// `impl` and variant in one label, e.g. `primlab single_pass` or `cub`.
+    /// Hot records end in ` (hot)`.
     pub fn label(&self) -> String {
+        let hot = if self.timing_mode == TimingMode::Hot { " (hot)" } else { "" };
         match self.implementation.as_str() {
-            IMPL_PRIMLAB => format!("primlab {}", self.variant),
-            IMPL_CEILING => format!("ceiling {}", self.variant),
-            other => format!("{other} {}", self.variant),
+            IMPL_PRIMLAB => format!("primlab {}{hot}", self.variant),
+            IMPL_CEILING => format!("ceiling {}{hot}", self.variant),
+            other => format!("{other} {}{hot}", self.variant),
         }
     }
 }
@@ -186,6 +224,8 @@ impl BenchRecord {
             max_us: Some(us),
             iters: 20,
             warmups: 3,
+            samples_us: Vec::new(),
+            timing_mode: TimingMode::Cold,
             logical_bytes,
             gbps: Some(logical_bytes as f64 / (us * 1e3)),
             ok: true,
@@ -202,8 +242,36 @@ impl BenchRecord {
 }
 
 #[cfg(test)]
+impl BenchRecord {
+    /// [`BenchRecord::synthetic`] with `samples` as its timed calls (median, min, max from them).
+    pub fn with_samples(mut self, samples: Vec<f64>) -> BenchRecord {
+        if let Some((median, min, max)) = super::timing::summarize(&samples) {
+            self.median_us = Some(median);
+            self.min_us = Some(min);
+            self.max_us = Some(max);
+            self.gbps = Some(self.logical_bytes as f64 / (median * 1e3));
+        }
+        self.iters = samples.len();
+        self.samples_us = samples;
+        self
+    }
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn receipts_without_samples_or_modes_load_as_cold_with_unknown_noise() {
+        let old = serde_json::json!({
+            "impl": "cub", "primitive": "scan", "op": "exclusive_scan_i32_i64", "variant": "cub", "n": 1024,
+            "dtype": "i32->i64", "median_us": 5.0, "logical_bytes": 12288, "ok": true
+        });
+        let record: BenchRecord = serde_json::from_value(old).unwrap();
+        assert_eq!(record.timing_mode, TimingMode::Cold);
+        assert!(record.samples_us.is_empty());
+        assert_eq!(record.noise(), None);
+    }
 
     #[test]
     fn records_round_trip_with_impl_as_the_json_key() {
@@ -220,6 +288,8 @@ mod tests {
             max_us: Some(900.0),
             iters: 30,
             warmups: 5,
+            samples_us: vec![800.0, 790.0, 900.0],
+            timing_mode: TimingMode::Hot,
             logical_bytes: 2 * 4 * 8192 * 32000,
             gbps: Some(2621.44),
             ok: true,

@@ -6,11 +6,11 @@ use super::baselines::BaselineRun;
 use super::config::size_label;
 use super::crossover::{self, CrossoverStudy};
 use super::details::BenchDetails;
-use super::entries::ceilings::{COPY_OP, READ_OP};
 use super::ncu;
 use super::plot;
-use super::record::{BenchRecord, BenchSize, IMPL_CEILING, IMPL_CUB, IMPL_PRIMLAB, IMPL_TORCH};
-use super::targets::{self, fastest, TargetResult, TARGETS};
+use super::record::{BenchRecord, IMPL_CEILING, IMPL_CUB, IMPL_PRIMLAB, IMPL_TORCH};
+use super::report_targets;
+use super::targets::{self, fastest, TargetResult};
 use crate::bench::output;
 use crate::receipts::{Coverage, Receipt};
 use crate::report::table::Table;
@@ -39,11 +39,30 @@ pub fn write_report(receipt_path: &Path, out_dir: &Path) -> Result<ReportFiles> 
     std::fs::create_dir_all(out_dir).with_context(|| format!("creating {}", out_dir.display()))?;
     // Every file is renamed into place whole (plot::draw_all and write_atomic).
     let ncu_dir = receipt_path.parent().unwrap_or(Path::new(".")).join("ncu");
-    let plots = plot::draw_all(&details.records, out_dir, &receipt.machine.gpu)?;
+    let plots = plot::draw_all(&details.records, out_dir, &figure_metadata(&receipt, &details))?;
     let markdown = render(&receipt, &details, &plots, &ncu_dir);
     let path = out_dir.join("report.md");
     crate::receipts::write_atomic(&path, markdown.as_bytes())?;
     Ok(ReportFiles { markdown: path, plots: plots.into_iter().map(|(_, p)| p).collect() })
+}
+
+/// The line every figure carries: GPU, kernel sources, coverage, calls.
+pub fn figure_metadata(receipt: &Receipt, details: &BenchDetails) -> String {
+    let p = &details.protocol;
+    let coverage = match output::receipt_coverage(receipt) {
+        Coverage::Full => "full run".to_string(),
+        Coverage::Partial(why) => format!("partial run ({why})"),
+    };
+    let hash: String = receipt.source_hash.chars().take(12).collect();
+    format!(
+        "{} | sources {hash} | {coverage} | {} warm-ups, {}/{} timed calls (below/from 2^24){} | {}",
+        receipt.machine.gpu,
+        p.warmups,
+        p.iters_small,
+        p.iters_large,
+        if p.hot { ", cold and hot" } else { "" },
+        receipt.created_utc
+    )
 }
 
 /// Why a baseline has no record, from the run's baseline list.
@@ -74,13 +93,13 @@ pub fn render(receipt: &Receipt, details: &BenchDetails, plots: &[(String, PathB
     if let Some(reason) = &details.aborted {
         let _ = writeln!(md, "**The run stopped early:** {reason}. Entries after it were not run.\n");
     }
+    report_targets::targets_section(&mut md, &targets);
+    report_targets::missed_section(&mut md, &targets, &details.records, ncu_dir);
     machine_section(&mut md, receipt, details);
-    method_section(&mut md, details);
-    targets_section(&mut md, &targets);
-    missed_section(&mut md, &targets, &details.records, ncu_dir);
     absent_section(&mut md, details);
     results_section(&mut md, details, plots);
     crossover_section(&mut md, details);
+    method_section(&mut md, details);
     ncu_files_section(&mut md, ncu_dir, &targets);
     appendix_section(&mut md, &details.records);
     md
@@ -114,7 +133,10 @@ fn machine_section(md: &mut String, receipt: &Receipt, details: &BenchDetails) {
             t.row([format!("{} baseline", b.implementation), parts.join(", ")]);
         }
     }
-    let _ = writeln!(md, "## Machine\n\n{}", t.render_markdown());
+    let _ = writeln!(md, "## Machine and clocks\n\n{}", t.render_markdown());
+    for line in super::clocks::summary(&details.clocks) {
+        let _ = writeln!(md, "{line}\n");
+    }
 }
 
 fn method_section(md: &mut String, details: &BenchDetails) {
@@ -152,139 +174,12 @@ fn method_section(md: &mut String, details: &BenchDetails) {
     );
 }
 
-fn us(v: f64) -> String {
+/// Microseconds as a report cell.
+pub fn us(v: f64) -> String {
     if v >= 100.0 {
         format!("{v:.0} us")
     } else {
         format!("{v:.1} us")
-    }
-}
-
-fn targets_section(md: &mut String, targets: &[TargetResult]) {
-    let mut t = Table::new(["target", "requirement", "primlab (fastest variant)", "reference", "ratio", "verdict"]);
-    for r in targets {
-        let ours = r
-            .ours
-            .as_ref()
-            .map(|o| format!("{} {} ({:.0} GB/s)", o.variant, us(o.median_us), o.gbps))
-            .unwrap_or_else(|| "-".into());
-        let reference = r
-            .reference
-            .as_ref()
-            .map(|o| format!("{} {} ({:.0} GB/s)", o.implementation, us(o.median_us), o.gbps))
-            .unwrap_or_else(|| "-".into());
-        let ratio = r.ratio.map(|x| format!("{x:.2}x")).unwrap_or_else(|| "-".into());
-        t.row([r.label.clone(), r.requirement.clone(), ours, reference, ratio, r.verdict.clone()]);
-    }
-    let met = targets.iter().filter(|r| r.met == Some(true)).count();
-    let missed = targets.iter().filter(|r| r.met == Some(false)).count();
-    let unmeasured = targets.len() - met - missed;
-    let _ = writeln!(
-        md,
-        "## Targets\n\n{met} met, {missed} missed, {unmeasured} not measured in this run. Each ratio \
-         compares records of the same run.\n\n{}",
-        t.render_markdown()
-    );
-}
-
-/// The record behind a target's primlab pick.
-fn our_record<'a>(records: &'a [BenchRecord], r: &TargetResult) -> Option<&'a BenchRecord> {
-    let spec = TARGETS.iter().find(|s| s.id == r.id)?;
-    fastest(records, IMPL_PRIMLAB, spec.op, spec.size)
-}
-
-fn ceiling_gbps(records: &[BenchRecord], op: &str, size: BenchSize) -> Option<f64> {
-    let r = fastest(records, IMPL_CEILING, op, size)?;
-    Some(r.logical_bytes as f64 / (r.timed_median()? * 1e3))
-}
-
-fn missed_section(md: &mut String, targets: &[TargetResult], records: &[BenchRecord], ncu_dir: &Path) {
-    let _ = writeln!(md, "## Missed targets: measured numbers and evidence\n");
-    let missed: Vec<&TargetResult> = targets.iter().filter(|r| r.met == Some(false)).collect();
-    if missed.is_empty() {
-        let _ = writeln!(md, "No measured target was missed in this run.\n");
-        return;
-    }
-    let _ = writeln!(
-        md,
-        "For each missed target: what was counted against an estimate of what the schedule moves (DRAM bytes when \
-         nothing stays in L2, from the algorithm, not measured), the launches in the timed region, and the \
-         ceilings of the same run. The reasons come from Nsight Compute (`ncu --clock-control none`) runs on the \
-         GPU machine, filed as `receipts/ncu/<target id>.txt`.\n"
-    );
-    for r in missed {
-        let _ = writeln!(md, "### {} — {}\n", r.label, r.verdict);
-        if let Some(rec) = our_record(records, r) {
-            let median = rec.timed_median().unwrap_or(f64::NAN);
-            let _ = writeln!(
-                md,
-                "- primlab `{}`: {} median (min {}, max {}), {:.0} GB/s logical.",
-                rec.variant,
-                us(median),
-                rec.min_us.map(us).unwrap_or_default(),
-                rec.max_us.map(us).unwrap_or_default(),
-                rec.logical_bytes as f64 / (median * 1e3)
-            );
-            match rec.bytes_moved_estimate {
-                Some(moved) => {
-                    let _ = writeln!(
-                        md,
-                        "- Bytes counted {} (logical) vs about {} moved by the schedule ({:.2}x), i.e. {:.0} GB/s of \
-                         estimated traffic.",
-                        rec.logical_bytes,
-                        moved,
-                        moved as f64 / rec.logical_bytes.max(1) as f64,
-                        moved as f64 / (median * 1e3)
-                    );
-                }
-                None => {
-                    let _ =
-                        writeln!(md, "- Bytes counted {} (logical); no traffic estimate recorded.", rec.logical_bytes);
-                }
-            }
-            let _ = writeln!(
-                md,
-                "- Launches and memsets in the timed region: {}. Timed region: {}",
-                rec.launches.map(|l| l.to_string()).unwrap_or_else(|| "not recorded".into()),
-                rec.timed_region
-            );
-            let size = rec.size();
-            let ceilings: Vec<String> = [(COPY_OP, "copy"), (READ_OP, "read")]
-                .iter()
-                .filter_map(|(op, name)| ceiling_gbps(records, op, size).map(|g| format!("{name} {g:.0} GB/s")))
-                .collect();
-            if !ceilings.is_empty() {
-                let _ = writeln!(md, "- Ceilings at {}: {}.", size.label(), ceilings.join(", "));
-            }
-        }
-        if let Some(reference) = &r.reference {
-            let _ = writeln!(
-                md,
-                "- Reference {} `{}`: {} ({:.0} GB/s).",
-                reference.implementation,
-                reference.variant,
-                us(reference.median_us),
-                reference.gbps
-            );
-        }
-        let relative = format!("receipts/ncu/{}.txt", r.id);
-        let _ = writeln!(md, "- Why: ncu evidence: see {relative}");
-        match ncu::evidence(ncu_dir, &r.id) {
-            Some(evidence) => {
-                let _ = writeln!(
-                    md,
-                    "\n  Excerpt ({} of {} lines of {}):\n\n```text\n{}\n```\n",
-                    evidence.excerpt.len(),
-                    evidence.total_lines,
-                    evidence.path.display(),
-                    evidence.excerpt.join("\n")
-                );
-            }
-            None => {
-                let _ =
-                    writeln!(md, "  (not yet filed: no {} found)\n", ncu_dir.join(format!("{}.txt", r.id)).display());
-            }
-        }
     }
 }
 
@@ -366,22 +261,42 @@ pub fn op_table(records: &[BenchRecord], op: &str) -> Table {
         IMPL_TORCH => 3,
         _ => 4,
     };
-    let mut columns = distinct(rs.iter().map(|r| (r.implementation.clone(), r.variant.clone())));
-    columns.sort_by_key(|(i, _)| rank(i));
+    let mut columns = distinct(rs.iter().map(|r| (r.implementation.clone(), r.variant.clone(), r.timing_mode)));
+    columns.sort_by_key(|(i, _, mode)| (rank(i), *mode));
     let mut sizes = distinct(rs.iter().map(|r| r.size()));
     sizes.sort_by_key(|s| (s.elements(), *s));
     let mut header = vec!["size".to_string()];
-    header.extend(columns.iter().map(|(i, v)| if i == IMPL_PRIMLAB { v.clone() } else { format!("{i} {v}") }));
+    header.extend(columns.iter().map(|(i, v, mode)| {
+        let hot = if *mode == super::record::TimingMode::Hot { " (hot)" } else { "" };
+        if i == IMPL_PRIMLAB {
+            format!("{v}{hot}")
+        } else {
+            format!("{i} {v}{hot}")
+        }
+    }));
     header.push("fastest primlab vs each baseline".into());
     let mut t = Table::new(header);
     for size in sizes {
         let mut row = vec![size.label()];
-        for (implementation, variant) in &columns {
+        for (implementation, variant, mode) in &columns {
             let cell = rs
                 .iter()
-                .find(|r| &r.implementation == implementation && &r.variant == variant && r.size() == size)
+                .find(|r| {
+                    &r.implementation == implementation
+                        && &r.variant == variant
+                        && r.timing_mode == *mode
+                        && r.size() == size
+                })
                 .map(|r| match r.timed_median() {
-                    Some(m) => format!("{} · {:.0} GB/s", us(m), r.logical_bytes as f64 / (m * 1e3)),
+                    Some(m) => {
+                        let gbps = r.logical_bytes as f64 / (m * 1e3);
+                        match r.noise() {
+                            Some(n) => {
+                                format!("{} ±{:.1} % · {gbps:.0} GB/s", us(m), n.median_interval.half_width_percent(m))
+                            }
+                            None => format!("{} · {gbps:.0} GB/s", us(m)),
+                        }
+                    }
                     None if !r.ok => "FAILED".into(),
                     None => "-".into(),
                 })
@@ -393,8 +308,14 @@ pub fn op_table(records: &[BenchRecord], op: &str) -> Table {
         let ours = ours.and_then(|o| Some((o, o.timed_median()?)));
         let ratios: Vec<String> = [IMPL_CUB, IMPL_TORCH]
             .iter()
-            .filter_map(|i| fastest(records, i, op, size).and_then(BenchRecord::timed_median).map(|m| (i, m)))
-            .filter_map(|(i, bm)| ours.map(|(_, om)| format!("{:.2}x vs {i}", bm / om)))
+            .filter_map(|i| fastest(records, i, op, size).and_then(|b| Some((i, b, b.timed_median()?))))
+            .filter_map(|(i, b, bm)| {
+                let (o, om) = ours?;
+                let interval = super::stats::ratio_interval(&b.samples_us, &o.samples_us)
+                    .map(|c| format!(" [{:.2}-{:.2}]", c.low, c.high))
+                    .unwrap_or_default();
+                Some(format!("{:.2}x{interval} vs {i}", bm / om))
+            })
             .collect();
         row.push(match (ours, ratios.is_empty()) {
             (Some((o, _)), false) => format!("{} ({})", ratios.join(", "), o.variant),
@@ -410,8 +331,9 @@ fn results_section(md: &mut String, details: &BenchDetails, plots: &[(String, Pa
     let _ = writeln!(md, "## Results by primitive\n");
     let _ = writeln!(
         md,
-        "Cells: median · logical GB/s. The last column divides each baseline's median by the fastest primlab \
-         variant's (above 1: primlab is faster).\n"
+        "Cells: median ± half the width of its 95 % interval (absent: noise unknown) · logical GB/s. The last \
+         column divides each baseline's median by the fastest cold primlab variant's (above 1: primlab is faster), \
+         with the ratio's 95 % interval in brackets. Hot records have their own columns.\n"
     );
     let order = super::entries::report_order();
     let mut primitives = distinct(details.records.iter().map(|r| r.primitive.clone()));
@@ -508,44 +430,60 @@ fn appendix_section(md: &mut String, records: &[BenchRecord]) {
         let mut t = Table::new([
             "impl",
             "variant",
+            "mode",
             "op",
             "size",
             "median",
+            "95 % CI",
+            "RSD",
             "min",
             "max",
-            "iters",
+            "samples",
             "warm-ups",
             "logical bytes",
             "GB/s",
             "launches",
-            "cache policy",
-            "timed region",
             "note",
         ]);
-        for r in records.iter().filter(|r| r.primitive == primitive) {
+        let mine: Vec<&BenchRecord> = records.iter().filter(|r| r.primitive == primitive).collect();
+        for r in &mine {
             let opt = |v: Option<f64>| v.map(us).unwrap_or_else(|| "-".into());
+            let noise = r.noise();
             t.row([
                 r.implementation.clone(),
                 r.variant.clone(),
+                r.timing_mode.name().to_string(),
                 r.op.clone(),
                 r.size().label(),
                 if r.ok { opt(r.median_us) } else { "FAILED".into() },
+                noise
+                    .map(|n| format!("{}-{}", us(n.median_interval.low), us(n.median_interval.high)))
+                    .unwrap_or_else(|| "unknown".into()),
+                noise.map(|n| format!("{:.1} %", n.rsd_percent)).unwrap_or_else(|| "unknown".into()),
                 opt(r.min_us),
                 opt(r.max_us),
-                r.iters.to_string(),
+                format!("{} of {}", r.samples_us.len(), r.iters),
                 r.warmups.to_string(),
                 r.logical_bytes.to_string(),
                 r.gbps.map(|g| format!("{g:.0}")).unwrap_or_else(|| "-".into()),
                 r.launches.map(|l| l.to_string()).unwrap_or_else(|| "-".into()),
-                r.cache_policy.clone(),
-                r.timed_region.clone(),
                 r.note.clone().or_else(|| r.error.clone()).unwrap_or_default(),
             ]);
         }
-        let count = records.iter().filter(|r| r.primitive == primitive).count();
+        // Cache policies and timed regions repeat across sizes: each distinct text once.
+        let mut facts = String::new();
+        for (what, texts) in [
+            ("cache policy", distinct(mine.iter().map(|r| r.cache_policy.clone()))),
+            ("timed region", distinct(mine.iter().map(|r| format!("{} {}: {}", r.label(), r.op, r.timed_region)))),
+        ] {
+            for text in texts.iter().filter(|t| !t.trim().is_empty() && !t.ends_with(": ")) {
+                let _ = writeln!(facts, "- {what}: {text}");
+            }
+        }
         let _ = writeln!(
             md,
-            "<details><summary>{primitive} ({count} records)</summary>\n\n{}\n</details>\n",
+            "<details><summary>{primitive} ({} records)</summary>\n\n{}\n{facts}\n</details>\n",
+            mine.len(),
             t.render_markdown()
         );
     }

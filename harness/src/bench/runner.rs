@@ -6,8 +6,8 @@
 use super::config::Protocol;
 use super::entries::{Entry, EntryContext, EntryId, Outcome, Registry};
 use super::pool::{ensure_device_memory, InputPool};
-use super::record::{BenchRecord, SkippedEntry};
-use super::timing::EventTimer;
+use super::record::{BenchRecord, SkippedEntry, TimingMode};
+use super::timing::{summarize, EventTimer, HotTiming};
 use crate::progress::Progress;
 use anyhow::Result;
 use kernels::Gpu;
@@ -42,6 +42,8 @@ pub fn record_of(id: &EntryId, outcome: Outcome) -> BenchRecord {
         max_us: None,
         iters: 0,
         warmups: 0,
+        samples_us: Vec::new(),
+        timing_mode: TimingMode::Cold,
         logical_bytes: outcome.logical_bytes,
         gbps: None,
         ok: false,
@@ -63,10 +65,55 @@ pub fn record_of(id: &EntryId, outcome: Outcome) -> BenchRecord {
             record.max_us = Some(timing.max_us);
             record.iters = timing.iters;
             record.warmups = timing.warmups;
+            record.samples_us = timing.samples_us;
             record.note = timing.capped;
         }
         Err(mismatch) => record.error = Some(format!("{}: wrong result (not timed): {mismatch}", id.label())),
     }
+    record
+}
+
+/// The records of `id` with `outcome`: the cold record of [`record_of`],
+/// then, when the outcome holds a hot timing, its hot record.
+pub fn records_of(id: &EntryId, mut outcome: Outcome) -> Vec<BenchRecord> {
+    let hot = outcome.verdict.as_mut().ok().and_then(|t| t.hot.take());
+    let cold = record_of(id, outcome);
+    match hot {
+        Some(hot) => {
+            let hot = hot_record(&cold, hot);
+            vec![cold, hot]
+        }
+        None => vec![cold],
+    }
+}
+
+/// The hot record beside `cold`: the same entry, timing mode "hot", its
+/// samples the batches' per-call times. No batch: not ok, with the reason.
+pub fn hot_record(cold: &BenchRecord, hot: HotTiming) -> BenchRecord {
+    let mut record = BenchRecord { timing_mode: TimingMode::Hot, note: None, ..cold.clone() };
+    record.timed_region = format!(
+        "{} calls back to back between two events, per call = total / {}; each call: {}",
+        hot.calls_per_batch, hot.calls_per_batch, cold.timed_region
+    );
+    match summarize(&hot.samples_us) {
+        Some((median, min, max)) => {
+            record.median_us = Some(median);
+            record.min_us = Some(min);
+            record.max_us = Some(max);
+            record.gbps = Some(record.logical_bytes as f64 / (median * 1e3));
+            record.iters = hot.samples_us.len() * hot.calls_per_batch;
+        }
+        None => {
+            record.ok = false;
+            record.median_us = None;
+            record.min_us = None;
+            record.max_us = None;
+            record.gbps = None;
+            record.iters = 0;
+            record.error = Some(format!("{}: no hot batch was timed", cold.label()));
+        }
+    }
+    record.samples_us = hot.samples_us;
     record
 }
 
@@ -139,11 +186,14 @@ pub fn run_entries(gpu: &Gpu, registry: Registry, protocol: Protocol, progress: 
             continue;
         }
         let result = catch_unwind(AssertUnwindSafe(|| body(&mut ctx)));
-        let record = match result {
-            Ok(Ok(outcome)) => record_of(&id, outcome),
-            Ok(Err(e)) => failure_record(&id, format!("{e:#}")),
-            Err(payload) => failure_record(&id, format!("panicked: {}", panic_text(payload))),
+        let mut produced = match result {
+            Ok(Ok(outcome)) => records_of(&id, outcome),
+            Ok(Err(e)) => vec![failure_record(&id, format!("{e:#}"))],
+            Err(payload) => vec![failure_record(&id, format!("panicked: {}", panic_text(payload)))],
         };
+        // The cold record decides the entry's fate; a hot record rides along.
+        let hot = if produced.len() > 1 { produced.pop() } else { None };
+        let record = produced.remove(0);
         if !record.ok {
             progress.println(&format!("FAIL {}", record.error.as_deref().unwrap_or("")));
             // A sticky CUDA error makes every later call fail: stop instead of recording noise.
@@ -154,6 +204,7 @@ pub fn run_entries(gpu: &Gpu, registry: Registry, protocol: Protocol, progress: 
         }
         progress.step(&summary(&record));
         records.push(record);
+        records.extend(hot);
     }
     ctx.pool.clear();
     // Free everything before the baselines run; an error here only matters if the context broke.
@@ -192,11 +243,48 @@ mod tests {
 
     #[test]
     fn a_timed_outcome_becomes_an_ok_record_with_gbps() {
-        let timing = Timing { median_us: 10.0, min_us: 9.0, max_us: 12.0, iters: 20, warmups: 3, capped: None };
-        let record = record_of(&id(), outcome(Ok(timing)));
+        let timing = Timing {
+            median_us: 10.0,
+            min_us: 9.0,
+            max_us: 12.0,
+            iters: 3,
+            warmups: 3,
+            capped: None,
+            samples_us: vec![9.0, 10.0, 12.0],
+            hot: None,
+        };
+        let records = records_of(&id(), outcome(Ok(timing)));
+        assert_eq!(records.len(), 1);
+        let record = &records[0];
         assert!(record.ok);
         assert_eq!(record.median_us, Some(10.0));
+        assert_eq!(record.samples_us, vec![9.0, 10.0, 12.0]);
+        assert_eq!(record.timing_mode, TimingMode::Cold);
         assert!((record.gbps.unwrap() - (12u64 << 20) as f64 / 1e4).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_hot_timing_adds_a_hot_record_beside_the_cold_one() {
+        let hot = HotTiming { samples_us: vec![4.0, 5.0, 6.0], calls_per_batch: 20 };
+        let timing = Timing {
+            median_us: 10.0,
+            min_us: 9.0,
+            max_us: 12.0,
+            iters: 60,
+            warmups: 3,
+            capped: None,
+            samples_us: vec![10.0; 60],
+            hot: Some(hot),
+        };
+        let records = records_of(&id(), outcome(Ok(timing)));
+        assert_eq!(records.len(), 2);
+        let (cold, hot) = (&records[0], &records[1]);
+        assert_eq!((cold.timing_mode, hot.timing_mode), (TimingMode::Cold, TimingMode::Hot));
+        assert_eq!((hot.median_us, hot.min_us, hot.max_us), (Some(5.0), Some(4.0), Some(6.0)));
+        assert_eq!(hot.iters, 60);
+        assert!(hot.timed_region.starts_with("20 calls back to back"), "{}", hot.timed_region);
+        let empty = hot_record(cold, HotTiming { samples_us: vec![], calls_per_batch: 0 });
+        assert!(!empty.ok && empty.error.unwrap().contains("no hot batch"));
     }
 
     #[test]

@@ -1,9 +1,15 @@
 //! The speed targets (primlab within a stated ratio of the best baseline), evaluated on one run's records: for each,
 //! primlab's fastest variant against the baseline measured in the same run,
 //! as a ratio of medians (equal logical bytes, so also a ratio of GB/s),
-//! and met or MISSED by how much.
+//! with a bootstrap 95 % interval of that ratio: "met" when the whole
+//! interval reaches the target, "MISSED" (by how much) when the whole
+//! interval falls short, "within noise" when it straddles the target.
+//! Records without samples (older receipts) are judged by the ratio alone
+//! and say that their noise is unknown. Only cold-timed records are compared
+//! (the baselines time cold).
 
-use super::record::{BenchRecord, BenchSize, IMPL_CEILING, IMPL_CUB, IMPL_PRIMLAB, IMPL_TORCH};
+use super::record::{BenchRecord, BenchSize, TimingMode, IMPL_CEILING, IMPL_CUB, IMPL_PRIMLAB, IMPL_TORCH};
+use super::stats::{ratio_interval, side, Interval, Side};
 use serde::{Deserialize, Serialize};
 
 /// What a target compares primlab with.
@@ -146,6 +152,33 @@ pub struct Pick {
     pub gbps: f64,
 }
 
+/// A target's verdict.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TargetOutcome {
+    /// The ratio's interval (or, noise unknown, the ratio) reaches the target.
+    Met,
+    /// The ratio's interval (or, noise unknown, the ratio) falls short of it.
+    Missed,
+    /// The interval straddles the target.
+    WithinNoise,
+    /// A record is missing.
+    #[default]
+    NotMeasured,
+}
+
+impl TargetOutcome {
+    /// `met`, `MISSED`, `within noise` or `not measured` (the report's verdict word).
+    pub fn word(self) -> &'static str {
+        match self {
+            TargetOutcome::Met => "met",
+            TargetOutcome::Missed => "MISSED",
+            TargetOutcome::WithinNoise => "within noise",
+            TargetOutcome::NotMeasured => "not measured",
+        }
+    }
+}
+
 /// One evaluated target.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TargetResult {
@@ -167,10 +200,16 @@ pub struct TargetResult {
     pub reference: Option<Pick>,
     /// `reference median / ours median` (or our GB/s / copy GB/s).
     pub ratio: Option<f64>,
+    /// The bootstrap 95 % interval of `ratio` (None: noise unknown).
+    #[serde(default)]
+    pub ratio_interval: Option<Interval>,
     /// The required ratio.
     pub factor: f64,
-    /// Some(true) met, Some(false) missed, None not measured.
+    /// Some(true) met, Some(false) missed, None within noise or not measured ([`TargetResult::outcome`] says which).
     pub met: Option<bool>,
+    /// The verdict.
+    #[serde(default)]
+    pub outcome: TargetOutcome,
     /// One line: met / MISSED by how much / not measured and why.
     pub verdict: String,
 }
@@ -185,7 +224,7 @@ fn pick(record: &BenchRecord) -> Option<Pick> {
     })
 }
 
-/// The fastest checked record of `implementation` for `op` at `size`.
+/// The fastest checked cold-timed record of `implementation` for `op` at `size`.
 pub fn fastest<'a>(
     records: &'a [BenchRecord],
     implementation: &str,
@@ -194,45 +233,80 @@ pub fn fastest<'a>(
 ) -> Option<&'a BenchRecord> {
     records
         .iter()
-        .filter(|r| r.implementation == implementation && r.op == op && r.size() == size && r.timed_median().is_some())
+        .filter(|r| {
+            r.implementation == implementation
+                && r.op == op
+                && r.size() == size
+                && r.timing_mode == TimingMode::Cold
+                && r.timed_median().is_some()
+        })
         .min_by(|a, b| a.timed_median().unwrap_or(f64::INFINITY).total_cmp(&b.timed_median().unwrap_or(f64::INFINITY)))
 }
 
 /// Evaluates one target; `absent` says why a baseline has no record
 /// (e.g. "cub: absent: nvcc not found").
 pub fn evaluate(spec: &TargetSpec, records: &[BenchRecord], absent: &dyn Fn(&str) -> Option<String>) -> TargetResult {
-    let ours = fastest(records, IMPL_PRIMLAB, spec.op, spec.size).and_then(pick);
-    let (reference, requirement) = match spec.against {
-        Against::Baseline(implementation) => (
-            fastest(records, implementation, spec.op, spec.size).and_then(pick),
-            format!(">= {:.1}x {implementation}", spec.factor),
-        ),
+    let ours_record = fastest(records, IMPL_PRIMLAB, spec.op, spec.size);
+    let ours = ours_record.and_then(pick);
+    let (reference_record, requirement) = match spec.against {
+        Against::Baseline(implementation) => {
+            (fastest(records, implementation, spec.op, spec.size), format!(">= {:.1}x {implementation}", spec.factor))
+        }
         Against::CopyBandwidth => (
-            fastest(records, IMPL_CEILING, super::entries::ceilings::COPY_OP, spec.size).and_then(pick),
+            fastest(records, IMPL_CEILING, super::entries::ceilings::COPY_OP, spec.size),
             format!(">= {:.0} % of copy bandwidth (logical bytes)", spec.factor * 100.0),
         ),
     };
+    let reference = reference_record.and_then(pick);
     let ratio = match (&ours, &reference, spec.against) {
         (Some(o), Some(r), Against::Baseline(_)) => Some(r.median_us / o.median_us),
         (Some(o), Some(r), Against::CopyBandwidth) => Some(o.gbps / r.gbps),
         _ => None,
     };
-    let met = ratio.map(|r| r >= spec.factor);
+    // Baseline: reference time / our time. Copy: our GB/s / copy GB/s, which is
+    // (our bytes / copy bytes) x copy time / our time.
+    let interval = match (ours_record, reference_record, spec.against) {
+        (Some(o), Some(r), Against::Baseline(_)) => ratio_interval(&r.samples_us, &o.samples_us),
+        (Some(o), Some(r), Against::CopyBandwidth) if r.logical_bytes > 0 => {
+            ratio_interval(&r.samples_us, &o.samples_us)
+                .map(|i| i.scaled(o.logical_bytes as f64 / r.logical_bytes as f64))
+        }
+        _ => None,
+    };
+    let judged = ratio.map(|r| side(r, interval, spec.factor));
+    let outcome = match judged {
+        Some((Side::Above, _)) => TargetOutcome::Met,
+        Some((Side::Below, _)) => TargetOutcome::Missed,
+        Some((Side::WithinNoise, _)) => TargetOutcome::WithinNoise,
+        None => TargetOutcome::NotMeasured,
+    };
+    let met = match outcome {
+        TargetOutcome::Met => Some(true),
+        TargetOutcome::Missed => Some(false),
+        _ => None,
+    };
+    let noise = match (judged, interval) {
+        (Some((_, true)), Some(i)) => format!(" [95 % CI {:.2}-{:.2}x]", i.low, i.high),
+        _ => " (noise unknown: no samples)".to_string(),
+    };
     let verdict = match (ratio, &ours, &reference) {
-        (Some(r), Some(o), Some(reference)) => {
-            if r >= spec.factor {
-                format!("met: {r:.2}x (target {:.2}x)", spec.factor)
-            } else {
+        (Some(r), Some(o), Some(reference)) => match outcome {
+            TargetOutcome::Met => format!("met: {r:.2}x{noise} (target {:.2}x)", spec.factor),
+            TargetOutcome::WithinNoise => {
+                format!("within noise: {r:.2}x{noise} straddles the target {:.2}x", spec.factor)
+            }
+            _ => {
                 let short = (spec.factor - r) / spec.factor * 100.0;
                 match spec.against {
                     Against::Baseline(_) => format!(
-                        "MISSED by {short:.0} %: {r:.2}x (target {:.2}x); primlab {:.1} us, needs <= {:.1} us",
+                        "MISSED by {short:.0} %: {r:.2}x{noise} (target {:.2}x); primlab {:.1} us, needs <= {:.1} us",
                         spec.factor,
                         o.median_us,
                         reference.median_us / spec.factor
                     ),
                     Against::CopyBandwidth => format!(
-                        "MISSED by {short:.0} %: {:.0} % of copy (target {:.0} %); primlab {:.0} GB/s, copy {:.0} GB/s",
+                        "MISSED by {short:.0} %: {:.0} % of copy{noise} (target {:.0} %); primlab {:.0} GB/s, copy \
+                         {:.0} GB/s",
                         r * 100.0,
                         spec.factor * 100.0,
                         o.gbps,
@@ -240,7 +314,7 @@ pub fn evaluate(spec: &TargetSpec, records: &[BenchRecord], absent: &dyn Fn(&str
                     ),
                 }
             }
-        }
+        },
         _ => {
             let mut why = Vec::new();
             if ours.is_none() {
@@ -267,8 +341,10 @@ pub fn evaluate(spec: &TargetSpec, records: &[BenchRecord], absent: &dyn Fn(&str
         ours,
         reference,
         ratio,
+        ratio_interval: interval,
         factor: spec.factor,
         met,
+        outcome,
         verdict,
     }
 }
@@ -322,5 +398,52 @@ mod tests {
         assert_eq!(result.met, None);
         assert_eq!(result.ratio, None);
         assert!(result.verdict.contains("no cub record (absent: nvcc not found)"), "{}", result.verdict);
+        assert_eq!(result.outcome, TargetOutcome::NotMeasured);
+    }
+
+    /// `count` samples spread evenly over `centre` +- `spread`.
+    fn spread(centre: f64, spread: f64, count: usize) -> Vec<f64> {
+        (0..count).map(|i| centre - spread + 2.0 * spread * i as f64 / (count - 1) as f64).collect()
+    }
+
+    #[test]
+    fn an_interval_straddling_the_target_is_within_noise() {
+        let n = 1 << 20;
+        let op = "reduce_sum_i32_i64";
+        let with = |implementation, variant, centre, width| {
+            record(implementation, op, variant, n, centre, 4 * n as u64).with_samples(spread(centre, width, 41))
+        };
+        // Target reduce_2p20 wants 1.2x cub. cub 12.0 +- 0.6 us against ours 10.0 +- 0.5 us: 1.2x, noisy.
+        let noisy = vec![with(IMPL_PRIMLAB, "single_pass", 10.0, 0.5), with(IMPL_CUB, "cub", 12.0, 0.6)];
+        let result = evaluate(&TARGETS[1], &noisy, &|_| None);
+        assert_eq!(result.outcome, TargetOutcome::WithinNoise, "{}", result.verdict);
+        assert_eq!(result.met, None);
+        assert!(result.verdict.starts_with("within noise: "), "{}", result.verdict);
+        let interval = result.ratio_interval.unwrap();
+        assert!(interval.low < 1.2 && interval.high > 1.2, "{interval:?}");
+        // Tight samples well past the target: met, with the interval in the verdict.
+        let tight = vec![with(IMPL_PRIMLAB, "single_pass", 9.0, 0.01), with(IMPL_CUB, "cub", 12.0, 0.01)];
+        let result = evaluate(&TARGETS[1], &tight, &|_| None);
+        assert_eq!(result.outcome, TargetOutcome::Met);
+        assert!(result.verdict.contains("[95 % CI 1.33-1.33x]"), "{}", result.verdict);
+        // Tight and short: missed.
+        let short = vec![with(IMPL_PRIMLAB, "single_pass", 11.0, 0.01), with(IMPL_CUB, "cub", 12.0, 0.01)];
+        assert_eq!(evaluate(&TARGETS[1], &short, &|_| None).outcome, TargetOutcome::Missed);
+    }
+
+    #[test]
+    fn hot_records_never_stand_in_for_cold_ones() {
+        let n = 1 << 28;
+        let mut hot = record(IMPL_PRIMLAB, "reduce_sum_i32_i64", "single_pass", n, 1.0, 4 * n as u64);
+        hot.timing_mode = TimingMode::Hot;
+        let records = vec![
+            hot,
+            record(IMPL_PRIMLAB, "reduce_sum_i32_i64", "multipass", n, 300.0, 4 * n as u64),
+            record(IMPL_CUB, "reduce_sum_i32_i64", "cub", n, 250.0, 4 * n as u64),
+        ];
+        let result = evaluate(&TARGETS[0], &records, &|_| None);
+        assert_eq!(result.ours.unwrap().variant, "multipass");
+        assert_eq!(result.outcome, TargetOutcome::Missed);
+        assert!(result.verdict.contains("noise unknown"), "{}", result.verdict);
     }
 }

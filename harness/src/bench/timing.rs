@@ -1,8 +1,13 @@
-//! Timing exactly like the baselines: a CUDA event recorded before and one
-//! after each single call on the same stream, waiting for the end event
-//! before the next call (so the GPU is idle when the start event is
+//! Timing exactly like the baselines ("cold"): a CUDA event recorded before
+//! and one after each single call on the same stream, waiting for the end
+//! event before the next call (so the GPU is idle when the start event is
 //! recorded and the host cost of issuing the call counts), warm-ups first,
-//! then the median, min and max of many calls.
+//! then the median, min and max of many calls, every per-call sample kept.
+//!
+//! With `--hot` each entry is also timed back to back ("hot"): batches of
+//! calls enqueued one after the other between two events, with no wait in
+//! between, so launch latency overlaps the previous call; a batch's
+//! per-call time is its total divided by its call count.
 
 use super::config::Protocol;
 use anyhow::{Context, Result};
@@ -38,6 +43,20 @@ impl EventTimer {
         let ms = self.start.elapsed_ms(&self.end).context("waiting for the end event")?;
         Ok(f64::from(ms) * 1000.0)
     }
+
+    /// Times `calls` calls back to back: records the start event, calls
+    /// `enqueue` `calls` times without waiting, records the end event, waits
+    /// for it, and returns the per-call microseconds ([`per_call_us`]).
+    pub fn time_batch(&self, gpu: &Gpu, calls: usize, mut enqueue: impl FnMut() -> GpuResult<()>) -> Result<f64> {
+        let stream = gpu.stream();
+        self.start.record(stream).context("recording the start event")?;
+        for _ in 0..calls {
+            enqueue()?;
+        }
+        self.end.record(stream).context("recording the end event")?;
+        let ms = self.start.elapsed_ms(&self.end).context("waiting for the end event")?;
+        Ok(per_call_us(ms, calls))
+    }
 }
 
 /// Median, min and max of the timed calls.
@@ -55,6 +74,41 @@ pub struct Timing {
     pub warmups: usize,
     /// Set when the time budget lowered the number of timed calls.
     pub capped: Option<String>,
+    /// Every timed call, microseconds, in the order timed.
+    pub samples_us: Vec<f64>,
+    /// The back-to-back timing, when the protocol asks for it.
+    pub hot: Option<HotTiming>,
+}
+
+/// Back-to-back timing of one entry: `batches` batches of `calls_per_batch`
+/// calls, each batch between two events.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HotTiming {
+    /// Per-call microseconds of each batch (batch total / calls per batch).
+    pub samples_us: Vec<f64>,
+    /// Calls enqueued between the two events of one batch.
+    pub calls_per_batch: usize,
+}
+
+/// Most batches of a hot timing (each one sample of its per-call time).
+pub const HOT_BATCHES: usize = 10;
+
+/// How a hot timing of `iters` calls is split: (batches, calls per batch).
+/// It spends no more calls than the cold timing (`batches x calls <= iters`,
+/// so the per-entry budget holds), with up to [`HOT_BATCHES`] batches and
+/// at least one call per batch; `iters = 0` gives no batch.
+pub fn hot_plan(iters: usize) -> (usize, usize) {
+    if iters == 0 {
+        return (0, 0);
+    }
+    let batches = iters.min(HOT_BATCHES);
+    (batches, iters / batches)
+}
+
+/// Per-call microseconds of a batch of `calls` calls that took `total_ms`
+/// between its events (`calls > 0`).
+pub fn per_call_us(total_ms: f32, calls: usize) -> f64 {
+    f64::from(total_ms) * 1000.0 / calls as f64
 }
 
 /// Median (mean of the middle two for an even count), min and max, or
@@ -113,7 +167,25 @@ pub fn measure(
         samples.push(timer.time_one(gpu, &mut enqueue)?);
     }
     let (median_us, min_us, max_us) = summarize(&samples).context("no timed call")?;
-    Ok(Timing { median_us, min_us, max_us, iters, warmups: protocol.warmups, capped })
+    let hot = if protocol.hot { Some(measure_hot(gpu, timer, iters, &mut enqueue)?) } else { None };
+    Ok(Timing { median_us, min_us, max_us, iters, warmups: protocol.warmups, capped, samples_us: samples, hot })
+}
+
+/// The hot timing after the cold one (the warm-ups already ran): the
+/// batches of [`hot_plan`]`(iters)`, the GPU drained before the first.
+fn measure_hot(
+    gpu: &Gpu,
+    timer: &EventTimer,
+    iters: usize,
+    mut enqueue: impl FnMut() -> GpuResult<()>,
+) -> Result<HotTiming> {
+    let (batches, calls_per_batch) = hot_plan(iters);
+    gpu.synchronize()?;
+    let mut samples_us = Vec::with_capacity(batches);
+    for _ in 0..batches {
+        samples_us.push(timer.time_batch(gpu, calls_per_batch, &mut enqueue)?);
+    }
+    Ok(HotTiming { samples_us, calls_per_batch })
 }
 
 #[cfg(test)]
@@ -136,5 +208,25 @@ mod tests {
         assert!(note.unwrap().contains("7 timed calls instead of 20"));
         // Never below the minimum.
         assert_eq!(capped_iters(&quick, 1 << 20, 10.0).0, quick.min_iters);
+    }
+
+    #[test]
+    fn hot_batches_never_spend_more_calls_than_the_cold_timing() {
+        assert_eq!(hot_plan(200), (10, 20));
+        assert_eq!(hot_plan(30), (10, 3));
+        assert_eq!(hot_plan(25), (10, 2));
+        assert_eq!(hot_plan(5), (5, 1));
+        assert_eq!(hot_plan(0), (0, 0));
+        for iters in 1..500 {
+            let (batches, calls) = hot_plan(iters);
+            assert!(batches * calls <= iters && batches >= 1 && calls >= 1, "{iters}");
+        }
+    }
+
+    #[test]
+    fn a_batch_total_divides_into_per_call_microseconds() {
+        // 20 calls in 0.5 ms: 25 us each.
+        assert!((per_call_us(0.5, 20) - 25.0).abs() < 1e-9);
+        assert!((per_call_us(3.0, 1) - 3000.0).abs() < 1e-9);
     }
 }

@@ -56,16 +56,20 @@ fn entry_key(entry: &Value) -> Option<String> {
     ))
 }
 
+/// One case's reference: (input digest, expected digest), or the
+/// generator's error.
+pub type Reference = Result<(String, String), String>;
+
 /// The reference of every case of `plan`: key -> (input digest, expected
 /// digest), or the generator's error. Primitives are prepared in parallel,
 /// each in catalogue order (consecutive cases share one generated input).
-pub fn reference_digests(plan: &SweepPlan) -> BTreeMap<String, Result<(String, String), String>> {
+pub fn reference_digests(plan: &SweepPlan) -> BTreeMap<String, Reference> {
     // Two primitives at a time, each on its own thread in catalogue order:
     // each thread holds one prepared input (see `sweep::gpu::memo`), and the
     // largest (a 2^28 scan with its expected prefixes, about 5 GB) must fit
     // beside one other in a CI machine's memory.
     let selected: Vec<Primitive> = Primitive::ALL.into_iter().filter(|p| plan.wants(*p)).collect();
-    let prepare = |p: Primitive| -> Vec<(String, Result<(String, String), String>)> {
+    let prepare = |p: Primitive| -> Vec<(String, Reference)> {
         let started = std::time::Instant::now();
         let mut one = plan.clone();
         one.primitives = vec![p];
@@ -81,7 +85,7 @@ pub fn reference_digests(plan: &SweepPlan) -> BTreeMap<String, Result<(String, S
         out
     };
     let pool = rayon::ThreadPoolBuilder::new().num_threads(GATE_THREADS).build();
-    let groups: Vec<Vec<(String, Result<(String, String), String>)>> = match pool {
+    let groups: Vec<Vec<(String, Reference)>> = match pool {
         Ok(pool) => pool.install(|| selected.par_iter().map(|&p| prepare(p)).collect()),
         Err(_) => selected.iter().map(|&p| prepare(p)).collect(),
     };

@@ -48,6 +48,14 @@ fn shape_of(v: &Value) -> Option<[usize; 2]> {
     }
 }
 
+/// The optional `samples_us` array (every timed call, microseconds); empty
+/// when absent or when any entry is not a number (then the noise is unknown
+/// rather than computed from part of the calls).
+fn samples_of(v: &Value) -> Vec<f64> {
+    let Some(values) = v.get("samples_us").and_then(Value::as_array) else { return Vec::new() };
+    values.iter().map(Value::as_f64).collect::<Option<Vec<f64>>>().unwrap_or_default()
+}
+
 /// One record line as a [`BenchRecord`] of `implementation`.
 fn record_of(v: &Value, implementation: &str, op: &str) -> BenchRecord {
     let params = v.get("params").cloned().unwrap_or(Value::Null);
@@ -69,6 +77,8 @@ fn record_of(v: &Value, implementation: &str, op: &str) -> BenchRecord {
         max_us: f64_of(v, "max_us"),
         iters: v.get("iters").and_then(Value::as_u64).unwrap_or(0) as usize,
         warmups: v.get("warmups").and_then(Value::as_u64).unwrap_or(0) as usize,
+        samples_us: samples_of(v),
+        timing_mode: crate::bench::record::TimingMode::Cold,
         logical_bytes: f64_of(v, "logical_bytes").unwrap_or(0.0).round() as u64,
         gbps: f64_of(v, "gbps"),
         ok: true,

@@ -1,0 +1,243 @@
+//! `harness bench compare OLD NEW`: every record timed in both receipts,
+//! matched by implementation, primitive, op, variant, size or shape, dtype
+//! and timing mode, as the ratio NEW median / OLD median with a bootstrap
+//! 95 % interval, and "faster", "slower" or "within noise" (the interval
+//! holds 1). Records without samples are judged by the ratio alone and say
+//! that their noise is unknown.
+
+use super::details::BenchDetails;
+use super::record::{BenchRecord, BenchSize, TimingMode};
+use super::stats::{ratio_interval, side, Interval, Side};
+use crate::receipts::Receipt;
+use crate::report::table::Table;
+use anyhow::{bail, Context, Result};
+use std::path::Path;
+
+/// What matches a record across receipts.
+type Key = (String, String, String, String, BenchSize, String, TimingMode);
+
+fn key(r: &BenchRecord) -> Key {
+    (
+        r.implementation.clone(),
+        r.primitive.clone(),
+        r.op.clone(),
+        r.variant.clone(),
+        r.size(),
+        r.dtype.clone(),
+        r.timing_mode,
+    )
+}
+
+/// How NEW compares with OLD for one record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Change {
+    /// NEW is faster (the whole interval below 1).
+    Faster,
+    /// NEW is slower (the whole interval above 1).
+    Slower,
+    /// The interval holds 1.
+    WithinNoise,
+}
+
+impl Change {
+    /// The word the table prints.
+    pub fn word(self) -> &'static str {
+        match self {
+            Change::Faster => "faster",
+            Change::Slower => "slower",
+            Change::WithinNoise => "within noise",
+        }
+    }
+}
+
+/// One matched record.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Comparison {
+    /// The record's label and size, e.g. `primlab single_pass reduce_sum_i32_i64 2^20`.
+    pub label: String,
+    /// OLD median, microseconds.
+    pub old_us: f64,
+    /// NEW median, microseconds.
+    pub new_us: f64,
+    /// NEW / OLD.
+    pub ratio: f64,
+    /// Its 95 % interval (None: noise unknown).
+    pub interval: Option<Interval>,
+    /// The verdict.
+    pub change: Change,
+}
+
+/// Every record timed in both `old` and `new`, in NEW's order, and the
+/// number of timed records only in OLD and only in NEW.
+pub fn compare(old: &[BenchRecord], new: &[BenchRecord]) -> (Vec<Comparison>, usize, usize) {
+    let timed = |r: &&BenchRecord| r.timed_median().is_some();
+    let mut out = Vec::new();
+    for n in new.iter().filter(timed) {
+        let Some(o) = old.iter().filter(timed).find(|o| key(o) == key(n)) else { continue };
+        let (old_us, new_us) = (o.timed_median().unwrap_or(f64::NAN), n.timed_median().unwrap_or(f64::NAN));
+        let ratio = new_us / old_us;
+        let interval = ratio_interval(&n.samples_us, &o.samples_us);
+        // `side` puts a bound equal to 1 above it; a change needs the whole interval (or,
+        // noise unknown, the ratio) strictly past 1.
+        let change = match side(ratio, interval, 1.0) {
+            (Side::Below, _) => Change::Faster,
+            (Side::Above, _) if interval.map_or(ratio > 1.0, |i| i.low > 1.0) => Change::Slower,
+            _ => Change::WithinNoise,
+        };
+        out.push(Comparison {
+            label: format!("{} {} {}", n.label(), n.op, n.size().label()),
+            old_us,
+            new_us,
+            ratio,
+            interval,
+            change,
+        });
+    }
+    let only = |a: &[BenchRecord], b: &[BenchRecord]| {
+        a.iter().filter(timed).filter(|x| !b.iter().filter(timed).any(|y| key(x) == key(y))).count()
+    };
+    (out, only(old, new), only(new, old))
+}
+
+/// The table and summary `harness bench compare` prints.
+pub fn render(comparisons: &[Comparison], only_old: usize, only_new: usize) -> String {
+    let mut t = Table::new(["record", "old", "new", "new / old", "95 % CI", "verdict"]);
+    for c in comparisons {
+        let interval = c.interval.map(|i| format!("{:.3}-{:.3}", i.low, i.high)).unwrap_or_else(|| "unknown".into());
+        let word = if c.interval.is_some() {
+            c.change.word().to_string()
+        } else {
+            format!("{} (noise unknown)", c.change.word())
+        };
+        t.row([
+            c.label.clone(),
+            format!("{:.2} us", c.old_us),
+            format!("{:.2} us", c.new_us),
+            format!("{:.3}", c.ratio),
+            interval,
+            word,
+        ]);
+    }
+    let count = |change| comparisons.iter().filter(|c| c.change == change).count();
+    let logs: Vec<f64> = comparisons.iter().map(|c| c.ratio.ln()).filter(|l| l.is_finite()).collect();
+    let geomean = if logs.is_empty() { f64::NAN } else { (logs.iter().sum::<f64>() / logs.len() as f64).exp() };
+    format!(
+        "{}\n{} records in both: {} faster, {} slower, {} within noise; geometric mean new / old {:.3}. \
+         {only_old} timed only in OLD, {only_new} only in NEW.\n",
+        t.render(),
+        comparisons.len(),
+        count(Change::Faster),
+        count(Change::Slower),
+        count(Change::WithinNoise),
+        geomean
+    )
+}
+
+fn records_of(path: &Path) -> Result<Vec<BenchRecord>> {
+    let receipt = Receipt::load(path)?;
+    if receipt.kind != "bench" {
+        bail!("{} is a '{}' receipt, not a bench receipt", path.display(), receipt.kind);
+    }
+    let details: BenchDetails = serde_json::from_value(receipt.details)
+        .with_context(|| format!("reading the bench details of {}", path.display()))?;
+    Ok(details.records)
+}
+
+/// `harness bench compare OLD NEW`: prints the comparison. Errors when a
+/// receipt cannot be read or the two share no timed record.
+pub fn run(old: &Path, new: &Path) -> Result<bool> {
+    let (old_records, new_records) = (records_of(old)?, records_of(new)?);
+    let (comparisons, only_old, only_new) = compare(&old_records, &new_records);
+    if comparisons.is_empty() {
+        bail!(
+            "{} and {} share no timed record (matched by impl, primitive, op, variant, size, dtype, timing mode)",
+            old.display(),
+            new.display()
+        );
+    }
+    print!("{}", render(&comparisons, only_old, only_new));
+    Ok(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::details::{DETAILS_SCHEMA, TIMING_TEXT};
+    use crate::receipts::{MachineInfo, Tally};
+
+    fn rec(variant: &str, n: usize, centre: f64, spread: f64) -> BenchRecord {
+        let samples = (0..31).map(|i| centre - spread + 2.0 * spread * i as f64 / 30.0).collect();
+        BenchRecord::synthetic("primlab", "scan", "exclusive_scan_i32_i64", variant, n, centre, 12 * n as u64)
+            .with_samples(samples)
+    }
+
+    fn receipt(records: Vec<BenchRecord>, path: &Path) {
+        let details = BenchDetails {
+            schema: DETAILS_SCHEMA,
+            quick: true,
+            sizes_log2: vec![20],
+            row_shapes: vec![],
+            segment_lens: vec![],
+            protocol: crate::bench::config::Protocol::new(true),
+            timing: TIMING_TEXT.into(),
+            inputs: vec![],
+            records,
+            skipped: vec![],
+            not_wired: vec![],
+            baselines: vec![],
+            targets: vec![],
+            crossover: None,
+            crossover_absent: None,
+            aborted: None,
+            compile_seconds: 0.0,
+            wall_seconds: 0.0,
+            clocks: Default::default(),
+        };
+        Receipt::new("bench", MachineInfo::default(), Tally::default(), serde_json::to_value(&details).unwrap())
+            .save(path)
+            .unwrap();
+    }
+
+    #[test]
+    fn two_receipts_compare_record_by_record() {
+        let dir = std::env::temp_dir().join(format!("primlab-bench-compare-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (old, new) = (dir.join("old.json"), dir.join("new.json"));
+        let mut unsampled = BenchRecord::synthetic("cub", "scan", "exclusive_scan_i32_i64", "cub", 1 << 20, 10.0, 1);
+        receipt(
+            vec![
+                rec("a", 1 << 20, 10.0, 0.1),
+                rec("b", 1 << 20, 10.0, 0.1),
+                rec("c", 1 << 20, 10.0, 2.0),
+                rec("gone", 1 << 20, 10.0, 0.1),
+                unsampled.clone(),
+            ],
+            &old,
+        );
+        unsampled.median_us = Some(12.0);
+        receipt(
+            vec![
+                rec("a", 1 << 20, 8.0, 0.1),
+                rec("b", 1 << 20, 12.0, 0.1),
+                rec("c", 1 << 20, 10.2, 2.0),
+                rec("a", 1 << 24, 8.0, 0.1),
+                unsampled,
+            ],
+            &new,
+        );
+        let (comparisons, only_old, only_new) = compare(&records_of(&old).unwrap(), &records_of(&new).unwrap());
+        let changes: Vec<Change> = comparisons.iter().map(|c| c.change).collect();
+        assert_eq!(changes, [Change::Faster, Change::Slower, Change::WithinNoise, Change::Slower]);
+        assert!((comparisons[0].ratio - 0.8).abs() < 1e-9);
+        assert!(comparisons[0].interval.unwrap().high < 1.0);
+        assert_eq!(comparisons[3].interval, None);
+        assert_eq!((only_old, only_new), (1, 1));
+        let text = render(&comparisons, only_old, only_new);
+        assert!(text.contains("4 records in both: 1 faster, 2 slower, 1 within noise"), "{text}");
+        assert!(text.contains("slower (noise unknown)"), "{text}");
+        assert!(run(&old, &new).unwrap());
+        // A receipt of another kind is refused.
+        Receipt::new("sweep", MachineInfo::default(), Tally::default(), serde_json::json!({})).save(&old).unwrap();
+        assert!(run(&old, &new).unwrap_err().to_string().contains("not a bench receipt"));
+    }
+}

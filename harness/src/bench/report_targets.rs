@@ -1,0 +1,156 @@
+//! The report's lead: the targets table (verdict with its noise) and, for
+//! each missed target, what was measured and where the evidence is.
+
+use super::entries::ceilings::{COPY_OP, READ_OP};
+use super::ncu;
+use super::record::{BenchRecord, BenchSize, IMPL_CEILING, IMPL_PRIMLAB};
+use super::report::us;
+use super::targets::{fastest, TargetOutcome, TargetResult, TARGETS};
+use crate::report::table::Table;
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// The targets table, verdicts first.
+pub fn targets_section(md: &mut String, targets: &[TargetResult]) {
+    let mut t = Table::new([
+        "target",
+        "verdict",
+        "ratio",
+        "95 % CI of the ratio",
+        "requirement",
+        "primlab (fastest variant)",
+        "reference",
+        "detail",
+    ]);
+    for r in targets {
+        let pick = |name: &str, median: f64, gbps: f64| format!("{name} {} ({gbps:.0} GB/s)", us(median));
+        let ours = r.ours.as_ref().map(|o| pick(&o.variant, o.median_us, o.gbps)).unwrap_or_else(|| "-".into());
+        let reference =
+            r.reference.as_ref().map(|o| pick(&o.implementation, o.median_us, o.gbps)).unwrap_or_else(|| "-".into());
+        let ratio = r.ratio.map(|x| format!("{x:.2}x")).unwrap_or_else(|| "-".into());
+        let interval = match (r.ratio, r.ratio_interval) {
+            (Some(_), Some(i)) => format!("{:.2}-{:.2}x", i.low, i.high),
+            (Some(_), None) => "unknown (no samples)".into(),
+            (None, _) => "-".into(),
+        };
+        let word = match r.outcome {
+            TargetOutcome::Missed => "**MISSED**".to_string(),
+            other => other.word().to_string(),
+        };
+        t.row([r.label.clone(), word, ratio, interval, r.requirement.clone(), ours, reference, r.verdict.clone()]);
+    }
+    let count = |o: TargetOutcome| targets.iter().filter(|r| r.outcome == o).count();
+    let _ = writeln!(
+        md,
+        "## Targets\n\n{} met, {} missed, {} within noise, {} not measured. A verdict is met or missed only when \
+         the ratio's whole 95 % interval (bootstrap of both medians) lies on one side of the target; within noise \
+         when it straddles it. Each ratio compares cold-timed records of the same run.\n\n{}",
+        count(TargetOutcome::Met),
+        count(TargetOutcome::Missed),
+        count(TargetOutcome::WithinNoise),
+        count(TargetOutcome::NotMeasured),
+        t.render_markdown()
+    );
+}
+
+/// The record behind a target's primlab pick.
+fn our_record<'a>(records: &'a [BenchRecord], r: &TargetResult) -> Option<&'a BenchRecord> {
+    let spec = TARGETS.iter().find(|s| s.id == r.id)?;
+    fastest(records, IMPL_PRIMLAB, spec.op, spec.size)
+}
+
+fn ceiling_gbps(records: &[BenchRecord], op: &str, size: BenchSize) -> Option<f64> {
+    let r = fastest(records, IMPL_CEILING, op, size)?;
+    Some(r.logical_bytes as f64 / (r.timed_median()? * 1e3))
+}
+
+/// Each missed target with its numbers and ncu evidence.
+pub fn missed_section(md: &mut String, targets: &[TargetResult], records: &[BenchRecord], ncu_dir: &Path) {
+    let _ = writeln!(md, "## Missed targets: measured numbers and evidence\n");
+    let missed: Vec<&TargetResult> = targets.iter().filter(|r| r.met == Some(false)).collect();
+    if missed.is_empty() {
+        let _ = writeln!(md, "No measured target was missed in this run.\n");
+        return;
+    }
+    let _ = writeln!(
+        md,
+        "For each missed target: what was counted against an estimate of what the schedule moves (DRAM bytes when \
+         nothing stays in L2, from the algorithm, not measured), the launches in the timed region, and the \
+         ceilings of the same run. The reasons come from Nsight Compute (`ncu --clock-control none`) runs on the \
+         GPU machine, filed as `receipts/ncu/<target id>.txt`.\n"
+    );
+    for r in missed {
+        let _ = writeln!(md, "### {} — {}\n", r.label, r.verdict);
+        if let Some(rec) = our_record(records, r) {
+            let median = rec.timed_median().unwrap_or(f64::NAN);
+            let _ = writeln!(
+                md,
+                "- primlab `{}`: {} median (min {}, max {}), {:.0} GB/s logical.",
+                rec.variant,
+                us(median),
+                rec.min_us.map(us).unwrap_or_default(),
+                rec.max_us.map(us).unwrap_or_default(),
+                rec.logical_bytes as f64 / (median * 1e3)
+            );
+            match rec.bytes_moved_estimate {
+                Some(moved) => {
+                    let _ = writeln!(
+                        md,
+                        "- Bytes counted {} (logical) vs about {} moved by the schedule ({:.2}x), i.e. {:.0} GB/s of \
+                         estimated traffic.",
+                        rec.logical_bytes,
+                        moved,
+                        moved as f64 / rec.logical_bytes.max(1) as f64,
+                        moved as f64 / (median * 1e3)
+                    );
+                }
+                None => {
+                    let _ =
+                        writeln!(md, "- Bytes counted {} (logical); no traffic estimate recorded.", rec.logical_bytes);
+                }
+            }
+            let _ = writeln!(
+                md,
+                "- Launches and memsets in the timed region: {}. Timed region: {}",
+                rec.launches.map(|l| l.to_string()).unwrap_or_else(|| "not recorded".into()),
+                rec.timed_region
+            );
+            let size = rec.size();
+            let ceilings: Vec<String> = [(COPY_OP, "copy"), (READ_OP, "read")]
+                .iter()
+                .filter_map(|(op, name)| ceiling_gbps(records, op, size).map(|g| format!("{name} {g:.0} GB/s")))
+                .collect();
+            if !ceilings.is_empty() {
+                let _ = writeln!(md, "- Ceilings at {}: {}.", size.label(), ceilings.join(", "));
+            }
+        }
+        if let Some(reference) = &r.reference {
+            let _ = writeln!(
+                md,
+                "- Reference {} `{}`: {} ({:.0} GB/s).",
+                reference.implementation,
+                reference.variant,
+                us(reference.median_us),
+                reference.gbps
+            );
+        }
+        let relative = format!("receipts/ncu/{}.txt", r.id);
+        let _ = writeln!(md, "- Why: ncu evidence: see {relative}");
+        match ncu::evidence(ncu_dir, &r.id) {
+            Some(evidence) => {
+                let _ = writeln!(
+                    md,
+                    "\n  Excerpt ({} of {} lines of {}):\n\n```text\n{}\n```\n",
+                    evidence.excerpt.len(),
+                    evidence.total_lines,
+                    evidence.path.display(),
+                    evidence.excerpt.join("\n")
+                );
+            }
+            None => {
+                let _ =
+                    writeln!(md, "  (not yet filed: no {} found)\n", ncu_dir.join(format!("{}.txt", r.id)).display());
+            }
+        }
+    }
+}

@@ -1,0 +1,268 @@
+//! Noise of a timing: a bootstrap 95 % confidence interval of the median,
+//! the relative standard deviation, and intervals of ratios of medians.
+//!
+//! The bootstrap resamples with a fixed seed ([`SEED`]), so the same samples
+//! always give the same interval and a report rebuilt from a receipt says
+//! exactly what the first one said. Percentile intervals: the 2.5th and
+//! 97.5th percentiles of [`RESAMPLES`] resampled medians (or ratios).
+
+use serde::{Deserialize, Serialize};
+
+/// Bootstrap resamples per interval.
+pub const RESAMPLES: usize = 2000;
+/// The resampling seed (fixed: reports are reproducible).
+pub const SEED: u64 = 0x5eed_b007_57a9_0f00;
+/// Coverage of every interval.
+pub const CONFIDENCE: f64 = 0.95;
+/// Fewest samples a bootstrap interval is computed from (below it the noise is unknown).
+pub const MIN_SAMPLES: usize = 3;
+
+/// A closed interval `[low, high]`, `low <= high`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Interval {
+    /// Lower bound.
+    pub low: f64,
+    /// Upper bound.
+    pub high: f64,
+}
+
+impl Interval {
+    /// Whether `x` lies inside (bounds included).
+    #[cfg(test)]
+    pub fn contains(&self, x: f64) -> bool {
+        self.low <= x && x <= self.high
+    }
+
+    /// The interval scaled by a positive `factor`.
+    pub fn scaled(&self, factor: f64) -> Interval {
+        Interval { low: self.low * factor, high: self.high * factor }
+    }
+
+    /// Half the width relative to `centre`, in percent (the "±" of a report cell).
+    pub fn half_width_percent(&self, centre: f64) -> f64 {
+        if centre > 0.0 {
+            50.0 * (self.high - self.low) / centre
+        } else {
+            f64::NAN
+        }
+    }
+}
+
+/// Where a value lies against a threshold, given its interval.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Side {
+    /// The whole interval is at or above the threshold.
+    Above,
+    /// The whole interval is below it.
+    Below,
+    /// The interval straddles it.
+    WithinNoise,
+}
+
+/// Which side of `threshold` an interval lies; `None` (noise unknown) decides by
+/// the point estimate alone.
+pub fn side(point: f64, interval: Option<Interval>, threshold: f64) -> (Side, bool) {
+    match interval {
+        Some(i) if i.low >= threshold => (Side::Above, true),
+        Some(i) if i.high < threshold => (Side::Below, true),
+        Some(_) => (Side::WithinNoise, true),
+        None if point >= threshold => (Side::Above, false),
+        None => (Side::Below, false),
+    }
+}
+
+/// SplitMix64: a small, well-mixed generator, enough to pick resample indices.
+struct SplitMix64(u64);
+
+impl SplitMix64 {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// An index below `len` (`len > 0`); the modulo bias is below 2^-50 for any sample count here.
+    fn below(&mut self, len: usize) -> usize {
+        (self.next() % len as u64) as usize
+    }
+}
+
+/// Median of `values` (mean of the middle two for an even count), reordering them; NaN when empty.
+pub fn median_in_place(values: &mut [f64]) -> f64 {
+    let m = values.len();
+    if m == 0 {
+        return f64::NAN;
+    }
+    let (_, upper, _) = values.select_nth_unstable_by(m / 2, f64::total_cmp);
+    let upper = *upper;
+    if m % 2 == 1 {
+        return upper;
+    }
+    // The lower middle value is the largest of the lower half.
+    let lower = values[..m / 2].iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    0.5 * (lower + upper)
+}
+
+/// Median of `samples` without reordering them.
+#[cfg(test)]
+pub fn median(samples: &[f64]) -> f64 {
+    median_in_place(&mut samples.to_vec())
+}
+
+/// The `q`-quantile (0..=1) of sorted `values`, linearly interpolated.
+fn quantile_sorted(sorted: &[f64], q: f64) -> f64 {
+    let position = q * (sorted.len() - 1) as f64;
+    let below = position.floor() as usize;
+    let above = position.ceil() as usize;
+    let weight = position - below as f64;
+    sorted[below] * (1.0 - weight) + sorted[above] * weight
+}
+
+/// The percentile interval of `statistics` at [`CONFIDENCE`].
+fn percentile_interval(mut statistics: Vec<f64>) -> Interval {
+    statistics.sort_by(f64::total_cmp);
+    let tail = (1.0 - CONFIDENCE) / 2.0;
+    Interval { low: quantile_sorted(&statistics, tail), high: quantile_sorted(&statistics, 1.0 - tail) }
+}
+
+/// One resample of `samples` (with replacement) into `buffer`, returning its median.
+fn resampled_median(samples: &[f64], buffer: &mut Vec<f64>, rng: &mut SplitMix64) -> f64 {
+    buffer.clear();
+    buffer.extend((0..samples.len()).map(|_| samples[rng.below(samples.len())]));
+    median_in_place(buffer)
+}
+
+/// Whether `samples` can carry an interval: enough of them, all finite.
+fn usable(samples: &[f64]) -> bool {
+    samples.len() >= MIN_SAMPLES && samples.iter().all(|s| s.is_finite())
+}
+
+/// The bootstrap 95 % interval of the median of `samples`; `None` with fewer
+/// than [`MIN_SAMPLES`] samples or a non-finite one.
+pub fn median_interval(samples: &[f64]) -> Option<Interval> {
+    if !usable(samples) {
+        return None;
+    }
+    let mut rng = SplitMix64(SEED);
+    let mut buffer = Vec::with_capacity(samples.len());
+    let medians = (0..RESAMPLES).map(|_| resampled_median(samples, &mut buffer, &mut rng)).collect();
+    Some(percentile_interval(medians))
+}
+
+/// The bootstrap 95 % interval of `median(numerator) / median(denominator)`,
+/// each side resampled independently (the two were timed apart); `None`
+/// when either side cannot carry an interval or a resampled median is not positive.
+pub fn ratio_interval(numerator: &[f64], denominator: &[f64]) -> Option<Interval> {
+    if !usable(numerator) || !usable(denominator) {
+        return None;
+    }
+    let mut rng = SplitMix64(SEED);
+    let (mut a, mut b) = (Vec::with_capacity(numerator.len()), Vec::with_capacity(denominator.len()));
+    let mut ratios = Vec::with_capacity(RESAMPLES);
+    for _ in 0..RESAMPLES {
+        let top = resampled_median(numerator, &mut a, &mut rng);
+        let bottom = resampled_median(denominator, &mut b, &mut rng);
+        if bottom <= 0.0 {
+            return None;
+        }
+        ratios.push(top / bottom);
+    }
+    Some(percentile_interval(ratios))
+}
+
+/// Relative standard deviation (sample standard deviation / mean), in percent;
+/// `None` below two samples or for a non-positive mean.
+pub fn relative_std_percent(samples: &[f64]) -> Option<f64> {
+    if samples.len() < 2 {
+        return None;
+    }
+    let m = samples.len() as f64;
+    let mean = samples.iter().sum::<f64>() / m;
+    if mean.is_nan() || mean <= 0.0 {
+        return None;
+    }
+    let variance = samples.iter().map(|s| (s - mean).powi(2)).sum::<f64>() / (m - 1.0);
+    Some(100.0 * variance.sqrt() / mean)
+}
+
+/// The noise of one record's samples.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Noise {
+    /// The 95 % interval of the median.
+    pub median_interval: Interval,
+    /// Relative standard deviation, percent.
+    pub rsd_percent: f64,
+}
+
+/// The noise of `samples`, or `None` (unknown) when they cannot carry an interval.
+pub fn noise(samples: &[f64]) -> Option<Noise> {
+    Some(Noise { median_interval: median_interval(samples)?, rsd_percent: relative_std_percent(samples)? })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn medians_in_place_match_the_sorted_definition() {
+        assert_eq!(median(&[3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), 2.5);
+        assert!(median(&[]).is_nan());
+    }
+
+    #[test]
+    fn the_interval_holds_the_median_and_is_reproducible() {
+        let samples: Vec<f64> = (0..200).map(|i| 10.0 + ((i * 37) % 17) as f64 * 0.1).collect();
+        let m = median(&samples);
+        let first = median_interval(&samples).unwrap();
+        assert!(first.contains(m), "{first:?} should hold {m}");
+        assert!(first.low >= 10.0 && first.high <= 11.6);
+        assert_eq!(median_interval(&samples), Some(first), "a fixed seed gives the same interval");
+    }
+
+    #[test]
+    fn identical_samples_give_a_zero_width_interval_and_no_spread() {
+        let interval = median_interval(&[5.0; 20]).unwrap();
+        assert_eq!((interval.low, interval.high), (5.0, 5.0));
+        assert_eq!(relative_std_percent(&[5.0; 20]), Some(0.0));
+    }
+
+    #[test]
+    fn too_few_or_broken_samples_have_unknown_noise() {
+        assert_eq!(median_interval(&[1.0, 2.0]), None);
+        assert_eq!(median_interval(&[1.0, f64::NAN, 2.0, 3.0]), None);
+        assert!(noise(&[]).is_none());
+        assert_eq!(relative_std_percent(&[1.0]), None);
+    }
+
+    #[test]
+    fn relative_std_of_a_known_set() {
+        // mean 5, sample variance 32/7 (the classic 2,4,4,4,5,5,7,9).
+        let rsd = relative_std_percent(&[2.0, 4.0, 4.0, 4.0, 5.0, 5.0, 7.0, 9.0]).unwrap();
+        assert!((rsd - 100.0 * (32.0f64 / 7.0).sqrt() / 5.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn ratio_intervals_bracket_the_ratio_of_medians() {
+        let slow: Vec<f64> = (0..50).map(|i| 20.0 + (i % 5) as f64 * 0.2).collect();
+        let fast: Vec<f64> = (0..50).map(|i| 10.0 + (i % 7) as f64 * 0.1).collect();
+        let interval = ratio_interval(&slow, &fast).unwrap();
+        let point = median(&slow) / median(&fast);
+        assert!(interval.contains(point), "{interval:?} should hold {point}");
+        assert!(interval.low > 1.8 && interval.high < 2.2, "{interval:?}");
+        assert_eq!(ratio_interval(&slow, &[1.0]), None);
+    }
+
+    #[test]
+    fn sides_of_a_threshold() {
+        let i = |low, high| Some(Interval { low, high });
+        assert_eq!(side(1.3, i(1.25, 1.35), 1.2), (Side::Above, true));
+        assert_eq!(side(1.1, i(1.05, 1.15), 1.2), (Side::Below, true));
+        assert_eq!(side(1.2, i(1.15, 1.25), 1.2), (Side::WithinNoise, true));
+        assert_eq!(side(1.2, None, 1.2), (Side::Above, false));
+        assert_eq!(side(1.1, None, 1.2), (Side::Below, false));
+    }
+}
