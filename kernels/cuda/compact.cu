@@ -177,20 +177,18 @@ compact_scatter(const i32* __restrict__ input, const u32* __restrict__ flags, co
 
 // ---- single pass: decoupled look-back ----
 
-// One tile per block (grid = number of tiles). `control[0]` is the tile
-// counter and `control[1]` the error word (set on a look-back timeout); the
-// host clears both and `tile_flags` before every launch.
+// One tile per block (grid = number of tiles). `scratch` is the look-back
+// scratch (tile counter, error word, one descriptor per tile), cleared by
+// the host before every launch.
 template <class Selector>
 __device__ __forceinline__ void single_pass_tile(const i32* __restrict__ input, u64 n, Selector selector,
-                                                 i32* __restrict__ output, u32* __restrict__ count,
-                                                 u32* tile_flags, i64* tile_aggregates, i64* tile_inclusive,
-                                                 u32* control) {
+                                                 i32* __restrict__ output, u32* __restrict__ count, u64* scratch) {
     __shared__ u32 tile_slot;
     __shared__ BlockScanStorage<i64> scan_storage;
     __shared__ i64 tile_exclusive;
     __shared__ i32 stage[kSinglePassTileItems];
 
-    const TileStatus<i64> status{tile_flags, tile_aggregates, tile_inclusive, control, control + 1};
+    const TileStatus<i64> status = tile_status_in<i64>(scratch);
     const u32 tile = acquire_tile_id(status.tile_counter, &tile_slot);
     const u64 tile_base = (u64)tile * kSinglePassTileItems;
     const int tid = int(threadIdx.x);
@@ -282,14 +280,12 @@ __device__ __forceinline__ void single_pass_tile(const i32* __restrict__ input, 
 
 extern "C" __global__ void __launch_bounds__(kBlockThreads)
 compact_single_pass_positive(const i32* __restrict__ input, u64 n, i32* __restrict__ output, u32* __restrict__ count,
-                             u32* tile_flags, i64* tile_aggregates, i64* tile_inclusive, u32* control) {
-    single_pass_tile(input, n, SelectPositive{}, output, count, tile_flags, tile_aggregates, tile_inclusive, control);
+                             u64* scratch) {
+    single_pass_tile(input, n, SelectPositive{}, output, count, scratch);
 }
 
 extern "C" __global__ void __launch_bounds__(kBlockThreads)
 compact_single_pass_flagged(const i32* __restrict__ input, const u8* __restrict__ selector_flags, u64 n,
-                            i32* __restrict__ output, u32* __restrict__ count, u32* tile_flags,
-                            i64* tile_aggregates, i64* tile_inclusive, u32* control) {
-    single_pass_tile(input, n, SelectFlagged{selector_flags}, output, count, tile_flags, tile_aggregates,
-                     tile_inclusive, control);
+                            i32* __restrict__ output, u32* __restrict__ count, u64* scratch) {
+    single_pass_tile(input, n, SelectFlagged{selector_flags}, output, count, scratch);
 }

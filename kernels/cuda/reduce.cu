@@ -9,7 +9,7 @@
 //                                        later passes (i64 / affine) until one value is left
 //   reduce_block_atomic_i32             <<<ceil(n/4096), 256>>> one atomicAdd per block
 //   reduce_block_atomic_affine          <<<ceil(n/2048), 256>>> one ticket per block, ordered
-//   reduce_single_pass_{i32,affine}     <<<G, 256>>> persistent grid, last block done
+//   reduce_single_pass_{i32,affine}     <<<G, 256>>> persistent grid, warp tiles, last block done
 //
 // Limits (checked on the host): 1 <= n < 2^32. Every partial of the int64 sum
 // is bounded by |partial| <= n * 2^31 < 2^63, so no partial overflows. The
@@ -20,6 +20,7 @@
 #include "common/decoupled_lookback.cuh"
 #include "common/memory_order.cuh"
 #include "common/operators.cuh"
+#include "common/tile_io.cuh"
 
 using namespace primlab;
 
@@ -289,60 +290,73 @@ __device__ __forceinline__ void finish_single_pass(typename Op::T block_total, t
     }
 }
 
-// int32 sum, the fast path (commutative): 16-byte int4 loads over the
-// aligned body in tiles of 1024 vectors (16 KiB). Block b takes the whole
-// tiles [T*b/G, T*(b+1)/G) (even share, contiguous); inside a tile thread t
-// loads vectors t, t+256, t+512, t+768: four independent loads in flight,
-// four int64 accumulators. The vectors past the last whole tile and the
-// n % 4 scalar tail go to the last block.
-constexpr int kSinglePassVectorsPerThread = 4;
-constexpr int kSinglePassTileVectors = kBlockThreads * kSinglePassVectorsPerThread;
+// The single-pass body, ONE schedule for both operators (the int32 sum the
+// bench times, and the affine maps that prove it keeps order). The input is
+// cut into warp tiles of kReduceWarpTileItems = 32 x kReduceItemsPerThread
+// consecutive items (the last one partial). Block b of G takes the
+// contiguous run of warp tiles [W*b/G, W*(b+1)/G), and its warp w the w-th
+// contiguous share of that run. A warp folds its warp tiles in order: each
+// through the tile layer (coalesced 16-byte loads; lane l then holds the
+// tile's items [l * ITEMS, (l + 1) * ITEMS), the missing items of the
+// partial tile read the identity), a lane-serial fold, warp_reduce (lane
+// order) and running = running (+) tile. The block combines its warps'
+// totals in warp order and the last block folds the partials in block
+// order: input order throughout.
+constexpr int kReduceWarpTileItems = kWarpThreads * kReduceItemsPerThread;
+
+__device__ __forceinline__ i32 input_identity(SumI64, const i32*) { return 0; }
+__device__ __forceinline__ AffineMap input_identity(AffineCompose, const AffineMap*) {
+    return AffineCompose::identity();
+}
+
+template <class Op, class In>
+__device__ __forceinline__ void reduce_single_pass(const In* __restrict__ in, u64 count, typename Op::T* partials,
+                                                   u32* done_counter, typename Op::T* out) {
+    typedef typename Op::T T;
+    typedef TileExchange<In, kWarpThreads, kReduceItemsPerThread> WarpTile;
+    // One exchange slot per warp: warps never share one, so __syncwarp (in
+    // the tile layer and below) is the only barrier the loop needs.
+    __shared__ typename WarpTile::Storage exchange[kBlockWarps];
+    __shared__ BlockReduceStorage<T> storage;
+    const Op op{};
+    const int warp = warp_id();
+    const u64 warp_tiles = (count + kReduceWarpTileItems - 1) / kReduceWarpTileItems;
+    const u64 block_begin = warp_tiles * blockIdx.x / gridDim.x;
+    const u64 block_end = warp_tiles * (blockIdx.x + 1) / gridDim.x;
+    const u64 per_warp = (block_end - block_begin + kBlockWarps - 1) / kBlockWarps;
+    const u64 begin = min_u64(block_end, block_begin + (u64)warp * per_warp);
+    const u64 end = min_u64(block_end, begin + per_warp);
+    T running = Op::identity();
+    // The trip count is the same for every lane of a warp (warp-uniform), so
+    // the __syncwarp inside the tile layer is reached by all 32 lanes.
+    for (u64 tile = begin; tile < end; ++tile) {
+        const u64 base = tile * kReduceWarpTileItems;
+        In x[kReduceItemsPerThread];
+        const In oob = input_identity(op, in);
+        if (base + kReduceWarpTileItems <= count) {
+            WarpTile::template load<true>(in + base, kReduceWarpTileItems, x, oob, exchange[warp]);
+        } else {
+            WarpTile::template load<false>(in + base, u32(count - base), x, oob, exchange[warp]);
+        }
+        T acc = Op::identity();
+#pragma unroll
+        for (int i = 0; i < kReduceItemsPerThread; ++i) acc = op(acc, lift(x[i]));
+        running = op(running, warp_reduce(acc, op));  // valid in lane 0
+        // Every lane has read its items before the next tile is staged (WAR).
+        __syncwarp();
+    }
+    const T mine = lane_id() == 0 ? running : Op::identity();
+    const T block_total = block_reduce(mine, op, storage);
+    finish_single_pass(block_total, partials, done_counter, out, op, storage);
+}
 
 extern "C" __global__ void __launch_bounds__(kBlockThreads)
 reduce_single_pass_i32(const i32* __restrict__ in, u64 count, i64* partials, u32* done_counter, i64* out) {
-    __shared__ BlockReduceStorage<i64> storage;
-    const int4* __restrict__ vectors = reinterpret_cast<const int4*>(in);
-    const u64 vector_count = count / 4;
-    const u64 full_tiles = vector_count / kSinglePassTileVectors;
-    const u64 tile_begin = full_tiles * blockIdx.x / gridDim.x;
-    const u64 tile_end = full_tiles * (blockIdx.x + 1) / gridDim.x;
-    i64 acc[kSinglePassVectorsPerThread] = {0, 0, 0, 0};
-    for (u64 tile = tile_begin; tile < tile_end; ++tile) {
-        const int4* tile_vectors = vectors + tile * kSinglePassTileVectors + threadIdx.x;
-        int4 v[kSinglePassVectorsPerThread];
-#pragma unroll
-        for (int k = 0; k < kSinglePassVectorsPerThread; ++k) v[k] = tile_vectors[k * kBlockThreads];
-#pragma unroll
-        for (int k = 0; k < kSinglePassVectorsPerThread; ++k) acc[k] += (i64)v[k].x + v[k].y + v[k].z + v[k].w;
-    }
-    if (blockIdx.x == gridDim.x - 1) {
-        for (u64 i = full_tiles * kSinglePassTileVectors + threadIdx.x; i < vector_count; i += kBlockThreads) {
-            const int4 v = vectors[i];
-            acc[0] += (i64)v.x + v.y + v.z + v.w;
-        }
-        const u64 scalar = vector_count * 4 + threadIdx.x;  // at most 3 of them
-        if (scalar < count) acc[1] += in[scalar];
-    }
-    const i64 block_total = block_reduce((acc[0] + acc[1]) + (acc[2] + acc[3]), SumI64{}, storage);
-    finish_single_pass(block_total, partials, done_counter, out, SumI64{}, storage);
+    reduce_single_pass<SumI64>(in, count, partials, done_counter, out);
 }
 
-// Affine maps, the order-preserving (blocked) path: block b takes the
-// contiguous chunk [n*b/G, n*(b+1)/G), and inside it thread t the contiguous
-// sub-range [t*per, (t+1)*per); so thread order is input order within a
-// block, and block order is input order across the partials.
 extern "C" __global__ void __launch_bounds__(kBlockThreads)
 reduce_single_pass_affine(const AffineMap* __restrict__ in, u64 count, AffineMap* partials, u32* done_counter,
                           AffineMap* out) {
-    __shared__ BlockReduceStorage<AffineMap> storage;
-    const AffineCompose op{};
-    const u64 chunk_begin = count * blockIdx.x / gridDim.x;
-    const u64 chunk_end = count * (blockIdx.x + 1) / gridDim.x;
-    const u64 per_thread = (chunk_end - chunk_begin + kBlockThreads - 1) / kBlockThreads;
-    const u64 begin = min_u64(chunk_end, chunk_begin + threadIdx.x * per_thread);
-    const u64 end = min_u64(chunk_end, begin + per_thread);
-    AffineMap acc = AffineCompose::identity();
-    for (u64 i = begin; i < end; ++i) acc = op(acc, in[i]);
-    const AffineMap block_total = block_reduce(acc, op, storage);
-    finish_single_pass(block_total, partials, done_counter, out, op, storage);
+    reduce_single_pass<AffineCompose>(in, count, partials, done_counter, out);
 }

@@ -12,8 +12,7 @@
 //   scan_blelloch_level_inplace_{i64,affine}                      <<<ceil(m/512), 256>>>  levels >= 1
 //   scan_blelloch_add_offsets_{i64,affine}                        <<<ceil(n/512), 256>>>  into the output
 //   scan_blelloch_add_offsets_totals_{i64,affine}                 <<<ceil(m/512), 256>>>  into a totals level
-//   scan_decoupled_lookback_{exclusive,inclusive}_i32             <<<ceil(n/4096), 256>>> single pass
-//   scan_decoupled_lookback_{exclusive,inclusive}_affine          <<<ceil(n/512), 256>>>  single pass
+//   scan_decoupled_lookback_{exclusive,inclusive}_{i32,affine}    <<<ceil(n/kScanTileItems), kScanBlockThreads>>>
 //
 // Limits (checked on the host): 1 <= n < 2^32, so |every int64 prefix| <=
 // n * 2^31 < 2^63 and every tile id fits in u32.
@@ -22,6 +21,7 @@
 #include "common/decoupled_lookback.cuh"
 #include "common/memory_order.cuh"
 #include "common/operators.cuh"
+#include "common/tile_io.cuh"
 
 using namespace primlab;
 
@@ -184,22 +184,20 @@ scan_blelloch_add_offsets_totals_affine(AffineMap* __restrict__ data, const Affi
 }
 
 // ---------------------------------------------------------------------------
-// Decoupled look-back, single pass (Merrill & Garland 2016).
+// Decoupled look-back, single pass (Merrill & Garland 2016), ONE schedule for
+// both operators: the int32 sum the bench times and the affine maps whose
+// non-commutative composition proves that the schedule keeps order.
 //
-// Scratch (`control`, cleared by a memset in the plan before every launch):
-//   control[0] tile counter, control[1] error word, control[2 + tile] flags.
-// Payload arrays `aggregates` / `inclusive` are never initialised; a tile's
-// payload is only read after its flag (acquire) says it was written.
-template <class T>
-__device__ __forceinline__ TileStatus<T> tile_status(u32* control, T* aggregates, T* inclusive) {
-    TileStatus<T> status;
-    status.flags = control + 2;
-    status.aggregates = aggregates;
-    status.inclusive = inclusive;
-    status.tile_counter = control;
-    status.error = control + 1;
-    return status;
-}
+// A tile is kScanTileItems = kScanBlockThreads x kScanItemsPerThread items,
+// thread t owning items [t * kScanItemsPerThread, (t + 1) * ...) (blocked):
+//  1. Load the tile (tile_io.cuh; the last tile is the partial one, FULL=false,
+//     whose missing items read the identity).
+//  2. Thread-serial scan of its items, block_exclusive_scan of the thread totals.
+//  3. The tile prefix by decoupled look-back (tile_exclusive_prefix).
+//  4. out = tile prefix (+) thread prefix (+) thread-serial prefix, stored
+//     through the tile layer (the partial tile writes only its valid items).
+// Scratch (zeroed by a memset in the plan before every launch): the look-back
+// header words and one descriptor per tile (decoupled_lookback.cuh).
 
 // The combination of every tile before `tile`, returned to every thread of
 // the block (which must all call this: barrier inside). Tile 0 publishes P
@@ -235,172 +233,81 @@ __device__ __forceinline__ typename Op::T tile_exclusive_prefix(const TileStatus
     return *shared_prefix;
 }
 
-// int32 -> int64, the fast path. Tile = kScanTileItems = 256 x 16 items.
-//  1. Load: 16-byte int4 vectors, coalesced (thread t: vectors t + 256k),
-//     into shared memory; then thread t reads the 4 vectors 4t..4t+3, i.e.
-//     its 16 consecutive items.
-//  2. Thread-serial scan in int64, block_exclusive_scan of thread totals.
-//  3. Tile prefix by decoupled look-back (tile_exclusive_prefix).
-//  4. Store: thread t writes its 16 int64 results as 8 longlong2 into shared
-//     memory; then threads store 16-byte longlong2 vectors coalesced.
-// Shared memory is padded with one 16-byte slot per 8 vectors (128 bytes):
-// slot(v) = v + v/8. A quarter warp's 16-byte accesses (8 threads) then hit
-// 8 distinct 4-bank groups in each of the four access patterns (the unit
-// tests in kernels/src/scan.rs check this).
-constexpr int kLookbackVectorsPerThread = kScanItemsPerThread / 4;   // int4 per thread
-constexpr int kLookbackPairsPerThread = kScanItemsPerThread / 2;     // longlong2 per thread
-constexpr int kTileInVectors = kScanTileItems / 4;
-constexpr int kTileOutPairs = kScanTileItems / 2;
-static_assert(kScanItemsPerThread % 8 == 0, "whole int4 loads and longlong2 stores per thread");
-static_assert(kScanItemsPerThread == 16, "the padding argument above assumes 16 items per thread");
+// The input whose lift is the operator's identity: what missing items of the
+// partial tile read.
+__device__ __forceinline__ i32 input_identity(SumI64, const i32*) { return 0; }
+__device__ __forceinline__ AffineMap input_identity(AffineCompose, const AffineMap*) {
+    return AffineCompose::identity();
+}
 
-__device__ __forceinline__ int padded_slot(int v) { return v + (v >> 3); }
+template <bool INCLUSIVE, int THREADS, int ITEMS, class Op, class In>
+struct LookbackScan {
+    typedef typename Op::T T;
+    typedef TileExchange<In, THREADS, ITEMS> Load;
+    typedef TileExchange<T, THREADS, ITEMS> Store;
+    static constexpr int kTileItems = THREADS * ITEMS;
+    // The loaded tile is read out (into registers) before the block scan's
+    // barriers, and the store stages only after them, so the two share bytes.
+    union Exchange {
+        typename Load::Storage load;
+        typename Store::Storage store;
+    };
+    struct Storage {
+        Exchange exchange;
+        BlockScanStorage<T, THREADS> scan;
+        T prefix;
+        u32 tile;
+    };
 
-union LookbackTileSmem {
-    int4 in[kTileInVectors + kTileInVectors / 8];
-    longlong2 out[kTileOutPairs + kTileOutPairs / 8];
+    template <bool FULL>
+    static __device__ __forceinline__ void tile(const In* __restrict__ tile_in, T* __restrict__ tile_out, u32 valid,
+                                                u32 tile_id, const TileStatus<T>& status, Storage& storage) {
+        const Op op{};
+        In x[ITEMS];
+        Load::template load<FULL>(tile_in, valid, x, input_identity(op, tile_in), storage.exchange.load);
+        T local[ITEMS];
+        T running = Op::identity();
+#pragma unroll
+        for (int i = 0; i < ITEMS; ++i) {
+            const T next = op(running, lift(x[i]));
+            local[i] = INCLUSIVE ? next : running;
+            running = next;
+        }
+        // The barriers inside block_exclusive_scan also order every thread's
+        // reads of the loaded tile before the store stages into the same
+        // bytes (WAR).
+        T tile_total;
+        const T thread_prefix = block_exclusive_scan<Op, THREADS>(running, op, storage.scan, tile_total);
+        const T tile_prefix = tile_exclusive_prefix(status, tile_id, tile_total, op, &storage.prefix);
+        const T base = op(tile_prefix, thread_prefix);
+#pragma unroll
+        for (int i = 0; i < ITEMS; ++i) local[i] = op(base, local[i]);
+        Store::template store<FULL>(tile_out, valid, local, storage.exchange.store);
+    }
+
+    static __device__ __forceinline__ void run(const In* __restrict__ in, T* __restrict__ out, u64 count,
+                                               u64* scratch) {
+        __shared__ Storage storage;
+        const TileStatus<T> status = tile_status_in<T>(scratch);
+        const u32 tile_id = acquire_tile_id(status.tile_counter, &storage.tile);
+        const u64 tile_base = (u64)tile_id * kTileItems;
+        // Block-uniform: every thread takes the same branch, so the barriers
+        // inside either instantiation are reached by the whole block.
+        if (tile_base + kTileItems <= count) {
+            tile<true>(in + tile_base, out + tile_base, kTileItems, tile_id, status, storage);
+        } else {
+            tile<false>(in + tile_base, out + tile_base, u32(count - tile_base), tile_id, status, storage);
+        }
+    }
 };
 
-template <bool INCLUSIVE>
-__device__ __forceinline__ void lookback_scan_i32(const i32* __restrict__ in, i64* __restrict__ out, u64 count,
-                                                  const TileStatus<i64>& status) {
-    __shared__ LookbackTileSmem smem;
-    __shared__ BlockScanStorage<i64> scan_storage;
-    __shared__ u32 tile_slot;
-    __shared__ i64 shared_prefix;
-    const SumI64 op{};
-    const int t = int(threadIdx.x);
-    const u32 tile = acquire_tile_id(status.tile_counter, &tile_slot);
-    const u64 tile_base = (u64)tile * kScanTileItems;
-    const bool full_tile = tile_base + kScanTileItems <= count;  // block-uniform
-
-    // 1. Load (tile_base is a multiple of 4096 items: int4-aligned).
-    const int4* __restrict__ vectors = reinterpret_cast<const int4*>(in + tile_base);
-    if (full_tile) {
-#pragma unroll
-        for (int k = 0; k < kLookbackVectorsPerThread; ++k) {
-            const int v = k * kBlockThreads + t;
-            smem.in[padded_slot(v)] = vectors[v];
-        }
-    } else {
-#pragma unroll
-        for (int k = 0; k < kLookbackVectorsPerThread; ++k) {
-            const int v = k * kBlockThreads + t;
-            const u64 item = tile_base + 4 * (u64)v;
-            int4 q;
-            if (item + 4 <= count) {
-                q = vectors[v];
-            } else {
-                // Past the end: the identity 0 (only the scalars before n are read).
-                q.x = item < count ? in[item] : 0;
-                q.y = item + 1 < count ? in[item + 1] : 0;
-                q.z = item + 2 < count ? in[item + 2] : 0;
-                q.w = item + 3 < count ? in[item + 3] : 0;
-            }
-            smem.in[padded_slot(v)] = q;
-        }
+#define PRIMLAB_LOOKBACK_SCAN(NAME, INCLUSIVE, OP, IN)                                                      \
+    extern "C" __global__ void __launch_bounds__(kScanBlockThreads)                                        \
+        NAME(const IN* __restrict__ in, OP::T* __restrict__ out, u64 count, u64* scratch) {                 \
+        LookbackScan<INCLUSIVE, kScanBlockThreads, kScanItemsPerThread, OP, IN>::run(in, out, count, scratch); \
     }
-    // Each thread reads vectors that other threads stored (RAW).
-    __syncthreads();
-
-    // 2. Thread-serial scan of items 16t .. 16t+15.
-    i64 local[kScanItemsPerThread];
-    i64 running = 0;
-#pragma unroll
-    for (int j = 0; j < kLookbackVectorsPerThread; ++j) {
-        const int4 q = smem.in[padded_slot(kLookbackVectorsPerThread * t + j)];
-        const i32 x[4] = {q.x, q.y, q.z, q.w};
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-            if (INCLUSIVE) {
-                running += x[e];
-                local[4 * j + e] = running;
-            } else {
-                local[4 * j + e] = running;
-                running += x[e];
-            }
-        }
-    }
-    // The barriers inside block_exclusive_scan also order every thread's
-    // reads of smem.in above before smem.out (the same bytes) is written in
-    // step 4 (WAR).
-    i64 tile_total;
-    const i64 thread_prefix = block_exclusive_scan(running, op, scan_storage, tile_total);
-
-    // 3. Everything before this tile.
-    const i64 tile_prefix = tile_exclusive_prefix(status, tile, tile_total, op, &shared_prefix);
-    const i64 base = tile_prefix + thread_prefix;
-
-    // 4. Store through shared memory: thread t's pairs are 8t .. 8t+7.
-#pragma unroll
-    for (int j = 0; j < kLookbackPairsPerThread; ++j) {
-        smem.out[padded_slot(kLookbackPairsPerThread * t + j)] =
-            make_longlong2(base + local[2 * j], base + local[2 * j + 1]);
-    }
-    // Each thread stores pairs that other threads wrote (RAW).
-    __syncthreads();
-    longlong2* __restrict__ pairs = reinterpret_cast<longlong2*>(out + tile_base);
-    if (full_tile) {
-#pragma unroll
-        for (int k = 0; k < kLookbackPairsPerThread; ++k) {
-            const int p = k * kBlockThreads + t;
-            pairs[p] = smem.out[padded_slot(p)];
-        }
-    } else {
-#pragma unroll
-        for (int k = 0; k < kLookbackPairsPerThread; ++k) {
-            const int p = k * kBlockThreads + t;
-            const u64 item = tile_base + 2 * (u64)p;
-            const longlong2 value = smem.out[padded_slot(p)];
-            if (item + 2 <= count) {
-                pairs[p] = value;
-            } else if (item < count) {
-                out[item] = value.x;
-            }
-        }
-    }
-}
-
-extern "C" __global__ void __launch_bounds__(kBlockThreads)
-scan_decoupled_lookback_exclusive_i32(const i32* __restrict__ in, i64* __restrict__ out, u64 count,
-                                      u32* control, i64* aggregates, i64* inclusive) {
-    lookback_scan_i32<false>(in, out, count, tile_status(control, aggregates, inclusive));
-}
-extern "C" __global__ void __launch_bounds__(kBlockThreads)
-scan_decoupled_lookback_inclusive_i32(const i32* __restrict__ in, i64* __restrict__ out, u64 count,
-                                      u32* control, i64* aggregates, i64* inclusive) {
-    lookback_scan_i32<true>(in, out, count, tile_status(control, aggregates, inclusive));
-}
-
-// Affine maps: the simpler per-item path. Tile = kBlockItems = 512 items,
-// thread t holds the adjacent items (2t, 2t+1) of its tile.
-template <bool INCLUSIVE>
-__device__ __forceinline__ void lookback_scan_affine(const AffineMap* __restrict__ in, AffineMap* __restrict__ out,
-                                                     u64 count, const TileStatus<AffineMap>& status) {
-    __shared__ BlockScanStorage<AffineMap> scan_storage;
-    __shared__ u32 tile_slot;
-    __shared__ AffineMap shared_prefix;
-    const AffineCompose op{};
-    const u32 tile = acquire_tile_id(status.tile_counter, &tile_slot);
-    const u64 first = (u64)tile * kBlockItems + 2 * (u64)threadIdx.x;
-    const AffineMap x0 = first < count ? in[first] : AffineCompose::identity();
-    const AffineMap x1 = first + 1 < count ? in[first + 1] : AffineCompose::identity();
-    AffineMap tile_total;
-    const AffineMap thread_prefix = block_exclusive_scan(op(x0, x1), op, scan_storage, tile_total);
-    const AffineMap tile_prefix = tile_exclusive_prefix(status, tile, tile_total, op, &shared_prefix);
-    const AffineMap exclusive0 = op(tile_prefix, thread_prefix);
-    const AffineMap inclusive0 = op(exclusive0, x0);
-    if (first < count) out[first] = INCLUSIVE ? inclusive0 : exclusive0;
-    if (first + 1 < count) out[first + 1] = INCLUSIVE ? op(inclusive0, x1) : inclusive0;
-}
-
-extern "C" __global__ void __launch_bounds__(kBlockThreads)
-scan_decoupled_lookback_exclusive_affine(const AffineMap* __restrict__ in, AffineMap* __restrict__ out,
-                                         u64 count, u32* control, AffineMap* aggregates, AffineMap* inclusive) {
-    lookback_scan_affine<false>(in, out, count, tile_status(control, aggregates, inclusive));
-}
-extern "C" __global__ void __launch_bounds__(kBlockThreads)
-scan_decoupled_lookback_inclusive_affine(const AffineMap* __restrict__ in, AffineMap* __restrict__ out,
-                                         u64 count, u32* control, AffineMap* aggregates, AffineMap* inclusive) {
-    lookback_scan_affine<true>(in, out, count, tile_status(control, aggregates, inclusive));
-}
+PRIMLAB_LOOKBACK_SCAN(scan_decoupled_lookback_exclusive_i32, false, SumI64, i32)
+PRIMLAB_LOOKBACK_SCAN(scan_decoupled_lookback_inclusive_i32, true, SumI64, i32)
+PRIMLAB_LOOKBACK_SCAN(scan_decoupled_lookback_exclusive_affine, false, AffineCompose, AffineMap)
+PRIMLAB_LOOKBACK_SCAN(scan_decoupled_lookback_inclusive_affine, true, AffineCompose, AffineMap)
+#undef PRIMLAB_LOOKBACK_SCAN

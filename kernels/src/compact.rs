@@ -20,6 +20,7 @@ use crate::device::Gpu;
 use crate::error::{DriverContext, GpuError, GpuResult};
 use crate::kernel_family::KernelFamily;
 use crate::launch::{config, BLOCK_THREADS};
+use crate::lookback::LookbackScratch;
 use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, PushKernelArg};
 use std::sync::Arc;
 
@@ -141,11 +142,8 @@ struct ThreePhaseScratch {
 
 struct SinglePassScratch {
     tiles: usize,
-    tile_flags: CudaSlice<u32>,
-    tile_aggregates: CudaSlice<i64>,
-    tile_inclusive: CudaSlice<i64>,
-    /// [tile counter, error word].
-    control: CudaSlice<u32>,
+    /// Tile counter, error word and one int64 descriptor per tile.
+    lookback: LookbackScratch,
     kernel: CudaFunction,
 }
 
@@ -166,10 +164,10 @@ enum Scratch {
 ///   2048 items, 2 up to 2^22, 3 up to 2^32 - 1); `compact_add_tile_offsets`
 ///   for every level except the top two; `compact_scatter`, which also writes
 ///   the count.
-/// * SinglePass ([`CompactVariant::SinglePass`]): a memset of the tile status flags
-///   (4 bytes per 4096-item tile) and one of the 8-byte [tile counter,
-///   error word], then `compact_single_pass_<selector>`, which also writes
-///   the count.
+/// * SinglePass ([`CompactVariant::SinglePass`]): a memset of the look-back
+///   scratch (16 header bytes and a 16-byte descriptor per 4096-item tile;
+///   see [`crate::lookback`]), then `compact_single_pass_<selector>`, which
+///   also writes the count.
 pub struct CompactPlan {
     variant: CompactVariant,
     selector: SelectorKind,
@@ -228,12 +226,7 @@ impl CompactPlan {
                     let tiles = n.div_ceil(SINGLE_PASS_TILE_ITEMS);
                     Scratch::SinglePass(Box::new(SinglePassScratch {
                         tiles,
-                        tile_flags: gpu.alloc_zeroed::<u32>(tiles)?,
-                        // Payloads are read only after their flag says they
-                        // were written (initcheck stays clean uninitialised).
-                        tile_aggregates: gpu.alloc_uninit::<i64>(tiles)?,
-                        tile_inclusive: gpu.alloc_uninit::<i64>(tiles)?,
-                        control: gpu.alloc_zeroed::<u32>(2)?,
+                        lookback: LookbackScratch::new::<i64>(gpu, tiles)?,
                         kernel: gpu
                             .function(KernelFamily::Compact, &format!("compact_single_pass_{}", selector.name()))?,
                     }))
@@ -373,8 +366,7 @@ impl CompactPlan {
                 unsafe { launch.launch(config(grid, BLOCK_THREADS, 0)) }.context(|| what("scatter"))?;
             }
             Scratch::SinglePass(s) => {
-                stream.memset_zeros(&mut s.tile_flags).context(|| what("tile flag memset"))?;
-                stream.memset_zeros(&mut s.control).context(|| what("control memset"))?;
+                s.lookback.reset(&stream)?;
                 let mut launch = stream.launch_builder(&s.kernel);
                 launch.arg(input);
                 if let Some(f) = flags {
@@ -384,14 +376,11 @@ impl CompactPlan {
                     .arg(&n_u64)
                     .arg(output)
                     .arg(count)
-                    .arg(&mut s.tile_flags)
-                    .arg(&mut s.tile_aggregates)
-                    .arg(&mut s.tile_inclusive)
-                    .arg(&mut s.control);
+                    .arg(s.lookback.buffer());
                 // SAFETY: matches compact_single_pass_{positive(input, n, ...),
                 // flagged(input, selector_flags, n, ...)}(output, count,
-                // tile_flags, tile_aggregates, tile_inclusive, control); one block
-                // per tile, tiles <= 2^20.
+                // scratch); the scratch holds `tiles` descriptors (zeroed
+                // above); one block per tile, tiles <= 2^20.
                 unsafe { launch.launch(config(s.tiles as u32, BLOCK_THREADS, 0)) }.context(|| what("single pass"))?;
             }
         }
@@ -403,8 +392,7 @@ impl CompactPlan {
     /// [`GpuError::KernelFault`]. Synchronises; not for timed regions.
     pub fn check_fault(&self) -> GpuResult<()> {
         if let Scratch::SinglePass(s) = &self.scratch {
-            let control = self.stream.clone_dtoh(&s.control).context(|| "compact: reading the error word".into())?;
-            if control[1] != 0 {
+            if s.lookback.timed_out(&self.stream)? {
                 return Err(GpuError::KernelFault {
                     primitive: PRIMITIVE,
                     variant: self.variant.name(),

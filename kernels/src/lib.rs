@@ -38,6 +38,7 @@ pub mod float_reduce;
 pub mod histogram;
 pub mod kernel_family;
 pub mod launch;
+pub mod lookback;
 pub mod mutant;
 pub mod reduce;
 pub mod scan;

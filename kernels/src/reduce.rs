@@ -32,10 +32,11 @@ pub const SERIAL_MAX_LEN: usize = 1 << 22;
 const ATOMIC_BLOCK_ITEMS_I32: usize = 4096;
 /// Affine items per ticket of `reduce_block_atomic_affine` (256 threads x 8).
 const ATOMIC_BLOCK_ITEMS_AFFINE: usize = 2048;
-/// int32 items of one single-pass tile (1024 int4 vectors).
-const SINGLE_PASS_TILE_ITEMS_I32: usize = 4096;
-/// Fewest affine items per block of the single pass (8 per thread).
-const SINGLE_PASS_MIN_BLOCK_ITEMS_AFFINE: usize = 2048;
+/// Items of one single-pass warp tile (`kReduceWarpTileItems`: 32 lanes x
+/// `kReduceItemsPerThread` = 16), int32 and affine alike.
+const SINGLE_PASS_WARP_TILE_ITEMS: usize = 32 * 16;
+/// Fewest items per block of the single pass: one warp tile per warp.
+const SINGLE_PASS_MIN_BLOCK_ITEMS: usize = SINGLE_PASS_WARP_TILE_ITEMS * (BLOCK_THREADS as usize / 32);
 /// Words of the ordered block-atomic scratch: ticket counter, turn, error.
 const ORDERED_SYNC_WORDS: usize = 3;
 
@@ -114,9 +115,6 @@ pub trait ReduceElement: DeviceRepr + Copy + sealed::Sealed {
     const ORDERED_ATOMIC: bool;
     /// Items per block of the block-atomic kernel.
     const ATOMIC_BLOCK_ITEMS: usize;
-    /// Fewest items per block of the single-pass grid (the grid is
-    /// `min(persistent grid, ceil(n / this))`).
-    const SINGLE_PASS_MIN_BLOCK_ITEMS: usize;
 }
 
 impl ReduceElement for i32 {
@@ -127,7 +125,6 @@ impl ReduceElement for i32 {
     const PARTIAL_SUFFIX: &'static str = "i64";
     const ORDERED_ATOMIC: bool = false;
     const ATOMIC_BLOCK_ITEMS: usize = ATOMIC_BLOCK_ITEMS_I32;
-    const SINGLE_PASS_MIN_BLOCK_ITEMS: usize = SINGLE_PASS_TILE_ITEMS_I32;
 }
 
 impl ReduceElement for AffineMap {
@@ -138,7 +135,6 @@ impl ReduceElement for AffineMap {
     const PARTIAL_SUFFIX: &'static str = "affine";
     const ORDERED_ATOMIC: bool = true;
     const ATOMIC_BLOCK_ITEMS: usize = ATOMIC_BLOCK_ITEMS_AFFINE;
-    const SINGLE_PASS_MIN_BLOCK_ITEMS: usize = SINGLE_PASS_MIN_BLOCK_ITEMS_AFFINE;
 }
 
 /// The item counts the multipass passes read: `[n, ceil(n/512), ..., 1]`;
@@ -219,8 +215,8 @@ enum Schedule<P> {
 ///   12 bytes of scratch (ticket counter, turn, error word), then
 ///   `reduce_block_atomic_affine` `<<<ceil(n/2048), 256>>>`.
 /// * `SinglePass`: one launch `reduce_single_pass_<t>` `<<<G, 256>>>`, G =
-///   min(SMs x resident blocks, ceil(n/4096) for int32 or ceil(n/2048) for
-///   affine, at least 1); no memset (the done counter is zeroed when the plan
+///   min(SMs x resident blocks, ceil(n/4096), at least 1) (one 512-item warp
+///   tile per warp at least, for both element types); no memset (the done counter is zeroed when the plan
 ///   is made and every completed launch leaves it at 0).
 ///
 /// Buffers are the caller's: whole `CudaSlice`s ([`ReducePlan::enqueue`]) or
@@ -277,7 +273,7 @@ impl<'g, E: ReduceElement> ReducePlan<'g, E> {
             ReduceVariant::SinglePass => {
                 let name = format!("reduce_single_pass_{}", E::INPUT_SUFFIX);
                 let persistent = persistent_grid(gpu, KernelFamily::Reduce, &name, BLOCK_THREADS, 0)?;
-                let grid = (n_blocks(n, E::SINGLE_PASS_MIN_BLOCK_ITEMS) as u32).min(persistent).max(1);
+                let grid = (n_blocks(n, SINGLE_PASS_MIN_BLOCK_ITEMS) as u32).min(persistent).max(1);
                 Schedule::SinglePass {
                     kernel: function(name)?,
                     grid,

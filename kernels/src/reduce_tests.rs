@@ -110,15 +110,13 @@ fn geometry_matches_reduce_cu() {
         "constexpr int kAtomicBlockItems = kBlockThreads * kAtomicVectorsPerThread * 4;",
         "constexpr int kOrderedThreadItems = 8;",
         "constexpr int kOrderedBlockItems = kBlockThreads * kOrderedThreadItems;",
-        "constexpr int kSinglePassVectorsPerThread = 4;",
-        "constexpr int kSinglePassTileVectors = kBlockThreads * kSinglePassVectorsPerThread;",
     ] {
         assert!(source.contains(line), "reduce.cu no longer says `{line}`");
     }
     let threads = BLOCK_THREADS as usize;
     assert_eq!(ATOMIC_BLOCK_ITEMS_I32, threads * 4 * 4);
     assert_eq!(ATOMIC_BLOCK_ITEMS_AFFINE, threads * 8);
-    assert_eq!(SINGLE_PASS_TILE_ITEMS_I32, threads * 4 * 4);
+    assert_eq!(SINGLE_PASS_WARP_TILE_ITEMS, 32 * 16);
     assert_eq!(MULTIPASS_BLOCK_ITEMS, threads * 2);
 }
 

@@ -18,22 +18,23 @@ use crate::device::Gpu;
 use crate::error::{DriverContext, GpuError, GpuResult};
 use crate::kernel_family::KernelFamily;
 use crate::launch::{check_vector_aligned, config, BLOCK_THREADS};
+use crate::lookback::LookbackScratch;
 use cudarc::driver::{CudaFunction, CudaSlice, CudaView, CudaViewMut, DeviceRepr, PushKernelArg, ValidAsZeroBits};
 
 /// Items per block of the Blelloch block scan (`kBlockItems`).
 pub const BLELLOCH_BLOCK_ITEMS: usize = 512;
-/// Items per tile of the int32 look-back scan (`kScanTileItems` = 256 x 16).
-pub const LOOKBACK_TILE_ITEMS_I32: usize = 4096;
-/// Items per tile of the affine look-back scan (256 threads x 2).
-pub const LOOKBACK_TILE_ITEMS_AFFINE: usize = 512;
+/// Threads per block of the look-back scan (`kScanBlockThreads`).
+pub const LOOKBACK_BLOCK_THREADS: u32 = 256;
+/// Items per thread of the look-back scan (`kScanItemsPerThread`).
+pub const LOOKBACK_ITEMS_PER_THREAD: usize = 16;
+/// Items per tile of the look-back scan, int32 and affine alike (`kScanTileItems`).
+pub const LOOKBACK_TILE_ITEMS: usize = LOOKBACK_BLOCK_THREADS as usize * LOOKBACK_ITEMS_PER_THREAD;
 /// The longest input any variant accepts: n < 2^32 keeps every int64 prefix
 /// within `n * 2^31 < 2^63` and every tile id within u32.
 pub const MAX_LEN: usize = u32::MAX as usize;
 /// The longest input the one-thread serial baseline accepts (so that a sweep
 /// at 2^28 does not spend minutes in one thread).
 pub const SERIAL_MAX_LEN: usize = 1 << 22;
-/// Words in front of the look-back flags: the tile counter and the error word.
-const LOOKBACK_CONTROL_HEADER: usize = 2;
 
 /// Exclusive or inclusive scan.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -140,8 +141,6 @@ pub trait ScanElement: DeviceRepr + Copy + sealed::Sealed {
     const INPUT_SUFFIX: &'static str;
     /// Kernel-name suffix of the output (and block-total) type.
     const OUTPUT_SUFFIX: &'static str;
-    /// Items per tile of the look-back kernel.
-    const LOOKBACK_TILE_ITEMS: usize;
 }
 
 impl ScanElement for i32 {
@@ -149,7 +148,6 @@ impl ScanElement for i32 {
     const PRIMITIVE: &'static str = "scan";
     const INPUT_SUFFIX: &'static str = "i32";
     const OUTPUT_SUFFIX: &'static str = "i64";
-    const LOOKBACK_TILE_ITEMS: usize = LOOKBACK_TILE_ITEMS_I32;
 }
 
 impl ScanElement for AffineMap {
@@ -157,7 +155,6 @@ impl ScanElement for AffineMap {
     const PRIMITIVE: &'static str = "scan_affine";
     const INPUT_SUFFIX: &'static str = "affine";
     const OUTPUT_SUFFIX: &'static str = "affine";
-    const LOOKBACK_TILE_ITEMS: usize = LOOKBACK_TILE_ITEMS_AFFINE;
 }
 
 fn invalid(primitive: &'static str, variant: ScanVariant, n: usize, reason: String) -> GpuError {
@@ -199,11 +196,10 @@ enum Schedule<P> {
     DecoupledLookback {
         kernel: CudaFunction,
         tiles: u32,
-        /// [tile counter, error word, flags[tiles]], zeroed before each launch.
-        control: CudaSlice<u32>,
-        /// Per-tile payloads, never initialised: read only after their flag.
-        aggregates: CudaSlice<P>,
-        inclusive: CudaSlice<P>,
+        /// Tile counter, error word and one descriptor per tile, zeroed
+        /// before each launch.
+        scratch: LookbackScratch,
+        values: std::marker::PhantomData<P>,
     },
 }
 
@@ -222,10 +218,11 @@ enum Schedule<P> {
 ///   256>>>`; then L - 1 offset launches, top level first:
 ///   `scan_blelloch_add_offsets_totals_<o>` into totals levels (only when
 ///   L >= 3) and `scan_blelloch_add_offsets_<o>` into the output. No memset.
-/// * `DecoupledLookback`: a memset of the control words (tile counter, error
-///   word and one flag per tile: 4 * (2 + tiles) bytes) to 0, then one launch
-///   `scan_decoupled_lookback_<k>_<t>` `<<<tiles, 256>>>`, tiles = ceil(n/4096) for
-///   int32 (256 threads x 16 items), ceil(n/512) for affine maps.
+/// * `DecoupledLookback`: a memset to 0 of the look-back scratch (16 header
+///   bytes and one descriptor per tile: 16 bytes for int64 values, 32 for
+///   affine maps; see [`crate::lookback`]), then one launch
+///   `scan_decoupled_lookback_<k>_<t>` `<<<tiles, 256>>>`, tiles =
+///   ceil(n/4096) (256 threads x 16 items, for both element types).
 ///
 /// Buffers are the caller's: whole `CudaSlice`s ([`ScanPlan::enqueue`]) or
 /// views starting at a [`BUFFER_ALIGN`](crate::launch::BUFFER_ALIGN)-byte boundary
@@ -274,13 +271,12 @@ impl<'g, E: ScanElement> ScanPlan<'g, E> {
                 }
             }
             ScanVariant::DecoupledLookback => {
-                let tiles = n.div_ceil(E::LOOKBACK_TILE_ITEMS);
+                let tiles = n.div_ceil(LOOKBACK_TILE_ITEMS);
                 Schedule::DecoupledLookback {
                     kernel: function(format!("scan_decoupled_lookback_{k}_{t}"))?,
                     tiles: tiles as u32,
-                    control: gpu.alloc_zeroed::<u32>(LOOKBACK_CONTROL_HEADER + tiles)?,
-                    aggregates: gpu.alloc_uninit::<E::Output>(tiles)?,
-                    inclusive: gpu.alloc_uninit::<E::Output>(tiles)?,
+                    scratch: LookbackScratch::new::<E::Output>(gpu, tiles)?,
+                    values: std::marker::PhantomData,
                 }
             }
         };
@@ -384,20 +380,15 @@ impl<'g, E: ScanElement> ScanPlan<'g, E> {
                     }
                 }
             }
-            Schedule::DecoupledLookback { kernel, tiles, control, aggregates, inclusive } => {
-                self.gpu.memset_bytes(control, 0)?;
+            Schedule::DecoupledLookback { kernel, tiles, scratch, .. } => {
+                scratch.reset(&stream)?;
                 let mut launch = stream.launch_builder(kernel);
-                launch
-                    .arg(input)
-                    .arg(&mut *output)
-                    .arg(&count)
-                    .arg(&mut *control)
-                    .arg(&mut *aggregates)
-                    .arg(&mut *inclusive);
-                // SAFETY: (const In* in, Out* out, u64 count, u32* control,
-                // Out* aggregates, Out* inclusive); control holds 2 + tiles
-                // words (zeroed above), the payloads `tiles` slots each.
-                unsafe { launch.launch(config(*tiles, BLOCK_THREADS, 0)) }.context(|| what("look-back launch"))?;
+                launch.arg(input).arg(&mut *output).arg(&count).arg(scratch.buffer());
+                // SAFETY: (const In* in, Out* out, u64 count, u64* scratch);
+                // the scratch holds the header and `tiles` descriptors of Out
+                // values (zeroed above).
+                unsafe { launch.launch(config(*tiles, LOOKBACK_BLOCK_THREADS, 0)) }
+                    .context(|| what("look-back launch"))?;
             }
         }
         Ok(())
@@ -407,13 +398,8 @@ impl<'g, E: ScanElement> ScanPlan<'g, E> {
     /// [`GpuError::KernelFault`] if the look-back kernel's bounded spin ran
     /// out (its error word is set). Other variants always pass.
     pub fn check_fault(&self) -> GpuResult<()> {
-        if let Schedule::DecoupledLookback { control, .. } = &self.schedule {
-            let error = self
-                .gpu
-                .stream()
-                .clone_dtoh(&control.slice(1..2))
-                .context(|| format!("{}/{}: reading the error word", E::PRIMITIVE, self.variant.name()))?;
-            if error[0] != 0 {
+        if let Schedule::DecoupledLookback { scratch, .. } = &self.schedule {
+            if scratch.timed_out(self.gpu.stream())? {
                 return Err(GpuError::KernelFault {
                     primitive: E::PRIMITIVE,
                     variant: self.variant.name(),

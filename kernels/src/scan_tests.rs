@@ -10,7 +10,7 @@ fn names_round_trip_and_limits() {
     assert_eq!(ScanVariant::Serial.max_len(), 1 << 22);
     assert_eq!(ScanVariant::DecoupledLookback.max_len(), (1usize << 32) - 1);
     assert!((MAX_LEN as u128) * (1u128 << 31) < (1u128 << 63));
-    assert!(MAX_LEN.div_ceil(LOOKBACK_TILE_ITEMS_AFFINE) <= u32::MAX as usize);
+    assert!(MAX_LEN.div_ceil(LOOKBACK_TILE_ITEMS) <= u32::MAX as usize);
 }
 
 #[test]
@@ -85,138 +85,160 @@ fn blelloch_recursion_emulation_matches_serial() {
     }
 }
 
-/// The look-back kernel's shared-memory padding, slot(v) = v + v/8 in
-/// 16-byte units: every 8-thread phase of a 16-byte access touches 8
-/// distinct 4-bank groups (no bank conflict) in all four patterns, and
-/// the slots stay inside the arrays.
-#[test]
-fn lookback_shared_memory_padding_is_conflict_free() {
-    let slot = |v: usize| v + v / 8;
-    let bank_group = |s: usize| s % 8; // 16-byte slot -> its 4 banks of 32
-    let conflict_free = |index: &dyn Fn(usize) -> usize| {
-        (0..BLOCK_THREADS as usize / 8).all(|phase| {
-            let mut groups: Vec<usize> = (0..8).map(|i| bank_group(slot(index(phase * 8 + i)))).collect();
-            groups.sort();
-            groups.dedup();
-            groups.len() == 8
-        })
-    };
-    let (in_vectors, out_pairs) = (LOOKBACK_TILE_ITEMS_I32 / 4, LOOKBACK_TILE_ITEMS_I32 / 2);
-    for k in 0..4 {
-        assert!(conflict_free(&|t| k * 256 + t), "load store k={k}");
+/// `tile_io.cuh`'s shared slot of 16-byte vector `v` when a thread owns
+/// `per_thread` vectors: padded by one per 8 for an even count.
+fn exchange_slot(v: usize, per_thread: usize) -> usize {
+    if per_thread % 2 == 0 {
+        v + v / 8
+    } else {
+        v
     }
-    for j in 0..4 {
-        assert!(conflict_free(&|t| 4 * t + j), "thread read j={j}");
-    }
-    for j in 0..8 {
-        assert!(conflict_free(&|t| 8 * t + j), "thread write j={j}");
-    }
-    for k in 0..8 {
-        assert!(conflict_free(&|t| k * 256 + t), "store read k={k}");
-    }
-    assert!(slot(in_vectors - 1) < in_vectors + in_vectors / 8);
-    assert!(slot(out_pairs - 1) < out_pairs + out_pairs / 8);
-    // Thread t's 4 vectors are its 16 consecutive items; every vector is owned once.
-    let mut owned = vec![0; in_vectors];
-    (0..256).for_each(|t| (0..4).for_each(|j| owned[4 * t + j] += 1));
-    assert!(owned.iter().all(|&c| c == 1));
 }
 
-/// A transcription of `lookback_scan_i32`'s index arithmetic (vector
-/// loads into padded shared slots, 16 consecutive items per thread, the
-/// pair store transpose, partial-tile guards), tile after tile with the
-/// previous tiles' total as the prefix, against a serial scan.
+/// The tile layer's shared-memory layout: every 8-thread phase of a 16-byte
+/// access (a quarter warp) touches 8 distinct 4-bank groups in the striped
+/// (global side) and the blocked (thread side) pattern, for the vector
+/// counts the look-back policy uses: int32 loads (4 items a vector) and
+/// int64 stores (2 a vector) of kScanItemsPerThread items.
+#[test]
+fn tile_exchange_padding_is_conflict_free() {
+    let threads = LOOKBACK_BLOCK_THREADS as usize;
+    for per_thread in [LOOKBACK_ITEMS_PER_THREAD / 4, LOOKBACK_ITEMS_PER_THREAD / 2, 1, 2, 3, 4, 5, 8] {
+        let conflict_free = |index: &dyn Fn(usize) -> usize| {
+            (0..threads / 8).all(|phase| {
+                let mut groups: Vec<usize> =
+                    (0..8).map(|i| exchange_slot(index(phase * 8 + i), per_thread) % 8).collect();
+                groups.sort();
+                groups.dedup();
+                groups.len() == 8
+            })
+        };
+        for k in 0..per_thread {
+            assert!(conflict_free(&|t| k * threads + t), "striped k={k}, {per_thread} vectors a thread");
+        }
+        for j in 0..per_thread {
+            assert!(conflict_free(&|t| per_thread * t + j), "blocked j={j}, {per_thread} vectors a thread");
+        }
+    }
+}
+
+/// A transcription of `TileExchange::load`: thread t's blocked items of one
+/// tile whose first `valid` items are real (`vector_items` items a 16-byte
+/// vector, striped through padded slots), `oob` past them.
+fn exchange_load<T: Copy>(
+    tile: &[T],
+    valid: usize,
+    (threads, items, vector_items): (usize, usize, usize),
+    oob: T,
+) -> Vec<Vec<T>> {
+    let per_thread = items / vector_items;
+    let mut slots = vec![None; threads * per_thread + threads * per_thread / 8];
+    for t in 0..threads {
+        for k in 0..per_thread {
+            let v = k * threads + t;
+            let vector: Vec<T> =
+                (0..vector_items).map(|e| if v * vector_items + e < valid { tile[v * vector_items + e] } else { oob }).collect();
+            let s = exchange_slot(v, per_thread);
+            assert!(slots[s].is_none(), "slot {s} stored twice");
+            slots[s] = Some(vector);
+        }
+    }
+    (0..threads)
+        .map(|t| {
+            (0..per_thread)
+                .flat_map(|j| slots[exchange_slot(per_thread * t + j, per_thread)].clone().expect("stored slot"))
+                .collect()
+        })
+        .collect()
+}
+
+/// A transcription of `TileExchange::store`: writes thread t's blocked items
+/// of one tile, only the first `valid`, each exactly once.
+fn exchange_store<T: Copy>(
+    blocked: &[Vec<T>],
+    valid: usize,
+    (threads, items, vector_items): (usize, usize, usize),
+    out: &mut [Option<T>],
+) {
+    let per_thread = items / vector_items;
+    let mut slots = vec![None; threads * per_thread + threads * per_thread / 8];
+    for (t, mine) in blocked.iter().enumerate() {
+        for j in 0..per_thread {
+            slots[exchange_slot(per_thread * t + j, per_thread)] =
+                Some(mine[j * vector_items..(j + 1) * vector_items].to_vec());
+        }
+    }
+    for t in 0..threads {
+        for k in 0..per_thread {
+            let v = k * threads + t;
+            let vector = slots[exchange_slot(v, per_thread)].clone().expect("staged slot");
+            for (e, &x) in vector.iter().enumerate() {
+                let item = v * vector_items + e;
+                if item < valid {
+                    assert!(out[item].is_none(), "item {item} written twice");
+                    out[item] = Some(x);
+                }
+            }
+        }
+    }
+}
+
+/// `LookbackScan` transcribed for the affine operator (order matters): per
+/// tile, the tile layer's load, the thread-serial scan, the exclusive scan
+/// of thread totals, out = tile prefix . thread prefix . local, the tile
+/// layer's store; tiles in order with the previous tiles' composition as
+/// the prefix. Checked against a serial scan over the policy's shape and
+/// others, at sizes around the tile boundaries.
 #[test]
 fn lookback_tile_emulation_matches_serial() {
-    const THREADS: usize = 256;
-    let slot = |v: usize| v + v / 8;
-    let tile_items = LOOKBACK_TILE_ITEMS_I32;
-    let emulate_tile = |input: &[i32], tile: usize, prefix: i64, inclusive: bool, out: &mut [Option<i64>]| {
-        let (count, tile_base) = (input.len(), tile * tile_items);
-        let mut smem_in = vec![[0i32; 4]; tile_items / 4 + tile_items / 32];
-        for t in 0..THREADS {
-            for k in 0..4 {
-                let v = k * THREADS + t;
-                let item = tile_base + 4 * v;
-                smem_in[slot(v)] = std::array::from_fn(|e| if item + e < count { input[item + e] } else { 0 });
-            }
-        }
-        let mut locals = vec![[0i64; 16]; THREADS];
-        let mut thread_totals = vec![0i64; THREADS];
-        for t in 0..THREADS {
-            let mut running = 0i64;
-            for j in 0..4 {
-                let q = smem_in[slot(4 * t + j)];
-                for e in 0..4 {
-                    if inclusive {
-                        running += q[e] as i64;
-                        locals[t][4 * j + e] = running;
-                    } else {
-                        locals[t][4 * j + e] = running;
-                        running += q[e] as i64;
-                    }
-                }
-            }
-            thread_totals[t] = running;
-        }
-        let mut smem_out = vec![[0i64; 2]; tile_items / 2 + tile_items / 16];
-        let mut thread_prefix = 0i64;
-        for t in 0..THREADS {
-            let base = prefix + thread_prefix;
-            for j in 0..8 {
-                smem_out[slot(8 * t + j)] = [base + locals[t][2 * j], base + locals[t][2 * j + 1]];
-            }
-            thread_prefix += thread_totals[t];
-        }
-        for t in 0..THREADS {
-            for k in 0..8 {
-                let p = k * THREADS + t;
-                let item = tile_base + 2 * p;
-                let value = smem_out[slot(p)];
-                if item + 2 <= count {
-                    assert!(out[item].is_none() && out[item + 1].is_none(), "item {item} written twice");
-                    out[item] = Some(value[0]);
-                    out[item + 1] = Some(value[1]);
-                } else if item < count {
-                    assert!(out[item].is_none(), "item {item} written twice");
-                    out[item] = Some(value[0]);
-                }
-            }
-        }
-        thread_prefix
-    };
+    let compose = AffineMap::combine;
+    let shapes = [(LOOKBACK_BLOCK_THREADS as usize, LOOKBACK_ITEMS_PER_THREAD), (64, 4), (32, 12), (96, 8)];
     let mut seed = 11u64;
-    for &n in &[1usize, 2, 31, 33, 257, 4095, 4096, 4097, 4099, 8191, 8192, 12_345] {
-        let input: Vec<i32> = (0..n)
-            .map(|_| {
-                seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-                (seed >> 33) as i32
-            })
-            .collect();
-        for inclusive in [false, true] {
-            let mut out = vec![None; n];
-            let mut prefix = 0i64;
-            for tile in 0..n.div_ceil(tile_items) {
-                prefix += emulate_tile(&input, tile, prefix, inclusive, &mut out);
+    for (threads, items) in shapes {
+        let tile_items = threads * items;
+        for n in [1, 2, 31, 33, tile_items - 1, tile_items, tile_items + 1, 2 * tile_items + 3, 3 * tile_items] {
+            let input: Vec<AffineMap> = (0..n)
+                .map(|_| {
+                    seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                    AffineMap::new(seed | 1, seed >> 7)
+                })
+                .collect();
+            for inclusive in [false, true] {
+                let mut out = vec![None; n];
+                let mut prefix = AffineMap::IDENTITY;
+                for tile_base in (0..n).step_by(tile_items) {
+                    let valid = (n - tile_base).min(tile_items);
+                    // int32 loads move 4 items a vector, int64 stores 2, affine maps 1;
+                    // the result may not depend on it.
+                    let vector_items = [1, 2, 4][tile_base / tile_items % 3];
+                    let x = exchange_load(&input[tile_base..], valid, (threads, items, vector_items), AffineMap::IDENTITY);
+                    let mut thread_prefix = AffineMap::IDENTITY;
+                    let mut blocked = Vec::new();
+                    for mine in &x {
+                        let mut running = AffineMap::IDENTITY;
+                        let mut local = Vec::new();
+                        for &item in mine {
+                            let next = compose(running, item);
+                            local.push(if inclusive { next } else { running });
+                            running = next;
+                        }
+                        let base = compose(prefix, thread_prefix);
+                        blocked.push(local.into_iter().map(|l| compose(base, l)).collect::<Vec<_>>());
+                        thread_prefix = compose(thread_prefix, running);
+                    }
+                    exchange_store(&blocked, valid, (threads, items, vector_items), &mut out[tile_base..]);
+                    prefix = compose(prefix, thread_prefix);
+                }
+                let mut running = AffineMap::IDENTITY;
+                for (i, &x) in input.iter().enumerate() {
+                    let next = compose(running, x);
+                    assert_eq!(out[i], Some(if inclusive { next } else { running }), "{threads}x{items} n={n} i={i}");
+                    running = next;
+                }
+                assert_eq!(prefix, running, "{threads}x{items} n={n}: tile totals");
             }
-            let mut running = 0i64;
-            for (i, &x) in input.iter().enumerate() {
-                let next = running + x as i64;
-                assert_eq!(out[i], Some(if inclusive { next } else { running }), "n={n} i={i}");
-                running = next;
-            }
-            assert_eq!(prefix, running, "n={n}: tile totals");
         }
     }
-}
-
-#[test]
-fn tile_constants_match_config() {
-    let config = crate::sources::source("common/config.cuh").expect("embedded");
-    assert!(config.contains("constexpr int kScanItemsPerThread = 16;"));
-    assert_eq!(LOOKBACK_TILE_ITEMS_I32, BLOCK_THREADS as usize * 16);
-    assert!(config.contains("constexpr int kBlockItems = kBlockThreads * kItemsPerThreadPair;"));
-    assert_eq!(LOOKBACK_TILE_ITEMS_AFFINE, BLELLOCH_BLOCK_ITEMS);
 }
 
 /// Every kernel the plans launch exists in the compiled module, and each

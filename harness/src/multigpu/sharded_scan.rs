@@ -50,11 +50,10 @@ impl<'g> ScanRank<'g> {
     }
 
     /// Device bytes the scan plan allocates for a `len`-element shard
-    /// (look-back control words and two payloads per 4096-item tile), plus
-    /// the small buffers here.
+    /// (the look-back scratch of int64 tiles), plus the small buffers here.
     pub fn scratch_bytes(len: usize, world: usize) -> usize {
-        let tiles = len.div_ceil(kernels::scan::LOOKBACK_TILE_ITEMS_I32);
-        4 * (2 + tiles) + 16 * tiles + 8 * (1 + world) + 256
+        let tiles = len.div_ceil(kernels::scan::LOOKBACK_TILE_ITEMS);
+        8 * kernels::lookback::scratch_words(tiles, 8) + 8 * (1 + world) + 256
     }
 
     /// Enqueues the local scan of `input` into `out` and the shard total

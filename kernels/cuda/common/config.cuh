@@ -37,9 +37,15 @@ constexpr int kItemsPerThreadPair = 2;
 constexpr int kBlockItems = kBlockThreads * kItemsPerThreadPair;
 static_assert(kBlockItems == 512, "the seeds fix the hierarchical block at 512 items");
 
-// Decoupled look-back scan: items per thread of one tile.
+// Decoupled look-back scan: threads per block and items per thread of one
+// tile (one policy for the int32 and the affine instantiations).
+constexpr int kScanBlockThreads = 256;
 constexpr int kScanItemsPerThread = 16;
-constexpr int kScanTileItems = kBlockThreads * kScanItemsPerThread;
+constexpr int kScanTileItems = kScanBlockThreads * kScanItemsPerThread;
+
+// Single-pass reduce: items per thread of one warp tile (32 lanes x this
+// many consecutive items; 16 int32 = four 16-byte loads per lane).
+constexpr int kReduceItemsPerThread = 16;
 
 // Look-back spin bound: after this many polls of one predecessor the kernel
 // records a timeout instead of hanging the machine.

@@ -5,34 +5,68 @@
 // * Tile ids come from an atomic counter, not blockIdx: a tile only ever
 //   waits for tiles whose blocks already started, so progress never depends
 //   on the order in which the hardware schedules blocks.
-// * Each payload is written before its flag with a release store; readers
-//   acquire the flag before reading the payload.
-// * The host clears the flags (X = 0) before every launch; payloads are only
-//   read after a flag says they were written, so initcheck stays clean.
-// * A bounded spin turns a lost predecessor into an error flag, not a hang.
+// * Status and value travel together, so a look-back step is ONE trip to
+//   memory per predecessor (not a flag, then a payload). Each 32-bit word of
+//   the value is stored in its own 64-bit descriptor word with the status in
+//   the high half. Aligned 64-bit relaxed accesses are single-copy atomic, so
+//   every descriptor word a reader sees was written whole by one publish; a
+//   reader accepts a descriptor only when every word carries the same status,
+//   and since each status (A, then P) is published exactly once per tile,
+//   equal statuses mean the words come from the same publish. A torn read (some
+//   words A, some P) is simply read again. No ordering beyond coherence is
+//   needed: the value is the only data a successor takes from the tile.
+// * The host clears the whole scratch (status X = 0) before every launch, so
+//   initcheck stays clean and stale descriptors from a previous launch never
+//   look published.
+// * A bounded spin turns a lost predecessor into an error word, not a hang.
 #pragma once
 #include "common/config.cuh"
-#include "common/memory_order.cuh"
 #include "common/shuffle.cuh"
 #include "common/warp_reduce.cuh"
 
 namespace primlab {
 
 enum TileFlag : u32 { kTileInvalid = 0, kTileAggregate = 1, kTilePrefix = 2 };
-// Returned by wait_for_status (never stored): the spin bound ran out.
+// Returned by wait_for_descriptor (never stored): the spin bound ran out.
 constexpr u32 kTileTimedOut = 3;
 
-// Device-side view of the look-back scratch: `flags` (cleared by the host),
-// `aggregates`, `inclusive` (one per tile), the tile counter (cleared by the
-// host) and an error word set on a spin timeout.
+// One tile's descriptor: the value's 32-bit words, each in the low half of a
+// 64-bit word whose high half is the tile's status, padded to an even count
+// (a padding word carries the status and a zero). 16-byte aligned (the
+// scratch is), a whole number of 16-byte vectors, so it is written and read
+// with 16-byte accesses.
+template <class T>
+struct TileDescriptor {
+    static_assert(sizeof(T) % 4 == 0, "descriptor values are whole 32-bit words");
+    static constexpr int kValueWords = int(sizeof(T) / 4);
+    static constexpr int kVectors = (kValueWords + 1) / 2;
+    static constexpr int kWords = 2 * kVectors;
+    u64 word[kWords];
+};
+
+// The words in front of the descriptors in the scratch: word 0 holds the tile
+// counter (low 32 bits) and the error word (high 32 bits); word 1 pads the
+// descriptors to 16-byte alignment.
+constexpr int kLookbackHeaderWords = 2;
+
+// Device-side view of the look-back scratch (one u64 array, zeroed by the
+// host before every launch): the tile counter, the error word, then one
+// descriptor per tile.
 template <class T>
 struct TileStatus {
-    u32* flags;
-    T* aggregates;
-    T* inclusive;
+    TileDescriptor<T>* descriptors;
     u32* tile_counter;
     u32* error;
 };
+
+template <class T>
+__device__ __forceinline__ TileStatus<T> tile_status_in(u64* scratch) {
+    TileStatus<T> status;
+    status.tile_counter = reinterpret_cast<u32*>(scratch);
+    status.error = reinterpret_cast<u32*>(scratch) + 1;
+    status.descriptors = reinterpret_cast<TileDescriptor<T>*>(scratch + kLookbackHeaderWords);
+    return status;
+}
 
 // Thread 0 of the block takes the next tile id; every thread gets it.
 __device__ __forceinline__ u32 acquire_tile_id(u32* tile_counter, u32* shared_slot) {
@@ -43,30 +77,72 @@ __device__ __forceinline__ u32 acquire_tile_id(u32* tile_counter, u32* shared_sl
     return tile;
 }
 
+__device__ __forceinline__ void store_relaxed_gpu_v2(u64* address, u64 a, u64 b) {
+    asm volatile("st.relaxed.gpu.global.v2.u64 [%0], {%1, %2};" ::"l"(address), "l"(a), "l"(b) : "memory");
+}
+
+__device__ __forceinline__ void load_relaxed_gpu_v2(const u64* address, u64& a, u64& b) {
+    asm volatile("ld.relaxed.gpu.global.v2.u64 {%0, %1}, [%2];" : "=l"(a), "=l"(b) : "l"(address) : "memory");
+}
+
+// Publishes `value` with status `flag` (A or P) for tile `tile`.
+template <class T>
+__device__ __forceinline__ void publish_descriptor(const TileStatus<T>& status, u32 tile, u32 flag, const T& value) {
+    typedef TileDescriptor<T> D;
+    const u32* words = reinterpret_cast<const u32*>(&value);
+    u64 packed[D::kWords];
+#pragma unroll
+    for (int w = 0; w < D::kWords; ++w) packed[w] = ((u64)flag << 32) | (w < D::kValueWords ? words[w] : 0u);
+    u64* out = status.descriptors[tile].word;
+#pragma unroll
+    for (int v = 0; v < D::kVectors; ++v) store_relaxed_gpu_v2(out + 2 * v, packed[2 * v], packed[2 * v + 1]);
+}
+
 template <class T>
 __device__ __forceinline__ void publish_aggregate(const TileStatus<T>& status, u32 tile, const T& aggregate) {
-    store_payload(status.aggregates + tile, aggregate);
-    store_release_gpu(status.flags + tile, kTileAggregate);
+    publish_descriptor(status, tile, kTileAggregate, aggregate);
 }
 
 template <class T>
 __device__ __forceinline__ void publish_prefix(const TileStatus<T>& status, u32 tile, const T& inclusive) {
-    store_payload(status.inclusive + tile, inclusive);
-    store_release_gpu(status.flags + tile, kTilePrefix);
+    publish_descriptor(status, tile, kTilePrefix, inclusive);
 }
 
-// Waits (bounded) until tile `tile` has left status X; returns its flag.
+// One read of tile `tile`'s descriptor: its status (X when any word is still
+// X or the words disagree, i.e. a read torn between two publishes) and value.
 template <class T>
-__device__ __forceinline__ u32 wait_for_status(const TileStatus<T>& status, u32 tile) {
-    u32 flag = load_acquire_gpu(status.flags + tile);
+__device__ __forceinline__ u32 read_descriptor(const TileStatus<T>& status, u32 tile, T& value) {
+    typedef TileDescriptor<T> D;
+    u64 raw[D::kWords];
+    const u64* in = status.descriptors[tile].word;
+#pragma unroll
+    for (int v = 0; v < D::kVectors; ++v) load_relaxed_gpu_v2(in + 2 * v, raw[2 * v], raw[2 * v + 1]);
+    const u32 flag = u32(raw[0] >> 32);
+    bool agree = true;
+    u32* words = reinterpret_cast<u32*>(&value);
+#pragma unroll
+    for (int w = 0; w < D::kWords; ++w) {
+        agree = agree && u32(raw[w] >> 32) == flag;
+        if (w < D::kValueWords) words[w] = u32(raw[w]);
+    }
+    return agree ? flag : kTileInvalid;
+}
+
+// Waits (bounded) until tile `tile` has a whole published descriptor;
+// returns its status (A or P, or kTileTimedOut) and its value.
+template <class T>
+__device__ __forceinline__ u32 wait_for_descriptor(const TileStatus<T>& status, u32 tile, T& value) {
+    u32 flag = read_descriptor(status, tile, value);
     u32 polls = 0;
     while (flag == kTileInvalid) {
         if (++polls > kLookbackSpinLimit) {
             atomicExch(status.error, 1u);
             return kTileTimedOut;
         }
-        __nanosleep(polls < 64 ? 20 : 200);
-        flag = load_acquire_gpu(status.flags + tile);
+        // Short sleeps first: most predecessors publish within a few hundred
+        // nanoseconds; long ones only when a predecessor is far behind.
+        if (polls > 8) __nanosleep(polls < 64 ? 32 : 256);
+        flag = read_descriptor(status, tile, value);
     }
     return flag;
 }
@@ -86,24 +162,24 @@ __device__ __forceinline__ typename Op::T lookback_exclusive_prefix(const TileSt
         u32 flag = kTilePrefix;
         T value = Op::identity();
         if (pred >= 0) {
-#if PRIMLAB_MUTANT == 8
-            // MUTANT 8: the payloads are read before the flag is acquired.
-            const T early_aggregate = status.aggregates[pred];
-            const T early_inclusive = status.inclusive[pred];
-            flag = wait_for_status(status, (u32)pred);
-            value = flag == kTilePrefix ? early_inclusive : early_aggregate;
-#else
-            flag = wait_for_status(status, (u32)pred);
-            if (flag == kTilePrefix) value = load_payload(status.inclusive + pred);
-            if (flag == kTileAggregate) value = load_payload(status.aggregates + pred);
-#endif
+            flag = wait_for_descriptor(status, (u32)pred, value);
             // A timed-out predecessor ends the walk; the host reports the error.
-            if (flag == kTileTimedOut) flag = kTilePrefix;
+            if (flag == kTileTimedOut) {
+                flag = kTilePrefix;
+                value = Op::identity();
+            }
         }
         const u32 prefix_lanes = __ballot_sync(kFullMask, flag == kTilePrefix);
         // The nearest P tile closes the window; tiles before it are covered by its prefix.
         const int start = prefix_lanes ? 31 - __clz(prefix_lanes) : 0;
+#if PRIMLAB_MUTANT == 8
+        // MUTANT 8: the window starts one lane late, so the P tile that closes
+        // the walk is dropped: every tile after the first loses the prefix of
+        // everything before its nearest published predecessor.
+        const T contribution = lane > start ? value : Op::identity();
+#else
         const T contribution = lane >= start ? value : Op::identity();
+#endif
         const T window = shfl_idx(warp_reduce(contribution, op), 0);
         exclusive = op(window, exclusive);
         if (prefix_lanes) break;

@@ -5,7 +5,7 @@
 use super::{check, Described, EntryId, Registry};
 use crate::bench::config::BenchConfig;
 use crate::bench::record::BenchSize;
-use kernels::scan::{blelloch_level_sizes, LOOKBACK_TILE_ITEMS_I32};
+use kernels::scan::{blelloch_level_sizes, LOOKBACK_TILE_ITEMS};
 use kernels::{blelloch_levels, ScanKind, ScanPlan, ScanVariant};
 
 /// The op name of a scan kind (shared with the baselines).
@@ -39,15 +39,15 @@ fn describe(variant: ScanVariant, kind: ScanKind, n: usize) -> (String, u32, u64
             )
         }
         ScanVariant::DecoupledLookback => {
-            let tiles = n.div_ceil(LOOKBACK_TILE_ITEMS_I32);
+            let tiles = n.div_ceil(LOOKBACK_TILE_ITEMS);
+            let scratch = 8 * kernels::lookback::scratch_words(tiles, 8) as u64;
             (
                 format!(
-                    "one ScanPlan::enqueue: memset of {} bytes (tile counter, error word, {tiles} tile flags) + \
-                     scan_decoupled_lookback_{k}_i32 <<<{tiles}, 256>>>",
-                    4 * (2 + tiles)
+                    "one ScanPlan::enqueue: memset of {scratch} bytes (tile counter, error word, {tiles} tile \
+                     descriptors) + scan_decoupled_lookback_{k}_i32 <<<{tiles}, 256>>>"
                 ),
                 2,
-                12 * n64 + 4 * (2 + tiles as u64) + 16 * tiles as u64,
+                12 * n64 + 2 * scratch,
             )
         }
     }

@@ -1,0 +1,143 @@
+// scan_tile_sweep.cu: chooses the look-back scan's tile shape. Instantiates
+// primlab's LookbackScan (kernels/cuda/scan.cu, the exact schedule the
+// library ships) at several (threads, items) shapes and times each beside
+// CUB's DeviceScan::ExclusiveSum (int32 in, int64 out) in the same process,
+// checking every output against a host scan. Not part of the receipts: it
+// informs the policy in kernels/cuda/common/config.cuh.
+//
+//   nvcc -O3 -std=c++17 -arch=sm_90 -I kernels/cuda -o target/scan_tile_sweep scripts/baselines/scan_tile_sweep.cu
+//   target/scan_tile_sweep            # prints one line per (shape, n)
+#include <cub/cub.cuh>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+#include "scan.cu"
+
+#define CHECK(x)                                                                               \
+    do {                                                                                       \
+        cudaError_t e_ = (x);                                                                  \
+        if (e_ != cudaSuccess) {                                                               \
+            std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
+            std::exit(1);                                                                      \
+        }                                                                                      \
+    } while (0)
+
+template <int TH, int IT>
+__global__ void __launch_bounds__(TH) shape_scan(const i32* in, i64* out, u64 count, u64* scratch) {
+    LookbackScan<false, TH, IT, SumI64, i32>::run(in, out, count, scratch);
+}
+
+static const int kReps = 30;
+
+static float median(std::vector<float> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+}
+
+struct Buffers {
+    i32* in;
+    i64* out;
+    u64* scratch;
+    size_t scratch_bytes;
+};
+
+template <class Launch>
+static float time_it(Launch launch) {
+    cudaEvent_t a, b;
+    CHECK(cudaEventCreate(&a));
+    CHECK(cudaEventCreate(&b));
+    std::vector<float> ms;
+    for (int r = 0; r < kReps + 3; ++r) {
+        CHECK(cudaEventRecord(a));
+        launch();
+        CHECK(cudaEventRecord(b));
+        CHECK(cudaEventSynchronize(b));
+        float t = 0;
+        CHECK(cudaEventElapsedTime(&t, a, b));
+        if (r >= 3) ms.push_back(t * 1000.0f);
+    }
+    CHECK(cudaGetLastError());
+    return median(ms);
+}
+
+static bool check(const i64* d_out, const std::vector<i32>& host, size_t n) {
+    std::vector<i64> got(n);
+    CHECK(cudaMemcpy(got.data(), d_out, n * 8, cudaMemcpyDeviceToHost));
+    i64 run = 0;
+    for (size_t i = 0; i < n; ++i) {
+        if (got[i] != run) {
+            std::printf("  MISMATCH at %zu: expected %lld got %lld\n", i, run, got[i]);
+            return false;
+        }
+        run += host[i];
+    }
+    return true;
+}
+
+template <int TH, int IT>
+static void shape(const Buffers& b, const std::vector<i32>& host, size_t n) {
+    const size_t tile = size_t(TH) * IT;
+    const size_t tiles = (n + tile - 1) / tile;
+    const size_t bytes = (2 + tiles * 2) * 8;
+    CHECK(cudaMemset(b.out, 0xff, n * 8));
+    auto launch = [&] {
+        CHECK(cudaMemsetAsync(b.scratch, 0, bytes));
+        shape_scan<TH, IT><<<unsigned(tiles), TH>>>(b.in, b.out, n, b.scratch);
+    };
+    const float us = time_it(launch);
+    const bool ok = check(b.out, host, n);
+    std::printf("primlab %4dx%-2d n=2^%-2d %9.1f us %7.1f GB/s %s\n", TH, IT, __builtin_ctzll(n), us,
+                12.0 * n / us / 1e3, ok ? "ok" : "WRONG");
+}
+
+int main() {
+    const size_t max_n = size_t(1) << 28;
+    Buffers b;
+    CHECK(cudaMalloc(&b.in, max_n * 4));
+    CHECK(cudaMalloc(&b.out, max_n * 8));
+    b.scratch_bytes = (2 + (max_n / 256 + 1) * 2) * 8;
+    CHECK(cudaMalloc(&b.scratch, b.scratch_bytes));
+    std::vector<i32> host(max_n);
+    unsigned long long s = 0x5eed0001ull;
+    for (size_t i = 0; i < max_n; ++i) {
+        s = s * 6364136223846793005ull + 1442695040888963407ull;
+        host[i] = int((s >> 33) % 19) - 9;
+    }
+    CHECK(cudaMemcpy(b.in, host.data(), max_n * 4, cudaMemcpyHostToDevice));
+    void* cub_temp = nullptr;
+    size_t cub_bytes = 0;
+    CHECK(cub::DeviceScan::ExclusiveSum(nullptr, cub_bytes, b.in, b.out, int(max_n)));
+    CHECK(cudaMalloc(&cub_temp, cub_bytes));
+    for (int lg : {16, 20, 24, 26, 28}) {
+        const size_t n = size_t(1) << lg;
+        {
+            CHECK(cudaMemset(b.out, 0xff, n * 8));
+            auto launch = [&] {
+                size_t bytes = cub_bytes;
+                CHECK(cub::DeviceScan::ExclusiveSum(cub_temp, bytes, b.in, b.out, int(n)));
+            };
+            const float us = time_it(launch);
+            const bool ok = check(b.out, host, n);
+            std::printf("cub             n=2^%-2d %9.1f us %7.1f GB/s %s\n", lg, us, 12.0 * n / us / 1e3,
+                        ok ? "ok" : "WRONG");
+        }
+        {
+            auto launch = [&] { CHECK(cudaMemcpyAsync(b.out, b.in, n * 6, cudaMemcpyDeviceToDevice)); };
+            const float us = time_it(launch);
+            std::printf("copy 12n bytes  n=2^%-2d %9.1f us %7.1f GB/s\n", lg, us, 12.0 * n / us / 1e3);
+        }
+        shape<256, 16>(b, host, n);
+        shape<256, 12>(b, host, n);
+        shape<256, 8>(b, host, n);
+        shape<128, 16>(b, host, n);
+        shape<128, 24>(b, host, n);
+        shape<224, 12>(b, host, n);
+        shape<384, 12>(b, host, n);
+        shape<512, 8>(b, host, n);
+    }
+    return 0;
+}
