@@ -327,23 +327,35 @@ __device__ __forceinline__ void reduce_single_pass(const In* __restrict__ in, u6
     const u64 begin = min_u64(block_end, block_begin + (u64)warp * per_warp);
     const u64 end = min_u64(block_end, begin + per_warp);
     T running = Op::identity();
-    // The trip count is the same for every lane of a warp (warp-uniform), so
-    // the __syncwarp inside the tile layer is reached by all 32 lanes.
-    for (u64 tile = begin; tile < end; ++tile) {
-        const u64 base = tile * kReduceWarpTileItems;
-        In x[kReduceItemsPerThread];
-        const In oob = input_identity(op, in);
-        if (base + kReduceWarpTileItems <= count) {
-            WarpTile::template load<true>(in + base, kReduceWarpTileItems, x, oob, exchange[warp]);
-        } else {
-            WarpTile::template load<false>(in + base, u32(count - base), x, oob, exchange[warp]);
-        }
-        T acc = Op::identity();
+    const In oob = input_identity(op, in);
+    // kReduceTilesInFlight warp tiles a step: every tile's loads are issued
+    // before the first is arranged, so more bytes are in flight. A tile past
+    // the warp's run fetches nothing (valid = 0: all identities). The trip
+    // count is the same for every lane of a warp (warp-uniform), so the
+    // __syncwarp inside the tile layer is reached by all 32 lanes.
+    for (u64 step = begin; step < end; step += kReduceTilesInFlight) {
+        typename WarpTile::Fetched fetched[kReduceTilesInFlight];
 #pragma unroll
-        for (int i = 0; i < kReduceItemsPerThread; ++i) acc = op(acc, lift(x[i]));
-        running = op(running, warp_reduce(acc, op));  // valid in lane 0
-        // Every lane has read its items before the next tile is staged (WAR).
-        __syncwarp();
+        for (int k = 0; k < kReduceTilesInFlight; ++k) {
+            const u64 base = (step + k) * kReduceWarpTileItems;
+            if (step + k < end && base + kReduceWarpTileItems <= count) {
+                WarpTile::template fetch<true>(in + base, kReduceWarpTileItems, oob, fetched[k]);
+            } else {
+                const u32 valid = step + k < end ? u32(count - base) : 0u;
+                WarpTile::template fetch<false>(in + base, valid, oob, fetched[k]);
+            }
+        }
+#pragma unroll
+        for (int k = 0; k < kReduceTilesInFlight; ++k) {
+            In x[kReduceItemsPerThread];
+            WarpTile::arrange(fetched[k], x, exchange[warp]);
+            T acc = Op::identity();
+#pragma unroll
+            for (int i = 0; i < kReduceItemsPerThread; ++i) acc = op(acc, lift(x[i]));
+            running = op(running, warp_reduce(acc, op));  // valid in lane 0
+            // Every lane has read its items before the next tile is staged (WAR).
+            __syncwarp();
+        }
     }
     const T mine = lane_id() == 0 ? running : Op::identity();
     const T block_total = block_reduce(mine, op, storage);

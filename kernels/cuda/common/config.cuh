@@ -46,6 +46,8 @@ constexpr int kScanTileItems = kScanBlockThreads * kScanItemsPerThread;
 // Single-pass reduce: items per thread of one warp tile (32 lanes x this
 // many consecutive items; 16 int32 = four 16-byte loads per lane).
 constexpr int kReduceItemsPerThread = 16;
+// Warp tiles whose loads a warp issues before it reduces the first of them.
+constexpr int kReduceTilesInFlight = 2;
 
 // Look-back spin bound: after this many polls of one predecessor the kernel
 // records a timeout instead of hanging the machine.

@@ -56,45 +56,74 @@ struct TileExchange {
         }
     }
 
-    // Reads the tile into `items` (blocked). Ends after every thread has read
-    // its own items from `storage`: the caller must pass a group barrier
-    // before `storage` is written again (WAR).
+    // The global half of a load: this thread's striped vectors of the tile
+    // (vector k * GROUP_THREADS + rank), `oob` past `valid`. Touches no
+    // shared memory, so a caller may fetch several tiles before arranging
+    // any (more loads in flight).
+    struct Fetched {
+        Vector v[kStaged ? kVectorsPerThread : ITEMS];
+    };
     template <bool FULL>
-    static __device__ __forceinline__ void load(const T* __restrict__ tile_in, u32 valid, T (&items)[ITEMS], T oob,
-                                                Storage& storage) {
+    static __device__ __forceinline__ void fetch(const T* __restrict__ tile_in, u32 valid, T oob, Fetched& f) {
         const int t = rank();
         const Vector* __restrict__ vectors = reinterpret_cast<const Vector*>(tile_in);
         if constexpr (!kStaged) {
+            // An item is a vector: thread t fetches its own consecutive items.
 #pragma unroll
             for (int i = 0; i < ITEMS; ++i) {
                 const u32 item = u32(t * ITEMS + i);
-                items[i] = (FULL || item < valid) ? vectors[item].item[0] : oob;
+                if (FULL || item < valid) {
+                    f.v[i] = vectors[item];
+                } else {
+                    f.v[i].item[0] = oob;
+                }
             }
         } else {
 #pragma unroll
-        for (int k = 0; k < kVectorsPerThread; ++k) {
-            const int v = k * GROUP_THREADS + t;
-            Vector q;
-            if (FULL || u32(v + 1) * kVectorItems <= valid) {
-                q = vectors[v];
-            } else {
+            for (int k = 0; k < kVectorsPerThread; ++k) {
+                const int v = k * GROUP_THREADS + t;
+                if (FULL || u32(v + 1) * kVectorItems <= valid) {
+                    f.v[k] = vectors[v];
+                } else {
 #pragma unroll
-                for (int e = 0; e < kVectorItems; ++e) {
-                    const u32 item = u32(v) * kVectorItems + e;
-                    q.item[e] = item < valid ? tile_in[item] : oob;
+                    for (int e = 0; e < kVectorItems; ++e) {
+                        const u32 item = u32(v) * kVectorItems + e;
+                        f.v[k].item[e] = item < valid ? tile_in[item] : oob;
+                    }
                 }
             }
-            storage.slots[slot(v)] = q;
         }
-        // Each thread reads vectors that other threads stored (RAW).
-        group_sync();
+    }
+
+    // The shared half: fetched vectors into the blocked `items`. Ends after
+    // every thread has read its own items from `storage`: the caller must
+    // pass a group barrier before `storage` is written again (WAR).
+    static __device__ __forceinline__ void arrange(const Fetched& f, T (&items)[ITEMS], Storage& storage) {
+        const int t = rank();
+        if constexpr (!kStaged) {
 #pragma unroll
-        for (int j = 0; j < kVectorsPerThread; ++j) {
-            const Vector q = storage.slots[slot(kVectorsPerThread * t + j)];
+            for (int i = 0; i < ITEMS; ++i) items[i] = f.v[i].item[0];
+        } else {
 #pragma unroll
-            for (int e = 0; e < kVectorItems; ++e) items[kVectorItems * j + e] = q.item[e];
+            for (int k = 0; k < kVectorsPerThread; ++k) storage.slots[slot(k * GROUP_THREADS + t)] = f.v[k];
+            // Each thread reads vectors that other threads stored (RAW).
+            group_sync();
+#pragma unroll
+            for (int j = 0; j < kVectorsPerThread; ++j) {
+                const Vector q = storage.slots[slot(kVectorsPerThread * t + j)];
+#pragma unroll
+                for (int e = 0; e < kVectorItems; ++e) items[kVectorItems * j + e] = q.item[e];
+            }
         }
-        }
+    }
+
+    // fetch, then arrange.
+    template <bool FULL>
+    static __device__ __forceinline__ void load(const T* __restrict__ tile_in, u32 valid, T (&items)[ITEMS], T oob,
+                                                Storage& storage) {
+        Fetched f;
+        fetch<FULL>(tile_in, valid, oob, f);
+        arrange(f, items, storage);
     }
 
     // Writes the blocked `items` as the tile. The caller must have passed a
