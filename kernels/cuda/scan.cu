@@ -240,20 +240,29 @@ __device__ __forceinline__ AffineMap input_identity(AffineCompose, const AffineM
     return AffineCompose::identity();
 }
 
-template <bool INCLUSIVE, int THREADS, int ITEMS, class Op, class In>
+// EXCHANGE_THREADS: the group that moves a tile between global memory and
+// registers (tile_io.cuh). With a warp (32), warp w moves the items [w * 32 *
+// ITEMS, (w + 1) * 32 * ITEMS) of the tile: the same blocked arrangement
+// (thread t = 32 w + l still holds items [t * ITEMS, (t + 1) * ITEMS)), with
+// __syncwarp instead of two block barriers. With THREADS, the block moves it.
+template <bool INCLUSIVE, int THREADS, int ITEMS, int EXCHANGE_THREADS, class Op, class In>
 struct LookbackScan {
     typedef typename Op::T T;
-    typedef TileExchange<In, THREADS, ITEMS> Load;
-    typedef TileExchange<T, THREADS, ITEMS> Store;
+    static_assert(THREADS % EXCHANGE_THREADS == 0, "the block is whole exchange groups");
+    static constexpr int kGroups = THREADS / EXCHANGE_THREADS;
+    typedef TileExchange<In, EXCHANGE_THREADS, ITEMS> Load;
+    typedef TileExchange<T, EXCHANGE_THREADS, ITEMS> Store;
     static constexpr int kTileItems = THREADS * ITEMS;
-    // The loaded tile is read out (into registers) before the block scan's
-    // barriers, and the store stages only after them, so the two share bytes.
+    static constexpr int kGroupItems = EXCHANGE_THREADS * ITEMS;
+    // A group's loaded items are read out (into registers) before the block
+    // scan's barriers, and the store stages only after them, so the two share
+    // bytes.
     union Exchange {
         typename Load::Storage load;
         typename Store::Storage store;
     };
     struct Storage {
-        Exchange exchange;
+        Exchange exchange[kGroups];
         BlockScanStorage<T, THREADS> scan;
         T prefix;
         u32 tile;
@@ -263,8 +272,13 @@ struct LookbackScan {
     static __device__ __forceinline__ void tile(const In* __restrict__ tile_in, T* __restrict__ tile_out, u32 valid,
                                                 u32 tile_id, const TileStatus<T>& status, Storage& storage) {
         const Op op{};
+        const int group = int(threadIdx.x) / EXCHANGE_THREADS;
+        const u32 group_first = u32(group * kGroupItems);
+        // The group's share of the tile's valid items (all of them when FULL).
+        const u32 group_valid = valid > group_first ? min(valid - group_first, u32(kGroupItems)) : 0u;
         In x[ITEMS];
-        Load::template load<FULL>(tile_in, valid, x, input_identity(op, tile_in), storage.exchange.load);
+        Load::template load<FULL>(tile_in + group_first, group_valid, x, input_identity(op, tile_in),
+                                  storage.exchange[group].load);
         T local[ITEMS];
         T running = Op::identity();
 #pragma unroll
@@ -282,7 +296,7 @@ struct LookbackScan {
         const T base = op(tile_prefix, thread_prefix);
 #pragma unroll
         for (int i = 0; i < ITEMS; ++i) local[i] = op(base, local[i]);
-        Store::template store<FULL>(tile_out, valid, local, storage.exchange.store);
+        Store::template store<FULL>(tile_out + group_first, group_valid, local, storage.exchange[group].store);
     }
 
     static __device__ __forceinline__ void run(const In* __restrict__ in, T* __restrict__ out, u64 count,
@@ -301,10 +315,11 @@ struct LookbackScan {
     }
 };
 
-#define PRIMLAB_LOOKBACK_SCAN(NAME, INCLUSIVE, OP, IN)                                                      \
-    extern "C" __global__ void __launch_bounds__(kScanBlockThreads)                                        \
-        NAME(const IN* __restrict__ in, OP::T* __restrict__ out, u64 count, u64* scratch) {                 \
-        LookbackScan<INCLUSIVE, kScanBlockThreads, kScanItemsPerThread, OP, IN>::run(in, out, count, scratch); \
+#define PRIMLAB_LOOKBACK_SCAN(NAME, INCLUSIVE, OP, IN)                                                     \
+    extern "C" __global__ void __launch_bounds__(kScanBlockThreads, kScanMinBlocksPerSm)                  \
+        NAME(const IN* __restrict__ in, OP::T* __restrict__ out, u64 count, u64* scratch) {                \
+        LookbackScan<INCLUSIVE, kScanBlockThreads, kScanItemsPerThread, kScanExchangeThreads, OP, IN>::run( \
+            in, out, count, scratch);                                                                      \
     }
 PRIMLAB_LOOKBACK_SCAN(scan_decoupled_lookback_exclusive_i32, false, SumI64, i32)
 PRIMLAB_LOOKBACK_SCAN(scan_decoupled_lookback_inclusive_i32, true, SumI64, i32)

@@ -211,7 +211,15 @@ fn lookback_tile_emulation_matches_serial() {
                     // int32 loads move 4 items a vector, int64 stores 2, affine maps 1;
                     // the result may not depend on it.
                     let vector_items = [1, 2, 4][tile_base / tile_items % 3];
-                    let x = exchange_load(&input[tile_base..], valid, (threads, items, vector_items), AffineMap::IDENTITY);
+                    // The tile moves through the block or through each warp (its
+                    // own slice of the tile): the same blocked arrangement.
+                    let group = if tile_base / tile_items % 2 == 0 { threads } else { 32.min(threads) };
+                    let mut x = Vec::new();
+                    for first in (0..tile_items).step_by(group * items) {
+                        let group_valid = valid.saturating_sub(first).min(group * items);
+                        let tile = &input[(tile_base + first).min(n)..];
+                        x.extend(exchange_load(tile, group_valid, (group, items, vector_items), AffineMap::IDENTITY));
+                    }
                     let mut thread_prefix = AffineMap::IDENTITY;
                     let mut blocked = Vec::new();
                     for mine in &x {
@@ -226,7 +234,12 @@ fn lookback_tile_emulation_matches_serial() {
                         blocked.push(local.into_iter().map(|l| compose(base, l)).collect::<Vec<_>>());
                         thread_prefix = compose(thread_prefix, running);
                     }
-                    exchange_store(&blocked, valid, (threads, items, vector_items), &mut out[tile_base..]);
+                    for (g, first) in (0..tile_items).step_by(group * items).enumerate() {
+                        let group_valid = valid.saturating_sub(first).min(group * items);
+                        let start = (tile_base + first).min(n);
+                        let mine = &blocked[g * group..(g + 1) * group];
+                        exchange_store(mine, group_valid, (group, items, vector_items), &mut out[start..]);
+                    }
                     prefix = compose(prefix, thread_prefix);
                 }
                 let mut running = AffineMap::IDENTITY;

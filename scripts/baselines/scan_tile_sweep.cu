@@ -26,9 +26,9 @@
         }                                                                                      \
     } while (0)
 
-template <int TH, int IT, int MINB>
+template <int TH, int IT, int MINB, int EX>
 __global__ void __launch_bounds__(TH, MINB) shape_scan(const i32* in, i64* out, u64 count, u64* scratch) {
-    LookbackScan<false, TH, IT, SumI64, i32>::run(in, out, count, scratch);
+    LookbackScan<false, TH, IT, EX, SumI64, i32>::run(in, out, count, scratch);
 }
 
 static const int kReps = 30;
@@ -78,7 +78,7 @@ static bool check(const i64* d_out, const std::vector<i32>& host, size_t n) {
     return true;
 }
 
-template <int TH, int IT, int MINB = 1>
+template <int TH, int IT, int MINB = 1, int EX = 32>
 static void shape(const Buffers& b, const std::vector<i32>& host, size_t n) {
     const size_t tile = size_t(TH) * IT;
     const size_t tiles = (n + tile - 1) / tile;
@@ -86,13 +86,13 @@ static void shape(const Buffers& b, const std::vector<i32>& host, size_t n) {
     CHECK(cudaMemset(b.out, 0xff, n * 8));
     auto launch = [&] {
         CHECK(cudaMemsetAsync(b.scratch, 0, bytes));
-        shape_scan<TH, IT, MINB><<<unsigned(tiles), TH>>>(b.in, b.out, n, b.scratch);
+        shape_scan<TH, IT, MINB, EX><<<unsigned(tiles), TH>>>(b.in, b.out, n, b.scratch);
     };
     const float us = time_it(launch);
     const bool ok = check(b.out, host, n);
     int per_sm = 0;
-    CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, shape_scan<TH, IT, MINB>, TH, 0));
-    std::printf("primlab %4dx%-2d min%d (%d/SM) n=2^%-2d %9.1f us %7.1f GB/s %s\n", TH, IT, MINB, per_sm, __builtin_ctzll(n), us,
+    CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, shape_scan<TH, IT, MINB, EX>, TH, 0));
+    std::printf("primlab %4dx%-2d %s min%d (%d/SM) n=2^%-2d %9.1f us %7.1f GB/s %s\n", TH, IT, EX == 32 ? "warp " : "block", MINB, per_sm, __builtin_ctzll(n), us,
                 12.0 * n / us / 1e3, ok ? "ok" : "WRONG");
 }
 
@@ -128,21 +128,20 @@ int main() {
                         ok ? "ok" : "WRONG");
         }
         {
-            auto launch = [&] { CHECK(cudaMemcpyAsync(b.out, b.in, n * 6, cudaMemcpyDeviceToDevice)); };
+            // The input into the output: 8n bytes of traffic.
+            auto launch = [&] { CHECK(cudaMemcpyAsync(b.out, b.in, n * 4, cudaMemcpyDeviceToDevice)); };
             const float us = time_it(launch);
-            std::printf("copy 12n bytes  n=2^%-2d %9.1f us %7.1f GB/s\n", lg, us, 12.0 * n / us / 1e3);
+            std::printf("copy 4n bytes   n=2^%-2d %9.1f us %7.1f GB/s\n", lg, us, 8.0 * n / us / 1e3);
         }
-        shape<256, 16>(b, host, n);
-        shape<256, 16, 5>(b, host, n);
-        shape<256, 12>(b, host, n);
-        shape<256, 12, 6>(b, host, n);
-        shape<256, 8>(b, host, n);
-        shape<256, 8, 8>(b, host, n);
-        shape<128, 16>(b, host, n);
-        shape<128, 16, 10>(b, host, n);
-        shape<224, 12, 5>(b, host, n);
-        shape<384, 12>(b, host, n);
-        shape<512, 8>(b, host, n);
+        shape<256, 16, 1, 256>(b, host, n);
+        shape<256, 16, 5, 256>(b, host, n);
+        shape<256, 16, 5, 32>(b, host, n);
+        shape<256, 12, 6, 32>(b, host, n);
+        shape<256, 8, 8, 32>(b, host, n);
+        shape<128, 16, 10, 256 / 2>(b, host, n);
+        shape<128, 16, 10, 32>(b, host, n);
+        shape<224, 12, 5, 32>(b, host, n);
+        shape<384, 12, 4, 32>(b, host, n);
     }
     return 0;
 }

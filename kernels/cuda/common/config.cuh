@@ -42,6 +42,11 @@ static_assert(kBlockItems == 512, "the seeds fix the hierarchical block at 512 i
 constexpr int kScanBlockThreads = 256;
 constexpr int kScanItemsPerThread = 16;
 constexpr int kScanTileItems = kScanBlockThreads * kScanItemsPerThread;
+// Blocks per SM the compiler must fit (registers), and the group that moves
+// a tile between global memory and registers: a warp (32) needs only
+// __syncwarp, the block (kScanBlockThreads) two more block barriers a tile.
+constexpr int kScanMinBlocksPerSm = 5;
+constexpr int kScanExchangeThreads = 32;
 
 // Single-pass reduce: items per thread of one warp tile (32 lanes x this
 // many consecutive items; 16 int32 = four 16-byte loads per lane).
