@@ -7,6 +7,8 @@
 pub mod blelloch;
 pub mod block_reduce;
 pub mod device_scan;
+pub mod float_schedule;
+pub mod float_tile;
 pub mod hillis_steele;
 pub mod multipass_reduce;
 pub mod warp;
