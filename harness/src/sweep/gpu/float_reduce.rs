@@ -17,9 +17,9 @@ use crate::sweep::SweepPlan;
 use half::bf16;
 use kernels::{FloatElement, FloatReducePlan, FloatReduceVariant};
 use model::generators::{ill_conditioned_f32, uniform_bf16, uniform_f32};
-use model::hardware::float_schedule::{replay_float_sum_planned, FloatInput, FloatTreeSchedule};
 #[cfg(test)]
 use model::hardware::float_schedule::FloatLaunch;
+use model::hardware::float_schedule::{replay_float_sum_planned, FloatInput, FloatTreeSchedule};
 use std::sync::OnceLock;
 
 /// Largest n the exact rug sum is computed for in the sweep (cost grows linearly).
@@ -101,17 +101,15 @@ struct FloatCase<T> {
 impl<T: SweepFloat> FloatCase<T> {
     fn new(x: Vec<T>) -> FloatCase<T> {
         let wide: Vec<f64> = x.iter().map(T::widen).collect();
-        let exact =
-            model::exact::exact_sum_f64(&wide).map(|e| (e.rounded_f64, e.sum_abs)).map_err(|e| e.to_string());
+        let exact = model::exact::exact_sum_f64(&wide).map(|e| (e.rounded_f64, e.sum_abs)).map_err(|e| e.to_string());
         FloatCase { x, exact, replays: Default::default() }
     }
 
     /// The replay of `schedule` under the kernels' geometry for this n.
     fn replay(&self, schedule: FloatTreeSchedule) -> &Result<f32, String> {
         let slot = FloatTreeSchedule::ALL.iter().position(|&s| s == schedule).unwrap_or(0);
-        self.replays[slot].get_or_init(|| {
-            replay_float_sum_planned(schedule, T::model_input(&self.x)).map_err(|e| e.to_string())
-        })
+        self.replays[slot]
+            .get_or_init(|| replay_float_sum_planned(schedule, T::model_input(&self.x)).map_err(|e| e.to_string()))
     }
 }
 
@@ -230,7 +228,8 @@ pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
             }
         }
     }
-    // Run-to-run determinism: the fixed-order variants give the same bits 100 times.
+    // Run-to-run determinism: the fixed-order variants give the same bits 100
+    // times, and those are the replay's.
     let sizes: &[usize] = if plan.one_family { &[] } else { &[4099, 262_145, 1 << 22] };
     let repeat_inputs: Inputs<Vec<f32>> = Inputs::default();
     for &n in sizes {
@@ -240,7 +239,8 @@ pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
             move || ill_conditioned_f32(n, 1e30, seed).map(|(x, _)| x).map_err(|e| e.to_string()),
             |x| Fingerprint::new().f32s(x).finish(),
         );
-        for variant in FloatReduceVariant::ALL.into_iter().filter(|v| v.is_deterministic()) {
+        for variant in FloatReduceVariant::ALL {
+            let Some(schedule) = schedule_of(variant) else { continue };
             let case_id = id(
                 "float_reduce",
                 format!("{}.f32.bitwise_x100", variant.name()),
@@ -249,12 +249,20 @@ pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
                 "ill_conditioned_1e30",
                 seed,
             );
+            let replay =
+                move |x: &Vec<f32>| replay_float_sum_planned(schedule, FloatInput::F32(x)).map_err(|e| e.to_string());
             out.push(input.case(
                 case_id,
-                "bitwise",
-                |_| Fingerprint::new().text("the same bits in 100 runs").finish(),
+                &format!("bitwise {}", variant.name()),
+                move |x| {
+                    let print = Fingerprint::new().text("the same bits in 100 runs, the replay's");
+                    match replay(x) {
+                        Ok(bits) => print.u64s([bits.to_bits() as u64].into_iter()).finish(),
+                        Err(e) => print.text(&format!("replay error: {e}")).finish(),
+                    }
+                },
                 move |gpu, x| {
-                    let first = match gpu.reduce_f32(variant, x) {
+                    let (first, grids) = match run_planned(gpu, variant, x) {
                         Ok(v) => v,
                         Err(e) => return gpu_error(&e),
                     };
@@ -272,7 +280,7 @@ pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
                             Err(e) => return gpu_error(&e),
                         }
                     }
-                    Verdict::Pass
+                    check_replay(schedule, n, &replay(x), &grids, first, Verdict::Pass)
                 },
             ));
         }
@@ -321,5 +329,25 @@ mod tests {
         // The atomic variants have no replay: their digest ignores it.
         let atomic = FloatReduceVariant::AtomicPerBlock;
         assert_eq!(expected_digest(&case, atomic, 2), expected_digest(&other, atomic, 2));
+    }
+
+    #[test]
+    fn every_catalogue_reference_is_computed_without_a_gpu() {
+        let plan = SweepPlan {
+            seed: 1,
+            sizes: vec![33, 4097],
+            quick: false,
+            primitives: vec![crate::registry::Primitive::FloatReduce],
+            variants: Vec::new(),
+            one_family: false,
+        };
+        let mut cases = Vec::new();
+        super::cases(&plan, &mut cases);
+        // 2 sizes x 5 variants x (f32, bf16, two ill-conditioned), then 3 sizes x 3 repeats.
+        assert_eq!(cases.len(), 2 * 5 * 4 + 3 * 3);
+        for case in cases.iter().filter(|c| c.id.n < 1 << 20) {
+            let digest = (case.reference)();
+            assert!(digest.is_ok(), "{}/{}: {digest:?}", case.id.variant, case.id.size);
+        }
     }
 }
