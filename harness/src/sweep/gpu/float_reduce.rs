@@ -302,6 +302,15 @@ mod tests {
     }
 
     #[test]
+    fn the_replay_tile_is_the_kernels_tile() {
+        assert_eq!(model::hardware::float_tile::FLOAT_TILE_ITEMS, kernels::float_reduce::FLOAT_TILE_ITEMS);
+        assert_eq!(
+            model::hardware::float_schedule::FLOAT_TWO_PASS_MAX_BLOCKS,
+            kernels::float_reduce::FLOAT_TWO_PASS_MAX_BLOCKS
+        );
+    }
+
+    #[test]
     fn the_replay_geometry_has_the_kernels_depths() {
         // The kernels derive tree_depth from their own grids: FixedTree and Compensated
         // 12 per pass; TwoPass ceil(tiles / G) + 24.
