@@ -7,6 +7,7 @@ use crate::ModelError;
 
 mod affine;
 mod arg_extremum;
+mod compensated_sum;
 mod extremum;
 mod float_sum;
 mod softmax_merge;
@@ -15,6 +16,7 @@ mod sum_i64;
 
 pub use affine::{Affine, AffineMap};
 pub use arg_extremum::{ArgMax, ArgMin};
+pub use compensated_sum::{CompensatedF32, CompensatedSumF32};
 pub use extremum::{MaxI64, MinI64};
 pub use float_sum::{SumF32, SumF64};
 pub use softmax_merge::SoftmaxMerge;

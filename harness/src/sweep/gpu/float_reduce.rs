@@ -2,17 +2,25 @@
 //! accuracy against the exact (rug) sum with each variant's declared bound
 //! (gamma_D * sum|x| for fixed trees, the order-free bound for atomics, the
 //! compensated bound), ill-conditioned sums up to condition 1e30, and bitwise
-//! repeatability of the deterministic variants over 100 runs.
+//! repeatability of the deterministic variants over 100 runs. Each
+//! deterministic variant (FixedTree, Compensated, TwoPass) is also compared
+//! bit for bit with the model's replay of its exact tree
+//! (`model::hardware::float_schedule`), after checking that the plan
+//! launched the grids the replay assumes.
 
 use super::{case_seed, gpu_error, id, GpuCase, Input, Inputs};
 use crate::sweep::case::CaseId;
 use crate::sweep::case::Verdict;
 use crate::sweep::digest::Fingerprint;
-use crate::sweep::float_check::{error_of, tree_bound};
+use crate::sweep::float_check::{check_replay, error_of, tree_bound};
 use crate::sweep::SweepPlan;
 use half::bf16;
-use kernels::FloatReduceVariant;
+use kernels::{FloatElement, FloatReducePlan, FloatReduceVariant};
 use model::generators::{ill_conditioned_f32, uniform_bf16, uniform_f32};
+#[cfg(test)]
+use model::hardware::float_schedule::FloatLaunch;
+use model::hardware::float_schedule::{replay_float_sum_planned, FloatInput, FloatTreeSchedule};
+use std::sync::OnceLock;
 
 /// Largest n the exact rug sum is computed for in the sweep (cost grows linearly).
 const MAX_EXACT_N: usize = 1 << 24;
@@ -43,64 +51,122 @@ fn check_accuracy(variant: FloatReduceVariant, values: impl Iterator<Item = f64>
     }
 }
 
-/// A float input: its values (widened exactly to f64 for the model) and
-/// its exact sum.
-struct FloatCase<T> {
-    x: Vec<T>,
-    exact: Result<(f64, f64), String>,
-}
-
-fn float_case<T>(x: Vec<T>, widen: fn(&T) -> f64) -> FloatCase<T> {
-    let wide: Vec<f64> = x.iter().map(widen).collect();
-    let exact = model::exact::exact_sum_f64(&wide).map(|e| (e.rounded_f64, e.sum_abs)).map_err(|e| e.to_string());
-    FloatCase { x, exact }
-}
-
-/// The reference of `variant` on `case`: the exact sum (rounded to f64),
-/// sum|x| (rounded up), and the variant's declared bound at that sum.
-fn expected_digest<T>(case: &FloatCase<T>, variant: FloatReduceVariant, n: usize) -> String {
-    match &case.exact {
-        Ok((sum, sum_abs)) => Fingerprint::new()
-            .f64s(&[*sum, *sum_abs, variant.error_bound(n, *sum_abs, sum.abs())])
-            .u64s([variant.tree_depth(n) as u64].into_iter())
-            .finish(),
-        Err(e) => Fingerprint::new().text(&format!("model error: {e}")).finish(),
+/// The model's replay of a deterministic variant; `None` for the atomic
+/// ones, whose order depends on scheduling (they are checked against the
+/// order-free bound only).
+fn schedule_of(variant: FloatReduceVariant) -> Option<FloatTreeSchedule> {
+    match variant {
+        FloatReduceVariant::FixedTree => Some(FloatTreeSchedule::FixedTree),
+        FloatReduceVariant::Compensated => Some(FloatTreeSchedule::Compensated),
+        FloatReduceVariant::TwoPass => Some(FloatTreeSchedule::TwoPass),
+        FloatReduceVariant::AtomicPerElement | FloatReduceVariant::AtomicPerBlock => None,
     }
 }
 
-fn widen_f32(v: &f32) -> f64 {
-    *v as f64
+/// The input element types of the sweep: how the model reads them.
+trait SweepFloat: FloatElement + Send + Sync {
+    /// The values widened exactly to f64 (for the exact sum).
+    fn widen(&self) -> f64;
+    /// The slice as the model's replay input.
+    fn model_input(x: &[Self]) -> FloatInput<'_>;
 }
 
-fn widen_bf16(v: &bf16) -> f64 {
-    v.to_f64()
+impl SweepFloat for f32 {
+    fn widen(&self) -> f64 {
+        *self as f64
+    }
+    fn model_input(x: &[f32]) -> FloatInput<'_> {
+        FloatInput::F32(x)
+    }
 }
 
-fn reduce_f32(gpu: &kernels::Gpu, variant: FloatReduceVariant, x: &[f32]) -> kernels::GpuResult<f32> {
-    gpu.reduce_f32(variant, x)
+impl SweepFloat for bf16 {
+    fn widen(&self) -> f64 {
+        self.to_f64()
+    }
+    fn model_input(x: &[bf16]) -> FloatInput<'_> {
+        FloatInput::Bf16(x)
+    }
 }
 
-fn reduce_bf16(gpu: &kernels::Gpu, variant: FloatReduceVariant, x: &[bf16]) -> kernels::GpuResult<f32> {
-    gpu.reduce_bf16(variant, x)
+/// A float input: its values, its exact sum and sum|x|, and the model's
+/// replay of each deterministic schedule (made on first use, then shared by
+/// the reference digest and the GPU comparison).
+struct FloatCase<T> {
+    x: Vec<T>,
+    exact: Result<(f64, f64), String>,
+    replays: [OnceLock<Result<f32, String>>; 3],
+}
+
+impl<T: SweepFloat> FloatCase<T> {
+    fn new(x: Vec<T>) -> FloatCase<T> {
+        let wide: Vec<f64> = x.iter().map(T::widen).collect();
+        let exact = model::exact::exact_sum_f64(&wide).map(|e| (e.rounded_f64, e.sum_abs)).map_err(|e| e.to_string());
+        FloatCase { x, exact, replays: Default::default() }
+    }
+
+    /// The replay of `schedule` under the kernels' geometry for this n.
+    fn replay(&self, schedule: FloatTreeSchedule) -> &Result<f32, String> {
+        let slot = FloatTreeSchedule::ALL.iter().position(|&s| s == schedule).unwrap_or(0);
+        self.replays[slot]
+            .get_or_init(|| replay_float_sum_planned(schedule, T::model_input(&self.x)).map_err(|e| e.to_string()))
+    }
+}
+
+/// The reference of `variant` on `case`: the exact sum (rounded to f64),
+/// sum|x| (rounded up), the variant's declared bound at that sum, and for a
+/// deterministic variant the bits of the model's replay.
+fn expected_digest<T: SweepFloat>(case: &FloatCase<T>, variant: FloatReduceVariant, n: usize) -> String {
+    let print = match &case.exact {
+        Ok((sum, sum_abs)) => Fingerprint::new()
+            .f64s(&[*sum, *sum_abs, variant.error_bound(n, *sum_abs, sum.abs())])
+            .u64s([variant.tree_depth(n) as u64].into_iter()),
+        Err(e) => Fingerprint::new().text(&format!("model error: {e}")),
+    };
+    match schedule_of(variant).map(|s| case.replay(s)) {
+        None => print.finish(),
+        Some(Ok(bits)) => print.text("replay bits").u64s([bits.to_bits() as u64].into_iter()).finish(),
+        Some(Err(e)) => print.text(&format!("replay error: {e}")).finish(),
+    }
+}
+
+/// Runs `variant` on `x` through its plan: the f32 result and the grids the
+/// plan launched.
+fn run_planned<T: FloatElement>(
+    gpu: &kernels::Gpu,
+    variant: FloatReduceVariant,
+    x: &[T],
+) -> kernels::GpuResult<(f32, Vec<usize>)> {
+    let mut plan = FloatReducePlan::<T>::new(gpu, variant, x.len())?;
+    let input = gpu.upload(x)?;
+    plan.enqueue(&input)?;
+    let got = plan.finish()?;
+    Ok((got, plan.grids().iter().map(|&g| g as usize).collect()))
 }
 
 /// The accuracy case of `variant` on `input`: the GPU sum within the
-/// variant's declared bound of the exact sum.
-fn accuracy_case<T: Send + Sync + 'static>(
+/// variant's declared bound of the exact sum and, for a deterministic
+/// variant, equal bit for bit to the model's replay of its tree.
+fn accuracy_case<T: SweepFloat + 'static>(
     input: &Input<FloatCase<T>>,
     case_id: CaseId,
     variant: FloatReduceVariant,
     n: usize,
-    reduce: fn(&kernels::Gpu, FloatReduceVariant, &[T]) -> kernels::GpuResult<f32>,
-    widen: fn(&T) -> f64,
 ) -> GpuCase {
     input.case(
         case_id,
         variant.name(),
         move |c| expected_digest(c, variant, n),
-        move |gpu, c| match reduce(gpu, variant, &c.x) {
-            Ok(got) => check_accuracy(variant, c.x.iter().map(widen), n, got),
-            Err(e) => gpu_error(&e),
+        move |gpu, c| {
+            let (got, grids) = match run_planned(gpu, variant, &c.x) {
+                Ok(v) => v,
+                Err(e) => return gpu_error(&e),
+            };
+            let bound = check_accuracy(variant, c.x.iter().map(T::widen), n, got);
+            match schedule_of(variant) {
+                None => bound,
+                Some(schedule) => check_replay(schedule, n, c.replay(schedule), &grids, got, bound),
+            }
         },
     )
 }
@@ -114,12 +180,12 @@ pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
         let seed = case_seed(plan.seed, "float_reduce", n, 0);
         let uniform = f32_inputs.input(
             format!("{n}/f32/{seed}"),
-            move || Ok(float_case(uniform_f32(n, seed), widen_f32)),
+            move || Ok(FloatCase::new(uniform_f32(n, seed))),
             |c| Fingerprint::new().f32s(&c.x).finish(),
         );
         let narrow = bf16_inputs.input(
             format!("{n}/bf16/{seed}"),
-            move || Ok(float_case(uniform_bf16(n, seed), widen_bf16)),
+            move || Ok(FloatCase::new(uniform_bf16(n, seed))),
             |c| Fingerprint::new().bf16s(&c.x).finish(),
         );
         let ill: Vec<_> = [1e10, 1e30]
@@ -129,7 +195,7 @@ pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
                     format!("{n}/ill{condition:e}/{seed}"),
                     move || {
                         let (x, _achieved) = ill_conditioned_f32(n, condition, seed).map_err(|e| e.to_string())?;
-                        Ok(float_case(x, widen_f32))
+                        Ok(FloatCase::new(x))
                     },
                     |c| Fingerprint::new().f32s(&c.x).finish(),
                 );
@@ -139,13 +205,13 @@ pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
         for variant in FloatReduceVariant::ALL {
             let case_id =
                 id("float_reduce", format!("{}.f32", variant.name()), n.to_string(), n, "uniform_float", seed);
-            out.push(accuracy_case(&uniform, case_id, variant, n, reduce_f32, widen_f32));
+            out.push(accuracy_case(&uniform, case_id, variant, n));
             if plan.one_family && n > 4099 {
                 continue;
             }
             let case_id =
                 id("float_reduce", format!("{}.bf16", variant.name()), n.to_string(), n, "uniform_bf16", seed);
-            out.push(accuracy_case(&narrow, case_id, variant, n, reduce_bf16, widen_bf16));
+            out.push(accuracy_case(&narrow, case_id, variant, n));
             if plan.one_family || !(2..=MAX_ILL_N).contains(&n) {
                 continue;
             }
@@ -158,11 +224,12 @@ pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
                     &format!("ill_conditioned_{condition:e}"),
                     seed,
                 );
-                out.push(accuracy_case(input, case_id, variant, n, reduce_f32, widen_f32));
+                out.push(accuracy_case(input, case_id, variant, n));
             }
         }
     }
-    // Run-to-run determinism: the fixed-order variants give the same bits 100 times.
+    // Run-to-run determinism: the fixed-order variants give the same bits 100
+    // times, and those are the replay's.
     let sizes: &[usize] = if plan.one_family { &[] } else { &[4099, 262_145, 1 << 22] };
     let repeat_inputs: Inputs<Vec<f32>> = Inputs::default();
     for &n in sizes {
@@ -172,7 +239,8 @@ pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
             move || ill_conditioned_f32(n, 1e30, seed).map(|(x, _)| x).map_err(|e| e.to_string()),
             |x| Fingerprint::new().f32s(x).finish(),
         );
-        for variant in FloatReduceVariant::ALL.into_iter().filter(|v| v.is_deterministic()) {
+        for variant in FloatReduceVariant::ALL {
+            let Some(schedule) = schedule_of(variant) else { continue };
             let case_id = id(
                 "float_reduce",
                 format!("{}.f32.bitwise_x100", variant.name()),
@@ -181,12 +249,20 @@ pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
                 "ill_conditioned_1e30",
                 seed,
             );
+            let replay =
+                move |x: &Vec<f32>| replay_float_sum_planned(schedule, FloatInput::F32(x)).map_err(|e| e.to_string());
             out.push(input.case(
                 case_id,
-                "bitwise",
-                |_| Fingerprint::new().text("the same bits in 100 runs").finish(),
+                &format!("bitwise {}", variant.name()),
+                move |x| {
+                    let print = Fingerprint::new().text("the same bits in 100 runs, the replay's");
+                    match replay(x) {
+                        Ok(bits) => print.u64s([bits.to_bits() as u64].into_iter()).finish(),
+                        Err(e) => print.text(&format!("replay error: {e}")).finish(),
+                    }
+                },
                 move |gpu, x| {
-                    let first = match gpu.reduce_f32(variant, x) {
+                    let (first, grids) = match run_planned(gpu, variant, x) {
                         Ok(v) => v,
                         Err(e) => return gpu_error(&e),
                     };
@@ -204,9 +280,83 @@ pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
                             Err(e) => return gpu_error(&e),
                         }
                     }
-                    Verdict::Pass
+                    check_replay(schedule, n, &replay(x), &grids, first, Verdict::Pass)
                 },
             ));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exactly_the_deterministic_variants_are_replayed() {
+        for variant in FloatReduceVariant::ALL {
+            assert_eq!(schedule_of(variant).is_some(), variant.is_deterministic(), "{}", variant.name());
+            if let Some(schedule) = schedule_of(variant) {
+                assert_eq!(schedule.name(), variant.name());
+            }
+        }
+    }
+
+    #[test]
+    fn the_replay_tile_is_the_kernels_tile() {
+        assert_eq!(model::hardware::float_tile::FLOAT_TILE_ITEMS, kernels::float_reduce::FLOAT_TILE_ITEMS);
+        assert_eq!(
+            model::hardware::float_schedule::FLOAT_TWO_PASS_MAX_BLOCKS,
+            kernels::float_reduce::FLOAT_TWO_PASS_MAX_BLOCKS
+        );
+    }
+
+    #[test]
+    fn the_replay_geometry_has_the_kernels_depths() {
+        // The kernels derive tree_depth from their own grids: FixedTree and Compensated
+        // 12 per pass; TwoPass ceil(tiles / G) + 24.
+        for n in [1usize, 4096, 4097, 1 << 20, (1 << 24) + 1, 4096 * 4096 * 3] {
+            for variant in FloatReduceVariant::ALL {
+                let Some(schedule) = schedule_of(variant) else { continue };
+                let grids = FloatLaunch::of(schedule, n).unwrap().grids;
+                let depth = match schedule {
+                    FloatTreeSchedule::TwoPass => n.div_ceil(4096).div_ceil(grids[0]) + 24,
+                    _ => 12 * grids.len(),
+                };
+                assert_eq!(depth as u32, variant.tree_depth(n), "{} n={n} grids {grids:?}", variant.name());
+            }
+        }
+    }
+
+    #[test]
+    fn the_expected_digest_covers_the_replay_bits() {
+        let case = FloatCase::new(vec![1.0f32, 2.0]);
+        let digest = expected_digest(&case, FloatReduceVariant::FixedTree, 2);
+        assert_eq!(case.replay(FloatTreeSchedule::FixedTree), &Ok(3.0));
+        let other = FloatCase::new(vec![1.0f32, 2.0]);
+        assert!(other.replays[0].set(Ok(4.0)).is_ok());
+        assert_ne!(digest, expected_digest(&other, FloatReduceVariant::FixedTree, 2));
+        // The atomic variants have no replay: their digest ignores it.
+        let atomic = FloatReduceVariant::AtomicPerBlock;
+        assert_eq!(expected_digest(&case, atomic, 2), expected_digest(&other, atomic, 2));
+    }
+
+    #[test]
+    fn every_catalogue_reference_is_computed_without_a_gpu() {
+        let plan = SweepPlan {
+            seed: 1,
+            sizes: vec![33, 4097],
+            quick: false,
+            primitives: vec![crate::registry::Primitive::FloatReduce],
+            variants: Vec::new(),
+            one_family: false,
+        };
+        let mut cases = Vec::new();
+        super::cases(&plan, &mut cases);
+        // 2 sizes x 5 variants x (f32, bf16, two ill-conditioned), then 3 sizes x 3 repeats.
+        assert_eq!(cases.len(), 2 * 5 * 4 + 3 * 3);
+        for case in cases.iter().filter(|c| c.id.n < 1 << 20) {
+            let digest = (case.reference)();
+            assert!(digest.is_ok(), "{}/{}: {digest:?}", case.id.variant, case.id.size);
         }
     }
 }
