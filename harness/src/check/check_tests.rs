@@ -174,3 +174,33 @@ fn check_without_a_gpu_cannot_run_and_fails_after_validating() {
     };
     assert!(run(&args).unwrap_err().to_string().starts_with("unknown primitive 'sort'"));
 }
+
+/// The failure line the planted-bug README promises names the case seed and
+/// the model's value that the catalogue gives at that size and index.
+#[test]
+fn the_planted_bug_readme_states_the_catalogues_case() {
+    let readme = std::fs::read_to_string(examples().join("scan_cuda_bug/README.md")).expect("readme");
+    let line = readme.lines().map(str::trim).find(|l| l.starts_with("scan/three_pass_bug")).expect("a failure line");
+    let plan = crate::sweep::SweepPlan {
+        seed: 0x5eed,
+        sizes: vec![262_145],
+        quick: false,
+        primitives: vec![crate::registry::Primitive::Scan],
+        variants: vec![],
+        one_family: false,
+    };
+    let contract = crate::sweep::raw::contract(crate::registry::Primitive::Scan, "exclusive.i32").expect("contract");
+    let spec = crate::sweep::raw::catalogue(&plan, crate::registry::Primitive::Scan, contract, "three_pass_bug")
+        .into_iter()
+        .next()
+        .expect("a case");
+    let case = (spec.make)().expect("generated");
+    let crate::sweep::raw::Array::Int64(expected) = case.expected else { unreachable!("int64") };
+    let m = crate::sweep::case::Mismatch {
+        index: Some(262_144),
+        expected: expected[262_144].to_string(),
+        got: "0".into(),
+        what: "prefix".into(),
+    };
+    assert_eq!(failure_line(&spec.id, &m), line);
+}

@@ -52,6 +52,14 @@ pub enum ManifestError {
         /// NVRTC's log.
         log: String,
     },
+    /// NVRTC cannot be loaded, so the CUDA source cannot be compiled here.
+    #[error("{}: cannot be compiled here: {reason}", path.display())]
+    NoCompiler {
+        /// The source.
+        path: PathBuf,
+        /// Why NVRTC is unavailable.
+        reason: String,
+    },
     /// A launch names a kernel the module does not hold.
     #[error("launch {launch}: entry point '{kernel}' is not in {module} (its entry points: {found})")]
     MissingEntry {

@@ -56,6 +56,9 @@ pub fn load(kind: Kind, path: &Path, arch: &str) -> Result<Module, ManifestError
             let text = std::fs::read_to_string(path).map_err(read_error)?;
             let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "kernel.cu".into());
             let compiled = kernels::user_source::compile_user_ptx(&name, &text, arch).map_err(|e| match e {
+                kernels::GpuError::NvrtcUnavailable { reason } => {
+                    ManifestError::NoCompiler { path: path.to_path_buf(), reason }
+                }
                 kernels::GpuError::Compile { log, .. } => {
                     ManifestError::Compile { path: path.to_path_buf(), arch: arch.to_string(), log }
                 }
