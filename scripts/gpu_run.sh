@@ -12,7 +12,7 @@
 # leaves receipts/ untouched and copies nothing, so no old receipt is ever
 # passed off as this run's.
 #
-#   scripts/gpu_run.sh info sweep sanitize mutants cub-build bench-quick nccl ncu pack
+#   scripts/gpu_run.sh info sweep sanitize mutants cub-build bench-quick nccl ncu check-examples pack
 #
 # A failing step does not stop the next one; the exit status is nonzero if
 # any step failed. Each step has a wall-clock limit. HARNESS names another
@@ -129,6 +129,29 @@ for s in "$@"; do
     ncu)
       ncu_step scan_2p28_copy scan_decoupled_lookback_exclusive_i32 --primitive scan --variant decoupled_lookback.exclusive.i32 --sizes 268435456
       ncu_step compact_2p28 compact_single_pass_positive --primitive compact --variant single_pass.positive --sizes 268435456 ;;
+    check-examples)
+      # examples/check: the correct CUDA scan passes `check --sanitize --bench`,
+      # the planted bug fails with exactly the line its README states, the PTX
+      # reduce passes `check --sanitize`, and the Triton reduce runs end to end
+      # through cases export / verify. Each expectation not met fails its step
+      # with a line saying which. Receipts go to $OUT only.
+      d=$(stage_dir check-examples)
+      ex=examples/check
+      step check-scan 420 "$H" check --manifest "$ex/scan_cuda/check.toml" --seed 0x5eed --sanitize --bench --out "$d/scan_cuda" &&
+        deliver check-scan "$d/scan_cuda/receipt.json" check-scan_cuda.json
+      bug_line=$(sed -n 's/^    \(scan\/three_pass_bug.*\)$/\1/p' "$ex/scan_cuda_bug/README.md")
+      step check-bug 300 bash -c 'out=$("$1" check --manifest "$2" --seed 0x5eed --out "$3" 2>&1); rc=$?; printf "%s\n" "$out" | grep -v "^\[check\]"
+        [ -n "$4" ] || { echo "EXPECTATION NOT MET: no expected line in the README"; exit 1; }
+        [ "$rc" -eq 1 ] || { echo "EXPECTATION NOT MET: the planted bug exited $rc, not 1 (a found failure)"; exit 1; }
+        printf "%s\n" "$out" | grep -qxF -- "FAIL $4" || { echo "EXPECTATION NOT MET: no line FAIL $4"; exit 1; }
+        echo "planted bug caught as expected: $4"' _ "$H" "$ex/scan_cuda_bug/check.toml" "$d/scan_cuda_bug" "$bug_line" &&
+        deliver check-bug "$d/scan_cuda_bug/receipt.json" check-scan_cuda_bug.json
+      step check-ptx 300 "$H" check --manifest "$ex/reduce_ptx/check.toml" --seed 0x5eed --sanitize --out "$d/reduce_ptx" &&
+        deliver check-ptx "$d/reduce_ptx/receipt.json" check-reduce_ptx.json
+      step check-triton 300 bash -c 'set -e; "$1" cases export --primitive reduce --contract sum.i32 --seed 0x5eed "$2"
+        python3 examples/check/triton_reduce/run_cases.py "$2"
+        "$1" cases verify "$2" | tee "$3"' _ "$H" "$d/triton-cases" "$d/triton-verify.txt" &&
+        deliver check-triton "$d/triton-verify.txt" check-triton-verify.txt ;;
     pack) tar czf "$OUT/logs.tgz" "$LOGS" ;;
     *) echo "unknown step $s"; status=1 ;;
   esac

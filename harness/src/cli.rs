@@ -39,6 +39,10 @@ pub enum Command {
     /// (internal) Run one primitive's GPU cases with case markers, for compute-sanitizer.
     #[command(hide = true)]
     SanitizeChild(SanitizeChildArgs),
+    /// Check your own kernel (CUDA C++, PTX or cubin, described by a TOML manifest) against the case catalogue.
+    Check(crate::check::args::CheckArgs),
+    /// Export the case catalogue as .npy files for other frameworks, and verify their outputs.
+    Cases(crate::cases::args::CasesArgs),
 }
 
 /// Options of `harness sweep`.

@@ -1,6 +1,8 @@
 //! `harness`: the primlab command line. See `harness --help`.
 
 mod bench;
+mod cases;
+mod check;
 mod cli;
 mod fixtures;
 mod junit;
@@ -35,6 +37,8 @@ fn main() -> ExitCode {
 fn dispatch(command: Command) -> anyhow::Result<bool> {
     match command {
         Command::Sweep(args) => sweep::run(&args),
+        Command::Check(args) => check::run(&args),
+        Command::Cases(args) => cases::run(&args),
         Command::SanitizeChild(args) => sweep::run_sanitize_child(&args),
         Command::Sanitize(args) => {
             let tools = args

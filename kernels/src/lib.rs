@@ -45,6 +45,7 @@ pub mod scan;
 pub mod segmented_reduce;
 pub mod softmax;
 pub mod sources;
+pub mod user_source;
 
 pub use affine::AffineMap;
 pub use device::{probe_driver, DeviceInfo, Gpu, GpuOptions, POISON_BYTE};

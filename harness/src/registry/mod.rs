@@ -5,6 +5,7 @@
 //! completion list exactly these.
 
 use crate::sweep::gpu::{self, GpuCase};
+use crate::sweep::raw::{Contract, RawBuilder};
 use crate::sweep::SweepPlan;
 use serde::{Deserialize, Serialize};
 
@@ -124,6 +125,25 @@ impl Primitive {
             Primitive::Histogram => e::histogram::register,
             Primitive::FloatReduce => e::float_reduce::register,
             Primitive::ExactSum => e::exact_sum::register,
+        }
+    }
+}
+
+impl Primitive {
+    /// Its contracts for user kernels and the builder of their raw cases
+    /// (`harness check`, `harness cases`); None while it has none.
+    pub fn raw_cases(self) -> Option<(&'static [Contract], RawBuilder)> {
+        use crate::sweep::raw;
+        match self {
+            Primitive::Reduce => Some((&raw::reduce::CONTRACTS, raw::reduce::cases)),
+            Primitive::Scan => Some((&raw::scan::CONTRACTS, raw::scan::cases)),
+            Primitive::ArgReduce
+            | Primitive::Softmax
+            | Primitive::Compact
+            | Primitive::SegmentedReduce
+            | Primitive::Histogram
+            | Primitive::FloatReduce
+            | Primitive::ExactSum => None,
         }
     }
 }

@@ -8,6 +8,7 @@ pub mod cpu;
 pub mod digest;
 pub mod float_check;
 pub mod gpu;
+pub mod raw;
 pub mod sizes;
 pub mod summary;
 
@@ -96,7 +97,8 @@ impl SweepPlan {
     }
 }
 
-fn fresh_seed() -> u64 {
+/// A seed drawn from the clock and the process id.
+pub fn fresh_seed() -> u64 {
     let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
     (nanos as u64) ^ ((std::process::id() as u64) << 32)
 }

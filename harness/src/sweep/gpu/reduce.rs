@@ -13,9 +13,16 @@ use model::hardware::multipass_reduce::multipass_reduce;
 use model::operator::{Affine, SumI64};
 
 /// An int32 input and its exact sum.
-struct IntInput {
-    x: Vec<i32>,
-    sum: i64,
+pub(crate) struct IntInput {
+    pub(crate) x: Vec<i32>,
+    pub(crate) sum: i64,
+}
+
+/// The generated input of one (size, family) with the model's sum of it.
+pub(crate) fn int_input(family: DataFamily, n: usize, seed: u64) -> Result<IntInput, String> {
+    let x = ints(family, n, seed).map_err(|e| e.to_string())?;
+    let sum = model::reduce::reduce_i64(&x).map_err(|e| e.to_string())?;
+    Ok(IntInput { x, sum })
 }
 
 /// Affine maps and their left-to-right composition.
@@ -42,11 +49,7 @@ pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
             let family_name = family.name();
             let input = int_inputs.input(
                 format!("{n}/{family_name}/{seed}"),
-                move || {
-                    let x = ints(family, n, seed).map_err(|e| e.to_string())?;
-                    let sum = model::reduce::reduce_i64(&x).map_err(|e| e.to_string())?;
-                    Ok(IntInput { x, sum })
-                },
+                move || int_input(family, n, seed),
                 |p| Fingerprint::new().i32s(&p.x).finish(),
             );
             for variant in ReduceVariant::ALL.into_iter().filter(|v| n <= v.max_len()) {

@@ -13,10 +13,10 @@ use model::hardware::device_scan::{device_scan, GPU_SCAN_WIDTH};
 use model::operator::{Affine, SumI64};
 
 /// Input, exclusive and inclusive scans of one (size, family).
-struct IntCase {
-    input: Vec<i32>,
-    exclusive: Vec<i64>,
-    inclusive: Vec<i64>,
+pub(crate) struct IntCase {
+    pub(crate) input: Vec<i32>,
+    pub(crate) exclusive: Vec<i64>,
+    pub(crate) inclusive: Vec<i64>,
 }
 
 struct AffineCase {
@@ -25,7 +25,8 @@ struct AffineCase {
     inclusive: Vec<AffineMap>,
 }
 
-fn int_case(family: DataFamily, n: usize, seed: u64) -> Result<IntCase, String> {
+/// The generated input of one (size, family) with the model's scans of it.
+pub(crate) fn int_case(family: DataFamily, n: usize, seed: u64) -> Result<IntCase, String> {
     let input = ints(family, n, seed).map_err(|e| e.to_string())?;
     let exclusive = model::scan::exclusive_scan_i64(&input).map_err(|e| e.to_string())?;
     let inclusive = model::scan::inclusive_scan_i64(&input).map_err(|e| e.to_string())?;
@@ -134,7 +135,8 @@ pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
     }
 }
 
-fn int_expected(case: &IntCase, kind: ScanKind) -> &[i64] {
+/// The model's scan of `kind`.
+pub(crate) fn int_expected(case: &IntCase, kind: ScanKind) -> &[i64] {
     match kind {
         ScanKind::Exclusive => &case.exclusive,
         ScanKind::Inclusive => &case.inclusive,

@@ -1,0 +1,36 @@
+//! Command-line options of `harness check`.
+
+use clap::Args;
+use std::path::PathBuf;
+
+/// Options of `harness check`.
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// The manifest (TOML) naming the primitive, contract, module and launches.
+    #[arg(long)]
+    pub manifest: PathBuf,
+    /// Sizes (default: the sweep's boundary, random and large sizes).
+    #[arg(long, value_delimiter = ',', value_name = "N,N,...")]
+    pub sizes: Vec<usize>,
+    /// Seed of the inputs (a fresh one is drawn and printed when omitted).
+    #[arg(long, value_parser = crate::cli::parse_seed)]
+    pub seed: Option<u64>,
+    /// Also run the cases under compute-sanitizer's four tools at the sanitizer sizes.
+    #[arg(long)]
+    pub sanitize: bool,
+    /// Also time the kernel beside our default variant of the primitive.
+    #[arg(long)]
+    pub bench: bool,
+    /// Where the receipt and summary go (default: check-out/ next to the manifest).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Failure lines shown (every failure is counted).
+    #[arg(long, default_value_t = 20)]
+    pub max_failures_shown: usize,
+    /// Validate the manifest (and compile its module) without running anything.
+    #[arg(long)]
+    pub validate_only: bool,
+    /// Internal: the compute-sanitizer child (sanitizer sizes, one family, case markers).
+    #[arg(long, hide = true)]
+    pub sanitize_child: bool,
+}

@@ -1,0 +1,139 @@
+//! `check --bench`: the user's launch sequence timed beside our fastest
+//! variant of the primitive on the same device buffers' sizes, with the
+//! bench's cold protocol (an event pair around each call, waiting between
+//! calls; warm-ups first; the median of the timed calls). CUB is not timed
+//! here: its timings come from `harness bench` (the receipts' CUB columns).
+
+use super::launch::{self, Loaded};
+use super::manifest::Manifest;
+use crate::bench::timing::{summarize, EventTimer};
+use crate::registry::Primitive;
+use crate::sweep::raw::{self, Array};
+use crate::sweep::SweepPlan;
+use kernels::{Gpu, GpuResult, ReducePlan, ReduceVariant, ScanKind, ScanPlan, ScanVariant};
+
+/// Sizes timed.
+pub const SIZES: [usize; 3] = [1 << 20, 1 << 24, 1 << 28];
+/// Warm-up calls before the timed ones.
+pub const WARMUPS: usize = 3;
+/// Timed calls per size and implementation.
+pub const CALLS: usize = 20;
+
+/// One timed size.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Row {
+    /// Elements.
+    pub n: usize,
+    /// The user's median microseconds.
+    pub user_us: f64,
+    /// Our fastest variant's median microseconds (None when it has no plan here).
+    pub ours_us: Option<f64>,
+}
+
+/// The timings, or why they stopped.
+#[derive(Debug, Clone)]
+pub struct Timed {
+    /// Timed sizes.
+    pub rows: Vec<Row>,
+    /// Our variant's name.
+    pub ours: String,
+    /// Why timing failed (a failure of the check).
+    pub error: Option<String>,
+    /// For the receipt.
+    pub json: serde_json::Value,
+}
+
+fn median(timer: &EventTimer, gpu: &Gpu, mut call: impl FnMut() -> GpuResult<()>) -> anyhow::Result<f64> {
+    for _ in 0..WARMUPS {
+        call()?;
+    }
+    gpu.synchronize()?;
+    let mut samples = Vec::with_capacity(CALLS);
+    for _ in 0..CALLS {
+        samples.push(timer.time_one(gpu, &mut call)?);
+    }
+    Ok(summarize(&samples).map(|(m, _, _)| m).unwrap_or(f64::NAN))
+}
+
+fn ours_name(primitive: Primitive) -> String {
+    match primitive {
+        Primitive::Scan => ScanVariant::DecoupledLookback.name().to_string(),
+        Primitive::Reduce => ReduceVariant::SinglePass.name().to_string(),
+        other => format!("none for {other}"),
+    }
+}
+
+/// Our fastest variant on `input` (None for a primitive without a timed plan here).
+fn time_ours(timer: &EventTimer, gpu: &Gpu, manifest: &Manifest, input: &[i32]) -> anyhow::Result<Option<f64>> {
+    let n = input.len();
+    let device = gpu.upload(input)?;
+    Ok(match manifest.primitive {
+        Primitive::Scan => {
+            let kind =
+                if manifest.contract.name.starts_with("inclusive") { ScanKind::Inclusive } else { ScanKind::Exclusive };
+            let mut plan = ScanPlan::<i32>::new(gpu, ScanVariant::DecoupledLookback, kind, n)?;
+            let mut out = gpu.alloc_zeroed::<i64>(n)?;
+            Some(median(timer, gpu, || plan.enqueue(&device, &mut out))?)
+        }
+        Primitive::Reduce => {
+            let mut plan = ReducePlan::<i32>::new(gpu, ReduceVariant::SinglePass, n)?;
+            let mut out = gpu.alloc_zeroed::<i64>(1)?;
+            Some(median(timer, gpu, || plan.enqueue(&device, &mut out))?)
+        }
+        _ => None,
+    })
+}
+
+fn time_all(gpu: &Gpu, manifest: &Manifest, loaded: &Loaded, rows: &mut Vec<Row>) -> anyhow::Result<()> {
+    let timer = EventTimer::new(gpu)?;
+    for n in SIZES
+        .into_iter()
+        .filter(|&n| n.saturating_mul(crate::sweep::DEVICE_BYTES_PER_ELEMENT) <= gpu.info().total_memory)
+    {
+        let plan = SweepPlan {
+            seed: 0x5eed,
+            sizes: vec![n],
+            quick: true,
+            primitives: vec![manifest.primitive],
+            variants: vec![],
+            one_family: true,
+        };
+        let spec = raw::catalogue(&plan, manifest.primitive, manifest.contract, &manifest.name)
+            .into_iter()
+            .next()
+            .ok_or_else(|| anyhow::anyhow!("no case at n = {n}"))?;
+        let case = (spec.make)().map_err(anyhow::Error::msg)?;
+        let mut buffers = launch::prepare(gpu, manifest, &case, n)?;
+        let user_us = median(&timer, gpu, || launch::enqueue(gpu, manifest, loaded, &mut buffers))?;
+        drop(buffers);
+        let ours_us = match case.inputs.first() {
+            Some(Array::Int32(input)) => time_ours(&timer, gpu, manifest, input)?,
+            _ => None,
+        };
+        println!(
+            "check --bench: n = {n}: yours {user_us:.1} us, ours ({}) {}",
+            ours_name(manifest.primitive),
+            ours_us.map(|u| format!("{u:.1} us")).unwrap_or_else(|| "not timed".into())
+        );
+        rows.push(Row { n, user_us, ours_us });
+    }
+    Ok(())
+}
+
+/// Times the user's sequence and ours at [`SIZES`] (those that fit the GPU).
+pub fn run(gpu: &Gpu, manifest: &Manifest, loaded: &Loaded) -> Timed {
+    let mut rows = Vec::new();
+    let error = time_all(gpu, manifest, loaded, &mut rows).err().map(|e| format!("{e:#}"));
+    if let Some(e) = &error {
+        eprintln!("check --bench: timing failed: {e}");
+    }
+    let ours = ours_name(manifest.primitive);
+    let json = serde_json::json!({
+        "protocol": format!("cold: {WARMUPS} warm-ups, median of {CALLS} calls, one event pair per call"),
+        "ours": ours,
+        "cub": "not timed by check: see harness bench (receipts/bench.json) for CUB on the same sizes",
+        "rows": rows,
+        "error": error,
+    });
+    Timed { rows, ours, error, json }
+}

@@ -1,0 +1,206 @@
+//! Manifest validation (one test per error, asserting its message), the
+//! examples' manifests, and a check on a machine without a GPU. No GPU needed.
+
+use super::error::ManifestError;
+use super::manifest::{load, Manifest};
+use super::*;
+use crate::cli::{Cli, Command};
+use crate::sweep::sizes::BOUNDARY_SIZES;
+use clap::Parser;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// A PTX module with one entry of three parameters and one of two.
+const PTX: &str = ".version 8.0\n.target sm_80\n.address_size 64\n\
+    .visible .entry scan3(\n\t.param .u64 a,\n\t.param .u64 b,\n\t.param .u64 c\n)\n{ ret; }\n\
+    .visible .entry pass2(\n\t.param .u64 a,\n\t.param .u64 b\n)\n{ ret; }\n";
+
+const GOOD: &str = "primitive = \"scan\"\ncontract = \"exclusive.i32\"\n[module]\nptx = \"k.ptx\"\n\
+    [[launch]]\nkernel = \"scan3\"\nargs = [\"in\", \"out\", \"n\"]\ngrid = \"ceil_div(n, 1024)\"\nblock = \"256\"\n";
+
+fn folder() -> PathBuf {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let dir = std::env::temp_dir().join(format!(
+        "primlab-check-{}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("temp folder");
+    std::fs::write(dir.join("k.ptx"), PTX).expect("ptx written");
+    dir
+}
+
+fn manifest(text: &str) -> Result<Manifest, ManifestError> {
+    let dir = folder();
+    std::fs::write(dir.join("check.toml"), text).expect("manifest written");
+    load(&dir.join("check.toml"), &BOUNDARY_SIZES, None)
+}
+
+fn message(text: &str) -> String {
+    manifest(text).map(|_| "valid".to_string()).unwrap_or_else(|e| e.to_string())
+}
+
+#[test]
+fn a_good_manifest_resolves_its_module_beside_it() {
+    let m = manifest(GOOD).expect("valid");
+    assert_eq!(
+        (m.primitive, m.contract.name, m.name.as_str()),
+        (crate::registry::Primitive::Scan, "exclusive.i32", "user")
+    );
+    assert!(m.module.path.ends_with("k.ptx"));
+    assert_eq!(m.launches[0].args, vec![manifest::Arg::Input(0), manifest::Arg::Output, manifest::Arg::N]);
+}
+
+#[test]
+fn an_unknown_primitive_is_named_with_the_registry() {
+    let e = message(&GOOD.replace("\"scan\"", "\"sort\""));
+    assert_eq!(e, format!("unknown primitive 'sort': choose from {}", crate::registry::Primitive::names()));
+}
+
+#[test]
+fn an_unknown_contract_lists_the_primitives_contracts() {
+    let e = message(&GOOD.replace("exclusive.i32", "exclusive.f32"));
+    assert_eq!(
+        e,
+        "contract: unknown contract 'exclusive.f32' for primitive scan: choose from exclusive.i32, inclusive.i32"
+    );
+}
+
+#[test]
+fn an_entry_point_missing_from_the_module_lists_its_entries() {
+    let e = message(&GOOD.replace("kernel = \"scan3\"", "kernel = \"scan_tiles\""));
+    assert!(e.starts_with("launch 1: entry point 'scan_tiles' is not in "), "{e}");
+    assert!(e.ends_with("k.ptx (its entry points: scan3, pass2)"), "{e}");
+}
+
+#[test]
+fn an_expression_that_does_not_parse_says_where() {
+    let e = message(&GOOD.replace("ceil_div(n, 1024)", "ceil_div(n 1024)"));
+    assert_eq!(e, "launch 1 (scan3) grid = \"ceil_div(n 1024)\": does not parse at column 12: expected ',', found '1'");
+}
+
+#[test]
+fn a_zero_grid_names_the_size() {
+    let e = message(&GOOD.replace("ceil_div(n, 1024)", "n / 1024"));
+    assert_eq!(e, "launch 1 (scan3) grid = \"n / 1024\" is 0 at n = 1: a grid must have 1 to 2^31-1 blocks");
+    let e = message(&GOOD.replace("block = \"256\"", "block = \"n - 31\""));
+    assert_eq!(e, "launch 1 (scan3) block = \"n - 31\" is -30 at n = 1: a block must have 1 to 1024 threads");
+}
+
+#[test]
+fn a_contract_buffer_no_launch_passes_is_named() {
+    let e = message(&GOOD.replace("[\"in\", \"out\", \"n\"]", "[\"in\", \"n\", \"n\"]"));
+    assert_eq!(
+        e,
+        "no launch passes the contract's buffer 'out' (the scan exclusive.i32 contract has in, out); add it to a launch's args"
+    );
+}
+
+#[test]
+fn an_unknown_argument_lists_what_may_be_named() {
+    let e = message(&GOOD.replace("\"out\", \"n\"", "\"output\", \"n\""));
+    assert_eq!(e, "launch 1 (scan3): argument 'output' is not a buffer of the contract, a scratch buffer or n (known: in, out, n, n32)");
+}
+
+#[test]
+fn a_wrong_argument_count_gives_both_counts() {
+    let e = message(&GOOD.replace("[\"in\", \"out\", \"n\"]", "[\"in\", \"out\"]"));
+    assert_eq!(e, "launch 1 (scan3): 2 arguments are listed but the entry point takes 3");
+}
+
+#[test]
+fn a_module_must_be_exactly_one_file() {
+    let e = message(&GOOD.replace("ptx = \"k.ptx\"", "ptx = \"k.ptx\"\ncubin = \"k.cubin\""));
+    assert_eq!(e, "[module]: name exactly one of cuda = \"file.cu\", ptx = \"file.ptx\" or cubin = \"file.cubin\" (found 2 files)");
+    let e = message(&GOOD.replace("k.ptx", "missing.ptx"));
+    assert!(e.contains("missing.ptx: cannot be read: "), "{e}");
+}
+
+#[test]
+fn toml_errors_and_unknown_fields_are_reported_with_the_file() {
+    let e = message(&GOOD.replace("block = \"256\"", "blocks = \"256\""));
+    assert!(e.contains("check.toml: ") && e.contains("blocks"), "{e}");
+}
+
+#[test]
+fn scratch_buffers_are_checked() {
+    let with = |scratch: &str| GOOD.replace("[[launch]]", &format!("{scratch}\n[[launch]]"));
+    let e = message(&with("[[scratch]]\nname = \"out\"\ndtype = \"int64\"\nlen = \"n\""));
+    assert_eq!(e, "scratch 1: the name 'out' is taken (by the contract, n, n32 or another scratch buffer)");
+    let e = message(&with("[[scratch]]\nname = \"t\"\ndtype = \"int128\"\nlen = \"n\""));
+    assert!(e.starts_with("scratch 1 (t): dtype 'int128' is not one of int32, int64"), "{e}");
+}
+
+fn examples() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../examples/check")
+}
+
+/// The examples' manifests parse and validate; the CUDA ones compile with
+/// NVRTC (needs libnvrtc, as every compile test).
+#[test]
+fn the_examples_manifests_are_valid() {
+    for (example, primitive, launches) in
+        [("scan_cuda", "scan", 3), ("scan_cuda_bug", "scan", 3), ("reduce_ptx", "reduce", 2)]
+    {
+        let path = examples().join(example).join("check.toml");
+        let m = load(&path, &crate::sweep::sizes::sweep_sizes(&[], 1, false, true), None)
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        assert_eq!((m.primitive.name(), m.launches.len()), (primitive, launches), "{example}");
+    }
+}
+
+#[test]
+fn check_without_a_gpu_cannot_run_and_fails_after_validating() {
+    if kernels::Gpu::open(kernels::GpuOptions::default()).is_ok() {
+        return; // With a GPU the check runs; this property is about machines without one.
+    }
+    let path = examples().join("reduce_ptx/check.toml");
+    let path = path.to_string_lossy();
+    let Command::Check(args) =
+        Cli::try_parse_from(["harness", "check", "--manifest", &path, "--sizes", "33"]).expect("parses").command
+    else {
+        unreachable!("a check")
+    };
+    assert!(!run(&args).expect("a valid manifest"), "a check that ran nothing passed");
+    // A manifest error is still reported without a GPU.
+    let dir = folder();
+    std::fs::write(dir.join("check.toml"), GOOD.replace("\"scan\"", "\"sort\"")).expect("written");
+    let bad = dir.join("check.toml");
+    let bad = bad.to_string_lossy();
+    let Command::Check(args) = Cli::try_parse_from(["harness", "check", "--manifest", &bad]).expect("parses").command
+    else {
+        unreachable!("a check")
+    };
+    assert!(run(&args).unwrap_err().to_string().starts_with("unknown primitive 'sort'"));
+}
+
+/// The failure line the planted-bug README promises names the case seed and
+/// the model's value that the catalogue gives at that size and index.
+#[test]
+fn the_planted_bug_readme_states_the_catalogues_case() {
+    let readme = std::fs::read_to_string(examples().join("scan_cuda_bug/README.md")).expect("readme");
+    let line = readme.lines().map(str::trim).find(|l| l.starts_with("scan/three_pass_bug")).expect("a failure line");
+    let plan = crate::sweep::SweepPlan {
+        seed: 0x5eed,
+        sizes: vec![262_145],
+        quick: false,
+        primitives: vec![crate::registry::Primitive::Scan],
+        variants: vec![],
+        one_family: false,
+    };
+    let contract = crate::sweep::raw::contract(crate::registry::Primitive::Scan, "exclusive.i32").expect("contract");
+    let spec = crate::sweep::raw::catalogue(&plan, crate::registry::Primitive::Scan, contract, "three_pass_bug")
+        .into_iter()
+        .next()
+        .expect("a case");
+    let case = (spec.make)().expect("generated");
+    let crate::sweep::raw::Array::Int64(expected) = case.expected else { unreachable!("int64") };
+    let m = crate::sweep::case::Mismatch {
+        index: Some(262_144),
+        expected: expected[262_144].to_string(),
+        got: "0".into(),
+        what: "prefix".into(),
+    };
+    assert_eq!(failure_line(&spec.id, &m), line);
+}

@@ -1,0 +1,232 @@
+//! Launch-geometry expressions of n: integers, `n`, `+ - * / %`,
+//! parentheses, `ceil_div(a, b)`, `min(a, b)`, `max(a, b)`, with the usual
+//! precedence (`* / %` bind tighter than `+ -`), left to right, evaluated in
+//! 128-bit integers (`/` truncates; division by zero is an error).
+
+use std::fmt;
+
+/// A parsed expression.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Expr {
+    /// An integer literal.
+    Int(i128),
+    /// The input size.
+    N,
+    /// A binary operation.
+    Binary(char, Box<Expr>, Box<Expr>),
+    /// Negation.
+    Neg(Box<Expr>),
+    /// `ceil_div`, `min` or `max` of two arguments.
+    Call(&'static str, Box<Expr>, Box<Expr>),
+}
+
+/// Why an expression does not parse: the message and the 1-based column.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParseError {
+    /// 1-based column of the offending character (one past the end for a missing token).
+    pub column: usize,
+    /// What was wrong.
+    pub message: String,
+}
+
+impl fmt::Display for ParseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "at column {}: {}", self.column, self.message)
+    }
+}
+
+const FUNCTIONS: [&str; 3] = ["ceil_div", "min", "max"];
+
+struct Parser<'a> {
+    chars: Vec<char>,
+    at: usize,
+    text: &'a str,
+}
+
+/// Parses `text`.
+pub fn parse(text: &str) -> Result<Expr, ParseError> {
+    let mut p = Parser { chars: text.chars().collect(), at: 0, text };
+    if p.text.trim().is_empty() {
+        return Err(p.error("the expression is empty"));
+    }
+    let e = p.sum()?;
+    p.skip_space();
+    if p.at < p.chars.len() {
+        return Err(p.error(&format!("unexpected '{}'", p.chars[p.at])));
+    }
+    Ok(e)
+}
+
+impl Parser<'_> {
+    fn error(&self, message: &str) -> ParseError {
+        ParseError { column: self.at + 1, message: message.to_string() }
+    }
+
+    fn skip_space(&mut self) {
+        while self.chars.get(self.at).is_some_and(|c| c.is_whitespace()) {
+            self.at += 1;
+        }
+    }
+
+    fn peek(&mut self) -> Option<char> {
+        self.skip_space();
+        self.chars.get(self.at).copied()
+    }
+
+    fn expect(&mut self, c: char) -> Result<(), ParseError> {
+        match self.peek() {
+            Some(d) if d == c => {
+                self.at += 1;
+                Ok(())
+            }
+            Some(d) => Err(self.error(&format!("expected '{c}', found '{d}'"))),
+            None => Err(self.error(&format!("expected '{c}' before the end"))),
+        }
+    }
+
+    fn sum(&mut self) -> Result<Expr, ParseError> {
+        let mut left = self.product()?;
+        while let Some(op @ ('+' | '-')) = self.peek() {
+            self.at += 1;
+            left = Expr::Binary(op, Box::new(left), Box::new(self.product()?));
+        }
+        Ok(left)
+    }
+
+    fn product(&mut self) -> Result<Expr, ParseError> {
+        let mut left = self.unary()?;
+        while let Some(op @ ('*' | '/' | '%')) = self.peek() {
+            self.at += 1;
+            left = Expr::Binary(op, Box::new(left), Box::new(self.unary()?));
+        }
+        Ok(left)
+    }
+
+    fn unary(&mut self) -> Result<Expr, ParseError> {
+        if self.peek() == Some('-') {
+            self.at += 1;
+            return Ok(Expr::Neg(Box::new(self.unary()?)));
+        }
+        self.atom()
+    }
+
+    fn atom(&mut self) -> Result<Expr, ParseError> {
+        match self.peek() {
+            None => Err(self.error("expected a number, n, a function or '(' before the end")),
+            Some('(') => {
+                self.at += 1;
+                let e = self.sum()?;
+                self.expect(')')?;
+                Ok(e)
+            }
+            Some(c) if c.is_ascii_digit() => {
+                let start = self.at;
+                while self.chars.get(self.at).is_some_and(|c| c.is_ascii_digit() || *c == '_') {
+                    self.at += 1;
+                }
+                let digits: String = self.chars[start..self.at].iter().filter(|c| **c != '_').collect();
+                digits
+                    .parse()
+                    .map(Expr::Int)
+                    .map_err(|_| ParseError { column: start + 1, message: format!("the number {digits} is too large") })
+            }
+            Some(c) if c.is_ascii_alphabetic() || c == '_' => {
+                let start = self.at;
+                while self.chars.get(self.at).is_some_and(|c| c.is_ascii_alphanumeric() || *c == '_') {
+                    self.at += 1;
+                }
+                let word: String = self.chars[start..self.at].iter().collect();
+                if word == "n" {
+                    return Ok(Expr::N);
+                }
+                let Some(name) = FUNCTIONS.into_iter().find(|f| *f == word) else {
+                    return Err(ParseError {
+                        column: start + 1,
+                        message: format!("unknown name '{word}' (use n, ceil_div, min or max)"),
+                    });
+                };
+                self.expect('(')?;
+                let a = self.sum()?;
+                self.expect(',')?;
+                let b = self.sum()?;
+                self.expect(')')?;
+                Ok(Expr::Call(name, Box::new(a), Box::new(b)))
+            }
+            Some(c) => Err(self.error(&format!("unexpected '{c}'"))),
+        }
+    }
+}
+
+impl Expr {
+    /// The value at input size `n`, or why it has none (division by zero, overflow).
+    pub fn eval(&self, n: usize) -> Result<i128, String> {
+        let over = || "the value overflows".to_string();
+        Ok(match self {
+            Expr::Int(v) => *v,
+            Expr::N => n as i128,
+            Expr::Neg(e) => e.eval(n)?.checked_neg().ok_or_else(over)?,
+            Expr::Binary(op, a, b) => {
+                let (a, b) = (a.eval(n)?, b.eval(n)?);
+                match op {
+                    '+' => a.checked_add(b).ok_or_else(over)?,
+                    '-' => a.checked_sub(b).ok_or_else(over)?,
+                    '*' => a.checked_mul(b).ok_or_else(over)?,
+                    '/' => a.checked_div(b).ok_or("division by zero")?,
+                    _ => a.checked_rem(b).ok_or("remainder by zero")?,
+                }
+            }
+            Expr::Call(name, a, b) => {
+                let (a, b) = (a.eval(n)?, b.eval(n)?);
+                match *name {
+                    "min" => a.min(b),
+                    "max" => a.max(b),
+                    _ if b == 0 => return Err("ceil_div by zero".into()),
+                    _ => a.checked_add(b - 1).ok_or_else(over)?.div_euclid(b),
+                }
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(text: &str, n: usize) -> i128 {
+        parse(text).unwrap_or_else(|e| panic!("{text}: {e}")).eval(n).unwrap_or_else(|e| panic!("{text}: {e}"))
+    }
+
+    #[test]
+    fn precedence_functions_and_parentheses() {
+        assert_eq!(at("1 + 2 * 3", 0), 7);
+        assert_eq!(at("(1 + 2) * 3", 0), 9);
+        assert_eq!(at("ceil_div(n, 1024)", 1025), 2);
+        assert_eq!(at("ceil_div(n, 1024)", 1024), 1);
+        assert_eq!(at("min(max(n, 5), 1_000)", 3), 5);
+        assert_eq!(at("n % 7 - -1", 15), 2);
+        assert_eq!(at("n / 2 / 2", 17), 4);
+        assert_eq!(at("8 * (ceil_div(n, 256) + 1)", 257), 24);
+    }
+
+    #[test]
+    fn parse_errors_say_where() {
+        let e = parse("ceil_div(n 1024)").unwrap_err();
+        assert_eq!(e.to_string(), "at column 12: expected ',', found '1'");
+        assert_eq!(
+            parse("n +").unwrap_err().to_string(),
+            "at column 4: expected a number, n, a function or '(' before the end"
+        );
+        assert_eq!(
+            parse("blocks * 2").unwrap_err().to_string(),
+            "at column 1: unknown name 'blocks' (use n, ceil_div, min or max)"
+        );
+        assert_eq!(parse("n $ 2").unwrap_err().to_string(), "at column 3: unexpected '$'");
+        assert_eq!(parse("  ").unwrap_err().column, 1);
+    }
+
+    #[test]
+    fn division_by_zero_is_an_error_not_a_panic() {
+        assert!(parse("n / (n - 4)").expect("parses").eval(4).is_err());
+        assert!(parse("ceil_div(1, n)").expect("parses").eval(0).is_err());
+    }
+}

@@ -1,0 +1,352 @@
+//! The check manifest (TOML) and its validation against the registry's
+//! contract and the module. Relative paths resolve against the manifest's
+//! folder. Geometry is validated at every size the check will visit.
+//!
+//! ```toml
+//! name = "my_scan"               # variant label in failure lines (default "user")
+//! primitive = "scan"
+//! contract = "exclusive.i32"
+//! [module]
+//! cuda = "scan.cu"               # or ptx = "scan.ptx", or cubin = "scan.cubin"
+//! [[scratch]]
+//! name = "tile_sums"
+//! dtype = "int64"
+//! len = "ceil_div(n, 1024)"
+//! zero = true                    # zeroed before each case (else poisoned)
+//! [[launch]]
+//! kernel = "scan_tiles"
+//! args = ["in", "out", "tile_sums", "n"]
+//! grid = "ceil_div(n, 1024)"
+//! block = "256"
+//! shared = "0"                   # dynamic shared bytes (default 0)
+//! zero = []                      # scratch buffers zeroed before this launch
+//! ```
+
+use super::error::ManifestError;
+use super::expr::{self, Expr};
+use super::module::{self, Kind, Module};
+use crate::registry::Primitive;
+use crate::sweep::raw::{self, Contract, Dtype};
+use serde::Deserialize;
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawManifest {
+    name: Option<String>,
+    primitive: String,
+    contract: String,
+    module: RawModule,
+    #[serde(default)]
+    scratch: Vec<RawScratch>,
+    #[serde(default)]
+    launch: Vec<RawLaunch>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawModule {
+    cuda: Option<String>,
+    ptx: Option<String>,
+    cubin: Option<String>,
+    arch: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawScratch {
+    name: String,
+    dtype: String,
+    len: String,
+    #[serde(default)]
+    zero: bool,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawLaunch {
+    kernel: String,
+    args: Vec<String>,
+    grid: String,
+    block: String,
+    shared: Option<String>,
+    #[serde(default)]
+    zero: Vec<String>,
+}
+
+/// A kernel argument.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Arg {
+    /// The contract's input buffer of this index.
+    Input(usize),
+    /// The contract's output buffer.
+    Output,
+    /// The scratch buffer of this index.
+    Scratch(usize),
+    /// n as a 64-bit unsigned integer (`unsigned long long`, `size_t`).
+    N,
+    /// n as a 32-bit unsigned integer (`unsigned int`; sizes must fit).
+    N32,
+}
+
+/// A scratch buffer.
+#[derive(Debug, Clone)]
+pub struct Scratch {
+    /// Its name in `args`.
+    pub name: String,
+    /// Element type.
+    pub dtype: Dtype,
+    /// Elements, as a function of n.
+    pub len: Expr,
+    /// Zeroed before each case (else every byte is the poison byte).
+    pub zero: bool,
+}
+
+/// One kernel launch of the sequence.
+#[derive(Debug, Clone)]
+pub struct Launch {
+    /// Entry point.
+    pub kernel: String,
+    /// Arguments in order.
+    pub args: Vec<Arg>,
+    /// Blocks.
+    pub grid: Expr,
+    /// Threads per block.
+    pub block: Expr,
+    /// Dynamic shared memory bytes.
+    pub shared: Expr,
+    /// Scratch buffers (indices) zeroed just before this launch.
+    pub zero: Vec<usize>,
+}
+
+/// A validated manifest.
+#[derive(Debug, Clone)]
+pub struct Manifest {
+    /// The manifest file.
+    pub path: PathBuf,
+    /// Variant label in failure lines.
+    pub name: String,
+    /// The primitive.
+    pub primitive: Primitive,
+    /// Its contract.
+    pub contract: &'static Contract,
+    /// The module with its entries.
+    pub module: Module,
+    /// Scratch buffers.
+    pub scratch: Vec<Scratch>,
+    /// The launch sequence.
+    pub launches: Vec<Launch>,
+}
+
+/// The virtual architecture CUDA sources are compiled for when neither the
+/// manifest nor a GPU says (the H200's).
+pub const DEFAULT_ARCH: &str = "compute_90";
+
+/// The largest block a kernel may be launched with.
+pub const MAX_BLOCK: i128 = 1024;
+
+/// Reads and validates the manifest at `path` for the sizes `sizes`;
+/// `gpu_arch` is the GPU's virtual architecture when one is present.
+pub fn load(path: &Path, sizes: &[usize], gpu_arch: Option<&str>) -> Result<Manifest, ManifestError> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| ManifestError::Read { path: path.to_path_buf(), reason: e.to_string() })?;
+    let raw: RawManifest = toml::from_str(&text).map_err(|e| ManifestError::Toml {
+        path: path.to_path_buf(),
+        message: e.to_string().trim().replace('\n', " "),
+    })?;
+    let primitive = Primitive::from_name(&raw.primitive)
+        .ok_or_else(|| ManifestError::UnknownPrimitive { name: raw.primitive.clone(), known: Primitive::names() })?;
+    let contract =
+        raw::contract(primitive, &raw.contract).map_err(|message| ManifestError::UnknownContract { message })?;
+    let folder = path.parent().unwrap_or(Path::new("."));
+    let named: Vec<(Kind, &String)> =
+        [(Kind::Cuda, &raw.module.cuda), (Kind::Ptx, &raw.module.ptx), (Kind::Cubin, &raw.module.cubin)]
+            .into_iter()
+            .filter_map(|(k, f)| f.as_ref().map(|f| (k, f)))
+            .collect();
+    let [(kind, file)] = named.as_slice() else {
+        return Err(ManifestError::Module {
+            found: if named.is_empty() { "none".into() } else { format!("{} files", named.len()) },
+        });
+    };
+    let arch = raw.module.arch.as_deref().or(gpu_arch).unwrap_or(DEFAULT_ARCH);
+    let module = module::load(*kind, &folder.join(file), arch)?;
+
+    let mut scratch: Vec<Scratch> = Vec::new();
+    for (i, s) in raw.scratch.iter().enumerate() {
+        if contract.roles().contains(&s.name.as_str())
+            || s.name == "n"
+            || s.name == "n32"
+            || scratch.iter().any(|t| t.name == s.name)
+        {
+            return Err(ManifestError::Invalid(format!(
+                "scratch {}: the name '{}' is taken (by the contract, n, n32 or another scratch buffer)",
+                i + 1,
+                s.name
+            )));
+        }
+        let dtype = Dtype::from_name(&s.dtype).ok_or_else(|| {
+            ManifestError::Invalid(format!(
+                "scratch {} ({}): dtype '{}' is not one of {}",
+                i + 1,
+                s.name,
+                s.dtype,
+                Dtype::ALL.map(Dtype::name).join(", ")
+            ))
+        })?;
+        let field = format!("scratch {} ({}) len", i + 1, s.name);
+        let len = parsed(&field, &s.len)?;
+        check_range(
+            &field,
+            &s.len,
+            &len,
+            sizes,
+            0,
+            i128::from(u32::MAX) * 1024,
+            "a length must be between 0 and 2^42 elements",
+        )?;
+        scratch.push(Scratch { name: s.name.clone(), dtype, len, zero: s.zero });
+    }
+
+    if raw.launch.is_empty() {
+        return Err(ManifestError::Invalid("the manifest has no [[launch]]: list the kernels to run, in order".into()));
+    }
+    let roles = contract.roles();
+    let mut known: Vec<String> = roles.iter().map(|r| r.to_string()).collect();
+    known.extend(scratch.iter().map(|s| s.name.clone()));
+    known.extend(["n".to_string(), "n32".to_string()]);
+    let mut launches = Vec::new();
+    for (i, l) in raw.launch.iter().enumerate() {
+        let number = i + 1;
+        let entry = module.entries.iter().find(|e| e.name == l.kernel).ok_or_else(|| ManifestError::MissingEntry {
+            launch: number,
+            kernel: l.kernel.clone(),
+            module: module.path.display().to_string(),
+            found: module.entries.iter().map(|e| e.name.as_str()).collect::<Vec<_>>().join(", "),
+        })?;
+        let mut args = Vec::new();
+        for a in &l.args {
+            args.push(argument(a, contract, &scratch).ok_or_else(|| ManifestError::UnknownArgument {
+                launch: number,
+                kernel: l.kernel.clone(),
+                arg: a.clone(),
+                known: known.join(", "),
+            })?);
+        }
+        if let Some(takes) = entry.params.filter(|&p| p != args.len()) {
+            return Err(ManifestError::ArgumentCount {
+                launch: number,
+                kernel: l.kernel.clone(),
+                given: args.len(),
+                takes,
+            });
+        }
+        let field = |what: &str| format!("launch {number} ({}) {what}", l.kernel);
+        let grid = parsed(&field("grid"), &l.grid)?;
+        check_range(
+            &field("grid"),
+            &l.grid,
+            &grid,
+            sizes,
+            1,
+            i128::from(i32::MAX),
+            "a grid must have 1 to 2^31-1 blocks",
+        )?;
+        let block = parsed(&field("block"), &l.block)?;
+        check_range(&field("block"), &l.block, &block, sizes, 1, MAX_BLOCK, "a block must have 1 to 1024 threads")?;
+        let shared_text = l.shared.clone().unwrap_or_else(|| "0".into());
+        let shared = parsed(&field("shared"), &shared_text)?;
+        check_range(
+            &field("shared"),
+            &shared_text,
+            &shared,
+            sizes,
+            0,
+            232_448,
+            "dynamic shared memory must be 0 to 227 KiB",
+        )?;
+        let mut zero = Vec::new();
+        for z in &l.zero {
+            zero.push(scratch.iter().position(|s| &s.name == z).ok_or_else(|| {
+                ManifestError::Invalid(format!(
+                    "launch {number} ({}): zero names '{z}', which is not a scratch buffer",
+                    l.kernel
+                ))
+            })?);
+        }
+        launches.push(Launch { kernel: l.kernel.clone(), args, grid, block, shared, zero });
+    }
+    if args_use_n32(&launches) {
+        if let Some(&n) = sizes.iter().find(|&&n| n > u32::MAX as usize) {
+            return Err(ManifestError::Invalid(format!(
+                "an argument n32 cannot hold n = {n}; pass n (64-bit) instead"
+            )));
+        }
+    }
+    for (r, role) in roles.iter().enumerate() {
+        let want = if r < contract.inputs.len() { Arg::Input(r) } else { Arg::Output };
+        if !launches.iter().any(|l| l.args.contains(&want)) {
+            return Err(ManifestError::MissingRole {
+                role: role.to_string(),
+                primitive: primitive.name().into(),
+                contract: contract.name.into(),
+                roles: roles.join(", "),
+            });
+        }
+    }
+    Ok(Manifest {
+        path: path.to_path_buf(),
+        name: raw.name.unwrap_or_else(|| "user".into()),
+        primitive,
+        contract,
+        module,
+        scratch,
+        launches,
+    })
+}
+
+fn args_use_n32(launches: &[Launch]) -> bool {
+    launches.iter().any(|l| l.args.contains(&Arg::N32))
+}
+
+fn argument(name: &str, contract: &Contract, scratch: &[Scratch]) -> Option<Arg> {
+    if let Some(i) = contract.inputs.iter().position(|b| b.role == name) {
+        return Some(Arg::Input(i));
+    }
+    match name {
+        _ if contract.output.role == name => Some(Arg::Output),
+        "n" => Some(Arg::N),
+        "n32" => Some(Arg::N32),
+        _ => scratch.iter().position(|s| s.name == name).map(Arg::Scratch),
+    }
+}
+
+fn parsed(field: &str, text: &str) -> Result<Expr, ManifestError> {
+    expr::parse(text).map_err(|e| ManifestError::Parse { field: field.into(), expr: text.into(), at: e.to_string() })
+}
+
+fn check_range(
+    field: &str,
+    text: &str,
+    e: &Expr,
+    sizes: &[usize],
+    low: i128,
+    high: i128,
+    rule: &str,
+) -> Result<(), ManifestError> {
+    for &n in sizes {
+        let value = match e.eval(n) {
+            Ok(v) if (low..=high).contains(&v) => continue,
+            Ok(v) => v.to_string(),
+            Err(why) => format!("undefined ({why})"),
+        };
+        return Err(ManifestError::Geometry { field: field.into(), expr: text.into(), value, n, rule: rule.into() });
+    }
+    Ok(())
+}
+
+/// The value of a validated expression at n (validated at every size the
+/// check visits, so the range checks above hold).
+pub fn at(e: &Expr, n: usize) -> u64 {
+    e.eval(n).ok().and_then(|v| u64::try_from(v).ok()).unwrap_or(0)
+}

@@ -1,0 +1,76 @@
+//! The Markdown summary of a check: verdict, what ran, the first failures
+//! with their rerun commands, sanitizer lines and timings.
+
+use super::bench::Timed;
+use super::manifest::Manifest;
+use super::sanitize::Sanitized;
+use crate::sweep::case::{failure_line, CaseResult, Verdict};
+
+/// Failure lines listed in the summary (the receipt holds all).
+pub const SHOWN: usize = 10;
+
+/// The summary text.
+pub fn markdown(
+    manifest: &Manifest,
+    seed: u64,
+    results: &[CaseResult],
+    sanitized: Option<&Sanitized>,
+    timed: Option<&Timed>,
+    ok: bool,
+) -> String {
+    let failed: Vec<&CaseResult> = results.iter().filter(|r| !r.verdict.passed()).collect();
+    let mut sizes: Vec<usize> = results.iter().map(|r| r.id.n).collect();
+    sizes.dedup();
+    let mut out = format!(
+        "# check: {} ({} {}): {}\n\n- manifest: `{}`\n- module: `{}`\n- contract: {}\n- rule: {}\n- seed: `{seed:#x}`\n\
+         - cases: {} ({} passed, {} failed) over {} sizes from {} to {}\n",
+        manifest.name,
+        manifest.primitive,
+        manifest.contract.name,
+        if ok { "PASS" } else { "FAIL" },
+        manifest.path.display(),
+        manifest.module.path.display(),
+        manifest.contract.summary,
+        manifest.contract.rule(),
+        results.len(),
+        results.len() - failed.len(),
+        failed.len(),
+        sizes.len(),
+        sizes.iter().min().unwrap_or(&0),
+        sizes.iter().max().unwrap_or(&0),
+    );
+    if !failed.is_empty() {
+        out.push_str("\n## Failures\n\n```\n");
+        for r in failed.iter().take(SHOWN) {
+            if let Verdict::Fail(m) = &r.verdict {
+                out.push_str(&format!(
+                    "{}\n  rerun: {}\n",
+                    failure_line(&r.id, m),
+                    super::rerun(&manifest.path, r.id.n, seed)
+                ));
+            }
+        }
+        out.push_str("```\n");
+    }
+    if let Some(s) = sanitized {
+        out.push_str(&format!("\n## compute-sanitizer ({})\n\n", if s.clean { "clean" } else { "FINDINGS" }));
+        for line in &s.lines {
+            out.push_str(&format!("- {line}\n"));
+        }
+    }
+    if let Some(t) = timed {
+        out.push_str(&format!(
+            "\n## Timing (median us, cold protocol)\n\n| n | yours | ours ({}) |\n|---:|---:|---:|\n",
+            t.ours
+        ));
+        for row in &t.rows {
+            let ours = row.ours_us.map(|u| format!("{u:.1}")).unwrap_or_else(|| "-".into());
+            out.push_str(&format!("| {} | {:.1} | {ours} |\n", row.n, row.user_us));
+        }
+        out.push_str("\nCUB is not timed by `check`; `harness bench` times CUB on the same sizes.\n");
+        if let Some(e) = &t.error {
+            out.push_str(&format!("\nTiming failed: {e}\n"));
+        }
+    }
+    out
+}

@@ -1,0 +1,33 @@
+//! Raw cases of the integer reduce: the GPU catalogue's int32 inputs (same
+//! sizes, families and seeds) with the model's exact int64 sum.
+
+use super::{Array, Buffer, Contract, Dtype, Len, RawCase, RawSpec};
+use crate::sweep::gpu::reduce::int_input;
+use crate::sweep::gpu::{case_seed, id, int_families};
+use crate::sweep::SweepPlan;
+
+/// The reduce contract: `out[0]` is the int64 sum of every `in[i]`.
+pub const CONTRACTS: [Contract; 1] = [Contract {
+    name: "sum.i32",
+    summary: "sum: out[0] = in[0] + ... + in[n-1] (int32 in, one int64 out)",
+    inputs: &[Buffer { role: "in", dtype: Dtype::Int32, len: Len::N }],
+    output: Buffer { role: "out", dtype: Dtype::Int64, len: Len::One },
+    what: "sum",
+}];
+
+/// Appends the raw reduce cases of `contract`.
+pub fn cases(plan: &SweepPlan, contract: &Contract, label: &str, out: &mut Vec<RawSpec>) {
+    for &n in &plan.sizes {
+        for (f, family) in int_families(plan, n).into_iter().enumerate() {
+            let seed = case_seed(plan.seed, "reduce", n, f);
+            let case_id = id("reduce", format!("{label}.{}", contract.name), n.to_string(), n, &family.name(), seed);
+            out.push(RawSpec {
+                id: case_id,
+                make: Box::new(move || {
+                    let input = int_input(family, n, seed)?;
+                    Ok(RawCase { inputs: vec![Array::Int32(input.x)], expected: Array::Int64(vec![input.sum]) })
+                }),
+            });
+        }
+    }
+}

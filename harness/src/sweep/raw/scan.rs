@@ -1,0 +1,57 @@
+//! Raw cases of the integer scans: the GPU catalogue's int32 inputs (same
+//! sizes, families and seeds) with the model's int64 prefixes.
+
+use super::{Buffer, Contract, Dtype, Len, RawCase, RawSpec};
+use crate::sweep::gpu::scan::{int_case, int_expected};
+use crate::sweep::gpu::{case_seed, id, int_families};
+use crate::sweep::SweepPlan;
+use kernels::ScanKind;
+
+const IN: Buffer = Buffer { role: "in", dtype: Dtype::Int32, len: Len::N };
+const OUT: Buffer = Buffer { role: "out", dtype: Dtype::Int64, len: Len::N };
+
+/// The scan contracts: `out[i]` is the int64 sum of `in[0..i)` (exclusive)
+/// or `in[0..=i]` (inclusive).
+pub const CONTRACTS: [Contract; 2] = [
+    Contract {
+        name: "exclusive.i32",
+        summary: "exclusive prefix sum: out[i] = in[0] + ... + in[i-1] (int32 in, int64 out, out[0] = 0)",
+        inputs: &[IN],
+        output: OUT,
+        what: "prefix",
+    },
+    Contract {
+        name: "inclusive.i32",
+        summary: "inclusive prefix sum: out[i] = in[0] + ... + in[i] (int32 in, int64 out)",
+        inputs: &[IN],
+        output: OUT,
+        what: "prefix",
+    },
+];
+
+fn kind_of(contract: &Contract) -> ScanKind {
+    if contract.name.starts_with("inclusive") {
+        ScanKind::Inclusive
+    } else {
+        ScanKind::Exclusive
+    }
+}
+
+/// Appends the raw scan cases of `contract`.
+pub fn cases(plan: &SweepPlan, contract: &Contract, label: &str, out: &mut Vec<RawSpec>) {
+    let kind = kind_of(contract);
+    for &n in &plan.sizes {
+        for (f, family) in int_families(plan, n).into_iter().enumerate() {
+            let seed = case_seed(plan.seed, "scan", n, f);
+            let case_id = id("scan", format!("{label}.{}", contract.name), n.to_string(), n, &family.name(), seed);
+            out.push(RawSpec {
+                id: case_id,
+                make: Box::new(move || {
+                    let case = int_case(family, n, seed)?;
+                    let expected = super::Array::Int64(int_expected(&case, kind).to_vec());
+                    Ok(RawCase { inputs: vec![super::Array::Int32(case.input)], expected })
+                }),
+            });
+        }
+    }
+}

@@ -1,0 +1,23 @@
+//! `harness check` on a machine without a GPU says so plainly and exits
+//! nonzero, after validating the manifest (the binary as users run it).
+
+use std::process::Command;
+
+#[test]
+fn check_without_a_gpu_prints_the_cannot_run_line_and_exits_nonzero() {
+    let manifest = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/check/reduce_ptx/check.toml");
+    let output = Command::new(env!("CARGO_BIN_EXE_harness"))
+        .args(["check", "--manifest", manifest, "--sizes", "33", "--seed", "1"])
+        .output()
+        .expect("the harness runs");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    if !stderr.contains("check: cannot run: no GPU (") {
+        // Only a machine with a GPU may get past this point.
+        assert!(stdout.contains("check: seed 0x1"), "neither ran nor said why:\n{stdout}\n{stderr}");
+        eprintln!("skipped (a GPU is present: the check ran)");
+        return;
+    }
+    assert!(!output.status.success(), "exit status {:?}", output.status);
+    assert!(stdout.contains("is valid: reduce sum.i32"), "the manifest was not validated first:\n{stdout}");
+}
