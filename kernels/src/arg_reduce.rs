@@ -29,13 +29,13 @@ use cudarc::driver::{CudaFunction, CudaSlice, DeviceRepr, PushKernelArg, ValidAs
 /// Below `n / ELEMENTS_PER_BLOCK_STEP` blocks the grid is not widened.
 const ELEMENTS_PER_BLOCK_STEP: usize = BLOCK_THREADS as usize * ARG_VECTORS_PER_STEP * 4;
 /// `kArgVectorsPerStep` in `cuda/common/config.cuh`.
-pub const ARG_VECTORS_PER_STEP: usize = 4;
+pub const ARG_VECTORS_PER_STEP: usize = crate::policy::ARG_REDUCE.vectors_per_step as usize;
 /// `kArgTwoPassMaxBlocks` in `cuda/common/config.cuh`: the most first-pass
 /// blocks (= partials) of [`ArgReduceVariant::TwoPass`].
-pub const ARG_TWO_PASS_MAX_BLOCKS: u32 = 1024;
+pub const ARG_TWO_PASS_MAX_BLOCKS: u32 = crate::policy::ARG_REDUCE.two_pass_max_blocks;
 /// `kRowsPerWarpBlock` in `cuda/common/config.cuh`: rows per block of
 /// [`ArgRowsVariant::WarpPerRow`] (one warp per row).
-pub const ROWS_PER_WARP_BLOCK: u32 = 8;
+pub const ROWS_PER_WARP_BLOCK: u32 = BLOCK_THREADS / 32;
 /// The largest element count (whole array) or row length the `int32` device
 /// index can address: 2^31 - 1.
 pub const MAX_ARG_ELEMENTS: usize = i32::MAX as usize;

@@ -20,13 +20,14 @@ use crate::device::Gpu;
 use crate::error::{DriverContext, GpuError, GpuResult};
 use crate::kernel_family::KernelFamily;
 use crate::launch::{config, BLOCK_THREADS};
+use crate::policy::COMPACT;
 use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, PushKernelArg};
 use std::sync::Arc;
 
 /// Items per single-pass tile (`kSinglePassTileItems` in compact.cu).
-pub const SINGLE_PASS_TILE_ITEMS: usize = 4096;
+pub const SINGLE_PASS_TILE_ITEMS: usize = (BLOCK_THREADS * COMPACT.single_pass_vectors_per_thread * 4) as usize;
 /// Flags per scan tile of the three-phase schedule (`kThreePhaseTileItems`).
-pub const THREE_PHASE_TILE_ITEMS: usize = 2048;
+pub const THREE_PHASE_TILE_ITEMS: usize = (BLOCK_THREADS * COMPACT.three_phase_items_per_thread) as usize;
 /// The largest input: positions and the count are u32 on the device.
 pub const MAX_ITEMS: usize = u32::MAX as usize;
 

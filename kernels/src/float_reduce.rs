@@ -45,12 +45,13 @@ use crate::device::Gpu;
 use crate::error::{DriverContext, GpuError, GpuResult};
 use crate::kernel_family::KernelFamily;
 use crate::launch::{config, BLOCK_THREADS};
+use crate::policy::FLOAT_REDUCE;
 use cudarc::driver::{CudaFunction, CudaSlice, DeviceRepr, PushKernelArg, ValidAsZeroBits};
 
-/// `kFloatTileItems` in `cuda/common/config.cuh`: inputs per tile (block pass).
-pub const FLOAT_TILE_ITEMS: usize = 4096;
-/// `kFloatTwoPassMaxBlocks` in `cuda/common/config.cuh`.
-pub const FLOAT_TWO_PASS_MAX_BLOCKS: usize = 1024;
+/// `kFloatTileItems` on the device: inputs per tile (block pass).
+pub const FLOAT_TILE_ITEMS: usize = (BLOCK_THREADS * FLOAT_REDUCE.items_per_thread) as usize;
+/// `kFloatTwoPassMaxBlocks` on the device: most first-pass blocks.
+pub const FLOAT_TWO_PASS_MAX_BLOCKS: usize = FLOAT_REDUCE.two_pass_max_blocks as usize;
 /// Rounded additions per tile pass (4 pairwise + 5 shuffle + 3 block levels).
 pub const TILE_PASS_DEPTH: u32 = 12;
 /// Grid of [`FloatReduceVariant::AtomicPerElement`]: at most this many blocks.

@@ -39,6 +39,7 @@ pub mod histogram;
 pub mod kernel_family;
 pub mod launch;
 pub mod mutant;
+pub mod policy;
 pub mod reduce;
 pub mod scan;
 pub mod segmented_reduce;

@@ -17,10 +17,11 @@ use crate::device::Gpu;
 use crate::error::{DriverContext, GpuError, GpuResult};
 use crate::kernel_family::KernelFamily;
 use crate::launch::{check_vector_aligned, config, persistent_grid, BLOCK_THREADS};
+use crate::policy::{BLOCK, REDUCE};
 use cudarc::driver::{CudaFunction, CudaSlice, CudaView, CudaViewMut, DeviceRepr, PushKernelArg, ValidAsZeroBits};
 
 /// Items per block of the multipass kernel (`kBlockItems`): 256 threads x 2.
-pub const MULTIPASS_BLOCK_ITEMS: usize = 512;
+pub const MULTIPASS_BLOCK_ITEMS: usize = (BLOCK.threads * BLOCK.hierarchical_items_per_thread) as usize;
 /// The longest input any variant accepts: n < 2^32 keeps every int64 partial
 /// within `n * 2^31 < 2^63`.
 pub const MAX_LEN: usize = u32::MAX as usize;
@@ -29,13 +30,13 @@ pub const MAX_LEN: usize = u32::MAX as usize;
 pub const SERIAL_MAX_LEN: usize = 1 << 22;
 
 /// int32 items per block of `reduce_block_atomic_i32` (256 threads x 4 int4).
-const ATOMIC_BLOCK_ITEMS_I32: usize = 4096;
+pub const ATOMIC_BLOCK_ITEMS_I32: usize = (BLOCK.threads * REDUCE.atomic_vectors_per_thread * 4) as usize;
 /// Affine items per ticket of `reduce_block_atomic_affine` (256 threads x 8).
-const ATOMIC_BLOCK_ITEMS_AFFINE: usize = 2048;
+const ATOMIC_BLOCK_ITEMS_AFFINE: usize = (BLOCK.threads * REDUCE.ordered_thread_items) as usize;
 /// int32 items of one single-pass tile (1024 int4 vectors).
-const SINGLE_PASS_TILE_ITEMS_I32: usize = 4096;
+pub const SINGLE_PASS_TILE_ITEMS_I32: usize = (BLOCK.threads * REDUCE.single_pass_vectors_per_thread * 4) as usize;
 /// Fewest affine items per block of the single pass (8 per thread).
-const SINGLE_PASS_MIN_BLOCK_ITEMS_AFFINE: usize = 2048;
+const SINGLE_PASS_MIN_BLOCK_ITEMS_AFFINE: usize = (BLOCK.threads * REDUCE.ordered_thread_items) as usize;
 /// Words of the ordered block-atomic scratch: ticket counter, turn, error.
 const ORDERED_SYNC_WORDS: usize = 3;
 

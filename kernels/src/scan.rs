@@ -18,14 +18,15 @@ use crate::device::Gpu;
 use crate::error::{DriverContext, GpuError, GpuResult};
 use crate::kernel_family::KernelFamily;
 use crate::launch::{check_vector_aligned, config, BLOCK_THREADS};
+use crate::policy::{BLOCK, SCAN};
 use cudarc::driver::{CudaFunction, CudaSlice, CudaView, CudaViewMut, DeviceRepr, PushKernelArg, ValidAsZeroBits};
 
 /// Items per block of the Blelloch block scan (`kBlockItems`).
-pub const BLELLOCH_BLOCK_ITEMS: usize = 512;
+pub const BLELLOCH_BLOCK_ITEMS: usize = (BLOCK.threads * BLOCK.hierarchical_items_per_thread) as usize;
 /// Items per tile of the int32 look-back scan (`kScanTileItems` = 256 x 16).
-pub const LOOKBACK_TILE_ITEMS_I32: usize = 4096;
+pub const LOOKBACK_TILE_ITEMS_I32: usize = (BLOCK.threads * SCAN.items_per_thread) as usize;
 /// Items per tile of the affine look-back scan (256 threads x 2).
-pub const LOOKBACK_TILE_ITEMS_AFFINE: usize = 512;
+pub const LOOKBACK_TILE_ITEMS_AFFINE: usize = BLELLOCH_BLOCK_ITEMS;
 /// The longest input any variant accepts: n < 2^32 keeps every int64 prefix
 /// within `n * 2^31 < 2^63` and every tile id within u32.
 pub const MAX_LEN: usize = u32::MAX as usize;

@@ -210,15 +210,6 @@ fn lookback_tile_emulation_matches_serial() {
     }
 }
 
-#[test]
-fn tile_constants_match_config() {
-    let config = crate::sources::source("common/config.cuh").expect("embedded");
-    assert!(config.contains("constexpr int kScanItemsPerThread = 16;"));
-    assert_eq!(LOOKBACK_TILE_ITEMS_I32, BLOCK_THREADS as usize * 16);
-    assert!(config.contains("constexpr int kBlockItems = kBlockThreads * kItemsPerThreadPair;"));
-    assert_eq!(LOOKBACK_TILE_ITEMS_AFFINE, BLELLOCH_BLOCK_ITEMS);
-}
-
 /// Every kernel the plans launch exists in the compiled module, and each
 /// planted mutant of this family still compiles without a warning.
 #[test]

@@ -1,0 +1,161 @@
+//! Tests of `kernels::policy`: the invariants every retune must keep (the
+//! host-side twins of the CUDA `static_assert`s), and NVRTC compiles that
+//! prove each family binds its constants to the policy the host reads.
+
+use super::*;
+use crate::kernel_family::KernelFamily;
+
+const WARP: u32 = 32;
+
+#[test]
+fn define_names_are_unique_prefixed_and_fit_an_int() {
+    let defines = defines();
+    let mut names: Vec<&str> = defines.iter().map(|(n, _)| n.as_str()).collect();
+    names.sort_unstable();
+    let before = names.len();
+    names.dedup();
+    assert_eq!(names.len(), before, "a define name repeats");
+    for (name, value) in &defines {
+        assert!(
+            name.starts_with("PRIMLAB_")
+                && name.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
+        );
+        assert!(*value > 0 && *value <= i32::MAX as u64, "{name} = {value} must be a positive int");
+    }
+    assert_eq!(define_options()[0], format!("-D{}={}", defines[0].0, defines[0].1));
+}
+
+#[test]
+fn block_shapes_are_whole_warps_within_device_limits() {
+    assert_eq!(BLOCK.threads % WARP, 0);
+    assert!(BLOCK.threads / WARP <= WARP, "the second block_reduce pass folds one partial per warp in one warp");
+    assert_eq!(BLOCK.hierarchical_items_per_thread, 2, "the Blelloch up-sweep pairs neighbours");
+    assert_eq!(SOFTMAX.block_threads % WARP, 0);
+    let mut capacity = 0;
+    for shape in SOFTMAX.register_shapes {
+        assert_eq!(shape.threads % WARP, 0, "{}", shape.name);
+        assert!(shape.threads <= 1024, "{}: a block holds at most 1024 threads", shape.name);
+        assert_eq!(shape.items % 8, 0, "{}: whole 16-byte vectors of f32 (4) and bf16 (8)", shape.name);
+        assert!(shape.threads * shape.items > capacity, "{}: shapes are smallest first", shape.name);
+        capacity = shape.threads * shape.items;
+    }
+}
+
+#[test]
+fn tiles_are_whole_vectors_and_fit_their_bounds() {
+    assert_eq!(SCAN.items_per_thread % 4, 0, "a thread's look-back items are int4 vectors");
+    assert!(FLOAT_REDUCE.two_pass_max_blocks <= BLOCK.threads * FLOAT_REDUCE.items_per_thread, "pass 2 is one tile");
+    assert_eq!(BLOCK.threads * FLOAT_REDUCE.items_per_thread, 4096, "TILE_PASS_DEPTH counts levels of 4096 items");
+    assert!(EXACT_SUM.flush_tiles * EXACT_SUM.items_per_thread <= 256, "a bin takes at most 256 adds per flush");
+    assert!(4 * BLOCK.threads < 1 << 16, "compact packs block counts in 16-bit fields");
+    assert!(COMPACT.single_pass_vectors_per_thread * 16 <= 64, "four 16-bit fields fill an i64");
+    assert!(HISTOGRAM.max_bins * 4 * 2 <= 32 * 1024, "two copies of the largest histogram fit 32 KiB");
+    assert!(HISTOGRAM.thread_counter_max_bins * BLOCK.threads * 4 <= 48 * 1024, "the default shared limit");
+    assert_eq!(HISTOGRAM.max_bins, primlab_types::MAX_BINS);
+}
+
+/// Each family's device constants, as compiled with the policy defines,
+/// equal the host constants its launch code uses.
+#[test]
+fn every_family_compiles_its_constants_equal_to_the_host_ones() {
+    crate::compile::ensure_nvrtc().unwrap_or_else(|e| panic!("{e}: run `make verify`"));
+    let eq = |device: &str, host: usize| format!("static_assert({device} == {host}, \"{device} != host {host}\");\n");
+    let checks: Vec<(KernelFamily, String)> = vec![
+        (
+            KernelFamily::Reduce,
+            [
+                eq("kBlockThreads", crate::launch::BLOCK_THREADS as usize),
+                eq("kBlockItems", crate::reduce::MULTIPASS_BLOCK_ITEMS),
+                eq("kSerialBatch", REDUCE.serial_batch as usize),
+                eq("kAtomicBlockItems", crate::reduce::ATOMIC_BLOCK_ITEMS_I32),
+                eq("kOrderedBlockItems", (BLOCK.threads * REDUCE.ordered_thread_items) as usize),
+                eq("kSinglePassTileVectors * 4", crate::reduce::SINGLE_PASS_TILE_ITEMS_I32),
+            ]
+            .concat(),
+        ),
+        (
+            KernelFamily::Scan,
+            eq("kScanTileItems", crate::scan::LOOKBACK_TILE_ITEMS_I32)
+                + &eq("kBlockItems", crate::scan::BLELLOCH_BLOCK_ITEMS),
+        ),
+        (
+            KernelFamily::ArgReduce,
+            eq("kArgVectorsPerStep", crate::arg_reduce::ARG_VECTORS_PER_STEP)
+                + &eq("kArgTwoPassMaxBlocks", crate::arg_reduce::ARG_TWO_PASS_MAX_BLOCKS as usize)
+                + &eq("kRowsPerWarpBlock", crate::arg_reduce::ROWS_PER_WARP_BLOCK as usize),
+        ),
+        (KernelFamily::Softmax, {
+            let mut text = eq("kSoftmaxBlockThreads", crate::softmax::SOFTMAX_BLOCK_THREADS as usize);
+            for (name, threads, items) in crate::softmax::ROW_IN_REGISTERS_SHAPES {
+                let title = format!("{}{}", name[..1].to_uppercase(), &name[1..]);
+                text += &eq(&format!("kSoftmaxReg{title}Threads"), threads as usize);
+                text += &eq(&format!("kSoftmaxReg{title}Items"), items as usize);
+            }
+            text
+        }),
+        (
+            KernelFamily::Compact,
+            eq("kThreePhaseTileItems", crate::compact::THREE_PHASE_TILE_ITEMS)
+                + &eq("kSinglePassTileItems", crate::compact::SINGLE_PASS_TILE_ITEMS),
+        ),
+        (
+            KernelFamily::SegmentedReduce,
+            eq("sizeof(ArgF32)", std::mem::size_of::<crate::segmented_reduce::SegmentArgF32>())
+                + &eq("alignof(ArgF32)", std::mem::align_of::<crate::segmented_reduce::SegmentArgF32>())
+                + &eq("kNoIndex", i32::MAX as usize),
+        ),
+        (
+            KernelFamily::Histogram,
+            eq("kMaxBins", crate::histogram::MAX_BINS)
+                + &eq("kThreadCounterMaxBins", crate::histogram::THREAD_COUNTER_MAX_BINS),
+        ),
+        (
+            KernelFamily::FloatReduce,
+            eq("kFloatTileItems", crate::float_reduce::FLOAT_TILE_ITEMS)
+                + &eq("kFloatTwoPassMaxBlocks", crate::float_reduce::FLOAT_TWO_PASS_MAX_BLOCKS),
+        ),
+        (
+            KernelFamily::ExactSum,
+            eq("kExactTileItems", crate::exact_sum::EXACT_TILE_ITEMS)
+                + &eq("kExactMaxBlocks", crate::exact_sum::EXACT_MAX_BLOCKS as usize)
+                + &eq("kExactFlushTiles", EXACT_SUM.flush_tiles as usize)
+                + &eq("kExactRecordWords", crate::exact_sum::EXACT_RECORD_WORDS),
+        ),
+    ];
+    for (family, appended) in checks {
+        match crate::compile::compile_family_with(family, &appended) {
+            Ok(log) => assert!(log.is_empty(), "{} warned:\n{log}", family.file()),
+            Err(e) => panic!("{}: a device constant differs from the host's:\n{e}", family.file()),
+        }
+    }
+}
+
+/// A compile without one policy define stops at an `#error` naming it
+/// (the reduce defines are bound in reduce.cu itself, so they are left to
+/// the family compile above).
+#[test]
+fn a_missing_define_stops_the_compile_with_its_name() {
+    crate::compile::ensure_nvrtc().unwrap_or_else(|e| panic!("{e}: run `make verify`"));
+    let base = ["-std=c++17".to_string(), "--gpu-architecture=sm_90".to_string()];
+    for (dropped, _) in defines().into_iter().filter(|(n, _)| !n.starts_with("PRIMLAB_REDUCE_")) {
+        let file = match dropped.split('_').nth(1) {
+            Some("COMPACT") => "compact.cu",
+            Some("HISTOGRAM") => "histogram.cu",
+            _ => "common/config.cuh",
+        };
+        let unit = crate::sources::translation_unit(file).expect("embedded");
+        let mut options = base.to_vec();
+        options.extend(defines().into_iter().filter(|(n, _)| *n != dropped).map(|(n, v)| format!("-D{n}={v}")));
+        let outcome = crate::compile::compile_source_with(file, &unit, "sm_90", options);
+        match outcome {
+            Err(e) => {
+                let message = e.to_string();
+                assert!(
+                    message.contains("#error") && message.contains(&dropped),
+                    "{file} without {dropped}: {message}"
+                );
+            }
+            Ok(_) => panic!("{file} compiled without {dropped}"),
+        }
+    }
+}
