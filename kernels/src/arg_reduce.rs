@@ -22,6 +22,7 @@ use crate::device::Gpu;
 use crate::error::{DriverContext, GpuError, GpuResult};
 use crate::kernel_family::KernelFamily;
 use crate::launch::{config, persistent_grid, BLOCK_THREADS};
+use crate::plan_description::PlanDescription;
 use cudarc::driver::{CudaFunction, CudaSlice, DeviceRepr, PushKernelArg, ValidAsZeroBits};
 
 /// Elements each block of a whole-array kernel covers per grid-stride step at
@@ -293,6 +294,22 @@ impl<'g, T: ArgElement> ArgReducePlan<'g, T> {
         self.grid
     }
 
+    /// What one enqueue puts on the stream; DRAM estimate: the input once,
+    /// the partials written and read (16 B per block).
+    pub fn describe(&self) -> PlanDescription {
+        let suffix = format!("{}_{}", self.extremum.name(), T::TYPE_NAME);
+        let d = PlanDescription::new("ArgReducePlan").memset("control words", std::mem::size_of::<ArgControl>() as u64);
+        let d = match self.variant {
+            ArgReduceVariant::TwoPass => d
+                .launch(format!("arg_reduce_two_pass_partials_{suffix}"), self.grid, BLOCK_THREADS, 0)
+                .launch(format!("arg_reduce_two_pass_final_{suffix}"), 1, BLOCK_THREADS, 0),
+            ArgReduceVariant::SinglePass => {
+                d.launch(format!("arg_reduce_single_pass_{suffix}"), self.grid, BLOCK_THREADS, 0)
+            }
+        };
+        d.moves((std::mem::size_of::<T>() * self.n) as u64 + 16 * self.grid as u64)
+    }
+
     /// Enqueues the memset and the kernel(s) over `input` (`n` elements).
     pub fn enqueue(&mut self, input: &CudaSlice<T>) -> GpuResult<()> {
         let primitive = self.extremum.primitive();
@@ -400,6 +417,21 @@ impl<'g, T: ArgElement> ArgRowsPlan<'g, T> {
         let control = gpu.alloc_uninit::<ArgControl>(1)?;
         let output = gpu.alloc_poisoned::<ArgPair<T>>(rows)?;
         Ok(ArgRowsPlan { gpu, variant, extremum, rows, cols, grid, kernel, control, output })
+    }
+
+    /// What one enqueue puts on the stream; DRAM estimate: the input once and
+    /// one 8-byte answer per row.
+    pub fn describe(&self) -> PlanDescription {
+        let part = if self.variant == ArgRowsVariant::WarpPerRow { "warp" } else { "block" };
+        PlanDescription::new("ArgRowsPlan")
+            .memset("control words", std::mem::size_of::<ArgControl>() as u64)
+            .launch(
+                format!("arg_reduce_rows_{part}_{}_{}", self.extremum.name(), T::TYPE_NAME),
+                self.grid,
+                BLOCK_THREADS,
+                0,
+            )
+            .moves((std::mem::size_of::<T>() * self.rows * self.cols + 8 * self.rows) as u64)
     }
 
     /// The per-row answers of the last run, as the device stores them.

@@ -40,6 +40,7 @@ use crate::error::{DriverContext, GpuError, GpuResult};
 use crate::float_reduce::FloatElement;
 use crate::kernel_family::KernelFamily;
 use crate::launch::{config, resident_blocks_per_sm, BLOCK_THREADS};
+use crate::plan_description::PlanDescription;
 use cudarc::driver::{CudaFunction, CudaSlice, PushKernelArg};
 
 /// `kExactTileItems` on the device: inputs per block per step.
@@ -151,6 +152,17 @@ impl<'g, T: FloatElement> ExactSumPlan<'g, T> {
     /// Blocks of the first (partials) kernel.
     pub fn grid(&self) -> u32 {
         self.grid
+    }
+
+    /// What one [`ExactSumPlan::enqueue`] puts on the stream (no memset, no
+    /// atomics). DRAM estimate: the input once, the block records written
+    /// and read back.
+    pub fn describe(&self) -> PlanDescription {
+        let records = 8 * EXACT_RECORD_WORDS as u64 * self.grid as u64;
+        PlanDescription::new("ExactSumPlan")
+            .launch(format!("exact_sum_partials_{}", T::TYPE_NAME), self.grid, BLOCK_THREADS, 0)
+            .launch("exact_sum_finish", 1, BLOCK_THREADS, 0)
+            .moves((std::mem::size_of::<T>() * self.n) as u64 + 2 * records)
     }
 
     /// The device result (one f32), valid after the enqueued work completes.

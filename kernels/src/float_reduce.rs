@@ -45,6 +45,7 @@ use crate::device::Gpu;
 use crate::error::{DriverContext, GpuError, GpuResult};
 use crate::kernel_family::KernelFamily;
 use crate::launch::{config, BLOCK_THREADS};
+use crate::plan_description::PlanDescription;
 use crate::policy::FLOAT_REDUCE;
 use cudarc::driver::{CudaFunction, CudaSlice, DeviceRepr, PushKernelArg, ValidAsZeroBits};
 
@@ -257,6 +258,20 @@ pub struct FloatReducePlan<'g, T: FloatElement> {
     _element: std::marker::PhantomData<T>,
 }
 
+/// The kernel over the input and the one over later levels (none for the
+/// atomic variants) of `variant` on elements named `t`.
+fn kernel_names(variant: FloatReduceVariant, t: &str) -> (String, Option<&'static str>) {
+    match variant {
+        FloatReduceVariant::FixedTree => (format!("float_reduce_tile_{t}"), Some("float_reduce_tile_f32")),
+        FloatReduceVariant::Compensated => {
+            (format!("float_reduce_compensated_tile_{t}"), Some("float_reduce_compensated_tile_pairs"))
+        }
+        FloatReduceVariant::TwoPass => (format!("float_reduce_two_pass_partials_{t}"), Some("float_reduce_tile_f32")),
+        FloatReduceVariant::AtomicPerBlock => (format!("float_reduce_atomic_per_block_{t}"), None),
+        FloatReduceVariant::AtomicPerElement => (format!("float_reduce_atomic_per_element_{t}"), None),
+    }
+}
+
 impl<'g, T: FloatElement> FloatReducePlan<'g, T> {
     /// Plans a sum of `n >= 1` inputs (else [`GpuError::InvalidInput`]).
     pub fn new(gpu: &'g Gpu, variant: FloatReduceVariant, n: usize) -> GpuResult<Self> {
@@ -268,49 +283,31 @@ impl<'g, T: FloatElement> FloatReducePlan<'g, T> {
                 reason: "nothing to plan for an empty input (its sum is 0)".into(),
             });
         }
-        let t = T::TYPE_NAME;
         let function = |name: &str| gpu.function(KernelFamily::FloatReduce, name);
-        let (first, later, grids, scratch) = match variant {
+        let (first_name, later_name) = kernel_names(variant, T::TYPE_NAME);
+        let first = function(&first_name)?;
+        let later = later_name.map(function).transpose()?;
+        let (grids, scratch) = match variant {
             FloatReduceVariant::FixedTree => {
                 let grids = tree_grids(n);
                 let levels = grids.iter().map(|&g| gpu.alloc_uninit::<f32>(g)).collect::<GpuResult<Vec<_>>>()?;
-                (
-                    function(&format!("float_reduce_tile_{t}"))?,
-                    Some(function("float_reduce_tile_f32")?),
-                    grids,
-                    Scratch::Tree(levels),
-                )
+                (grids, Scratch::Tree(levels))
             }
             FloatReduceVariant::Compensated => {
                 let grids = tree_grids(n);
                 let levels =
                     grids.iter().map(|&g| gpu.alloc_uninit::<CompensatedPair>(g)).collect::<GpuResult<Vec<_>>>()?;
-                (
-                    function(&format!("float_reduce_compensated_tile_{t}"))?,
-                    Some(function("float_reduce_compensated_tile_pairs")?),
-                    grids,
-                    Scratch::Pairs(levels),
-                )
+                (grids, Scratch::Pairs(levels))
             }
             FloatReduceVariant::TwoPass => {
                 let grids = vec![two_pass_grid(n), 1];
                 let levels = grids.iter().map(|&g| gpu.alloc_uninit::<f32>(g)).collect::<GpuResult<Vec<_>>>()?;
-                (
-                    function(&format!("float_reduce_two_pass_partials_{t}"))?,
-                    Some(function("float_reduce_tile_f32")?),
-                    grids,
-                    Scratch::Tree(levels),
-                )
+                (grids, Scratch::Tree(levels))
             }
-            FloatReduceVariant::AtomicPerBlock => {
-                (function(&format!("float_reduce_atomic_per_block_{t}"))?, None, vec![tiles_of(n)], Scratch::None)
+            FloatReduceVariant::AtomicPerBlock => (vec![tiles_of(n)], Scratch::None),
+            FloatReduceVariant::AtomicPerElement => {
+                (vec![tiles_of(n).min(ATOMIC_PER_ELEMENT_MAX_BLOCKS)], Scratch::None)
             }
-            FloatReduceVariant::AtomicPerElement => (
-                function(&format!("float_reduce_atomic_per_element_{t}"))?,
-                None,
-                vec![tiles_of(n).min(ATOMIC_PER_ELEMENT_MAX_BLOCKS)],
-                Scratch::None,
-            ),
         };
         if grids.iter().any(|&g| g > i32::MAX as usize) {
             return Err(GpuError::InvalidInput {
@@ -406,6 +403,25 @@ impl<'g, T: FloatElement> FloatReducePlan<'g, T> {
             }
         }
         Ok(())
+    }
+
+    /// What one [`FloatReducePlan::enqueue`] puts on the stream: the first
+    /// kernel over `grids[0]` blocks, the later one per further grid, or a
+    /// memset of the result before an atomic kernel. DRAM estimate: the input
+    /// once, each level's partials written and read (16 B per block), and
+    /// 8 B per first-pass block.
+    pub fn describe(&self) -> PlanDescription {
+        let (first, later) = kernel_names(self.variant, T::TYPE_NAME);
+        let element = std::mem::size_of::<T>() as u64;
+        let partials: u64 = self.grids.iter().skip(1).map(|&g| 16 * g as u64).sum();
+        let d = PlanDescription::new("FloatReducePlan")
+            .moves(element * self.n as u64 + partials + 8 * self.grids[0] as u64);
+        let d = if later.is_none() { d.memset("result", 4) } else { d };
+        let d = d.launch(first, self.grids[0], BLOCK_THREADS, 0);
+        match later {
+            Some(later) => self.grids[1..].iter().fold(d, |d, &g| d.launch(later, g, BLOCK_THREADS, 0)),
+            None => d,
+        }
     }
 
     /// Synchronises and returns the sum of the last enqueued run.

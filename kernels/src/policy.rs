@@ -164,6 +164,40 @@ pub const COMPACT: CompactPolicy = CompactPolicy { three_phase_items_per_thread:
 pub const HISTOGRAM: HistogramPolicy =
     HistogramPolicy { max_bins: primlab_types::MAX_BINS, thread_counter_max_bins: 32 };
 
+/// The invariants every retune must keep, checked when this crate compiles
+/// (the host-side twins of the CUDA `static_assert`s).
+const _: () = {
+    const WARP: u32 = 32;
+    assert!(BLOCK.threads % WARP == 0, "a block is whole warps");
+    assert!(BLOCK.threads / WARP <= WARP, "the second block_reduce pass folds one partial per warp in one warp");
+    assert!(BLOCK.hierarchical_items_per_thread == 2, "the Blelloch up-sweep pairs neighbours");
+    assert!(SOFTMAX.block_threads % WARP == 0, "a softmax block is whole warps");
+    let mut i = 0;
+    let mut capacity = 0;
+    while i < SOFTMAX.register_shapes.len() {
+        let shape = SOFTMAX.register_shapes[i];
+        assert!(shape.threads % WARP == 0 && shape.threads <= 1024, "a register shape is whole warps, <= 1024");
+        assert!(shape.items % 8 == 0, "whole 16-byte vectors of f32 (4) and bf16 (8) per thread");
+        assert!(shape.threads * shape.items > capacity, "register shapes are smallest first");
+        capacity = shape.threads * shape.items;
+        i += 1;
+    }
+    assert!(SCAN.items_per_thread % 4 == 0, "a thread's look-back items are int4 vectors");
+    assert!(
+        FLOAT_REDUCE.two_pass_max_blocks <= BLOCK.threads * FLOAT_REDUCE.items_per_thread,
+        "the float second pass is one tile"
+    );
+    assert!(
+        BLOCK.threads * FLOAT_REDUCE.items_per_thread == 4096,
+        "TILE_PASS_DEPTH (float_reduce.rs) counts the levels of a 4096-item tile"
+    );
+    assert!(EXACT_SUM.flush_tiles * EXACT_SUM.items_per_thread <= 256, "a bin takes at most 256 adds per flush");
+    assert!(4 * BLOCK.threads < 1 << 16, "compact packs block counts in 16-bit fields");
+    assert!(COMPACT.single_pass_vectors_per_thread * 16 <= 64, "four 16-bit fields fill an i64");
+    assert!(HISTOGRAM.max_bins * 4 * 2 <= 32 * 1024, "two copies of the largest histogram fit 32 KiB");
+    assert!(HISTOGRAM.thread_counter_max_bins * BLOCK.threads * 4 <= 48 * 1024, "the default shared-memory limit");
+};
+
 /// Every policy value as `(define name, value)`, in a fixed order. Each name
 /// is `PRIMLAB_<FAMILY>_<NAME>` and is passed to every family's compile.
 pub fn defines() -> Vec<(String, u64)> {

@@ -1,11 +1,9 @@
-//! Tests of `kernels::policy`: the invariants every retune must keep (the
-//! host-side twins of the CUDA `static_assert`s), and NVRTC compiles that
-//! prove each family binds its constants to the policy the host reads.
+//! Tests of `kernels::policy`: the defines it passes, and NVRTC compiles that
+//! prove each family binds its constants to the policy the host reads (the
+//! invariants themselves are compile-time asserts in policy.rs).
 
 use super::*;
 use crate::kernel_family::KernelFamily;
-
-const WARP: u32 = 32;
 
 #[test]
 fn define_names_are_unique_prefixed_and_fit_an_int() {
@@ -23,35 +21,6 @@ fn define_names_are_unique_prefixed_and_fit_an_int() {
         assert!(*value > 0 && *value <= i32::MAX as u64, "{name} = {value} must be a positive int");
     }
     assert_eq!(define_options()[0], format!("-D{}={}", defines[0].0, defines[0].1));
-}
-
-#[test]
-fn block_shapes_are_whole_warps_within_device_limits() {
-    assert_eq!(BLOCK.threads % WARP, 0);
-    assert!(BLOCK.threads / WARP <= WARP, "the second block_reduce pass folds one partial per warp in one warp");
-    assert_eq!(BLOCK.hierarchical_items_per_thread, 2, "the Blelloch up-sweep pairs neighbours");
-    assert_eq!(SOFTMAX.block_threads % WARP, 0);
-    let mut capacity = 0;
-    for shape in SOFTMAX.register_shapes {
-        assert_eq!(shape.threads % WARP, 0, "{}", shape.name);
-        assert!(shape.threads <= 1024, "{}: a block holds at most 1024 threads", shape.name);
-        assert_eq!(shape.items % 8, 0, "{}: whole 16-byte vectors of f32 (4) and bf16 (8)", shape.name);
-        assert!(shape.threads * shape.items > capacity, "{}: shapes are smallest first", shape.name);
-        capacity = shape.threads * shape.items;
-    }
-}
-
-#[test]
-fn tiles_are_whole_vectors_and_fit_their_bounds() {
-    assert_eq!(SCAN.items_per_thread % 4, 0, "a thread's look-back items are int4 vectors");
-    assert!(FLOAT_REDUCE.two_pass_max_blocks <= BLOCK.threads * FLOAT_REDUCE.items_per_thread, "pass 2 is one tile");
-    assert_eq!(BLOCK.threads * FLOAT_REDUCE.items_per_thread, 4096, "TILE_PASS_DEPTH counts levels of 4096 items");
-    assert!(EXACT_SUM.flush_tiles * EXACT_SUM.items_per_thread <= 256, "a bin takes at most 256 adds per flush");
-    assert!(4 * BLOCK.threads < 1 << 16, "compact packs block counts in 16-bit fields");
-    assert!(COMPACT.single_pass_vectors_per_thread * 16 <= 64, "four 16-bit fields fill an i64");
-    assert!(HISTOGRAM.max_bins * 4 * 2 <= 32 * 1024, "two copies of the largest histogram fit 32 KiB");
-    assert!(HISTOGRAM.thread_counter_max_bins * BLOCK.threads * 4 <= 48 * 1024, "the default shared limit");
-    assert_eq!(HISTOGRAM.max_bins, primlab_types::MAX_BINS);
 }
 
 /// Each family's device constants, as compiled with the policy defines,

@@ -17,6 +17,7 @@ use crate::device::Gpu;
 use crate::error::{DriverContext, GpuError, GpuResult};
 use crate::kernel_family::KernelFamily;
 use crate::launch::{check_vector_aligned, config, persistent_grid, BLOCK_THREADS};
+use crate::plan_description::PlanDescription;
 use crate::policy::{BLOCK, REDUCE};
 use cudarc::driver::{CudaFunction, CudaSlice, CudaView, CudaViewMut, DeviceRepr, PushKernelArg, ValidAsZeroBits};
 
@@ -145,7 +146,7 @@ impl ReduceElement for AffineMap {
 /// The item counts the multipass passes read: `[n, ceil(n/512), ..., 1]`;
 /// pass p reduces `counts[p]` items into `counts[p + 1]` partials. At least
 /// one pass (n = 1 gives `[1, 1]`).
-fn multipass_counts(n: usize) -> Vec<usize> {
+pub fn multipass_counts(n: usize) -> Vec<usize> {
     let mut counts = vec![n];
     loop {
         let next = n_blocks(*counts.last().expect("nonempty"), MULTIPASS_BLOCK_ITEMS);
@@ -389,6 +390,35 @@ impl<'g, E: ReduceElement> ReducePlan<'g, E> {
             }
         }
         Ok(())
+    }
+
+    /// What one [`ReducePlan::enqueue`] puts on the stream, read from the
+    /// schedule it runs. DRAM estimate: the input once, plus each multipass
+    /// partial level and the single-pass partials written and read back.
+    pub fn describe(&self) -> PlanDescription {
+        let output = std::mem::size_of::<E::Output>() as u64;
+        let d = PlanDescription::new("ReducePlan").moves((self.n * std::mem::size_of::<E>()) as u64);
+        let block = BLOCK_THREADS;
+        match &self.schedule {
+            Schedule::Serial { .. } => d.launch(format!("reduce_serial_{}", E::INPUT_SUFFIX), 1, 1, 0),
+            Schedule::Multipass { counts, .. } => (0..counts.len() - 1).fold(d, |d, p| {
+                let suffix = if p == 0 { E::INPUT_SUFFIX } else { E::PARTIAL_SUFFIX };
+                let d = d.launch(format!("reduce_multipass_{suffix}"), counts[p + 1] as u32, block, 0);
+                if p + 2 < counts.len() {
+                    d.moves(2 * output * counts[p + 1] as u64)
+                } else {
+                    d
+                }
+            }),
+            Schedule::BlockAtomic { grid, sync, .. } => match sync {
+                None => d.memset("output", output),
+                Some(_) => d.memset("ticket counter, turn, error word", 4 * ORDERED_SYNC_WORDS as u64),
+            }
+            .launch(format!("reduce_block_atomic_{}", E::INPUT_SUFFIX), *grid, block, 0),
+            Schedule::SinglePass { grid, .. } => d
+                .launch(format!("reduce_single_pass_{}", E::INPUT_SUFFIX), *grid, block, 0)
+                .moves(2 * output * *grid as u64),
+        }
     }
 
     /// After the enqueued work has completed (this call synchronises):

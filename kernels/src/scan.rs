@@ -18,6 +18,7 @@ use crate::device::Gpu;
 use crate::error::{DriverContext, GpuError, GpuResult};
 use crate::kernel_family::KernelFamily;
 use crate::launch::{check_vector_aligned, config, BLOCK_THREADS};
+use crate::plan_description::PlanDescription;
 use crate::policy::{BLOCK, SCAN};
 use cudarc::driver::{CudaFunction, CudaSlice, CudaView, CudaViewMut, DeviceRepr, PushKernelArg, ValidAsZeroBits};
 
@@ -402,6 +403,44 @@ impl<'g, E: ScanElement> ScanPlan<'g, E> {
             }
         }
         Ok(())
+    }
+
+    /// What one [`ScanPlan::enqueue`] puts on the stream, read from the
+    /// schedule it runs. DRAM estimate: the input read and the output written
+    /// once; Blelloch adds the output read and written again by the offsets
+    /// (more than one level) and every level of block totals written and
+    /// read; the look-back adds its control words and two payloads per tile.
+    pub fn describe(&self) -> PlanDescription {
+        let (k, t, o) = (self.kind.name(), E::INPUT_SUFFIX, E::OUTPUT_SUFFIX);
+        let output = std::mem::size_of::<E::Output>() as u64;
+        let n = self.n as u64;
+        let d = PlanDescription::new("ScanPlan").moves(n * (std::mem::size_of::<E>() as u64 + output));
+        let block = BLOCK_THREADS;
+        match &self.schedule {
+            Schedule::Serial { .. } => d.launch(format!("scan_serial_{k}_{t}"), 1, 1, 0),
+            Schedule::Blelloch { sizes, .. } => {
+                let levels = sizes.len();
+                let mut d = d.launch(format!("scan_blelloch_level_{k}_{t}"), blelloch_grid(sizes[0]), block, 0);
+                for &m in &sizes[1..] {
+                    d = d.launch(format!("scan_blelloch_level_inplace_{o}"), blelloch_grid(m), block, 0);
+                }
+                for level in (1..levels).rev() {
+                    let into = if level == 1 { "" } else { "_totals" };
+                    d = d.launch(
+                        format!("scan_blelloch_add_offsets{into}_{o}"),
+                        blelloch_grid(sizes[level - 1]),
+                        block,
+                        0,
+                    );
+                }
+                let totals: u64 = sizes.iter().map(|&m| 2 * output * blelloch_grid(m) as u64).sum();
+                d.moves(totals + if levels > 1 { 2 * output * n } else { 0 })
+            }
+            Schedule::DecoupledLookback { tiles, .. } => d
+                .memset("tile counter, error word, tile flags", 4 * (LOOKBACK_CONTROL_HEADER as u64 + *tiles as u64))
+                .launch(format!("scan_decoupled_lookback_{k}_{t}"), *tiles, block, 0)
+                .moves(2 * output * *tiles as u64),
+        }
     }
 
     /// After the enqueued work has completed (this call synchronises):

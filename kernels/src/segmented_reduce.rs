@@ -25,6 +25,7 @@ use crate::device::Gpu;
 use crate::error::{DriverContext, GpuError, GpuResult};
 use crate::kernel_family::KernelFamily;
 use crate::launch::{config, BLOCK_THREADS};
+use crate::plan_description::PlanDescription;
 use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, DeviceRepr, PushKernelArg, ValidAsZeroBits};
 use std::marker::PhantomData;
 use std::sync::Arc;
@@ -388,6 +389,39 @@ impl<O: SegmentedOp> SegmentedPlan<O> {
     /// Blocks per segment (1 except for the multi-block schedule).
     pub fn blocks_per_segment(&self) -> usize {
         self.blocks_per_segment as usize
+    }
+
+    /// What one enqueue puts on the stream (nothing for zero segments).
+    /// DRAM estimate: the `n` inputs and the offsets read, one output per
+    /// segment written, the multi-block partials written and read.
+    pub fn describe(&self) -> PlanDescription {
+        let segments = self.segments;
+        let d = PlanDescription::new("SegmentedPlan").moves(
+            (self.n * std::mem::size_of::<O::Input>()
+                + 4 * (segments + 1)
+                + segments * std::mem::size_of::<O::Output>()) as u64,
+        );
+        if segments == 0 {
+            return d;
+        }
+        let kernel = format!("{}_{}", self.variant.kernel_prefix(), O::NAME);
+        match self.variant {
+            SegmentedVariant::WarpPerSegment => {
+                d.launch(kernel, grid_for(segments.div_ceil(WARPS_PER_BLOCK)), BLOCK_THREADS, 0)
+            }
+            SegmentedVariant::BlockPerSegment => d.launch(kernel, grid_for(segments), BLOCK_THREADS, 0),
+            SegmentedVariant::MultiBlockPerSegment => {
+                let partials = segments * self.blocks_per_segment as usize;
+                d.launch(kernel, grid_for(partials), BLOCK_THREADS, 0)
+                    .launch(
+                        format!("segmented_multi_block_combine_{}", O::NAME),
+                        grid_for(segments.div_ceil(WARPS_PER_BLOCK)),
+                        BLOCK_THREADS,
+                        0,
+                    )
+                    .moves(16 * partials as u64)
+            }
+        }
     }
 
     /// Logical bytes of one run: the elements of every segment

@@ -24,6 +24,7 @@ use crate::device::Gpu;
 use crate::error::{DriverContext, GpuError, GpuResult};
 use crate::kernel_family::KernelFamily;
 use crate::launch::{config, persistent_grid};
+use crate::plan_description::PlanDescription;
 use crate::policy::SOFTMAX;
 use cudarc::driver::sys::CUfunction_attribute;
 use cudarc::driver::{CudaFunction, CudaSlice, DeviceRepr, PushKernelArg};
@@ -457,6 +458,22 @@ impl<'g, T: SoftmaxElement> SoftmaxPlan<'g, T> {
     /// `(grid, block)` of the launch.
     pub fn geometry(&self) -> (u32, u32) {
         (self.grid, self.block)
+    }
+
+    /// What one enqueue puts on the stream. DRAM estimate: the rows read
+    /// once per pass of the variant (three-pass 3, online 2, in registers
+    /// 1), the output written, one masked flag per row.
+    pub fn describe(&self) -> PlanDescription {
+        let reads = match self.variant {
+            SoftmaxVariant::ThreePass => 3,
+            SoftmaxVariant::OnlineBlock | SoftmaxVariant::OnlineWarp => 2,
+            SoftmaxVariant::RowInRegisters => 1,
+        };
+        let bytes = (self.rows * self.cols * std::mem::size_of::<T>()) as u64;
+        PlanDescription::new("SoftmaxPlan")
+            .memset("nonfinite index word", 8)
+            .launch(self.kernel_name.clone(), self.grid, self.block, self.shared)
+            .moves((reads + 1) * bytes + self.rows as u64)
     }
 
     /// Enqueues the memset and the kernel: `input` and `output` hold
