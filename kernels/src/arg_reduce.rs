@@ -479,6 +479,17 @@ impl<'g, T: ArgElement> ArgRowsPlan<'g, T> {
     }
 }
 
+/// Stamps a typed `Gpu` method that forwards to [`Gpu::arg_reduce_rows`]
+/// with one element type and one extremum.
+macro_rules! rows_wrapper {
+    ($(#[$doc:meta])* $name:ident, $t:ty, $extremum:ident) => {
+        $(#[$doc])*
+        pub fn $name(&self, variant: ArgRowsVariant, data: &[$t], rows: usize, cols: usize) -> GpuResult<Vec<($t, usize)>> {
+            self.arg_reduce_rows(variant, Extremum::$extremum, data, rows, cols)
+        }
+    };
+}
+
 impl Gpu {
     /// `(value, index)` of the maximum of `data`; ties go to the lowest index.
     /// Errors: empty or `len >= 2^31` → [`GpuError::InvalidInput`]; NaN/±inf →
@@ -517,53 +528,26 @@ impl Gpu {
         plan.finish()
     }
 
-    /// Per-row `(value, column)` of the maximum of each row of the row-major
-    /// `[rows, cols]` matrix `data`; ties go to the lowest column.
-    /// `rows == 0` gives an empty vector. Errors: `data.len() != rows * cols`,
-    /// `cols == 0 < rows`, or `cols >= 2^31` → [`GpuError::InvalidInput`];
-    /// NaN/±inf → [`GpuError::NonFinite`] with the first flat index.
-    pub fn argmax_rows_f32(
-        &self,
-        variant: ArgRowsVariant,
-        data: &[f32],
-        rows: usize,
-        cols: usize,
-    ) -> GpuResult<Vec<(f32, usize)>> {
-        self.arg_reduce_rows(variant, Extremum::Max, data, rows, cols)
+    rows_wrapper! {
+        /// Per-row `(value, column)` of the maximum of each row of the row-major
+        /// `[rows, cols]` matrix `data`; ties go to the lowest column.
+        /// `rows == 0` gives an empty vector. Errors: `data.len() != rows * cols`,
+        /// `cols == 0 < rows`, or `cols >= 2^31` → [`GpuError::InvalidInput`];
+        /// NaN/±inf → [`GpuError::NonFinite`] with the first flat index.
+        argmax_rows_f32, f32, Max
     }
-
-    /// Per-row minimum; contract as [`Gpu::argmax_rows_f32`].
-    pub fn argmin_rows_f32(
-        &self,
-        variant: ArgRowsVariant,
-        data: &[f32],
-        rows: usize,
-        cols: usize,
-    ) -> GpuResult<Vec<(f32, usize)>> {
-        self.arg_reduce_rows(variant, Extremum::Min, data, rows, cols)
+    rows_wrapper! {
+        /// Per-row minimum; contract as [`Gpu::argmax_rows_f32`].
+        argmin_rows_f32, f32, Min
     }
-
-    /// Per-row maximum of `i32` rows; contract as [`Gpu::argmax_rows_f32`]
-    /// (no nonfinite case).
-    pub fn argmax_rows_i32(
-        &self,
-        variant: ArgRowsVariant,
-        data: &[i32],
-        rows: usize,
-        cols: usize,
-    ) -> GpuResult<Vec<(i32, usize)>> {
-        self.arg_reduce_rows(variant, Extremum::Max, data, rows, cols)
+    rows_wrapper! {
+        /// Per-row maximum of `i32` rows; contract as [`Gpu::argmax_rows_f32`]
+        /// (no nonfinite case).
+        argmax_rows_i32, i32, Max
     }
-
-    /// Per-row minimum of `i32` rows; contract as [`Gpu::argmax_rows_i32`].
-    pub fn argmin_rows_i32(
-        &self,
-        variant: ArgRowsVariant,
-        data: &[i32],
-        rows: usize,
-        cols: usize,
-    ) -> GpuResult<Vec<(i32, usize)>> {
-        self.arg_reduce_rows(variant, Extremum::Min, data, rows, cols)
+    rows_wrapper! {
+        /// Per-row minimum of `i32` rows; contract as [`Gpu::argmax_rows_i32`].
+        argmin_rows_i32, i32, Min
     }
 
     /// The per-row arg reduction behind `arg*_rows_*`: shape checks, plan

@@ -278,6 +278,17 @@ impl SegmentOffsets {
     }
 }
 
+/// Stamps a typed `Gpu` method that forwards to [`Gpu::segmented_reduce`]
+/// with one operator.
+macro_rules! segmented_wrapper {
+    ($(#[$doc:meta])* $name:ident, $op:ty, $input:ty, $output:ty) => {
+        $(#[$doc])*
+        pub fn $name(&self, variant: SegmentedVariant, input: &[$input], offsets: &[usize]) -> GpuResult<Vec<$output>> {
+            self.segmented_reduce::<$op>(variant, input, offsets)
+        }
+    };
+}
+
 impl Gpu {
     /// Validates `offsets` against an input of `n` elements (see
     /// [`validate_segment_offsets`]) and uploads them as u32.
@@ -538,37 +549,20 @@ impl Gpu {
         self.download(&output)
     }
 
-    /// Sum of every segment of int32 `input`, in int64 (identity 0).
-    /// Errors: bad offsets or `n > u32::MAX` ([`GpuError::InvalidInput`]).
-    pub fn segmented_sum_i32(
-        &self,
-        variant: SegmentedVariant,
-        input: &[i32],
-        offsets: &[usize],
-    ) -> GpuResult<Vec<i64>> {
-        self.segmented_reduce::<SegmentedSumI32>(variant, input, offsets)
+    segmented_wrapper! {
+        /// Sum of every segment of int32 `input`, in int64 (identity 0).
+        /// Errors: bad offsets or `n > u32::MAX` ([`GpuError::InvalidInput`]).
+        segmented_sum_i32, SegmentedSumI32, i32, i64
     }
-
-    /// Sum of every segment of float32 `input` (identity +0.0; a fixed tree
-    /// per schedule, `__fadd_rn`). Errors: as [`Gpu::segmented_sum_i32`].
-    pub fn segmented_sum_f32(
-        &self,
-        variant: SegmentedVariant,
-        input: &[f32],
-        offsets: &[usize],
-    ) -> GpuResult<Vec<f32>> {
-        self.segmented_reduce::<SegmentedSumF32>(variant, input, offsets)
+    segmented_wrapper! {
+        /// Sum of every segment of float32 `input` (identity +0.0; a fixed tree
+        /// per schedule, `__fadd_rn`). Errors: as [`Gpu::segmented_sum_i32`].
+        segmented_sum_f32, SegmentedSumF32, f32, f32
     }
-
-    /// Maximum of every segment of int32 `input`, as int64; an empty segment
-    /// gives `i64::MIN`. Errors: as [`Gpu::segmented_sum_i32`].
-    pub fn segmented_max_i32(
-        &self,
-        variant: SegmentedVariant,
-        input: &[i32],
-        offsets: &[usize],
-    ) -> GpuResult<Vec<i64>> {
-        self.segmented_reduce::<SegmentedMaxI32>(variant, input, offsets)
+    segmented_wrapper! {
+        /// Maximum of every segment of int32 `input`, as int64; an empty segment
+        /// gives `i64::MIN`. Errors: as [`Gpu::segmented_sum_i32`].
+        segmented_max_i32, SegmentedMaxI32, i32, i64
     }
 
     /// `(max value, index relative to the segment start)` of every segment of

@@ -7,14 +7,34 @@
 
 // ---- individual ops -----------------------------------------------------------------------------
 
-static void op_memcpy(Bench& b, SizeInputs& in) {
+// A record of `op` at n: its logical bytes, cache policy and timed region; the op adds params.
+static Result start_record(const char* op, size_t n, double logical_bytes, std::string cache_policy,
+                           std::string timed_region) {
   Result r;
-  r.op = "memcpy_d2d";
-  r.n = in.n;
+  r.op = op;
+  r.n = n;
+  r.logical_bytes = logical_bytes;
+  r.cache_policy = std::move(cache_policy);
+  r.timed_region = std::move(timed_region);
+  return r;
+}
+
+// Whether `got` is the int64 sum of `hi`; else says why.
+static bool sum_matches(const std::vector<int>& hi, long long got, std::string& why) {
+  long long expect = 0;
+  for (int v : hi) expect += v;
+  if (got != expect) {
+    why = fmt("sum %lld, expected %lld", got, expect);
+    return false;
+  }
+  return true;
+}
+
+static void op_memcpy(Bench& b, SizeInputs& in) {
   const size_t bytes = in.n * sizeof(int);
-  r.logical_bytes = 2.0 * bytes;
-  r.timed_region = "one cudaMemcpyAsync device-to-device of 4n bytes";
-  r.cache_policy = in.xi.policy();
+  Result r = start_record("memcpy_d2d", in.n, 2.0 * bytes,
+                          in.xi.policy(),
+                          "one cudaMemcpyAsync device-to-device of 4n bytes");
   r.params.kv("bytes_copied", jint(static_cast<long long>(bytes)));
   int* dst = nullptr;
   CK(cudaMalloc(&dst, bytes));
@@ -39,17 +59,13 @@ static void op_memcpy(Bench& b, SizeInputs& in) {
 }
 
 static void op_read_ceiling(Bench& b, SizeInputs& in) {
-  Result r;
-  r.op = "read_ceiling_i32";
-  r.n = in.n;
-  r.logical_bytes = 4.0 * in.n;
+  Result r = start_record("read_ceiling_i32", in.n, 4.0 * in.n,
+                          in.xi.policy(),
+                          "one launch of a grid-stride read kernel (16-byte loads, 4 in flight per thread, "
+                          "int64 block sum, one atomicAdd per block); the accumulator is not reset between runs");
   const size_t n4 = in.n / 4;
   const size_t want = (n4 + kReadBlock - 1) / kReadBlock;
   const int grid = static_cast<int>(std::max<size_t>(1, std::min<size_t>(want, size_t(b.dev.sms) * 8)));
-  r.timed_region =
-      "one launch of a grid-stride read kernel (16-byte loads, 4 in flight per thread, int64 "
-      "block sum, one atomicAdd per block); the accumulator is not reset between runs";
-  r.cache_policy = in.xi.policy();
   r.params.kv("block", jint(kReadBlock)).kv("grid", jint(grid));
   unsigned long long* acc = nullptr;
   CK(cudaMalloc(&acc, sizeof *acc));
@@ -59,14 +75,7 @@ static void op_read_ceiling(Bench& b, SizeInputs& in) {
   };
   auto check = [&](std::string& why, std::string& what) {
     what = "int64 sum from the atomics equals the host sum";
-    long long expect = 0;
-    for (int v : in.hi) expect += v;
-    long long got = static_cast<long long>(to_host(acc, 1)[0]);
-    if (got != expect) {
-      why = fmt("sum %lld, expected %lld", got, expect);
-      return false;
-    }
-    return true;
+    return sum_matches(in.hi, static_cast<long long>(to_host(acc, 1)[0]), why);
   };
   b.run(r, launch, check);
   CK(cudaFree(acc));
@@ -74,14 +83,10 @@ static void op_read_ceiling(Bench& b, SizeInputs& in) {
 }
 
 static void op_reduce_i64(Bench& b, SizeInputs& in) {
-  Result r;
-  r.op = "cub_reduce_sum_i32_i64";
-  r.n = in.n;
-  r.logical_bytes = 4.0 * in.n;
-  r.timed_region =
-      "one cub::DeviceReduce::Sum call over thrust::make_transform_iterator(int*, int->long "
-      "long), long long output (temp storage preallocated)";
-  r.cache_policy = in.xi.policy();
+  Result r = start_record("cub_reduce_sum_i32_i64", in.n, 4.0 * in.n,
+                          in.xi.policy(),
+                          "one cub::DeviceReduce::Sum call over thrust::make_transform_iterator(int*, int->long "
+                          "long), long long output (temp storage preallocated)");
   const int n = static_cast<int>(in.n);
   long long* out = nullptr;
   CK(cudaMalloc(&out, sizeof *out));
@@ -96,14 +101,7 @@ static void op_reduce_i64(Bench& b, SizeInputs& in) {
   };
   auto check = [&](std::string& why, std::string& what) {
     what = "exact";
-    long long expect = 0;
-    for (int v : in.hi) expect += v;
-    long long got = to_host(out, 1)[0];
-    if (got != expect) {
-      why = fmt("sum %lld, expected %lld", got, expect);
-      return false;
-    }
-    return true;
+    return sum_matches(in.hi, to_host(out, 1)[0], why);
   };
   run_cub(b, r, in.xi, call, setup, check);
   CK(cudaFree(out));
@@ -125,12 +123,9 @@ static bool within_f32_bound(const std::vector<float>& hf, size_t lo, size_t hi,
 }
 
 static void op_reduce_f32(Bench& b, SizeInputs& in) {
-  Result r;
-  r.op = "cub_reduce_sum_f32";
-  r.n = in.n;
-  r.logical_bytes = 4.0 * in.n;
-  r.timed_region = "one cub::DeviceReduce::Sum call over float*, float output (temp storage preallocated)";
-  r.cache_policy = in.xf.policy();
+  Result r = start_record("cub_reduce_sum_f32", in.n, 4.0 * in.n,
+                          in.xf.policy(),
+                          "one cub::DeviceReduce::Sum call over float*, float output (temp storage preallocated)");
   const int n = static_cast<int>(in.n);
   float* out = nullptr;
   CK(cudaMalloc(&out, sizeof *out));
@@ -158,16 +153,14 @@ static void op_reduce_f32(Bench& b, SizeInputs& in) {
 }
 
 static void op_scan(Bench& b, SizeInputs& in, bool inclusive) {
-  Result r;
-  r.op = inclusive ? "cub_inclusive_scan_i32_i64" : "cub_exclusive_scan_i32_i64";
-  r.n = in.n;
-  r.logical_bytes = 12.0 * in.n;
-  r.timed_region = inclusive
-                       ? "one cub::DeviceScan::InclusiveSum call over thrust::make_transform_iterator("
-                         "int*, int->long long), long long output (temp storage preallocated)"
-                       : "one cub::DeviceScan::ExclusiveSum call over thrust::make_transform_iterator("
-                         "int*, int->long long), long long output (temp storage preallocated)";
-  r.cache_policy = in.xi.policy();
+  Result r = start_record(inclusive ? "cub_inclusive_scan_i32_i64" : "cub_exclusive_scan_i32_i64",
+                          in.n, 12.0 * in.n,
+                          in.xi.policy(),
+                          inclusive
+                              ? "one cub::DeviceScan::InclusiveSum call over thrust::make_transform_iterator("
+                                "int*, int->long long), long long output (temp storage preallocated)"
+                              : "one cub::DeviceScan::ExclusiveSum call over thrust::make_transform_iterator("
+                                "int*, int->long long), long long output (temp storage preallocated)");
   const int n = static_cast<int>(in.n);
   long long* out = nullptr;
   CK(cudaMalloc(&out, in.n * sizeof *out));
@@ -200,16 +193,12 @@ static void op_scan(Bench& b, SizeInputs& in, bool inclusive) {
 }
 
 static void op_select(Bench& b, SizeInputs& in) {
-  Result r;
-  r.op = "cub_select_if_positive_i32";
-  r.n = in.n;
   size_t count = 0;
   for (int v : in.hi) count += v > 0;
-  r.logical_bytes = 4.0 * in.n + 4.0 * count;
-  r.timed_region =
-      "one cub::DeviceSelect::If call (int* in, int* out, int* count, predicate x > 0; temp "
-      "storage preallocated)";
-  r.cache_policy = in.xi.policy();
+  Result r = start_record("cub_select_if_positive_i32", in.n, 4.0 * in.n + 4.0 * count,
+                          in.xi.policy(),
+                          "one cub::DeviceSelect::If call (int* in, int* out, int* count, predicate x > 0; temp "
+                          "storage preallocated)");
   int* out = nullptr;
   int* d_count = nullptr;
   CK(cudaMalloc(&out, std::max<size_t>(in.n, 1) * sizeof *out));
@@ -269,17 +258,13 @@ template <class Out>
 static void op_segreduce(Bench& b, SizeInputs& in, long long seg_len) {
   constexpr bool wide = std::is_same<Out, long long>::value;
   static_assert(wide || std::is_same<Out, float>::value, "long long or float sums");
-  Result r;
-  r.op = wide ? "cub_segreduce_sum_i32_i64" : "cub_segreduce_sum_f32";
-  r.n = in.n;
-  r.logical_bytes = 4.0 * in.n;
-  r.timed_region =
-      wide ? "one cub::DeviceSegmentedReduce::Sum call over thrust::make_transform_iterator(int*, "
-             "int->long long), long long out, int begin/end offset arrays = offsets, offsets + 1; temp "
-             "storage preallocated"
-           : "one cub::DeviceSegmentedReduce::Sum call (float* in, float* out, int begin/end offset "
-             "arrays = offsets, offsets + 1; temp storage preallocated)";
-  r.cache_policy = (wide ? in.xi.policy() : in.xf.policy()) + "; offsets reused";
+  Result r = start_record(wide ? "cub_segreduce_sum_i32_i64" : "cub_segreduce_sum_f32", in.n, 4.0 * in.n,
+                          (wide ? in.xi.policy() : in.xf.policy()) + "; offsets reused",
+                          wide ? "one cub::DeviceSegmentedReduce::Sum call over thrust::make_transform_iterator("
+                                 "int*, int->long long), long long out, int begin/end offset arrays = offsets, "
+                                 "offsets + 1; temp storage preallocated"
+                               : "one cub::DeviceSegmentedReduce::Sum call (float* in, float* out, int begin/end "
+                                 "offset arrays = offsets, offsets + 1; temp storage preallocated)");
   size_t segs = 0;
   int* offs = make_offsets(in.n, seg_len, segs);
   Out* out = nullptr;
@@ -331,15 +316,11 @@ static void op_segreduce(Bench& b, SizeInputs& in, long long seg_len) {
 }
 
 static void op_histogram(Bench& b, SizeInputs& in, int bins) {
-  Result r;
-  r.op = "cub_histogram_even_i32";
-  r.n = in.n;
-  r.logical_bytes = 4.0 * in.n;
+  Result r = start_record("cub_histogram_even_i32", in.n, 4.0 * in.n,
+                          in.xi.policy(),
+                          "one cub::DeviceHistogram::HistogramEven call (int samples, int counters, int "
+                          "levels; temp storage preallocated; CUB zeroes the counters itself)");
   const int lower = -9, upper = -9 + bins, levels = bins + 1;
-  r.timed_region =
-      "one cub::DeviceHistogram::HistogramEven call (int samples, int counters, int levels; temp "
-      "storage preallocated; CUB zeroes the counters itself)";
-  r.cache_policy = in.xi.policy();
   int* hist = nullptr;
   CK(cudaMalloc(&hist, bins * sizeof *hist));
   const int n = static_cast<int>(in.n);
@@ -373,14 +354,10 @@ static void op_histogram(Bench& b, SizeInputs& in, int bins) {
 }
 
 static void op_argmax(Bench& b, SizeInputs& in) {
-  Result r;
-  r.op = "cub_argmax_f32";
-  r.n = in.n;
-  r.logical_bytes = 4.0 * in.n;
-  r.timed_region =
-      "one cub::DeviceReduce::ArgMax call, CCCL 3 overload writing value (float*) and index "
-      "(int64*) separately (temp storage preallocated)";
-  r.cache_policy = in.xf.policy();
+  Result r = start_record("cub_argmax_f32", in.n, 4.0 * in.n,
+                          in.xf.policy(),
+                          "one cub::DeviceReduce::ArgMax call, CCCL 3 overload writing value (float*) and index "
+                          "(int64*) separately (temp storage preallocated)");
   float* d_val = nullptr;
   int64_t* d_idx = nullptr;
   CK(cudaMalloc(&d_val, sizeof *d_val));
