@@ -47,7 +47,7 @@ use crate::kernel_family::KernelFamily;
 use crate::launch::{config, BLOCK_THREADS};
 use crate::plan_description::PlanDescription;
 use crate::policy::FLOAT_REDUCE;
-use cudarc::driver::{CudaFunction, CudaSlice, DeviceRepr, PushKernelArg, ValidAsZeroBits};
+use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, DeviceRepr, PushKernelArg, ValidAsZeroBits};
 
 /// `kFloatTileItems` on the device: inputs per tile (block pass).
 pub const FLOAT_TILE_ITEMS: usize = (BLOCK_THREADS * FLOAT_REDUCE.items_per_thread) as usize;
@@ -272,6 +272,45 @@ fn kernel_names(variant: FloatReduceVariant, t: &str) -> (String, Option<&'stati
     }
 }
 
+/// Passes 1.. of a tree schedule: pass p launches `later` on `grids[p]`
+/// blocks over the `grids[p - 1]` partials of `levels[p - 1]` into
+/// `levels[p]`; the one-block last pass also writes `result`. Both later
+/// kernels take `(const P* in, u64 count, P* out, float* result)`:
+/// `float_reduce_tile_f32` (P = float) and
+/// `float_reduce_compensated_tile_pairs` (P = [`CompensatedPair`]).
+fn later_passes<P: DeviceRepr>(
+    stream: &CudaStream,
+    later: Option<&CudaFunction>,
+    levels: &mut [CudaSlice<P>],
+    grids: &[u32],
+    result: &mut CudaSlice<f32>,
+    variant: &'static str,
+    n: usize,
+) -> GpuResult<()> {
+    if grids.len() < 2 {
+        return Ok(());
+    }
+    let Some(later) = later else {
+        return Err(GpuError::InvalidInput {
+            primitive: "float_reduce",
+            variant,
+            n,
+            reason: "a tree schedule without its later-pass kernel".into(),
+        });
+    };
+    for pass in 1..grids.len() {
+        let (done, rest) = levels.split_at_mut(pass);
+        let count = grids[pass - 1] as u64;
+        let mut launch = stream.launch_builder(later);
+        launch.arg(&done[pass - 1]).arg(&count).arg(&mut rest[0]).arg(&mut *result);
+        // SAFETY: matches (const P*, u64, P*, float*) above; the input level
+        // holds `count` partials, the output level grids[pass].
+        unsafe { launch.launch(config(grids[pass], BLOCK_THREADS, 0)) }
+            .context(|| format!("float_reduce/{variant} n={n}: pass {pass} launch"))?;
+    }
+    Ok(())
+}
+
 impl<'g, T: FloatElement> FloatReducePlan<'g, T> {
     /// Plans a sum of `n >= 1` inputs (else [`GpuError::InvalidInput`]).
     pub fn new(gpu: &'g Gpu, variant: FloatReduceVariant, n: usize) -> GpuResult<Self> {
@@ -368,31 +407,14 @@ impl<'g, T: FloatElement> FloatReducePlan<'g, T> {
                 // float_reduce_two_pass_partials_<t>(const T*, u64, float*); levels[0]
                 // holds grids[0] floats.
                 unsafe { launch.launch(config(self.grids[0], BLOCK_THREADS, 0)) }.context(context(0))?;
-                let later = self.later.as_ref().expect("tree schedules have a later kernel");
-                for pass in 1..self.grids.len() {
-                    let (done, rest) = levels.split_at_mut(pass);
-                    let count = self.grids[pass - 1] as u64;
-                    let mut launch = stream.launch_builder(later);
-                    launch.arg(&done[pass - 1]).arg(&count).arg(&mut rest[0]).arg(&mut self.result);
-                    // SAFETY: matches float_reduce_tile_f32(const float*, u64, float*, float*);
-                    // the input level holds `count` floats, the output grids[pass].
-                    unsafe { launch.launch(config(self.grids[pass], BLOCK_THREADS, 0)) }.context(context(pass))?;
-                }
+                later_passes(stream, self.later.as_ref(), levels, &self.grids, &mut self.result, variant, n)?;
             }
             Scratch::Pairs(levels) => {
                 let mut launch = stream.launch_builder(&self.first);
                 launch.arg(input).arg(&n64).arg(&mut levels[0]).arg(&mut self.result);
                 // SAFETY: matches float_reduce_compensated_tile_<t>(const T*, u64, Pair*, float*).
                 unsafe { launch.launch(config(self.grids[0], BLOCK_THREADS, 0)) }.context(context(0))?;
-                let later = self.later.as_ref().expect("tree schedules have a later kernel");
-                for pass in 1..self.grids.len() {
-                    let (done, rest) = levels.split_at_mut(pass);
-                    let count = self.grids[pass - 1] as u64;
-                    let mut launch = stream.launch_builder(later);
-                    launch.arg(&done[pass - 1]).arg(&count).arg(&mut rest[0]).arg(&mut self.result);
-                    // SAFETY: matches float_reduce_compensated_tile_pairs(const Pair*, u64, Pair*, float*).
-                    unsafe { launch.launch(config(self.grids[pass], BLOCK_THREADS, 0)) }.context(context(pass))?;
-                }
+                later_passes(stream, self.later.as_ref(), levels, &self.grids, &mut self.result, variant, n)?;
             }
             Scratch::None => {
                 self.gpu.memset_bytes(&mut self.result, 0)?;

@@ -166,32 +166,27 @@ pub struct SegmentedMaxI32;
 #[derive(Debug, Clone, Copy)]
 pub struct SegmentedArgMaxF32;
 
-impl sealed::Sealed for SegmentedSumI32 {}
-impl sealed::Sealed for SegmentedSumF32 {}
-impl sealed::Sealed for SegmentedMaxI32 {}
 impl sealed::Sealed for SegmentedArgMaxF32 {}
 
-impl SegmentedOp for SegmentedSumI32 {
-    type Input = i32;
-    type Output = i64;
-    const NAME: &'static str = "sum_i32";
-    const PRIMITIVE: &'static str = "segmented_sum_i32";
-    const MAX_SEGMENT_LEN: usize = MAX_ITEMS;
+/// Implements [`SegmentedOp`] for an operator that rejects no input and
+/// accepts segments up to [`MAX_ITEMS`]: `name` is the kernel suffix, the
+/// primitive is `segmented_<name>`.
+macro_rules! plain_segmented_op {
+    ($op:ty, $input:ty, $output:ty, $name:literal) => {
+        impl sealed::Sealed for $op {}
+        impl SegmentedOp for $op {
+            type Input = $input;
+            type Output = $output;
+            const NAME: &'static str = $name;
+            const PRIMITIVE: &'static str = concat!("segmented_", $name);
+            const MAX_SEGMENT_LEN: usize = MAX_ITEMS;
+        }
+    };
 }
-impl SegmentedOp for SegmentedSumF32 {
-    type Input = f32;
-    type Output = f32;
-    const NAME: &'static str = "sum_f32";
-    const PRIMITIVE: &'static str = "segmented_sum_f32";
-    const MAX_SEGMENT_LEN: usize = MAX_ITEMS;
-}
-impl SegmentedOp for SegmentedMaxI32 {
-    type Input = i32;
-    type Output = i64;
-    const NAME: &'static str = "max_i32";
-    const PRIMITIVE: &'static str = "segmented_max_i32";
-    const MAX_SEGMENT_LEN: usize = MAX_ITEMS;
-}
+plain_segmented_op!(SegmentedSumI32, i32, i64, "sum_i32");
+plain_segmented_op!(SegmentedSumF32, f32, f32, "sum_f32");
+plain_segmented_op!(SegmentedMaxI32, i32, i64, "max_i32");
+
 impl SegmentedOp for SegmentedArgMaxF32 {
     type Input = f32;
     type Output = SegmentArgF32;
