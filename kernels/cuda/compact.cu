@@ -28,19 +28,21 @@ using namespace primlab;
 // identical typedef is harmless if it ever does).
 typedef unsigned char u8;
 
-// ---- tuning policy of this family (kernels/src/compact.rs mirrors these) ----
+// ---- tuning policy of this family (values from kernels/src/policy.rs) ----
+
+#if !defined(PRIMLAB_COMPACT_THREE_PHASE_ITEMS_PER_THREAD) || !defined(PRIMLAB_COMPACT_SINGLE_PASS_VECTORS_PER_THREAD)
+#error "policy.rs passes PRIMLAB_COMPACT_THREE_PHASE_ITEMS_PER_THREAD and PRIMLAB_COMPACT_SINGLE_PASS_VECTORS_PER_THREAD: one is missing"
+#endif
 
 // Three-phase scan tile: 256 threads x 8 consecutive flags.
-constexpr int kThreePhaseItemsPerThread = 8;
+constexpr int kThreePhaseItemsPerThread = PRIMLAB_COMPACT_THREE_PHASE_ITEMS_PER_THREAD;
 constexpr int kThreePhaseTileItems = kBlockThreads * kThreePhaseItemsPerThread;
-static_assert(kThreePhaseTileItems == 2048, "kernels/src/compact.rs assumes 2048-flag scan tiles");
 
 // Single-pass tile: 256 threads x 4 int4 vectors, striped (vector k of thread
 // t covers items [(k * 256 + t) * 4, +4) of the tile), so every warp load is
 // 512 contiguous bytes.
-constexpr int kSinglePassVectorsPerThread = 4;
+constexpr int kSinglePassVectorsPerThread = PRIMLAB_COMPACT_SINGLE_PASS_VECTORS_PER_THREAD;
 constexpr int kSinglePassTileItems = kBlockThreads * kSinglePassVectorsPerThread * 4;
-static_assert(kSinglePassTileItems == 4096, "kernels/src/compact.rs assumes 4096-item tiles");
 // The per-vector-row counts of one thread are packed into one i64 as four
 // 16-bit fields and scanned in one block scan. A field's block total is at
 // most 4 * kBlockThreads, which must not carry into the next field.
@@ -106,7 +108,7 @@ compact_keep_flags_flagged(const u8* __restrict__ selector_flags, u64 n, u32* __
 
 // ---- three-phase: phase 2, multi-pass exclusive scan of u32 counts ----
 
-// Tile t = blockIdx.x covers values [t * 2048, min(len, (t + 1) * 2048));
+// Tile t = blockIdx.x covers values [t * kThreePhaseTileItems, min(len, (t + 1) * kThreePhaseTileItems));
 // thread k of the tile owns 8 consecutive values. Writes the exclusive prefix
 // of every value *within its tile* to exclusive_out and the tile's total to
 // tile_totals[t]. `values` and `exclusive_out` may be the same buffer (each
@@ -142,7 +144,7 @@ compact_scan_tiles(const u32* values, u64 len, u32* exclusive_out, u32* __restri
     if (threadIdx.x == 0) tile_totals[blockIdx.x] = u32(tile_total);
 }
 
-// values[i] += tile_offsets[i / 2048] for i in [0, len): pushes the scanned
+// values[i] += tile_offsets[i / kThreePhaseTileItems] for i in [0, len): pushes the scanned
 // totals of the level above down into the level below.
 extern "C" __global__ void __launch_bounds__(kBlockThreads)
 compact_add_tile_offsets(u32* __restrict__ values, u64 len, const u32* __restrict__ tile_offsets) {
@@ -154,7 +156,7 @@ compact_add_tile_offsets(u32* __restrict__ values, u64 len, const u32* __restric
 
 // ---- three-phase: phase 3, scatter ----
 
-// Kept item i goes to positions[i] (+ tile_offsets[i / 2048] when the scan
+// Kept item i goes to positions[i] (+ tile_offsets[i / kThreePhaseTileItems] when the scan
 // had more than one tile). The thread of item n - 1 writes the count.
 extern "C" __global__ void __launch_bounds__(kBlockThreads)
 compact_scatter(const i32* __restrict__ input, const u32* __restrict__ flags, const u32* __restrict__ positions,

@@ -34,14 +34,19 @@
 
 using namespace primlab;
 
-// ---- tuning policy of this family (kernels/src/histogram.rs mirrors these) ----
+// ---- tuning policy of this family (values from kernels/src/policy.rs) ----
 
-constexpr u32 kMaxBins = 4096;
+#if !defined(PRIMLAB_HISTOGRAM_MAX_BINS) || !defined(PRIMLAB_HISTOGRAM_THREAD_COUNTER_MAX_BINS)
+#error "policy.rs passes PRIMLAB_HISTOGRAM_MAX_BINS and PRIMLAB_HISTOGRAM_THREAD_COUNTER_MAX_BINS: one is missing"
+#endif
+
+constexpr u32 kMaxBins = PRIMLAB_HISTOGRAM_MAX_BINS;
+static_assert(kMaxBins <= 4096, "the binning error bound below holds for at most 4096 bins");
 // warp_copies: the host picks copies (a power of two <= kBlockWarps) so that
 // copies * bins * 4 <= 32 KB; one copy of the largest histogram is 16 KB.
 static_assert(kMaxBins * 4 * 2 <= 32 * 1024, "two copies of the largest histogram fit 32 KB");
 // thread_counters needs bins * kBlockThreads * 4 bytes of shared memory.
-constexpr u32 kThreadCounterMaxBins = 32;
+constexpr u32 kThreadCounterMaxBins = PRIMLAB_HISTOGRAM_THREAD_COUNTER_MAX_BINS;
 static_assert(kThreadCounterMaxBins * kBlockThreads * 4 <= 48 * 1024, "fits the default dynamic shared limit");
 
 // Returned by a binner for a sample that is not counted.

@@ -36,7 +36,10 @@ __device__ __forceinline__ u64 min_u64(u64 a, u64 b) { return a < b ? a : b; }
 // Serial: one thread folds the input left to right. Loads are issued in
 // batches before they are combined so the one thread keeps several loads in
 // flight; the combine order is still strictly left to right.
-constexpr int kSerialBatch = 8;
+#ifndef PRIMLAB_REDUCE_SERIAL_BATCH
+#error "PRIMLAB_REDUCE_SERIAL_BATCH is not defined (policy.rs passes it)"
+#endif
+constexpr int kSerialBatch = PRIMLAB_REDUCE_SERIAL_BATCH;
 
 template <class Op, class In>
 __device__ __forceinline__ void serial_reduce(const In* __restrict__ in, u64 count, typename Op::T* out, Op op) {
@@ -154,7 +157,10 @@ reduce_multipass_affine(const AffineMap* __restrict__ in, u64 count, AffineMap* 
 // the bits of the signed sum modulo 2^64. The host bounds |any partial sum|
 // <= n * 2^31 < 2^63, so the exact sum is representable and the final bits,
 // read as int64, are the exact signed sum, negative totals included.
-constexpr int kAtomicVectorsPerThread = 4;
+#ifndef PRIMLAB_REDUCE_ATOMIC_VECTORS_PER_THREAD
+#error "PRIMLAB_REDUCE_ATOMIC_VECTORS_PER_THREAD is not defined (policy.rs passes it)"
+#endif
+constexpr int kAtomicVectorsPerThread = PRIMLAB_REDUCE_ATOMIC_VECTORS_PER_THREAD;
 constexpr int kAtomicBlockItems = kBlockThreads * kAtomicVectorsPerThread * 4;
 
 extern "C" __global__ void __launch_bounds__(kBlockThreads)
@@ -195,7 +201,10 @@ reduce_block_atomic_i32(const i32* __restrict__ in, u64 count, i64* out) {
 // finish); it never waits for a block the hardware has not scheduled.
 // The plan zeroes sync[0..3) = {ticket counter, turn, error word} before
 // every launch. Ticket 0 writes *out without reading it (no memset of out).
-constexpr int kOrderedThreadItems = 8;
+#ifndef PRIMLAB_REDUCE_ORDERED_THREAD_ITEMS
+#error "PRIMLAB_REDUCE_ORDERED_THREAD_ITEMS is not defined (policy.rs passes it)"
+#endif
+constexpr int kOrderedThreadItems = PRIMLAB_REDUCE_ORDERED_THREAD_ITEMS;
 constexpr int kOrderedBlockItems = kBlockThreads * kOrderedThreadItems;
 
 // Polls *turn (acquire) until it equals `ticket`. The bound counts polls

@@ -22,6 +22,7 @@ use crate::device::Gpu;
 use crate::error::{DriverContext, GpuError, GpuResult};
 use crate::kernel_family::KernelFamily;
 use crate::launch::{config, persistent_grid, BLOCK_THREADS};
+use crate::plan_description::PlanDescription;
 use cudarc::driver::{CudaFunction, CudaSlice, DeviceRepr, PushKernelArg, ValidAsZeroBits};
 
 /// Elements each block of a whole-array kernel covers per grid-stride step at
@@ -29,13 +30,13 @@ use cudarc::driver::{CudaFunction, CudaSlice, DeviceRepr, PushKernelArg, ValidAs
 /// Below `n / ELEMENTS_PER_BLOCK_STEP` blocks the grid is not widened.
 const ELEMENTS_PER_BLOCK_STEP: usize = BLOCK_THREADS as usize * ARG_VECTORS_PER_STEP * 4;
 /// `kArgVectorsPerStep` in `cuda/common/config.cuh`.
-pub const ARG_VECTORS_PER_STEP: usize = 4;
+pub const ARG_VECTORS_PER_STEP: usize = crate::policy::ARG_REDUCE.vectors_per_step as usize;
 /// `kArgTwoPassMaxBlocks` in `cuda/common/config.cuh`: the most first-pass
 /// blocks (= partials) of [`ArgReduceVariant::TwoPass`].
-pub const ARG_TWO_PASS_MAX_BLOCKS: u32 = 1024;
+pub const ARG_TWO_PASS_MAX_BLOCKS: u32 = crate::policy::ARG_REDUCE.two_pass_max_blocks;
 /// `kRowsPerWarpBlock` in `cuda/common/config.cuh`: rows per block of
 /// [`ArgRowsVariant::WarpPerRow`] (one warp per row).
-pub const ROWS_PER_WARP_BLOCK: u32 = 8;
+pub const ROWS_PER_WARP_BLOCK: u32 = BLOCK_THREADS / 32;
 /// The largest element count (whole array) or row length the `int32` device
 /// index can address: 2^31 - 1.
 pub const MAX_ARG_ELEMENTS: usize = i32::MAX as usize;
@@ -293,6 +294,22 @@ impl<'g, T: ArgElement> ArgReducePlan<'g, T> {
         self.grid
     }
 
+    /// What one enqueue puts on the stream; DRAM estimate: the input once,
+    /// the partials written and read (16 B per block).
+    pub fn describe(&self) -> PlanDescription {
+        let suffix = format!("{}_{}", self.extremum.name(), T::TYPE_NAME);
+        let d = PlanDescription::new("ArgReducePlan").memset("control words", std::mem::size_of::<ArgControl>() as u64);
+        let d = match self.variant {
+            ArgReduceVariant::TwoPass => d
+                .launch(format!("arg_reduce_two_pass_partials_{suffix}"), self.grid, BLOCK_THREADS, 0)
+                .launch(format!("arg_reduce_two_pass_final_{suffix}"), 1, BLOCK_THREADS, 0),
+            ArgReduceVariant::SinglePass => {
+                d.launch(format!("arg_reduce_single_pass_{suffix}"), self.grid, BLOCK_THREADS, 0)
+            }
+        };
+        d.moves((std::mem::size_of::<T>() * self.n) as u64 + 16 * self.grid as u64)
+    }
+
     /// Enqueues the memset and the kernel(s) over `input` (`n` elements).
     pub fn enqueue(&mut self, input: &CudaSlice<T>) -> GpuResult<()> {
         let primitive = self.extremum.primitive();
@@ -402,6 +419,21 @@ impl<'g, T: ArgElement> ArgRowsPlan<'g, T> {
         Ok(ArgRowsPlan { gpu, variant, extremum, rows, cols, grid, kernel, control, output })
     }
 
+    /// What one enqueue puts on the stream; DRAM estimate: the input once and
+    /// one 8-byte answer per row.
+    pub fn describe(&self) -> PlanDescription {
+        let part = if self.variant == ArgRowsVariant::WarpPerRow { "warp" } else { "block" };
+        PlanDescription::new("ArgRowsPlan")
+            .memset("control words", std::mem::size_of::<ArgControl>() as u64)
+            .launch(
+                format!("arg_reduce_rows_{part}_{}_{}", self.extremum.name(), T::TYPE_NAME),
+                self.grid,
+                BLOCK_THREADS,
+                0,
+            )
+            .moves((std::mem::size_of::<T>() * self.rows * self.cols + 8 * self.rows) as u64)
+    }
+
     /// The per-row answers of the last run, as the device stores them.
     pub fn output(&self) -> &CudaSlice<ArgPair<T>> {
         &self.output
@@ -447,6 +479,17 @@ impl<'g, T: ArgElement> ArgRowsPlan<'g, T> {
     }
 }
 
+/// Stamps a typed `Gpu` method that forwards to [`Gpu::arg_reduce_rows`]
+/// with one element type and one extremum.
+macro_rules! rows_wrapper {
+    ($(#[$doc:meta])* $name:ident, $t:ty, $extremum:ident) => {
+        $(#[$doc])*
+        pub fn $name(&self, variant: ArgRowsVariant, data: &[$t], rows: usize, cols: usize) -> GpuResult<Vec<($t, usize)>> {
+            self.arg_reduce_rows(variant, Extremum::$extremum, data, rows, cols)
+        }
+    };
+}
+
 impl Gpu {
     /// `(value, index)` of the maximum of `data`; ties go to the lowest index.
     /// Errors: empty or `len >= 2^31` → [`GpuError::InvalidInput`]; NaN/±inf →
@@ -485,53 +528,26 @@ impl Gpu {
         plan.finish()
     }
 
-    /// Per-row `(value, column)` of the maximum of each row of the row-major
-    /// `[rows, cols]` matrix `data`; ties go to the lowest column.
-    /// `rows == 0` gives an empty vector. Errors: `data.len() != rows * cols`,
-    /// `cols == 0 < rows`, or `cols >= 2^31` → [`GpuError::InvalidInput`];
-    /// NaN/±inf → [`GpuError::NonFinite`] with the first flat index.
-    pub fn argmax_rows_f32(
-        &self,
-        variant: ArgRowsVariant,
-        data: &[f32],
-        rows: usize,
-        cols: usize,
-    ) -> GpuResult<Vec<(f32, usize)>> {
-        self.arg_reduce_rows(variant, Extremum::Max, data, rows, cols)
+    rows_wrapper! {
+        /// Per-row `(value, column)` of the maximum of each row of the row-major
+        /// `[rows, cols]` matrix `data`; ties go to the lowest column.
+        /// `rows == 0` gives an empty vector. Errors: `data.len() != rows * cols`,
+        /// `cols == 0 < rows`, or `cols >= 2^31` → [`GpuError::InvalidInput`];
+        /// NaN/±inf → [`GpuError::NonFinite`] with the first flat index.
+        argmax_rows_f32, f32, Max
     }
-
-    /// Per-row minimum; contract as [`Gpu::argmax_rows_f32`].
-    pub fn argmin_rows_f32(
-        &self,
-        variant: ArgRowsVariant,
-        data: &[f32],
-        rows: usize,
-        cols: usize,
-    ) -> GpuResult<Vec<(f32, usize)>> {
-        self.arg_reduce_rows(variant, Extremum::Min, data, rows, cols)
+    rows_wrapper! {
+        /// Per-row minimum; contract as [`Gpu::argmax_rows_f32`].
+        argmin_rows_f32, f32, Min
     }
-
-    /// Per-row maximum of `i32` rows; contract as [`Gpu::argmax_rows_f32`]
-    /// (no nonfinite case).
-    pub fn argmax_rows_i32(
-        &self,
-        variant: ArgRowsVariant,
-        data: &[i32],
-        rows: usize,
-        cols: usize,
-    ) -> GpuResult<Vec<(i32, usize)>> {
-        self.arg_reduce_rows(variant, Extremum::Max, data, rows, cols)
+    rows_wrapper! {
+        /// Per-row maximum of `i32` rows; contract as [`Gpu::argmax_rows_f32`]
+        /// (no nonfinite case).
+        argmax_rows_i32, i32, Max
     }
-
-    /// Per-row minimum of `i32` rows; contract as [`Gpu::argmax_rows_i32`].
-    pub fn argmin_rows_i32(
-        &self,
-        variant: ArgRowsVariant,
-        data: &[i32],
-        rows: usize,
-        cols: usize,
-    ) -> GpuResult<Vec<(i32, usize)>> {
-        self.arg_reduce_rows(variant, Extremum::Min, data, rows, cols)
+    rows_wrapper! {
+        /// Per-row minimum of `i32` rows; contract as [`Gpu::argmax_rows_i32`].
+        argmin_rows_i32, i32, Min
     }
 
     /// The per-row arg reduction behind `arg*_rows_*`: shape checks, plan

@@ -12,19 +12,6 @@ fn device_mirrors_have_the_cuda_layout() {
     assert_eq!(std::mem::offset_of!(ArgControl, blocks_done), 8);
 }
 
-#[test]
-fn constants_match_config_cuh() {
-    let config = crate::sources::source("common/config.cuh").expect("embedded");
-    for line in [
-        format!("constexpr int kArgVectorsPerStep = {ARG_VECTORS_PER_STEP};"),
-        format!("constexpr int kArgTwoPassMaxBlocks = {ARG_TWO_PASS_MAX_BLOCKS};"),
-        "constexpr int kRowsPerWarpBlock = kBlockWarps;".to_string(),
-    ] {
-        assert!(config.contains(&line), "config.cuh lacks `{line}`");
-    }
-    assert_eq!(ROWS_PER_WARP_BLOCK, BLOCK_THREADS / 32);
-}
-
 /// Emulates the vector + tail partition of `scan_range` and checks that it
 /// visits every element exactly once, in increasing order per thread.
 #[test]

@@ -21,13 +21,15 @@ use crate::error::{DriverContext, GpuError, GpuResult};
 use crate::kernel_family::KernelFamily;
 use crate::launch::{config, BLOCK_THREADS};
 use crate::lookback::LookbackScratch;
+use crate::plan_description::PlanDescription;
+use crate::policy::COMPACT;
 use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, PushKernelArg};
 use std::sync::Arc;
 
 /// Items per single-pass tile (`kSinglePassTileItems` in compact.cu).
-pub const SINGLE_PASS_TILE_ITEMS: usize = 4096;
+pub const SINGLE_PASS_TILE_ITEMS: usize = (BLOCK_THREADS * COMPACT.single_pass_vectors_per_thread * 4) as usize;
 /// Flags per scan tile of the three-phase schedule (`kThreePhaseTileItems`).
-pub const THREE_PHASE_TILE_ITEMS: usize = 2048;
+pub const THREE_PHASE_TILE_ITEMS: usize = (BLOCK_THREADS * COMPACT.three_phase_items_per_thread) as usize;
 /// The largest input: positions and the count are u32 on the device.
 pub const MAX_ITEMS: usize = u32::MAX as usize;
 
@@ -187,6 +189,11 @@ impl std::fmt::Debug for CompactPlan {
     }
 }
 
+/// Blocks of a one-item-per-thread grid-stride kernel over `len` items.
+fn grid_stride_grid(len: usize) -> u32 {
+    len.div_ceil(BLOCK_THREADS as usize).clamp(1, MAX_GRID_STRIDE_BLOCKS) as u32
+}
+
 fn invalid(variant: CompactVariant, n: usize, reason: String) -> GpuError {
     GpuError::InvalidInput { primitive: PRIMITIVE, variant: variant.name(), n, reason }
 }
@@ -339,18 +346,17 @@ impl CompactPlan {
                 for k in (0..top.saturating_sub(1)).rev() {
                     let (lower, upper) = s.levels.split_at_mut(k + 1);
                     let len = level_u64[k];
-                    let grid = s.level_lens[k].div_ceil(BLOCK_THREADS as usize).clamp(1, MAX_GRID_STRIDE_BLOCKS);
+                    let grid = grid_stride_grid(s.level_lens[k]);
                     let mut launch = stream.launch_builder(&s.add_tile_offsets);
                     launch.arg(&mut lower[k]).arg(&len).arg(&upper[0]);
                     // SAFETY: matches compact_add_tile_offsets(values, len, tile_offsets).
-                    unsafe { launch.launch(config(grid as u32, BLOCK_THREADS, 0)) }
-                        .context(|| what("add tile offsets"))?;
+                    unsafe { launch.launch(config(grid, BLOCK_THREADS, 0)) }.context(|| what("add tile offsets"))?;
                 }
 
                 // Phase 3: scatter (+ count). levels[0] holds complete tile
                 // offsets whenever the flags took more than one tile.
                 let has_tile_offsets = u32::from(top >= 1);
-                let grid = n.div_ceil(BLOCK_THREADS as usize).clamp(1, MAX_GRID_STRIDE_BLOCKS) as u32;
+                let grid = grid_stride_grid(n);
                 let mut launch = stream.launch_builder(&s.scatter);
                 launch
                     .arg(input)
@@ -385,6 +391,38 @@ impl CompactPlan {
             }
         }
         Ok(())
+    }
+
+    /// What one [`CompactPlan::enqueue`] puts on the stream, read from the
+    /// scratch it runs with; `kept` (the items the selector keeps) only
+    /// enters the DRAM estimate: the input (and selector flags) read, the
+    /// kept items written; three-phase adds its flags and positions written
+    /// and read again (16n) and its re-read input and flags in the scatter
+    /// (8n); single-pass its tile flags and two 8-byte payloads per tile.
+    pub fn describe(&self, kept: usize) -> PlanDescription {
+        let n = self.n as u64;
+        let d = PlanDescription::new("CompactPlan").moves(self.logical_bytes(kept));
+        let selector = self.selector.name();
+        match &self.scratch {
+            Scratch::Empty => d.memset("count", 4),
+            Scratch::ThreePhase(s) => {
+                let top = s.level_lens.len() - 1;
+                let mut d = d
+                    .launch(format!("compact_keep_flags_{selector}"), self.grid_stride_blocks, BLOCK_THREADS, 0)
+                    .launch("compact_scan_tiles", s.level_lens[0] as u32, BLOCK_THREADS, 0);
+                for k in 0..top {
+                    d = d.launch("compact_scan_tiles", s.level_lens[k + 1] as u32, BLOCK_THREADS, 0);
+                }
+                for k in (0..top.saturating_sub(1)).rev() {
+                    d = d.launch("compact_add_tile_offsets", grid_stride_grid(s.level_lens[k]), BLOCK_THREADS, 0);
+                }
+                d.launch("compact_scatter", grid_stride_grid(self.n), BLOCK_THREADS, 0).moves(24 * n)
+            }
+            Scratch::SinglePass(s) => d
+                .memset("tile counter, error word, tile descriptors", s.lookback.bytes() as u64)
+                .launch(format!("compact_single_pass_{selector}"), s.tiles as u32, BLOCK_THREADS, 0)
+                .moves(2 * s.lookback.bytes() as u64),
+        }
     }
 
     /// Waits for the stream and reports a look-back timeout recorded by the

@@ -2,21 +2,6 @@
 
 use super::*;
 
-fn cuda_constant(name: &str) -> usize {
-    let source = crate::sources::source("compact.cu").expect("embedded");
-    let line = source.lines().find(|l| l.contains(&format!("constexpr int {name} ="))).expect("constant");
-    line.split('=').nth(1).unwrap().trim().trim_end_matches(';').parse().expect("a literal")
-}
-
-#[test]
-fn tile_sizes_match_the_cuda_static_asserts() {
-    let source = crate::sources::source("compact.cu").expect("embedded");
-    assert!(source.contains(&format!("kThreePhaseTileItems == {THREE_PHASE_TILE_ITEMS}")));
-    assert!(source.contains(&format!("kSinglePassTileItems == {SINGLE_PASS_TILE_ITEMS}")));
-    assert_eq!(cuda_constant("kThreePhaseItemsPerThread") * BLOCK_THREADS as usize, THREE_PHASE_TILE_ITEMS);
-    assert_eq!(cuda_constant("kSinglePassVectorsPerThread") * 4 * BLOCK_THREADS as usize, SINGLE_PASS_TILE_ITEMS);
-}
-
 #[test]
 fn three_phase_levels_end_in_one_tile() {
     assert_eq!(three_phase_level_lens(1), vec![1]);

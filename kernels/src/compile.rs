@@ -8,15 +8,15 @@ use crate::sources::translation_unit;
 use cudarc::nvrtc::{result as nvrtc, sys as nvrtc_sys};
 use std::ffi::CString;
 
-/// The options every family is compiled with. `mutant` 0 builds the real
-/// kernels; any other value plants one bug of the mutant gallery.
+/// The options every family is compiled with: the tuning policy as
+/// `-DPRIMLAB_<FAMILY>_<NAME>=value` defines ([`crate::policy::defines`]),
+/// then the mutant. `mutant` 0 builds the real kernels; any other value
+/// plants one bug of the mutant gallery.
 pub fn compile_options(arch: &str, mutant: u32) -> Vec<String> {
-    vec![
-        "-std=c++17".to_string(),
-        "-lineinfo".to_string(),
-        format!("--gpu-architecture={arch}"),
-        format!("-DPRIMLAB_MUTANT={mutant}"),
-    ]
+    let mut options = vec!["-std=c++17".to_string(), "-lineinfo".to_string(), format!("--gpu-architecture={arch}")];
+    options.extend(crate::policy::define_options());
+    options.push(format!("-DPRIMLAB_MUTANT={mutant}"));
+    options
 }
 
 /// Whether `libnvrtc` can be loaded; cudarc panics on first use otherwise.
@@ -135,6 +135,17 @@ fn cache_path(family: KernelFamily, arch: &str, mutant: u32) -> Option<std::path
 
 /// Compiles one resolved translation unit; returns (cubin, log).
 pub(crate) fn compile_source(name: &str, unit: &str, arch: &str, mutant: u32) -> GpuResult<(Vec<u8>, String)> {
+    compile_source_with(name, unit, arch, compile_options(arch, mutant))
+}
+
+/// [`compile_source`] with explicit NVRTC options (`arch` names the target
+/// in the error only).
+pub(crate) fn compile_source_with(
+    name: &str,
+    unit: &str,
+    arch: &str,
+    options: Vec<String>,
+) -> GpuResult<(Vec<u8>, String)> {
     ensure_nvrtc()?;
     let compile_error = |log: String| GpuError::Compile { module: name.to_string(), arch: arch.to_string(), log };
     let source = CString::new(unit).map_err(|_| compile_error("source holds a NUL byte".into()))?;
@@ -143,7 +154,6 @@ pub(crate) fn compile_source(name: &str, unit: &str, arch: &str, mutant: u32) ->
         nvrtc::create_program(&source, Some(c_name.as_c_str()))
             .map_err(|e| compile_error(format!("nvrtcCreateProgram: {e:?}")))?,
     );
-    let options = compile_options(arch, mutant);
     // SAFETY: `program` is live; options are valid C strings.
     let compiled = unsafe { nvrtc::compile_program(program.0, &options) };
     // SAFETY: `program` is live.
@@ -162,6 +172,15 @@ pub(crate) fn compile_source(name: &str, unit: &str, arch: &str, mutant: u32) ->
         .result()
         .map_err(|e| compile_error(format!("nvrtcGetCUBIN: {e:?}")))?;
     Ok((cubin, log))
+}
+
+/// Compiles `family` for sm_90 with `appended` (e.g. `static_assert`s on
+/// its constants) after its translation unit; returns NVRTC's log.
+#[cfg(test)]
+pub(crate) fn compile_family_with(family: KernelFamily, appended: &str) -> GpuResult<String> {
+    let unit = translation_unit(family.file()).expect("embedded family source");
+    let unit = format!("{unit}\n#line 1 \"<appended checks>\"\n{appended}\n");
+    compile_source(family.file(), &unit, "sm_90", 0).map(|(_, log)| log)
 }
 
 /// The `sm_XY` name of a compute capability.

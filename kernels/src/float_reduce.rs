@@ -45,12 +45,14 @@ use crate::device::Gpu;
 use crate::error::{DriverContext, GpuError, GpuResult};
 use crate::kernel_family::KernelFamily;
 use crate::launch::{config, BLOCK_THREADS};
-use cudarc::driver::{CudaFunction, CudaSlice, DeviceRepr, PushKernelArg, ValidAsZeroBits};
+use crate::plan_description::PlanDescription;
+use crate::policy::FLOAT_REDUCE;
+use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, DeviceRepr, PushKernelArg, ValidAsZeroBits};
 
-/// `kFloatTileItems` in `cuda/common/config.cuh`: inputs per tile (block pass).
-pub const FLOAT_TILE_ITEMS: usize = 4096;
-/// `kFloatTwoPassMaxBlocks` in `cuda/common/config.cuh`.
-pub const FLOAT_TWO_PASS_MAX_BLOCKS: usize = 1024;
+/// `kFloatTileItems` on the device: inputs per tile (block pass).
+pub const FLOAT_TILE_ITEMS: usize = (BLOCK_THREADS * FLOAT_REDUCE.items_per_thread) as usize;
+/// `kFloatTwoPassMaxBlocks` on the device: most first-pass blocks.
+pub const FLOAT_TWO_PASS_MAX_BLOCKS: usize = FLOAT_REDUCE.two_pass_max_blocks as usize;
 /// Rounded additions per tile pass (4 pairwise + 5 shuffle + 3 block levels).
 pub const TILE_PASS_DEPTH: u32 = 12;
 /// Grid of [`FloatReduceVariant::AtomicPerElement`]: at most this many blocks.
@@ -256,6 +258,59 @@ pub struct FloatReducePlan<'g, T: FloatElement> {
     _element: std::marker::PhantomData<T>,
 }
 
+/// The kernel over the input and the one over later levels (none for the
+/// atomic variants) of `variant` on elements named `t`.
+fn kernel_names(variant: FloatReduceVariant, t: &str) -> (String, Option<&'static str>) {
+    match variant {
+        FloatReduceVariant::FixedTree => (format!("float_reduce_tile_{t}"), Some("float_reduce_tile_f32")),
+        FloatReduceVariant::Compensated => {
+            (format!("float_reduce_compensated_tile_{t}"), Some("float_reduce_compensated_tile_pairs"))
+        }
+        FloatReduceVariant::TwoPass => (format!("float_reduce_two_pass_partials_{t}"), Some("float_reduce_tile_f32")),
+        FloatReduceVariant::AtomicPerBlock => (format!("float_reduce_atomic_per_block_{t}"), None),
+        FloatReduceVariant::AtomicPerElement => (format!("float_reduce_atomic_per_element_{t}"), None),
+    }
+}
+
+/// Passes 1.. of a tree schedule: pass p launches `later` on `grids[p]`
+/// blocks over the `grids[p - 1]` partials of `levels[p - 1]` into
+/// `levels[p]`; the one-block last pass also writes `result`. Both later
+/// kernels take `(const P* in, u64 count, P* out, float* result)`:
+/// `float_reduce_tile_f32` (P = float) and
+/// `float_reduce_compensated_tile_pairs` (P = [`CompensatedPair`]).
+fn later_passes<P: DeviceRepr>(
+    stream: &CudaStream,
+    later: Option<&CudaFunction>,
+    levels: &mut [CudaSlice<P>],
+    grids: &[u32],
+    result: &mut CudaSlice<f32>,
+    variant: &'static str,
+    n: usize,
+) -> GpuResult<()> {
+    if grids.len() < 2 {
+        return Ok(());
+    }
+    let Some(later) = later else {
+        return Err(GpuError::InvalidInput {
+            primitive: "float_reduce",
+            variant,
+            n,
+            reason: "a tree schedule without its later-pass kernel".into(),
+        });
+    };
+    for pass in 1..grids.len() {
+        let (done, rest) = levels.split_at_mut(pass);
+        let count = grids[pass - 1] as u64;
+        let mut launch = stream.launch_builder(later);
+        launch.arg(&done[pass - 1]).arg(&count).arg(&mut rest[0]).arg(&mut *result);
+        // SAFETY: matches (const P*, u64, P*, float*) above; the input level
+        // holds `count` partials, the output level grids[pass].
+        unsafe { launch.launch(config(grids[pass], BLOCK_THREADS, 0)) }
+            .context(|| format!("float_reduce/{variant} n={n}: pass {pass} launch"))?;
+    }
+    Ok(())
+}
+
 impl<'g, T: FloatElement> FloatReducePlan<'g, T> {
     /// Plans a sum of `n >= 1` inputs (else [`GpuError::InvalidInput`]).
     pub fn new(gpu: &'g Gpu, variant: FloatReduceVariant, n: usize) -> GpuResult<Self> {
@@ -267,49 +322,31 @@ impl<'g, T: FloatElement> FloatReducePlan<'g, T> {
                 reason: "nothing to plan for an empty input (its sum is 0)".into(),
             });
         }
-        let t = T::TYPE_NAME;
         let function = |name: &str| gpu.function(KernelFamily::FloatReduce, name);
-        let (first, later, grids, scratch) = match variant {
+        let (first_name, later_name) = kernel_names(variant, T::TYPE_NAME);
+        let first = function(&first_name)?;
+        let later = later_name.map(function).transpose()?;
+        let (grids, scratch) = match variant {
             FloatReduceVariant::FixedTree => {
                 let grids = tree_grids(n);
                 let levels = grids.iter().map(|&g| gpu.alloc_uninit::<f32>(g)).collect::<GpuResult<Vec<_>>>()?;
-                (
-                    function(&format!("float_reduce_tile_{t}"))?,
-                    Some(function("float_reduce_tile_f32")?),
-                    grids,
-                    Scratch::Tree(levels),
-                )
+                (grids, Scratch::Tree(levels))
             }
             FloatReduceVariant::Compensated => {
                 let grids = tree_grids(n);
                 let levels =
                     grids.iter().map(|&g| gpu.alloc_uninit::<CompensatedPair>(g)).collect::<GpuResult<Vec<_>>>()?;
-                (
-                    function(&format!("float_reduce_compensated_tile_{t}"))?,
-                    Some(function("float_reduce_compensated_tile_pairs")?),
-                    grids,
-                    Scratch::Pairs(levels),
-                )
+                (grids, Scratch::Pairs(levels))
             }
             FloatReduceVariant::TwoPass => {
                 let grids = vec![two_pass_grid(n), 1];
                 let levels = grids.iter().map(|&g| gpu.alloc_uninit::<f32>(g)).collect::<GpuResult<Vec<_>>>()?;
-                (
-                    function(&format!("float_reduce_two_pass_partials_{t}"))?,
-                    Some(function("float_reduce_tile_f32")?),
-                    grids,
-                    Scratch::Tree(levels),
-                )
+                (grids, Scratch::Tree(levels))
             }
-            FloatReduceVariant::AtomicPerBlock => {
-                (function(&format!("float_reduce_atomic_per_block_{t}"))?, None, vec![tiles_of(n)], Scratch::None)
+            FloatReduceVariant::AtomicPerBlock => (vec![tiles_of(n)], Scratch::None),
+            FloatReduceVariant::AtomicPerElement => {
+                (vec![tiles_of(n).min(ATOMIC_PER_ELEMENT_MAX_BLOCKS)], Scratch::None)
             }
-            FloatReduceVariant::AtomicPerElement => (
-                function(&format!("float_reduce_atomic_per_element_{t}"))?,
-                None,
-                vec![tiles_of(n).min(ATOMIC_PER_ELEMENT_MAX_BLOCKS)],
-                Scratch::None,
-            ),
         };
         if grids.iter().any(|&g| g > i32::MAX as usize) {
             return Err(GpuError::InvalidInput {
@@ -370,31 +407,14 @@ impl<'g, T: FloatElement> FloatReducePlan<'g, T> {
                 // float_reduce_two_pass_partials_<t>(const T*, u64, float*); levels[0]
                 // holds grids[0] floats.
                 unsafe { launch.launch(config(self.grids[0], BLOCK_THREADS, 0)) }.context(context(0))?;
-                let later = self.later.as_ref().expect("tree schedules have a later kernel");
-                for pass in 1..self.grids.len() {
-                    let (done, rest) = levels.split_at_mut(pass);
-                    let count = self.grids[pass - 1] as u64;
-                    let mut launch = stream.launch_builder(later);
-                    launch.arg(&done[pass - 1]).arg(&count).arg(&mut rest[0]).arg(&mut self.result);
-                    // SAFETY: matches float_reduce_tile_f32(const float*, u64, float*, float*);
-                    // the input level holds `count` floats, the output grids[pass].
-                    unsafe { launch.launch(config(self.grids[pass], BLOCK_THREADS, 0)) }.context(context(pass))?;
-                }
+                later_passes(stream, self.later.as_ref(), levels, &self.grids, &mut self.result, variant, n)?;
             }
             Scratch::Pairs(levels) => {
                 let mut launch = stream.launch_builder(&self.first);
                 launch.arg(input).arg(&n64).arg(&mut levels[0]).arg(&mut self.result);
                 // SAFETY: matches float_reduce_compensated_tile_<t>(const T*, u64, Pair*, float*).
                 unsafe { launch.launch(config(self.grids[0], BLOCK_THREADS, 0)) }.context(context(0))?;
-                let later = self.later.as_ref().expect("tree schedules have a later kernel");
-                for pass in 1..self.grids.len() {
-                    let (done, rest) = levels.split_at_mut(pass);
-                    let count = self.grids[pass - 1] as u64;
-                    let mut launch = stream.launch_builder(later);
-                    launch.arg(&done[pass - 1]).arg(&count).arg(&mut rest[0]).arg(&mut self.result);
-                    // SAFETY: matches float_reduce_compensated_tile_pairs(const Pair*, u64, Pair*, float*).
-                    unsafe { launch.launch(config(self.grids[pass], BLOCK_THREADS, 0)) }.context(context(pass))?;
-                }
+                later_passes(stream, self.later.as_ref(), levels, &self.grids, &mut self.result, variant, n)?;
             }
             Scratch::None => {
                 self.gpu.memset_bytes(&mut self.result, 0)?;
@@ -405,6 +425,25 @@ impl<'g, T: FloatElement> FloatReducePlan<'g, T> {
             }
         }
         Ok(())
+    }
+
+    /// What one [`FloatReducePlan::enqueue`] puts on the stream: the first
+    /// kernel over `grids[0]` blocks, the later one per further grid, or a
+    /// memset of the result before an atomic kernel. DRAM estimate: the input
+    /// once, each level's partials written and read (16 B per block), and
+    /// 8 B per first-pass block.
+    pub fn describe(&self) -> PlanDescription {
+        let (first, later) = kernel_names(self.variant, T::TYPE_NAME);
+        let element = std::mem::size_of::<T>() as u64;
+        let partials: u64 = self.grids.iter().skip(1).map(|&g| 16 * g as u64).sum();
+        let d = PlanDescription::new("FloatReducePlan")
+            .moves(element * self.n as u64 + partials + 8 * self.grids[0] as u64);
+        let d = if later.is_none() { d.memset("result", 4) } else { d };
+        let d = d.launch(first, self.grids[0], BLOCK_THREADS, 0);
+        match later {
+            Some(later) => self.grids[1..].iter().fold(d, |d, &g| d.launch(later, g, BLOCK_THREADS, 0)),
+            None => d,
+        }
     }
 
     /// Synchronises and returns the sum of the last enqueued run.

@@ -24,12 +24,12 @@ use std::marker::PhantomData;
 use std::sync::Arc;
 
 /// The most bins a histogram may have ([`primlab_types::MAX_BINS`] as a `usize`).
-pub const MAX_BINS: usize = primlab_types::MAX_BINS as usize;
+pub const MAX_BINS: usize = crate::policy::HISTOGRAM.max_bins as usize;
 /// The largest input: counts are u32.
 pub const MAX_ITEMS: usize = u32::MAX as usize;
 /// Up to this many bins, [`HistogramVariant::SharedPrivatized`] gives every
 /// thread its own counter per bin (`kThreadCounterMaxBins` in histogram.cu).
-pub const THREAD_COUNTER_MAX_BINS: usize = 32;
+pub const THREAD_COUNTER_MAX_BINS: usize = crate::policy::HISTOGRAM.thread_counter_max_bins as usize;
 /// Shared-memory budget of the warp-copies layout: copies * bins * 4 bytes.
 const WARP_COPIES_SHARED_BYTES: usize = 32 * 1024;
 /// An int32 range wider than this takes the 64-bit exact-bin correction.

@@ -6,8 +6,8 @@ use crate::kernel_family::KernelFamily;
 use cudarc::driver::{CudaFunction, CudaStream, DevicePtr, LaunchConfig};
 
 /// The block size every block-cooperative kernel is compiled for
-/// (`kBlockThreads` in `cuda/common/config.cuh`; a test keeps them equal).
-pub const BLOCK_THREADS: u32 = 256;
+/// ([`policy::BLOCK`](crate::policy::BLOCK), `kBlockThreads` on the device).
+pub const BLOCK_THREADS: u32 = crate::policy::BLOCK.threads;
 
 /// The alignment, in bytes, of the first element of every buffer a plan
 /// accepts: the kernels use 16-byte vector loads and stores. Whole
@@ -51,18 +51,4 @@ pub fn persistent_grid(gpu: &Gpu, family: KernelFamily, kernel: &str, block: u32
     let function = gpu.function(family, kernel)?;
     let per_sm = resident_blocks_per_sm(&function, block, shared)?;
     Ok(per_sm * gpu.info().sm_count.max(1) as u32)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn block_threads_matches_the_cuda_constant() {
-        let config = crate::sources::source("common/config.cuh").expect("embedded");
-        assert!(
-            config.contains(&format!("constexpr int kBlockThreads = {BLOCK_THREADS};")),
-            "kernels/src/launch.rs BLOCK_THREADS and cuda/common/config.cuh kBlockThreads differ"
-        );
-    }
 }

@@ -17,10 +17,12 @@ use crate::device::Gpu;
 use crate::error::{DriverContext, GpuError, GpuResult};
 use crate::kernel_family::KernelFamily;
 use crate::launch::{check_vector_aligned, config, persistent_grid, BLOCK_THREADS};
+use crate::plan_description::PlanDescription;
+use crate::policy::{BLOCK, REDUCE};
 use cudarc::driver::{CudaFunction, CudaSlice, CudaView, CudaViewMut, DeviceRepr, PushKernelArg, ValidAsZeroBits};
 
 /// Items per block of the multipass kernel (`kBlockItems`): 256 threads x 2.
-pub const MULTIPASS_BLOCK_ITEMS: usize = 512;
+pub const MULTIPASS_BLOCK_ITEMS: usize = (BLOCK.threads * BLOCK.hierarchical_items_per_thread) as usize;
 /// The longest input any variant accepts: n < 2^32 keeps every int64 partial
 /// within `n * 2^31 < 2^63`.
 pub const MAX_LEN: usize = u32::MAX as usize;
@@ -29,14 +31,14 @@ pub const MAX_LEN: usize = u32::MAX as usize;
 pub const SERIAL_MAX_LEN: usize = 1 << 22;
 
 /// int32 items per block of `reduce_block_atomic_i32` (256 threads x 4 int4).
-const ATOMIC_BLOCK_ITEMS_I32: usize = 4096;
+pub const ATOMIC_BLOCK_ITEMS_I32: usize = (BLOCK.threads * REDUCE.atomic_vectors_per_thread * 4) as usize;
 /// Affine items per ticket of `reduce_block_atomic_affine` (256 threads x 8).
-const ATOMIC_BLOCK_ITEMS_AFFINE: usize = 2048;
+const ATOMIC_BLOCK_ITEMS_AFFINE: usize = (BLOCK.threads * REDUCE.ordered_thread_items) as usize;
 /// Items of one single-pass warp tile (`kReduceWarpTileItems`: 32 lanes x
-/// `kReduceItemsPerThread` = 16), int32 and affine alike.
-const SINGLE_PASS_WARP_TILE_ITEMS: usize = 32 * 16;
+/// `kReduceItemsPerThread`), int32 and affine alike.
+pub const SINGLE_PASS_WARP_TILE_ITEMS: usize = (32 * REDUCE.single_pass_items_per_thread) as usize;
 /// Fewest items per block of the single pass: one warp tile per warp.
-const SINGLE_PASS_MIN_BLOCK_ITEMS: usize = SINGLE_PASS_WARP_TILE_ITEMS * (BLOCK_THREADS as usize / 32);
+const SINGLE_PASS_MIN_BLOCK_ITEMS: usize = SINGLE_PASS_WARP_TILE_ITEMS * (BLOCK.threads as usize / 32);
 /// Words of the ordered block-atomic scratch: ticket counter, turn, error.
 const ORDERED_SYNC_WORDS: usize = 3;
 
@@ -140,7 +142,7 @@ impl ReduceElement for AffineMap {
 /// The item counts the multipass passes read: `[n, ceil(n/512), ..., 1]`;
 /// pass p reduces `counts[p]` items into `counts[p + 1]` partials. At least
 /// one pass (n = 1 gives `[1, 1]`).
-fn multipass_counts(n: usize) -> Vec<usize> {
+pub fn multipass_counts(n: usize) -> Vec<usize> {
     let mut counts = vec![n];
     loop {
         let next = n_blocks(*counts.last().expect("nonempty"), MULTIPASS_BLOCK_ITEMS);
@@ -384,6 +386,35 @@ impl<'g, E: ReduceElement> ReducePlan<'g, E> {
             }
         }
         Ok(())
+    }
+
+    /// What one [`ReducePlan::enqueue`] puts on the stream, read from the
+    /// schedule it runs. DRAM estimate: the input once, plus each multipass
+    /// partial level and the single-pass partials written and read back.
+    pub fn describe(&self) -> PlanDescription {
+        let output = std::mem::size_of::<E::Output>() as u64;
+        let d = PlanDescription::new("ReducePlan").moves((self.n * std::mem::size_of::<E>()) as u64);
+        let block = BLOCK_THREADS;
+        match &self.schedule {
+            Schedule::Serial { .. } => d.launch(format!("reduce_serial_{}", E::INPUT_SUFFIX), 1, 1, 0),
+            Schedule::Multipass { counts, .. } => (0..counts.len() - 1).fold(d, |d, p| {
+                let suffix = if p == 0 { E::INPUT_SUFFIX } else { E::PARTIAL_SUFFIX };
+                let d = d.launch(format!("reduce_multipass_{suffix}"), counts[p + 1] as u32, block, 0);
+                if p + 2 < counts.len() {
+                    d.moves(2 * output * counts[p + 1] as u64)
+                } else {
+                    d
+                }
+            }),
+            Schedule::BlockAtomic { grid, sync, .. } => match sync {
+                None => d.memset("output", output),
+                Some(_) => d.memset("ticket counter, turn, error word", 4 * ORDERED_SYNC_WORDS as u64),
+            }
+            .launch(format!("reduce_block_atomic_{}", E::INPUT_SUFFIX), *grid, block, 0),
+            Schedule::SinglePass { grid, .. } => d
+                .launch(format!("reduce_single_pass_{}", E::INPUT_SUFFIX), *grid, block, 0)
+                .moves(2 * output * *grid as u64),
+        }
     }
 
     /// After the enqueued work has completed (this call synchronises):

@@ -101,25 +101,6 @@ fn partials_fold_is_in_order() {
     }
 }
 
-/// The launch geometry here matches the constants in reduce.cu.
-#[test]
-fn geometry_matches_reduce_cu() {
-    let source = crate::sources::source("reduce.cu").expect("embedded");
-    for line in [
-        "constexpr int kAtomicVectorsPerThread = 4;",
-        "constexpr int kAtomicBlockItems = kBlockThreads * kAtomicVectorsPerThread * 4;",
-        "constexpr int kOrderedThreadItems = 8;",
-        "constexpr int kOrderedBlockItems = kBlockThreads * kOrderedThreadItems;",
-    ] {
-        assert!(source.contains(line), "reduce.cu no longer says `{line}`");
-    }
-    let threads = BLOCK_THREADS as usize;
-    assert_eq!(ATOMIC_BLOCK_ITEMS_I32, threads * 4 * 4);
-    assert_eq!(ATOMIC_BLOCK_ITEMS_AFFINE, threads * 8);
-    assert_eq!(SINGLE_PASS_WARP_TILE_ITEMS, 32 * 16);
-    assert_eq!(MULTIPASS_BLOCK_ITEMS, threads * 2);
-}
-
 /// Every kernel the plans launch exists in the compiled module, and each
 /// planted mutant of this family still compiles without a warning.
 #[test]

@@ -19,14 +19,16 @@ use crate::error::{DriverContext, GpuError, GpuResult};
 use crate::kernel_family::KernelFamily;
 use crate::launch::{check_vector_aligned, config, BLOCK_THREADS};
 use crate::lookback::LookbackScratch;
+use crate::plan_description::PlanDescription;
+use crate::policy::{BLOCK, SCAN};
 use cudarc::driver::{CudaFunction, CudaSlice, CudaView, CudaViewMut, DeviceRepr, PushKernelArg, ValidAsZeroBits};
 
 /// Items per block of the Blelloch block scan (`kBlockItems`).
-pub const BLELLOCH_BLOCK_ITEMS: usize = 512;
+pub const BLELLOCH_BLOCK_ITEMS: usize = (BLOCK.threads * BLOCK.hierarchical_items_per_thread) as usize;
 /// Threads per block of the look-back scan (`kScanBlockThreads`).
-pub const LOOKBACK_BLOCK_THREADS: u32 = 256;
+pub const LOOKBACK_BLOCK_THREADS: u32 = SCAN.block_threads;
 /// Items per thread of the look-back scan (`kScanItemsPerThread`).
-pub const LOOKBACK_ITEMS_PER_THREAD: usize = 16;
+pub const LOOKBACK_ITEMS_PER_THREAD: usize = SCAN.items_per_thread as usize;
 /// Items per tile of the look-back scan, int32 and affine alike (`kScanTileItems`).
 pub const LOOKBACK_TILE_ITEMS: usize = LOOKBACK_BLOCK_THREADS as usize * LOOKBACK_ITEMS_PER_THREAD;
 /// The longest input any variant accepts: n < 2^32 keeps every int64 prefix
@@ -221,8 +223,9 @@ enum Schedule<P> {
 /// * `DecoupledLookback`: a memset to 0 of the look-back scratch (16 header
 ///   bytes and one descriptor per tile: 16 bytes for int64 values, 32 for
 ///   affine maps; see [`crate::lookback`]), then one launch
-///   `scan_decoupled_lookback_<k>_<t>` `<<<tiles, 256>>>`, tiles =
-///   ceil(n/4096) (256 threads x 16 items, for both element types).
+///   `scan_decoupled_lookback_<k>_<t>` `<<<tiles, LOOKBACK_BLOCK_THREADS>>>`,
+///   tiles = ceil(n / [`LOOKBACK_TILE_ITEMS`]) (384 threads x 12 items, for
+///   both element types).
 ///
 /// Buffers are the caller's: whole `CudaSlice`s ([`ScanPlan::enqueue`]) or
 /// views starting at a [`BUFFER_ALIGN`](crate::launch::BUFFER_ALIGN)-byte boundary
@@ -392,6 +395,45 @@ impl<'g, E: ScanElement> ScanPlan<'g, E> {
             }
         }
         Ok(())
+    }
+
+    /// What one [`ScanPlan::enqueue`] puts on the stream, read from the
+    /// schedule it runs. DRAM estimate: the input read and the output written
+    /// once; Blelloch adds the output read and written again by the offsets
+    /// (more than one level) and every level of block totals written and
+    /// read; the look-back adds its scratch (cleared, then each descriptor
+    /// written and read).
+    pub fn describe(&self) -> PlanDescription {
+        let (k, t, o) = (self.kind.name(), E::INPUT_SUFFIX, E::OUTPUT_SUFFIX);
+        let output = std::mem::size_of::<E::Output>() as u64;
+        let n = self.n as u64;
+        let d = PlanDescription::new("ScanPlan").moves(n * (std::mem::size_of::<E>() as u64 + output));
+        let block = BLOCK_THREADS;
+        match &self.schedule {
+            Schedule::Serial { .. } => d.launch(format!("scan_serial_{k}_{t}"), 1, 1, 0),
+            Schedule::Blelloch { sizes, .. } => {
+                let levels = sizes.len();
+                let mut d = d.launch(format!("scan_blelloch_level_{k}_{t}"), blelloch_grid(sizes[0]), block, 0);
+                for &m in &sizes[1..] {
+                    d = d.launch(format!("scan_blelloch_level_inplace_{o}"), blelloch_grid(m), block, 0);
+                }
+                for level in (1..levels).rev() {
+                    let into = if level == 1 { "" } else { "_totals" };
+                    d = d.launch(
+                        format!("scan_blelloch_add_offsets{into}_{o}"),
+                        blelloch_grid(sizes[level - 1]),
+                        block,
+                        0,
+                    );
+                }
+                let totals: u64 = sizes.iter().map(|&m| 2 * output * blelloch_grid(m) as u64).sum();
+                d.moves(totals + if levels > 1 { 2 * output * n } else { 0 })
+            }
+            Schedule::DecoupledLookback { tiles, scratch, .. } => d
+                .memset("tile counter, error word, tile descriptors", scratch.bytes() as u64)
+                .launch(format!("scan_decoupled_lookback_{k}_{t}"), *tiles, LOOKBACK_BLOCK_THREADS, 0)
+                .moves(2 * scratch.bytes() as u64),
+        }
     }
 
     /// After the enqueued work has completed (this call synchronises):

@@ -25,6 +25,7 @@ use crate::device::Gpu;
 use crate::error::{DriverContext, GpuError, GpuResult};
 use crate::kernel_family::KernelFamily;
 use crate::launch::{config, BLOCK_THREADS};
+use crate::plan_description::PlanDescription;
 use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, DeviceRepr, PushKernelArg, ValidAsZeroBits};
 use std::marker::PhantomData;
 use std::sync::Arc;
@@ -165,32 +166,27 @@ pub struct SegmentedMaxI32;
 #[derive(Debug, Clone, Copy)]
 pub struct SegmentedArgMaxF32;
 
-impl sealed::Sealed for SegmentedSumI32 {}
-impl sealed::Sealed for SegmentedSumF32 {}
-impl sealed::Sealed for SegmentedMaxI32 {}
 impl sealed::Sealed for SegmentedArgMaxF32 {}
 
-impl SegmentedOp for SegmentedSumI32 {
-    type Input = i32;
-    type Output = i64;
-    const NAME: &'static str = "sum_i32";
-    const PRIMITIVE: &'static str = "segmented_sum_i32";
-    const MAX_SEGMENT_LEN: usize = MAX_ITEMS;
+/// Implements [`SegmentedOp`] for an operator that rejects no input and
+/// accepts segments up to [`MAX_ITEMS`]: `name` is the kernel suffix, the
+/// primitive is `segmented_<name>`.
+macro_rules! plain_segmented_op {
+    ($op:ty, $input:ty, $output:ty, $name:literal) => {
+        impl sealed::Sealed for $op {}
+        impl SegmentedOp for $op {
+            type Input = $input;
+            type Output = $output;
+            const NAME: &'static str = $name;
+            const PRIMITIVE: &'static str = concat!("segmented_", $name);
+            const MAX_SEGMENT_LEN: usize = MAX_ITEMS;
+        }
+    };
 }
-impl SegmentedOp for SegmentedSumF32 {
-    type Input = f32;
-    type Output = f32;
-    const NAME: &'static str = "sum_f32";
-    const PRIMITIVE: &'static str = "segmented_sum_f32";
-    const MAX_SEGMENT_LEN: usize = MAX_ITEMS;
-}
-impl SegmentedOp for SegmentedMaxI32 {
-    type Input = i32;
-    type Output = i64;
-    const NAME: &'static str = "max_i32";
-    const PRIMITIVE: &'static str = "segmented_max_i32";
-    const MAX_SEGMENT_LEN: usize = MAX_ITEMS;
-}
+plain_segmented_op!(SegmentedSumI32, i32, i64, "sum_i32");
+plain_segmented_op!(SegmentedSumF32, f32, f32, "sum_f32");
+plain_segmented_op!(SegmentedMaxI32, i32, i64, "max_i32");
+
 impl SegmentedOp for SegmentedArgMaxF32 {
     type Input = f32;
     type Output = SegmentArgF32;
@@ -275,6 +271,17 @@ impl SegmentOffsets {
     pub fn device(&self) -> &CudaSlice<u32> {
         &self.device
     }
+}
+
+/// Stamps a typed `Gpu` method that forwards to [`Gpu::segmented_reduce`]
+/// with one operator.
+macro_rules! segmented_wrapper {
+    ($(#[$doc:meta])* $name:ident, $op:ty, $input:ty, $output:ty) => {
+        $(#[$doc])*
+        pub fn $name(&self, variant: SegmentedVariant, input: &[$input], offsets: &[usize]) -> GpuResult<Vec<$output>> {
+            self.segmented_reduce::<$op>(variant, input, offsets)
+        }
+    };
 }
 
 impl Gpu {
@@ -388,6 +395,39 @@ impl<O: SegmentedOp> SegmentedPlan<O> {
     /// Blocks per segment (1 except for the multi-block schedule).
     pub fn blocks_per_segment(&self) -> usize {
         self.blocks_per_segment as usize
+    }
+
+    /// What one enqueue puts on the stream (nothing for zero segments).
+    /// DRAM estimate: the `n` inputs and the offsets read, one output per
+    /// segment written, the multi-block partials written and read.
+    pub fn describe(&self) -> PlanDescription {
+        let segments = self.segments;
+        let d = PlanDescription::new("SegmentedPlan").moves(
+            (self.n * std::mem::size_of::<O::Input>()
+                + 4 * (segments + 1)
+                + segments * std::mem::size_of::<O::Output>()) as u64,
+        );
+        if segments == 0 {
+            return d;
+        }
+        let kernel = format!("{}_{}", self.variant.kernel_prefix(), O::NAME);
+        match self.variant {
+            SegmentedVariant::WarpPerSegment => {
+                d.launch(kernel, grid_for(segments.div_ceil(WARPS_PER_BLOCK)), BLOCK_THREADS, 0)
+            }
+            SegmentedVariant::BlockPerSegment => d.launch(kernel, grid_for(segments), BLOCK_THREADS, 0),
+            SegmentedVariant::MultiBlockPerSegment => {
+                let partials = segments * self.blocks_per_segment as usize;
+                d.launch(kernel, grid_for(partials), BLOCK_THREADS, 0)
+                    .launch(
+                        format!("segmented_multi_block_combine_{}", O::NAME),
+                        grid_for(segments.div_ceil(WARPS_PER_BLOCK)),
+                        BLOCK_THREADS,
+                        0,
+                    )
+                    .moves(16 * partials as u64)
+            }
+        }
     }
 
     /// Logical bytes of one run: the elements of every segment
@@ -504,37 +544,20 @@ impl Gpu {
         self.download(&output)
     }
 
-    /// Sum of every segment of int32 `input`, in int64 (identity 0).
-    /// Errors: bad offsets or `n > u32::MAX` ([`GpuError::InvalidInput`]).
-    pub fn segmented_sum_i32(
-        &self,
-        variant: SegmentedVariant,
-        input: &[i32],
-        offsets: &[usize],
-    ) -> GpuResult<Vec<i64>> {
-        self.segmented_reduce::<SegmentedSumI32>(variant, input, offsets)
+    segmented_wrapper! {
+        /// Sum of every segment of int32 `input`, in int64 (identity 0).
+        /// Errors: bad offsets or `n > u32::MAX` ([`GpuError::InvalidInput`]).
+        segmented_sum_i32, SegmentedSumI32, i32, i64
     }
-
-    /// Sum of every segment of float32 `input` (identity +0.0; a fixed tree
-    /// per schedule, `__fadd_rn`). Errors: as [`Gpu::segmented_sum_i32`].
-    pub fn segmented_sum_f32(
-        &self,
-        variant: SegmentedVariant,
-        input: &[f32],
-        offsets: &[usize],
-    ) -> GpuResult<Vec<f32>> {
-        self.segmented_reduce::<SegmentedSumF32>(variant, input, offsets)
+    segmented_wrapper! {
+        /// Sum of every segment of float32 `input` (identity +0.0; a fixed tree
+        /// per schedule, `__fadd_rn`). Errors: as [`Gpu::segmented_sum_i32`].
+        segmented_sum_f32, SegmentedSumF32, f32, f32
     }
-
-    /// Maximum of every segment of int32 `input`, as int64; an empty segment
-    /// gives `i64::MIN`. Errors: as [`Gpu::segmented_sum_i32`].
-    pub fn segmented_max_i32(
-        &self,
-        variant: SegmentedVariant,
-        input: &[i32],
-        offsets: &[usize],
-    ) -> GpuResult<Vec<i64>> {
-        self.segmented_reduce::<SegmentedMaxI32>(variant, input, offsets)
+    segmented_wrapper! {
+        /// Maximum of every segment of int32 `input`, as int64; an empty segment
+        /// gives `i64::MIN`. Errors: as [`Gpu::segmented_sum_i32`].
+        segmented_max_i32, SegmentedMaxI32, i32, i64
     }
 
     /// `(max value, index relative to the segment start)` of every segment of

@@ -24,23 +24,28 @@ use crate::device::Gpu;
 use crate::error::{DriverContext, GpuError, GpuResult};
 use crate::kernel_family::KernelFamily;
 use crate::launch::{config, persistent_grid};
+use crate::plan_description::PlanDescription;
+use crate::policy::SOFTMAX;
 use cudarc::driver::sys::CUfunction_attribute;
 use cudarc::driver::{CudaFunction, CudaSlice, DeviceRepr, PushKernelArg};
 
 /// The longest row any variant accepts.
 pub const MAX_SOFTMAX_COLS: usize = 131_072;
-/// `kSoftmaxBlockThreads` in `cuda/common/config.cuh`: threads per block of
+/// `kSoftmaxBlockThreads` on the device ([`SOFTMAX`]): threads per block of
 /// [`SoftmaxVariant::ThreePass`] and [`SoftmaxVariant::OnlineBlock`].
-pub const SOFTMAX_BLOCK_THREADS: u32 = 256;
+pub const SOFTMAX_BLOCK_THREADS: u32 = SOFTMAX.block_threads;
 /// Threads per block of [`SoftmaxVariant::OnlineWarp`] (`kBlockThreads`).
-const WARP_VARIANT_BLOCK_THREADS: u32 = 256;
+const WARP_VARIANT_BLOCK_THREADS: u32 = crate::launch::BLOCK_THREADS;
 /// The block shapes of [`SoftmaxVariant::RowInRegisters`], `(name, threads,
-/// floats per thread)` (`kSoftmaxReg*` in `cuda/common/config.cuh`), smallest
-/// first. A row of `cols` uses the first shape with `threads * items >= cols`.
-pub const ROW_IN_REGISTERS_SHAPES: [(&str, u32, u32); 3] =
-    [("small", 256, 16), ("medium", 512, 32), ("large", 1024, 32)];
-/// The longest row [`SoftmaxVariant::RowInRegisters`] holds: 1024 x 32.
-pub const MAX_ROW_IN_REGISTERS_COLS: usize = 32_768;
+/// floats per thread)` ([`SOFTMAX`]`.register_shapes`), smallest first. A row
+/// of `cols` uses the first shape with `threads * items >= cols`.
+pub const ROW_IN_REGISTERS_SHAPES: [(&str, u32, u32); 3] = {
+    let [s, m, l] = SOFTMAX.register_shapes;
+    [(s.name, s.threads, s.items), (m.name, m.threads, m.items), (l.name, l.threads, l.items)]
+};
+/// The longest row [`SoftmaxVariant::RowInRegisters`] holds: the largest shape.
+pub const MAX_ROW_IN_REGISTERS_COLS: usize =
+    (SOFTMAX.register_shapes[2].threads * SOFTMAX.register_shapes[2].items) as usize;
 
 /// Unit roundoff of f32, `2^-24`.
 const U_F32: f64 = 1.0 / 16_777_216.0;
@@ -453,6 +458,22 @@ impl<'g, T: SoftmaxElement> SoftmaxPlan<'g, T> {
     /// `(grid, block)` of the launch.
     pub fn geometry(&self) -> (u32, u32) {
         (self.grid, self.block)
+    }
+
+    /// What one enqueue puts on the stream. DRAM estimate: the rows read
+    /// once per pass of the variant (three-pass 3, online 2, in registers
+    /// 1), the output written, one masked flag per row.
+    pub fn describe(&self) -> PlanDescription {
+        let reads = match self.variant {
+            SoftmaxVariant::ThreePass => 3,
+            SoftmaxVariant::OnlineBlock | SoftmaxVariant::OnlineWarp => 2,
+            SoftmaxVariant::RowInRegisters => 1,
+        };
+        let bytes = (self.rows * self.cols * std::mem::size_of::<T>()) as u64;
+        PlanDescription::new("SoftmaxPlan")
+            .memset("nonfinite index word", 8)
+            .launch(self.kernel_name.clone(), self.grid, self.block, self.shared)
+            .moves((reads + 1) * bytes + self.rows as u64)
     }
 
     /// Enqueues the memset and the kernel: `input` and `output` hold

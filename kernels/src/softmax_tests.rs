@@ -3,23 +3,6 @@
 use super::*;
 
 #[test]
-fn constants_match_config_cuh() {
-    let config = crate::sources::source("common/config.cuh").expect("embedded");
-    let mut lines = vec![format!("constexpr int kSoftmaxBlockThreads = {SOFTMAX_BLOCK_THREADS};")];
-    for (name, threads, items) in ROW_IN_REGISTERS_SHAPES {
-        let title = format!("{}{}", name[..1].to_uppercase(), &name[1..]);
-        lines.push(format!("constexpr int kSoftmaxReg{title}Threads = {threads};"));
-        lines.push(format!("constexpr int kSoftmaxReg{title}Items = {items};"));
-    }
-    for line in lines {
-        assert!(config.contains(&line), "config.cuh lacks `{line}`");
-    }
-    assert_eq!(WARP_VARIANT_BLOCK_THREADS, crate::launch::BLOCK_THREADS);
-    let (_, threads, items) = ROW_IN_REGISTERS_SHAPES[2];
-    assert_eq!((threads * items) as usize, MAX_ROW_IN_REGISTERS_COLS);
-}
-
-#[test]
 fn row_in_registers_shapes_cover_every_length_up_to_the_limit() {
     assert_eq!(row_in_registers_shape(1).map(|s| s.0), Some("small"));
     assert_eq!(row_in_registers_shape(4096).map(|s| s.0), Some("small"));

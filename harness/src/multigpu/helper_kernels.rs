@@ -56,7 +56,9 @@ pub fn compile(arch: &str) -> Result<(String, String)> {
     let source = CString::new(source()?).map_err(|_| anyhow!("a NUL byte in {SOURCE_FILE}"))?;
     let name = CString::new("multigpu_helpers.cu").expect("no NUL");
     let program = nvrtc::create_program(&source, Some(&name)).map_err(|e| anyhow!("nvrtcCreateProgram: {e:?}"))?;
-    let options = vec!["-std=c++17".to_string(), "-lineinfo".to_string(), format!("--gpu-architecture={arch}")];
+    // config.cuh stops at #error without the tuning-policy defines.
+    let mut options = vec!["-std=c++17".to_string(), "-lineinfo".to_string(), format!("--gpu-architecture={arch}")];
+    options.extend(kernels::policy::define_options());
     // SAFETY: `program` is live until destroyed below; options are plain strings.
     let compiled = unsafe { nvrtc::compile_program(program, &options) };
     // SAFETY: as above.

@@ -112,6 +112,32 @@ pub struct CaseEntry {
     pub log: String,
 }
 
+impl CaseEntry {
+    /// The entry of case `id` as `tool` judged it (the seed in hex).
+    fn of_case(
+        id: &CaseId,
+        tool: &str,
+        verdict: CaseVerdict,
+        findings: Vec<CaseFinding>,
+        warnings: Vec<CaseFinding>,
+        log: &str,
+    ) -> CaseEntry {
+        CaseEntry {
+            primitive: id.primitive.clone(),
+            variant: id.variant.clone(),
+            size: id.size.clone(),
+            n: id.n,
+            family: id.family.clone(),
+            seed: format!("{:#x}", id.seed),
+            tool: tool.into(),
+            verdict,
+            findings,
+            warnings,
+            log: log.into(),
+        }
+    }
+}
+
 /// One job's attribution.
 #[derive(Debug, Clone)]
 pub struct JobReport {
@@ -288,19 +314,7 @@ pub fn attribute(outcome: &JobOutcome, expected: &[CaseId], print_limit: usize) 
                     (verdict, errors, warnings)
                 }
             };
-            CaseEntry {
-                primitive: id.primitive.clone(),
-                variant: id.variant.clone(),
-                size: id.size.clone(),
-                n: id.n,
-                family: id.family.clone(),
-                seed: format!("{:#x}", id.seed),
-                tool: outcome.tool.name().into(),
-                verdict,
-                findings: errors,
-                warnings,
-                log: log.clone(),
-            }
+            CaseEntry::of_case(id, outcome.tool.name(), verdict, errors, warnings, &log)
         })
         .collect();
     JobReport {
@@ -316,19 +330,7 @@ pub fn unstarted(expected: &[CaseId], tool: &str, reason: &str, log: &str) -> Ve
     let finding = CaseFinding::job("job_failed", format!("the job could not start: {reason}"));
     expected
         .iter()
-        .map(|id| CaseEntry {
-            primitive: id.primitive.clone(),
-            variant: id.variant.clone(),
-            size: id.size.clone(),
-            n: id.n,
-            family: id.family.clone(),
-            seed: format!("{:#x}", id.seed),
-            tool: tool.into(),
-            verdict: CaseVerdict::Findings,
-            findings: vec![finding.clone()],
-            warnings: Vec::new(),
-            log: log.into(),
-        })
+        .map(|id| CaseEntry::of_case(id, tool, CaseVerdict::Findings, vec![finding.clone()], Vec::new(), log))
         .collect()
 }
 

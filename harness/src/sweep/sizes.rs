@@ -1,5 +1,7 @@
-//! The sizes a sweep visits: DESIGN.md's warp, block and recursion
-//! boundaries, random sizes from the seed, and the large GPU sizes.
+//! The sizes a sweep visits: each side of every boundary where a kernel's
+//! code path changes (one warp of 32, one block of 256 threads / 512
+//! hierarchical items, one 4096-item tile, one level of 512-way recursion),
+//! random sizes from the seed, and the large GPU sizes.
 
 /// Warp (31..33), block (255..257, 511..513), 4099, and the scan recursion
 /// boundary 512^2 = 262,144 / 512^2 + 1 = 262,145.

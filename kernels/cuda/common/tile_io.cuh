@@ -18,8 +18,9 @@
 //   checks the buffers; tiles are whole multiples of 16 bytes).
 // * Shared memory is padded by one vector per 8 (128 bytes) when a thread
 //   owns an even number of vectors, so that a quarter warp's 16-byte accesses
-//   hit 8 distinct 4-bank groups in both the striped and the blocked pattern;
-//   an odd count needs no padding (an odd stride already spreads them).
+//   hit 8 distinct 4-bank groups in both the striped and the blocked pattern
+//   (at most 2 threads a group for an even count that is not a power of two,
+//   e.g. 6); an odd count needs no padding (an odd stride spreads them).
 #pragma once
 #include "common/config.cuh"
 

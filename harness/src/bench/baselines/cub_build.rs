@@ -72,9 +72,9 @@ pub fn start(source: &Path, arch: &str) -> PendingBuild {
         Ok(path) => path,
         Err(reason) => return PendingBuild::Absent(reason),
     };
-    let text = match std::fs::read(source) {
+    let text = match source_text(source) {
         Ok(text) => text,
-        Err(e) => return PendingBuild::Absent(format!("cannot read {}: {e}", source.display())),
+        Err(e) => return PendingBuild::Absent(format!("{e:#}")),
     };
     let dir = work_dir();
     let hash = short_hash(&[&text, nvcc.to_string_lossy().as_bytes(), arch.as_bytes()]);
@@ -86,6 +86,26 @@ pub fn start(source: &Path, arch: &str) -> PendingBuild {
         Ok(program) => PendingBuild::Running { program: Box::new(program), binary },
         Err(e) => PendingBuild::Absent(format!("could not start nvcc: {e:#}")),
     }
+}
+
+/// What the binary is built from: `source` and then every `.cuh` beside it
+/// (the headers it includes), in name order, each preceded by its name, so
+/// that an edit to any of them names a new binary.
+fn source_text(source: &Path) -> Result<Vec<u8>> {
+    let mut text = std::fs::read(source).with_context(|| format!("cannot read {}", source.display()))?;
+    let dir = source.parent().context("source path without a directory")?;
+    let mut headers: Vec<PathBuf> = std::fs::read_dir(dir)
+        .with_context(|| format!("cannot list {}", dir.display()))?
+        .filter_map(|entry| entry.ok().map(|e| e.path()))
+        .filter(|path| path.extension().is_some_and(|e| e == "cuh"))
+        .collect();
+    headers.sort();
+    for header in headers {
+        text.extend_from_slice(header.file_name().unwrap_or_default().as_encoded_bytes());
+        text.push(0);
+        text.extend(std::fs::read(&header).with_context(|| format!("cannot read {}", header.display()))?);
+    }
+    Ok(text)
 }
 
 /// The file nvcc writes before it is renamed into place.
@@ -153,5 +173,32 @@ mod tests {
         assert_eq!(a.len(), 12);
         // Part boundaries matter.
         assert_ne!(short_hash(&[b"ab", b"c"]), short_hash(&[b"a", b"bc"]));
+    }
+
+    #[test]
+    fn the_built_text_covers_every_header_beside_the_source() {
+        let dir = std::env::temp_dir().join(format!("primlab-cub-build-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let source = dir.join("cub_bench.cu");
+        std::fs::write(&source, "#include \"b.cuh\"\n").unwrap();
+        std::fs::write(dir.join("b.cuh"), "int b;").unwrap();
+        std::fs::write(dir.join("a.cuh"), "int a;").unwrap();
+        std::fs::write(dir.join("notes.md"), "not compiled").unwrap();
+        let before = source_text(&source).unwrap();
+        assert_eq!(before, b"#include \"b.cuh\"\na.cuh\0int a;b.cuh\0int b;".to_vec());
+        std::fs::write(dir.join("b.cuh"), "int c;").unwrap();
+        assert_ne!(source_text(&source).unwrap(), before, "a header edit must name a new binary");
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert!(source_text(&source).is_err());
+    }
+
+    /// The shipped program: the entry file and the headers it is split into.
+    #[test]
+    fn the_shipped_source_includes_its_headers() {
+        let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/baselines/cub_bench.cu");
+        let text = String::from_utf8(source_text(&source).unwrap()).unwrap();
+        for header in ["bench_support.cuh", "bench_options.cuh", "bench_runner.cuh", "bench_ops.cuh"] {
+            assert!(text.contains(&format!("{header}\0")), "{header} is not hashed");
+        }
     }
 }

@@ -37,27 +37,8 @@ pub fn register(config: &BenchConfig, registry: &mut Registry) {
                 plan.enqueue(inputs.device.next())?;
                 let got = plan.finish()?;
                 let expected = host_argmax(&inputs.host);
-                let timed_region = match variant {
-                    ArgReduceVariant::TwoPass => format!(
-                        "one ArgReducePlan::enqueue: 16-byte memset of the control words + \
-                         arg_reduce_two_pass_partials_max_f32 <<<{}, 256>>> + arg_reduce_two_pass_final_max_f32 <<<1, 256>>>",
-                        plan.grid()
-                    ),
-                    ArgReduceVariant::SinglePass => format!(
-                        "one ArgReducePlan::enqueue: 16-byte memset of the control words + \
-                         arg_reduce_single_pass_max_f32 <<<{}, 256>>> (last block done)",
-                        plan.grid()
-                    ),
-                };
-                let launches = if variant == ArgReduceVariant::TwoPass { 3 } else { 2 };
-                let described = Described {
-                    logical_bytes: 4 * n as u64,
-                    cache_policy: inputs.device.policy(),
-                    timed_region,
-                    bytes_moved_estimate: Some(4 * n as u64 + 16 * plan.grid() as u64),
-                    launches: Some(launches),
-                    params: serde_json::json!({ "grid": plan.grid() }),
-                };
+                let params = serde_json::json!({ "grid": plan.grid() });
+                let described = Described::of_plan(&plan.describe(), 4 * n as u64, inputs.device.policy(), params);
                 let what = "(maximum, lowest index) equals the host's";
                 if got != expected {
                     return Ok(described.wrong(what, format!("got {got:?}, host {expected:?}")));
@@ -88,22 +69,8 @@ pub fn register(config: &BenchConfig, registry: &mut Registry) {
                             .fold((f32::NEG_INFINITY, usize::MAX), |a, (i, &v)| if v > a.0 { (v, i) } else { a })
                     })
                     .collect();
-                let (kernel, grid) = match variant {
-                    ArgRowsVariant::WarpPerRow => {
-                        ("arg_reduce_rows_warp_max_f32", "min(ceil(rows / 8), one resident wave)")
-                    }
-                    ArgRowsVariant::BlockPerRow => ("arg_reduce_rows_block_max_f32", "min(rows, one resident wave)"),
-                };
-                let described = Described {
-                    logical_bytes: 4 * n as u64,
-                    cache_policy: inputs.device.policy(),
-                    timed_region: format!(
-                        "one ArgRowsPlan::enqueue: 16-byte memset of the control words + {kernel} <<<{grid}, 256>>>"
-                    ),
-                    bytes_moved_estimate: Some(4 * n as u64 + 8 * rows as u64),
-                    launches: Some(2),
-                    params: serde_json::json!({ "rows": rows, "cols": cols }),
-                };
+                let params = serde_json::json!({ "rows": rows, "cols": cols });
+                let described = Described::of_plan(&plan.describe(), 4 * n as u64, inputs.device.policy(), params);
                 let what = "every row's (maximum, lowest column) equals the host's";
                 if let Err(mismatch) = check::exact_slices("row argmax", &expected, &got) {
                     return Ok(described.wrong(what, mismatch));

@@ -60,21 +60,9 @@ where
         plan.enqueue(inputs.device.next())?;
         let got = plan.finish()?;
         let expected = expected_sum(&inputs.host);
-        let grid = plan.grid();
         let element = std::mem::size_of::<T>() as u64;
-        let records = 8 * EXACT_RECORD_WORDS as u64 * grid as u64;
-        let described = Described {
-            logical_bytes: element * n as u64,
-            cache_policy: inputs.device.policy(),
-            timed_region: format!(
-                "one ExactSumPlan::enqueue: exact_sum_partials_{} <<<{grid}, 256>>> + exact_sum_finish <<<1, 256>>>; \
-                 no memset, no atomics",
-                T::TYPE_NAME
-            ),
-            bytes_moved_estimate: Some(element * n as u64 + 2 * records),
-            launches: Some(2),
-            params: serde_json::json!({ "grid": grid, "record_bytes": records }),
-        };
+        let params = serde_json::json!({ "grid": plan.grid(), "record_bytes": 8 * EXACT_RECORD_WORDS as u64 * plan.grid() as u64 });
+        let described = Described::of_plan(&plan.describe(), element * n as u64, inputs.device.policy(), params);
         let what = "bits equal to the model's correctly rounded sum (binned limbs = rug reference)";
         if got.to_bits() != expected.to_bits() {
             let mismatch =

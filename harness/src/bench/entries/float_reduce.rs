@@ -49,50 +49,12 @@ fn exact_sum<T: AsF64>(host: &[T]) -> (f64, f64) {
     (sum as f64 / scale, abs as f64 / scale)
 }
 
-/// (timed region, launches, atomics) of a plan with `grids`.
-fn describe(variant: FloatReduceVariant, t: &str, n: usize, grids: &[u32]) -> (String, u32, u64) {
-    let grid_list = grids.iter().map(u32::to_string).collect::<Vec<_>>().join(", ");
+/// Atomic adds one enqueue issues: one per block, one per element, or none.
+fn atomics(variant: FloatReduceVariant, n: usize, grids: &[u32]) -> u64 {
     match variant {
-        FloatReduceVariant::FixedTree | FloatReduceVariant::Compensated => {
-            let (first, later) = if variant == FloatReduceVariant::FixedTree {
-                (format!("float_reduce_tile_{t}"), "float_reduce_tile_f32".to_string())
-            } else {
-                (format!("float_reduce_compensated_tile_{t}"), "float_reduce_compensated_tile_pairs".to_string())
-            };
-            (
-                format!("one FloatReducePlan::enqueue: {first}, then {later} on the later grids; grids [{grid_list}] x 256 threads; no memset"),
-                grids.len() as u32,
-                0,
-            )
-        }
-        FloatReduceVariant::TwoPass => (
-            format!(
-                "one FloatReducePlan::enqueue: float_reduce_two_pass_partials_{t} <<<{}, 256>>> + float_reduce_tile_f32 <<<1, 256>>>; no memset",
-                grids.first().copied().unwrap_or(1)
-            ),
-            grids.len() as u32,
-            0,
-        ),
-        FloatReduceVariant::AtomicPerBlock => {
-            let blocks = grids.first().copied().unwrap_or(1);
-            (
-                format!(
-                    "one FloatReducePlan::enqueue: 4-byte memset of the result + float_reduce_atomic_per_block_{t} \
-                     <<<{blocks}, 256>>> (one atomicAdd per block)"
-                ),
-                2,
-                blocks as u64,
-            )
-        }
-        FloatReduceVariant::AtomicPerElement => (
-            format!(
-                "one FloatReducePlan::enqueue: 4-byte memset of the result + float_reduce_atomic_per_element_{t} \
-                 <<<{}, 256>>> (one atomicAdd per element, all to one float)",
-                grids.first().copied().unwrap_or(1)
-            ),
-            2,
-            n as u64,
-        ),
+        FloatReduceVariant::AtomicPerBlock => grids.first().copied().unwrap_or(1) as u64,
+        FloatReduceVariant::AtomicPerElement => n as u64,
+        FloatReduceVariant::FixedTree | FloatReduceVariant::Compensated | FloatReduceVariant::TwoPass => 0,
     }
 }
 
@@ -115,25 +77,15 @@ fn add<T>(
         let got = plan.finish()?;
         let (exact, sum_abs) = exact_sum(&inputs.host);
         let bound = variant.error_bound(n, sum_abs, exact.abs());
-        let (timed_region, launches, atomics) = describe(variant, T::TYPE_NAME, n, plan.grids());
         let element = std::mem::size_of::<T>() as u64;
-        let partials: u64 = plan.grids().iter().skip(1).map(|&g| 16 * g as u64).sum();
-        let described = Described {
-            logical_bytes: element * n as u64,
-            cache_policy: inputs.device.policy(),
-            timed_region,
-            bytes_moved_estimate: Some(
-                element * n as u64 + partials + 8 * plan.grids().first().copied().unwrap_or(0) as u64,
-            ),
-            launches: Some(launches),
-            params: serde_json::json!({
-                "grids": plan.grids(),
-                "atomics": atomics,
-                "elements_per_block": FLOAT_TILE_ITEMS,
-                "bound": bound,
-                "tree_depth": variant.tree_depth(n),
-            }),
-        };
+        let params = serde_json::json!({
+            "grids": plan.grids(),
+            "atomics": atomics(variant, n, plan.grids()),
+            "elements_per_block": FLOAT_TILE_ITEMS,
+            "bound": bound,
+            "tree_depth": variant.tree_depth(n),
+        });
+        let described = Described::of_plan(&plan.describe(), element * n as u64, inputs.device.policy(), params);
         let what = "|sum - exact| within the variant's declared bound (FloatReduceVariant::error_bound)";
         if let Err(mismatch) = check::float_within("sum", exact, got, bound) {
             return Ok(described.wrong(what, mismatch));
@@ -187,8 +139,8 @@ mod tests {
 
     #[test]
     fn atomics_are_counted_per_variant() {
-        assert_eq!(describe(FloatReduceVariant::AtomicPerElement, "f32", 1 << 20, &[256]).2, 1 << 20);
-        assert_eq!(describe(FloatReduceVariant::AtomicPerBlock, "f32", 1 << 20, &[256]).2, 256);
-        assert_eq!(describe(FloatReduceVariant::TwoPass, "f32", 1 << 20, &[256, 1]).1, 2);
+        assert_eq!(atomics(FloatReduceVariant::AtomicPerElement, 1 << 20, &[256]), 1 << 20);
+        assert_eq!(atomics(FloatReduceVariant::AtomicPerBlock, 1 << 20, &[256]), 256);
+        assert_eq!(atomics(FloatReduceVariant::TwoPass, 1 << 20, &[256, 1]), 0);
     }
 }

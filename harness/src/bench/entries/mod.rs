@@ -118,6 +118,35 @@ pub struct Described {
 }
 
 impl Described {
+    /// The record of a plan: its timed region, stream operations and DRAM
+    /// estimate come from the plan's own description (what its enqueue
+    /// puts on the stream), and `params` gains `"kernels"`, the launches as
+    /// `{kernel, grid, block, shared_bytes}`, when it is an object.
+    pub fn of_plan(
+        plan: &kernels::PlanDescription,
+        logical_bytes: u64,
+        cache_policy: String,
+        mut params: serde_json::Value,
+    ) -> Described {
+        let launches: Vec<serde_json::Value> = plan
+            .launches()
+            .map(|l| {
+                serde_json::json!({ "kernel": l.kernel, "grid": l.grid, "block": l.block, "shared_bytes": l.shared_bytes })
+            })
+            .collect();
+        if let Some(object) = params.as_object_mut() {
+            object.insert("kernels".into(), serde_json::Value::Array(launches));
+        }
+        Described {
+            logical_bytes,
+            cache_policy,
+            timed_region: plan.to_string(),
+            bytes_moved_estimate: Some(plan.bytes_moved),
+            launches: Some(plan.stream_ops()),
+            params,
+        }
+    }
+
     /// The outcome of a checked and timed entry.
     pub fn timed(self, check: impl Into<String>, timing: Timing) -> Outcome {
         self.outcome(check.into(), Ok(timing))

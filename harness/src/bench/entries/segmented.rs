@@ -28,34 +28,6 @@ pub fn offsets(n: usize, len: usize) -> Vec<usize> {
     (0..=segments).map(|s| (s * len).min(n)).collect()
 }
 
-/// (timed region, launches) of `variant` for `op` with `segments` segments.
-fn describe(variant: SegmentedVariant, op: &str, segments: usize, blocks_per_segment: usize) -> (String, u32) {
-    match variant {
-        SegmentedVariant::WarpPerSegment => (
-            format!(
-                "one SegmentedPlan::enqueue: segmented_warp_per_segment_{op} <<<{}, 256>>> (a warp per segment)",
-                segments.div_ceil(8)
-            ),
-            1,
-        ),
-        SegmentedVariant::BlockPerSegment => (
-            format!(
-                "one SegmentedPlan::enqueue: segmented_block_per_segment_{op} <<<{segments}, 256>>> (capped at 2^22)"
-            ),
-            1,
-        ),
-        SegmentedVariant::MultiBlockPerSegment => (
-            format!(
-                "one SegmentedPlan::enqueue: segmented_multi_block_partials_{op} <<<{}, 256>>> ({blocks_per_segment} \
-                 blocks per segment, capped at 2^22) + segmented_multi_block_combine_{op} <<<{}, 256>>>",
-                segments * blocks_per_segment,
-                segments.div_ceil(8)
-            ),
-            2,
-        ),
-    }
-}
-
 /// The host's per-segment check of a float32 sum: the exact sum (float64 is
 /// exact for these inputs) within the order-free bound of each segment.
 fn check_f32(host: &[f32], offsets: &[usize], got: &[f32]) -> Result<(), String> {
@@ -121,28 +93,13 @@ where
             let mut output = gpu.alloc_poisoned::<O::Output>(segments)?;
             plan.enqueue(inputs.device.next(), &device_offsets, &mut output)?;
             let got = gpu.download(&output)?;
-            let (timed_region, launches) = describe(variant, O::NAME, segments, plan.blocks_per_segment());
-            let offset_bytes = 4 * (segments as u64 + 1);
-            let output_bytes = (segments * std::mem::size_of::<O::Output>()) as u64;
-            let partial_bytes = if variant == SegmentedVariant::MultiBlockPerSegment {
-                16 * (segments * plan.blocks_per_segment()) as u64
-            } else {
-                0
-            };
-            let described = Described {
-                logical_bytes: plan.logical_bytes(&device_offsets),
-                cache_policy: inputs.device.policy(),
-                timed_region,
-                bytes_moved_estimate: Some(
-                    (n * std::mem::size_of::<O::Input>()) as u64 + offset_bytes + output_bytes + partial_bytes,
-                ),
-                launches: Some(launches),
-                params: serde_json::json!({
-                    "seg_len": len,
-                    "num_segments": segments,
-                    "blocks_per_segment": plan.blocks_per_segment(),
-                }),
-            };
+            let params = serde_json::json!({
+                "seg_len": len,
+                "num_segments": segments,
+                "blocks_per_segment": plan.blocks_per_segment(),
+            });
+            let logical = plan.logical_bytes(&device_offsets);
+            let described = Described::of_plan(&plan.describe(), logical, inputs.device.policy(), params);
             if let Err(mismatch) = verify(&inputs.host, &offsets, &got) {
                 return Ok(described.wrong(what, mismatch));
             }

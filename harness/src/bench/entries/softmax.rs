@@ -93,25 +93,9 @@ fn add<T>(
         plan.enqueue(inputs.device.next(), &mut output)?;
         plan.finish()?;
         let got = gpu.download(&output)?;
-        let (grid, block) = plan.geometry();
-        let reads = match variant {
-            SoftmaxVariant::ThreePass => 3,
-            SoftmaxVariant::OnlineBlock | SoftmaxVariant::OnlineWarp => 2,
-            SoftmaxVariant::RowInRegisters => 1,
-        };
-        let bytes = (n * element) as u64;
-        let described = Described {
-            logical_bytes: 2 * bytes,
-            cache_policy: inputs.device.policy(),
-            timed_region: format!(
-                "one SoftmaxPlan::enqueue: 8-byte memset of the nonfinite word + {} <<<{grid}, {block}>>> \
-                 (rows looped over one resident wave)",
-                plan.kernel_name()
-            ),
-            bytes_moved_estimate: Some((reads + 1) * bytes + rows as u64),
-            launches: Some(2),
-            params: serde_json::json!({ "rows": rows, "cols": cols, "kernel": plan.kernel_name(), "row_reads": reads }),
-        };
+        let params = serde_json::json!({ "rows": rows, "cols": cols, "kernel": plan.kernel_name() });
+        let logical = 2 * (n * element) as u64;
+        let described = Described::of_plan(&plan.describe(), logical, inputs.device.policy(), params);
         let tolerance = softmax_tolerance(cols, variant, T::DTYPE);
         let what = "every element within softmax_tolerance of the float64 softmax of the same input";
         if let Err(mismatch) = check_rows(&inputs.host, &got, cols, &tolerance) {
