@@ -80,13 +80,10 @@ pub fn run(args: &CheckArgs) -> Result<bool> {
     };
     crate::sweep::check_sizes(&sizes, Some(gpu.info().total_memory))?;
     let loaded = launch::load(&gpu, &manifest)?;
-    let plan = SweepPlan {
-        seed,
-        sizes: sizes.clone(),
-        quick: false,
-        primitives: vec![manifest.primitive],
-        variants: vec![],
-        one_family: args.sanitize_child,
+    let plan = if args.sanitize_child {
+        SweepPlan::sanitizer(manifest.primitive, &sizes, seed, &[])
+    } else {
+        SweepPlan::of_primitive(manifest.primitive, &sizes, seed)
     };
     if !args.sanitize_child {
         println!("check: seed {seed:#x}, sizes {sizes:?} on {} (rerun with --seed {seed:#x})", gpu.info().name);
