@@ -39,14 +39,7 @@ pub fn run(args: &ExportArgs) -> Result<bool> {
     };
     let seed = args.seed.unwrap_or_else(crate::sweep::fresh_seed);
     let sizes = if args.sizes.is_empty() { default_sizes(seed) } else { args.sizes.clone() };
-    let plan = SweepPlan {
-        seed,
-        sizes: sizes.clone(),
-        quick: false,
-        primitives: vec![args.primitive],
-        variants: vec![],
-        one_family: false,
-    };
+    let plan = SweepPlan::of_primitive(args.primitive, &sizes, seed);
     prepare_dir(&args.dir)?;
     println!("cases export: {} seed {seed:#x} sizes {sizes:?} into {}", args.primitive, args.dir.display());
     let specs: Vec<(&Contract, raw::RawSpec)> = contracts

@@ -90,14 +90,7 @@ fn time_all(gpu: &Gpu, manifest: &Manifest, loaded: &Loaded, rows: &mut Vec<Row>
         .into_iter()
         .filter(|&n| n.saturating_mul(crate::sweep::DEVICE_BYTES_PER_ELEMENT) <= gpu.info().total_memory)
     {
-        let plan = SweepPlan {
-            seed: 0x5eed,
-            sizes: vec![n],
-            quick: true,
-            primitives: vec![manifest.primitive],
-            variants: vec![],
-            one_family: true,
-        };
+        let plan = SweepPlan::sanitizer(manifest.primitive, &[n], 0x5eed, &[]);
         let spec = raw::catalogue(&plan, manifest.primitive, manifest.contract, &manifest.name)
             .into_iter()
             .next()

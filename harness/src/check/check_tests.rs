@@ -181,14 +181,7 @@ fn check_without_a_gpu_cannot_run_and_fails_after_validating() {
 fn the_planted_bug_readme_states_the_catalogues_case() {
     let readme = std::fs::read_to_string(examples().join("scan_cuda_bug/README.md")).expect("readme");
     let line = readme.lines().map(str::trim).find(|l| l.starts_with("scan/three_pass_bug")).expect("a failure line");
-    let plan = crate::sweep::SweepPlan {
-        seed: 0x5eed,
-        sizes: vec![262_145],
-        quick: false,
-        primitives: vec![crate::registry::Primitive::Scan],
-        variants: vec![],
-        one_family: false,
-    };
+    let plan = crate::sweep::SweepPlan::of_primitive(crate::registry::Primitive::Scan, &[262_145], 0x5eed);
     let contract = crate::sweep::raw::contract(crate::registry::Primitive::Scan, "exclusive.i32").expect("contract");
     let spec = crate::sweep::raw::catalogue(&plan, crate::registry::Primitive::Scan, contract, "three_pass_bug")
         .into_iter()

@@ -1,6 +1,7 @@
 //! Running the user's launch sequence on one case: inputs uploaded, the
 //! output poisoned (every byte [`kernels::POISON_BYTE`], so an element never
-//! written fails the comparison), scratch zeroed or poisoned as the manifest
+//! written fails the comparison, and [`GUARD_ELEMENTS`] more after it that
+//! must stay untouched), scratch zeroed or poisoned as the manifest
 //! says, every launch in order on the Gpu's stream, then the output compared
 //! with the model's by the contract's rule.
 
@@ -39,6 +40,10 @@ pub fn load(gpu: &Gpu, manifest: &Manifest) -> GpuResult<Loaded> {
     Ok(Loaded { functions })
 }
 
+/// Poisoned elements after the contract's output: a kernel that writes past
+/// the end changes them, and the case fails with check `poison tail`.
+pub const GUARD_ELEMENTS: usize = 64;
+
 /// The device buffers of one case (all as bytes, in the contract's layout).
 pub struct Buffers {
     inputs: Vec<CudaSlice<u8>>,
@@ -51,7 +56,7 @@ pub struct Buffers {
 pub fn prepare(gpu: &Gpu, manifest: &Manifest, case: &RawCase, n: usize) -> GpuResult<Buffers> {
     let inputs = case.inputs.iter().map(|a| gpu.upload(&a.to_le_bytes())).collect::<GpuResult<Vec<_>>>()?;
     let out = &manifest.contract.output;
-    let output = gpu.alloc_poisoned::<u8>((out.len.elements(n) * out.dtype.size()).max(1))?;
+    let output = gpu.alloc_poisoned::<u8>((out.len.elements(n) + GUARD_ELEMENTS) * out.dtype.size())?;
     let mut scratch = Vec::new();
     for s in &manifest.scratch {
         let bytes = (at(&s.len, n) as usize * s.dtype.size()).max(1);
@@ -112,8 +117,17 @@ pub fn run_case(gpu: &Gpu, manifest: &Manifest, loaded: &Loaded, case: &RawCase,
         Err(e) => return gpu_error(&e),
     };
     let out = &manifest.contract.output;
-    let len = out.len.elements(n) * out.dtype.size();
-    match Array::from_le_bytes(out.dtype, &bytes[..len.min(bytes.len())]) {
+    let len = (out.len.elements(n) * out.dtype.size()).min(bytes.len());
+    if let Some(at) = bytes[len..].iter().position(|&b| b != kernels::POISON_BYTE) {
+        let index = out.len.elements(n) + at / out.dtype.size();
+        return Verdict::fail_at(
+            index,
+            "untouched (past the end)",
+            format!("byte {:#04x}", bytes[len + at]),
+            "poison tail",
+        );
+    }
+    match Array::from_le_bytes(out.dtype, &bytes[..len]) {
         Ok(got) => manifest.contract.compare(&case.expected, &got),
         Err(e) => Verdict::fail("the output", e, "output"),
     }

@@ -32,7 +32,7 @@ pub fn rerun(manifest: &Path, n: usize, seed: u64) -> String {
 }
 
 /// The sizes a check visits: `--sizes`, else the sweep's (the sanitizer's for the child).
-pub fn check_sizes(args: &CheckArgs, seed: u64) -> Vec<usize> {
+pub fn visited_sizes(args: &CheckArgs, seed: u64) -> Vec<usize> {
     match (args.sizes.is_empty(), args.sanitize_child) {
         (true, true) => crate::sanitize::SANITIZE_SIZES.to_vec(),
         _ => sizes::sweep_sizes(&args.sizes, seed, false, true),
@@ -44,7 +44,7 @@ pub fn check_sizes(args: &CheckArgs, seed: u64) -> Vec<usize> {
 pub fn run(args: &CheckArgs) -> Result<bool> {
     crate::sweep::check_sizes(&args.sizes, None)?;
     let seed = args.seed.unwrap_or_else(crate::sweep::fresh_seed);
-    let sizes = check_sizes(args, seed);
+    let sizes = visited_sizes(args, seed);
     let gpu = if args.validate_only {
         Err("--validate-only was given".to_string())
     } else {
@@ -80,13 +80,10 @@ pub fn run(args: &CheckArgs) -> Result<bool> {
     };
     crate::sweep::check_sizes(&sizes, Some(gpu.info().total_memory))?;
     let loaded = launch::load(&gpu, &manifest)?;
-    let plan = SweepPlan {
-        seed,
-        sizes: sizes.clone(),
-        quick: false,
-        primitives: vec![manifest.primitive],
-        variants: vec![],
-        one_family: args.sanitize_child,
+    let plan = if args.sanitize_child {
+        SweepPlan::sanitizer(manifest.primitive, &sizes, seed, &[])
+    } else {
+        SweepPlan::of_primitive(manifest.primitive, &sizes, seed)
     };
     if !args.sanitize_child {
         println!("check: seed {seed:#x}, sizes {sizes:?} on {} (rerun with --seed {seed:#x})", gpu.info().name);

@@ -35,14 +35,7 @@ pub fn run(manifest: &Manifest, seed: u64, out: &Path) -> Result<Sanitized> {
     let options = detect_options(&sanitizer)?;
     let exe = std::env::current_exe().context("locating the harness executable")?;
     let manifest_path = std::fs::canonicalize(&manifest.path).unwrap_or_else(|_| manifest.path.clone());
-    let plan = SweepPlan {
-        seed,
-        sizes: SANITIZE_SIZES.to_vec(),
-        quick: true,
-        primitives: vec![manifest.primitive],
-        variants: vec![],
-        one_family: true,
-    };
+    let plan = SweepPlan::sanitizer(manifest.primitive, &SANITIZE_SIZES, seed, &[]);
     let expected: Vec<_> = raw::catalogue(&plan, manifest.primitive, manifest.contract, &manifest.name)
         .into_iter()
         .map(|s| s.id)

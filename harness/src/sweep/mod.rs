@@ -67,6 +67,19 @@ impl SweepPlan {
         }
     }
 
+    /// Every case of `primitive` at exactly `sizes`, every data family (the
+    /// catalogue `harness check` and `harness cases` hand to user kernels).
+    pub fn of_primitive(primitive: Primitive, sizes: &[usize], seed: u64) -> SweepPlan {
+        SweepPlan {
+            seed,
+            sizes: sizes.to_vec(),
+            quick: false,
+            primitives: vec![primitive],
+            variants: vec![],
+            one_family: false,
+        }
+    }
+
     /// The cases a sanitizer job of `primitive` runs: the given sizes, one
     /// data family each (the sanitizers check memory and ordering, which do
     /// not depend on the values).

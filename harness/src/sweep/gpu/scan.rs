@@ -135,8 +135,7 @@ pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
     }
 }
 
-/// The model's scan of `kind`.
-pub(crate) fn int_expected(case: &IntCase, kind: ScanKind) -> &[i64] {
+fn int_expected(case: &IntCase, kind: ScanKind) -> &[i64] {
     match kind {
         ScanKind::Exclusive => &case.exclusive,
         ScanKind::Inclusive => &case.inclusive,
