@@ -378,11 +378,7 @@ impl CompactPlan {
                 if let Some(f) = flags {
                     launch.arg(f);
                 }
-                launch
-                    .arg(&n_u64)
-                    .arg(output)
-                    .arg(count)
-                    .arg(s.lookback.buffer());
+                launch.arg(&n_u64).arg(output).arg(count).arg(s.lookback.buffer());
                 // SAFETY: matches compact_single_pass_{positive(input, n, ...),
                 // flagged(input, selector_flags, n, ...)}(output, count,
                 // scratch); the scratch holds `tiles` descriptors (zeroed

@@ -54,7 +54,8 @@ impl LookbackScratch {
     /// After the launch has completed (this call synchronises): whether a
     /// look-back spin ran out (the error word is set).
     pub fn timed_out(&self, stream: &Arc<CudaStream>) -> GpuResult<bool> {
-        let header = stream.clone_dtoh(&self.words.slice(0..1)).context(|| "reading the look-back error word".to_string())?;
+        let header =
+            stream.clone_dtoh(&self.words.slice(0..1)).context(|| "reading the look-back error word".to_string())?;
         Ok(header[0] >> 32 != 0)
     }
 }

@@ -109,10 +109,11 @@ pub const GALLERY: [Mutant; 14] = [
     },
     Mutant {
         id: 8,
-        name: "lookback-payload-before-flag",
+        name: "lookback-window-drops-prefix-tile",
         planted_in: "common/decoupled_lookback.cuh: lookback_exclusive_prefix",
-        description: "a predecessor's payload is read before its status flag is acquired",
-        families: &[KernelFamily::Scan],
+        description: "the look-back window starts one lane late, dropping the inclusive prefix of the published \
+                      tile that ends the walk (every tile after the first loses everything before it)",
+        families: &[KernelFamily::Scan, KernelFamily::Compact],
         primitive: "scan",
         variant: "decoupled_lookback",
         sizes: &[4099, 65_537, 262_145, 1 << 22],

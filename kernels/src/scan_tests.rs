@@ -143,8 +143,9 @@ fn exchange_load<T: Copy>(
     for t in 0..threads {
         for k in 0..per_thread {
             let v = k * threads + t;
-            let vector: Vec<T> =
-                (0..vector_items).map(|e| if v * vector_items + e < valid { tile[v * vector_items + e] } else { oob }).collect();
+            let vector: Vec<T> = (0..vector_items)
+                .map(|e| if v * vector_items + e < valid { tile[v * vector_items + e] } else { oob })
+                .collect();
             let s = exchange_slot(v, per_thread);
             assert!(slots[s].is_none(), "slot {s} stored twice");
             slots[s] = Some(vector);

@@ -309,7 +309,7 @@ fn spread_catalogue(plan: &SweepPlan, k: usize, mutant: u32, max_shown: usize) -
                                     progress.println(&format!(
                                         "FAIL [GPU {w}] {}\n     rerun: {}",
                                         failure_line(&case.id, m),
-                                        case.id.repro()
+                                        case.id.repro(plan.seed)
                                     ));
                                 }
                             }

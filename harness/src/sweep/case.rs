@@ -26,11 +26,15 @@ impl CaseId {
         format!("{} {} {}", self.primitive, self.variant, self.size)
     }
 
-    /// The command that reruns exactly this case.
-    pub fn repro(&self) -> String {
+    /// The command that reruns exactly this case in a run of seed
+    /// `run_seed`. A case's input seed (`self.seed`) is derived from the
+    /// run's seed, the primitive, the size and the family alone, so the same
+    /// run seed with only this size and variant regenerates the same input
+    /// (passing the case seed itself as `--seed` would derive another).
+    pub fn repro(&self, run_seed: u64) -> String {
         format!(
             "harness sweep --gpu-only --primitive {} --variant {} --sizes {} --seed {:#x}",
-            self.primitive, self.variant, self.n, self.seed
+            self.primitive, self.variant, self.n, run_seed
         )
     }
 }

@@ -365,8 +365,8 @@ pub fn run(args: &SweepArgs) -> Result<bool> {
         let skip_reason = format!("no GPU: {}", gpu_skip_reason.clone().unwrap_or_default());
         let mut cases: Vec<junit::TestCase> = cpu_results
             .iter()
-            .map(|r| junit_case("sweep.model", r))
-            .chain(gpu_results.iter().map(|r| junit_case("sweep.gpu", r)))
+            .map(|r| junit_case("sweep.model", r, seed))
+            .chain(gpu_results.iter().map(|r| junit_case("sweep.gpu", r, seed)))
             .collect();
         cases.extend(skipped_ids.iter().map(|id| junit::TestCase {
             classname: format!("sweep.gpu.{}", id.primitive),
@@ -386,14 +386,16 @@ fn coverage_word(coverage: &Coverage) -> String {
     }
 }
 
-fn junit_case(group: &str, r: &CaseResult) -> junit::TestCase {
+fn junit_case(group: &str, r: &CaseResult, run_seed: u64) -> junit::TestCase {
     junit::TestCase {
         classname: format!("{group}.{}", r.id.primitive),
         name: format!("{} n={} {}", r.id.variant, r.id.size, r.id.family),
         seconds: r.millis as f64 / 1000.0,
         outcome: match &r.verdict {
             Verdict::Pass => junit::Outcome::Passed,
-            Verdict::Fail(m) => junit::Outcome::Failed(format!("{}\nrerun: {}", failure_line(&r.id, m), r.id.repro())),
+            Verdict::Fail(m) => {
+                junit::Outcome::Failed(format!("{}\nrerun: {}", failure_line(&r.id, m), r.id.repro(run_seed)))
+            }
             Verdict::Skipped { reason } => junit::Outcome::Skipped(reason.clone()),
         },
     }
@@ -429,7 +431,7 @@ pub fn run_gpu_cases(gpu: &kernels::Gpu, plan: &SweepPlan, max_shown: usize, mar
             } else if shown < max_shown {
                 shown += 1;
                 if let Some(p) = &progress {
-                    p.println(&format!("FAIL {line}\n     rerun: {}", case.id.repro()));
+                    p.println(&format!("FAIL {line}\n     rerun: {}", case.id.repro(plan.seed)));
                 }
             }
         }

@@ -86,3 +86,44 @@ fn a_junit_report_names_every_model_check() {
     assert!(xml.contains("classname=\"sweep.model.reduce\""), "{xml}");
     assert!(xml.contains("failures=\"0\""), "{xml}");
 }
+
+/// A failure's rerun line regenerates the same case: parsing its primitive,
+/// variant, size and seed into a plan finds the same case id with the same
+/// input digest. (The case's own input seed, given as `--seed`, would derive
+/// a different input.)
+#[test]
+fn a_rerun_line_regenerates_the_same_case() {
+    let run_seed = 0x5eed_1234;
+    let full = SweepPlan {
+        seed: run_seed,
+        sizes: vec![33, 4097],
+        quick: false,
+        primitives: vec![Primitive::Scan, Primitive::Reduce],
+        variants: vec![],
+        one_family: false,
+    };
+    let cases = gpu::catalogue(&full);
+    assert!(!cases.is_empty());
+    for case in cases.iter().step_by(7) {
+        let line = case.id.repro(run_seed);
+        let arg = |flag: &str| {
+            let words: Vec<&str> = line.split_whitespace().collect();
+            let at = words.iter().position(|w| *w == flag).unwrap_or_else(|| panic!("{flag} in {line}"));
+            words[at + 1].to_string()
+        };
+        let seed = u64::from_str_radix(arg("--seed").trim_start_matches("0x"), 16).expect("hex seed");
+        let primitive = Primitive::from_name(&arg("--primitive")).expect("a registry primitive");
+        let rerun = SweepPlan {
+            seed,
+            sizes: vec![arg("--sizes").parse().expect("a size")],
+            quick: false,
+            primitives: vec![primitive],
+            variants: vec![arg("--variant")],
+            one_family: false,
+        };
+        let again = gpu::catalogue(&rerun);
+        let same = again.iter().find(|c| c.id == case.id).unwrap_or_else(|| panic!("{line} lost {:?}", case.id));
+        let digest = |c: &gpu::GpuCase| (c.reference)().map(|d| d.input_digest).expect("reference");
+        assert_eq!(digest(same), digest(case), "{line}: another input");
+    }
+}
