@@ -39,13 +39,42 @@
 // (the canonical quiet NaN 0x7fc00000) for any NaN or for +inf and -inf
 // together, else the infinity present, else the rounded finite sum.
 //
-// Schedule. exact_sum_partials_<t>: block g reduces tiles g, g + G, ... (G =
+// Register window. Most inputs lie within 32 exponents of their
+// neighbours' largest. Each warp keeps a window base B (warp-uniform, 1 <= B
+// <= kWindowMaxBase): an input with exponent e in [B, B + 31] is normal and
+// finite, and adds m * 2^(e - B) < 2^55 to two u64 register sums, `all`
+// (every such input) and `negative` (the negative ones); the window then
+// holds (all - 2 negative) * 2^B units. After every kExactVoteItems values
+// per thread the warp votes: if any nonzero input fell outside the window
+// (smaller, larger, subnormal, inf, NaN), B moves to (the group's largest
+// finite exponent) - 31 when that differs, and the outside inputs are added
+// again, to the new window or to the shared bins (add_to_bins); after
+// kMissesBeforeDirect such groups in a row the warp sends kDirectGroups
+// groups straight to the bins. +-0 adds nothing on any path. A flush adds the window's value into bins B >> 5
+// and (B >> 5) + 1 and empties it. Integer addition is exact, so which
+// inputs take the window and which the bins changes the spelling of the
+// partial sums only, never their value.
+//
+// Why the window does not overflow: it takes at most kExactFlushTiles *
+// kExactItemsPerThread = 256 adds of < 2^55 between flushes, so all < 2^63,
+// negative <= all, and |all - 2 negative| < 2^63 is exact in two's
+// complement (computed modulo 2^64). A flush adds low < 2^32 to one word and
+// floor(value * 2^r / 2^32) (r = B & 31 < 32, so at most half the window's
+// terms, plus 1) to the next. Between two normalisations a thread flushes
+// at most F = kExactFlushTiles * kExactItemsPerThread / kExactVoteItems + 1
+// = 65 times, and each of its 256 inputs reaches a word once, by one path,
+// with less than 2^55 - 2^31: a word stays below 2^32 + 256 (2^55 - 2^31) +
+// F (2^32 + 1) < 2^63.
+//
+// Schedule. exact_sum_<t>: block g reduces tiles g, g + G, ... (G =
 // gridDim.x; tile layout as float_reduce.cu: thread t holds items base +
 // 4(256 j + t) + k of f32 input, base + 8(256 j + t) + k of bf16; items past
-// n are +0), each thread into its own column of shared-memory bins, then the
-// block adds its threads' words into one record of kExactRecordWords i64
-// (words 0..8, flags). exact_sum_finish (one block) adds the G records,
-// normalises and rounds once.
+// n are +0), each thread into its window and its own column of shared-memory
+// bins, flushing the window and normalising the column every
+// kExactFlushTiles tiles; then the block adds its threads' words into one
+// record of kExactRecordWords i64 (words 0..8, flags). The last block to
+// finish its record (an atomic arrival count) adds the G records, normalises
+// and rounds once.
 #include "common/config.cuh"
 #include "common/shuffle.cuh"
 
@@ -73,9 +102,10 @@ constexpr u32 kSawNaN = 1u;
 constexpr u32 kSawPosInf = 2u;
 constexpr u32 kSawNegInf = 4u;
 
-// Adds one f32 (as bits) to this thread's column of the shared bins.
-// Non-finite inputs add 0 (to bin 7) and set their flag; +-0 adds 0 to bin 0.
-__device__ __forceinline__ void add_bits(u32 bits, i64 (*bins)[kBlockThreads], u32& flags) {
+// Adds one f32 (as bits) to this thread's column of the shared bins: any
+// input, the path of those outside the window. Non-finite inputs add 0 (to
+// bin 7) and set their flag; +-0 adds 0 to bin 0.
+__device__ __forceinline__ void add_to_bins(u32 bits, i64 (*bins)[kBlockThreads], u32& flags) {
     const u32 biased = (bits >> 23) & 0xffu;
     const u32 fraction = bits & 0x7fffffu;
     const bool negative = (bits >> 31) != 0;
@@ -163,71 +193,194 @@ __device__ __forceinline__ void normalise_column(i64 (*bins)[kBlockThreads], i64
     carry_word = words[kExactBins];
 }
 
-__device__ __forceinline__ void add_tile(const float* __restrict__ in, u64 n, u64 tile, i64 (*bins)[kBlockThreads],
-                                         u32& flags) {
-    const u64 base = tile * kExactTileItems;
+// The window of one thread (its base is the same in every lane of a warp).
+struct Window {
+    u32 base;
+    u64 all;       // sum of m * 2^(e - base) over the inputs the window took
+    u64 negative;  // the same over the negative ones
+    int direct;    // vote groups left that go straight to the bins
+    int misses;    // consecutive vote groups with inputs outside the window
+};
+
+// Window bases: B + 31 <= 254 keeps inf and NaN (e = 255) outside, B >= 1
+// keeps +-0 and subnormals (e = 0) outside.
+constexpr u32 kWindowSpan = 32;
+constexpr u32 kWindowMaxBase = 255 - kWindowSpan;
+// Exponents 96..127, values in [2^-31, 2): the first tile moves it if needed.
+constexpr u32 kWindowFirstBase = 96;
+// Values per thread between two warp votes on the window.
+constexpr int kExactVoteItems = 4;
+// After this many vote groups in a row with inputs outside the window, the
+// warp adds the next kDirectGroups groups straight to the bins (inputs
+// spread over more than 32 exponents), then tries the window again.
+constexpr int kMissesBeforeDirect = 2;
+constexpr int kDirectGroups = 32;
+static_assert(kExactItemsPerThread % kExactVoteItems == 0, "a tile is whole vote groups");
+static_assert(kExactFlushTiles * kExactItemsPerThread / kExactVoteItems + 1 <= 127,
+              "at most 127 flushes between normalisations (127 (2^32 + 1) + 2^32 <= 2^39)");
+
+// e - base for the f32 `bits` as an unsigned offset: < kWindowSpan exactly
+// when the input lies in the window. bits << 1 holds e in bits 24..31; when
+// e < base the subtraction wraps to 256 + e - base >= 256 - kWindowMaxBase.
+__device__ __forceinline__ u32 window_offset(u32 bits, u32 base) {
+    return ((bits << 1) - (base << 24)) >> 24;
+}
+
+// Adds the input at `offset` to the window; an input outside it (offset >=
+// 32) adds 0: the clamped funnel shift gives 2^offset for offset < 32 and 0
+// beyond.
+__device__ __forceinline__ void window_add(Window& w, u32 bits, u32 offset) {
+    const u32 pow2 = __funnelshift_lc(0u, 1u, offset);
+    const u32 m = (bits & 0x7fffffu) | 0x800000u;
+    const u32 sign = u32(int(bits) >> 31);
+    w.all += u64(m) * pow2;
+    w.negative += u64(m & sign) * pow2;
+}
+
+// Adds the window's value (all - 2 negative) * 2^base to the bins and
+// empties it. With base = 32 q + r: value * 2^r = high * 2^32 + low, low in
+// [0, 2^32), high = floor(value / 2^(32 - r)) (arithmetic shift).
+__device__ __forceinline__ void window_flush(Window& w, i64 (*bins)[kBlockThreads]) {
+    const i64 value = i64(w.all - 2 * w.negative);
+    const u32 q = w.base >> 5;
+    const u32 r = w.base & 31u;
+    bins[q][threadIdx.x] += i64((u64(value) << r) & u64(kExactWordMask));
+    bins[q + 1][threadIdx.x] += value >> (kExactWordBits - r);
+    w.all = 0;
+    w.negative = 0;
+}
+
+// Adds ITEMS values of this thread (f32 bits). Every lane of the warp calls
+// it (the votes below name the full warp; `direct` and `misses` are
+// warp-uniform like the base). +-0 adds nothing anywhere, so zeros outside
+// the window do not send the warp down the slow path.
+template <int ITEMS>
+__device__ __forceinline__ void add_values(const u32* v, Window& w, i64 (*bins)[kBlockThreads], u32& flags) {
+    if (w.direct > 0) {
 #pragma unroll
-    for (int j = 0; j < kExactItemsPerThread / 4; ++j) {
-        const u64 e = base + 4 * (u64(j) * kBlockThreads + threadIdx.x);
-        u32 v[4];
-        if (e + 4 <= n) {
-            const uint4 t = *reinterpret_cast<const uint4*>(in + e);
-            v[0] = t.x;
-            v[1] = t.y;
-            v[2] = t.z;
-            v[3] = t.w;
-        } else {
-#pragma unroll
-            for (int k = 0; k < 4; ++k) v[k] = e + k < n ? __float_as_uint(in[e + k]) : 0u;
+        for (int k = 0; k < ITEMS; ++k) {
+            if ((v[k] << 1) != 0) add_to_bins(v[k], bins, flags);
         }
+        --w.direct;
+        return;
+    }
+    bool outside = false;
 #pragma unroll
-        for (int k = 0; k < 4; ++k) add_bits(v[k], bins, flags);
+    for (int k = 0; k < ITEMS; ++k) {
+        const u32 offset = window_offset(v[k], w.base);
+        window_add(w, v[k], offset);
+        outside |= offset >= kWindowSpan && (v[k] << 1) != 0;
+    }
+    // Warp-uniform: the window base moves for the whole warp at once.
+    if (!__any_sync(kFullMask, outside)) {
+        w.misses = 0;
+    } else {
+        // Inputs spread wider than a window: stop trying it for a while.
+        if (++w.misses == kMissesBeforeDirect) {
+            w.direct = kDirectGroups;
+            w.misses = 0;
+        }
+        u32 top = 0;  // the largest finite exponent of the warp's part of the tile
+#pragma unroll
+        for (int k = 0; k < ITEMS; ++k) {
+            const u32 e = (v[k] >> 23) & 0xffu;
+            top = max(top, e == 0xffu ? 0u : e);
+        }
+        top = __reduce_max_sync(kFullMask, top);
+        const u32 base = min(max(top, kWindowSpan) - (kWindowSpan - 1), kWindowMaxBase);
+        const u32 old_base = w.base;
+        if (base != old_base) {
+            window_flush(w, bins);
+            w.base = base;
+        }
+        // The inputs outside the old window added 0 above; add them now.
+#pragma unroll
+        for (int k = 0; k < ITEMS; ++k) {
+            if (window_offset(v[k], old_base) >= kWindowSpan && (v[k] << 1) != 0) {
+                const u32 offset = window_offset(v[k], w.base);
+                if (offset < kWindowSpan) {
+                    window_add(w, v[k], offset);
+                } else {
+                    add_to_bins(v[k], bins, flags);
+                }
+            }
+        }
     }
 }
 
-__device__ __forceinline__ void add_tile(const u16* __restrict__ in, u64 n, u64 tile, i64 (*bins)[kBlockThreads],
-                                         u32& flags) {
-    const u64 base = tile * kExactTileItems;
+// This thread's kExactItemsPerThread values of `tile` as f32 bits (+0 past n).
+__device__ __forceinline__ void load_tile(const float* __restrict__ in, u64 n, u32 tile,
+                                          u32 (&v)[kExactItemsPerThread]) {
+    const u64 base = u64(tile) * kExactTileItems;
+#pragma unroll
+    for (int j = 0; j < kExactItemsPerThread / 4; ++j) {
+        const u64 e = base + 4 * (u64(j) * kBlockThreads + threadIdx.x);
+        if (e + 4 <= n) {
+            const uint4 t = *reinterpret_cast<const uint4*>(in + e);
+            v[4 * j] = t.x;
+            v[4 * j + 1] = t.y;
+            v[4 * j + 2] = t.z;
+            v[4 * j + 3] = t.w;
+        } else {
+#pragma unroll
+            for (int k = 0; k < 4; ++k) v[4 * j + k] = e + k < n ? __float_as_uint(in[e + k]) : 0u;
+        }
+    }
+}
+
+// The same for bf16 input: a bf16 is the high half of the f32 it widens to.
+__device__ __forceinline__ void load_tile(const u16* __restrict__ in, u64 n, u32 tile,
+                                          u32 (&v)[kExactItemsPerThread]) {
+    const u64 base = u64(tile) * kExactTileItems;
 #pragma unroll
     for (int j = 0; j < kExactItemsPerThread / 8; ++j) {
         const u64 e = base + 8 * (u64(j) * kBlockThreads + threadIdx.x);
-        u32 v[8];
         if (e + 8 <= n) {
             const uint4 t = *reinterpret_cast<const uint4*>(in + e);
             const u32 w[4] = {t.x, t.y, t.z, t.w};
 #pragma unroll
             for (int k = 0; k < 4; ++k) {
-                v[2 * k] = w[k] << 16;  // little-endian: low half = lower element
-                v[2 * k + 1] = w[k] & 0xffff0000u;
+                v[8 * j + 2 * k] = w[k] << 16;  // little-endian: low half = lower element
+                v[8 * j + 2 * k + 1] = w[k] & 0xffff0000u;
             }
         } else {
 #pragma unroll
-            for (int k = 0; k < 8; ++k) v[k] = e + k < n ? u32(in[e + k]) << 16 : 0u;
+            for (int k = 0; k < 8; ++k) v[8 * j + k] = e + k < n ? u32(in[e + k]) << 16 : 0u;
         }
-#pragma unroll
-        for (int k = 0; k < 8; ++k) add_bits(v[k], bins, flags);
     }
 }
 
+// This block's record: its tiles' words and flags, written to
+// records[blockIdx.x].
 template <class In>
-__device__ __forceinline__ void partials(const In* __restrict__ in, u64 n, i64* records) {
+__device__ __forceinline__ void partials(const In* __restrict__ in, u64 n, i64* records, WordsStorage& storage) {
     // Column t of `bins` belongs to thread t alone: no barrier guards it.
     __shared__ i64 bins[kExactBins][kBlockThreads];
-    __shared__ WordsStorage storage;
 #pragma unroll
     for (int b = 0; b < kExactBins; ++b) bins[b][threadIdx.x] = 0;
     i64 carry_word = 0;
     u32 flags = 0;
-    const u64 tiles = (n + kExactTileItems - 1) / kExactTileItems;
+    Window window{kWindowFirstBase, 0, 0, 0, 0};
+    // n <= 2^40 (checked by the host), so tile indices fit 32 bits.
+    const u32 tiles = u32((n + kExactTileItems - 1) / kExactTileItems);
     int since_flush = 0;
-    // The trip count depends on blockIdx only: the flush branch is uniform.
-    for (u64 tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-        add_tile(in, n, tile, bins, flags);
+    // The trip count depends on blockIdx only: the flush branch and the
+    // votes in add_values are uniform.
+    for (u32 tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+        u32 v[kExactItemsPerThread];
+        load_tile(in, n, tile, v);
+        // Four values at a time: a slow path (below) holds only four live.
+#pragma unroll
+        for (int k = 0; k < kExactItemsPerThread; k += kExactVoteItems) {
+            add_values<kExactVoteItems>(v + k, window, bins, flags);
+        }
         if (++since_flush == kExactFlushTiles) {
+            window_flush(window, bins);
             normalise_column(bins, carry_word);
             since_flush = 0;
         }
     }
+    window_flush(window, bins);
     normalise_column(bins, carry_word);
     i64 words[kExactWords];
 #pragma unroll
@@ -261,17 +414,18 @@ __device__ u32 round_magnitude(const u32* limbs) {
     return bits >= 0x7f800000ull ? 0x7f800000u : u32(bits);
 }
 
-// One block: adds the `blocks` records, normalises, rounds once.
-__device__ __forceinline__ void finish(const i64* __restrict__ records, u32 blocks, float* result) {
-    __shared__ WordsStorage storage;
+// The last block: adds the `blocks` records, normalises, rounds once. The
+// records were written by other blocks, so they are read through L2
+// (__ldcg), never from this SM's L1.
+__device__ __forceinline__ void finish(const i64* records, u32 blocks, float* result, WordsStorage& storage) {
     __shared__ i64 totals[kExactRecordWords];
     __shared__ u32 limbs[2 * kExactWords - 7];  // 8 bin limbs, 2 of word 8, 1 pad
     i64 words[kExactWords] = {};
     u32 flags = 0;
     for (u32 r = threadIdx.x; r < blocks; r += kBlockThreads) {
 #pragma unroll
-        for (int w = 0; w < kExactWords; ++w) words[w] += records[u64(r) * kExactRecordWords + w];
-        flags |= u32(records[u64(r) * kExactRecordWords + kExactWords]);
+        for (int w = 0; w < kExactWords; ++w) words[w] += __ldcg(records + u64(r) * kExactRecordWords + w);
+        flags |= u32(__ldcg(records + u64(r) * kExactRecordWords + kExactWords));
     }
     normalise(words);
     const i64 total = block_words(words, flags, storage);
@@ -308,21 +462,43 @@ __device__ __forceinline__ void finish(const i64* __restrict__ records, u32 bloc
     }
 }
 
+// One launch: every block writes its record; the block that arrives last
+// (counted in `arrivals`, zero at entry) adds them all and rounds, then sets
+// `arrivals` back to zero for the next launch.
+template <class In>
+__device__ __forceinline__ void sum(const In* __restrict__ in, u64 n, i64* records, u32* arrivals, float* result) {
+    __shared__ WordsStorage storage;
+    __shared__ bool last;
+    partials(in, n, records, storage);
+    // Release: each writer thread fences its record words, and the barrier
+    // orders all of them before thread 0's arrival.
+    __threadfence();
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        last = atomicAdd(arrivals, 1u) == gridDim.x - 1;
+        // Acquire: the records of every block counted before this one.
+        __threadfence();
+    }
+    // `last` is written above and read by every thread below.
+    __syncthreads();
+    if (last) {  // block-uniform: the barriers inside finish are safe
+        finish(records, gridDim.x, result, storage);
+        if (threadIdx.x == 0) *arrivals = 0u;
+    }
+}
+
 }  // namespace
 
 // Entry points. Argument order and types are mirrored by
 // kernels/src/exact_sum.rs. Inputs must be 16-byte aligned (every buffer is
 // a separate allocation); `records` holds gridDim.x * kExactRecordWords i64,
-// every one written by the partials kernel.
-extern "C" __global__ void __launch_bounds__(kBlockThreads)
-    exact_sum_partials_f32(const float* __restrict__ in, u64 n, i64* records) {
-    partials<float>(in, n, records);
+// every one written before it is read; `arrivals` is one u32, zero before
+// the first launch (each launch leaves it zero).
+extern "C" __global__ void __launch_bounds__(kBlockThreads, kExactMinBlocksPerSm)
+    exact_sum_f32(const float* __restrict__ in, u64 n, i64* records, u32* arrivals, float* result) {
+    sum<float>(in, n, records, arrivals, result);
 }
-extern "C" __global__ void __launch_bounds__(kBlockThreads)
-    exact_sum_partials_bf16(const u16* __restrict__ in, u64 n, i64* records) {
-    partials<u16>(in, n, records);
-}
-extern "C" __global__ void __launch_bounds__(kBlockThreads)
-    exact_sum_finish(const i64* __restrict__ records, u32 blocks, float* result) {
-    finish(records, blocks, result);
+extern "C" __global__ void __launch_bounds__(kBlockThreads, kExactMinBlocksPerSm)
+    exact_sum_bf16(const u16* __restrict__ in, u64 n, i64* records, u32* arrivals, float* result) {
+    sum<u16>(in, n, records, arrivals, result);
 }

@@ -21,19 +21,27 @@
 //! # The algorithm
 //!
 //! A finite `f32` is the integer `±m << e` in units of 2^-150 (`m < 2^24`,
-//! `1 <= e <= 254`). Each thread adds `±m << (e & 31)` into bin `e >> 5` of
-//! its own column of eight shared-memory `i64` bins and normalises them
-//! (carry propagation, words in `[0, 2^32)`, one signed carry word on top)
-//! every 256 adds; a block adds its threads' nine words into one record; a
-//! one-block pass adds the records, normalises and rounds once. The bounds
-//! that keep every word inside `i64` are proved in the header of
-//! `kernels/cuda/exact_sum.cu`; `model::exact::binned` runs the same integer
-//! algorithm on the CPU and is tested against the rug reference.
+//! `1 <= e <= 254`). Each warp keeps a register window of 32 exponents
+//! `base ..= base + 31`: an input inside it adds `m << (e - base)` to two
+//! `u64` register sums (all, and the negative ones). Every other input
+//! (outside the window, subnormal, inf, NaN) adds `±m << (e & 31)` into bin
+//! `e >> 5` of the thread's own column of eight shared-memory `i64` bins.
+//! The window moves to the largest exponent seen when inputs fall outside
+//! it, and a warp whose inputs keep falling outside adds straight to the
+//! bins for a while. The window is flushed into the bins, and the bins
+//! normalised (carry propagation, words in `[0, 2^32)`, one signed carry
+//! word on top), every 256 inputs; a block adds its threads' nine words into
+//! one record; the last block to finish its record adds all the records,
+//! normalises and rounds once. Integer addition is associative, so none of
+//! these choices changes the value, only how it is spelled on the way. The
+//! bounds that keep every word inside `i64` are proved in the header of
+//! `kernels/cuda/exact_sum.cu`; `model::exact::binned` replays the same
+//! schedule on the CPU and is tested against the rug reference.
 //!
-//! [`ExactSumPlan::enqueue`] puts on the stream exactly
-//! `exact_sum_partials_<t>` on `G` blocks of 256 threads (`G` from
-//! [`ExactSumGrid`], at most the number of 4096-input tiles unless forced),
-//! then `exact_sum_finish` on one block. No memset, no atomics.
+//! [`ExactSumPlan::enqueue`] puts on the stream exactly one launch of
+//! `exact_sum_<t>` on `G` blocks of 256 threads (`G` from [`ExactSumGrid`],
+//! at most the number of 4096-input tiles unless forced). No memset; one
+//! atomic arrival count per block, which the last block resets to zero.
 
 use crate::device::Gpu;
 use crate::error::{DriverContext, GpuError, GpuResult};
@@ -45,7 +53,7 @@ use cudarc::driver::{CudaFunction, CudaSlice, PushKernelArg};
 
 /// `kExactTileItems` on the device: inputs per block per step.
 pub const EXACT_TILE_ITEMS: usize = (BLOCK_THREADS * crate::policy::EXACT_SUM.items_per_thread) as usize;
-/// `kExactMaxBlocks` on the device: the most first-pass blocks.
+/// `kExactMaxBlocks` on the device: the most blocks of one launch.
 pub const EXACT_MAX_BLOCKS: u32 = crate::policy::EXACT_SUM.max_blocks;
 /// The most inputs the superaccumulator is sized for (2^40).
 pub const EXACT_MAX_INPUTS: u64 = 1 << 40;
@@ -72,11 +80,11 @@ impl ExactSumVariant {
     }
 }
 
-/// The first-pass grid of a correctly rounded sum. The result does not
+/// The grid of a correctly rounded sum. The result does not
 /// depend on it; forcing it is how the harness checks that.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum ExactSumGrid {
-    /// SMs x resident blocks per SM of the partials kernel, at most one
+    /// SMs x resident blocks per SM of the kernel, at most one
     /// block per 4096-input tile.
     #[default]
     Auto,
@@ -94,9 +102,9 @@ pub struct ExactSumPlan<'g, T: FloatElement> {
     variant: ExactSumVariant,
     n: usize,
     grid: u32,
-    partials: CudaFunction,
-    finish: CudaFunction,
+    kernel: CudaFunction,
     records: CudaSlice<i64>,
+    arrivals: CudaSlice<u32>,
     result: CudaSlice<f32>,
     _element: std::marker::PhantomData<T>,
 }
@@ -119,12 +127,11 @@ impl<'g, T: FloatElement> ExactSumPlan<'g, T> {
                 "more than 2^40 inputs: the superaccumulator is sized for {EXACT_MAX_INPUTS}"
             )));
         }
-        let partials = gpu.function(KernelFamily::ExactSum, &format!("exact_sum_partials_{}", T::TYPE_NAME))?;
-        let finish = gpu.function(KernelFamily::ExactSum, "exact_sum_finish")?;
+        let kernel = gpu.function(KernelFamily::ExactSum, &format!("exact_sum_{}", T::TYPE_NAME))?;
         let sms = gpu.info().sm_count.max(1) as u64;
         let blocks: u64 = match grid {
             ExactSumGrid::Auto => {
-                let per_sm = resident_blocks_per_sm(&partials, BLOCK_THREADS, 0)? as u64;
+                let per_sm = resident_blocks_per_sm(&kernel, BLOCK_THREADS, 0)? as u64;
                 (sms * per_sm).min(tiles_of(n) as u64).min(EXACT_MAX_BLOCKS as u64)
             }
             ExactSumGrid::BlocksPerSm(per_sm) => sms * per_sm as u64,
@@ -135,33 +142,34 @@ impl<'g, T: FloatElement> ExactSumPlan<'g, T> {
         }
         let grid = blocks as u32;
         let records = gpu.alloc_uninit::<i64>(grid as usize * EXACT_RECORD_WORDS)?;
+        // Zero once here; every launch leaves it zero again.
+        let arrivals = gpu.alloc_zeroed::<u32>(1)?;
         let result = gpu.alloc_poisoned::<f32>(1)?;
         Ok(ExactSumPlan {
             gpu,
             variant,
             n,
             grid,
-            partials,
-            finish,
+            kernel,
             records,
+            arrivals,
             result,
             _element: std::marker::PhantomData,
         })
     }
 
-    /// Blocks of the first (partials) kernel.
+    /// Blocks of the launch.
     pub fn grid(&self) -> u32 {
         self.grid
     }
 
-    /// What one [`ExactSumPlan::enqueue`] puts on the stream (no memset, no
-    /// atomics). DRAM estimate: the input once, the block records written
-    /// and read back.
+    /// What one [`ExactSumPlan::enqueue`] puts on the stream: one launch, no
+    /// memset, one atomic arrival per block. DRAM estimate: the input once,
+    /// the block records written and read back.
     pub fn describe(&self) -> PlanDescription {
         let records = 8 * EXACT_RECORD_WORDS as u64 * self.grid as u64;
         PlanDescription::new("ExactSumPlan")
-            .launch(format!("exact_sum_partials_{}", T::TYPE_NAME), self.grid, BLOCK_THREADS, 0)
-            .launch("exact_sum_finish", 1, BLOCK_THREADS, 0)
+            .launch(format!("exact_sum_{}", T::TYPE_NAME), self.grid, BLOCK_THREADS, 0)
             .moves((std::mem::size_of::<T>() * self.n) as u64 + 2 * records)
     }
 
@@ -176,7 +184,7 @@ impl<'g, T: FloatElement> ExactSumPlan<'g, T> {
         self.gpu.poison(&mut self.result)
     }
 
-    /// Enqueues the two kernels over `input` (`n` elements).
+    /// Enqueues the kernel over `input` (`n` elements).
     pub fn enqueue(&mut self, input: &CudaSlice<T>) -> GpuResult<()> {
         let (n, variant, grid) = (self.n, self.variant.name(), self.grid);
         if input.len() != n {
@@ -189,18 +197,13 @@ impl<'g, T: FloatElement> ExactSumPlan<'g, T> {
         }
         let stream = self.gpu.stream();
         let n64 = n as u64;
-        let mut launch = stream.launch_builder(&self.partials);
-        launch.arg(input).arg(&n64).arg(&mut self.records);
-        // SAFETY: matches exact_sum_partials_<t>(const T*, u64, i64*); records
-        // holds grid * EXACT_RECORD_WORDS i64.
+        let mut launch = stream.launch_builder(&self.kernel);
+        launch.arg(input).arg(&n64).arg(&mut self.records).arg(&mut self.arrivals).arg(&mut self.result);
+        // SAFETY: matches exact_sum_<t>(const T*, u64, i64*, u32*, float*);
+        // records holds grid * EXACT_RECORD_WORDS i64, arrivals one u32 that
+        // is zero (allocated so, and every launch leaves it so).
         unsafe { launch.launch(config(grid, BLOCK_THREADS, 0)) }
-            .context(|| format!("exact_sum/{variant} n={n}: partials launch on {grid} blocks"))?;
-        let mut launch = stream.launch_builder(&self.finish);
-        launch.arg(&self.records).arg(&grid).arg(&mut self.result);
-        // SAFETY: matches exact_sum_finish(const i64*, u32, float*); the
-        // records of all `grid` blocks were written by the kernel before.
-        unsafe { launch.launch(config(1, BLOCK_THREADS, 0)) }
-            .context(|| format!("exact_sum/{variant} n={n}: finish launch"))?;
+            .context(|| format!("exact_sum/{variant} n={n}: launch on {grid} blocks"))?;
         Ok(())
     }
 

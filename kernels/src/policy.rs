@@ -117,9 +117,13 @@ pub struct ExactSumPolicy {
     /// bins; each bin then takes `flush_tiles * items_per_thread` adds
     /// between normalisations, which must stay at most 256.
     pub flush_tiles: u32,
-    /// `kExactMaxBlocks`: most first-pass blocks (= block records the
-    /// one-block finish pass adds).
+    /// `kExactMaxBlocks`: most blocks of one launch (= block records the
+    /// last block adds).
     pub max_blocks: u32,
+    /// `kExactMinBlocksPerSm`: the kernels' `__launch_bounds__` minimum
+    /// resident blocks per SM, which caps their registers (more resident
+    /// warps keep more loads in flight).
+    pub min_blocks_per_sm: u32,
 }
 
 /// Stream compaction (`compact.cu`).
@@ -177,7 +181,8 @@ pub const SOFTMAX: SoftmaxPolicy = SoftmaxPolicy {
 /// float32 / bf16 reductions.
 pub const FLOAT_REDUCE: FloatReducePolicy = FloatReducePolicy { items_per_thread: 16, two_pass_max_blocks: 1024 };
 /// Correctly rounded sums.
-pub const EXACT_SUM: ExactSumPolicy = ExactSumPolicy { items_per_thread: 16, flush_tiles: 16, max_blocks: 1 << 16 };
+pub const EXACT_SUM: ExactSumPolicy =
+    ExactSumPolicy { items_per_thread: 16, flush_tiles: 16, max_blocks: 1 << 16, min_blocks_per_sm: 4 };
 /// Stream compaction.
 pub const COMPACT: CompactPolicy = CompactPolicy { three_phase_items_per_thread: 8, single_pass_vectors_per_thread: 4 };
 /// Histograms.
@@ -253,6 +258,7 @@ pub fn defines() -> Vec<(String, u64)> {
         ("PRIMLAB_EXACT_SUM_ITEMS_PER_THREAD".into(), EXACT_SUM.items_per_thread.into()),
         ("PRIMLAB_EXACT_SUM_FLUSH_TILES".into(), EXACT_SUM.flush_tiles.into()),
         ("PRIMLAB_EXACT_SUM_MAX_BLOCKS".into(), EXACT_SUM.max_blocks.into()),
+        ("PRIMLAB_EXACT_SUM_MIN_BLOCKS_PER_SM".into(), EXACT_SUM.min_blocks_per_sm.into()),
         ("PRIMLAB_COMPACT_THREE_PHASE_ITEMS_PER_THREAD".into(), COMPACT.three_phase_items_per_thread.into()),
         ("PRIMLAB_COMPACT_SINGLE_PASS_VECTORS_PER_THREAD".into(), COMPACT.single_pass_vectors_per_thread.into()),
         ("PRIMLAB_HISTOGRAM_MAX_BINS".into(), HISTOGRAM.max_bins.into()),

@@ -61,6 +61,7 @@ fn every_family_compiles_its_constants_equal_to_the_host_ones() {
         (F::ExactSum, "kExactTileItems", exact::EXACT_TILE_ITEMS),
         (F::ExactSum, "kExactMaxBlocks", exact::EXACT_MAX_BLOCKS as usize),
         (F::ExactSum, "kExactFlushTiles", EXACT_SUM.flush_tiles as usize),
+        (F::ExactSum, "kExactMinBlocksPerSm", EXACT_SUM.min_blocks_per_sm as usize),
         (F::ExactSum, "kExactRecordWords", exact::EXACT_RECORD_WORDS),
     ]
     .into_iter()

@@ -160,10 +160,16 @@ constexpr int kExactTileItems = kBlockThreads * kExactItemsPerThread;
 #endif
 constexpr int kExactFlushTiles = PRIMLAB_EXACT_SUM_FLUSH_TILES;
 static_assert(kExactFlushTiles * kExactItemsPerThread <= 256, "a bin takes at most 256 adds between normalisations");
-// Most first-pass blocks (= block records the one-block finish pass adds).
+// Most blocks of one launch (= block records the last block adds).
 #ifndef PRIMLAB_EXACT_SUM_MAX_BLOCKS
 #error "PRIMLAB_EXACT_SUM_MAX_BLOCKS is not defined (policy.rs passes it)"
 #endif
 constexpr int kExactMaxBlocks = PRIMLAB_EXACT_SUM_MAX_BLOCKS;
+// __launch_bounds__ minimum blocks per SM: caps the registers so that
+// enough warps are resident to keep the loads in flight.
+#ifndef PRIMLAB_EXACT_SUM_MIN_BLOCKS_PER_SM
+#error "PRIMLAB_EXACT_SUM_MIN_BLOCKS_PER_SM is not defined (policy.rs passes it)"
+#endif
+constexpr int kExactMinBlocksPerSm = PRIMLAB_EXACT_SUM_MIN_BLOCKS_PER_SM;
 
 }  // namespace primlab

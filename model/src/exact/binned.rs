@@ -1,6 +1,7 @@
 //! The binned-limb superaccumulator of `kernels/cuda/exact_sum.cu`, on the
 //! CPU: the same integer algorithm (binning, per-thread accumulation, carry
-//! normalisation every 256 adds, block records, one final rounding), so that
+//! normalisation every 256 adds, block records, one final rounding) and, in
+//! [`replay_launch`], the kernel's schedule with its register windows, so that
 //! the algorithm is proved against the rug reference
 //! ([`super::correctly_rounded_sum_f32`]) before any GPU runs, and so that
 //! the sweep can compute expected values of 2^28 inputs quickly.
@@ -129,7 +130,7 @@ impl BinnedAccumulator {
     }
 }
 
-/// Rounds a normalised superaccumulator, as `exact_sum_finish` does: the
+/// Rounds a normalised superaccumulator, as the kernel's `finish` does: the
 /// two's complement limbs, the magnitude, then [`round_magnitude`].
 fn round_words(words: &[i64; WORDS]) -> f32 {
     let negative = words[BINS] < 0;
@@ -207,8 +208,123 @@ fn element(layout: Layout, base: usize, t: usize, item: usize) -> usize {
     base + width * ((item / width) * BLOCK_THREADS + t) + item % width
 }
 
+/// Window bases of the kernel's register window (exponents `base ..= base +
+/// 31`): `kWindowFirstBase`, `kWindowMaxBase`, `kWindowSpan`.
+const WINDOW_FIRST_BASE: u32 = 96;
+const WINDOW_MAX_BASE: u32 = 223;
+const WINDOW_SPAN: u32 = 32;
+/// Threads of a warp (one window base each).
+const WARP_THREADS: usize = 32;
+/// Values per thread between two warp votes on the window (`kExactVoteItems`).
+const VOTE_ITEMS: usize = 4;
+/// `kMissesBeforeDirect` and `kDirectGroups`: after this many vote groups in
+/// a row with inputs outside the window, a warp adds that many groups
+/// straight to the bins.
+const MISSES_BEFORE_DIRECT: u32 = 2;
+const DIRECT_GROUPS: u32 = 32;
+
+/// One warp's window state (`Window::base`, `direct`, `misses`).
+struct WarpWindow {
+    base: u32,
+    direct: u32,
+    misses: u32,
+}
+
+/// `e - base` of the f32 `bits`, wrapping as the kernel's `window_offset`:
+/// below [`WINDOW_SPAN`] exactly when the input lies in the window.
+fn window_offset(bits: u32, base: u32) -> u32 {
+    (bits << 1).wrapping_sub(base << 24) >> 24
+}
+
+/// One kernel thread: its bins and its register window (`all` and
+/// `negative` as in `exact_sum.cu`). Plain `u64`/`i64` arithmetic: a debug
+/// build panics on any overflow the kernel's bound proof missed.
+#[derive(Default)]
+struct KernelThread {
+    bins: BinnedAccumulator,
+    all: u64,
+    negative: u64,
+}
+
+impl KernelThread {
+    /// `window_add` for an input inside the window.
+    fn window_add(&mut self, bits: u32, offset: u32) {
+        let term = u64::from((bits & 0x7f_ffff) | 0x80_0000) << offset;
+        self.all += term;
+        if bits >> 31 != 0 {
+            self.negative += term;
+        }
+    }
+
+    /// `window_flush`: the window's value into words `base >> 5` and the next.
+    fn window_flush(&mut self, base: u32) {
+        let value = self.all.wrapping_sub(2 * self.negative) as i64;
+        let (q, r) = ((base >> 5) as usize, base & 31);
+        self.bins.words[q] += (((value as u64) << r) & WORD_MASK as u64) as i64;
+        self.bins.words[q + 1] += value >> (32 - r);
+        self.all = 0;
+        self.negative = 0;
+    }
+}
+
+/// One vote group of a warp (`values[lane][item]`), as `add_values` adds
+/// it: straight to the bins while `direct` lasts; else the window first,
+/// then, if any nonzero input of the warp fell outside, the base moved to
+/// the largest finite exponent - 31 and the outside inputs added to the
+/// window or the bins (zeros add nothing).
+fn add_warp_group(threads: &mut [KernelThread], values: &[[u32; VOTE_ITEMS]], warp: &mut WarpWindow) {
+    if warp.direct > 0 {
+        for (thread, v) in threads.iter_mut().zip(values) {
+            v.iter().filter(|&&bits| bits << 1 != 0).for_each(|&bits| thread.bins.add_bits_unflushed(bits));
+        }
+        warp.direct -= 1;
+        return;
+    }
+    let old_base = warp.base;
+    let mut outside = false;
+    for (thread, v) in threads.iter_mut().zip(values) {
+        for &bits in v {
+            let offset = window_offset(bits, old_base);
+            if offset < WINDOW_SPAN {
+                thread.window_add(bits, offset);
+            }
+            outside |= offset >= WINDOW_SPAN && bits << 1 != 0;
+        }
+    }
+    if !outside {
+        warp.misses = 0;
+        return;
+    }
+    warp.misses += 1;
+    if warp.misses == MISSES_BEFORE_DIRECT {
+        warp.direct = DIRECT_GROUPS;
+        warp.misses = 0;
+    }
+    let exponent = |bits: &u32| match (bits >> 23) & 0xff {
+        0xff => 0,
+        e => e,
+    };
+    let top = values.iter().flatten().map(exponent).max().unwrap_or(0);
+    let new_base = (top.max(WINDOW_SPAN) - (WINDOW_SPAN - 1)).min(WINDOW_MAX_BASE);
+    if new_base != old_base {
+        threads.iter_mut().for_each(|t| t.window_flush(old_base));
+        warp.base = new_base;
+    }
+    for (thread, v) in threads.iter_mut().zip(values) {
+        for &bits in v.iter().filter(|&&bits| window_offset(bits, old_base) >= WINDOW_SPAN && bits << 1 != 0) {
+            let offset = window_offset(bits, new_base);
+            if offset < WINDOW_SPAN {
+                thread.window_add(bits, offset);
+            } else {
+                thread.bins.add_bits_unflushed(bits);
+            }
+        }
+    }
+}
+
 /// One launch of the kernels on `grid` blocks, replayed: every thread's
-/// tiles and items in the kernel's layout, its normalisation every
+/// tiles and items in the kernel's layout, each warp's register window
+/// (base moves, flushes) and bins, the flush and normalisation every
 /// [`FLUSH_TILES`] tiles, the block records (word sums of normalised
 /// threads), the one-block finish (per-thread record sums, normalise, block
 /// sum, normalise) and the rounding. `bits` are f32 bit patterns (bf16
@@ -219,23 +335,43 @@ pub fn replay_launch(bits: &[u32], grid: usize, layout: Layout) -> f32 {
     let mut records = Vec::with_capacity(grid);
     for block in 0..grid {
         let mut record = BinnedAccumulator::new();
-        for t in 0..BLOCK_THREADS {
-            let mut thread = BinnedAccumulator::new();
+        for warp in 0..BLOCK_THREADS / WARP_THREADS {
+            let lanes = warp * WARP_THREADS..(warp + 1) * WARP_THREADS;
+            let mut threads: Vec<KernelThread> = lanes.clone().map(|_| KernelThread::default()).collect();
+            let mut window = WarpWindow { base: WINDOW_FIRST_BASE, direct: 0, misses: 0 };
             let mut since_flush = 0;
             for tile in (block..tiles).step_by(grid.max(1)) {
-                for item in 0..ITEMS_PER_THREAD {
-                    let i = element(layout, tile * TILE_ITEMS, t, item);
-                    thread.add_bits_unflushed(if i < n { bits[i] } else { 0 });
+                for group in (0..ITEMS_PER_THREAD).step_by(VOTE_ITEMS) {
+                    let values: Vec<[u32; VOTE_ITEMS]> = lanes
+                        .clone()
+                        .map(|t| {
+                            std::array::from_fn(|k| {
+                                let i = element(layout, tile * TILE_ITEMS, t, group + k);
+                                if i < n {
+                                    bits[i]
+                                } else {
+                                    0
+                                }
+                            })
+                        })
+                        .collect();
+                    add_warp_group(&mut threads, &values, &mut window);
                 }
                 since_flush += 1;
                 if since_flush == FLUSH_TILES {
-                    thread.normalise();
+                    for thread in &mut threads {
+                        thread.window_flush(window.base);
+                        thread.bins.normalise();
+                    }
                     since_flush = 0;
                 }
             }
-            thread.normalise();
-            record.add_words(&thread.words);
-            record.seen = record.seen.merge(thread.seen);
+            for mut thread in threads {
+                thread.window_flush(window.base);
+                thread.bins.normalise();
+                record.add_words(&thread.bins.words);
+                record.seen = record.seen.merge(thread.bins.seen);
+            }
         }
         records.push(record);
     }
@@ -304,6 +440,35 @@ mod tests {
             assert_eq!(binned_sum_f32(&values).to_bits(), expected.to_bits(), "e = {e}");
             assert_eq!(replay_launch(&bits(&values), 1, Layout::F32).to_bits(), expected.to_bits());
         }
+    }
+
+    /// Tiles that alternate between exponent bands move every warp's window
+    /// base at each tile; zeros, subnormals and infinities stay outside it.
+    #[test]
+    fn window_bases_that_move_every_tile_keep_the_sum_exact() {
+        let band = |tile: usize, i: usize| -> f32 {
+            let r = ((i * 2654435761) % 1000) as f32 / 1000.0 - 0.5;
+            match tile % 4 {
+                0 => r * 2f32.powi(100),
+                1 => r * 2f32.powi(-120),
+                2 if i % 7 == 0 => 0.0,
+                2 => f32::from_bits((i % 5000) as u32),
+                _ => r * 2f32.powi((i % 60) as i32),
+            }
+        };
+        let mut x: Vec<f32> = (0..9 * TILE_ITEMS + 77).map(|i| band(i / TILE_ITEMS, i)).collect();
+        let expected = correctly_rounded_sum_f32(&x).to_bits();
+        for grid in [1, 2, 5] {
+            assert_eq!(replay_launch(&bits(&x), grid, Layout::F32).to_bits(), expected, "grid {grid}");
+        }
+        x[5 * TILE_ITEMS + 3] = f32::INFINITY;
+        assert_eq!(replay_launch(&bits(&x), 2, Layout::F32), f32::INFINITY);
+        // Spread over 120 exponents: warps switch to direct bin adds and back.
+        let wide: Vec<f32> = (0..20 * TILE_ITEMS)
+            .map(|i| if i % 3 == 0 { -1.0 } else { 1.0 } * 2f32.powi((i % 120) as i32 - 60))
+            .collect();
+        let expected = correctly_rounded_sum_f32(&wide).to_bits();
+        assert_eq!(replay_launch(&bits(&wide), 3, Layout::F32).to_bits(), expected);
     }
 
     #[test]
