@@ -3,7 +3,9 @@
 //! `correctly_rounded` next to the f32-accumulating variants and CUB's
 //! `DeviceReduce::Sum`. Checked bit for bit against the model's binned-limb
 //! sum (equal to the rug reference by the model's tests). Logical bytes:
-//! n x element size.
+//! n x element size. There is one schedule ([`ExactSumVariant::best_for`]
+//! always answers it), so its record is also its default entry's: no
+//! separate `default` record (the op's `default` is the float sum's).
 
 use super::float_reduce::{OP_BF16, OP_F32};
 use super::{Described, EntryId, Registry};

@@ -4,7 +4,7 @@
 //! `DeviceReduce::Sum` (float) and `torch.sum`. Logical bytes: n x element size.
 //! Checked against the exact sum within the kernels' declared bound.
 
-use super::{check, Described, EntryId, Registry};
+use super::{check, variants_and_default, Described, EntryId, Registry, Role};
 use crate::bench::config::BenchConfig;
 use crate::bench::pool::FetchInput;
 use crate::bench::record::BenchSize;
@@ -63,13 +63,13 @@ fn add<T>(
     op: &'static str,
     dtype: &'static str,
     n: usize,
-    variant: FloatReduceVariant,
+    (variant, role): (FloatReduceVariant, Role),
     input: FetchInput<T>,
 ) where
     T: FloatElement + AsF64,
 {
     let id = EntryId::primlab("float_reduce", op, variant.name(), BenchSize::Elements(n), dtype);
-    registry.add(id, 8 * (n / FLOAT_TILE_ITEMS) as u64 + (1 << 16), move |ctx| {
+    registry.add_as(role, id, 8 * (n / FLOAT_TILE_ITEMS) as u64 + (1 << 16), move |ctx| {
         let gpu = ctx.gpu;
         let inputs = input(&mut ctx.pool, n)?;
         let mut plan = FloatReducePlan::<T>::new(gpu, variant, n)?;
@@ -95,14 +95,16 @@ fn add<T>(
     });
 }
 
-/// Registers every variant at every size, float32 and bf16.
+/// Registers every variant at every size, float32 and bf16, each followed
+/// by the default (deterministic) entry ([`FloatReduceVariant::best_for`]).
 pub fn register(config: &BenchConfig, registry: &mut Registry) {
     for n in config.sizes() {
-        for variant in FloatReduceVariant::ALL {
-            add::<f32>(registry, OP_F32, "f32", n, variant, |pool, n| pool.floats(n));
+        let entries = variants_and_default(&FloatReduceVariant::ALL, FloatReduceVariant::best_for(n));
+        for &entry in &entries {
+            add::<f32>(registry, OP_F32, "f32", n, entry, |pool, n| pool.floats(n));
         }
-        for variant in FloatReduceVariant::ALL {
-            add::<half::bf16>(registry, OP_BF16, "bf16", n, variant, |pool, n| pool.floats_bf16(n));
+        for &entry in &entries {
+            add::<half::bf16>(registry, OP_BF16, "bf16", n, entry, |pool, n| pool.floats_bf16(n));
         }
     }
 }
@@ -114,7 +116,7 @@ pub fn register_crossover(config: &BenchConfig, registry: &mut Registry) {
         for variant in
             [FloatReduceVariant::AtomicPerElement, FloatReduceVariant::AtomicPerBlock, FloatReduceVariant::TwoPass]
         {
-            add::<f32>(registry, OP_F32, "f32", n, variant, |pool, n| pool.floats(n));
+            add::<f32>(registry, OP_F32, "f32", n, (variant, Role::Variant), |pool, n| pool.floats(n));
         }
     }
 }
