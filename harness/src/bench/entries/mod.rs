@@ -14,6 +14,7 @@ pub mod compact;
 pub mod exact_sum;
 pub mod float_reduce;
 pub mod histogram;
+pub mod host_value;
 pub mod reduce;
 pub mod scan;
 pub mod segmented;

@@ -4,6 +4,7 @@
 //! Every element is checked against the float64 softmax of the same
 //! (cast) input within the kernels' declared tolerance.
 
+use super::host_value::HostValue;
 use super::{variants_and_default, Described, EntryId, Registry, Role};
 use crate::bench::config::BenchConfig;
 use crate::bench::pool::FetchRows;
@@ -14,22 +15,6 @@ use rayon::prelude::*;
 /// The op name of a dtype (shared with the torch baseline).
 pub fn op(dtype: &str) -> String {
     format!("softmax_{dtype}")
-}
-
-/// A softmax element read back on the host.
-pub trait HostValue: Copy + Send + Sync {
-    /// The value in f64.
-    fn value(self) -> f64;
-}
-impl HostValue for f32 {
-    fn value(self) -> f64 {
-        self as f64
-    }
-}
-impl HostValue for half::bf16 {
-    fn value(self) -> f64 {
-        self.to_f64()
-    }
 }
 
 /// The first element (row, column) outside the declared tolerance, as a message.
