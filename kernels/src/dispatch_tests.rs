@@ -101,5 +101,5 @@ fn crossovers_are_measured_sizes() {
     for limit in [REDUCE_BLOCK_ATOMIC_MAX_LEN, HISTOGRAM_GLOBAL_ATOMIC_MAX_ITEMS, FLOAT_REDUCE_FIXED_TREE_MAX_LEN] {
         assert!(limit.is_power_of_two() && (10..=28).contains(&limit.trailing_zeros()), "{limit}");
     }
-    assert!(ARG_ROWS_WARP_PER_ROW_MAX_COLS < crate::arg_reduce::MAX_ARG_ELEMENTS);
+    const { assert!(ARG_ROWS_WARP_PER_ROW_MAX_COLS < crate::arg_reduce::MAX_ARG_ELEMENTS) };
 }
