@@ -32,6 +32,7 @@ pub mod ceilings;
 pub mod compact;
 pub mod compile;
 pub mod device;
+pub mod dispatch;
 pub mod error;
 pub mod exact_sum;
 pub mod float_reduce;

@@ -125,6 +125,13 @@ struct Bench {
           .kv("max_us", jnum(t.back(), "%.3f"))
           .kv("iters", jint(static_cast<long long>(m)))
           .kv("warmups", jint(r.warmups));
+      // Every timed call in the order timed (the harness bootstraps its interval from them).
+      std::string samples = "[";
+      for (size_t k = 0; k < r.times_us.size(); ++k) {
+        if (k) samples += ",";
+        samples += jnum(r.times_us[k], "%.3f");
+      }
+      o.kv("samples_us", samples + "]");
     }
     o.kv("logical_bytes", jnum(r.logical_bytes, "%.0f"));
     if (r.ok) o.kv("gbps", jnum(r.logical_bytes / (med * 1e3), "%.2f"));

@@ -84,7 +84,7 @@ int main(int argc, char** argv) {
       .kv("timing", jstr("cudaEventRecord before and after each single invocation on one "
                          "non-blocking stream, cudaEventSynchronize after each, so the GPU is "
                          "idle when the start event is recorded and host-side launch latency "
-                         "counts; median, min and max over iters"))
+                         "counts; median, min and max over iters, every call in samples_us"))
       .kv("input_i32", jstr("int32 in [-9, 9]: splitmix64(i ^ seed) % 19 - 9, generated on the device"))
       .kv("input_f32", jstr("float32 in [-0.5, 0.5): (splitmix64(i ^ seed) >> 40) * 2^-24 - 0.5, "
                             "generated on the device"));

@@ -273,11 +273,12 @@ impl RunState<'_> {
 
 /// The targets table on the terminal.
 fn print_targets(details: &BenchDetails) {
-    let mut t = Table::new(["target", "requirement", "ratio", "verdict"]);
+    let mut t = Table::new(["target", "requirement", "primlab", "ratio", "verdict"]);
     for r in &details.targets {
         t.row([
             r.label.clone(),
             r.requirement.clone(),
+            r.ours.as_ref().map(|o| o.name()).unwrap_or_else(|| "-".into()),
             r.ratio.map(|x| format!("{x:.2}x")).unwrap_or_else(|| "-".into()),
             r.verdict.clone(),
         ]);

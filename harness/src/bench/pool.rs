@@ -37,8 +37,6 @@ pub type SharedInput<T> = Rc<InputSet<T>>;
 pub type FetchInput<T> = fn(&mut InputPool<'_>, usize) -> Result<SharedInput<T>>;
 /// How an entry fetches its `[rows, cols]` input from the pool.
 pub type FetchRows<T> = fn(&mut InputPool<'_>, usize, usize) -> Result<SharedInput<T>>;
-/// A row input with its shape.
-type ShapedInput<T> = ((usize, usize), SharedInput<T>);
 
 /// One input: its host values (for the checks) and its rotated device copies.
 pub struct InputSet<T: DeviceRepr> {
@@ -67,14 +65,41 @@ impl InputSet<i32> {
     }
 }
 
+/// One kind of input, kept with the size (`n` or `(rows, cols)`) it was made for.
+type Slot<K, T> = Option<(K, SharedInput<T>)>;
+
+/// The input in `slot` when it was made for `key`; otherwise the old one is
+/// dropped first (its device memory is freed before the new upload), then
+/// `host()` is uploaded as the new one, named `what` in errors.
+fn cached<K: PartialEq, T: DeviceRepr + Copy + Send + Sync>(
+    gpu: &Gpu,
+    slot: &mut Slot<K, T>,
+    key: K,
+    what: String,
+    host: impl FnOnce() -> Vec<T>,
+) -> Result<SharedInput<T>> {
+    if let Some((_, set)) = slot.as_ref().filter(|(k, _)| *k == key) {
+        return Ok(set.clone());
+    }
+    *slot = None;
+    let set = Rc::new(InputSet::new(gpu, host(), &what)?);
+    *slot = Some((key, set.clone()));
+    Ok(set)
+}
+
+/// The host values of `slot` when it was made for `key`.
+fn host_of<'s, K: PartialEq, T: DeviceRepr>(slot: &'s Slot<K, T>, key: &K) -> Option<&'s [T]> {
+    slot.as_ref().filter(|(k, _)| k == key).map(|(_, set)| set.host.as_slice())
+}
+
 /// The inputs of the current size; each kind is made on first use.
 pub struct InputPool<'g> {
     gpu: &'g Gpu,
-    ints: Option<Rc<InputSet<i32>>>,
-    floats: Option<Rc<InputSet<f32>>>,
-    floats_bf16: Option<Rc<InputSet<half::bf16>>>,
-    logits: Option<ShapedInput<f32>>,
-    logits_bf16: Option<ShapedInput<half::bf16>>,
+    ints: Slot<usize, i32>,
+    floats: Slot<usize, f32>,
+    floats_bf16: Slot<usize, half::bf16>,
+    logits: Slot<(usize, usize), f32>,
+    logits_bf16: Slot<(usize, usize), half::bf16>,
 }
 
 impl<'g> InputPool<'g> {
@@ -84,68 +109,40 @@ impl<'g> InputPool<'g> {
     }
 
     /// The `n` int32 inputs in [-9, 9].
-    pub fn ints(&mut self, n: usize) -> Result<Rc<InputSet<i32>>> {
-        if let Some(set) = self.ints.as_ref().filter(|s| s.host.len() == n) {
-            return Ok(set.clone());
-        }
-        self.ints = None;
-        let set = Rc::new(InputSet::new(self.gpu, inputs::small_ints(n), &format!("int32 input n={n}"))?);
-        self.ints = Some(set.clone());
-        Ok(set)
+    pub fn ints(&mut self, n: usize) -> Result<SharedInput<i32>> {
+        cached(self.gpu, &mut self.ints, n, format!("int32 input n={n}"), || inputs::small_ints(n))
     }
 
     /// The `n` float32 inputs in [-0.5, 0.5).
-    pub fn floats(&mut self, n: usize) -> Result<Rc<InputSet<f32>>> {
-        if let Some(set) = self.floats.as_ref().filter(|s| s.host.len() == n) {
-            return Ok(set.clone());
-        }
-        self.floats = None;
-        let set = Rc::new(InputSet::new(self.gpu, inputs::uniform_floats(n), &format!("float32 input n={n}"))?);
-        self.floats = Some(set.clone());
-        Ok(set)
+    pub fn floats(&mut self, n: usize) -> Result<SharedInput<f32>> {
+        cached(self.gpu, &mut self.floats, n, format!("float32 input n={n}"), || inputs::uniform_floats(n))
     }
 
-    /// The float32 inputs rounded to bf16.
-    pub fn floats_bf16(&mut self, n: usize) -> Result<Rc<InputSet<half::bf16>>> {
-        if let Some(set) = self.floats_bf16.as_ref().filter(|s| s.host.len() == n) {
-            return Ok(set.clone());
-        }
-        self.floats_bf16 = None;
-        let host = match self.floats.as_ref().filter(|s| s.host.len() == n) {
-            Some(f32_set) => inputs::to_bf16(&f32_set.host),
+    /// The float32 inputs rounded to bf16 (the cast of the float32 inputs of
+    /// this size, made again only when absent).
+    pub fn floats_bf16(&mut self, n: usize) -> Result<SharedInput<half::bf16>> {
+        let floats = &self.floats;
+        cached(self.gpu, &mut self.floats_bf16, n, format!("bf16 input n={n}"), || match host_of(floats, &n) {
+            Some(host) => inputs::to_bf16(host),
             None => inputs::to_bf16(&inputs::uniform_floats(n)),
-        };
-        let set = Rc::new(InputSet::new(self.gpu, host, &format!("bf16 input n={n}"))?);
-        self.floats_bf16 = Some(set.clone());
-        Ok(set)
+        })
     }
 
     /// `[rows, cols]` float32 logits.
-    pub fn logits(&mut self, rows: usize, cols: usize) -> Result<Rc<InputSet<f32>>> {
-        if let Some((_, set)) = self.logits.as_ref().filter(|(shape, _)| *shape == (rows, cols)) {
-            return Ok(set.clone());
-        }
-        self.logits = None;
-        let set =
-            Rc::new(InputSet::new(self.gpu, inputs::logits(rows * cols), &format!("float32 logits [{rows}, {cols}]"))?);
-        self.logits = Some(((rows, cols), set.clone()));
-        Ok(set)
+    pub fn logits(&mut self, rows: usize, cols: usize) -> Result<SharedInput<f32>> {
+        let what = format!("float32 logits [{rows}, {cols}]");
+        cached(self.gpu, &mut self.logits, (rows, cols), what, || inputs::logits(rows * cols))
     }
 
-    /// `[rows, cols]` bf16 logits (the float32 logits rounded to nearest).
-    pub fn logits_bf16(&mut self, rows: usize, cols: usize) -> Result<Rc<InputSet<half::bf16>>> {
-        if let Some((_, set)) = self.logits_bf16.as_ref().filter(|(shape, _)| *shape == (rows, cols)) {
-            return Ok(set.clone());
-        }
-        self.logits_bf16 = None;
-        // The cast of the float32 logits of this shape (made again only when absent).
-        let host = match self.logits.as_ref().filter(|(shape, _)| *shape == (rows, cols)) {
-            Some((_, f32_set)) => inputs::to_bf16(&f32_set.host),
+    /// `[rows, cols]` bf16 logits (the float32 logits rounded to nearest; the
+    /// cast of the float32 logits of this shape, made again only when absent).
+    pub fn logits_bf16(&mut self, rows: usize, cols: usize) -> Result<SharedInput<half::bf16>> {
+        let logits = &self.logits;
+        let what = format!("bf16 logits [{rows}, {cols}]");
+        cached(self.gpu, &mut self.logits_bf16, (rows, cols), what, || match host_of(logits, &(rows, cols)) {
+            Some(host) => inputs::to_bf16(host),
             None => inputs::to_bf16(&inputs::logits(rows * cols)),
-        };
-        let set = Rc::new(InputSet::new(self.gpu, host, &format!("bf16 logits [{rows}, {cols}]"))?);
-        self.logits_bf16 = Some(((rows, cols), set.clone()));
-        Ok(set)
+        })
     }
 
     /// Drops every input (their device memory is freed once no entry holds them).

@@ -1,13 +1,19 @@
-//! The speed targets (primlab within a stated ratio of the best baseline), evaluated on one run's records: for each,
-//! primlab's fastest variant against the baseline measured in the same run,
-//! as a ratio of medians (equal logical bytes, so also a ratio of GB/s),
+//! The speed targets (primlab within a stated ratio of the best baseline),
+//! evaluated on one run's records: for each, primlab's default entry point
+//! (the record of variant [`DEFAULT_VARIANT`]: the schedule the primitive's
+//! dispatcher picks at that size, what a caller gets) against the baseline
+//! measured in the same run, as a ratio of medians (equal logical bytes, so
+//! also a ratio of GB/s),
 //! with a bootstrap 95 % interval of that ratio: "met" when the whole
 //! interval reaches the target, "MISSED" (by how much) when the whole
 //! interval falls short, "within noise" when it straddles the target.
 //! Records without samples (older receipts) are judged by the ratio alone
 //! and say that their noise is unknown. Only cold-timed records are compared
-//! (the baselines time cold).
+//! (the baselines time cold). The fastest named variant at the same size is
+//! shown beside the verdict for information only: choosing it after the
+//! fact is not something a caller can do.
 
+use super::entries::DEFAULT_VARIANT;
 use super::record::{BenchRecord, BenchSize, TimingMode, IMPL_CEILING, IMPL_CUB, IMPL_PRIMLAB, IMPL_TORCH};
 use super::stats::{ratio_interval, side, Interval, Side};
 use serde::{Deserialize, Serialize};
@@ -146,10 +152,23 @@ pub struct Pick {
     pub implementation: String,
     /// Variant (or baseline op).
     pub variant: String,
+    /// The schedule a default entry ran (its record's `params.picked`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub picked: Option<String>,
     /// Median microseconds.
     pub median_us: f64,
     /// Logical GB/s.
     pub gbps: f64,
+}
+
+impl Pick {
+    /// `single_pass`, or `default (single_pass)` for a default entry.
+    pub fn name(&self) -> String {
+        match &self.picked {
+            Some(picked) => format!("{} ({picked})", self.variant),
+            None => self.variant.clone(),
+        }
+    }
 }
 
 /// A target's verdict.
@@ -194,8 +213,15 @@ pub struct TargetResult {
     pub size: String,
     /// The requirement in words, e.g. ">= 1.2x cub".
     pub requirement: String,
-    /// primlab's fastest checked variant.
+    /// primlab's default entry point (receipts before default entries: its
+    /// fastest checked variant, the only figure they hold).
     pub ours: Option<Pick>,
+    /// The fastest checked named variant, for information.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub best: Option<Pick>,
+    /// The ratio of [`TargetResult::best`] (same definition as `ratio`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub best_ratio: Option<f64>,
     /// The comparison record.
     pub reference: Option<Pick>,
     /// `reference median / ours median` (or our GB/s / copy GB/s).
@@ -219,12 +245,24 @@ fn pick(record: &BenchRecord) -> Option<Pick> {
     Some(Pick {
         implementation: record.implementation.clone(),
         variant: record.variant.clone(),
+        picked: record.params.get("picked").and_then(|v| v.as_str()).map(str::to_string),
         median_us: median,
         gbps: record.logical_bytes as f64 / (median * 1e3),
     })
 }
 
-/// The fastest checked cold-timed record of `implementation` for `op` at `size`.
+/// Whether `record` is a checked cold-timed record of `implementation` for `op` at `size`.
+fn is_candidate(record: &BenchRecord, implementation: &str, op: &str, size: BenchSize) -> bool {
+    record.implementation == implementation
+        && record.op == op
+        && record.size() == size
+        && record.timing_mode == TimingMode::Cold
+        && record.timed_median().is_some()
+}
+
+/// The fastest checked cold-timed record of `implementation` for `op` at
+/// `size` among its named variants (a default entry repeats one of them, so
+/// it never stands for the fastest).
 pub fn fastest<'a>(
     records: &'a [BenchRecord],
     implementation: &str,
@@ -233,21 +271,98 @@ pub fn fastest<'a>(
 ) -> Option<&'a BenchRecord> {
     records
         .iter()
-        .filter(|r| {
-            r.implementation == implementation
-                && r.op == op
-                && r.size() == size
-                && r.timing_mode == TimingMode::Cold
-                && r.timed_median().is_some()
-        })
+        .filter(|r| r.variant != DEFAULT_VARIANT && is_candidate(r, implementation, op, size))
         .min_by(|a, b| a.timed_median().unwrap_or(f64::INFINITY).total_cmp(&b.timed_median().unwrap_or(f64::INFINITY)))
+}
+
+/// primlab's default-entry record for `op` at `size`.
+pub fn default_entry<'a>(records: &'a [BenchRecord], op: &str, size: BenchSize) -> Option<&'a BenchRecord> {
+    records.iter().find(|r| r.variant == DEFAULT_VARIANT && is_candidate(r, IMPL_PRIMLAB, op, size))
+}
+
+/// Whether `records` hold any default-entry record (receipts before them do not).
+fn has_default_entries(records: &[BenchRecord]) -> bool {
+    records.iter().any(|r| r.implementation == IMPL_PRIMLAB && r.variant == DEFAULT_VARIANT)
+}
+
+/// The record a target judges: the default entry's, or, in a receipt that
+/// predates default entries, the fastest variant's (the only figure it has).
+pub fn judged_record<'a>(records: &'a [BenchRecord], spec: &TargetSpec) -> Option<&'a BenchRecord> {
+    if has_default_entries(records) {
+        default_entry(records, spec.op, spec.size)
+    } else {
+        fastest(records, IMPL_PRIMLAB, spec.op, spec.size)
+    }
+}
+
+/// The ratio of `ours` to `reference` as `spec` defines it and its bootstrap
+/// interval. Baseline: reference time / our time. Copy: our GB/s / copy GB/s,
+/// which is (our bytes / copy bytes) x copy time / our time.
+fn ratio_of(spec: &TargetSpec, ours: &BenchRecord, reference: &BenchRecord) -> Option<(f64, Option<Interval>)> {
+    let (o, r) = (ours.timed_median()?, reference.timed_median()?);
+    let interval = ratio_interval(&reference.samples_us, &ours.samples_us);
+    match spec.against {
+        Against::Baseline(_) => Some((r / o, interval)),
+        Against::CopyBandwidth if reference.logical_bytes > 0 => {
+            let bytes = ours.logical_bytes as f64 / reference.logical_bytes as f64;
+            Some((bytes * r / o, interval.map(|i| i.scaled(bytes))))
+        }
+        Against::CopyBandwidth => None,
+    }
+}
+
+/// The verdict of a ratio (and its interval) against the required `factor`.
+pub fn outcome_of(ratio: f64, interval: Option<Interval>, factor: f64) -> TargetOutcome {
+    match side(ratio, interval, factor).0 {
+        Side::Above => TargetOutcome::Met,
+        Side::Below => TargetOutcome::Missed,
+        Side::WithinNoise => TargetOutcome::WithinNoise,
+    }
+}
+
+/// The verdict line of a measured target.
+fn verdict_line(
+    spec: &TargetSpec,
+    outcome: TargetOutcome,
+    r: f64,
+    interval: Option<Interval>,
+    o: &Pick,
+    reference: &Pick,
+) -> String {
+    let noise = match interval {
+        Some(i) => format!(" [95 % CI {:.2}-{:.2}x]", i.low, i.high),
+        None => " (noise unknown: no samples)".to_string(),
+    };
+    match outcome {
+        TargetOutcome::Met => format!("met: {r:.2}x{noise} (target {:.2}x)", spec.factor),
+        TargetOutcome::WithinNoise => format!("within noise: {r:.2}x{noise} straddles the target {:.2}x", spec.factor),
+        _ => {
+            let short = (spec.factor - r) / spec.factor * 100.0;
+            match spec.against {
+                Against::Baseline(_) => format!(
+                    "MISSED by {short:.0} %: {r:.2}x{noise} (target {:.2}x); primlab {:.1} us, needs <= {:.1} us",
+                    spec.factor,
+                    o.median_us,
+                    reference.median_us / spec.factor
+                ),
+                Against::CopyBandwidth => format!(
+                    "MISSED by {short:.0} %: {:.0} % of copy{noise} (target {:.0} %); primlab {:.0} GB/s, copy {:.0} \
+                     GB/s",
+                    r * 100.0,
+                    spec.factor * 100.0,
+                    o.gbps,
+                    reference.gbps
+                ),
+            }
+        }
+    }
 }
 
 /// Evaluates one target; `absent` says why a baseline has no record
 /// (e.g. "cub: absent: nvcc not found").
 pub fn evaluate(spec: &TargetSpec, records: &[BenchRecord], absent: &dyn Fn(&str) -> Option<String>) -> TargetResult {
-    let ours_record = fastest(records, IMPL_PRIMLAB, spec.op, spec.size);
-    let ours = ours_record.and_then(pick);
+    let ours_record = judged_record(records, spec);
+    let best_record = fastest(records, IMPL_PRIMLAB, spec.op, spec.size);
     let (reference_record, requirement) = match spec.against {
         Against::Baseline(implementation) => {
             (fastest(records, implementation, spec.op, spec.size), format!(">= {:.1}x {implementation}", spec.factor))
@@ -257,68 +372,27 @@ pub fn evaluate(spec: &TargetSpec, records: &[BenchRecord], absent: &dyn Fn(&str
             format!(">= {:.0} % of copy bandwidth (logical bytes)", spec.factor * 100.0),
         ),
     };
-    let reference = reference_record.and_then(pick);
-    let ratio = match (&ours, &reference, spec.against) {
-        (Some(o), Some(r), Against::Baseline(_)) => Some(r.median_us / o.median_us),
-        (Some(o), Some(r), Against::CopyBandwidth) => Some(o.gbps / r.gbps),
-        _ => None,
-    };
-    // Baseline: reference time / our time. Copy: our GB/s / copy GB/s, which is
-    // (our bytes / copy bytes) x copy time / our time.
-    let interval = match (ours_record, reference_record, spec.against) {
-        (Some(o), Some(r), Against::Baseline(_)) => ratio_interval(&r.samples_us, &o.samples_us),
-        (Some(o), Some(r), Against::CopyBandwidth) if r.logical_bytes > 0 => {
-            ratio_interval(&r.samples_us, &o.samples_us)
-                .map(|i| i.scaled(o.logical_bytes as f64 / r.logical_bytes as f64))
+    let (ours, best, reference) =
+        (ours_record.and_then(pick), best_record.and_then(pick), reference_record.and_then(pick));
+    let measured = ours_record.zip(reference_record).and_then(|(o, r)| ratio_of(spec, o, r));
+    let best_ratio = best_record.zip(reference_record).and_then(|(b, r)| ratio_of(spec, b, r)).map(|(ratio, _)| ratio);
+    let outcome = measured.map_or(TargetOutcome::NotMeasured, |(r, i)| outcome_of(r, i, spec.factor));
+    let verdict = match (measured, &ours, &reference) {
+        (Some((r, interval)), Some(o), Some(reference)) if has_default_entries(records) => {
+            verdict_line(spec, outcome, r, interval, o, reference)
         }
-        _ => None,
-    };
-    let judged = ratio.map(|r| side(r, interval, spec.factor));
-    let outcome = match judged {
-        Some((Side::Above, _)) => TargetOutcome::Met,
-        Some((Side::Below, _)) => TargetOutcome::Missed,
-        Some((Side::WithinNoise, _)) => TargetOutcome::WithinNoise,
-        None => TargetOutcome::NotMeasured,
-    };
-    let met = match outcome {
-        TargetOutcome::Met => Some(true),
-        TargetOutcome::Missed => Some(false),
-        _ => None,
-    };
-    let noise = match (judged, interval) {
-        (Some((_, true)), Some(i)) => format!(" [95 % CI {:.2}-{:.2}x]", i.low, i.high),
-        _ => " (noise unknown: no samples)".to_string(),
-    };
-    let verdict = match (ratio, &ours, &reference) {
-        (Some(r), Some(o), Some(reference)) => match outcome {
-            TargetOutcome::Met => format!("met: {r:.2}x{noise} (target {:.2}x)", spec.factor),
-            TargetOutcome::WithinNoise => {
-                format!("within noise: {r:.2}x{noise} straddles the target {:.2}x", spec.factor)
-            }
-            _ => {
-                let short = (spec.factor - r) / spec.factor * 100.0;
-                match spec.against {
-                    Against::Baseline(_) => format!(
-                        "MISSED by {short:.0} %: {r:.2}x{noise} (target {:.2}x); primlab {:.1} us, needs <= {:.1} us",
-                        spec.factor,
-                        o.median_us,
-                        reference.median_us / spec.factor
-                    ),
-                    Against::CopyBandwidth => format!(
-                        "MISSED by {short:.0} %: {:.0} % of copy{noise} (target {:.0} %); primlab {:.0} GB/s, copy \
-                         {:.0} GB/s",
-                        r * 100.0,
-                        spec.factor * 100.0,
-                        o.gbps,
-                        reference.gbps
-                    ),
-                }
-            }
-        },
+        (Some((r, interval)), Some(o), Some(reference)) => format!(
+            "{} (judged on the fastest variant: the receipt has no default-entry records)",
+            verdict_line(spec, outcome, r, interval, o, reference)
+        ),
         _ => {
             let mut why = Vec::new();
             if ours.is_none() {
-                why.push(format!("no checked primlab record of {} at {}", spec.op, spec.size.label()));
+                let what = if has_default_entries(records) { "default-entry" } else { "checked" };
+                why.push(format!("no {what} primlab record of {} at {}", spec.op, spec.size.label()));
+                if let Some(b) = &best {
+                    why.push(format!("fastest variant {} {:.1} us", b.variant, b.median_us));
+                }
             }
             if reference.is_none() {
                 let who = match spec.against {
@@ -339,11 +413,17 @@ pub fn evaluate(spec: &TargetSpec, records: &[BenchRecord], absent: &dyn Fn(&str
         size: spec.size.label(),
         requirement,
         ours,
+        best,
+        best_ratio,
         reference,
-        ratio,
-        ratio_interval: interval,
+        ratio: measured.map(|(r, _)| r),
+        ratio_interval: measured.and_then(|(_, i)| i),
         factor: spec.factor,
-        met,
+        met: match outcome {
+            TargetOutcome::Met => Some(true),
+            TargetOutcome::Missed => Some(false),
+            _ => None,
+        },
         outcome,
         verdict,
     }
@@ -355,95 +435,5 @@ pub fn evaluate_all(records: &[BenchRecord], absent: &dyn Fn(&str) -> Option<Str
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn record(implementation: &str, op: &str, variant: &str, n: usize, median: f64, bytes: u64) -> BenchRecord {
-        BenchRecord { iters: 10, ..BenchRecord::synthetic(implementation, "x", op, variant, n, median, bytes) }
-    }
-
-    #[test]
-    fn the_fastest_variant_meets_or_misses_by_the_right_amount() {
-        let n = 1 << 28;
-        let records = vec![
-            record(IMPL_PRIMLAB, "reduce_sum_i32_i64", "multipass", n, 300.0, 4 * n as u64),
-            record(IMPL_PRIMLAB, "reduce_sum_i32_i64", "single_pass", n, 250.0, 4 * n as u64),
-            record(IMPL_CUB, "reduce_sum_i32_i64", "cub_reduce_sum_i32_i64", n, 251.0, 4 * n as u64),
-        ];
-        let result = evaluate(&TARGETS[0], &records, &|_| None);
-        assert_eq!(result.met, Some(true));
-        assert_eq!(result.ours.as_ref().unwrap().variant, "single_pass");
-        assert!(result.verdict.starts_with("met: 1.00x"), "{}", result.verdict);
-
-        let records = vec![
-            record(IMPL_PRIMLAB, "exclusive_scan_i32_i64", "decoupled_lookback", n, 1250.0, 12 * n as u64),
-            record(IMPL_CUB, "exclusive_scan_i32_i64", "cub", n, 1000.0, 12 * n as u64),
-            record(IMPL_CEILING, "memcpy_d2d", "memcpy_d2d", n, 500.0, 8 * n as u64),
-        ];
-        let scan = evaluate(&TARGETS[2], &records, &|_| None);
-        assert_eq!(scan.met, Some(false));
-        assert!(scan.verdict.contains("MISSED by 20 %"), "{}", scan.verdict);
-        assert!(scan.verdict.contains("needs <= 1000.0 us"), "{}", scan.verdict);
-        // 12n / 1250 us vs 8n / 500 us: 0.6 of copy.
-        let copy = evaluate(&TARGETS[3], &records, &|_| None);
-        assert!((copy.ratio.unwrap() - 0.6).abs() < 1e-9);
-        assert!(copy.verdict.contains("60 % of copy"), "{}", copy.verdict);
-    }
-
-    #[test]
-    fn absent_baselines_are_named_never_invented() {
-        let n = 1 << 28;
-        let records = vec![record(IMPL_PRIMLAB, "compact_positive_i32", "single_pass", n, 600.0, 4 * n as u64)];
-        let result = evaluate(&TARGETS[8], &records, &|who| (who == "cub").then(|| "absent: nvcc not found".into()));
-        assert_eq!(result.met, None);
-        assert_eq!(result.ratio, None);
-        assert!(result.verdict.contains("no cub record (absent: nvcc not found)"), "{}", result.verdict);
-        assert_eq!(result.outcome, TargetOutcome::NotMeasured);
-    }
-
-    /// `count` samples spread evenly over `centre` +- `spread`.
-    fn spread(centre: f64, spread: f64, count: usize) -> Vec<f64> {
-        (0..count).map(|i| centre - spread + 2.0 * spread * i as f64 / (count - 1) as f64).collect()
-    }
-
-    #[test]
-    fn an_interval_straddling_the_target_is_within_noise() {
-        let n = 1 << 20;
-        let op = "reduce_sum_i32_i64";
-        let with = |implementation, variant, centre, width| {
-            record(implementation, op, variant, n, centre, 4 * n as u64).with_samples(spread(centre, width, 41))
-        };
-        // Target reduce_2p20 wants 1.2x cub. cub 12.0 +- 0.6 us against ours 10.0 +- 0.5 us: 1.2x, noisy.
-        let noisy = vec![with(IMPL_PRIMLAB, "single_pass", 10.0, 0.5), with(IMPL_CUB, "cub", 12.0, 0.6)];
-        let result = evaluate(&TARGETS[1], &noisy, &|_| None);
-        assert_eq!(result.outcome, TargetOutcome::WithinNoise, "{}", result.verdict);
-        assert_eq!(result.met, None);
-        assert!(result.verdict.starts_with("within noise: "), "{}", result.verdict);
-        let interval = result.ratio_interval.unwrap();
-        assert!(interval.low < 1.2 && interval.high > 1.2, "{interval:?}");
-        // Tight samples well past the target: met, with the interval in the verdict.
-        let tight = vec![with(IMPL_PRIMLAB, "single_pass", 9.0, 0.01), with(IMPL_CUB, "cub", 12.0, 0.01)];
-        let result = evaluate(&TARGETS[1], &tight, &|_| None);
-        assert_eq!(result.outcome, TargetOutcome::Met);
-        assert!(result.verdict.contains("[95 % CI 1.33-1.33x]"), "{}", result.verdict);
-        // Tight and short: missed.
-        let short = vec![with(IMPL_PRIMLAB, "single_pass", 11.0, 0.01), with(IMPL_CUB, "cub", 12.0, 0.01)];
-        assert_eq!(evaluate(&TARGETS[1], &short, &|_| None).outcome, TargetOutcome::Missed);
-    }
-
-    #[test]
-    fn hot_records_never_stand_in_for_cold_ones() {
-        let n = 1 << 28;
-        let mut hot = record(IMPL_PRIMLAB, "reduce_sum_i32_i64", "single_pass", n, 1.0, 4 * n as u64);
-        hot.timing_mode = TimingMode::Hot;
-        let records = vec![
-            hot,
-            record(IMPL_PRIMLAB, "reduce_sum_i32_i64", "multipass", n, 300.0, 4 * n as u64),
-            record(IMPL_CUB, "reduce_sum_i32_i64", "cub", n, 250.0, 4 * n as u64),
-        ];
-        let result = evaluate(&TARGETS[0], &records, &|_| None);
-        assert_eq!(result.ours.unwrap().variant, "multipass");
-        assert_eq!(result.outcome, TargetOutcome::Missed);
-        assert!(result.verdict.contains("noise unknown"), "{}", result.verdict);
-    }
-}
+#[path = "targets_tests.rs"]
+mod tests;

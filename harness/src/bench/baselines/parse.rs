@@ -171,6 +171,27 @@ mod tests {
         assert_eq!(parsed.unreadable_lines, vec![5]);
     }
 
+    /// A cub_bench line as it prints since it emits every timed call (iters
+    /// cut to 5 here), and the same record as it printed before.
+    const CUB_SAMPLED: &str = r#"{"impl":"cub","op":"cub_reduce_sum_i32_i64","n":1048576,"median_us":10.624,"min_us":10.208,"max_us":11.520,"iters":5,"warmups":5,"samples_us":[10.624,10.208,11.520,10.400,10.848],"logical_bytes":4194304,"gbps":394.80,"ok":true,"check":"the int64 sum equals the host sum","cache_policy":"rot","timed_region":"one call","params":{"temp_storage_bytes":1}}"#;
+    const CUB_UNSAMPLED: &str = r#"{"impl":"cub","op":"cub_reduce_sum_i32_i64","n":1048576,"median_us":10.624,"min_us":10.208,"max_us":11.520,"iters":5,"warmups":5,"logical_bytes":4194304,"gbps":394.80,"ok":true,"check":"the int64 sum equals the host sum","cache_policy":"rot","timed_region":"one call","params":{"temp_storage_bytes":1}}"#;
+
+    #[test]
+    fn cub_samples_are_read_when_printed_and_absent_ones_leave_the_noise_unknown() {
+        let sampled = parse_jsonl(CUB_SAMPLED, "cub");
+        let record = &sampled.records[0];
+        assert_eq!(record.samples_us, [10.624, 10.208, 11.520, 10.400, 10.848]);
+        assert_eq!(record.op, "reduce_sum_i32_i64");
+        assert_eq!(record.timed_median(), Some(10.624));
+        let unsampled = parse_jsonl(CUB_UNSAMPLED, "cub");
+        assert!(unsampled.records[0].samples_us.is_empty());
+        assert_eq!(unsampled.records[0].timed_median(), Some(10.624));
+        // A sample that is not a number (cub_bench prints null for a non-finite
+        // time) drops them all: no interval from part of the calls.
+        let broken = CUB_SAMPLED.replace("10.400", "null");
+        assert!(parse_jsonl(&broken, "cub").records[0].samples_us.is_empty());
+    }
+
     #[test]
     fn torch_unavailable_is_read() {
         let parsed =

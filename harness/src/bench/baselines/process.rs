@@ -105,13 +105,17 @@ mod tests {
         std::env::temp_dir().join(format!("primlab-process-{name}-{}.log", std::process::id()))
     }
 
+    /// Runs `sh -c script`, logging to the temp file `name`, until `within` has passed.
+    fn shell(name: &str, script: &str, within: Duration) -> ProgramRun {
+        start(Path::new("/bin/sh"), &["-c".into(), script.into()], &temp(name))
+            .unwrap()
+            .finish(Instant::now() + within)
+            .unwrap()
+    }
+
     #[test]
     fn a_finished_program_reports_its_exit_and_output() {
-        let log = temp("ok");
-        let run = start(Path::new("/bin/sh"), &["-c".into(), "echo one; echo two >&2; exit 3".into()], &log)
-            .unwrap()
-            .finish(Instant::now() + Duration::from_secs(20))
-            .unwrap();
+        let run = shell("ok", "echo one; echo two >&2; exit 3", Duration::from_secs(20));
         assert_eq!(run.exit_code, Some(3));
         assert!(!run.timed_out && !run.succeeded());
         assert!(run.log_tail.contains("one") && run.log_tail.contains("two"), "{}", run.log_tail);
@@ -119,11 +123,7 @@ mod tests {
 
     #[test]
     fn a_program_past_its_deadline_is_killed() {
-        let log = temp("slow");
-        let run = start(Path::new("/bin/sh"), &["-c".into(), "exec sleep 30".into()], &log)
-            .unwrap()
-            .finish(Instant::now() + Duration::from_millis(300))
-            .unwrap();
+        let run = shell("slow", "exec sleep 30", Duration::from_millis(300));
         assert!(run.timed_out);
         assert!(run.seconds < 10.0);
     }

@@ -4,7 +4,7 @@
 //! `torch.argmax`; and per row on the softmax shapes, against
 //! `torch.argmax(dim=-1)`. Logical bytes 4n.
 
-use super::{check, Described, EntryId, Registry};
+use super::{check, variants_and_default, Described, EntryId, Registry};
 use crate::bench::config::BenchConfig;
 use crate::bench::record::BenchSize;
 use kernels::arg_reduce::ARG_TWO_PASS_MAX_BLOCKS;
@@ -25,12 +25,13 @@ pub fn host_argmax(x: &[f32]) -> (f32, usize) {
 }
 
 /// Registers both whole-array variants at every size and both per-row
-/// variants on every shape.
+/// variants on every shape, each followed by its default entry
+/// ([`ArgReduceVariant::best_for`], [`ArgRowsVariant::best_for`]).
 pub fn register(config: &BenchConfig, registry: &mut Registry) {
     for n in config.sizes() {
-        for variant in ArgReduceVariant::ALL {
+        for (variant, role) in variants_and_default(&ArgReduceVariant::ALL, ArgReduceVariant::best_for(n)) {
             let id = EntryId::primlab("arg_reduce", OP, variant.name(), BenchSize::Elements(n), "f32");
-            registry.add(id, 8 * ARG_TWO_PASS_MAX_BLOCKS as u64 * 2 + 4096, move |ctx| {
+            registry.add_as(role, id, 8 * ARG_TWO_PASS_MAX_BLOCKS as u64 * 2 + 4096, move |ctx| {
                 let gpu = ctx.gpu;
                 let inputs = ctx.pool.floats(n)?;
                 let mut plan = ArgReducePlan::<f32>::new(gpu, variant, Extremum::Max, n)?;
@@ -50,10 +51,10 @@ pub fn register(config: &BenchConfig, registry: &mut Registry) {
         }
     }
     for &(rows, cols) in &config.row_shapes {
-        for variant in ArgRowsVariant::ALL {
+        for (variant, role) in variants_and_default(&ArgRowsVariant::ALL, ArgRowsVariant::best_for(cols)) {
             let size = BenchSize::Rows { rows, cols };
             let id = EntryId::primlab("arg_reduce", OP_ROWS, variant.name(), size, "f32");
-            registry.add(id, 8 * rows as u64 + 4096, move |ctx| {
+            registry.add_as(role, id, 8 * rows as u64 + 4096, move |ctx| {
                 let gpu = ctx.gpu;
                 let n = rows * cols;
                 let inputs = ctx.pool.logits(rows, cols)?;

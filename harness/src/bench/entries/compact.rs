@@ -2,7 +2,7 @@
 //! every [`CompactVariant`], against CUB's `DeviceSelect::If` and torch's
 //! `x[x > 0]`. Logical bytes 4n + 4 * count.
 
-use super::{check, Described, EntryId, Registry};
+use super::{check, variants_and_default, Described, EntryId, Registry};
 use crate::bench::config::BenchConfig;
 use crate::bench::record::BenchSize;
 use kernels::{CompactPlan, CompactVariant, SelectorKind};
@@ -11,12 +11,13 @@ use rayon::prelude::*;
 /// The op name shared with the baselines.
 pub const OP: &str = "compact_positive_i32";
 
-/// Registers every variant at every size.
+/// Registers every variant at every size, then the default entry
+/// ([`CompactVariant::best_for`]).
 pub fn register(config: &BenchConfig, registry: &mut Registry) {
     for n in config.sizes() {
-        for variant in CompactVariant::ALL {
+        for (variant, role) in variants_and_default(&CompactVariant::ALL, CompactVariant::best_for(n)) {
             let id = EntryId::primlab("compact", OP, variant.name(), BenchSize::Elements(n), "i32");
-            registry.add(id, 13 * n as u64, move |ctx| {
+            registry.add_as(role, id, 13 * n as u64, move |ctx| {
                 let gpu = ctx.gpu;
                 let inputs = ctx.pool.ints(n)?;
                 let mut plan = CompactPlan::new(gpu, variant, SelectorKind::Positive, n)?;

@@ -3,9 +3,12 @@
 //! `correctly_rounded` next to the f32-accumulating variants and CUB's
 //! `DeviceReduce::Sum`. Checked bit for bit against the model's binned-limb
 //! sum (equal to the rug reference by the model's tests). Logical bytes:
-//! n x element size.
+//! n x element size. There is one schedule ([`ExactSumVariant::best_for`]
+//! always answers it), so its record is also its default entry's: no
+//! separate `default` record (the op's `default` is the float sum's).
 
 use super::float_reduce::{OP_BF16, OP_F32};
+use super::host_value::HostValue;
 use super::{Described, EntryId, Registry};
 use crate::bench::config::BenchConfig;
 use crate::bench::pool::FetchInput;
@@ -15,28 +18,13 @@ use kernels::{ExactSumGrid, ExactSumPlan, ExactSumVariant, FloatElement};
 use model::exact::BinnedAccumulator;
 use rayon::prelude::*;
 
-/// An input element as the f32 it is (bf16 widens exactly).
-trait AsF32: Copy + Send + Sync {
-    fn as_f32(self) -> f32;
-}
-impl AsF32 for f32 {
-    fn as_f32(self) -> f32 {
-        self
-    }
-}
-impl AsF32 for half::bf16 {
-    fn as_f32(self) -> f32 {
-        self.to_f32()
-    }
-}
-
 /// The correctly rounded sum of `host` by the model's binned accumulator,
 /// over parallel chunks merged exactly.
-fn expected_sum<T: AsF32>(host: &[T]) -> f32 {
+fn expected_sum<T: HostValue>(host: &[T]) -> f32 {
     host.par_chunks(1 << 16)
         .map(|chunk| {
             let mut acc = BinnedAccumulator::new();
-            chunk.iter().for_each(|&v| acc.add(v.as_f32()));
+            chunk.iter().for_each(|&v| acc.add(v.value_f32()));
             acc
         })
         .reduce(BinnedAccumulator::new, |mut a, b| {
@@ -48,7 +36,7 @@ fn expected_sum<T: AsF32>(host: &[T]) -> f32 {
 
 fn add<T>(registry: &mut Registry, op: &'static str, dtype: &'static str, n: usize, input: FetchInput<T>)
 where
-    T: FloatElement + AsF32,
+    T: FloatElement + HostValue,
 {
     let variant = ExactSumVariant::CorrectlyRounded;
     let id = EntryId::primlab("float_reduce", op, variant.name(), BenchSize::Elements(n), dtype);
@@ -92,7 +80,7 @@ mod tests {
         let x = inputs::uniform_floats(1 << 17);
         assert_eq!(expected_sum(&x).to_bits(), model::exact::correctly_rounded_sum_f32(&x).to_bits());
         let b = inputs::to_bf16(&x);
-        let widened: Vec<f32> = b.iter().map(|&v| v.as_f32()).collect();
+        let widened: Vec<f32> = b.iter().map(|&v| v.value_f32()).collect();
         assert_eq!(expected_sum(&b).to_bits(), model::exact::correctly_rounded_sum_f32(&widened).to_bits());
     }
 }

@@ -4,7 +4,8 @@
 //! `DeviceReduce::Sum` (float) and `torch.sum`. Logical bytes: n x element size.
 //! Checked against the exact sum within the kernels' declared bound.
 
-use super::{check, Described, EntryId, Registry};
+use super::host_value::HostValue;
+use super::{check, variants_and_default, Described, EntryId, Registry, Role};
 use crate::bench::config::BenchConfig;
 use crate::bench::pool::FetchInput;
 use crate::bench::record::BenchSize;
@@ -17,31 +18,16 @@ pub const OP_F32: &str = "float_reduce_sum_f32";
 /// The op name of the bf16 sum.
 pub const OP_BF16: &str = "float_reduce_sum_bf16";
 
-/// The input as f64 values (exact: every input is a multiple of 2^-24 below 0.5 in magnitude).
-trait AsF64: Copy + Send + Sync {
-    fn as_f64(self) -> f64;
-}
-impl AsF64 for f32 {
-    fn as_f64(self) -> f64 {
-        self as f64
-    }
-}
-impl AsF64 for half::bf16 {
-    fn as_f64(self) -> f64 {
-        self.to_f64()
-    }
-}
-
 /// (exact sum, sum of magnitudes). Every input is a multiple of 2^-24 with
 /// magnitude below 2^-1, so `x * 2^24` is an integer below 2^23 and the
 /// int64 sum of 2^28 of them is exact.
-fn exact_sum<T: AsF64>(host: &[T]) -> (f64, f64) {
+fn exact_sum<T: HostValue>(host: &[T]) -> (f64, f64) {
     let scale = 16_777_216.0;
     let (sum, abs) = host
         .par_chunks(1 << 18)
         .map(|c| {
             c.iter().fold((0i64, 0i64), |(s, a), &x| {
-                let v = (x.as_f64() * scale) as i64;
+                let v = (x.value() * scale) as i64;
                 (s + v, a + v.abs())
             })
         })
@@ -63,13 +49,13 @@ fn add<T>(
     op: &'static str,
     dtype: &'static str,
     n: usize,
-    variant: FloatReduceVariant,
+    (variant, role): (FloatReduceVariant, Role),
     input: FetchInput<T>,
 ) where
-    T: FloatElement + AsF64,
+    T: FloatElement + HostValue,
 {
     let id = EntryId::primlab("float_reduce", op, variant.name(), BenchSize::Elements(n), dtype);
-    registry.add(id, 8 * (n / FLOAT_TILE_ITEMS) as u64 + (1 << 16), move |ctx| {
+    registry.add_as(role, id, 8 * (n / FLOAT_TILE_ITEMS) as u64 + (1 << 16), move |ctx| {
         let gpu = ctx.gpu;
         let inputs = input(&mut ctx.pool, n)?;
         let mut plan = FloatReducePlan::<T>::new(gpu, variant, n)?;
@@ -95,14 +81,16 @@ fn add<T>(
     });
 }
 
-/// Registers every variant at every size, float32 and bf16.
+/// Registers every variant at every size, float32 and bf16, each followed
+/// by the default (deterministic) entry ([`FloatReduceVariant::best_for`]).
 pub fn register(config: &BenchConfig, registry: &mut Registry) {
     for n in config.sizes() {
-        for variant in FloatReduceVariant::ALL {
-            add::<f32>(registry, OP_F32, "f32", n, variant, |pool, n| pool.floats(n));
+        let entries = variants_and_default(&FloatReduceVariant::ALL, FloatReduceVariant::best_for(n));
+        for &entry in &entries {
+            add::<f32>(registry, OP_F32, "f32", n, entry, |pool, n| pool.floats(n));
         }
-        for variant in FloatReduceVariant::ALL {
-            add::<half::bf16>(registry, OP_BF16, "bf16", n, variant, |pool, n| pool.floats_bf16(n));
+        for &entry in &entries {
+            add::<half::bf16>(registry, OP_BF16, "bf16", n, entry, |pool, n| pool.floats_bf16(n));
         }
     }
 }
@@ -114,7 +102,7 @@ pub fn register_crossover(config: &BenchConfig, registry: &mut Registry) {
         for variant in
             [FloatReduceVariant::AtomicPerElement, FloatReduceVariant::AtomicPerBlock, FloatReduceVariant::TwoPass]
         {
-            add::<f32>(registry, OP_F32, "f32", n, variant, |pool, n| pool.floats(n));
+            add::<f32>(registry, OP_F32, "f32", n, (variant, Role::Variant), |pool, n| pool.floats(n));
         }
     }
 }

@@ -3,7 +3,7 @@
 //! [-9, -9 + bins)), every [`HistogramVariant`], against CUB and
 //! `torch.histc`. Logical bytes 4n.
 
-use super::{check, Described, EntryId, Registry};
+use super::{check, variants_and_default, Described, EntryId, Registry};
 use crate::bench::config::{BenchConfig, HISTOGRAM_BINS};
 use crate::bench::record::BenchSize;
 use kernels::{HistogramPlan, HistogramSpec, HistogramVariant};
@@ -40,13 +40,14 @@ pub fn host_counts(host: &[i32], spec: &HistogramSpec<i32>) -> Vec<u32> {
         )
 }
 
-/// Registers every variant at every size.
+/// Registers every variant at every size, then the default entry
+/// ([`HistogramVariant::best_for`]).
 pub fn register(config: &BenchConfig, registry: &mut Registry) {
     let bins = HISTOGRAM_BINS;
     for n in config.sizes() {
-        for variant in HistogramVariant::ALL {
+        for (variant, role) in variants_and_default(&HistogramVariant::ALL, HistogramVariant::best_for(n, bins)) {
             let id = EntryId::primlab("histogram", op(bins), variant.name(), BenchSize::Elements(n), "i32");
-            registry.add(id, 4 * bins as u64, move |ctx| {
+            registry.add_as(role, id, 4 * bins as u64, move |ctx| {
                 let gpu = ctx.gpu;
                 let inputs = ctx.pool.ints(n)?;
                 let spec = spec(bins);

@@ -14,6 +14,7 @@ pub mod compact;
 pub mod exact_sum;
 pub mod float_reduce;
 pub mod histogram;
+pub mod host_value;
 pub mod reduce;
 pub mod scan;
 pub mod segmented;
@@ -203,6 +204,27 @@ pub struct Entry {
     pub body: EntryBody,
 }
 
+/// The variant name of the records of a primitive's default entry point
+/// (its dispatcher, `XVariant::best_for`): the schedule a caller gets, on
+/// which the targets are judged. Its params name the schedule it ran
+/// (`"picked"`).
+pub const DEFAULT_VARIANT: &str = "default";
+
+/// Whether an entry times one named variant or the primitive's default entry point.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// A named variant, recorded under its own name.
+    Variant,
+    /// The default entry point's pick, recorded as [`DEFAULT_VARIANT`].
+    Default,
+}
+
+/// The entries of one op at one size: every variant of `all`, then
+/// `picked` (the dispatcher's choice there) once more as the default entry.
+pub fn variants_and_default<V: Copy>(all: &[V], picked: V) -> Vec<(V, Role)> {
+    all.iter().map(|&v| (v, Role::Variant)).chain([(picked, Role::Default)]).collect()
+}
+
 /// Everything the primitive modules registered.
 #[derive(Default)]
 pub struct Registry {
@@ -221,6 +243,31 @@ impl Registry {
         body: impl for<'g, 't> FnOnce(&mut EntryContext<'g, 't>) -> Result<Outcome> + 'static,
     ) {
         self.entries.push(Entry { id, device_bytes, body: Box::new(body) });
+    }
+
+    /// Registers `id`, named after the variant its body runs, in `role`: a
+    /// default entry is renamed [`DEFAULT_VARIANT`] and its record's params
+    /// gain `"picked"`, the variant it ran.
+    pub fn add_as(
+        &mut self,
+        role: Role,
+        mut id: EntryId,
+        device_bytes: u64,
+        body: impl for<'g, 't> FnOnce(&mut EntryContext<'g, 't>) -> Result<Outcome> + 'static,
+    ) {
+        match role {
+            Role::Variant => self.add(id, device_bytes, body),
+            Role::Default => {
+                let picked = std::mem::replace(&mut id.variant, DEFAULT_VARIANT.to_string());
+                self.add(id, device_bytes, move |ctx| {
+                    let mut outcome = body(ctx)?;
+                    if let Some(params) = outcome.params.as_object_mut() {
+                        params.insert("picked".into(), serde_json::Value::String(picked));
+                    }
+                    Ok(outcome)
+                });
+            }
+        }
     }
 
     /// Records an entry that will not run.
@@ -251,4 +298,47 @@ pub fn register_all(config: &BenchConfig) -> Registry {
         }
     }
     registry
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::targets::TARGETS;
+    use std::collections::BTreeMap;
+
+    fn full_run() -> BenchConfig {
+        let parsed = <crate::cli::Cli as clap::Parser>::try_parse_from(["harness", "bench"]).expect("parses");
+        match parsed.command {
+            crate::cli::Command::Bench(b) => BenchConfig::from_args(&b.args),
+            _ => unreachable!("a bench"),
+        }
+    }
+
+    #[test]
+    fn the_default_entry_follows_every_variant_once() {
+        let entries = variants_and_default(&[1, 2, 3], 2);
+        assert_eq!(entries, [(1, Role::Variant), (2, Role::Variant), (3, Role::Variant), (2, Role::Default)]);
+    }
+
+    #[test]
+    fn every_op_size_and_dtype_has_one_default_entry_and_every_target_has_one() {
+        let registry = register_all(&full_run());
+        let mut defaults: BTreeMap<(String, String, &str), usize> = BTreeMap::new();
+        for e in registry.entries.iter().filter(|e| e.id.implementation == crate::bench::record::IMPL_PRIMLAB) {
+            let count = defaults.entry((e.id.op.clone(), e.id.size.label(), e.id.dtype)).or_default();
+            *count += usize::from(e.id.variant == DEFAULT_VARIANT);
+        }
+        let wrong: Vec<_> = defaults.iter().filter(|(_, &count)| count != 1).collect();
+        assert!(wrong.is_empty(), "ops without exactly one default entry: {wrong:?}");
+        for spec in &TARGETS {
+            assert!(
+                registry
+                    .entries
+                    .iter()
+                    .any(|e| e.id.op == spec.op && e.id.size == spec.size && e.id.variant == DEFAULT_VARIANT),
+                "target {} has no default entry",
+                spec.id
+            );
+        }
+    }
 }

@@ -1,7 +1,7 @@
 //! Whole-array int32 -> int64 sum, every [`ReduceVariant`], against CUB's
 //! `DeviceReduce::Sum` over a widening iterator and `torch.sum(dtype=int64)`.
 
-use super::{Described, EntryId, Registry};
+use super::{variants_and_default, Described, EntryId, Registry};
 use crate::bench::config::BenchConfig;
 use crate::bench::record::BenchSize;
 use kernels::{ReducePlan, ReduceVariant};
@@ -9,16 +9,17 @@ use kernels::{ReducePlan, ReduceVariant};
 /// The op name shared with the baselines.
 pub const OP: &str = "reduce_sum_i32_i64";
 
-/// Registers every variant at every size (the serial one up to its `max_len()`).
+/// Registers every variant at every size (the serial one up to its
+/// `max_len()`), then the default entry ([`ReduceVariant::best_for`]).
 pub fn register(config: &BenchConfig, registry: &mut Registry) {
     for n in config.sizes() {
-        for variant in ReduceVariant::ALL {
+        for (variant, role) in variants_and_default(&ReduceVariant::ALL, ReduceVariant::best_for(n)) {
             let id = EntryId::primlab("reduce", OP, variant.name(), BenchSize::Elements(n), "i32->i64");
             if n > variant.max_len() {
                 registry.skip(&id, format!("n = {n} exceeds {}'s max_len() = {}", variant.name(), variant.max_len()));
                 continue;
             }
-            registry.add(id, 8 * (n as u64 / 256 + 64), move |ctx| {
+            registry.add_as(role, id, 8 * (n as u64 / 256 + 64), move |ctx| {
                 let gpu = ctx.gpu;
                 let inputs = ctx.pool.ints(n)?;
                 let mut plan = ReducePlan::<i32>::new(gpu, variant, n)?;

@@ -2,7 +2,7 @@
 //! [`ScanVariant`], against CUB's `DeviceScan::ExclusiveSum` /
 //! `InclusiveSum` and `torch.cumsum` (inclusive). Logical bytes 12n.
 
-use super::{check, Described, EntryId, Registry};
+use super::{check, variants_and_default, Described, EntryId, Registry};
 use crate::bench::config::BenchConfig;
 use crate::bench::record::BenchSize;
 use kernels::{ScanKind, ScanPlan, ScanVariant};
@@ -15,18 +15,19 @@ pub fn op(kind: ScanKind) -> &'static str {
     }
 }
 
-/// Registers both kinds of every variant at every size.
+/// Registers both kinds of every variant at every size, then each kind's
+/// default entry ([`ScanVariant::best_for`]).
 pub fn register(config: &BenchConfig, registry: &mut Registry) {
     for n in config.sizes() {
         for kind in ScanKind::ALL {
-            for variant in ScanVariant::ALL {
+            for (variant, role) in variants_and_default(&ScanVariant::ALL, ScanVariant::best_for(n, kind)) {
                 let id = EntryId::primlab("scan", op(kind), variant.name(), BenchSize::Elements(n), "i32->i64");
                 if n > variant.max_len() {
                     registry
                         .skip(&id, format!("n = {n} exceeds {}'s max_len() = {}", variant.name(), variant.max_len()));
                     continue;
                 }
-                registry.add(id, 9 * n as u64, move |ctx| {
+                registry.add_as(role, id, 9 * n as u64, move |ctx| {
                     let gpu = ctx.gpu;
                     let inputs = ctx.pool.ints(n)?;
                     let mut plan = ScanPlan::<i32>::new(gpu, variant, kind, n)?;

@@ -4,7 +4,7 @@
 //! `DeviceSegmentedReduce::Sum` and torch's `x.view(-1, L).sum(-1)`.
 //! Logical bytes 4n.
 
-use super::{check, Described, EntryId, Registry};
+use super::{check, variants_and_default, Described, EntryId, Registry, Role};
 use crate::bench::config::{BenchConfig, MAIN_SEGMENT_LEN};
 use crate::bench::pool::FetchInput;
 use crate::bench::record::BenchSize;
@@ -81,10 +81,10 @@ where
     O::Input: cudarc::driver::DeviceRepr + Copy + Send + Sync,
     O::Output: cudarc::driver::DeviceRepr + Copy,
 {
-    fn register(self, registry: &mut Registry, id: EntryId) {
+    fn register(self, registry: &mut Registry, role: Role, id: EntryId) {
         let SegmentedEntry { n, len, variant, input, verify, what } = self;
         let segments = n.div_ceil(len);
-        registry.add(id, 16 * segments as u64 + 8 * (n as u64 / 4096 + 64), move |ctx| {
+        registry.add_as(role, id, 16 * segments as u64 + 8 * (n as u64 / 4096 + 64), move |ctx| {
             let gpu = ctx.gpu;
             let inputs = input(&mut ctx.pool, n)?;
             let offsets = offsets(n, len);
@@ -110,11 +110,12 @@ where
 }
 
 /// Registers every variant at every size: float32 at each configured
-/// segment length, int32 -> int64 at 1024.
+/// segment length, int32 -> int64 at 1024; each op and size ends with its
+/// default entry ([`SegmentedVariant::best_for`] of the segment length).
 pub fn register(config: &BenchConfig, registry: &mut Registry) {
     for n in config.sizes() {
         for &len in &config.segment_lens {
-            for variant in SegmentedVariant::ALL {
+            for (variant, role) in variants_and_default(&SegmentedVariant::ALL, SegmentedVariant::best_for(len)) {
                 let id =
                     EntryId::primlab("segmented_reduce", op_f32(len), variant.name(), BenchSize::Elements(n), "f32");
                 SegmentedEntry::<SegmentedSumF32> {
@@ -125,10 +126,11 @@ pub fn register(config: &BenchConfig, registry: &mut Registry) {
                     verify: check_f32,
                     what: "every segment's sum within (len - 1) u / (1 + u) * sum|x| of the exact sum",
                 }
-                .register(registry, id);
+                .register(registry, role, id);
             }
         }
-        for variant in SegmentedVariant::ALL {
+        let picked = SegmentedVariant::best_for(MAIN_SEGMENT_LEN);
+        for (variant, role) in variants_and_default(&SegmentedVariant::ALL, picked) {
             let id = EntryId::primlab(
                 "segmented_reduce",
                 op_i32(MAIN_SEGMENT_LEN),
@@ -144,7 +146,7 @@ pub fn register(config: &BenchConfig, registry: &mut Registry) {
                 verify: |host, offsets, got| check::exact_slices("segment sums", &sums_i32(host, offsets), got),
                 what: "every segment's int64 sum equals the host's",
             }
-            .register(registry, id);
+            .register(registry, role, id);
         }
     }
 }

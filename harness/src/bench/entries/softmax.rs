@@ -4,32 +4,17 @@
 //! Every element is checked against the float64 softmax of the same
 //! (cast) input within the kernels' declared tolerance.
 
-use super::{Described, EntryId, Registry};
+use super::host_value::HostValue;
+use super::{variants_and_default, Described, EntryId, Registry, Role};
 use crate::bench::config::BenchConfig;
 use crate::bench::pool::FetchRows;
 use crate::bench::record::BenchSize;
-use kernels::{softmax_tolerance, SoftmaxElement, SoftmaxPlan, SoftmaxVariant};
+use kernels::{softmax_tolerance, SoftmaxDtype, SoftmaxElement, SoftmaxPlan, SoftmaxVariant};
 use rayon::prelude::*;
 
 /// The op name of a dtype (shared with the torch baseline).
 pub fn op(dtype: &str) -> String {
     format!("softmax_{dtype}")
-}
-
-/// A softmax element read back on the host.
-pub trait HostValue: Copy + Send + Sync {
-    /// The value in f64.
-    fn value(self) -> f64;
-}
-impl HostValue for f32 {
-    fn value(self) -> f64 {
-        self as f64
-    }
-}
-impl HostValue for half::bf16 {
-    fn value(self) -> f64 {
-        self.to_f64()
-    }
 }
 
 /// The first element (row, column) outside the declared tolerance, as a message.
@@ -73,7 +58,7 @@ fn add<T>(
     registry: &mut Registry,
     dtype: &'static str,
     (rows, cols): (usize, usize),
-    variant: SoftmaxVariant,
+    (variant, role): (SoftmaxVariant, Role),
     input: FetchRows<T>,
 ) where
     T: SoftmaxElement + HostValue,
@@ -84,7 +69,7 @@ fn add<T>(
         return;
     }
     let element = std::mem::size_of::<T>();
-    registry.add(id, (rows * cols * element + rows) as u64, move |ctx| {
+    registry.add_as(role, id, (rows * cols * element + rows) as u64, move |ctx| {
         let gpu = ctx.gpu;
         let n = rows * cols;
         let inputs = input(&mut ctx.pool, rows, cols)?;
@@ -108,14 +93,16 @@ fn add<T>(
     });
 }
 
-/// Registers every variant on every shape, float32 and bf16.
+/// Registers every variant on every shape, float32 and bf16, each followed
+/// by its default entry ([`SoftmaxVariant::best_for`]).
 pub fn register(config: &BenchConfig, registry: &mut Registry) {
     for &shape in &config.row_shapes {
-        for variant in SoftmaxVariant::ALL {
-            add::<f32>(registry, "f32", shape, variant, |pool, r, c| pool.logits(r, c));
+        let cols = shape.1;
+        for entry in variants_and_default(&SoftmaxVariant::ALL, SoftmaxVariant::best_for(cols, SoftmaxDtype::F32)) {
+            add::<f32>(registry, "f32", shape, entry, |pool, r, c| pool.logits(r, c));
         }
-        for variant in SoftmaxVariant::ALL {
-            add::<half::bf16>(registry, "bf16", shape, variant, |pool, r, c| pool.logits_bf16(r, c));
+        for entry in variants_and_default(&SoftmaxVariant::ALL, SoftmaxVariant::best_for(cols, SoftmaxDtype::Bf16)) {
+            add::<half::bf16>(registry, "bf16", shape, entry, |pool, r, c| pool.logits_bf16(r, c));
         }
     }
 }
@@ -123,7 +110,6 @@ pub fn register(config: &BenchConfig, registry: &mut Registry) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kernels::SoftmaxDtype;
 
     #[test]
     fn the_check_accepts_the_exact_softmax_and_names_a_bad_element() {
