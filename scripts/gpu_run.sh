@@ -69,7 +69,7 @@ ncu_step() {
   local id=$1 kernel=$2
   shift 2
   step "ncu-$id" 60 ncu --clock-control none --kernel-name "regex:$kernel" --launch-count 1 \
-    --metrics gpu__time_duration.sum,sm__throughput.avg.pct_of_peak_sustained_elapsed,dram__bytes_read.sum,dram__bytes_write.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,sm__warps_active.avg.pct_of_peak_sustained_active,launch__registers_per_thread,launch__occupancy_limit_registers,launch__occupancy_limit_shared_mem,launch__grid_size \
+    --metrics gpu__time_duration.sum,sm__throughput.avg.pct_of_peak_sustained_elapsed,smsp__issue_active.avg.pct_of_peak_sustained_active,sm__pipe_alu_cycles_active.avg.pct_of_peak_sustained_active,dram__bytes_read.sum,dram__bytes_write.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,sm__warps_active.avg.pct_of_peak_sustained_active,launch__registers_per_thread,launch__occupancy_limit_registers,launch__occupancy_limit_shared_mem,launch__grid_size \
     "$H" sweep --gpu-only --seed 1 "$@"
   cp "$LOGS/ncu-$id.log" "$LOGS/ncu/$id.txt"
 }
@@ -127,8 +127,15 @@ for s in "$@"; do
       step nccl-sweep 45 "$H" sweep --gpu-only --gpus "$g" --variant sharded --sizes 1,4099,262145,16777216 --json "$LOGS/sweep-gpus$g-sharded.json"
       PRIMLAB_RECEIPTS=$LOGS TAIL=40 step nccl-bench 60 "$H" bench --gpus "$g" --quick ;;
     ncu)
-      ncu_step scan_2p28_copy scan_decoupled_lookback_exclusive_i32 --primitive scan --variant decoupled_lookback.exclusive.i32 --sizes 268435456
-      ncu_step compact_2p28 compact_single_pass_positive --primitive compact --variant single_pass.positive --sizes 268435456 ;;
+      # One file per bench target id (the report quotes receipts/ncu/<id>.txt);
+      # scan_2p28_copy is the same kernel as scan_2p28.
+      ncu_step scan_2p28 scan_decoupled_lookback_exclusive_i32 --primitive scan --variant decoupled_lookback.exclusive.i32 --sizes 268435456
+      cp "$LOGS/ncu/scan_2p28.txt" "$LOGS/ncu/scan_2p28_copy.txt"
+      ncu_step scan_2p20 scan_decoupled_lookback_exclusive_i32 --primitive scan --variant decoupled_lookback.exclusive.i32 --sizes 1048576
+      ncu_step reduce_2p28 reduce_single_pass_i32 --primitive reduce --variant single_pass.i32 --sizes 268435456
+      ncu_step compact_2p28 compact_single_pass_positive --primitive compact --variant single_pass.positive --sizes 268435456
+      ncu_step exact_sum_2p28 exact_sum_f32 --primitive exact_sum --variant correctly_rounded.f32 --sizes 268435456
+      ncu_step exact_sum_2p20 exact_sum_f32 --primitive exact_sum --variant correctly_rounded.f32 --sizes 1048576 ;;
     check-examples)
       # examples/check: the correct CUDA scan passes `check --sanitize --bench`,
       # the planted bug fails with exactly the line its README states, the PTX

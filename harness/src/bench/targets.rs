@@ -44,6 +44,10 @@ pub struct TargetSpec {
     pub against: Against,
     /// The required ratio (speed-up over the baseline, or fraction of copy bandwidth).
     pub factor: f64,
+    /// The named variant judged instead of the default entry, for a variant
+    /// that is an entry point of its own (the correctly rounded sum shares
+    /// its op with the float sums, whose default entry is another schedule).
+    pub variant: Option<&'static str>,
 }
 
 const fn elems(log2: u32) -> BenchSize {
@@ -51,7 +55,7 @@ const fn elems(log2: u32) -> BenchSize {
 }
 
 /// The speed targets (sizes: 2^28 unless the entry names another).
-pub const TARGETS: [TargetSpec; 10] = [
+pub const TARGETS: [TargetSpec; 12] = [
     TargetSpec {
         id: "reduce_2p28",
         label: "reduce, int32->int64, at 2^28",
@@ -60,6 +64,7 @@ pub const TARGETS: [TargetSpec; 10] = [
         size: elems(28),
         against: Against::Baseline(IMPL_CUB),
         factor: 1.0,
+        variant: None,
     },
     TargetSpec {
         id: "reduce_2p20",
@@ -69,6 +74,7 @@ pub const TARGETS: [TargetSpec; 10] = [
         size: elems(20),
         against: Against::Baseline(IMPL_CUB),
         factor: 1.2,
+        variant: None,
     },
     TargetSpec {
         id: "scan_2p28",
@@ -78,6 +84,7 @@ pub const TARGETS: [TargetSpec; 10] = [
         size: elems(28),
         against: Against::Baseline(IMPL_CUB),
         factor: 1.0,
+        variant: None,
     },
     TargetSpec {
         id: "scan_2p28_copy",
@@ -87,6 +94,7 @@ pub const TARGETS: [TargetSpec; 10] = [
         size: elems(28),
         against: Against::CopyBandwidth,
         factor: 0.8,
+        variant: None,
     },
     TargetSpec {
         id: "scan_2p20",
@@ -96,6 +104,7 @@ pub const TARGETS: [TargetSpec; 10] = [
         size: elems(20),
         against: Against::Baseline(IMPL_CUB),
         factor: 1.2,
+        variant: None,
     },
     TargetSpec {
         id: "softmax_f32_8192x32000",
@@ -105,6 +114,7 @@ pub const TARGETS: [TargetSpec; 10] = [
         size: BenchSize::Rows { rows: 8192, cols: 32000 },
         against: Against::Baseline(IMPL_TORCH),
         factor: 1.3,
+        variant: None,
     },
     TargetSpec {
         id: "segmented_sum_f32_seg1024_2p28",
@@ -114,6 +124,7 @@ pub const TARGETS: [TargetSpec; 10] = [
         size: elems(28),
         against: Against::Baseline(IMPL_CUB),
         factor: 1.5,
+        variant: None,
     },
     TargetSpec {
         id: "histogram_bins19_2p28",
@@ -123,6 +134,7 @@ pub const TARGETS: [TargetSpec; 10] = [
         size: elems(28),
         against: Against::Baseline(IMPL_CUB),
         factor: 2.0,
+        variant: None,
     },
     TargetSpec {
         id: "compact_2p28",
@@ -132,6 +144,7 @@ pub const TARGETS: [TargetSpec; 10] = [
         size: elems(28),
         against: Against::Baseline(IMPL_CUB),
         factor: 1.0,
+        variant: None,
     },
     TargetSpec {
         id: "argmax_f32_2p28",
@@ -141,6 +154,27 @@ pub const TARGETS: [TargetSpec; 10] = [
         size: elems(28),
         against: Against::Baseline(IMPL_TORCH),
         factor: 1.1,
+        variant: None,
+    },
+    TargetSpec {
+        id: "exact_sum_2p28",
+        label: "correctly rounded sum, f32, at 2^28 (against the ordinary sum)",
+        primitive: "float_reduce",
+        op: "float_reduce_sum_f32",
+        size: elems(28),
+        against: Against::Baseline(IMPL_CUB),
+        factor: 0.9,
+        variant: Some("correctly_rounded"),
+    },
+    TargetSpec {
+        id: "exact_sum_2p20",
+        label: "correctly rounded sum, f32, at 2^20 (against the ordinary sum)",
+        primitive: "float_reduce",
+        op: "float_reduce_sum_f32",
+        size: elems(20),
+        against: Against::Baseline(IMPL_CUB),
+        factor: 0.8,
+        variant: Some("correctly_rounded"),
     },
 ];
 
@@ -285,10 +319,13 @@ fn has_default_entries(records: &[BenchRecord]) -> bool {
     records.iter().any(|r| r.implementation == IMPL_PRIMLAB && r.variant == DEFAULT_VARIANT)
 }
 
-/// The record a target judges: the default entry's, or, in a receipt that
-/// predates default entries, the fastest variant's (the only figure it has).
+/// The record a target judges: its named variant's when it names one, else
+/// the default entry's, or, in a receipt that predates default entries, the
+/// fastest variant's (the only figure it has).
 pub fn judged_record<'a>(records: &'a [BenchRecord], spec: &TargetSpec) -> Option<&'a BenchRecord> {
-    if has_default_entries(records) {
+    if let Some(variant) = spec.variant {
+        records.iter().find(|r| r.variant == variant && is_candidate(r, IMPL_PRIMLAB, spec.op, spec.size))
+    } else if has_default_entries(records) {
         default_entry(records, spec.op, spec.size)
     } else {
         fastest(records, IMPL_PRIMLAB, spec.op, spec.size)
