@@ -15,15 +15,13 @@ fn names_round_trip_and_limits() {
 
 #[test]
 fn blelloch_levels_at_the_recursion_boundaries() {
-    assert_eq!(blelloch_levels(0), 0);
-    assert_eq!(blelloch_levels(1), 1);
-    assert_eq!(blelloch_levels(512), 1);
-    assert_eq!(blelloch_levels(513), 2);
-    assert_eq!(blelloch_levels(262_144), 2);
-    assert_eq!(blelloch_levels(262_145), 3);
-    assert_eq!(blelloch_levels(512 * 512 * 512), 3);
-    assert_eq!(blelloch_levels(512 * 512 * 512 + 1), 4);
-    assert_eq!(blelloch_levels(MAX_LEN), 4);
+    // (items, levels): no items launch nothing; each power of the 512-item block width is the
+    // last size of its level.
+    let cube = 512 * 512 * 512;
+    let boundaries = [(1, 1), (512, 1), (513, 2), (262_144, 2), (262_145, 3), (cube, 3), (cube + 1, 4), (MAX_LEN, 4)];
+    for (n, levels) in [(0, 0)].into_iter().chain(boundaries) {
+        assert_eq!(blelloch_levels(n), levels, "levels of {n} items");
+    }
     assert_eq!(blelloch_level_sizes(262_145), vec![262_145, 513, 2]);
 }
 

@@ -12,7 +12,9 @@ impl_operator!(SumI64 => i64 {
     name: "SumI64",
     commutative: true,
     identity: 0,
-    combine(a, b) => a.checked_add(*b).ok_or_else(|| ModelError::Overflow { primitive: "SumI64", detail: format!("{a} + {b}") })
+    combine(a, b) => {
+        a.checked_add(*b).ok_or_else(|| ModelError::Overflow { primitive: "SumI64", detail: format!("{a} + {b}") })
+    }
 });
 
 #[cfg(test)]
