@@ -16,15 +16,7 @@
 #include <vector>
 
 #include "exact_sum.cu"
-
-#define CHECK(x)                                                                                    \
-    do {                                                                                            \
-        cudaError_t e_ = (x);                                                                       \
-        if (e_ != cudaSuccess) {                                                                    \
-            std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-            std::exit(1);                                                                           \
-        }                                                                                           \
-    } while (0)
+#include "explore_timing.cuh"
 
 namespace {
 
@@ -128,32 +120,13 @@ __global__ void __launch_bounds__(kBlockThreads) partials_f32(const float* __res
 
 }  // namespace
 
-static float median_us(std::vector<float> v) {
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2] * 1000.0f;
-}
-
 // `exact_sum_explore ncu`: 2^28 only, one launch per kernel (for ncu).
 static bool g_ncu = false;
 
+// 20 timed launches after 3 warm-up ones; under ncu, one.
 template <class Launch>
 static float time_it(Launch launch) {
-    cudaEvent_t a, b;
-    CHECK(cudaEventCreate(&a));
-    CHECK(cudaEventCreate(&b));
-    std::vector<float> ms;
-    const int reps = g_ncu ? 1 : 23, warm = g_ncu ? 0 : 3;
-    for (int r = 0; r < reps; ++r) {
-        CHECK(cudaEventRecord(a));
-        launch();
-        CHECK(cudaEventRecord(b));
-        CHECK(cudaEventSynchronize(b));
-        float t = 0;
-        CHECK(cudaEventElapsedTime(&t, a, b));
-        if (r >= warm) ms.push_back(t);
-    }
-    CHECK(cudaGetLastError());
-    return median_us(ms);
+    return g_ncu ? median_launch_us(launch, 0, 1) : median_launch_us(launch, 3, 20);
 }
 
 int main(int argc, char** argv) {
