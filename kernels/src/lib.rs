@@ -34,6 +34,8 @@ pub mod compile;
 pub mod device;
 pub mod error;
 pub mod exact_sum;
+#[cfg(test)]
+mod family_build_checks;
 pub mod float_reduce;
 pub mod histogram;
 pub mod kernel_family;

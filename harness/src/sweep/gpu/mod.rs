@@ -70,9 +70,32 @@ pub fn int_families(plan: &SweepPlan, size: usize) -> Vec<DataFamily> {
     }
 }
 
+/// [`int_families`] at `size` with the seed of each ([`case_seed`] by the family's position).
+pub fn seeded_int_families(plan: &SweepPlan, primitive: &str, size: usize) -> Vec<(DataFamily, u64)> {
+    let families = int_families(plan, size).into_iter().enumerate();
+    families.map(|(f, family)| (family, case_seed(plan.seed, primitive, size, f))).collect()
+}
+
+/// The largest affine-map input.
+pub const AFFINE_MAX: usize = 1 << 24;
+
+/// Whether the affine-map cases run at `n`. The non-commutative operator proves the order of
+/// each schedule; at 2^24 every schedule already runs all its passes but the last recursion
+/// level, which the int32 cases at 2^28 check, and affine maps of 2^28 (4 GB, three times over
+/// with the expected maps) would not fit a CI machine's memory for the receipt gate's
+/// reference.
+pub fn affine_cases_at(plan: &SweepPlan, n: usize) -> bool {
+    n <= AFFINE_MAX && !(plan.one_family && n > 1 << 20)
+}
+
 /// A case id.
 pub fn id(primitive: &str, variant: String, size: String, n: usize, family: &str, seed: u64) -> CaseId {
     CaseId { primitive: primitive.into(), variant, size, n, family: family.into(), seed }
+}
+
+/// A case id whose size label is `n` itself.
+pub fn sized_id(primitive: &str, variant: String, n: usize, family: &str, seed: u64) -> CaseId {
+    id(primitive, variant, n.to_string(), n, family, seed)
 }
 
 /// A GPU call that should have succeeded but returned an error.

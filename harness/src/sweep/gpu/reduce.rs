@@ -2,7 +2,8 @@
 //! reduce (the non-commutative operator, proving each schedule keeps order).
 
 use super::GpuCase;
-use super::{case_seed, gpu_error, id, int_families, model_error, Inputs, HARDWARE_MODEL_MAX};
+use super::HARDWARE_MODEL_MAX;
+use super::{affine_cases_at, case_seed, gpu_error, model_error, seeded_int_families, sized_id, Inputs};
 use crate::sweep::case::Verdict;
 use crate::sweep::digest::Fingerprint;
 use crate::sweep::SweepPlan;
@@ -36,16 +37,12 @@ pub fn affine_digest(maps: &[AffineMap]) -> String {
     Fingerprint::new().u64s(maps.iter().flat_map(|m| [m.a, m.b]).collect::<Vec<_>>().into_iter()).finish()
 }
 
-/// The largest affine-map input.
-pub const AFFINE_MAX: usize = 1 << 24;
-
 /// Appends every reduce case of `plan`.
 pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
     let int_inputs: Inputs<IntInput> = Inputs::default();
     let affine_inputs: Inputs<AffineInput> = Inputs::default();
     for &n in &plan.sizes {
-        for (f, family) in int_families(plan, n).into_iter().enumerate() {
-            let seed = case_seed(plan.seed, "reduce", n, f);
+        for (family, seed) in seeded_int_families(plan, "reduce", n) {
             let family_name = family.name();
             let input = int_inputs.input(
                 format!("{n}/{family_name}/{seed}"),
@@ -53,7 +50,7 @@ pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
                 |p| Fingerprint::new().i32s(&p.x).finish(),
             );
             for variant in ReduceVariant::ALL.into_iter().filter(|v| n <= v.max_len()) {
-                let case_id = id("reduce", format!("{}.i32", variant.name()), n.to_string(), n, &family_name, seed);
+                let case_id = sized_id("reduce", format!("{}.i32", variant.name()), n, &family_name, seed);
                 out.push(input.case(
                     case_id,
                     "sum",
@@ -80,15 +77,10 @@ pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
                 ));
             }
         }
-        // The non-commutative operator proves the order of each schedule; at
-        // 2^24 every schedule already runs all its passes but the last
-        // recursion level, which the int32 cases at 2^28 check, and affine
-        // maps of 2^28 (4 GB, three times over with the expected maps) would
-        // not fit a CI machine's memory for the receipt gate's reference.
-        if n > AFFINE_MAX || (plan.one_family && n > 1 << 20) {
+        // The non-commutative operator through every schedule.
+        if !affine_cases_at(plan, n) {
             continue;
         }
-        // The non-commutative operator through every schedule.
         let seed = case_seed(plan.seed, "reduce.affine", n, 0);
         let input = affine_inputs.input(
             format!("{n}/affine/{seed}"),
@@ -100,14 +92,8 @@ pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
             |p| affine_digest(&p.x),
         );
         for variant in ReduceVariant::ALL.into_iter().filter(|v| n <= v.max_len()) {
-            let case_id = id(
-                "reduce",
-                format!("{}.affine", variant.name()),
-                n.to_string(),
-                n,
-                &DataFamily::AffineMaps.name(),
-                seed,
-            );
+            let case_id =
+                sized_id("reduce", format!("{}.affine", variant.name()), n, &DataFamily::AffineMaps.name(), seed);
             out.push(input.case(
                 case_id,
                 "composed",

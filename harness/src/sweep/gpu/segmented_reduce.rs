@@ -4,7 +4,7 @@
 //! from many tiny segments to a few huge ones, empty segments included; and
 //! the rejection of bad offsets.
 
-use super::{case_seed, contract_case, gpu_error, id, GpuCase, Inputs};
+use super::{case_seed, contract_case, gpu_error, id, sized_id, GpuCase, Inputs};
 use crate::sweep::case::Verdict;
 use crate::sweep::compare;
 use crate::sweep::digest::Fingerprint;
@@ -122,10 +122,9 @@ pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
                     continue;
                 }
                 for variant in SegmentedVariant::ALL {
-                    let case_id = id(
+                    let case_id = sized_id(
                         "segmented_reduce",
                         format!("{}.{op}.{shape_name}", variant.name()),
-                        n.to_string(),
                         n,
                         if op.ends_with("f32") { "uniform_float" } else { "small_ints" },
                         seed,
