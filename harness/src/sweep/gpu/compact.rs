@@ -2,7 +2,7 @@
 //! every variant; the whole poisoned output buffer is downloaded so that a
 //! rejected item that writes anything past the kept count is caught.
 
-use super::{gpu_error, seeded_int_families, sized_id, GpuCase, Inputs};
+use super::{gpu_error, int_family_inputs, sized_id, GpuCase, Inputs};
 use crate::sweep::case::Verdict;
 use crate::sweep::compare;
 use crate::sweep::digest::Fingerprint;
@@ -41,13 +41,8 @@ fn make(family: model::generators::DataFamily, n: usize, seed: u64) -> Result<Co
 pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
     let inputs: Inputs<CompactCase> = Inputs::default();
     for &n in &plan.sizes {
-        for (family, seed) in seeded_int_families(plan, "compact", n) {
-            let family_name = family.name();
-            let input = inputs.input(
-                format!("{n}/{family_name}/{seed}"),
-                move || make(family, n, seed),
-                |c| Fingerprint::new().i32s(&c.input).bytes(&c.flags).finish(),
-            );
+        let digest = |c: &CompactCase| Fingerprint::new().i32s(&c.input).bytes(&c.flags).finish();
+        for (family_name, seed, input) in int_family_inputs(plan, "compact", n, &inputs, make, digest) {
             for variant in CompactVariant::ALL {
                 for selector in [SelectorKind::Positive, SelectorKind::Flags] {
                     let case_id =

@@ -3,7 +3,7 @@
 
 use super::GpuCase;
 use super::HARDWARE_MODEL_MAX;
-use super::{affine_cases_at, case_seed, gpu_error, model_error, seeded_int_families, sized_id, Inputs};
+use super::{affine_input, gpu_error, int_family_inputs, model_error, sized_id, Inputs};
 use crate::sweep::case::Verdict;
 use crate::sweep::digest::Fingerprint;
 use crate::sweep::SweepPlan;
@@ -37,18 +37,19 @@ pub fn affine_digest(maps: &[AffineMap]) -> String {
     Fingerprint::new().u64s(maps.iter().flat_map(|m| [m.a, m.b]).collect::<Vec<_>>().into_iter()).finish()
 }
 
+fn affine_case(n: usize, seed: u64) -> Result<AffineInput, String> {
+    let maps = affine_maps(n, seed);
+    let composed = model::reduce::reduce(&Affine, &maps).map_err(|e| e.to_string())?;
+    Ok(AffineInput { x: maps, composed })
+}
+
 /// Appends every reduce case of `plan`.
 pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
     let int_inputs: Inputs<IntInput> = Inputs::default();
     let affine_inputs: Inputs<AffineInput> = Inputs::default();
     for &n in &plan.sizes {
-        for (family, seed) in seeded_int_families(plan, "reduce", n) {
-            let family_name = family.name();
-            let input = int_inputs.input(
-                format!("{n}/{family_name}/{seed}"),
-                move || int_input(family, n, seed),
-                |p| Fingerprint::new().i32s(&p.x).finish(),
-            );
+        let digest = |p: &IntInput| Fingerprint::new().i32s(&p.x).finish();
+        for (family_name, seed, input) in int_family_inputs(plan, "reduce", n, &int_inputs, int_input, digest) {
             for variant in ReduceVariant::ALL.into_iter().filter(|v| n <= v.max_len()) {
                 let case_id = sized_id("reduce", format!("{}.i32", variant.name()), n, &family_name, seed);
                 out.push(input.case(
@@ -78,19 +79,10 @@ pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
             }
         }
         // The non-commutative operator through every schedule.
-        if !affine_cases_at(plan, n) {
+        let digest = |p: &AffineInput| affine_digest(&p.x);
+        let Some((seed, input)) = affine_input(plan, "reduce.affine", n, &affine_inputs, affine_case, digest) else {
             continue;
-        }
-        let seed = case_seed(plan.seed, "reduce.affine", n, 0);
-        let input = affine_inputs.input(
-            format!("{n}/affine/{seed}"),
-            move || {
-                let maps = affine_maps(n, seed);
-                let composed = model::reduce::reduce(&Affine, &maps).map_err(|e| e.to_string())?;
-                Ok(AffineInput { x: maps, composed })
-            },
-            |p| affine_digest(&p.x),
-        );
+        };
         for variant in ReduceVariant::ALL.into_iter().filter(|v| n <= v.max_len()) {
             let case_id =
                 sized_id("reduce", format!("{}.affine", variant.name()), n, &DataFamily::AffineMaps.name(), seed);

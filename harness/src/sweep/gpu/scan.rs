@@ -3,7 +3,7 @@
 
 use super::reduce::affine_digest;
 use super::HARDWARE_MODEL_MAX;
-use super::{affine_cases_at, case_seed, gpu_error, model_error, seeded_int_families, sized_id, GpuCase, Inputs};
+use super::{affine_input, gpu_error, int_family_inputs, model_error, sized_id, GpuCase, Inputs};
 use crate::sweep::case::Verdict;
 use crate::sweep::compare;
 use crate::sweep::digest::Fingerprint;
@@ -46,13 +46,8 @@ pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
     let int_inputs: Inputs<IntCase> = Inputs::default();
     let affine_inputs: Inputs<AffineCase> = Inputs::default();
     for &n in &plan.sizes {
-        for (family, seed) in seeded_int_families(plan, "scan", n) {
-            let family_name = family.name();
-            let input = int_inputs.input(
-                format!("{n}/{family_name}/{seed}"),
-                move || int_case(family, n, seed),
-                |c| Fingerprint::new().i32s(&c.input).finish(),
-            );
+        let digest = |c: &IntCase| Fingerprint::new().i32s(&c.input).finish();
+        for (family_name, seed, input) in int_family_inputs(plan, "scan", n, &int_inputs, int_case, digest) {
             for variant in ScanVariant::ALL.into_iter().filter(|v| n <= v.max_len()) {
                 for kind in ScanKind::ALL {
                     let case_id =
@@ -88,15 +83,10 @@ pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
                 }
             }
         }
-        if !affine_cases_at(plan, n) {
+        let digest = |c: &AffineCase| affine_digest(&c.input);
+        let Some((seed, input)) = affine_input(plan, "scan.affine", n, &affine_inputs, affine_case, digest) else {
             continue;
-        }
-        let seed = case_seed(plan.seed, "scan.affine", n, 0);
-        let input = affine_inputs.input(
-            format!("{n}/affine/{seed}"),
-            move || affine_case(n, seed),
-            |c| affine_digest(&c.input),
-        );
+        };
         for variant in ScanVariant::ALL.into_iter().filter(|v| n <= v.max_len()) {
             for kind in ScanKind::ALL {
                 let variant_name = format!("{}.{}.affine", variant.name(), kind.name());
