@@ -39,52 +39,60 @@ __device__ __forceinline__ float finish(CompensatedF32Value v) { return __fadd_r
 
 // ---- Tile loaders: the 16 items of this thread in tile `tile` ----------------
 
+// One input element as f32: itself, or the bf16 pattern widened exactly.
+__device__ __forceinline__ float widen(float x) { return x; }
+__device__ __forceinline__ float widen(u16 x) { return bf16_to_f32(x); }
+
+// The elements of one 16-byte load as f32: four f32, or eight bf16.
+__device__ __forceinline__ void load_vector(const float* __restrict__ in, float (&v)[4]) {
+    const float4 t = *reinterpret_cast<const float4*>(in);
+    v[0] = t.x;
+    v[1] = t.y;
+    v[2] = t.z;
+    v[3] = t.w;
+}
+__device__ __forceinline__ void load_vector(const u16* __restrict__ in, float (&v)[8]) {
+    const uint4 t = *reinterpret_cast<const uint4*>(in);
+    const u32 w[4] = {t.x, t.y, t.z, t.w};
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+        v[2 * k] = __uint_as_float(w[k] << 16);  // little-endian: low half = lower element
+        v[2 * k + 1] = __uint_as_float(w[k] & 0xffff0000u);
+    }
+}
+
+// f32 or bf16 input: thread t's item kPer j + k is element
+// base + kPer (256j + t) + k, kPer = 16 / sizeof(In) elements per 16-byte load.
+template <class Op, class In>
+__device__ __forceinline__ void load_vector_tile(const In* __restrict__ in, u64 n, u64 tile,
+                                                 typename Op::T (&items)[kFloatItemsPerThread]) {
+    constexpr int kPer = 16 / sizeof(In);
+    const u64 base = tile * kFloatTileItems;
+#pragma unroll
+    for (int j = 0; j < kFloatItemsPerThread / kPer; ++j) {
+        const u64 e = base + kPer * (u64(j) * kBlockThreads + threadIdx.x);
+        float v[kPer];
+        if (e + kPer <= n) {
+            load_vector(in + e, v);
+        } else {
+#pragma unroll
+            for (int k = 0; k < kPer; ++k) v[k] = e + k < n ? widen(in[e + k]) : 0.0f;
+        }
+#pragma unroll
+        for (int k = 0; k < kPer; ++k) items[kPer * j + k] = lift(Op(), v[k]);
+    }
+}
+
 template <class Op>
 __device__ __forceinline__ void load_tile(const float* __restrict__ in, u64 n, u64 tile,
                                           typename Op::T (&items)[kFloatItemsPerThread]) {
-    const u64 base = tile * kFloatTileItems;
-#pragma unroll
-    for (int j = 0; j < 4; ++j) {
-        const u64 e = base + 4 * (u64(j) * kBlockThreads + threadIdx.x);
-        float v[4];
-        if (e + 4 <= n) {
-            const float4 t = *reinterpret_cast<const float4*>(in + e);
-            v[0] = t.x;
-            v[1] = t.y;
-            v[2] = t.z;
-            v[3] = t.w;
-        } else {
-#pragma unroll
-            for (int k = 0; k < 4; ++k) v[k] = e + k < n ? in[e + k] : 0.0f;
-        }
-#pragma unroll
-        for (int k = 0; k < 4; ++k) items[4 * j + k] = lift(Op(), v[k]);
-    }
+    load_vector_tile<Op>(in, n, tile, items);
 }
 
 template <class Op>
 __device__ __forceinline__ void load_tile(const u16* __restrict__ in, u64 n, u64 tile,
                                           typename Op::T (&items)[kFloatItemsPerThread]) {
-    const u64 base = tile * kFloatTileItems;
-#pragma unroll
-    for (int j = 0; j < 2; ++j) {
-        const u64 e = base + 8 * (u64(j) * kBlockThreads + threadIdx.x);
-        float v[8];
-        if (e + 8 <= n) {
-            const uint4 t = *reinterpret_cast<const uint4*>(in + e);
-            const u32 w[4] = {t.x, t.y, t.z, t.w};
-#pragma unroll
-            for (int k = 0; k < 4; ++k) {
-                v[2 * k] = __uint_as_float(w[k] << 16);  // little-endian: low half = lower element
-                v[2 * k + 1] = __uint_as_float(w[k] & 0xffff0000u);
-            }
-        } else {
-#pragma unroll
-            for (int k = 0; k < 8; ++k) v[k] = e + k < n ? bf16_to_f32(in[e + k]) : 0.0f;
-        }
-#pragma unroll
-        for (int k = 0; k < 8; ++k) items[8 * j + k] = lift(Op(), v[k]);
-    }
+    load_vector_tile<Op>(in, n, tile, items);
 }
 
 template <class Op>
@@ -173,9 +181,6 @@ __device__ __forceinline__ void add_each(const uint4& v, float* result) {
         atomicAdd(result, __uint_as_float(w[k] & 0xffff0000u));
     }
 }
-__device__ __forceinline__ float widen(float x) { return x; }
-__device__ __forceinline__ float widen(u16 x) { return bf16_to_f32(x); }
-
 template <class In, class Vec>
 __device__ __forceinline__ void atomic_per_element(const In* __restrict__ in, u64 n, float* result) {
     constexpr u64 kWidth = sizeof(Vec) / sizeof(In);

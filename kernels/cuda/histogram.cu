@@ -30,6 +30,7 @@
 //                      bin per block
 #include "common/config.cuh"
 #include "common/operators.cuh"
+#include "common/vector_of.cuh"
 #include "common/warp_reduce.cuh"
 
 using namespace primlab;
@@ -113,17 +114,6 @@ struct BinF32 {
         const int bin = __float2int_rz(__fmul_rn(__fsub_rn(x, p.lower), p.scale));
         return min(u32(bin), p.bins - 1);
     }
-};
-
-template <class Sample>
-struct VectorOf;
-template <>
-struct VectorOf<i32> {
-    typedef int4 T;
-};
-template <>
-struct VectorOf<float> {
-    typedef float4 T;
 };
 
 // ---- global atomics ----

@@ -21,22 +21,12 @@
 #include "common/config.cuh"
 #include "common/block_reduce.cuh"
 #include "common/operators.cuh"
+#include "common/vector_of.cuh"
 #include "common/warp_reduce.cuh"
 
 using namespace primlab;
 
 // ---- policies ----
-
-template <class In>
-struct VectorOf;
-template <>
-struct VectorOf<i32> {
-    typedef int4 T;
-};
-template <>
-struct VectorOf<float> {
-    typedef float4 T;
-};
 
 struct SegmentedSumI32 {
     typedef SumI64 Op;

@@ -315,14 +315,7 @@ impl<'g, T: ArgElement> ArgReducePlan<'g, T> {
         let primitive = self.extremum.primitive();
         let variant = self.variant.name();
         let n = self.n;
-        if input.len() != n {
-            return Err(GpuError::InvalidInput {
-                primitive,
-                variant,
-                n,
-                reason: format!("planned for {n} elements, input holds {}", input.len()),
-            });
-        }
+        GpuError::check_planned_len(primitive, variant, n, input.len())?;
         self.gpu.memset_bytes(&mut self.control, 0xFF)?;
         let n32 = n as u32;
         let stream = self.gpu.stream();

@@ -1,6 +1,7 @@
 //! Tests of `kernels::compact`.
 
 use super::*;
+use crate::family_build_checks::assert_mutants_compile_cleanly;
 
 #[test]
 fn three_phase_levels_end_in_one_tile() {
@@ -127,13 +128,7 @@ fn single_pass_ranks_are_stable() {
 
 #[test]
 fn mutant_builds_compile_cleanly() {
-    for arch in ["sm_80", "sm_90"] {
-        for mutant in [9, 12] {
-            let compiled = crate::compile::compile_family(KernelFamily::Compact, arch, mutant)
-                .unwrap_or_else(|e| panic!("mutant {mutant}: {e}"));
-            assert!(compiled.log.is_empty(), "compact.cu mutant {mutant} {arch} warned:\n{}", compiled.log);
-        }
-    }
+    assert_mutants_compile_cleanly(KernelFamily::Compact, &["sm_80", "sm_90"], &[9, 12]);
 }
 
 #[test]

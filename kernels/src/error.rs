@@ -103,6 +103,22 @@ pub enum GpuError {
 /// Result alias of the kernels crate.
 pub type GpuResult<T> = Result<T, GpuError>;
 
+impl GpuError {
+    /// `Ok` when a plan made for `n` elements is given an input of `len`, else `InvalidInput`
+    /// naming both counts.
+    pub fn check_planned_len(primitive: &'static str, variant: &'static str, n: usize, len: usize) -> GpuResult<()> {
+        if len == n {
+            return Ok(());
+        }
+        Err(GpuError::InvalidInput {
+            primitive,
+            variant,
+            n,
+            reason: format!("planned for {n} elements, input holds {len}"),
+        })
+    }
+}
+
 /// Attaches a context line to a driver error.
 pub(crate) trait DriverContext<T> {
     fn context(self, what: impl FnOnce() -> String) -> GpuResult<T>;

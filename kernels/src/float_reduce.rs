@@ -385,14 +385,7 @@ impl<'g, T: FloatElement> FloatReducePlan<'g, T> {
     pub fn enqueue(&mut self, input: &CudaSlice<T>) -> GpuResult<()> {
         let n = self.n;
         let variant = self.variant.name();
-        if input.len() != n {
-            return Err(GpuError::InvalidInput {
-                primitive: "float_reduce",
-                variant,
-                n,
-                reason: format!("planned for {n} elements, input holds {}", input.len()),
-            });
-        }
+        GpuError::check_planned_len("float_reduce", variant, n, input.len())?;
         let stream = self.gpu.stream();
         let context = |pass: usize| move || format!("float_reduce/{variant} n={n}: pass {pass} launch");
         let n64 = n as u64;

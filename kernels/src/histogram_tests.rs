@@ -135,11 +135,9 @@ fn f32_bins_follow_the_documented_formula() {
 
 #[test]
 fn warp_copies_fit_the_shared_budget() {
-    assert_eq!(warp_copies_for(33), 8);
-    assert_eq!(warp_copies_for(1024), 8);
-    assert_eq!(warp_copies_for(1025), 4);
-    assert_eq!(warp_copies_for(2048), 4);
-    assert_eq!(warp_copies_for(4096), 2);
+    for (bins, copies) in [(33, 8), (1024, 8), (1025, 4), (2048, 4), (4096, 2)] {
+        assert_eq!(warp_copies_for(bins), copies, "copies for {bins} bins");
+    }
     for bins in THREAD_COUNTER_MAX_BINS + 1..=MAX_BINS {
         let copies = warp_copies_for(bins);
         assert!(copies.is_power_of_two() && copies * bins * 4 <= WARP_COPIES_SHARED_BYTES);

@@ -35,6 +35,8 @@ pub mod device;
 pub mod dispatch;
 pub mod error;
 pub mod exact_sum;
+#[cfg(test)]
+mod family_build_checks;
 pub mod float_reduce;
 pub mod histogram;
 pub mod kernel_family;

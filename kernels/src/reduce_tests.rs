@@ -1,6 +1,7 @@
 //! Tests of `kernels::reduce`.
 
 use super::*;
+use crate::family_build_checks::{assert_kernels_present, assert_mutants_compile_cleanly};
 
 #[test]
 fn names_round_trip_and_limits() {
@@ -105,8 +106,6 @@ fn partials_fold_is_in_order() {
 /// planted mutant of this family still compiles without a warning.
 #[test]
 fn kernels_exist_and_mutants_compile() {
-    crate::compile::ensure_nvrtc().unwrap_or_else(|e| panic!("{e}: run `make verify`"));
-    let compiled = crate::compile::compile_family(KernelFamily::Reduce, "sm_90", 0).unwrap_or_else(|e| panic!("{e}"));
     let mut names = Vec::new();
     for sfx in ["i32", "affine"] {
         for stem in ["reduce_serial", "reduce_multipass", "reduce_block_atomic", "reduce_single_pass"] {
@@ -114,15 +113,6 @@ fn kernels_exist_and_mutants_compile() {
         }
     }
     names.push("reduce_multipass_i64".into());
-    let bogus = b"reduce_no_such_kernel\0";
-    assert!(!compiled.cubin.windows(bogus.len()).any(|w| w == bogus), "the name check is vacuous");
-    for name in names {
-        let needle = format!("{name}\0").into_bytes();
-        assert!(compiled.cubin.windows(needle.len()).any(|w| w == needle), "kernel {name} missing from reduce.cu");
-    }
-    for mutant in [3, 4, 6] {
-        let compiled =
-            crate::compile::compile_family(KernelFamily::Reduce, "sm_90", mutant).unwrap_or_else(|e| panic!("{e}"));
-        assert!(compiled.log.is_empty(), "mutant {mutant} warned:\n{}", compiled.log);
-    }
+    assert_kernels_present(KernelFamily::Reduce, &names);
+    assert_mutants_compile_cleanly(KernelFamily::Reduce, &["sm_90"], &[3, 4, 6]);
 }

@@ -1,6 +1,7 @@
 //! Tests of `kernels::scan`.
 
 use super::*;
+use crate::family_build_checks::{assert_kernels_present, assert_mutants_compile_cleanly};
 
 #[test]
 fn names_round_trip_and_limits() {
@@ -13,17 +14,26 @@ fn names_round_trip_and_limits() {
     assert!(MAX_LEN.div_ceil(LOOKBACK_TILE_ITEMS) <= u32::MAX as usize);
 }
 
+/// `n` maps from the 64-bit LCG state `seed` (Knuth's MMIX constants), advanced once per map:
+/// multiplier `state | 1` (odd, so no map collapses the input), offset `state >> 7`.
+fn random_maps(n: usize, seed: &mut u64) -> Vec<AffineMap> {
+    (0..n)
+        .map(|_| {
+            *seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            AffineMap::new(*seed | 1, *seed >> 7)
+        })
+        .collect()
+}
+
 #[test]
 fn blelloch_levels_at_the_recursion_boundaries() {
-    assert_eq!(blelloch_levels(0), 0);
-    assert_eq!(blelloch_levels(1), 1);
-    assert_eq!(blelloch_levels(512), 1);
-    assert_eq!(blelloch_levels(513), 2);
-    assert_eq!(blelloch_levels(262_144), 2);
-    assert_eq!(blelloch_levels(262_145), 3);
-    assert_eq!(blelloch_levels(512 * 512 * 512), 3);
-    assert_eq!(blelloch_levels(512 * 512 * 512 + 1), 4);
-    assert_eq!(blelloch_levels(MAX_LEN), 4);
+    // (items, levels): no items launch nothing; each power of the 512-item block width is the
+    // last size of its level.
+    let cube = 512 * 512 * 512;
+    let boundaries = [(1, 1), (512, 1), (513, 2), (262_144, 2), (262_145, 3), (cube, 3), (cube + 1, 4), (MAX_LEN, 4)];
+    for (n, levels) in [(0, 0)].into_iter().chain(boundaries) {
+        assert_eq!(blelloch_levels(n), levels, "levels of {n} items");
+    }
     assert_eq!(blelloch_level_sizes(262_145), vec![262_145, 513, 2]);
 }
 
@@ -51,12 +61,7 @@ fn blelloch_recursion_emulation_matches_serial() {
     }
     let mut seed = 3u64;
     for &n in &[1usize, 511, 512, 513, 4099, 262_144, 262_145, 300_001] {
-        let input: Vec<AffineMap> = (0..n)
-            .map(|_| {
-                seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-                AffineMap::new(seed | 1, seed >> 7)
-            })
-            .collect();
+        let input = random_maps(n, &mut seed);
         for inclusive in [false, true] {
             let sizes = blelloch_level_sizes(n);
             let mut totals: Vec<Vec<AffineMap>> =
@@ -205,12 +210,7 @@ fn lookback_tile_emulation_matches_serial() {
     for (threads, items) in shapes {
         let tile_items = threads * items;
         for n in [1, 2, 31, 33, tile_items - 1, tile_items, tile_items + 1, 2 * tile_items + 3, 3 * tile_items] {
-            let input: Vec<AffineMap> = (0..n)
-                .map(|_| {
-                    seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-                    AffineMap::new(seed | 1, seed >> 7)
-                })
-                .collect();
+            let input = random_maps(n, &mut seed);
             for inclusive in [false, true] {
                 let mut out = vec![None; n];
                 let mut prefix = AffineMap::IDENTITY;
@@ -266,8 +266,6 @@ fn lookback_tile_emulation_matches_serial() {
 /// planted mutant of this family still compiles without a warning.
 #[test]
 fn kernels_exist_and_mutants_compile() {
-    crate::compile::ensure_nvrtc().unwrap_or_else(|e| panic!("{e}: run `make verify`"));
-    let compiled = crate::compile::compile_family(KernelFamily::Scan, "sm_90", 0).unwrap_or_else(|e| panic!("{e}"));
     let mut names = Vec::new();
     for (t, o) in [("i32", "i64"), ("affine", "affine")] {
         for k in ScanKind::ALL.map(|k| k.name()) {
@@ -279,15 +277,6 @@ fn kernels_exist_and_mutants_compile() {
         names.push(format!("scan_blelloch_add_offsets_{o}"));
         names.push(format!("scan_blelloch_add_offsets_totals_{o}"));
     }
-    let bogus = b"scan_no_such_kernel\0";
-    assert!(!compiled.cubin.windows(bogus.len()).any(|w| w == bogus), "the name check is vacuous");
-    for name in names {
-        let needle = format!("{name}\0").into_bytes();
-        assert!(compiled.cubin.windows(needle.len()).any(|w| w == needle), "kernel {name} missing from scan.cu");
-    }
-    for mutant in [5, 7, 13] {
-        let compiled =
-            crate::compile::compile_family(KernelFamily::Scan, "sm_90", mutant).unwrap_or_else(|e| panic!("{e}"));
-        assert!(compiled.log.is_empty(), "mutant {mutant} warned:\n{}", compiled.log);
-    }
+    assert_kernels_present(KernelFamily::Scan, &names);
+    assert_mutants_compile_cleanly(KernelFamily::Scan, &["sm_90"], &[5, 7, 13]);
 }

@@ -1,6 +1,7 @@
 //! Tests of `kernels::segmented_reduce`.
 
 use super::*;
+use crate::family_build_checks::assert_mutants_compile_cleanly;
 
 #[test]
 fn argmax_result_matches_the_cuda_layout() {
@@ -116,11 +117,5 @@ fn blocks_per_segment_is_bounded() {
 
 #[test]
 fn mutant_builds_compile_cleanly() {
-    for arch in ["sm_80", "sm_90"] {
-        for mutant in [9, 12] {
-            let compiled = crate::compile::compile_family(KernelFamily::SegmentedReduce, arch, mutant)
-                .unwrap_or_else(|e| panic!("mutant {mutant}: {e}"));
-            assert!(compiled.log.is_empty(), "segmented_reduce.cu mutant {mutant} {arch} warned:\n{}", compiled.log);
-        }
-    }
+    assert_mutants_compile_cleanly(KernelFamily::SegmentedReduce, &["sm_80", "sm_90"], &[9, 12]);
 }

@@ -24,35 +24,28 @@ pub trait Scalar: Copy + PartialOrd + Debug + Send + Sync + 'static {
     fn is_nan_value(self) -> bool;
 }
 
-impl Scalar for f32 {
-    const NAME: &'static str = "f32";
-    const LOWEST: Self = f32::NEG_INFINITY;
-    const HIGHEST: Self = f32::INFINITY;
-    fn to_f64(self) -> f64 {
-        f64::from(self)
-    }
-    fn is_finite_value(self) -> bool {
-        self.is_finite()
-    }
-    fn is_nan_value(self) -> bool {
-        self.is_nan()
-    }
+/// The float impls: the infinities are the extremes; finiteness and NaN as IEEE 754 defines
+/// them; `f64::from` widens exactly (the identity for `f64`).
+macro_rules! float_scalar {
+    ($float:ident) => {
+        impl Scalar for $float {
+            const NAME: &'static str = stringify!($float);
+            const LOWEST: Self = $float::NEG_INFINITY;
+            const HIGHEST: Self = $float::INFINITY;
+            fn to_f64(self) -> f64 {
+                f64::from(self)
+            }
+            fn is_finite_value(self) -> bool {
+                self.is_finite()
+            }
+            fn is_nan_value(self) -> bool {
+                self.is_nan()
+            }
+        }
+    };
 }
-
-impl Scalar for f64 {
-    const NAME: &'static str = "f64";
-    const LOWEST: Self = f64::NEG_INFINITY;
-    const HIGHEST: Self = f64::INFINITY;
-    fn to_f64(self) -> f64 {
-        self
-    }
-    fn is_finite_value(self) -> bool {
-        self.is_finite()
-    }
-    fn is_nan_value(self) -> bool {
-        self.is_nan()
-    }
-}
+float_scalar!(f32);
+float_scalar!(f64);
 
 impl Scalar for i32 {
     const NAME: &'static str = "i32";

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "exact_sum.cu"
+#include "explore_timing.cuh"
 
 #ifdef WITH_PREVIOUS
 #define exact_sum_f32 previous_exact_sum_f32
@@ -31,36 +32,11 @@ namespace previous {
 #undef exact_sum_bf16
 #endif
 
-#define CHECK(x)                                                                                    \
-    do {                                                                                            \
-        cudaError_t e_ = (x);                                                                       \
-        if (e_ != cudaSuccess) {                                                                    \
-            std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-            std::exit(1);                                                                           \
-        }                                                                                           \
-    } while (0)
-
 static bool g_ncu = false;  // `exact_sum_explore ncu`: 2^28, uniform, one launch each
 
 template <class Launch>
 static float median_us(Launch launch) {
-    cudaEvent_t a, b;
-    CHECK(cudaEventCreate(&a));
-    CHECK(cudaEventCreate(&b));
-    std::vector<float> ms;
-    const int reps = g_ncu ? 1 : 25, warm = g_ncu ? 0 : 3;
-    for (int r = 0; r < reps; ++r) {
-        CHECK(cudaEventRecord(a));
-        launch();
-        CHECK(cudaEventRecord(b));
-        CHECK(cudaEventSynchronize(b));
-        float t = 0;
-        CHECK(cudaEventElapsedTime(&t, a, b));
-        if (r >= warm) ms.push_back(t);
-    }
-    CHECK(cudaGetLastError());
-    std::sort(ms.begin(), ms.end());
-    return ms[ms.size() / 2] * 1000.0f;
+    return g_ncu ? median_launch_us(launch, 0, 1) : median_launch_us(launch, 3, 22);
 }
 
 // Input families: 0 uniform in [-0.5, 0.5) on a 2^-24 grid (the bench's),

@@ -15,16 +15,8 @@
 #include <cstdlib>
 #include <vector>
 
+#include "explore_timing.cuh"
 #include "scan.cu"
-
-#define CHECK(x)                                                                               \
-    do {                                                                                       \
-        cudaError_t e_ = (x);                                                                  \
-        if (e_ != cudaSuccess) {                                                               \
-            std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-            std::exit(1);                                                                      \
-        }                                                                                      \
-    } while (0)
 
 template <int TH, int IT, int MINB, int EX>
 __global__ void __launch_bounds__(TH, MINB) shape_scan(const i32* in, i64* out, u64 count, u64* scratch) {
@@ -32,11 +24,6 @@ __global__ void __launch_bounds__(TH, MINB) shape_scan(const i32* in, i64* out, 
 }
 
 static const int kReps = 30;
-
-static float median(std::vector<float> v) {
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
-}
 
 struct Buffers {
     i32* in;
@@ -47,21 +34,7 @@ struct Buffers {
 
 template <class Launch>
 static float time_it(Launch launch) {
-    cudaEvent_t a, b;
-    CHECK(cudaEventCreate(&a));
-    CHECK(cudaEventCreate(&b));
-    std::vector<float> ms;
-    for (int r = 0; r < kReps + 3; ++r) {
-        CHECK(cudaEventRecord(a));
-        launch();
-        CHECK(cudaEventRecord(b));
-        CHECK(cudaEventSynchronize(b));
-        float t = 0;
-        CHECK(cudaEventElapsedTime(&t, a, b));
-        if (r >= 3) ms.push_back(t * 1000.0f);
-    }
-    CHECK(cudaGetLastError());
-    return median(ms);
+    return median_launch_us(launch, 3, kReps);
 }
 
 static bool check(const i64* d_out, const std::vector<i32>& host, size_t n) {

@@ -62,31 +62,33 @@ impl Fingerprint {
         self
     }
 
-    /// Unsigned integers (sizes, offsets, counts).
-    pub fn u64s(mut self, values: impl ExactSizeIterator<Item = u64>) -> Fingerprint {
-        self.header("u64", values.len());
+    /// A part of `count` fixed-width values, each as its little-endian bytes.
+    fn le_values<const N: usize>(
+        mut self,
+        tag: &str,
+        count: usize,
+        values: impl Iterator<Item = [u8; N]>,
+    ) -> Fingerprint {
+        self.header(tag, count);
         for v in values {
-            self.push(&v.to_le_bytes());
+            self.push(&v);
         }
         self
+    }
+
+    /// Unsigned integers (sizes, offsets, counts).
+    pub fn u64s(self, values: impl ExactSizeIterator<Item = u64>) -> Fingerprint {
+        self.le_values("u64", values.len(), values.map(u64::to_le_bytes))
     }
 
     /// Signed 64-bit integers (sums, prefixes).
-    pub fn i64s(mut self, values: &[i64]) -> Fingerprint {
-        self.header("i64", values.len());
-        for v in values {
-            self.push(&v.to_le_bytes());
-        }
-        self
+    pub fn i64s(self, values: &[i64]) -> Fingerprint {
+        self.le_values("i64", values.len(), values.iter().map(|v| v.to_le_bytes()))
     }
 
     /// 32-bit integers.
-    pub fn i32s(mut self, values: &[i32]) -> Fingerprint {
-        self.header("i32", values.len());
-        for v in values {
-            self.push(&v.to_le_bytes());
-        }
-        self
+    pub fn i32s(self, values: &[i32]) -> Fingerprint {
+        self.le_values("i32", values.len(), values.iter().map(|v| v.to_le_bytes()))
     }
 
     /// Bytes (flags).
@@ -99,30 +101,18 @@ impl Fingerprint {
     }
 
     /// f32 values by their bits (so -0.0, NaN payloads and infinities differ).
-    pub fn f32s(mut self, values: &[f32]) -> Fingerprint {
-        self.header("f32", values.len());
-        for v in values {
-            self.push(&v.to_bits().to_le_bytes());
-        }
-        self
+    pub fn f32s(self, values: &[f32]) -> Fingerprint {
+        self.le_values("f32", values.len(), values.iter().map(|v| v.to_bits().to_le_bytes()))
     }
 
     /// f64 values by their bits.
-    pub fn f64s(mut self, values: &[f64]) -> Fingerprint {
-        self.header("f64", values.len());
-        for v in values {
-            self.push(&v.to_bits().to_le_bytes());
-        }
-        self
+    pub fn f64s(self, values: &[f64]) -> Fingerprint {
+        self.le_values("f64", values.len(), values.iter().map(|v| v.to_bits().to_le_bytes()))
     }
 
     /// bf16 values by their bits.
-    pub fn bf16s(mut self, values: &[half::bf16]) -> Fingerprint {
-        self.header("bf16", values.len());
-        for v in values {
-            self.push(&v.to_bits().to_le_bytes());
-        }
-        self
+    pub fn bf16s(self, values: &[half::bf16]) -> Fingerprint {
+        self.le_values("bf16", values.len(), values.iter().map(|v| v.to_bits().to_le_bytes()))
     }
 
     /// The hex digest (128 bits are plenty to tell catalogues apart).

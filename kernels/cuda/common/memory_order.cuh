@@ -6,27 +6,27 @@
 
 namespace primlab {
 
-// Orders every earlier write of this thread before the flag becomes visible.
-__device__ __forceinline__ void store_release_gpu(u32* address, u32 value) {
-    asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(address), "r"(value) : "memory");
-}
+// One u32 store and one u32 load at GPU scope, with the PTX memory orders
+// `store_order` and `load_order`: defines store_<store_order>_gpu and
+// load_<load_order>_gpu.
+#define PRIMLAB_GPU_SCOPE_U32_ACCESS(store_order, load_order)                                             \
+    __device__ __forceinline__ void store_##store_order##_gpu(u32* address, u32 value) {                   \
+        asm volatile("st." #store_order ".gpu.global.u32 [%0], %1;" ::"l"(address), "r"(value) : "memory"); \
+    }                                                                                                      \
+    __device__ __forceinline__ u32 load_##load_order##_gpu(const u32* address) {                           \
+        u32 value;                                                                                         \
+        asm volatile("ld." #load_order ".gpu.global.u32 %0, [%1];" : "=r"(value) : "l"(address) : "memory"); \
+        return value;                                                                                      \
+    }
 
-// Later reads of this thread see everything the releasing writer wrote first.
-__device__ __forceinline__ u32 load_acquire_gpu(const u32* address) {
-    u32 value;
-    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(value) : "l"(address) : "memory");
-    return value;
-}
+// store_release_gpu orders every earlier write of this thread before the flag
+// becomes visible; after load_acquire_gpu, later reads of this thread see
+// everything the releasing writer wrote first.
+PRIMLAB_GPU_SCOPE_U32_ACCESS(release, acquire)
+// store_relaxed_gpu / load_relaxed_gpu: atomic word accesses with no ordering.
+PRIMLAB_GPU_SCOPE_U32_ACCESS(relaxed, relaxed)
 
-__device__ __forceinline__ void store_relaxed_gpu(u32* address, u32 value) {
-    asm volatile("st.relaxed.gpu.global.u32 [%0], %1;" ::"l"(address), "r"(value) : "memory");
-}
-
-__device__ __forceinline__ u32 load_relaxed_gpu(const u32* address) {
-    u32 value;
-    asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(value) : "l"(address) : "memory");
-    return value;
-}
+#undef PRIMLAB_GPU_SCOPE_U32_ACCESS
 
 // A value of any word-multiple type, written and read word by word with
 // relaxed GPU-scope accesses: the payload of a look-back tile, published

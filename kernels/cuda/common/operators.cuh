@@ -92,43 +92,26 @@ __device__ __forceinline__ bool arg_tie_prefers(i32 candidate, i32 incumbent) {
 #endif
 }
 
-template <class Pair>
-struct ArgMaxOf {
+// Arg max (kMax) or arg min of (value, index) pairs: a strictly better value
+// wins; equal values go to arg_tie_prefers. The identity is "no element yet"
+// (index kNoIndex); its value is never compared, so it is the same for max
+// and min.
+template <class Pair, bool kMax>
+struct ArgExtremumOf {
     typedef Pair T;
+    __device__ __forceinline__ static T identity() { return T{0, kNoIndex}; }
     __device__ __forceinline__ T operator()(T a, T b) const {
         if (b.index == kNoIndex) return a;
         if (a.index == kNoIndex) return b;
-        if (b.value > a.value) return b;
+        if (kMax ? b.value > a.value : b.value < a.value) return b;
         if (b.value == a.value && arg_tie_prefers(b.index, a.index)) return b;
         return a;
     }
 };
-template <class Pair>
-struct ArgMinOf {
-    typedef Pair T;
-    __device__ __forceinline__ T operator()(T a, T b) const {
-        if (b.index == kNoIndex) return a;
-        if (a.index == kNoIndex) return b;
-        if (b.value < a.value) return b;
-        if (b.value == a.value && arg_tie_prefers(b.index, a.index)) return b;
-        return a;
-    }
-};
-
-// The identity of an arg reduction is "no element yet" (index kNoIndex); its
-// value is never compared, so it is the same for max and min.
-struct ArgMaxF32 : ArgMaxOf<ArgF32> {
-    __device__ __forceinline__ static ArgF32 identity() { return ArgF32{0.0f, kNoIndex}; }
-};
-struct ArgMinF32 : ArgMinOf<ArgF32> {
-    __device__ __forceinline__ static ArgF32 identity() { return ArgF32{0.0f, kNoIndex}; }
-};
-struct ArgMaxI32 : ArgMaxOf<ArgI32> {
-    __device__ __forceinline__ static ArgI32 identity() { return ArgI32{0, kNoIndex}; }
-};
-struct ArgMinI32 : ArgMinOf<ArgI32> {
-    __device__ __forceinline__ static ArgI32 identity() { return ArgI32{0, kNoIndex}; }
-};
+struct ArgMaxF32 : ArgExtremumOf<ArgF32, true> {};
+struct ArgMinF32 : ArgExtremumOf<ArgF32, false> {};
+struct ArgMaxI32 : ArgExtremumOf<ArgI32, true> {};
+struct ArgMinI32 : ArgExtremumOf<ArgI32, false> {};
 
 // Online-softmax state: running maximum m and normaliser d = sum exp(x - m).
 // The identity is (-inf, 0). Merging two empty states must not evaluate

@@ -513,15 +513,22 @@ mod tests {
             .prop_map(|(k, r)| r.into_iter().map(|v| (v * 2f64.powi(k)) as f32).collect())
     }
 
+    /// The binned sum of `x`, on one accumulator and replayed on a grid of `grid` blocks, has
+    /// the bits of the rug reference.
+    fn equals_the_rug_reference(x: &[f32], grid: usize) -> Result<(), TestCaseError> {
+        let expected = correctly_rounded_sum_f32(x).to_bits();
+        prop_assert_eq!(binned_sum_f32(x).to_bits(), expected);
+        prop_assert_eq!(replay_launch(&bits(x), grid, Layout::F32).to_bits(), expected);
+        Ok(())
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(128))]
 
         /// The same on inputs of one exponent band (every bin's carries matter).
         #[test]
         fn banded_sums_equal_the_rug_reference(x in banded_f32s(), grid in 1usize..4) {
-            let expected = correctly_rounded_sum_f32(&x).to_bits();
-            prop_assert_eq!(binned_sum_f32(&x).to_bits(), expected);
-            prop_assert_eq!(replay_launch(&bits(&x), grid, Layout::F32).to_bits(), expected);
+            equals_the_rug_reference(&x, grid)?;
         }
 
         /// The binned algorithm equals the rug reference bit for bit for
@@ -531,9 +538,7 @@ mod tests {
             x in prop::collection::vec(finite_f32(), 0..3000),
             grid in 1usize..4,
         ) {
-            let expected = correctly_rounded_sum_f32(&x).to_bits();
-            prop_assert_eq!(binned_sum_f32(&x).to_bits(), expected);
-            prop_assert_eq!(replay_launch(&bits(&x), grid, Layout::F32).to_bits(), expected);
+            equals_the_rug_reference(&x, grid)?;
         }
 
         /// Cancelling pairs plus a small remainder: the exact sum is the remainder.

@@ -2,6 +2,7 @@
 //! scanned recursively, block offsets added back.
 
 use super::blelloch::block_scan;
+use super::level_sizes::level_sizes;
 use crate::operator::Operator;
 use crate::ModelError;
 
@@ -31,13 +32,7 @@ impl DeviceScanPlan {
                 detail: "blocks must hold a power of two >= 2 items".into(),
             });
         }
-        let mut level_sizes = vec![n];
-        let mut m = n;
-        while m > width {
-            m = m.div_ceil(width);
-            level_sizes.push(m);
-        }
-        Ok(DeviceScanPlan { n, width, level_sizes })
+        Ok(DeviceScanPlan { n, width, level_sizes: level_sizes(n, width) })
     }
 
     /// Recursion levels: 1 for `n ≤ width`, 2 for `width < n ≤ width²`, 3 from `width² + 1`
@@ -55,13 +50,7 @@ impl DeviceScanPlan {
 /// Recursion levels of the GPU scan (width 512): 1 for `n ≤ 512`, 2 for `513..=262_144`,
 /// 3 for `262_145..=134_217_728`, ….
 pub fn levels(n: usize) -> usize {
-    let mut count = 1;
-    let mut m = n;
-    while m > GPU_SCAN_WIDTH {
-        m = m.div_ceil(GPU_SCAN_WIDTH);
-        count += 1;
-    }
-    count
+    level_sizes(n, GPU_SCAN_WIDTH).len()
 }
 
 /// Exclusive scan of `items` by the recursive multi-pass scheme (scan blocks, scan their totals,
@@ -127,11 +116,9 @@ mod tests {
 
     #[test]
     fn recursion_levels() {
-        assert_eq!(levels(0), 1);
-        assert_eq!(levels(512), 1);
-        assert_eq!(levels(513), 2);
-        assert_eq!(levels(262_144), 2);
-        assert_eq!(levels(262_145), 3);
+        for (n, want) in [(0, 1), (512, 1), (513, 2), (262_144, 2), (262_145, 3)] {
+            assert_eq!(levels(n), want, "levels of {n} items");
+        }
         let plan = DeviceScanPlan::new(262_145, 512).unwrap();
         assert_eq!(plan.level_sizes, vec![262_145, 513, 2]);
         assert_eq!(plan.blocks_per_level(), vec![513, 2, 1]);

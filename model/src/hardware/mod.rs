@@ -12,5 +12,6 @@ pub mod device_scan;
 pub mod float_schedule;
 pub mod float_tile;
 pub mod hillis_steele;
+pub mod level_sizes;
 pub mod multipass_reduce;
 pub mod warp;

@@ -2,6 +2,7 @@
 //! per block with [`block_reduce`], until one value is left.
 
 use super::block_reduce::{block_reduce, BlockLayout, ITEMS_PER_BLOCK};
+use super::level_sizes::level_sizes;
 use crate::operator::Operator;
 use crate::ModelError;
 
@@ -9,32 +10,15 @@ use crate::ModelError;
 /// replaced by `ceil(n / 512)` until it is 1, counting the pass that produces the final value
 /// (1 for `n ≤ 512`; 4,194,304 → 8,192 → 16 → 1 is 3 passes).
 pub fn passes_for(n: usize) -> usize {
-    if n == 0 {
-        return 0;
-    }
-    let mut passes = 1;
-    let mut m = n;
-    while m > ITEMS_PER_BLOCK {
-        m = m.div_ceil(ITEMS_PER_BLOCK);
-        passes += 1;
-    }
-    passes
+    pass_sizes(n).len()
 }
 
 /// Sizes of every pass's input, first to last (`[n, ceil(n/512), …]`, last one ≤ 512).
 pub fn pass_sizes(n: usize) -> Vec<usize> {
-    let mut sizes = Vec::new();
-    let mut m = n;
-    if m == 0 {
-        return sizes;
+    if n == 0 {
+        return Vec::new();
     }
-    loop {
-        sizes.push(m);
-        if m <= ITEMS_PER_BLOCK {
-            return sizes;
-        }
-        m = m.div_ceil(ITEMS_PER_BLOCK);
-    }
+    level_sizes(n, ITEMS_PER_BLOCK)
 }
 
 /// The most float additions any input passes through in the multi-pass tree, the `D` of the
@@ -91,12 +75,9 @@ mod tests {
     fn seed_four_million_inputs_take_three_passes() {
         assert_eq!(passes_for(4_194_304), 3);
         assert_eq!(pass_sizes(4_194_304), vec![4_194_304, 8_192, 16]);
-        assert_eq!(passes_for(0), 0);
-        assert_eq!(passes_for(1), 1);
-        assert_eq!(passes_for(512), 1);
-        assert_eq!(passes_for(513), 2);
-        assert_eq!(passes_for(262_144), 2);
-        assert_eq!(passes_for(262_145), 3);
+        for (n, passes) in [(0, 0), (1, 1), (512, 1), (513, 2), (262_144, 2), (262_145, 3)] {
+            assert_eq!(passes_for(n), passes, "passes for {n} inputs");
+        }
         assert_eq!(float_tree_depth(512), 9);
     }
 

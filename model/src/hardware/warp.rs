@@ -264,11 +264,9 @@ mod tests {
 
     #[test]
     fn lane_position_is_bit_reversal() {
-        assert_eq!(lane_position(0), 0);
-        assert_eq!(lane_position(1), 16);
-        assert_eq!(lane_position(16), 1);
-        assert_eq!(lane_position(8), 2);
-        assert_eq!(lane_position(31), 31);
+        for (lane, position) in [(0, 0), (1, 16), (16, 1), (8, 2), (31, 31)] {
+            assert_eq!(lane_position(lane), position, "position of lane {lane}");
+        }
         for l in 0..32 {
             assert_eq!(lane_position(lane_position(l)), l);
         }

@@ -1,9 +1,6 @@
 //! Composition of affine maps over wrapping `u64`: the associative, non-commutative operator
 //! that proves a schedule keeps left-to-right order.
 
-use super::Operator;
-use crate::ModelError;
-
 /// The map `x -> a*x + b` over `u64` with wrapping (mod 2^64) arithmetic, defined once in
 /// `primlab-types` (shared with the kernels crate, whose layout matches the CUDA struct).
 pub use primlab_types::AffineMap;
@@ -16,22 +13,17 @@ pub use primlab_types::AffineMap;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Affine;
 
-impl Operator for Affine {
-    type Value = AffineMap;
-    fn identity(&self) -> AffineMap {
-        AffineMap::IDENTITY
-    }
-    fn combine(&self, f: &AffineMap, g: &AffineMap) -> Result<AffineMap, ModelError> {
-        Ok(AffineMap::combine(*f, *g))
-    }
-    fn name(&self) -> &'static str {
-        "Affine"
-    }
-}
+impl_operator!(Affine => AffineMap {
+    name: "Affine",
+    commutative: false,
+    identity: AffineMap::IDENTITY,
+    combine(f, g) => Ok(AffineMap::combine(*f, *g))
+});
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::operator::Operator;
     use proptest::prelude::*;
 
     fn map() -> impl Strategy<Value = AffineMap> {

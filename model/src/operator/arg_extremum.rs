@@ -2,7 +2,6 @@
 
 use std::marker::PhantomData;
 
-use super::Operator;
 use crate::scalar::Scalar;
 use crate::ModelError;
 
@@ -64,6 +63,19 @@ fn reject_nan<T: Scalar>(primitive: &'static str, pair: &(T, u64)) -> Result<(),
     Ok(())
 }
 
+/// Both operands checked for NaN (in order, so the left one is reported first), then the
+/// winner: `better(a, b)` is true when `a` strictly beats `b` on value.
+fn arg_combine<T: Scalar>(
+    primitive: &'static str,
+    a: &(T, u64),
+    b: &(T, u64),
+    better: fn(T, T) -> bool,
+) -> Result<(T, u64), ModelError> {
+    reject_nan(primitive, a)?;
+    reject_nan(primitive, b)?;
+    Ok(pick(a, b, better))
+}
+
 /// `better(a, b)` is true when `a` strictly beats `b` on value.
 fn pick<T: Scalar>(a: &(T, u64), b: &(T, u64), better: fn(T, T) -> bool) -> (T, u64) {
     if better(b.0, a.0) {
@@ -77,45 +89,23 @@ fn pick<T: Scalar>(a: &(T, u64), b: &(T, u64), better: fn(T, T) -> bool) -> (T, 
     }
 }
 
-impl<T: Scalar> Operator for ArgMax<T> {
-    type Value = (T, u64);
-    fn identity(&self) -> (T, u64) {
-        (T::LOWEST, u64::MAX)
-    }
-    fn combine(&self, a: &(T, u64), b: &(T, u64)) -> Result<(T, u64), ModelError> {
-        reject_nan("ArgMax", a)?;
-        reject_nan("ArgMax", b)?;
-        Ok(pick(a, b, |x, y| x > y))
-    }
-    fn name(&self) -> &'static str {
-        "ArgMax"
-    }
-    fn is_commutative(&self) -> bool {
-        true
-    }
-}
-
-impl<T: Scalar> Operator for ArgMin<T> {
-    type Value = (T, u64);
-    fn identity(&self) -> (T, u64) {
-        (T::HIGHEST, u64::MAX)
-    }
-    fn combine(&self, a: &(T, u64), b: &(T, u64)) -> Result<(T, u64), ModelError> {
-        reject_nan("ArgMin", a)?;
-        reject_nan("ArgMin", b)?;
-        Ok(pick(a, b, |x, y| x < y))
-    }
-    fn name(&self) -> &'static str {
-        "ArgMin"
-    }
-    fn is_commutative(&self) -> bool {
-        true
-    }
-}
+impl_operator!([T: Scalar] ArgMax<T> => (T, u64) {
+    name: "ArgMax",
+    commutative: true,
+    identity: (T::LOWEST, u64::MAX),
+    combine(a, b) => arg_combine("ArgMax", a, b, |x, y| x > y)
+});
+impl_operator!([T: Scalar] ArgMin<T> => (T, u64) {
+    name: "ArgMin",
+    commutative: true,
+    identity: (T::HIGHEST, u64::MAX),
+    combine(a, b) => arg_combine("ArgMin", a, b, |x, y| x < y)
+});
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::operator::Operator;
     use proptest::prelude::*;
 
     #[test]
@@ -140,24 +130,24 @@ mod tests {
             .prop_map(|(v, idx)| [(f32::from(v[0]), idx[0]), (f32::from(v[1]), idx[1]), (f32::from(v[2]), idx[2])])
     }
 
+    /// Associativity, commutativity and both identity laws of `op` on one triple.
+    fn laws_hold(op: &dyn Operator<Value = (f32, u64)>, [a, b, c]: [(f32, u64); 3]) -> Result<(), TestCaseError> {
+        prop_assert_eq!(op.combine(&op.combine(&a, &b)?, &c)?, op.combine(&a, &op.combine(&b, &c)?)?);
+        prop_assert_eq!(op.combine(&a, &b)?, op.combine(&b, &a)?);
+        prop_assert_eq!(op.combine(&op.identity(), &a)?, a);
+        prop_assert_eq!(op.combine(&a, &op.identity())?, a);
+        Ok(())
+    }
+
     proptest! {
         #[test]
         fn argmax_associative_commutative_identity(t in triple()) {
-            let op = ArgMax::<f32>::new();
-            let [a, b, c] = t;
-            prop_assert_eq!(op.combine(&op.combine(&a, &b)?, &c)?, op.combine(&a, &op.combine(&b, &c)?)?);
-            prop_assert_eq!(op.combine(&a, &b)?, op.combine(&b, &a)?);
-            prop_assert_eq!(op.combine(&op.identity(), &a)?, a);
-            prop_assert_eq!(op.combine(&a, &op.identity())?, a);
+            laws_hold(&ArgMax::<f32>::new(), t)?;
         }
 
         #[test]
         fn argmin_associative_commutative_identity(t in triple()) {
-            let op = ArgMin::<f32>::new();
-            let [a, b, c] = t;
-            prop_assert_eq!(op.combine(&op.combine(&a, &b)?, &c)?, op.combine(&a, &op.combine(&b, &c)?)?);
-            prop_assert_eq!(op.combine(&a, &b)?, op.combine(&b, &a)?);
-            prop_assert_eq!(op.combine(&op.identity(), &a)?, a);
+            laws_hold(&ArgMin::<f32>::new(), t)?;
         }
 
         #[test]

@@ -1,9 +1,6 @@
 //! Neumaier-compensated f32 addition, operation for operation as `CompensatedSumF32` in
 //! `kernels/cuda/common/operators.cuh`: present to replay the compensated GPU tree bit for bit.
 
-use super::Operator;
-use crate::ModelError;
-
 /// A compensated partial: the rounded sum `s` and the collected rounding errors `c`; its value
 /// is `s + c` (the answer is `fl(s + c)`, see [`CompensatedF32::finish`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -34,31 +31,25 @@ impl CompensatedF32 {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CompensatedSumF32;
 
-impl Operator for CompensatedSumF32 {
-    type Value = CompensatedF32;
-    fn identity(&self) -> CompensatedF32 {
-        CompensatedF32 { s: 0.0, c: 0.0 }
-    }
-    fn combine(&self, a: &CompensatedF32, b: &CompensatedF32) -> Result<CompensatedF32, ModelError> {
+// Commutative: t and a.c + b.c commute (IEEE addition does). e: unequal magnitudes pick the
+// same operand either way; equal ones are a.s == b.s (the same expression) or a.s == -b.s
+// (t = +0 and both branches give +0).
+impl_operator!(CompensatedSumF32 => CompensatedF32 {
+    name: "CompensatedSumF32",
+    commutative: true,
+    identity: CompensatedF32 { s: 0.0, c: 0.0 },
+    combine(a, b) => {
         let t = a.s + b.s;
         // A NaN magnitude compares false, so it takes the second branch, as `fabsf(..) >=` does.
         let e = if a.s.abs() >= b.s.abs() { (a.s - t) + b.s } else { (b.s - t) + a.s };
         Ok(CompensatedF32 { s: t, c: (a.c + b.c) + e })
     }
-    fn name(&self) -> &'static str {
-        "CompensatedSumF32"
-    }
-    fn is_commutative(&self) -> bool {
-        // t and a.c + b.c commute (IEEE addition does). e: unequal magnitudes pick the same
-        // operand either way; equal ones are a.s == b.s (the same expression) or a.s == -b.s
-        // (t = +0 and both branches give +0).
-        true
-    }
-}
+});
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::operator::Operator;
 
     #[test]
     fn the_lost_unit_is_kept_in_c() {

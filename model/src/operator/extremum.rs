@@ -1,8 +1,5 @@
 //! Maximum and minimum over `i64`.
 
-use super::Operator;
-use crate::ModelError;
-
 /// Maximum over `i64`; identity `i64::MIN`. Never fails; associative and commutative.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct MaxI64;
@@ -11,41 +8,13 @@ pub struct MaxI64;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct MinI64;
 
-impl Operator for MaxI64 {
-    type Value = i64;
-    fn identity(&self) -> i64 {
-        i64::MIN
-    }
-    fn combine(&self, a: &i64, b: &i64) -> Result<i64, ModelError> {
-        Ok(*a.max(b))
-    }
-    fn name(&self) -> &'static str {
-        "MaxI64"
-    }
-    fn is_commutative(&self) -> bool {
-        true
-    }
-}
-
-impl Operator for MinI64 {
-    type Value = i64;
-    fn identity(&self) -> i64 {
-        i64::MAX
-    }
-    fn combine(&self, a: &i64, b: &i64) -> Result<i64, ModelError> {
-        Ok(*a.min(b))
-    }
-    fn name(&self) -> &'static str {
-        "MinI64"
-    }
-    fn is_commutative(&self) -> bool {
-        true
-    }
-}
+impl_operator!(MaxI64 => i64 { name: "MaxI64", commutative: true, identity: i64::MIN, combine(a, b) => Ok(*a.max(b)) });
+impl_operator!(MinI64 => i64 { name: "MinI64", commutative: true, identity: i64::MAX, combine(a, b) => Ok(*a.min(b)) });
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::operator::Operator;
     use proptest::prelude::*;
 
     proptest! {

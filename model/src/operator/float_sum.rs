@@ -1,9 +1,6 @@
 //! Rounded float addition: not associative, present only to reproduce a fixed GPU tree bit
 //! for bit.
 
-use super::Operator;
-use crate::ModelError;
-
 /// `f32` addition, round to nearest even, identity `+0.0`. Never fails (overflow gives ±inf as
 /// on the GPU). **Not associative**: it exists so that a schedule (`block_reduce`,
 /// `multipass_reduce`) reproduces the exact bits a GPU float tree with the same order
@@ -16,42 +13,14 @@ pub struct SumF32;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct SumF64;
 
-impl Operator for SumF32 {
-    type Value = f32;
-    fn identity(&self) -> f32 {
-        0.0
-    }
-    fn combine(&self, a: &f32, b: &f32) -> Result<f32, ModelError> {
-        Ok(a + b)
-    }
-    fn name(&self) -> &'static str {
-        "SumF32"
-    }
-    fn is_commutative(&self) -> bool {
-        true
-    }
-}
-
-impl Operator for SumF64 {
-    type Value = f64;
-    fn identity(&self) -> f64 {
-        0.0
-    }
-    fn combine(&self, a: &f64, b: &f64) -> Result<f64, ModelError> {
-        Ok(a + b)
-    }
-    fn name(&self) -> &'static str {
-        "SumF64"
-    }
-    fn is_commutative(&self) -> bool {
-        true
-    }
-}
+impl_operator!(SumF32 => f32 { name: "SumF32", commutative: true, identity: 0.0, combine(a, b) => Ok(a + b) });
+impl_operator!(SumF64 => f64 { name: "SumF64", commutative: true, identity: 0.0, combine(a, b) => Ok(a + b) });
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::exact::{tree_error_bound, U_F32};
+    use crate::operator::Operator;
     use proptest::prelude::*;
 
     proptest! {

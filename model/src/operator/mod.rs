@@ -5,6 +5,9 @@ use std::fmt::Debug;
 
 use crate::ModelError;
 
+#[macro_use]
+mod impl_operator;
+
 mod affine;
 mod arg_extremum;
 mod compensated_sum;

@@ -1,8 +1,6 @@
 //! The online-softmax (max, normaliser) state merge as an operator.
 
-use super::Operator;
 use crate::softmax::{merge_states, SoftmaxState};
-use crate::ModelError;
 
 /// Merge of [`SoftmaxState`]s `(m, d)`: `m = max(ma, mb)`,
 /// `d = da·e^(ma−m) + db·e^(mb−m)`, where a side with `m = -inf` contributes exactly 0
@@ -13,18 +11,9 @@ use crate::ModelError;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct SoftmaxMerge;
 
-impl Operator for SoftmaxMerge {
-    type Value = SoftmaxState;
-    fn identity(&self) -> SoftmaxState {
-        SoftmaxState::EMPTY
-    }
-    fn combine(&self, a: &SoftmaxState, b: &SoftmaxState) -> Result<SoftmaxState, ModelError> {
-        merge_states(*a, *b)
-    }
-    fn name(&self) -> &'static str {
-        "SoftmaxMerge"
-    }
-    fn is_commutative(&self) -> bool {
-        true
-    }
-}
+impl_operator!(SoftmaxMerge => SoftmaxState {
+    name: "SoftmaxMerge",
+    commutative: true,
+    identity: SoftmaxState::EMPTY,
+    combine(a, b) => merge_states(*a, *b)
+});

@@ -1,6 +1,5 @@
 //! The (sum, count) pair used for means.
 
-use super::Operator;
 use crate::ModelError;
 
 /// Pairs `(sum: i64, count: u64)` added componentwise; identity `(0, 0)`. A sum that leaves
@@ -9,33 +8,22 @@ use crate::ModelError;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct SumCount;
 
-impl Operator for SumCount {
-    type Value = (i64, u64);
-    fn identity(&self) -> (i64, u64) {
-        (0, 0)
-    }
-    fn combine(&self, a: &(i64, u64), b: &(i64, u64)) -> Result<(i64, u64), ModelError> {
-        let sum = a
-            .0
-            .checked_add(b.0)
-            .ok_or_else(|| ModelError::Overflow { primitive: "SumCount", detail: format!("sum {} + {}", a.0, b.0) })?;
-        let count = a.1.checked_add(b.1).ok_or_else(|| ModelError::Overflow {
-            primitive: "SumCount",
-            detail: format!("count {} + {}", a.1, b.1),
-        })?;
+impl_operator!(SumCount => (i64, u64) {
+    name: "SumCount",
+    commutative: true,
+    identity: (0, 0),
+    combine(a, b) => {
+        let overflow = |detail: String| ModelError::Overflow { primitive: "SumCount", detail };
+        let sum = a.0.checked_add(b.0).ok_or_else(|| overflow(format!("sum {} + {}", a.0, b.0)))?;
+        let count = a.1.checked_add(b.1).ok_or_else(|| overflow(format!("count {} + {}", a.1, b.1)))?;
         Ok((sum, count))
     }
-    fn name(&self) -> &'static str {
-        "SumCount"
-    }
-    fn is_commutative(&self) -> bool {
-        true
-    }
-}
+});
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::operator::Operator;
     use proptest::prelude::*;
 
     proptest! {

@@ -1,6 +1,5 @@
 //! Checked signed 64-bit addition.
 
-use super::Operator;
 use crate::ModelError;
 
 /// Sum over `i64`, identity 0; an overflowing addition is `ModelError::Overflow` (primitive
@@ -9,25 +8,19 @@ use crate::ModelError;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct SumI64;
 
-impl Operator for SumI64 {
-    type Value = i64;
-    fn identity(&self) -> i64 {
-        0
-    }
-    fn combine(&self, a: &i64, b: &i64) -> Result<i64, ModelError> {
+impl_operator!(SumI64 => i64 {
+    name: "SumI64",
+    commutative: true,
+    identity: 0,
+    combine(a, b) => {
         a.checked_add(*b).ok_or_else(|| ModelError::Overflow { primitive: "SumI64", detail: format!("{a} + {b}") })
     }
-    fn name(&self) -> &'static str {
-        "SumI64"
-    }
-    fn is_commutative(&self) -> bool {
-        true
-    }
-}
+});
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::operator::Operator;
     use proptest::prelude::*;
 
     #[test]

@@ -2,7 +2,7 @@
 
 use rug::Float;
 
-use super::rows::{check_rows, RowShape};
+use super::rows::{check_rows, softmax_each_row, RowShape};
 use super::state::SoftmaxState;
 use crate::ModelError;
 
@@ -69,12 +69,7 @@ pub fn softmax_exact_f32(row: &[f32]) -> Result<Vec<f64>, ModelError> {
 /// `softmax::check_rows`: `BadShape`, `EmptyInput`, `NonFinite` (flat index), `AllMasked`
 /// listing every all-masked row.
 pub fn softmax_exact_rows_f32(data: &[f32], rows: usize, cols: usize) -> Result<Vec<f64>, ModelError> {
-    check_rows("softmax_exact_f32", data, RowShape { rows, cols })?;
-    let mut out = Vec::with_capacity(data.len());
-    for row in data.chunks(cols.max(1)).take(rows) {
-        out.extend(softmax_exact_f32(row)?);
-    }
-    Ok(out)
+    softmax_each_row("softmax_exact_f32", data, RowShape { rows, cols }, softmax_exact_f32)
 }
 
 #[cfg(test)]

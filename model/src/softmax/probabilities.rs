@@ -1,7 +1,7 @@
 //! Full softmax probabilities in f64 (the direct definition the GPU is compared against when
 //! an exact reference is not needed).
 
-use super::rows::{check_rows, RowShape};
+use super::rows::{softmax_each_row, RowShape};
 use super::state::softmax_state;
 use crate::scalar::Scalar;
 use crate::ModelError;
@@ -41,15 +41,10 @@ pub fn softmax_masked(row: &[Option<f64>]) -> Result<Vec<f64>, ModelError> {
 }
 
 /// Row-wise [`softmax`] over a row-major `rows × cols` buffer; returns `rows * cols`
-/// probabilities. Errors (see [`check_rows`]): `BadShape`, `EmptyInput`, `NonFinite` (flat
-/// index), then `AllMasked` listing **every** all-masked row.
+/// probabilities. Errors (see [`check_rows`](super::check_rows)): `BadShape`, `EmptyInput`,
+/// `NonFinite` (flat index), then `AllMasked` listing **every** all-masked row.
 pub fn softmax_rows<T: Scalar>(data: &[T], rows: usize, cols: usize) -> Result<Vec<f64>, ModelError> {
-    check_rows("softmax_rows", data, RowShape { rows, cols })?;
-    let mut out = Vec::with_capacity(data.len());
-    for row in data.chunks(cols.max(1)).take(rows) {
-        out.extend(softmax(row)?);
-    }
-    Ok(out)
+    softmax_each_row("softmax_rows", data, RowShape { rows, cols }, softmax)
 }
 
 #[cfg(test)]

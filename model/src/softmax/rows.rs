@@ -44,6 +44,22 @@ pub fn check_rows<T: Scalar>(primitive: &'static str, data: &[T], shape: RowShap
     Ok(())
 }
 
+/// `row_softmax` of every row of a row-major input, concatenated, after [`check_rows`] (whose
+/// errors come first, so `row_softmax` only sees rows that passed it).
+pub(crate) fn softmax_each_row<T: Scalar>(
+    primitive: &'static str,
+    data: &[T],
+    shape: RowShape,
+    row_softmax: impl Fn(&[T]) -> Result<Vec<f64>, ModelError>,
+) -> Result<Vec<f64>, ModelError> {
+    check_rows(primitive, data, shape)?;
+    let mut out = Vec::with_capacity(data.len());
+    for row in data.chunks(shape.cols.max(1)).take(shape.rows) {
+        out.extend(row_softmax(row)?);
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -2,7 +2,7 @@
 //! every variant, ties (lowest index wins), and the contract errors (empty
 //! input; NaN or ±inf naming the first offending index).
 
-use super::{case_seed, contract_case, gpu_error, id, int_families, GpuCase, Inputs};
+use super::{case_seed, contract_case, gpu_error, id, int_families, sized_id, GpuCase, Inputs};
 use crate::sweep::case::Verdict;
 use crate::sweep::compare;
 use crate::sweep::digest::Fingerprint;
@@ -152,10 +152,9 @@ pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
             );
             for variant in ArgReduceVariant::ALL {
                 for e in extrema {
-                    let case_id = id(
+                    let case_id = sized_id(
                         "arg_reduce",
                         format!("{}.{}.i32", variant.name(), extremum_name(e)),
-                        n.to_string(),
                         n,
                         &family.name(),
                         seed,
@@ -186,14 +185,8 @@ pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
             );
             for variant in ArgReduceVariant::ALL {
                 for e in extrema {
-                    let case_id = id(
-                        "arg_reduce",
-                        format!("{}.{}.f32", variant.name(), extremum_name(e)),
-                        n.to_string(),
-                        n,
-                        family,
-                        seed,
-                    );
+                    let case_id =
+                        sized_id("arg_reduce", format!("{}.{}.f32", variant.name(), extremum_name(e)), n, family, seed);
                     out.push(input.case(
                         case_id,
                         extremum_name(e),

@@ -2,7 +2,7 @@
 //! every variant; the whole poisoned output buffer is downloaded so that a
 //! rejected item that writes anything past the kept count is caught.
 
-use super::{case_seed, gpu_error, id, int_families, GpuCase, Inputs};
+use super::{gpu_error, int_family_inputs, sized_id, GpuCase, Inputs};
 use crate::sweep::case::Verdict;
 use crate::sweep::compare;
 use crate::sweep::digest::Fingerprint;
@@ -41,24 +41,12 @@ fn make(family: model::generators::DataFamily, n: usize, seed: u64) -> Result<Co
 pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
     let inputs: Inputs<CompactCase> = Inputs::default();
     for &n in &plan.sizes {
-        for (f, family) in int_families(plan, n).into_iter().enumerate() {
-            let seed = case_seed(plan.seed, "compact", n, f);
-            let family_name = family.name();
-            let input = inputs.input(
-                format!("{n}/{family_name}/{seed}"),
-                move || make(family, n, seed),
-                |c| Fingerprint::new().i32s(&c.input).bytes(&c.flags).finish(),
-            );
+        let digest = |c: &CompactCase| Fingerprint::new().i32s(&c.input).bytes(&c.flags).finish();
+        for (family_name, seed, input) in int_family_inputs(plan, "compact", n, &inputs, make, digest) {
             for variant in CompactVariant::ALL {
                 for selector in [SelectorKind::Positive, SelectorKind::Flags] {
-                    let case_id = id(
-                        "compact",
-                        format!("{}.{}", variant.name(), selector.name()),
-                        n.to_string(),
-                        n,
-                        &family_name,
-                        seed,
-                    );
+                    let case_id =
+                        sized_id("compact", format!("{}.{}", variant.name(), selector.name()), n, &family_name, seed);
                     out.push(input.case(
                         case_id,
                         selector.name(),

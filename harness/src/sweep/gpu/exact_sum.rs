@@ -12,7 +12,7 @@
 //! same-sign large values that carry through the limbs; and a determinism
 //! case: several forced launch configurations and 1,000 runs of one input.
 
-use super::{case_seed, gpu_error, id, GpuCase, Inputs};
+use super::{case_seed, gpu_error, id, sized_id, GpuCase, Inputs};
 use crate::sweep::case::Verdict;
 use crate::sweep::digest::Fingerprint;
 use crate::sweep::SweepPlan;
@@ -171,7 +171,7 @@ pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
         let seed = case_seed(plan.seed, "exact_sum", n, 0);
         let uniform =
             f32_inputs.input(format!("{n}/f32/{seed}"), move || Ok(f32_case(uniform_f32(n, seed))), digest_f32);
-        let case_id = id("exact_sum", format!("{variant}.f32"), n.to_string(), n, "uniform_float", seed);
+        let case_id = sized_id("exact_sum", format!("{variant}.f32"), n, "uniform_float", seed);
         out.push(
             uniform
                 .case(case_id, variant, expected_digest, |gpu, c| run_on(gpu, ExactSumGrid::Auto, &c.x, &c.expected)),
@@ -185,7 +185,7 @@ pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
                 move || Ok(bf16_case(uniform_bf16(n, seed))),
                 |c| Fingerprint::new().bf16s(&c.x).finish(),
             );
-            let case_id = id("exact_sum", format!("{variant}.bf16"), n.to_string(), n, "uniform_bf16", seed);
+            let case_id = sized_id("exact_sum", format!("{variant}.bf16"), n, "uniform_bf16", seed);
             out.push(
                 narrow.case(case_id, variant, expected_digest, |gpu, c| {
                     run_on(gpu, ExactSumGrid::Auto, &c.x, &c.expected)
@@ -201,10 +201,9 @@ pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
                 move || Ok(f32_case(ill_conditioned_f32(n, condition, seed).map_err(|e| e.to_string())?.0)),
                 digest_f32,
             );
-            let case_id = id(
+            let case_id = sized_id(
                 "exact_sum",
                 format!("{variant}.f32.cond{condition:e}"),
-                n.to_string(),
                 n,
                 &format!("ill_conditioned_{condition:e}"),
                 seed,
@@ -223,7 +222,7 @@ pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
     for (family, x) in contract_inputs(seed) {
         let n = x.len();
         let input = f32_inputs.input(format!("contract/{family}/{seed}"), move || Ok(f32_case(x.clone())), digest_f32);
-        let case_id = id("exact_sum", format!("{variant}.f32.{family}"), n.to_string(), n, family, seed);
+        let case_id = sized_id("exact_sum", format!("{variant}.f32.{family}"), n, family, seed);
         out.push(input.case(case_id, variant, expected_digest, |gpu, c| {
             // The small grid and the automatic one must agree with the model.
             match run_on(gpu, ExactSumGrid::Blocks(3), &c.x, &c.expected) {
@@ -236,7 +235,7 @@ pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
         let seed = case_seed(plan.seed, "exact_sum.carries", n, 0);
         let input =
             f32_inputs.input(format!("{n}/carries/{seed}"), move || Ok(f32_case(carry_input(n, seed))), digest_f32);
-        let case_id = id("exact_sum", format!("{variant}.f32.carries"), n.to_string(), n, "same_sign_large", seed);
+        let case_id = sized_id("exact_sum", format!("{variant}.f32.carries"), n, "same_sign_large", seed);
         out.push(input.case(case_id, variant, expected_digest, |gpu, c| {
             run_on(gpu, ExactSumGrid::BlocksPerSm(1), &c.x, &c.expected)
         }));

@@ -8,7 +8,7 @@
 //! (`model::hardware::float_schedule`), after checking that the plan
 //! launched the grids the replay assumes.
 
-use super::{case_seed, gpu_error, id, GpuCase, Input, Inputs};
+use super::{case_seed, gpu_error, sized_id, GpuCase, Input, Inputs};
 use crate::sweep::case::CaseId;
 use crate::sweep::case::Verdict;
 use crate::sweep::digest::Fingerprint;
@@ -203,23 +203,20 @@ pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
             })
             .collect();
         for variant in FloatReduceVariant::ALL {
-            let case_id =
-                id("float_reduce", format!("{}.f32", variant.name()), n.to_string(), n, "uniform_float", seed);
+            let case_id = sized_id("float_reduce", format!("{}.f32", variant.name()), n, "uniform_float", seed);
             out.push(accuracy_case(&uniform, case_id, variant, n));
             if plan.one_family && n > 4099 {
                 continue;
             }
-            let case_id =
-                id("float_reduce", format!("{}.bf16", variant.name()), n.to_string(), n, "uniform_bf16", seed);
+            let case_id = sized_id("float_reduce", format!("{}.bf16", variant.name()), n, "uniform_bf16", seed);
             out.push(accuracy_case(&narrow, case_id, variant, n));
             if plan.one_family || !(2..=MAX_ILL_N).contains(&n) {
                 continue;
             }
             for (condition, input) in &ill {
-                let case_id = id(
+                let case_id = sized_id(
                     "float_reduce",
                     format!("{}.f32.cond{condition:e}", variant.name()),
-                    n.to_string(),
                     n,
                     &format!("ill_conditioned_{condition:e}"),
                     seed,
@@ -241,10 +238,9 @@ pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
         );
         for variant in FloatReduceVariant::ALL {
             let Some(schedule) = schedule_of(variant) else { continue };
-            let case_id = id(
+            let case_id = sized_id(
                 "float_reduce",
                 format!("{}.f32.bitwise_x100", variant.name()),
-                n.to_string(),
                 n,
                 "ill_conditioned_1e30",
                 seed,

@@ -2,7 +2,7 @@
 //! variant, uniform and skewed (all samples in one bin) data, 1 to 4096
 //! bins, ranges narrower than the data (out-of-range samples not counted).
 
-use super::{case_seed, gpu_error, id, GpuCase, Inputs};
+use super::{case_seed, gpu_error, sized_id, GpuCase, Inputs};
 use crate::sweep::case::Verdict;
 use crate::sweep::compare;
 use crate::sweep::digest::Fingerprint;
@@ -76,8 +76,7 @@ pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
                 },
             );
             for variant in HistogramVariant::ALL {
-                let case_id =
-                    id("histogram", format!("{}.i32.{shape}", variant.name()), n.to_string(), n, &family.name(), seed);
+                let case_id = sized_id("histogram", format!("{}.i32.{shape}", variant.name()), n, &family.name(), seed);
                 out.push(input.case(case_id, "counts", counts_digest, move |gpu, c| {
                     match gpu.histogram_even_i32(variant, &c.samples, HistogramSpec { bins: bins as u32, lower, upper })
                     {
@@ -103,10 +102,9 @@ pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
             |c| Fingerprint::new().f32s(&c.samples).text("bins=100 lower=-0.5 upper=0.5").finish(),
         );
         for variant in HistogramVariant::ALL {
-            let case_id = id(
+            let case_id = sized_id(
                 "histogram",
                 format!("{}.f32.bins100", variant.name()),
-                n.to_string(),
                 n,
                 &DataFamily::UniformFloat.name(),
                 seed,

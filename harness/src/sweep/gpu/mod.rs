@@ -70,9 +70,65 @@ pub fn int_families(plan: &SweepPlan, size: usize) -> Vec<DataFamily> {
     }
 }
 
+/// The inputs of `primitive` at size `n`, one per member of [`int_families`], each with its
+/// family's name and its seed ([`case_seed`] by the family's position): made by
+/// `make(family, n, seed)`, digested by `digest`, keyed by size, family and seed.
+pub fn int_family_inputs<P: Send + Sync + 'static>(
+    plan: &SweepPlan,
+    primitive: &str,
+    n: usize,
+    inputs: &Inputs<P>,
+    make: fn(DataFamily, usize, u64) -> Result<P, String>,
+    digest: fn(&P) -> String,
+) -> Vec<(String, u64, Input<P>)> {
+    let families = int_families(plan, n).into_iter().enumerate();
+    families
+        .map(|(f, family)| {
+            let seed = case_seed(plan.seed, primitive, n, f);
+            let name = family.name();
+            let input = inputs.input(format!("{n}/{name}/{seed}"), move || make(family, n, seed), digest);
+            (name, seed, input)
+        })
+        .collect()
+}
+
+/// The largest affine-map input.
+pub const AFFINE_MAX: usize = 1 << 24;
+
+/// Whether the affine-map cases run at `n`. The non-commutative operator proves the order of
+/// each schedule; at 2^24 every schedule already runs all its passes but the last recursion
+/// level, which the int32 cases at 2^28 check, and affine maps of 2^28 (4 GB, three times over
+/// with the expected maps) would not fit a CI machine's memory for the receipt gate's
+/// reference.
+pub fn affine_cases_at(plan: &SweepPlan, n: usize) -> bool {
+    n <= AFFINE_MAX && !(plan.one_family && n > 1 << 20)
+}
+
+/// The affine-map input of `primitive` (e.g. `"scan.affine"`) at size `n` with its seed, made by
+/// `make(n, seed)` and digested by `digest`; `None` where [`affine_cases_at`] says no.
+pub fn affine_input<P: Send + Sync + 'static>(
+    plan: &SweepPlan,
+    primitive: &str,
+    n: usize,
+    inputs: &Inputs<P>,
+    make: fn(usize, u64) -> Result<P, String>,
+    digest: fn(&P) -> String,
+) -> Option<(u64, Input<P>)> {
+    if !affine_cases_at(plan, n) {
+        return None;
+    }
+    let seed = case_seed(plan.seed, primitive, n, 0);
+    Some((seed, inputs.input(format!("{n}/affine/{seed}"), move || make(n, seed), digest)))
+}
+
 /// A case id.
 pub fn id(primitive: &str, variant: String, size: String, n: usize, family: &str, seed: u64) -> CaseId {
     CaseId { primitive: primitive.into(), variant, size, n, family: family.into(), seed }
+}
+
+/// A case id whose size label is `n` itself.
+pub fn sized_id(primitive: &str, variant: String, n: usize, family: &str, seed: u64) -> CaseId {
+    id(primitive, variant, n.to_string(), n, family, seed)
 }
 
 /// A GPU call that should have succeeded but returned an error.

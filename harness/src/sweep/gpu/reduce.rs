@@ -2,7 +2,8 @@
 //! reduce (the non-commutative operator, proving each schedule keeps order).
 
 use super::GpuCase;
-use super::{case_seed, gpu_error, id, int_families, model_error, Inputs, HARDWARE_MODEL_MAX};
+use super::HARDWARE_MODEL_MAX;
+use super::{affine_input, gpu_error, int_family_inputs, model_error, sized_id, Inputs};
 use crate::sweep::case::Verdict;
 use crate::sweep::digest::Fingerprint;
 use crate::sweep::SweepPlan;
@@ -36,24 +37,21 @@ pub fn affine_digest(maps: &[AffineMap]) -> String {
     Fingerprint::new().u64s(maps.iter().flat_map(|m| [m.a, m.b]).collect::<Vec<_>>().into_iter()).finish()
 }
 
-/// The largest affine-map input.
-pub const AFFINE_MAX: usize = 1 << 24;
+fn affine_case(n: usize, seed: u64) -> Result<AffineInput, String> {
+    let maps = affine_maps(n, seed);
+    let composed = model::reduce::reduce(&Affine, &maps).map_err(|e| e.to_string())?;
+    Ok(AffineInput { x: maps, composed })
+}
 
 /// Appends every reduce case of `plan`.
 pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
     let int_inputs: Inputs<IntInput> = Inputs::default();
     let affine_inputs: Inputs<AffineInput> = Inputs::default();
     for &n in &plan.sizes {
-        for (f, family) in int_families(plan, n).into_iter().enumerate() {
-            let seed = case_seed(plan.seed, "reduce", n, f);
-            let family_name = family.name();
-            let input = int_inputs.input(
-                format!("{n}/{family_name}/{seed}"),
-                move || int_input(family, n, seed),
-                |p| Fingerprint::new().i32s(&p.x).finish(),
-            );
+        let digest = |p: &IntInput| Fingerprint::new().i32s(&p.x).finish();
+        for (family_name, seed, input) in int_family_inputs(plan, "reduce", n, &int_inputs, int_input, digest) {
             for variant in ReduceVariant::ALL.into_iter().filter(|v| n <= v.max_len()) {
-                let case_id = id("reduce", format!("{}.i32", variant.name()), n.to_string(), n, &family_name, seed);
+                let case_id = sized_id("reduce", format!("{}.i32", variant.name()), n, &family_name, seed);
                 out.push(input.case(
                     case_id,
                     "sum",
@@ -80,34 +78,14 @@ pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
                 ));
             }
         }
-        // The non-commutative operator proves the order of each schedule; at
-        // 2^24 every schedule already runs all its passes but the last
-        // recursion level, which the int32 cases at 2^28 check, and affine
-        // maps of 2^28 (4 GB, three times over with the expected maps) would
-        // not fit a CI machine's memory for the receipt gate's reference.
-        if n > AFFINE_MAX || (plan.one_family && n > 1 << 20) {
-            continue;
-        }
         // The non-commutative operator through every schedule.
-        let seed = case_seed(plan.seed, "reduce.affine", n, 0);
-        let input = affine_inputs.input(
-            format!("{n}/affine/{seed}"),
-            move || {
-                let maps = affine_maps(n, seed);
-                let composed = model::reduce::reduce(&Affine, &maps).map_err(|e| e.to_string())?;
-                Ok(AffineInput { x: maps, composed })
-            },
-            |p| affine_digest(&p.x),
-        );
+        let digest = |p: &AffineInput| affine_digest(&p.x);
+        let Some((seed, input)) = affine_input(plan, "reduce.affine", n, &affine_inputs, affine_case, digest) else {
+            continue;
+        };
         for variant in ReduceVariant::ALL.into_iter().filter(|v| n <= v.max_len()) {
-            let case_id = id(
-                "reduce",
-                format!("{}.affine", variant.name()),
-                n.to_string(),
-                n,
-                &DataFamily::AffineMaps.name(),
-                seed,
-            );
+            let case_id =
+                sized_id("reduce", format!("{}.affine", variant.name()), n, &DataFamily::AffineMaps.name(), seed);
             out.push(input.case(
                 case_id,
                 "composed",

@@ -2,7 +2,8 @@
 //! and of the affine-map scans (the non-commutative operator).
 
 use super::reduce::affine_digest;
-use super::{case_seed, gpu_error, id, int_families, model_error, GpuCase, Inputs, HARDWARE_MODEL_MAX};
+use super::HARDWARE_MODEL_MAX;
+use super::{affine_input, gpu_error, int_family_inputs, model_error, sized_id, GpuCase, Inputs};
 use crate::sweep::case::Verdict;
 use crate::sweep::compare;
 use crate::sweep::digest::Fingerprint;
@@ -40,32 +41,17 @@ fn affine_case(n: usize, seed: u64) -> Result<AffineCase, String> {
     Ok(AffineCase { input: maps, exclusive, inclusive })
 }
 
-/// The largest affine-map input.
-pub const AFFINE_MAX: usize = 1 << 24;
-
 /// Appends every scan case of `plan`.
 pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
     let int_inputs: Inputs<IntCase> = Inputs::default();
     let affine_inputs: Inputs<AffineCase> = Inputs::default();
     for &n in &plan.sizes {
-        for (f, family) in int_families(plan, n).into_iter().enumerate() {
-            let seed = case_seed(plan.seed, "scan", n, f);
-            let family_name = family.name();
-            let input = int_inputs.input(
-                format!("{n}/{family_name}/{seed}"),
-                move || int_case(family, n, seed),
-                |c| Fingerprint::new().i32s(&c.input).finish(),
-            );
+        let digest = |c: &IntCase| Fingerprint::new().i32s(&c.input).finish();
+        for (family_name, seed, input) in int_family_inputs(plan, "scan", n, &int_inputs, int_case, digest) {
             for variant in ScanVariant::ALL.into_iter().filter(|v| n <= v.max_len()) {
                 for kind in ScanKind::ALL {
-                    let case_id = id(
-                        "scan",
-                        format!("{}.{}.i32", variant.name(), kind.name()),
-                        n.to_string(),
-                        n,
-                        &family_name,
-                        seed,
-                    );
+                    let case_id =
+                        sized_id("scan", format!("{}.{}.i32", variant.name(), kind.name()), n, &family_name, seed);
                     out.push(input.case(
                         case_id,
                         kind.name(),
@@ -97,30 +83,14 @@ pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
                 }
             }
         }
-        // The non-commutative operator proves the order of each schedule; at
-        // 2^24 every schedule already runs all its passes but the last
-        // recursion level, which the int32 cases at 2^28 check, and affine
-        // maps of 2^28 (4 GB, three times over with the expected maps) would
-        // not fit a CI machine's memory for the receipt gate's reference.
-        if n > AFFINE_MAX || (plan.one_family && n > 1 << 20) {
+        let digest = |c: &AffineCase| affine_digest(&c.input);
+        let Some((seed, input)) = affine_input(plan, "scan.affine", n, &affine_inputs, affine_case, digest) else {
             continue;
-        }
-        let seed = case_seed(plan.seed, "scan.affine", n, 0);
-        let input = affine_inputs.input(
-            format!("{n}/affine/{seed}"),
-            move || affine_case(n, seed),
-            |c| affine_digest(&c.input),
-        );
+        };
         for variant in ScanVariant::ALL.into_iter().filter(|v| n <= v.max_len()) {
             for kind in ScanKind::ALL {
-                let case_id = id(
-                    "scan",
-                    format!("{}.{}.affine", variant.name(), kind.name()),
-                    n.to_string(),
-                    n,
-                    &DataFamily::AffineMaps.name(),
-                    seed,
-                );
+                let variant_name = format!("{}.{}.affine", variant.name(), kind.name());
+                let case_id = sized_id("scan", variant_name, n, &DataFamily::AffineMaps.name(), seed);
                 out.push(input.case(
                     case_id,
                     kind.name(),

@@ -4,7 +4,7 @@
 //! from many tiny segments to a few huge ones, empty segments included; and
 //! the rejection of bad offsets.
 
-use super::{case_seed, contract_case, gpu_error, id, GpuCase, Inputs};
+use super::{case_seed, contract_case, gpu_error, id, sized_id, GpuCase, Inputs};
 use crate::sweep::case::Verdict;
 use crate::sweep::compare;
 use crate::sweep::digest::Fingerprint;
@@ -122,10 +122,9 @@ pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
                     continue;
                 }
                 for variant in SegmentedVariant::ALL {
-                    let case_id = id(
+                    let case_id = sized_id(
                         "segmented_reduce",
                         format!("{}.{op}.{shape_name}", variant.name()),
-                        n.to_string(),
                         n,
                         if op.ends_with("f32") { "uniform_float" } else { "small_ints" },
                         seed,
@@ -172,22 +171,16 @@ pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
 fn run_op(gpu: &kernels::Gpu, variant: SegmentedVariant, op: &str, case: &SegmentedCase) -> Verdict {
     let offsets = &case.offsets;
     match op {
-        "sum_i32" => match (
+        "sum_i32" => both(
             model::segmented::segmented_sum(&case.ints, offsets),
             gpu.segmented_sum_i32(variant, &case.ints, offsets),
-        ) {
-            (Ok(e), Ok(g)) => compare::exact(&e, &g, "segment sums"),
-            (Err(e), _) => super::model_error(&e),
-            (_, Err(e)) => gpu_error(&e),
-        },
-        "max_i32" => match (
+            |e, g| compare::exact(&e, &g, "segment sums"),
+        ),
+        "max_i32" => both(
             model::segmented::segmented_max(&case.ints, offsets),
             gpu.segmented_max_i32(variant, &case.ints, offsets),
-        ) {
-            (Ok(e), Ok(g)) => compare::exact(&e, &g, "segment maxima (empty = i64::MIN)"),
-            (Err(e), _) => super::model_error(&e),
-            (_, Err(e)) => gpu_error(&e),
-        },
+            |e, g| compare::exact(&e, &g, "segment maxima (empty = i64::MIN)"),
+        ),
         "sum_f32" => match gpu.segmented_sum_f32(variant, &case.floats, offsets) {
             Err(e) => gpu_error(&e),
             Ok(got) => {
@@ -221,11 +214,10 @@ fn run_op(gpu: &kernels::Gpu, variant: SegmentedVariant, op: &str, case: &Segmen
                 }
             }
         },
-        _ => match (
+        _ => both(
             model::segmented::segmented_argmax(&case.floats, offsets),
             gpu.segmented_argmax_f32(variant, &case.floats, offsets),
-        ) {
-            (Ok(expected), Ok(got)) => {
+            |expected, got| {
                 if expected.len() != got.len() {
                     return Verdict::fail(expected.len(), got.len(), "segment count");
                 }
@@ -243,9 +235,21 @@ fn run_op(gpu: &kernels::Gpu, variant: SegmentedVariant, op: &str, case: &Segmen
                     },
                     |s| (format!("{:?} (global)", expected[s]), format!("{:?} (relative)", got[s])),
                 )
-            }
-            (Err(e), _) => super::model_error(&e),
-            (_, Err(e)) => gpu_error(&e),
-        },
+            },
+        ),
+    }
+}
+
+/// `compare` of the model's and the GPU's answers when both exist; else the model's error (a
+/// harness bug: the catalogue generated the input) before the GPU's.
+fn both<E, G>(
+    model: Result<E, model::ModelError>,
+    gpu: Result<G, GpuError>,
+    compare: impl FnOnce(E, G) -> Verdict,
+) -> Verdict {
+    match (model, gpu) {
+        (Ok(e), Ok(g)) => compare(e, g),
+        (Err(e), _) => super::model_error(&e),
+        (_, Err(e)) => gpu_error(&e),
     }
 }
