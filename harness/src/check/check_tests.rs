@@ -49,7 +49,7 @@ fn a_good_manifest_resolves_its_module_beside_it() {
         (crate::registry::Primitive::Scan, "exclusive.i32", "user")
     );
     assert!(m.module.path.ends_with("k.ptx"));
-    assert_eq!(m.launches[0].args, vec![manifest::Arg::Input(0), manifest::Arg::Output, manifest::Arg::N]);
+    assert_eq!(m.launches[0].args, vec![manifest::Arg::Input(0), manifest::Arg::Output(0), manifest::Arg::N]);
 }
 
 #[test]
@@ -100,7 +100,7 @@ fn a_contract_buffer_no_launch_passes_is_named() {
 #[test]
 fn an_unknown_argument_lists_what_may_be_named() {
     let e = message(&GOOD.replace("\"out\", \"n\"", "\"output\", \"n\""));
-    assert_eq!(e, "launch 1 (scan3): argument 'output' is not a buffer of the contract, a scratch buffer or n (known: in, out, n, n32)");
+    assert_eq!(e, "launch 1 (scan3): argument 'output' is not a buffer or parameter of the contract, a scratch buffer or n (known: in, out, n, n32)");
 }
 
 #[test]
@@ -188,7 +188,7 @@ fn the_planted_bug_readme_states_the_catalogues_case() {
         .next()
         .expect("a case");
     let case = (spec.make)().expect("generated");
-    let crate::sweep::raw::Array::Int64(expected) = case.expected else { unreachable!("int64") };
+    let [crate::sweep::raw::Array::Int64(expected)] = &case.expected[..] else { unreachable!("int64") };
     let m = crate::sweep::case::Mismatch {
         index: Some(262_144),
         expected: expected[262_144].to_string(),

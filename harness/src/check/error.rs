@@ -108,8 +108,8 @@ pub enum ManifestError {
         /// Every role.
         roles: String,
     },
-    /// An argument is neither a contract role, a scratch buffer nor `n`/`n32`.
-    #[error("launch {launch} ({kernel}): argument '{arg}' is not a buffer of the contract, a scratch buffer or n (known: {known})")]
+    /// An argument is neither a contract role or parameter, a scratch buffer nor `n`/`n32`.
+    #[error("launch {launch} ({kernel}): argument '{arg}' is not a buffer or parameter of the contract, a scratch buffer or n (known: {known})")]
     UnknownArgument {
         /// 1-based launch number.
         launch: usize,

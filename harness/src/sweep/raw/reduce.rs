@@ -1,7 +1,7 @@
 //! Raw cases of the integer reduce: the GPU catalogue's int32 inputs (same
 //! sizes, families and seeds) with the model's exact int64 sum.
 
-use super::{Array, Buffer, Contract, Dtype, Len, RawCase, RawSpec};
+use super::{Array, Buffer, Contract, Dtype, Len, RawCase, RawSpec, Rule};
 use crate::sweep::gpu::reduce::int_input;
 use crate::sweep::gpu::{case_seed, id, int_families};
 use crate::sweep::SweepPlan;
@@ -11,7 +11,9 @@ pub const CONTRACTS: [Contract; 1] = [Contract {
     name: "sum.i32",
     summary: "sum: out[0] = in[0] + ... + in[n-1] (int32 in, one int64 out)",
     inputs: &[Buffer { role: "in", dtype: Dtype::Int32, len: Len::N }],
-    output: Buffer { role: "out", dtype: Dtype::Int64, len: Len::One },
+    params: &[],
+    outputs: &[Buffer { role: "out", dtype: Dtype::Int64, len: Len::One }],
+    rule: Rule::Exact,
     what: "sum",
 }];
 
@@ -25,7 +27,7 @@ pub fn cases(plan: &SweepPlan, contract: &Contract, label: &str, out: &mut Vec<R
                 id: case_id,
                 make: Box::new(move || {
                     let input = int_input(family, n, seed)?;
-                    Ok(RawCase { inputs: vec![Array::Int32(input.x)], expected: Array::Int64(vec![input.sum]) })
+                    Ok(RawCase::new(vec![Array::Int32(input.x)], vec![Array::Int64(vec![input.sum])]))
                 }),
             });
         }
