@@ -140,9 +140,12 @@ fn examples() -> PathBuf {
 /// NVRTC (needs libnvrtc, as every compile test).
 #[test]
 fn the_examples_manifests_are_valid() {
-    for (example, primitive, launches) in
-        [("scan_cuda", "scan", 3), ("scan_cuda_bug", "scan", 3), ("reduce_ptx", "reduce", 2)]
-    {
+    for (example, primitive, launches) in [
+        ("scan_cuda", "scan", 3),
+        ("scan_cuda_bug", "scan", 3),
+        ("compact_cuda", "compact", 3),
+        ("reduce_ptx", "reduce", 2),
+    ] {
         let path = examples().join(example).join("check.toml");
         let m = load(&path, &crate::sweep::sizes::sweep_sizes(&[], 1, false, true), None)
             .unwrap_or_else(|e| panic!("{}: {e}", path.display()));

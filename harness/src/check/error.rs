@@ -132,6 +132,24 @@ pub enum ManifestError {
         /// Parameters in the module.
         takes: usize,
     },
+    /// An argument's size differs from the entry point's parameter at its position.
+    #[error("launch {launch} ({kernel}): argument {position} '{arg}' is {what}, {bytes} bytes, but the entry point's parameter {position} takes {declared} bytes")]
+    ArgumentSize {
+        /// 1-based launch number.
+        launch: usize,
+        /// The kernel.
+        kernel: String,
+        /// 1-based argument position.
+        position: usize,
+        /// The argument named.
+        arg: String,
+        /// What it passes, in words.
+        what: String,
+        /// Bytes it passes.
+        bytes: usize,
+        /// Bytes the PTX declares.
+        declared: usize,
+    },
     /// Something else in the manifest is inconsistent (duplicate names, no launch, bad type).
     #[error("{0}")]
     Invalid(String),

@@ -239,13 +239,28 @@ pub fn load(path: &Path, sizes: &[usize], gpu_arch: Option<&str>) -> Result<Mani
                 known: known.join(", "),
             })?);
         }
-        if let Some(takes) = entry.params.filter(|&p| p != args.len()) {
+        if let Some(takes) = entry.params.as_ref().map(Vec::len).filter(|&p| p != args.len()) {
             return Err(ManifestError::ArgumentCount {
                 launch: number,
                 kernel: l.kernel.clone(),
                 given: args.len(),
                 takes,
             });
+        }
+        let sizes_declared = entry.params.iter().flatten();
+        for (position, ((arg, name), declared)) in args.iter().zip(&l.args).zip(sizes_declared).enumerate() {
+            let (bytes, what) = passed(*arg, contract);
+            if let Some(declared) = declared.filter(|&d| d != bytes) {
+                return Err(ManifestError::ArgumentSize {
+                    launch: number,
+                    kernel: l.kernel.clone(),
+                    position: position + 1,
+                    arg: name.clone(),
+                    what,
+                    bytes,
+                    declared,
+                });
+            }
         }
         let field = |what: &str| format!("launch {number} ({}) {what}", l.kernel);
         let grid = parsed(&field("grid"), &l.grid)?;
@@ -309,6 +324,24 @@ pub fn load(path: &Path, sizes: &[usize], gpu_arch: Option<&str>) -> Result<Mani
         scratch,
         launches,
     })
+}
+
+/// The bytes an argument passes by value and what it is, in words.
+fn passed(arg: Arg, contract: &Contract) -> (usize, String) {
+    match arg {
+        Arg::Input(_) | Arg::Output(_) | Arg::Scratch(_) => (8, "a buffer (a device pointer)".into()),
+        Arg::N => (8, "n as a 64-bit integer (unsigned long long)".into()),
+        Arg::N32 => (4, "n as a 32-bit integer (unsigned int)".into()),
+        Arg::Param(k) => {
+            let dtype = contract.params.get(k).map(|p| p.dtype).unwrap_or(Dtype::Int64);
+            let c = match dtype {
+                Dtype::Int32 => "int",
+                Dtype::Float32 => "float",
+                _ => "long long",
+            };
+            (dtype.size(), format!("the contract's {} parameter ({c})", dtype.name()))
+        }
+    }
 }
 
 fn args_use_n32(launches: &[Launch]) -> bool {

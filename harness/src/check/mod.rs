@@ -189,3 +189,7 @@ fn run_cases(
 #[cfg(test)]
 #[path = "check_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "contract_manifest_tests.rs"]
+mod contract_manifest_tests;
