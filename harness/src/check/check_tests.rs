@@ -18,7 +18,8 @@ const PTX: &str = ".version 8.0\n.target sm_80\n.address_size 64\n\
 const GOOD: &str = "primitive = \"scan\"\ncontract = \"exclusive.i32\"\n[module]\nptx = \"k.ptx\"\n\
     [[launch]]\nkernel = \"scan3\"\nargs = [\"in\", \"out\", \"n\"]\ngrid = \"ceil_div(n, 1024)\"\nblock = \"256\"\n";
 
-fn folder() -> PathBuf {
+/// A fresh temporary folder holding `k.ptx` ([`PTX`]).
+pub(super) fn folder() -> PathBuf {
     static NEXT: AtomicUsize = AtomicUsize::new(0);
     let dir = std::env::temp_dir().join(format!(
         "primlab-check-{}-{}",

@@ -9,7 +9,6 @@ use crate::registry::Primitive;
 use crate::sweep::raw::{self, Contract, Dtype};
 use crate::sweep::sizes::BOUNDARY_SIZES;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// The arguments that pass everything a contract has, in order: inputs,
 /// parameters, outputs, n; with the PTX type of each.
@@ -40,14 +39,7 @@ fn validate(
     args: &[String],
     types: &[&str],
 ) -> Result<Manifest, ManifestError> {
-    static NEXT: AtomicUsize = AtomicUsize::new(0);
-    let dir = std::env::temp_dir().join(format!(
-        "primlab-contract-manifest-{}-{}",
-        std::process::id(),
-        NEXT.fetch_add(1, Ordering::Relaxed)
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("temp folder");
+    let dir = super::tests::folder();
     let params: Vec<String> = types.iter().enumerate().map(|(i, t)| format!("\t.param {t} p{i}")).collect();
     let ptx = format!(
         ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k(\n{}\n)\n{{ ret; }}\n",

@@ -3,7 +3,7 @@
 //! The model's rules: the lowest index wins a tie (`-0.0` and `0.0` tie);
 //! NaN and ±inf are rejected by the model, so no case holds one.
 
-use super::{variant, Array, Buffer, Contract, Dtype, Len, RawCase, RawSpec, Rule};
+use super::{variant, Array, Buffer, Contract, Dtype, Len, RawCase, RawSpec};
 use crate::sweep::gpu::arg_reduce::{expected, extremum_name, float_families, whole_sizes};
 use crate::sweep::gpu::{case_seed, id};
 use crate::sweep::SweepPlan;
@@ -15,24 +15,20 @@ const INDEX: Buffer = Buffer { role: "index", dtype: Dtype::Int64, len: Len::One
 /// The arg-reduce contracts: `index[0]` is the lowest `i` where `in[i]` is
 /// the maximum (argmax) or the minimum (argmin).
 pub const CONTRACTS: [Contract; 2] = [
-    Contract {
-        name: "argmax.f32",
-        summary: "argmax: index[0] = the lowest i with in[i] = max(in) (finite f32 in, -0.0 ties 0.0; one int64 out)",
-        inputs: &[IN],
-        params: &[],
-        outputs: &[INDEX],
-        rule: Rule::Exact,
-        what: "argmax index",
-    },
-    Contract {
-        name: "argmin.f32",
-        summary: "argmin: index[0] = the lowest i with in[i] = min(in) (finite f32 in, -0.0 ties 0.0; one int64 out)",
-        inputs: &[IN],
-        params: &[],
-        outputs: &[INDEX],
-        rule: Rule::Exact,
-        what: "argmin index",
-    },
+    Contract::exact(
+        "argmax.f32",
+        "argmax: index[0] = the lowest i with in[i] = max(in) (finite f32 in, -0.0 ties 0.0; one int64 out)",
+        &[IN],
+        &[INDEX],
+        "argmax index",
+    ),
+    Contract::exact(
+        "argmin.f32",
+        "argmin: index[0] = the lowest i with in[i] = min(in) (finite f32 in, -0.0 ties 0.0; one int64 out)",
+        &[IN],
+        &[INDEX],
+        "argmin index",
+    ),
 ];
 
 fn extremum_of(contract: &Contract) -> Extremum {

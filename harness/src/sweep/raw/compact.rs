@@ -3,7 +3,7 @@
 //! count. The kernel writes the kept items, in input order, to
 //! `out[0..count)` and must leave `out[count..n)` untouched.
 
-use super::{variant, Array, Buffer, Contract, Dtype, Len, RawCase, RawSpec, Rule};
+use super::{variant, Array, Buffer, Contract, Dtype, Len, RawCase, RawSpec};
 use crate::sweep::gpu::compact::make;
 use crate::sweep::gpu::{case_seed, id, int_families};
 use crate::sweep::SweepPlan;
@@ -18,26 +18,22 @@ const OUTPUTS: [Buffer; 2] = [
 /// The compaction contracts: keep `in[i]` when `in[i] > 0` (positive) or
 /// when `flags[i] != 0` (flagged).
 pub const CONTRACTS: [Contract; 2] = [
-    Contract {
-        name: "positive.i32",
-        summary: "compaction by x > 0: out[0..count) = the in[i] > 0 in order, count[0] = how many (int32 in and \
-                  out, int64 count; out[count..n) untouched)",
-        inputs: &[IN],
-        params: &[],
-        outputs: &OUTPUTS,
-        rule: Rule::Exact,
-        what: "kept items, in order",
-    },
-    Contract {
-        name: "flagged.i32",
-        summary: "compaction by flags: out[0..count) = the in[i] with flags[i] != 0 in order, count[0] = how many \
-                  (int32 in and out, uint8 flags, int64 count; out[count..n) untouched)",
-        inputs: &[IN, FLAGS],
-        params: &[],
-        outputs: &OUTPUTS,
-        rule: Rule::Exact,
-        what: "kept items, in order",
-    },
+    Contract::exact(
+        "positive.i32",
+        "compaction by x > 0: out[0..count) = the in[i] > 0 in order, count[0] = how many (int32 in and \
+     out, int64 count; out[count..n) untouched)",
+        &[IN],
+        &OUTPUTS,
+        "kept items, in order",
+    ),
+    Contract::exact(
+        "flagged.i32",
+        "compaction by flags: out[0..count) = the in[i] with flags[i] != 0 in order, count[0] = how many \
+     (int32 in and out, uint8 flags, int64 count; out[count..n) untouched)",
+        &[IN, FLAGS],
+        &OUTPUTS,
+        "kept items, in order",
+    ),
 ];
 
 /// Appends the raw compaction cases of `contract`.

@@ -5,23 +5,21 @@
 //! overflowing exact sum is ±inf, NaN in, or +inf with -inf, is the NaN
 //! 0x7fc00000, and a zero sum is +0.0 unless every term is -0.0.
 
-use super::{variant, Array, Buffer, Contract, Dtype, Len, RawCase, RawSpec, Rule};
+use super::{variant, Array, Buffer, Contract, Dtype, Len, RawCase, RawSpec};
 use crate::sweep::gpu::exact_sum::{carry_input, contract_inputs, expected_of, ill_conditions, CARRY_SIZES};
 use crate::sweep::gpu::{case_seed, id};
 use crate::sweep::SweepPlan;
 use model::generators::{ill_conditioned_f32, uniform_f32};
 
 /// The correctly rounded sum contract: `out[0]` is the exact sum of `in` rounded once to f32.
-pub const CONTRACTS: [Contract; 1] = [Contract {
-    name: "sum.f32",
-    summary: "correctly rounded sum: out[0] = sum(in) computed exactly, rounded once to nearest-even f32, \
-              bit for bit (f32 in, one f32 out)",
-    inputs: &[Buffer { role: "in", dtype: Dtype::Float32, len: Len::N }],
-    params: &[],
-    outputs: &[Buffer { role: "out", dtype: Dtype::Float32, len: Len::One }],
-    rule: Rule::Exact,
-    what: "bitwise sum",
-}];
+pub const CONTRACTS: [Contract; 1] = [Contract::exact(
+    "sum.f32",
+    "correctly rounded sum: out[0] = sum(in) computed exactly, rounded once to nearest-even f32, \
+     bit for bit (f32 in, one f32 out)",
+    &[Buffer { role: "in", dtype: Dtype::Float32, len: Len::N }],
+    &[Buffer { role: "out", dtype: Dtype::Float32, len: Len::One }],
+    "bitwise sum",
+)];
 
 /// The case of `x` with its correctly rounded sum.
 fn case_of(x: Vec<f32>) -> Result<RawCase, String> {

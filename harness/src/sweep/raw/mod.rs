@@ -85,6 +85,17 @@ pub struct Contract {
 }
 
 impl Contract {
+    /// A contract without parameters whose outputs are compared exactly.
+    pub const fn exact(
+        name: &'static str,
+        summary: &'static str,
+        inputs: &'static [Buffer],
+        outputs: &'static [Buffer],
+        what: &'static str,
+    ) -> Contract {
+        Contract { name, summary, inputs, params: &[], outputs, rule: Rule::Exact, what }
+    }
+
     /// Every buffer role, inputs then outputs.
     pub fn roles(&self) -> Vec<&'static str> {
         self.inputs.iter().chain(self.outputs).map(|b| b.role).collect()
