@@ -226,3 +226,56 @@ fn float_sum(contract: &Contract, case: &RawCase, got: &[Array]) -> Verdict {
         contract.what,
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::registry::Primitive;
+    use crate::sweep::raw::contract;
+
+    #[test]
+    fn the_user_tolerance_is_at_least_every_variants_at_that_width() {
+        for cols in [1, 33, 4097, 131_072] {
+            let user = softmax_user_tolerance(cols);
+            for v in SoftmaxVariant::ALL.into_iter().filter(|v| cols <= v.max_cols()) {
+                let t = softmax_tolerance(cols, v, SoftmaxDtype::F32);
+                assert!(user.relative >= t.relative && user.per_shift >= t.per_shift, "{cols} {}", v.name());
+                assert!(user.absolute >= t.absolute && user.row_sum >= t.row_sum, "{cols} {}", v.name());
+            }
+        }
+    }
+
+    fn softmax_case(x: Vec<f32>, exact: Vec<f64>, rows: i32, cols: i32) -> RawCase {
+        RawCase {
+            inputs: vec![Array::Float32(x)],
+            params: vec![Value::Int32(rows), Value::Int32(cols)],
+            expected: vec![Array::Float64(exact)],
+        }
+    }
+
+    #[test]
+    fn an_all_masked_row_must_be_zeros_and_a_masked_logit_exactly_zero() {
+        let c = contract(Primitive::Softmax, "rows.f32").expect("contract");
+        let ninf = f32::NEG_INFINITY;
+        let case = softmax_case(vec![ninf, ninf, 0.0, ninf], vec![0.0, 0.0, 1.0, 0.0], 2, 2);
+        assert!(c.compare(&case, &[Array::Float32(vec![0.0, -0.0, 1.0, 0.0])]).passed());
+        let v = c.compare(&case, &[Array::Float32(vec![0.0, f32::NAN, 1.0, 0.0])]);
+        assert_eq!(v, Verdict::fail_at(1, "0 (masked logit)", "NaN", "masked logit"));
+        let Verdict::Fail(m) = c.compare(&case, &[Array::Float32(vec![0.0, 0.0, 0.99, 0.0])]) else {
+            panic!("a probability 1 % off passed")
+        };
+        assert_eq!((m.index, m.what.as_str()), (Some(2), "probability within the declared tolerance"));
+    }
+
+    #[test]
+    fn a_float_sum_outside_the_bound_or_not_finite_fails() {
+        let c = contract(Primitive::FloatReduce, "sum.f32").expect("contract");
+        let case = RawCase::new(vec![Array::Float32(vec![1e8, 1.0, -1e8])], vec![Array::Float64(vec![1.0])]);
+        // (1e8 + 1) - 1e8 = 0 in f32: inside (n-1) u/(1+u) sum|x| = 2u (2e8 + 1).
+        assert!(c.compare(&case, &[Array::Float32(vec![0.0])]).passed());
+        assert!(c.compare(&case, &[Array::Float32(vec![1.0])]).passed());
+        assert!(!c.compare(&case, &[Array::Float32(vec![100.0])]).passed());
+        assert!(!c.compare(&case, &[Array::Float32(vec![f32::NAN])]).passed());
+        assert!(!c.compare(&case, &[Array::Float32(vec![0.0, 0.0])]).passed());
+    }
+}
