@@ -136,14 +136,14 @@ fn time_all(gpu: &Gpu, manifest: &Manifest, loaded: &Loaded, rows: &mut Vec<Row>
 /// GPU), then CUB at the sizes timed.
 pub fn run(gpu: &Gpu, manifest: &Manifest, loaded: &Loaded) -> Timed {
     // The nvcc build (when one is needed) runs while the user's kernel is timed.
-    let pending = cub::start(gpu.info().compute_capability);
+    let started = cub::start(gpu.info().compute_capability);
     let mut rows = Vec::new();
     let error = time_all(gpu, manifest, loaded, &mut rows).err().map(|e| format!("{e:#}"));
     if let Some(e) = &error {
         eprintln!("check --bench: timing failed: {e}");
     }
     let powers: Vec<usize> = rows.iter().map(|r| r.n).filter(|n| n.is_power_of_two()).collect();
-    let cub = cub::time(pending, manifest.primitive, manifest.contract, &powers);
+    let cub = cub::time(started, manifest.primitive, manifest.contract, &powers);
     for row in &mut rows {
         row.cub_us = cub.at(row.n);
     }

@@ -3,7 +3,9 @@
 //! once for the check's primitive at its timed sizes, its medians read for
 //! the op that solves the contract's problem. Contracts whose problem CUB's
 //! program does not time (other bins, segments or data) have no column.
-//! CUB's medians follow `cub_bench`'s own protocol (its receipt line says it).
+//! CUB's medians follow `cub_bench`'s own protocol, quick form (its receipt
+//! line says it). The nvcc build gets the quick bench's wait, counted from
+//! the start of the timing; past it CUB is absent, with how to cache it.
 
 use crate::bench::baselines::{self, cub_build, BaselineRun};
 use crate::bench::config::BenchConfig;
@@ -52,18 +54,27 @@ impl CubTimes {
     }
 }
 
+/// A build started (or a binary found), and until when it is waited for.
+pub struct Started {
+    pending: cub_build::PendingBuild,
+    deadline: Instant,
+}
+
 /// Starts the build (or finds the binary) for a GPU of compute capability `cc`.
-pub fn start(cc: (i32, i32)) -> cub_build::PendingBuild {
-    cub_build::start(&baselines::cub_source(Path::new(BASELINES)), &format!("{}{}", cc.0, cc.1))
+pub fn start(cc: (i32, i32)) -> Started {
+    let deadline = Instant::now() + Duration::from_secs(baselines::QUICK_BUILD_WAIT_S);
+    let pending = cub_build::start(&baselines::cub_source(Path::new(BASELINES)), &format!("{}{}", cc.0, cc.1));
+    Started { pending, deadline }
 }
 
 /// Runs `cub_bench` for `primitive` at `sizes` (powers of two) and reads the
 /// medians of `contract`'s op.
-pub fn time(pending: cub_build::PendingBuild, primitive: Primitive, contract: &Contract, sizes: &[usize]) -> CubTimes {
+pub fn time(started: Started, primitive: Primitive, contract: &Contract, sizes: &[usize]) -> CubTimes {
     let Some(op) = shared_op(primitive, contract) else {
         return CubTimes::none(format!("not timed: cub_bench times no problem of {primitive} {}", contract.name));
     };
     let args = BenchArgs {
+        quick: true,
         primitives: vec![primitive],
         sizes: sizes.iter().map(|n| n.trailing_zeros()).collect(),
         ..BenchArgs::default()
@@ -73,8 +84,7 @@ pub fn time(pending: cub_build::PendingBuild, primitive: Primitive, contract: &C
     if let Err(e) = std::fs::create_dir_all(&work) {
         return CubTimes::none(format!("absent: cannot create {}: {e}", work.display()));
     }
-    let deadline = Instant::now() + Duration::from_secs(baselines::FULL_BUILD_WAIT_S);
-    let (run, records): (BaselineRun, _) = baselines::run_cub(pending, deadline, &config, &work);
+    let (run, records): (BaselineRun, _) = baselines::run_cub(started.pending, started.deadline, &config, &work);
     let medians: Vec<(usize, f64)> =
         records.iter().filter(|r| r.op == op).filter_map(|r| r.median_us.map(|us| (r.n, us))).collect();
     let status = match &run.reason {
