@@ -138,7 +138,8 @@ for s in "$@"; do
       ncu_step exact_sum_2p20 exact_sum_f32 --primitive exact_sum --variant correctly_rounded.f32 --sizes 1048576 ;;
     check-examples)
       # examples/check: the correct CUDA scan passes `check --sanitize --bench`,
-      # the planted bug fails with exactly the line its README states, the PTX
+      # the planted bug fails with exactly the line its README states, the CUDA
+      # compaction passes `check --sanitize --bench`, the PTX
       # reduce passes `check --sanitize`, and the Triton reduce runs end to end
       # through cases export / verify. Each expectation not met fails its step
       # with a line saying which. Receipts go to $OUT only.
@@ -153,6 +154,8 @@ for s in "$@"; do
         printf "%s\n" "$out" | grep -qxF -- "FAIL $4" || { echo "EXPECTATION NOT MET: no line FAIL $4"; exit 1; }
         echo "planted bug caught as expected: $4"' _ "$H" "$ex/scan_cuda_bug/check.toml" "$d/scan_cuda_bug" "$bug_line" &&
         deliver check-bug "$d/scan_cuda_bug/receipt.json" check-scan_cuda_bug.json
+      step check-compact 420 "$H" check --manifest "$ex/compact_cuda/check.toml" --seed 0x5eed --sanitize --bench --out "$d/compact_cuda" &&
+        deliver check-compact "$d/compact_cuda/receipt.json" check-compact_cuda.json
       step check-ptx 300 "$H" check --manifest "$ex/reduce_ptx/check.toml" --seed 0x5eed --sanitize --out "$d/reduce_ptx" &&
         deliver check-ptx "$d/reduce_ptx/receipt.json" check-reduce_ptx.json
       step check-triton 300 bash -c 'set -e; "$1" cases export --primitive reduce --contract sum.i32 --seed 0x5eed "$2"

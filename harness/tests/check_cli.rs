@@ -5,19 +5,24 @@ use std::process::Command;
 
 #[test]
 fn check_without_a_gpu_prints_the_cannot_run_line_and_exits_nonzero() {
-    let manifest = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/check/reduce_ptx/check.toml");
-    let output = Command::new(env!("CARGO_BIN_EXE_harness"))
-        .args(["check", "--manifest", manifest, "--sizes", "33", "--seed", "1"])
-        .output()
-        .expect("the harness runs");
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    if !stderr.contains("check: cannot run: no GPU (") {
-        // Only a machine with a GPU may get past this point.
-        assert!(stdout.contains("check: seed 0x1"), "neither ran nor said why:\n{stdout}\n{stderr}");
-        eprintln!("skipped (a GPU is present: the check ran)");
-        return;
+    // A PTX reduce and a CUDA compaction (two outputs; compiled by NVRTC first).
+    for (example, valid) in
+        [("reduce_ptx", "is valid: reduce sum.i32"), ("compact_cuda", "is valid: compact positive.i32")]
+    {
+        let manifest = format!("{}/../examples/check/{example}/check.toml", env!("CARGO_MANIFEST_DIR"));
+        let output = Command::new(env!("CARGO_BIN_EXE_harness"))
+            .args(["check", "--manifest", &manifest, "--sizes", "33", "--seed", "1"])
+            .output()
+            .expect("the harness runs");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        if !stderr.contains("check: cannot run: no GPU (") {
+            // Only a machine with a GPU may get past this point.
+            assert!(stdout.contains("check: seed 0x1"), "{example}: neither ran nor said why:\n{stdout}\n{stderr}");
+            eprintln!("skipped (a GPU is present: the check ran)");
+            return;
+        }
+        assert!(!output.status.success(), "{example}: exit status {:?}", output.status);
+        assert!(stdout.contains(valid), "{example}: the manifest was not validated first:\n{stdout}");
     }
-    assert!(!output.status.success(), "exit status {:?}", output.status);
-    assert!(stdout.contains("is valid: reduce sum.i32"), "the manifest was not validated first:\n{stdout}");
 }

@@ -47,8 +47,8 @@ def main() -> int:
         print("run_cases.py: no CUDA device visible to torch", file=sys.stderr)
         return 1
     index = json.loads((folder / "index.json").read_text())
-    if index.get("format") != "primlab-cases/1":
-        print(f"run_cases.py: {folder}/index.json is not a primlab-cases/1 index", file=sys.stderr)
+    if index.get("format") != "primlab-cases/2":
+        print(f"run_cases.py: {folder}/index.json is not a primlab-cases/2 index", file=sys.stderr)
         return 1
     for case in index["cases"]:
         if (case["primitive"], case["contract"]) != ("reduce", "sum.i32"):
@@ -61,7 +61,7 @@ def main() -> int:
             return 1
         got = triton_sum(torch.from_numpy(x).cuda())
         torch.cuda.synchronize()
-        np.save(folder / case["output"]["file"], got.cpu().numpy())
+        np.save(folder / case["outputs"][0]["file"], got.cpu().numpy())
     print(f"run_cases.py: wrote {len(index['cases'])} outputs into {folder}")
     return 0 if index["cases"] else 1
 

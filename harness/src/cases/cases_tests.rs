@@ -1,13 +1,15 @@
 //! `cases export` then `cases verify` on outputs computed from the exported
-//! inputs by the model passes; one wrong element fails and is named; a
-//! missing output is a failure. No GPU needed.
+//! inputs by the model passes, and one wrong element fails and is named,
+//! for every contract of the registry (one test each, stamped from a
+//! table in the registry's order that must list them all); a missing output is a failure. No GPU needed.
 
 use super::args::ExportArgs;
-use super::index::Index;
+use super::index::{CaseEntry, Index};
+use super::model_answers::answer;
 use super::*;
 use crate::registry::Primitive;
 use crate::sweep::case::{failure_line, Verdict};
-use crate::sweep::raw::{Array, Dtype};
+use crate::sweep::raw::{self, Array, Dtype, Rule, Value};
 use std::path::{Path, PathBuf};
 
 fn export(primitive: Primitive, contract: Option<&str>, sizes: &[usize], tag: &str) -> (PathBuf, Index) {
@@ -26,44 +28,136 @@ fn export(primitive: Primitive, contract: Option<&str>, sizes: &[usize], tag: &s
     (dir, index)
 }
 
-/// Writes every case's output as the model computes it from the exported input.
+fn contract_of(case: &CaseEntry) -> &'static raw::Contract {
+    let primitive = Primitive::from_name(&case.primitive).expect("a registry primitive");
+    raw::contract(primitive, &case.contract).expect("a contract")
+}
+
+/// Writes every case's outputs as the model computes them from the exported inputs.
 fn answer_with_the_model(dir: &Path, index: &Index) {
     for case in &index.cases {
-        let Array::Int32(input) = npy::read(&dir.join(&case.inputs[0].file), Dtype::Int32).expect("input") else {
-            unreachable!("int32 input")
-        };
-        let out = match (case.primitive.as_str(), case.contract.as_str()) {
-            ("scan", "exclusive.i32") => model::scan::exclusive_scan_i64(&input).expect("model"),
-            ("scan", "inclusive.i32") => model::scan::inclusive_scan_i64(&input).expect("model"),
-            ("reduce", "sum.i32") => vec![model::reduce::reduce_i64(&input).expect("model")],
-            other => panic!("no model answer for {other:?}"),
-        };
-        npy::write(&dir.join(&case.output.file), &Array::Int64(out)).expect("output written");
+        let contract = contract_of(case);
+        let inputs: Vec<Array> = contract
+            .inputs
+            .iter()
+            .zip(&case.inputs)
+            .map(|(b, f)| npy::read(&dir.join(&f.file), b.dtype).expect("input"))
+            .collect();
+        let params: Vec<Value> = contract
+            .params
+            .iter()
+            .zip(&case.params)
+            .map(|(p, e)| Value::from_json(p.dtype, &e.value).expect("a parameter"))
+            .collect();
+        for (array, file) in answer(&case.primitive, &case.contract, &inputs, &params).iter().zip(&case.outputs) {
+            npy::write(&dir.join(&file.file), array).expect("output written");
+        }
     }
 }
 
+/// `array` with element `i` made wrong for `rule`: integers one more, floats
+/// one bit apart (exact) or far outside the tolerance.
+fn corrupt(array: &mut Array, i: usize, rule: Rule) {
+    match (array, rule) {
+        (Array::Int32(v), _) => v[i] = v[i].wrapping_add(1),
+        (Array::Int64(v), _) => v[i] = v[i].wrapping_add(1),
+        (Array::Float32(v), Rule::Exact) => v[i] = f32::from_bits(v[i].to_bits() ^ 1),
+        (Array::Float32(v), Rule::SoftmaxRows) => v[i] += 0.5,
+        (Array::Float32(v), Rule::FloatSumBound) => v[i] += 1e6,
+        (other, _) => panic!("no corruption for {}", other.dtype().name()),
+    }
+}
+
+/// Export, answer with the model, verify (passes); then one wrong element
+/// of the largest first output fails, and its line names the case and index.
+fn round_trip(primitive: Primitive, contract: &str) {
+    let tag = format!("{primitive}-{contract}");
+    let (dir, index) = export(primitive, Some(contract), &[1, 33, 257], &tag);
+    assert!(!index.cases.is_empty(), "{tag}: no case");
+    assert!(index.cases.iter().all(|c| c.contract == contract && c.variant == format!("user.{contract}")));
+    answer_with_the_model(&dir, &index);
+    assert!(verify::run(&dir, 5).expect("verifies"), "{tag}: the model's own answers failed");
+
+    let case = index.cases.iter().rev().max_by_key(|c| c.outputs[0].len).expect("a case");
+    let c = contract_of(case);
+    let path = dir.join(&case.outputs[0].file);
+    let mut out = npy::read(&path, c.outputs[0].dtype).expect("read");
+    let at = out.count() / 2;
+    corrupt(&mut out, at, c.rule);
+    npy::write(&path, &out).expect("written");
+    let Verdict::Fail(m) = verify::verify_case(&dir, case) else { panic!("{tag}: a wrong element passed") };
+    let line = failure_line(&verify::case_id(case), &m);
+    let head = format!("{primitive}/user.{contract} n={} seed={} family={} ", case.size, case.seed, case.family);
+    assert!(line.starts_with(&head), "{tag}: {line}");
+    if out.count() > 1 {
+        assert_eq!(m.index, Some(at), "{tag}: {line}");
+        assert!(line.contains(&format!(" index={at} ")), "{tag}: {line}");
+    }
+    assert!(!verify::run(&dir, 5).expect("verifies"), "{tag}: a wrong element passed the whole run");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// One round-trip test per contract, and the table of them.
+macro_rules! every_contract {
+    ($($test:ident: $primitive:ident $contract:literal,)*) => {
+        $(
+            #[test]
+            fn $test() {
+                round_trip(Primitive::$primitive, $contract);
+            }
+        )*
+        const STAMPED: &[(Primitive, &str)] = &[$((Primitive::$primitive, $contract)),*];
+    };
+}
+
+every_contract! {
+    reduce_sum: Reduce "sum.i32",
+    scan_exclusive: Scan "exclusive.i32",
+    scan_inclusive: Scan "inclusive.i32",
+    arg_reduce_argmax: ArgReduce "argmax.f32",
+    arg_reduce_argmin: ArgReduce "argmin.f32",
+    softmax_rows: Softmax "rows.f32",
+    compact_positive: Compact "positive.i32",
+    compact_flagged: Compact "flagged.i32",
+    segmented_sum: SegmentedReduce "sum.i32",
+    segmented_max: SegmentedReduce "max.i32",
+    histogram_i32: Histogram "even.i32",
+    histogram_f32: Histogram "even.f32",
+    float_reduce_sum: FloatReduce "sum.f32",
+    exact_sum_sum: ExactSum "sum.f32",
+}
+
 #[test]
-fn model_outputs_pass_and_one_wrong_element_fails_by_name() {
+fn every_primitive_has_contracts_and_every_contract_is_stamped() {
+    let mut all = Vec::new();
+    for p in Primitive::ALL {
+        assert!(!raw::contracts(p).is_empty(), "{p} has no contract");
+        all.extend(raw::contracts(p).iter().map(|c| (p, c.name)));
+    }
+    assert_eq!(all, STAMPED);
+}
+
+#[test]
+fn the_failure_line_of_an_exact_contract_is_the_sweeps() {
     let (dir, index) = export(Primitive::Scan, None, &[1, 33, 257], "scan");
     // Every int family at each size, both contracts.
     assert_eq!(index.cases.len(), 3 * 5 * 2);
     let first = &index.cases[0];
     assert_eq!((first.contract.as_str(), first.n, first.tolerance.as_str()), ("exclusive.i32", 1, "exact"));
-    assert_eq!(first.output.file, "c00000.out.npy");
+    assert_eq!(
+        (first.outputs[0].file.as_str(), first.expected[0].file.as_str()),
+        ("c00000.out.npy", "c00000.out.expected.npy")
+    );
     answer_with_the_model(&dir, &index);
-    assert!(verify::run(&dir, 5).expect("verifies"), "the model's own answers failed");
-
     let case = index.cases.iter().find(|c| c.n == 33 && c.contract == "inclusive.i32").expect("a case of 33");
-    let path = dir.join(&case.output.file);
+    let path = dir.join(&case.outputs[0].file);
     let Array::Int64(mut out) = npy::read(&path, Dtype::Int64).expect("read") else { unreachable!("int64") };
     let right = out[17];
     out[17] += 1;
     npy::write(&path, &Array::Int64(out)).expect("written");
     let Verdict::Fail(m) = verify::verify_case(&dir, case) else { panic!("a wrong element passed") };
-    assert_eq!(m.index, Some(17));
-    let line = failure_line(&verify::case_id(case), &m);
     assert_eq!(
-        line,
+        failure_line(&verify::case_id(case), &m),
         format!(
             "scan/user.inclusive.i32 n=33 seed={} family={} check=prefix index=17 expected={right} got={}",
             case.seed,
@@ -71,7 +165,26 @@ fn model_outputs_pass_and_one_wrong_element_fails_by_name() {
             right + 1
         )
     );
-    assert!(!verify::run(&dir, 5).expect("verifies"), "a wrong element passed the whole run");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn parameters_are_exported_and_a_compaction_writes_two_outputs() {
+    let (dir, index) = export(Primitive::Histogram, Some("even.f32"), &[33], "params");
+    let names: Vec<&str> = index.cases[0].params.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(names, ["bins", "lower", "upper", "scale"]);
+    assert_eq!(index.cases[0].params[1].value, serde_json::json!(-0.5));
+    assert_eq!(index.cases[0].outputs[0].len, 100);
+    let _ = std::fs::remove_dir_all(&dir);
+    let (dir, index) = export(Primitive::Compact, Some("flagged.i32"), &[33], "two-outputs");
+    let case = &index.cases[0];
+    let roles: Vec<&str> = case.outputs.iter().map(|f| f.role.as_str()).collect();
+    assert_eq!((roles, case.inputs[1].dtype.as_str()), (vec!["out", "count"], "uint8"));
+    answer_with_the_model(&dir, &index);
+    // A count one too many fails on the count.
+    npy::write(&dir.join(&case.outputs[1].file), &Array::Int64(vec![case.outputs[0].len as i64 + 1])).expect("written");
+    let Verdict::Fail(m) = verify::verify_case(&dir, case) else { panic!("a wrong count passed") };
+    assert_eq!(m.what, "count");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -82,13 +195,13 @@ fn a_missing_or_mistyped_output_is_a_failure() {
     answer_with_the_model(&dir, &index);
     assert!(verify::run(&dir, 5).expect("verifies"));
     let case = &index.cases[2];
-    std::fs::remove_file(dir.join(&case.output.file)).expect("removed");
+    std::fs::remove_file(dir.join(&case.outputs[0].file)).expect("removed");
     assert_eq!(
         verify::verify_case(&dir, case),
-        Verdict::fail(format!("{} written", case.output.file), "no file", "output file")
+        Verdict::fail(format!("{} written", case.outputs[0].file), "no file", "output file")
     );
     assert!(!verify::run(&dir, 5).expect("verifies"), "a missing output passed");
-    npy::write(&dir.join(&case.output.file), &Array::Int32(vec![0])).expect("written");
+    npy::write(&dir.join(&case.outputs[0].file), &Array::Int32(vec![0])).expect("written");
     let Verdict::Fail(m) = verify::verify_case(&dir, case) else { panic!("an int32 output passed") };
     assert!(m.got.contains("dtype <i4 where <i8 (int64) is required"), "{}", m.got);
     let _ = std::fs::remove_dir_all(&dir);
@@ -105,14 +218,6 @@ fn export_refuses_a_folder_with_foreign_files_and_reuses_its_own() {
     assert!(e.contains("holds files an export did not write (notes.txt)"), "{e}");
     assert_eq!(std::fs::read_to_string(dir.join("notes.txt")).expect("kept"), "mine");
     let _ = std::fs::remove_dir_all(&dir);
-}
-
-#[test]
-fn a_primitive_without_contracts_is_refused() {
-    let dir = std::env::temp_dir().join(format!("primlab-cases-none-{}", std::process::id()));
-    let args = ExportArgs { primitive: Primitive::Histogram, contract: None, sizes: vec![1], seed: Some(1), dir };
-    let e = export::run(&args).unwrap_err().to_string();
-    assert!(e.starts_with("primitive histogram has no contract for user kernels yet"), "{e}");
 }
 
 #[test]

@@ -2,7 +2,7 @@
 //! all) as `.npy` inputs and expected outputs, plus `index.json`.
 
 use super::args::ExportArgs;
-use super::index::{CaseEntry, FileEntry, Index, FORMAT};
+use super::index::{CaseEntry, FileEntry, Index, ParamEntry, FORMAT};
 use super::npy;
 use crate::progress::Progress;
 use crate::sweep::raw::{self, Buffer, Contract};
@@ -57,9 +57,28 @@ pub fn run(args: &ExportArgs) -> Result<bool> {
             npy::write(&args.dir.join(file(buffer.role)), array).map_err(anyhow::Error::msg)?;
             inputs.push(entry(buffer, file(buffer.role), array.count()));
         }
-        let expected_file = format!("{name}.expected.npy");
-        npy::write(&args.dir.join(&expected_file), &data.expected).map_err(anyhow::Error::msg)?;
-        let out = &contract.output;
+        let mut expected = Vec::new();
+        let mut outputs = Vec::new();
+        for (k, (buffer, array)) in contract.outputs.iter().zip(&data.expected).enumerate() {
+            let expected_file = format!("{name}.{}.expected.npy", buffer.role);
+            npy::write(&args.dir.join(&expected_file), array).map_err(anyhow::Error::msg)?;
+            let model_type = Buffer { dtype: contract.expected_dtype(k), ..*buffer };
+            expected.push(entry(&model_type, expected_file, array.count()));
+            outputs.push(entry(buffer, file(buffer.role), array.count()));
+        }
+        let mut params = Vec::new();
+        for (p, v) in contract.params.iter().zip(&data.params) {
+            if v.dtype() != p.dtype {
+                bail!(
+                    "{}: parameter {} is {} where the contract says {}",
+                    spec.id.key(),
+                    p.name,
+                    v.dtype().name(),
+                    p.dtype.name()
+                );
+            }
+            params.push(ParamEntry { name: p.name.into(), dtype: p.dtype.name().into(), value: v.to_json() });
+        }
         cases.push(CaseEntry {
             case: name.clone(),
             primitive: spec.id.primitive.clone(),
@@ -70,9 +89,10 @@ pub fn run(args: &ExportArgs) -> Result<bool> {
             family: spec.id.family.clone(),
             seed: format!("{:#x}", spec.id.seed),
             inputs,
-            expected: entry(out, expected_file, data.expected.count()),
-            output: entry(out, file(out.role), data.expected.count()),
-            tolerance: "exact".into(),
+            params,
+            expected,
+            outputs,
+            tolerance: contract.rule.tolerance().into(),
             rule: contract.rule().into(),
         });
         progress.step(&spec.id.marker());
@@ -92,7 +112,7 @@ pub fn run(args: &ExportArgs) -> Result<bool> {
         "cases export: {} cases written to {} (each program writes <case>.{}.npy; then run `harness cases verify {}`)",
         index.cases.len(),
         path.display(),
-        contracts[0].output.role,
+        contracts[0].outputs.iter().map(|b| b.role).collect::<Vec<_>>().join(".npy and <case>."),
         args.dir.display()
     );
     Ok(!index.cases.is_empty())
@@ -115,8 +135,8 @@ fn prepare_dir(dir: &Path) -> Result<()> {
             let mut names = vec!["index.json".to_string()];
             for c in old.cases {
                 names.extend(c.inputs.into_iter().map(|f| f.file));
-                names.push(c.expected.file);
-                names.push(c.output.file);
+                names.extend(c.expected.into_iter().map(|f| f.file));
+                names.extend(c.outputs.into_iter().map(|f| f.file));
             }
             names
         }

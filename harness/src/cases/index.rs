@@ -4,7 +4,8 @@
 use serde::{Deserialize, Serialize};
 
 /// The format tag of `index.json` (a reader refuses other tags).
-pub const FORMAT: &str = "primlab-cases/1";
+/// Version 2 lists every output (compaction writes two) and the scalar parameters.
+pub const FORMAT: &str = "primlab-cases/2";
 
 /// One `.npy` file of a case.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -13,11 +14,23 @@ pub struct FileEntry {
     pub role: String,
     /// The file name, relative to the folder of `index.json`.
     pub file: String,
-    /// The element type (`int32`, `int64`, `float32`, `float64`, `bfloat16`;
-    /// bfloat16 is stored as `<u2`, its raw bits).
+    /// The element type (`int32`, `int64`, `float32`, `float64`, `bfloat16`,
+    /// `uint8`; bfloat16 is stored as `<u2`, its raw bits).
     pub dtype: String,
     /// Elements.
     pub len: usize,
+}
+
+/// One scalar parameter of a case (histogram bins and range, softmax rows
+/// and columns, the segment count).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ParamEntry {
+    /// The contract's name of the parameter.
+    pub name: String,
+    /// Its type: `int32`, `int64` or `float32`.
+    pub dtype: String,
+    /// Its value (a float32 as the double it widens to exactly).
+    pub value: serde_json::Value,
 }
 
 /// One case of an export.
@@ -41,11 +54,16 @@ pub struct CaseEntry {
     pub seed: String,
     /// Input files, in the contract's order.
     pub inputs: Vec<FileEntry>,
-    /// The model's exact output.
-    pub expected: FileEntry,
-    /// Where the program must write its output (same type and length as `expected`).
-    pub output: FileEntry,
-    /// Allowed difference from `expected`: `exact` for every contract so far.
+    /// Scalar parameters, in the contract's order.
+    pub params: Vec<ParamEntry>,
+    /// The model's outputs, in the contract's order (exact; float64 exact
+    /// values where the tolerance is not `exact`).
+    pub expected: Vec<FileEntry>,
+    /// Where the program must write its outputs (the contract's types, as
+    /// many elements as the matching `expected`).
+    pub outputs: Vec<FileEntry>,
+    /// Allowed difference from `expected`: `exact`, `softmax_variant_bound`
+    /// or `order_free_bound` (`rule` says it in words).
     pub tolerance: String,
     /// The comparison rule in words.
     pub rule: String,

@@ -22,5 +22,8 @@ pub fn run(args: &CasesArgs) -> Result<bool> {
 }
 
 #[cfg(test)]
+mod model_answers;
+
+#[cfg(test)]
 #[path = "cases_tests.rs"]
 mod tests;

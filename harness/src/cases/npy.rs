@@ -18,6 +18,7 @@ pub fn descr(dtype: Dtype) -> &'static str {
         Dtype::Float32 => "<f4",
         Dtype::Float64 => "<f8",
         Dtype::Bfloat16 => "<u2",
+        Dtype::Uint8 => "|u1",
     }
 }
 

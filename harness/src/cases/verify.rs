@@ -1,16 +1,17 @@
 //! `harness cases verify`: the outputs a program wrote next to an export,
-//! compared with the model's by the contract's rule; a missing or unreadable
-//! output is a failure, never a pass.
+//! compared with the model's by the contract's rule (the inputs and
+//! parameters are read back too: a tolerance is judged on them); a missing
+//! or unreadable output is a failure, never a pass.
 
 use super::index::{CaseEntry, Index, FORMAT};
 use super::npy;
 use crate::registry::Primitive;
 use crate::sweep::case::{failure_line, CaseId, Verdict};
-use crate::sweep::raw::{self, Dtype};
+use crate::sweep::raw::{self, Contract, Dtype, RawCase, Value};
 use anyhow::{bail, Context, Result};
 use std::path::Path;
 
-/// The verdict of one exported case on the output found in `dir`.
+/// The verdict of one exported case on the outputs found in `dir`.
 pub fn verify_case(dir: &Path, case: &CaseEntry) -> Verdict {
     let contract = match Primitive::from_name(&case.primitive)
         .ok_or_else(|| format!("unknown primitive '{}'", case.primitive))
@@ -19,24 +20,76 @@ pub fn verify_case(dir: &Path, case: &CaseEntry) -> Verdict {
         Ok(c) => c,
         Err(e) => return Verdict::fail("a known contract", e, "index"),
     };
-    let dtype = contract.output.dtype;
-    if Dtype::from_name(&case.output.dtype) != Some(dtype) {
-        return Verdict::fail(dtype.name(), &case.output.dtype, "index output dtype");
-    }
-    let expected = match npy::read(&dir.join(&case.expected.file), dtype) {
-        Ok(a) => a,
-        Err(e) => return Verdict::fail("the expected file", e, "expected file"),
+    let model = match model_case(dir, contract, case) {
+        Ok(m) => m,
+        Err(verdict) => return verdict,
     };
-    let path = dir.join(&case.output.file);
-    if !path.exists() {
-        return Verdict::fail(format!("{} written", case.output.file), "no file", "output file");
-    }
-    match npy::read(&path, dtype) {
-        Ok(got) => contract.compare(&expected, &got),
-        Err(e) => {
-            Verdict::fail(format!("{} of {} {}", case.output.file, expected.count(), dtype.name()), e, "output file")
+    let mut got = Vec::new();
+    for (buffer, entry) in contract.outputs.iter().zip(&case.outputs) {
+        let path = dir.join(&entry.file);
+        if !path.exists() {
+            return Verdict::fail(format!("{} written", entry.file), "no file", "output file");
+        }
+        match npy::read(&path, buffer.dtype) {
+            Ok(array) => got.push(array),
+            Err(e) => {
+                return Verdict::fail(
+                    format!("{} of {} {}", entry.file, entry.len, buffer.dtype.name()),
+                    e,
+                    "output file",
+                )
+            }
         }
     }
+    contract.compare(&model, &got)
+}
+
+/// The case's inputs, parameters and model outputs as the export wrote
+/// them, checked against the contract's types; a failure verdict when the
+/// index or a file does not fit.
+fn model_case(dir: &Path, contract: &Contract, case: &CaseEntry) -> Result<RawCase, Verdict> {
+    let counts = [
+        ("inputs", contract.inputs.len(), case.inputs.len()),
+        ("params", contract.params.len(), case.params.len()),
+        ("expected", contract.outputs.len(), case.expected.len()),
+        ("outputs", contract.outputs.len(), case.outputs.len()),
+    ];
+    if let Some((what, want, found)) = counts.into_iter().find(|(_, want, found)| want != found) {
+        return Err(Verdict::fail(format!("{want} {what}"), format!("{found} {what}"), "index"));
+    }
+    let typed = |want: Dtype, found: &str, what: &str| {
+        if Dtype::from_name(found) == Some(want) {
+            Ok(())
+        } else {
+            Err(Verdict::fail(want.name(), found, &format!("index {what} dtype")))
+        }
+    };
+    let read = |file: &str, dtype: Dtype, what: &str| {
+        npy::read(&dir.join(file), dtype)
+            .map_err(|e| Verdict::fail(format!("the {what} file"), e, &format!("{what} file")))
+    };
+    let mut inputs = Vec::new();
+    for (buffer, entry) in contract.inputs.iter().zip(&case.inputs) {
+        typed(buffer.dtype, &entry.dtype, "input")?;
+        inputs.push(read(&entry.file, buffer.dtype, "input")?);
+    }
+    let mut params = Vec::new();
+    for (param, entry) in contract.params.iter().zip(&case.params) {
+        if entry.name != param.name {
+            return Err(Verdict::fail(param.name, &entry.name, "index parameter"));
+        }
+        typed(param.dtype, &entry.dtype, "parameter")?;
+        params.push(
+            Value::from_json(param.dtype, &entry.value).map_err(|e| Verdict::fail(param.name, e, "index parameter"))?,
+        );
+    }
+    let mut expected = Vec::new();
+    for (k, (buffer, entry)) in contract.outputs.iter().zip(&case.expected).enumerate() {
+        typed(buffer.dtype, &case.outputs[k].dtype, "output")?;
+        typed(contract.expected_dtype(k), &entry.dtype, "expected")?;
+        expected.push(read(&entry.file, contract.expected_dtype(k), "expected")?);
+    }
+    Ok(RawCase { inputs, params, expected })
 }
 
 /// The case id of an index entry (for failure lines).

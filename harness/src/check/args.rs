@@ -18,7 +18,7 @@ pub struct CheckArgs {
     /// Also run the cases under compute-sanitizer's four tools at the sanitizer sizes.
     #[arg(long)]
     pub sanitize: bool,
-    /// Also time the kernel beside our default variant of the primitive.
+    /// Also time the kernel beside our default variant of the primitive and CUB (when its baseline builds).
     #[arg(long)]
     pub bench: bool,
     /// Where the receipt and summary go (default: check-out/ next to the manifest).

@@ -1,9 +1,13 @@
 //! `check --bench`: the user's launch sequence timed beside our fastest
 //! variant of the primitive on the same device buffers' sizes, with the
 //! bench's cold protocol (an event pair around each call, waiting between
-//! calls; warm-ups first; the median of the timed calls). CUB is not timed
-//! here: its timings come from `harness bench` (the receipts' CUB columns).
+//! calls; warm-ups first; the median of the timed calls), and beside CUB
+//! when `harness bench`'s `cub_bench` baseline can be built or is given
+//! and times the contract's problem (`super::cub`). Each size times the
+//! catalogue's first case of that size (a primitive whose cases have their
+//! own sizes, like softmax's row blocks, times its largest case below it).
 
+use super::cub;
 use super::launch::{self, Loaded};
 use super::manifest::Manifest;
 use crate::bench::timing::{summarize, EventTimer};
@@ -28,6 +32,8 @@ pub struct Row {
     pub user_us: f64,
     /// Our fastest variant's median microseconds (None when it has no plan here).
     pub ours_us: Option<f64>,
+    /// CUB's median microseconds (None when not timed).
+    pub cub_us: Option<f64>,
 }
 
 /// The timings, or why they stopped.
@@ -37,6 +43,8 @@ pub struct Timed {
     pub rows: Vec<Row>,
     /// Our variant's name.
     pub ours: String,
+    /// How the CUB baseline went, in one line.
+    pub cub: String,
     /// Why timing failed (a failure of the check).
     pub error: Option<String>,
     /// For the receipt.
@@ -84,17 +92,27 @@ fn time_ours(timer: &EventTimer, gpu: &Gpu, manifest: &Manifest, input: &[i32]) 
     })
 }
 
+/// The catalogue's case timed at `n`: its first case of that size, else
+/// its largest below (None when it has none).
+fn case_at(manifest: &Manifest, n: usize) -> Option<raw::RawSpec> {
+    let plan = SweepPlan::of_primitive(manifest.primitive, &[n], 0x5eed);
+    let specs = raw::catalogue(&plan, manifest.primitive, manifest.contract, &manifest.name);
+    let largest_below = specs.iter().filter(|s| s.id.n <= n).map(|s| s.id.n).max()?;
+    let chosen = if specs.iter().any(|s| s.id.n == n) { n } else { largest_below };
+    specs.into_iter().find(|s| s.id.n == chosen)
+}
+
 fn time_all(gpu: &Gpu, manifest: &Manifest, loaded: &Loaded, rows: &mut Vec<Row>) -> anyhow::Result<()> {
     let timer = EventTimer::new(gpu)?;
     for n in SIZES
         .into_iter()
         .filter(|&n| n.saturating_mul(crate::sweep::DEVICE_BYTES_PER_ELEMENT) <= gpu.info().total_memory)
     {
-        let plan = SweepPlan::sanitizer(manifest.primitive, &[n], 0x5eed, &[]);
-        let spec = raw::catalogue(&plan, manifest.primitive, manifest.contract, &manifest.name)
-            .into_iter()
-            .next()
-            .ok_or_else(|| anyhow::anyhow!("no case at n = {n}"))?;
+        let spec = case_at(manifest, n).ok_or_else(|| anyhow::anyhow!("no case at n = {n} or below"))?;
+        let n = spec.id.n;
+        if rows.iter().any(|r| r.n == n) {
+            continue;
+        }
         let case = (spec.make)().map_err(anyhow::Error::msg)?;
         let mut buffers = launch::prepare(gpu, manifest, &case, n)?;
         let user_us = median(&timer, gpu, || launch::enqueue(gpu, manifest, loaded, &mut buffers))?;
@@ -104,29 +122,39 @@ fn time_all(gpu: &Gpu, manifest: &Manifest, loaded: &Loaded, rows: &mut Vec<Row>
             _ => None,
         };
         println!(
-            "check --bench: n = {n}: yours {user_us:.1} us, ours ({}) {}",
+            "check --bench: n = {n} ({}): yours {user_us:.1} us, ours ({}) {}",
+            spec.id.size,
             ours_name(manifest.primitive),
             ours_us.map(|u| format!("{u:.1} us")).unwrap_or_else(|| "not timed".into())
         );
-        rows.push(Row { n, user_us, ours_us });
+        rows.push(Row { n, user_us, ours_us, cub_us: None });
     }
     Ok(())
 }
 
-/// Times the user's sequence and ours at [`SIZES`] (those that fit the GPU).
+/// Times the user's sequence and ours at [`SIZES`] (those that fit the
+/// GPU), then CUB at the sizes timed.
 pub fn run(gpu: &Gpu, manifest: &Manifest, loaded: &Loaded) -> Timed {
+    // The nvcc build (when one is needed) runs while the user's kernel is timed.
+    let started = cub::start(gpu.info().compute_capability);
     let mut rows = Vec::new();
     let error = time_all(gpu, manifest, loaded, &mut rows).err().map(|e| format!("{e:#}"));
     if let Some(e) = &error {
         eprintln!("check --bench: timing failed: {e}");
     }
+    let powers: Vec<usize> = rows.iter().map(|r| r.n).filter(|n| n.is_power_of_two()).collect();
+    let cub = cub::time(started, manifest.primitive, manifest.contract, &powers);
+    for row in &mut rows {
+        row.cub_us = cub.at(row.n);
+    }
+    println!("check --bench: CUB {}", cub.status);
     let ours = ours_name(manifest.primitive);
     let json = serde_json::json!({
         "protocol": format!("cold: {WARMUPS} warm-ups, median of {CALLS} calls, one event pair per call"),
         "ours": ours,
-        "cub": "not timed by check: see harness bench (receipts/bench.json) for CUB on the same sizes",
+        "cub": cub.json,
         "rows": rows,
         "error": error,
     });
-    Timed { rows, ours, error, json }
+    Timed { rows, ours, cub: cub.status, error, json }
 }

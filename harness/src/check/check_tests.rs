@@ -18,7 +18,8 @@ const PTX: &str = ".version 8.0\n.target sm_80\n.address_size 64\n\
 const GOOD: &str = "primitive = \"scan\"\ncontract = \"exclusive.i32\"\n[module]\nptx = \"k.ptx\"\n\
     [[launch]]\nkernel = \"scan3\"\nargs = [\"in\", \"out\", \"n\"]\ngrid = \"ceil_div(n, 1024)\"\nblock = \"256\"\n";
 
-fn folder() -> PathBuf {
+/// A fresh temporary folder holding `k.ptx` ([`PTX`]).
+pub(super) fn folder() -> PathBuf {
     static NEXT: AtomicUsize = AtomicUsize::new(0);
     let dir = std::env::temp_dir().join(format!(
         "primlab-check-{}-{}",
@@ -49,7 +50,7 @@ fn a_good_manifest_resolves_its_module_beside_it() {
         (crate::registry::Primitive::Scan, "exclusive.i32", "user")
     );
     assert!(m.module.path.ends_with("k.ptx"));
-    assert_eq!(m.launches[0].args, vec![manifest::Arg::Input(0), manifest::Arg::Output, manifest::Arg::N]);
+    assert_eq!(m.launches[0].args, vec![manifest::Arg::Input(0), manifest::Arg::Output(0), manifest::Arg::N]);
 }
 
 #[test]
@@ -100,7 +101,7 @@ fn a_contract_buffer_no_launch_passes_is_named() {
 #[test]
 fn an_unknown_argument_lists_what_may_be_named() {
     let e = message(&GOOD.replace("\"out\", \"n\"", "\"output\", \"n\""));
-    assert_eq!(e, "launch 1 (scan3): argument 'output' is not a buffer of the contract, a scratch buffer or n (known: in, out, n, n32)");
+    assert_eq!(e, "launch 1 (scan3): argument 'output' is not a buffer or parameter of the contract, a scratch buffer or n (known: in, out, n, n32)");
 }
 
 #[test]
@@ -140,9 +141,12 @@ fn examples() -> PathBuf {
 /// NVRTC (needs libnvrtc, as every compile test).
 #[test]
 fn the_examples_manifests_are_valid() {
-    for (example, primitive, launches) in
-        [("scan_cuda", "scan", 3), ("scan_cuda_bug", "scan", 3), ("reduce_ptx", "reduce", 2)]
-    {
+    for (example, primitive, launches) in [
+        ("scan_cuda", "scan", 3),
+        ("scan_cuda_bug", "scan", 3),
+        ("compact_cuda", "compact", 3),
+        ("reduce_ptx", "reduce", 2),
+    ] {
         let path = examples().join(example).join("check.toml");
         let m = load(&path, &crate::sweep::sizes::sweep_sizes(&[], 1, false, true), None)
             .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
@@ -188,7 +192,7 @@ fn the_planted_bug_readme_states_the_catalogues_case() {
         .next()
         .expect("a case");
     let case = (spec.make)().expect("generated");
-    let crate::sweep::raw::Array::Int64(expected) = case.expected else { unreachable!("int64") };
+    let [crate::sweep::raw::Array::Int64(expected)] = &case.expected[..] else { unreachable!("int64") };
     let m = crate::sweep::case::Mismatch {
         index: Some(262_144),
         expected: expected[262_144].to_string(),

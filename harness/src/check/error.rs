@@ -108,8 +108,8 @@ pub enum ManifestError {
         /// Every role.
         roles: String,
     },
-    /// An argument is neither a contract role, a scratch buffer nor `n`/`n32`.
-    #[error("launch {launch} ({kernel}): argument '{arg}' is not a buffer of the contract, a scratch buffer or n (known: {known})")]
+    /// An argument is neither a contract role or parameter, a scratch buffer nor `n`/`n32`.
+    #[error("launch {launch} ({kernel}): argument '{arg}' is not a buffer or parameter of the contract, a scratch buffer or n (known: {known})")]
     UnknownArgument {
         /// 1-based launch number.
         launch: usize,
@@ -131,6 +131,24 @@ pub enum ManifestError {
         given: usize,
         /// Parameters in the module.
         takes: usize,
+    },
+    /// An argument's size differs from the entry point's parameter at its position.
+    #[error("launch {launch} ({kernel}): argument {position} '{arg}' is {what}, {bytes} bytes, but the entry point's parameter {position} takes {declared} bytes")]
+    ArgumentSize {
+        /// 1-based launch number.
+        launch: usize,
+        /// The kernel.
+        kernel: String,
+        /// 1-based argument position.
+        position: usize,
+        /// The argument named.
+        arg: String,
+        /// What it passes, in words.
+        what: String,
+        /// Bytes it passes.
+        bytes: usize,
+        /// Bytes the PTX declares.
+        declared: usize,
     },
     /// Something else in the manifest is inconsistent (duplicate names, no launch, bad type).
     #[error("{0}")]

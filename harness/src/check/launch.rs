@@ -1,15 +1,16 @@
-//! Running the user's launch sequence on one case: inputs uploaded, the
+//! Running the user's launch sequence on one case: inputs uploaded, every
 //! output poisoned (every byte [`kernels::POISON_BYTE`], so an element never
-//! written fails the comparison, and [`GUARD_ELEMENTS`] more after it that
-//! must stay untouched), scratch zeroed or poisoned as the manifest
-//! says, every launch in order on the Gpu's stream, then the output compared
-//! with the model's by the contract's rule.
+//! written fails the comparison; each output's elements past the model's
+//! output, up to its length and [`GUARD_ELEMENTS`] more, must stay
+//! untouched), scratch zeroed or poisoned as the manifest says, every launch
+//! in order on the Gpu's stream with the case's parameters by value, then
+//! the outputs compared with the model's by the contract's rule.
 
 use super::manifest::{at, Arg, Manifest};
 use super::module::Image;
 use crate::sweep::case::Verdict;
 use crate::sweep::gpu::gpu_error;
-use crate::sweep::raw::{Array, RawCase};
+use crate::sweep::raw::{Array, RawCase, Value};
 use cudarc::driver::{CudaFunction, CudaSlice, PushKernelArg};
 use cudarc::nvrtc::Ptx;
 use kernels::{Gpu, GpuResult};
@@ -40,29 +41,34 @@ pub fn load(gpu: &Gpu, manifest: &Manifest) -> GpuResult<Loaded> {
     Ok(Loaded { functions })
 }
 
-/// Poisoned elements after the contract's output: a kernel that writes past
-/// the end changes them, and the case fails with check `poison tail`.
+/// Poisoned elements after each of the contract's outputs: a kernel that
+/// writes past the end changes them, and the case fails with check `poison tail`.
 pub const GUARD_ELEMENTS: usize = 64;
 
-/// The device buffers of one case (all as bytes, in the contract's layout).
+/// The device buffers of one case (all as bytes, in the contract's layout)
+/// and its parameters.
 pub struct Buffers {
     inputs: Vec<CudaSlice<u8>>,
-    output: CudaSlice<u8>,
+    outputs: Vec<CudaSlice<u8>>,
     scratch: Vec<CudaSlice<u8>>,
+    params: Vec<Value>,
     n: usize,
 }
 
-/// Uploads `case`'s inputs and allocates the poisoned output and the scratch.
+/// Uploads `case`'s inputs and allocates the poisoned outputs and the scratch.
 pub fn prepare(gpu: &Gpu, manifest: &Manifest, case: &RawCase, n: usize) -> GpuResult<Buffers> {
     let inputs = case.inputs.iter().map(|a| gpu.upload(&a.to_le_bytes())).collect::<GpuResult<Vec<_>>>()?;
-    let out = &manifest.contract.output;
-    let output = gpu.alloc_poisoned::<u8>((out.len.elements(n) + GUARD_ELEMENTS) * out.dtype.size())?;
+    let mut outputs = Vec::new();
+    for (k, out) in manifest.contract.outputs.iter().enumerate() {
+        let elements = out.len.elements(n, case.model_len(k)).max(case.model_len(k));
+        outputs.push(gpu.alloc_poisoned::<u8>((elements + GUARD_ELEMENTS) * out.dtype.size())?);
+    }
     let mut scratch = Vec::new();
     for s in &manifest.scratch {
         let bytes = (at(&s.len, n) as usize * s.dtype.size()).max(1);
         scratch.push(if s.zero { gpu.alloc_zeroed::<u8>(bytes)? } else { gpu.alloc_poisoned::<u8>(bytes)? });
     }
-    Ok(Buffers { inputs, output, scratch, n })
+    Ok(Buffers { inputs, outputs, scratch, params: case.params.clone(), n })
 }
 
 /// Enqueues one run: zeroes the `zero = true` scratch, then every launch
@@ -88,7 +94,12 @@ pub fn enqueue(gpu: &Gpu, manifest: &Manifest, loaded: &Loaded, buffers: &mut Bu
         for arg in &launch.args {
             match *arg {
                 Arg::Input(k) => builder.arg(&buffers.inputs[k]),
-                Arg::Output => builder.arg(&buffers.output),
+                Arg::Output(k) => builder.arg(&buffers.outputs[k]),
+                Arg::Param(k) => match &buffers.params[k] {
+                    Value::Int32(v) => builder.arg(v),
+                    Value::Int64(v) => builder.arg(v),
+                    Value::Float32(v) => builder.arg(v),
+                },
                 Arg::Scratch(k) => builder.arg(&buffers.scratch[k]),
                 Arg::N => builder.arg(&n64),
                 Arg::N32 => builder.arg(&n32),
@@ -103,7 +114,7 @@ pub fn enqueue(gpu: &Gpu, manifest: &Manifest, loaded: &Loaded, buffers: &mut Bu
     Ok(())
 }
 
-/// Runs the sequence on `case` and compares the output with the model's.
+/// Runs the sequence on `case` and compares the outputs with the model's.
 pub fn run_case(gpu: &Gpu, manifest: &Manifest, loaded: &Loaded, case: &RawCase, n: usize) -> Verdict {
     let mut buffers = match prepare(gpu, manifest, case, n) {
         Ok(b) => b,
@@ -112,23 +123,27 @@ pub fn run_case(gpu: &Gpu, manifest: &Manifest, loaded: &Loaded, case: &RawCase,
     if let Err(e) = enqueue(gpu, manifest, loaded, &mut buffers).and_then(|_| gpu.synchronize()) {
         return gpu_error(&e);
     }
-    let bytes = match gpu.download(&buffers.output) {
-        Ok(b) => b,
-        Err(e) => return gpu_error(&e),
-    };
-    let out = &manifest.contract.output;
-    let len = (out.len.elements(n) * out.dtype.size()).min(bytes.len());
-    if let Some(at) = bytes[len..].iter().position(|&b| b != kernels::POISON_BYTE) {
-        let index = out.len.elements(n) + at / out.dtype.size();
-        return Verdict::fail_at(
-            index,
-            "untouched (past the end)",
-            format!("byte {:#04x}", bytes[len + at]),
-            "poison tail",
-        );
+    let mut got = Vec::new();
+    for (k, (out, device)) in manifest.contract.outputs.iter().zip(&buffers.outputs).enumerate() {
+        let bytes = match gpu.download(device) {
+            Ok(b) => b,
+            Err(e) => return gpu_error(&e),
+        };
+        let model = case.model_len(k);
+        let len = (model * out.dtype.size()).min(bytes.len());
+        if let Some(at) = bytes[len..].iter().position(|&b| b != kernels::POISON_BYTE) {
+            let index = model + at / out.dtype.size();
+            return Verdict::fail_at(
+                index,
+                format!("untouched (past the model's {model} elements of {})", out.role),
+                format!("byte {:#04x}", bytes[len + at]),
+                "poison tail",
+            );
+        }
+        match Array::from_le_bytes(out.dtype, &bytes[..len]) {
+            Ok(array) => got.push(array),
+            Err(e) => return Verdict::fail("the output", e, "output"),
+        }
     }
-    match Array::from_le_bytes(out.dtype, &bytes[..len]) {
-        Ok(got) => manifest.contract.compare(&case.expected, &got),
-        Err(e) => Verdict::fail("the output", e, "output"),
-    }
+    manifest.contract.compare(case, &got)
 }

@@ -15,7 +15,7 @@
 //! zero = true                    # zeroed before each case (else poisoned)
 //! [[launch]]
 //! kernel = "scan_tiles"
-//! args = ["in", "out", "tile_sums", "n"]
+//! args = ["in", "out", "tile_sums", "n"]   # buffers, parameters (bins, rows, ...), scratch, n
 //! grid = "ceil_div(n, 1024)"
 //! block = "256"
 //! shared = "0"                   # dynamic shared bytes (default 0)
@@ -79,8 +79,10 @@ struct RawLaunch {
 pub enum Arg {
     /// The contract's input buffer of this index.
     Input(usize),
-    /// The contract's output buffer.
-    Output,
+    /// The contract's output buffer of this index.
+    Output(usize),
+    /// The contract's scalar parameter of this index, by value.
+    Param(usize),
     /// The scratch buffer of this index.
     Scratch(usize),
     /// n as a 64-bit unsigned integer (`unsigned long long`, `size_t`).
@@ -158,6 +160,8 @@ pub fn load(path: &Path, sizes: &[usize], gpu_arch: Option<&str>) -> Result<Mani
         .ok_or_else(|| ManifestError::UnknownPrimitive { name: raw.primitive.clone(), known: Primitive::names() })?;
     let contract =
         raw::contract(primitive, &raw.contract).map_err(|message| ManifestError::UnknownContract { message })?;
+    // The geometry must fit every case's n (some catalogues add sizes or visit shapes of their own).
+    let sizes = &raw::case_sizes(primitive, contract, sizes)[..];
     let folder = path.parent().unwrap_or(Path::new("."));
     let named: Vec<(Kind, &String)> =
         [(Kind::Cuda, &raw.module.cuda), (Kind::Ptx, &raw.module.ptx), (Kind::Cubin, &raw.module.cubin)]
@@ -175,6 +179,7 @@ pub fn load(path: &Path, sizes: &[usize], gpu_arch: Option<&str>) -> Result<Mani
     let mut scratch: Vec<Scratch> = Vec::new();
     for (i, s) in raw.scratch.iter().enumerate() {
         if contract.roles().contains(&s.name.as_str())
+            || contract.params.iter().any(|p| p.name == s.name)
             || s.name == "n"
             || s.name == "n32"
             || scratch.iter().any(|t| t.name == s.name)
@@ -213,6 +218,7 @@ pub fn load(path: &Path, sizes: &[usize], gpu_arch: Option<&str>) -> Result<Mani
     }
     let roles = contract.roles();
     let mut known: Vec<String> = roles.iter().map(|r| r.to_string()).collect();
+    known.extend(contract.params.iter().map(|p| p.name.to_string()));
     known.extend(scratch.iter().map(|s| s.name.clone()));
     known.extend(["n".to_string(), "n32".to_string()]);
     let mut launches = Vec::new();
@@ -233,13 +239,28 @@ pub fn load(path: &Path, sizes: &[usize], gpu_arch: Option<&str>) -> Result<Mani
                 known: known.join(", "),
             })?);
         }
-        if let Some(takes) = entry.params.filter(|&p| p != args.len()) {
+        if let Some(takes) = entry.params.as_ref().map(Vec::len).filter(|&p| p != args.len()) {
             return Err(ManifestError::ArgumentCount {
                 launch: number,
                 kernel: l.kernel.clone(),
                 given: args.len(),
                 takes,
             });
+        }
+        let sizes_declared = entry.params.iter().flatten();
+        for (position, ((arg, name), declared)) in args.iter().zip(&l.args).zip(sizes_declared).enumerate() {
+            let (bytes, what) = passed(*arg, contract);
+            if let Some(declared) = declared.filter(|&d| d != bytes) {
+                return Err(ManifestError::ArgumentSize {
+                    launch: number,
+                    kernel: l.kernel.clone(),
+                    position: position + 1,
+                    arg: name.clone(),
+                    what,
+                    bytes,
+                    declared,
+                });
+            }
         }
         let field = |what: &str| format!("launch {number} ({}) {what}", l.kernel);
         let grid = parsed(&field("grid"), &l.grid)?;
@@ -284,7 +305,7 @@ pub fn load(path: &Path, sizes: &[usize], gpu_arch: Option<&str>) -> Result<Mani
         }
     }
     for (r, role) in roles.iter().enumerate() {
-        let want = if r < contract.inputs.len() { Arg::Input(r) } else { Arg::Output };
+        let want = if r < contract.inputs.len() { Arg::Input(r) } else { Arg::Output(r - contract.inputs.len()) };
         if !launches.iter().any(|l| l.args.contains(&want)) {
             return Err(ManifestError::MissingRole {
                 role: role.to_string(),
@@ -305,6 +326,24 @@ pub fn load(path: &Path, sizes: &[usize], gpu_arch: Option<&str>) -> Result<Mani
     })
 }
 
+/// The bytes an argument passes by value and what it is, in words.
+fn passed(arg: Arg, contract: &Contract) -> (usize, String) {
+    match arg {
+        Arg::Input(_) | Arg::Output(_) | Arg::Scratch(_) => (8, "a buffer (a device pointer)".into()),
+        Arg::N => (8, "n as a 64-bit integer (unsigned long long)".into()),
+        Arg::N32 => (4, "n as a 32-bit integer (unsigned int)".into()),
+        Arg::Param(k) => {
+            let dtype = contract.params.get(k).map(|p| p.dtype).unwrap_or(Dtype::Int64);
+            let c = match dtype {
+                Dtype::Int32 => "int",
+                Dtype::Float32 => "float",
+                _ => "long long",
+            };
+            (dtype.size(), format!("the contract's {} parameter ({c})", dtype.name()))
+        }
+    }
+}
+
 fn args_use_n32(launches: &[Launch]) -> bool {
     launches.iter().any(|l| l.args.contains(&Arg::N32))
 }
@@ -313,8 +352,13 @@ fn argument(name: &str, contract: &Contract, scratch: &[Scratch]) -> Option<Arg>
     if let Some(i) = contract.inputs.iter().position(|b| b.role == name) {
         return Some(Arg::Input(i));
     }
+    if let Some(k) = contract.outputs.iter().position(|b| b.role == name) {
+        return Some(Arg::Output(k));
+    }
+    if let Some(k) = contract.params.iter().position(|p| p.name == name) {
+        return Some(Arg::Param(k));
+    }
     match name {
-        _ if contract.output.role == name => Some(Arg::Output),
         "n" => Some(Arg::N),
         "n32" => Some(Arg::N32),
         _ => scratch.iter().position(|s| s.name == name).map(Arg::Scratch),

@@ -2,10 +2,11 @@
 //! contract (the sweep's sizes, data families and seeds, poisoned outputs,
 //! the exact model) run against a user's own kernel, described by a TOML
 //! manifest; optionally under the four compute-sanitizer tools and timed
-//! beside our default variant. Writes a receipt and a Markdown summary.
+//! beside our default variant and CUB. Writes a receipt and a Markdown summary.
 
 pub mod args;
 pub mod bench;
+pub mod cub;
 pub mod error;
 pub mod expr;
 pub mod launch;
@@ -189,3 +190,7 @@ fn run_cases(
 #[cfg(test)]
 #[path = "check_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "contract_manifest_tests.rs"]
+mod contract_manifest_tests;

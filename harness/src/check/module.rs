@@ -1,7 +1,7 @@
 //! The user's module: CUDA C++ (compiled to PTX by NVRTC with our `common/`
 //! headers), PTX, or a cubin; and the entry points it holds with their
-//! parameter counts (read from the PTX `.entry` lines; a cubin's entries
-//! come from its ELF symbol table, whose parameter counts are not read).
+//! parameters' sizes (read from the PTX `.entry` lines; a cubin's entries
+//! come from its ELF symbol table, whose parameters are not read).
 
 use super::error::ManifestError;
 use std::path::{Path, PathBuf};
@@ -15,13 +15,32 @@ pub enum Image {
     Cubin(Vec<u8>),
 }
 
-/// One entry point: its name and parameter count (None when unknown).
+/// One entry point: its name and parameters (None when unknown).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Entry {
     /// The symbol name.
     pub name: String,
-    /// Parameters, when the format states them.
-    pub params: Option<usize>,
+    /// Each parameter's size in bytes (None for a declaration whose size is
+    /// not read), when the format states the parameters.
+    pub params: Option<Vec<Option<usize>>>,
+}
+
+/// The bytes of one PTX parameter declaration (`.param .u64 a`,
+/// `.param .align 8 .b8 s[16]`): its first sized type times its array length.
+fn param_bytes(decl: &str) -> Option<usize> {
+    let size =
+        decl.split_whitespace().find_map(|t| match t.get(2..).filter(|_| t.len() > 2 && t.starts_with('.')) {
+            Some("64") => Some(8),
+            Some("32") => Some(4),
+            Some("16") => Some(2),
+            Some("8") => Some(1),
+            _ => None,
+        })?;
+    let count = match (decl.find('['), decl.find(']')) {
+        (Some(open), Some(close)) if open < close => decl[open + 1..close].trim().parse().ok()?,
+        _ => 1,
+    };
+    Some(size * count)
 }
 
 /// A module with its entries.
@@ -91,13 +110,11 @@ pub fn ptx_entries(text: &str) -> Vec<Entry> {
         let after = &rest[at + ".entry ".len()..];
         let name: String =
             after.trim_start().chars().take_while(|c| c.is_alphanumeric() || *c == '_' || *c == '$').collect();
-        let params = after
-            .find('(')
-            .zip(after.find(')'))
-            .filter(|(open, close)| open < close)
-            .map(|(open, close)| after[open + 1..close].matches(".param").count());
+        let params = after.find('(').zip(after.find(')')).filter(|(open, close)| open < close).map(|(open, close)| {
+            after[open + 1..close].split(',').filter(|d| d.contains(".param")).map(param_bytes).collect()
+        });
         // An entry without a parameter list takes none.
-        let params = params.or(Some(0));
+        let params = params.or(Some(Vec::new()));
         if !name.is_empty() {
             entries.push(Entry { name, params });
         }
@@ -159,11 +176,15 @@ mod tests {
 
     #[test]
     fn ptx_entries_and_their_parameter_counts() {
-        let ptx = ".visible .entry scan_tiles(\n\t.param .u64 a,\n\t.param .u64 b,\n\t.param .u64 c\n)\n{ ret; }\n\
+        let ptx = ".visible .entry scan_tiles(\n\t.param .u64 .ptr .global .align 4 a,\n\t.param .f32 b,\n\t\
+                   .param .align 8 .b8 c[16]\n)\n{ ret; }\n\
                    .visible .entry done()\n{ ret; }\n.func helper(.param .u32 x) { ret; }\n";
         assert_eq!(
             ptx_entries(ptx),
-            vec![Entry { name: "scan_tiles".into(), params: Some(3) }, Entry { name: "done".into(), params: Some(0) }]
+            vec![
+                Entry { name: "scan_tiles".into(), params: Some(vec![Some(8), Some(4), Some(16)]) },
+                Entry { name: "done".into(), params: Some(vec![]) }
+            ]
         );
     }
 

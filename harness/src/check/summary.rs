@@ -60,14 +60,14 @@ pub fn markdown(
     }
     if let Some(t) = timed {
         out.push_str(&format!(
-            "\n## Timing (median us, cold protocol)\n\n| n | yours | ours ({}) |\n|---:|---:|---:|\n",
+            "\n## Timing (median us, cold protocol)\n\n| n | yours | ours ({}) | CUB |\n|---:|---:|---:|---:|\n",
             t.ours
         ));
+        let us = |v: Option<f64>| v.map(|u| format!("{u:.1}")).unwrap_or_else(|| "-".into());
         for row in &t.rows {
-            let ours = row.ours_us.map(|u| format!("{u:.1}")).unwrap_or_else(|| "-".into());
-            out.push_str(&format!("| {} | {:.1} | {ours} |\n", row.n, row.user_us));
+            out.push_str(&format!("| {} | {:.1} | {} | {} |\n", row.n, row.user_us, us(row.ours_us), us(row.cub_us)));
         }
-        out.push_str("\nCUB is not timed by `check`; `harness bench` times CUB on the same sizes.\n");
+        out.push_str(&format!("\nCUB: {} (`cub_bench`'s own protocol).\n", t.cub));
         if let Some(e) = &t.error {
             out.push_str(&format!("\nTiming failed: {e}\n"));
         }

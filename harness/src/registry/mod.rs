@@ -137,13 +137,13 @@ impl Primitive {
         match self {
             Primitive::Reduce => Some((&raw::reduce::CONTRACTS, raw::reduce::cases)),
             Primitive::Scan => Some((&raw::scan::CONTRACTS, raw::scan::cases)),
-            Primitive::ArgReduce
-            | Primitive::Softmax
-            | Primitive::Compact
-            | Primitive::SegmentedReduce
-            | Primitive::Histogram
-            | Primitive::FloatReduce
-            | Primitive::ExactSum => None,
+            Primitive::ArgReduce => Some((&raw::arg_reduce::CONTRACTS, raw::arg_reduce::cases)),
+            Primitive::Softmax => Some((&raw::softmax::CONTRACTS, raw::softmax::cases)),
+            Primitive::Compact => Some((&raw::compact::CONTRACTS, raw::compact::cases)),
+            Primitive::SegmentedReduce => Some((&raw::segmented_reduce::CONTRACTS, raw::segmented_reduce::cases)),
+            Primitive::Histogram => Some((&raw::histogram::CONTRACTS, raw::histogram::cases)),
+            Primitive::FloatReduce => Some((&raw::float_reduce::CONTRACTS, raw::float_reduce::cases)),
+            Primitive::ExactSum => Some((&raw::exact_sum::CONTRACTS, raw::exact_sum::cases)),
         }
     }
 }

@@ -11,21 +11,38 @@ use kernels::{ArgReduceVariant, ArgRowsVariant, Extremum, GpuError};
 use model::generators::{ints, uniform_f32, DataFamily};
 
 /// A named float input generator.
-type FloatFamily = (&'static str, fn(usize, u64) -> Vec<f32>);
+pub(crate) type FloatFamily = (&'static str, fn(usize, u64) -> Vec<f32>);
+
+/// The whole-array sizes of `plan` (the kernels index with 32 bits).
+pub(crate) fn whole_sizes(plan: &SweepPlan) -> impl Iterator<Item = usize> + '_ {
+    plan.sizes.iter().copied().filter(|&n| n < 1 << 31)
+}
+
+/// The f32 families of the whole-array cases at `n`, in order; family `f`'s
+/// seed is `case_seed(plan.seed, "arg_reduce.f32", n, f)`.
+pub(crate) fn float_families(plan: &SweepPlan, n: usize) -> &'static [FloatFamily] {
+    if plan.one_family {
+        &[("many_ties_f32", tied_floats)]
+    } else if n >= 1 << 24 {
+        &[("uniform_float", uniform_f32)]
+    } else {
+        &[("uniform_float", uniform_f32), ("many_ties_f32", tied_floats)]
+    }
+}
 
 /// Float data with many exact ties: small integers as f32.
 fn tied_floats(n: usize, seed: u64) -> Vec<f32> {
     ints(DataFamily::ManyTies, n, seed).unwrap_or_default().into_iter().map(|v| v as f32).collect()
 }
 
-fn extremum_name(e: Extremum) -> &'static str {
+pub(crate) fn extremum_name(e: Extremum) -> &'static str {
     match e {
         Extremum::Max => "argmax",
         Extremum::Min => "argmin",
     }
 }
 
-fn expected<T: model::scalar::Scalar>(e: Extremum, data: &[T]) -> Result<(T, usize), model::ModelError> {
+pub(crate) fn expected<T: model::scalar::Scalar>(e: Extremum, data: &[T]) -> Result<(T, usize), model::ModelError> {
     match e {
         Extremum::Max => model::arg_reduce::argmax(data),
         Extremum::Min => model::arg_reduce::argmin(data),
@@ -142,7 +159,7 @@ pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
     let extrema = [Extremum::Max, Extremum::Min];
     let int_inputs: Inputs<WholeCase<i32>> = Inputs::default();
     let float_inputs: Inputs<WholeCase<f32>> = Inputs::default();
-    for &n in plan.sizes.iter().filter(|&&n| n < 1 << 31) {
+    for n in whole_sizes(plan) {
         for (f, family) in int_families(plan, n).into_iter().enumerate() {
             let seed = case_seed(plan.seed, "arg_reduce", n, f);
             let input = int_inputs.input(
@@ -168,14 +185,7 @@ pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
                 }
             }
         }
-        let float_families: &[FloatFamily] = if plan.one_family {
-            &[("many_ties_f32", tied_floats)]
-        } else if n >= 1 << 24 {
-            &[("uniform_float", uniform_f32)]
-        } else {
-            &[("uniform_float", uniform_f32), ("many_ties_f32", tied_floats)]
-        };
-        for (f, (family, make)) in float_families.iter().enumerate() {
+        for (f, (family, make)) in float_families(plan, n).iter().enumerate() {
             let seed = case_seed(plan.seed, "arg_reduce.f32", n, f);
             let make = *make;
             let input = float_inputs.input(

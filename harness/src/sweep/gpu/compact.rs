@@ -13,15 +13,17 @@ use model::generators::{ints, Rng};
 /// The int32 value of a poisoned element.
 const POISON_I32: i32 = i32::from_ne_bytes([POISON_BYTE; 4]);
 
-struct CompactCase {
-    input: Vec<i32>,
+/// One compaction input and the model's kept items under both selectors.
+pub(crate) struct CompactCase {
+    pub(crate) input: Vec<i32>,
     /// Random flags: 0 (reject) or a nonzero byte (keep; 1, 7 or 255).
-    flags: Vec<u8>,
-    kept_positive: Vec<i32>,
-    kept_flagged: Vec<i32>,
+    pub(crate) flags: Vec<u8>,
+    pub(crate) kept_positive: Vec<i32>,
+    pub(crate) kept_flagged: Vec<i32>,
 }
 
-fn make(family: model::generators::DataFamily, n: usize, seed: u64) -> Result<CompactCase, String> {
+/// The input of one (family, size, seed) with its flags and the model's kept items.
+pub(crate) fn make(family: model::generators::DataFamily, n: usize, seed: u64) -> Result<CompactCase, String> {
     let input = ints(family, n, seed).map_err(|e| e.to_string())?;
     let mut rng = Rng::new(seed ^ 0x0f1a_6500);
     let flags: Vec<u8> = (0..n)

@@ -54,7 +54,7 @@ fn binned_sum(x: &[f32]) -> f32 {
 }
 
 /// The expected sum of `wide`, cross-checked against rug for small inputs.
-fn expected_of(wide: &[f32]) -> Result<f32, String> {
+pub(crate) fn expected_of(wide: &[f32]) -> Result<f32, String> {
     let binned = binned_sum(wide);
     if wide.len() <= RUG_CROSS_CHECK_MAX {
         let rug = correctly_rounded_sum_f32(wide);
@@ -107,8 +107,9 @@ fn run_on<T: FloatElement>(gpu: &kernels::Gpu, grid: ExactSumGrid, x: &[T], expe
     }
 }
 
-/// The fixed contract inputs: (family name, values).
-fn contract_inputs(seed: u64) -> Vec<(&'static str, Vec<f32>)> {
+/// The fixed contract inputs: (family name, values); their seed is
+/// `case_seed(plan.seed, "exact_sum.contract", 0, 0)`.
+pub(crate) fn contract_inputs(seed: u64) -> Vec<(&'static str, Vec<f32>)> {
     let p127 = 2f32.powi(127);
     let mut cancel = vec![p127, p127, -p127, -p127];
     cancel.resize(4099, 0.0);
@@ -147,7 +148,7 @@ fn contract_inputs(seed: u64) -> Vec<(&'static str, Vec<f32>)> {
 /// Same-sign values whose limbs carry at every normalisation: the largest
 /// term of bins 0..6 (significand 2^24 - 1 at exponent 32 b + 31, from
 /// 2^-96 to 2^96), all positive, alternating with values in [2^60, 2^64).
-fn carry_input(n: usize, seed: u64) -> Vec<f32> {
+pub(crate) fn carry_input(n: usize, seed: u64) -> Vec<f32> {
     let mut rng = Rng::new(seed);
     (0..n)
         .map(|i| {
@@ -159,6 +160,21 @@ fn carry_input(n: usize, seed: u64) -> Vec<f32> {
             }
         })
         .collect()
+}
+
+/// The sizes of the carry inputs; size n's seed is
+/// `case_seed(plan.seed, "exact_sum.carries", n, 0)`.
+pub(crate) const CARRY_SIZES: [usize; 2] = [4099, 1 << 22];
+
+/// The conditions of the ill-conditioned f32 inputs at `n` (none for the
+/// sanitizer's plan and outside 2..=[`MAX_ILL_N`]); their seed is the
+/// uniform input's, `case_seed(plan.seed, "exact_sum", n, 0)`.
+pub(crate) fn ill_conditions(plan: &SweepPlan, n: usize) -> &'static [f64] {
+    if plan.one_family || !(2..=MAX_ILL_N).contains(&n) {
+        &[]
+    } else {
+        &[1e10, 1e30, 1e38]
+    }
 }
 
 /// Appends every correctly-rounded-sum case of `plan`.
@@ -192,10 +208,7 @@ pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
                 }),
             );
         }
-        if plan.one_family || !(2..=MAX_ILL_N).contains(&n) {
-            continue;
-        }
-        for condition in [1e10, 1e30, 1e38] {
+        for &condition in ill_conditions(plan, n) {
             let input = f32_inputs.input(
                 format!("{n}/ill{condition:e}/{seed}"),
                 move || Ok(f32_case(ill_conditioned_f32(n, condition, seed).map_err(|e| e.to_string())?.0)),
@@ -231,7 +244,7 @@ pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
             }
         }));
     }
-    for n in [4099, 1 << 22] {
+    for n in CARRY_SIZES {
         let seed = case_seed(plan.seed, "exact_sum.carries", n, 0);
         let input =
             f32_inputs.input(format!("{n}/carries/{seed}"), move || Ok(f32_case(carry_input(n, seed))), digest_f32);

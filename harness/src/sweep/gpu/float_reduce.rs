@@ -171,12 +171,28 @@ fn accuracy_case<T: SweepFloat + 'static>(
     )
 }
 
+/// The sizes of `plan` the float cases visit (those the exact sum is computed for).
+pub(crate) fn sizes(plan: &SweepPlan) -> impl Iterator<Item = usize> + '_ {
+    plan.sizes.iter().copied().filter(|&n| n <= MAX_EXACT_N)
+}
+
+/// The conditions of the ill-conditioned f32 inputs at `n` (none for the
+/// sanitizer's plan and outside 2..=[`MAX_ILL_N`]); every input at `n`
+/// has the seed `case_seed(plan.seed, "float_reduce", n, 0)`.
+pub(crate) fn ill_conditions(plan: &SweepPlan, n: usize) -> &'static [f64] {
+    if plan.one_family || !(2..=MAX_ILL_N).contains(&n) {
+        &[]
+    } else {
+        &[1e10, 1e30]
+    }
+}
+
 /// Appends every float-reduction case of `plan`.
 pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
     let f32_inputs: Inputs<FloatCase<f32>> = Inputs::default();
     let bf16_inputs: Inputs<FloatCase<bf16>> = Inputs::default();
     let ill_inputs: Inputs<FloatCase<f32>> = Inputs::default();
-    for &n in plan.sizes.iter().filter(|&&n| n <= MAX_EXACT_N) {
+    for n in sizes(plan) {
         let seed = case_seed(plan.seed, "float_reduce", n, 0);
         let uniform = f32_inputs.input(
             format!("{n}/f32/{seed}"),
@@ -188,9 +204,9 @@ pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
             move || Ok(FloatCase::new(uniform_bf16(n, seed))),
             |c| Fingerprint::new().bf16s(&c.x).finish(),
         );
-        let ill: Vec<_> = [1e10, 1e30]
-            .into_iter()
-            .map(|condition| {
+        let ill: Vec<_> = ill_conditions(plan, n)
+            .iter()
+            .map(|&condition| {
                 let input = ill_inputs.input(
                     format!("{n}/ill{condition:e}/{seed}"),
                     move || {
@@ -210,9 +226,6 @@ pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
             }
             let case_id = sized_id("float_reduce", format!("{}.bf16", variant.name()), n, "uniform_bf16", seed);
             out.push(accuracy_case(&narrow, case_id, variant, n));
-            if plan.one_family || !(2..=MAX_ILL_N).contains(&n) {
-                continue;
-            }
             for (condition, input) in &ill {
                 let case_id = sized_id(
                     "float_reduce",

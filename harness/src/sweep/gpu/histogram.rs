@@ -11,8 +11,11 @@ use kernels::{HistogramSpec, HistogramVariant};
 use model::generators::{ints, uniform_f32, DataFamily};
 use model::histogram::histogram_even;
 
-/// (name, family, bins, lower, upper) of the int32 shapes.
-const INT_SHAPES: [(&str, DataFamily, usize, i32, i32); 6] = [
+/// (name, family, bins, lower, upper) of an int32 shape.
+pub(crate) type IntShape = (&'static str, DataFamily, usize, i32, i32);
+
+/// The int32 shapes.
+const INT_SHAPES: [IntShape; 6] = [
     ("bins19", DataFamily::SmallInts, 19, -9, 10),
     ("bins1", DataFamily::SmallInts, 1, -9, 10),
     ("narrow7", DataFamily::SmallInts, 7, -3, 4),
@@ -21,7 +24,8 @@ const INT_SHAPES: [(&str, DataFamily, usize, i32, i32); 6] = [
     ("bins33_wide", DataFamily::FullRangeI32, 33, -1_000_000_000, 1_000_000_000),
 ];
 
-fn int_input(shape: &str, family: DataFamily, n: usize, seed: u64) -> Result<Vec<i32>, String> {
+/// The int32 samples of `shape`.
+pub(crate) fn int_input(shape: &str, family: DataFamily, n: usize, seed: u64) -> Result<Vec<i32>, String> {
     if shape == "skewed" {
         // Every sample in one bin: the contention case of the privatized kernel.
         return Ok(vec![3; n]);
@@ -44,21 +48,35 @@ fn counts_digest<T>(c: &HistogramCase<T>) -> String {
     Fingerprint::new().u64s(c.counts.iter().copied()).finish()
 }
 
+/// The int32 shapes visited at `n`; shape `s`'s seed is
+/// `case_seed(plan.seed, "histogram", n, s)`. The largest sizes keep the
+/// benchmark shape and the skewed one.
+pub(crate) fn int_shapes(plan: &SweepPlan, n: usize) -> &'static [IntShape] {
+    const LARGE: [IntShape; 2] = [INT_SHAPES[0], INT_SHAPES[3]];
+    if plan.one_family {
+        &INT_SHAPES[..1]
+    } else if n >= 1 << 24 {
+        &LARGE
+    } else {
+        &INT_SHAPES
+    }
+}
+
+/// The f32 shape: samples uniform in [-1, 1) over [-0.5, 0.5) (half are
+/// out of range); its seed is `case_seed(plan.seed, "histogram.f32", n, 0)`.
+pub(crate) const F32_SPEC: HistogramSpec<f32> = HistogramSpec { bins: 100, lower: -0.5, upper: 0.5 };
+
+/// Whether the f32 shape is visited at `n`.
+pub(crate) fn visits_f32(plan: &SweepPlan, n: usize) -> bool {
+    !(plan.one_family && n > 4099)
+}
+
 /// Appends every histogram case of `plan`.
 pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
     let int_inputs: Inputs<HistogramCase<i32>> = Inputs::default();
     let float_inputs: Inputs<HistogramCase<f32>> = Inputs::default();
     for &n in &plan.sizes {
-        // The largest sizes keep the benchmark shape and the skewed one.
-        let large: [(&str, DataFamily, usize, i32, i32); 2] = [INT_SHAPES[0], INT_SHAPES[3]];
-        let shapes: &[(&str, DataFamily, usize, i32, i32)] = if plan.one_family {
-            &INT_SHAPES[..1]
-        } else if n >= 1 << 24 {
-            &large
-        } else {
-            &INT_SHAPES
-        };
-        for (s, &(shape, family, bins, lower, upper)) in shapes.iter().enumerate() {
+        for (s, &(shape, family, bins, lower, upper)) in int_shapes(plan, n).iter().enumerate() {
             let seed = case_seed(plan.seed, "histogram", n, s);
             let input = int_inputs.input(
                 format!("{n}/{shape}/{seed}"),
@@ -86,17 +104,15 @@ pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
                 }));
             }
         }
-        if plan.one_family && n > 4099 {
+        if !visits_f32(plan, n) {
             continue;
         }
-        // f32 samples uniform in [-1, 1) over [-0.5, 0.5): half are out of range.
         let seed = case_seed(plan.seed, "histogram.f32", n, 0);
         let input = float_inputs.input(
             format!("{n}/f32/{seed}"),
             move || {
                 let samples = uniform_f32(n, seed);
-                let spec = HistogramSpec { bins: 100, lower: -0.5f32, upper: 0.5f32 };
-                let counts = histogram_even(&samples, &spec).map_err(|e| e.to_string())?;
+                let counts = histogram_even(&samples, &F32_SPEC).map_err(|e| e.to_string())?;
                 Ok(HistogramCase { samples, counts })
             },
             |c| Fingerprint::new().f32s(&c.samples).text("bins=100 lower=-0.5 upper=0.5").finish(),
@@ -110,8 +126,7 @@ pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
                 seed,
             );
             out.push(input.case(case_id, "counts", counts_digest, move |gpu, c| {
-                match gpu.histogram_even_f32(variant, &c.samples, HistogramSpec { bins: 100, lower: -0.5, upper: 0.5 })
-                {
+                match gpu.histogram_even_f32(variant, &c.samples, F32_SPEC) {
                     Ok(got) => check(&c.counts, &got),
                     Err(e) => gpu_error(&e),
                 }

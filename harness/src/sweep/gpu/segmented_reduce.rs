@@ -84,7 +84,9 @@ fn expected_digest(case: &SegmentedCase, op: &str) -> String {
     }
 }
 
-fn shapes(plan: &SweepPlan, n: usize) -> Vec<&'static str> {
+/// The segment shapes visited at `n`; shape `s`'s seed is
+/// `case_seed(plan.seed, "segmented_reduce", n, s)`.
+pub(crate) fn shapes(plan: &SweepPlan, n: usize) -> Vec<&'static str> {
     if plan.one_family {
         vec!["random", "lengths"]
     } else if n >= 1 << 24 {
@@ -94,31 +96,60 @@ fn shapes(plan: &SweepPlan, n: usize) -> Vec<&'static str> {
     }
 }
 
+/// The size of the case with one segment of exactly 512^2 + 1 items
+/// between short ones, added to every plan but the sanitizer's.
+pub(crate) const LONG_SEGMENT_N: usize = 97 + 262_145 + 5;
+
+/// The sizes of `plan`'s segmented cases: its sizes and [`LONG_SEGMENT_N`].
+pub(crate) fn sizes(plan: &SweepPlan) -> Vec<usize> {
+    let mut sizes = plan.sizes.clone();
+    if !plan.one_family {
+        sizes.push(LONG_SEGMENT_N);
+    }
+    sizes
+}
+
+/// The name of `shape` at `n` (the long-segment size has its own).
+pub(crate) fn shape_name(shape: &'static str, n: usize) -> &'static str {
+    if n == LONG_SEGMENT_N {
+        "len_512sq_plus_1"
+    } else {
+        shape
+    }
+}
+
+/// The offsets of `shape` over n items (the long-segment size has its own).
+pub(crate) fn offsets(shape: &str, n: usize, seed: u64) -> Vec<usize> {
+    if n == LONG_SEGMENT_N {
+        vec![0, 0, 1, 32, 64, 97, 97, 97 + 262_145]
+    } else {
+        offsets_for(shape, n, seed)
+    }
+}
+
+/// Whether `op` is checked at `n` (the costliest references stop at 2^24).
+pub(crate) fn visits(op: &str, n: usize) -> bool {
+    !(n >= 1 << 24 && (op == "max_i32" || op == "argmax_f32" || (op == "sum_f32" && n > 1 << 24)))
+}
+
 /// Appends every segmented-reduction case of `plan`.
 pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
     let inputs: Inputs<SegmentedCase> = Inputs::default();
-    let mut sizes = plan.sizes.clone();
-    // A segment of exactly 512^2 + 1 items between short ones, whatever the plan's sizes.
-    if !plan.one_family {
-        sizes.push(97 + 262_145 + 5);
-    }
-    for n in sizes {
+    for n in sizes(plan) {
         for (s, shape) in shapes(plan, n).into_iter().enumerate() {
             let seed = case_seed(plan.seed, "segmented_reduce", n, s);
-            let special = n == 97 + 262_145 + 5;
-            let shape_name = if special { "len_512sq_plus_1" } else { shape };
+            let shape_name = shape_name(shape, n);
             let input = inputs.input(
                 format!("{n}/{shape_name}/{seed}"),
                 move || {
-                    let offsets =
-                        if special { vec![0, 0, 1, 32, 64, 97, 97, 97 + 262_145] } else { offsets_for(shape, n, seed) };
+                    let offsets = offsets(shape, n, seed);
                     let ints = ints(DataFamily::SmallInts, n, seed).map_err(|e| e.to_string())?;
                     Ok(SegmentedCase { offsets, ints, floats: uniform_f32(n, seed) })
                 },
                 |c| Fingerprint::new().u64s(c.offsets.iter().map(|&o| o as u64)).i32s(&c.ints).f32s(&c.floats).finish(),
             );
             for op in ["sum_i32", "max_i32", "sum_f32", "argmax_f32"] {
-                if n >= 1 << 24 && (op == "max_i32" || op == "argmax_f32" || (op == "sum_f32" && n > 1 << 24)) {
+                if !visits(op, n) {
                     continue;
                 }
                 for variant in SegmentedVariant::ALL {

@@ -18,7 +18,8 @@ use std::sync::OnceLock;
 /// Row widths: warp, block and vector boundaries, a vocabulary-sized row, the longest.
 const WIDTHS: [usize; 14] = [1, 31, 32, 33, 255, 256, 257, 511, 512, 513, 1024, 4097, 32_000, 131_072];
 
-fn rows_for(cols: usize) -> usize {
+/// The rows of the block of rows `cols` wide.
+pub(crate) fn rows_for(cols: usize) -> usize {
     (300_000 / cols).clamp(2, 64)
 }
 
@@ -185,25 +186,37 @@ fn run_all_masked(gpu: &kernels::Gpu, variant: SoftmaxVariant, input: &[f32], ro
     Verdict::Pass
 }
 
-/// Appends every softmax case of `plan`.
-pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
-    let widths: Vec<usize> = if plan.one_family {
-        // Sanitizer runs: the widths named by the sanitizer gate.
+/// The row widths of `plan` (the sanitizer runs': those its gate names).
+pub(crate) fn widths(plan: &SweepPlan) -> Vec<usize> {
+    if plan.one_family {
         vec![1, 33, 1024, 4097]
     } else {
         WIDTHS.to_vec()
-    };
+    }
+}
+
+/// The mask policies of `plan`.
+pub(crate) fn masks(plan: &SweepPlan) -> &'static [MaskPolicy] {
+    if plan.one_family {
+        &[MaskPolicy::RandomMasks]
+    } else {
+        &[MaskPolicy::Unmasked, MaskPolicy::RandomMasks, MaskPolicy::WithAllMaskedRows]
+    }
+}
+
+/// The seed of the rows of width `cols` (the `w`-th width) under `mask`.
+pub(crate) fn rows_seed(plan: &SweepPlan, w: usize, cols: usize, mask: MaskPolicy) -> u64 {
+    case_seed(plan.seed, "softmax", cols, w * 4 + mask as usize)
+}
+
+/// Appends every softmax case of `plan`.
+pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
     let inputs: Inputs<SoftmaxCase> = Inputs::default();
-    for (w, &cols) in widths.iter().enumerate() {
+    for (w, &cols) in widths(plan).iter().enumerate() {
         let rows = rows_for(cols);
         let size = format!("{rows}x{cols}");
-        let masks: &[MaskPolicy] = if plan.one_family {
-            &[MaskPolicy::RandomMasks]
-        } else {
-            &[MaskPolicy::Unmasked, MaskPolicy::RandomMasks, MaskPolicy::WithAllMaskedRows]
-        };
-        for &mask in masks {
-            let seed = case_seed(plan.seed, "softmax", cols, w * 4 + mask as usize);
+        for &mask in masks(plan) {
+            let seed = rows_seed(plan, w, cols, mask);
             let family = format!("softmax_rows_{}", mask.name());
             let input = inputs.input(
                 format!("{size}/{family}/{seed}"),

@@ -18,13 +18,16 @@ pub enum Dtype {
     Float64,
     /// bfloat16 (stored as its 16 raw bits).
     Bfloat16,
+    /// 8-bit unsigned integer (flags).
+    Uint8,
 }
 
 impl Dtype {
     /// Every type, for parsing names.
-    pub const ALL: [Dtype; 5] = [Dtype::Int32, Dtype::Int64, Dtype::Float32, Dtype::Float64, Dtype::Bfloat16];
+    pub const ALL: [Dtype; 6] =
+        [Dtype::Int32, Dtype::Int64, Dtype::Float32, Dtype::Float64, Dtype::Bfloat16, Dtype::Uint8];
 
-    /// The name in manifests and in `index.json`: `int32`, `int64`, `float32`, `float64`, `bfloat16`.
+    /// The name in manifests and in `index.json`: `int32`, `int64`, `float32`, `float64`, `bfloat16`, `uint8`.
     pub fn name(self) -> &'static str {
         match self {
             Dtype::Int32 => "int32",
@@ -32,6 +35,7 @@ impl Dtype {
             Dtype::Float32 => "float32",
             Dtype::Float64 => "float64",
             Dtype::Bfloat16 => "bfloat16",
+            Dtype::Uint8 => "uint8",
         }
     }
 
@@ -46,6 +50,7 @@ impl Dtype {
             Dtype::Int32 | Dtype::Float32 => 4,
             Dtype::Int64 | Dtype::Float64 => 8,
             Dtype::Bfloat16 => 2,
+            Dtype::Uint8 => 1,
         }
     }
 }
@@ -63,6 +68,8 @@ pub enum Array {
     Float64(Vec<f64>),
     /// bfloat16 elements as raw bits.
     Bfloat16(Vec<u16>),
+    /// uint8 elements.
+    Uint8(Vec<u8>),
 }
 
 impl Array {
@@ -74,6 +81,7 @@ impl Array {
             Array::Float32(_) => Dtype::Float32,
             Array::Float64(_) => Dtype::Float64,
             Array::Bfloat16(_) => Dtype::Bfloat16,
+            Array::Uint8(_) => Dtype::Uint8,
         }
     }
 
@@ -85,6 +93,7 @@ impl Array {
             Array::Float32(v) => v.len(),
             Array::Float64(v) => v.len(),
             Array::Bfloat16(v) => v.len(),
+            Array::Uint8(v) => v.len(),
         }
     }
 
@@ -96,6 +105,7 @@ impl Array {
             Array::Float32(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
             Array::Float64(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
             Array::Bfloat16(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+            Array::Uint8(v) => v.clone(),
         }
     }
 
@@ -113,6 +123,7 @@ impl Array {
             Dtype::Int64 => Array::Int64(chunks.map(|c| i64::from_le_bytes(eight(c))).collect()),
             Dtype::Float64 => Array::Float64(chunks.map(|c| f64::from_le_bytes(eight(c))).collect()),
             Dtype::Bfloat16 => Array::Bfloat16(chunks.map(|c| u16::from_le_bytes([c[0], c[1]])).collect()),
+            Dtype::Uint8 => Array::Uint8(bytes.to_vec()),
         })
     }
 }
@@ -133,6 +144,7 @@ mod tests {
             Array::Float32(vec![1.5, -0.0]),
             Array::Float64(vec![f64::MIN_POSITIVE]),
             Array::Bfloat16(vec![0x3f80, 0xffff]),
+            Array::Uint8(vec![0, 7, 255]),
         ];
         for a in arrays {
             assert_eq!(Array::from_le_bytes(a.dtype(), &a.to_le_bytes()), Ok(a.clone()));

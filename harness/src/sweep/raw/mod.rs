@@ -7,11 +7,22 @@
 //! Each primitive that has contracts lists them in its own module and builds
 //! its cases from the same generators and model calls as its GPU cases.
 
+pub mod arg_reduce;
 pub mod array;
+pub mod compact;
+pub mod exact_sum;
+pub mod float_reduce;
+pub mod histogram;
+pub mod param;
 pub mod reduce;
+pub mod rule;
 pub mod scan;
+pub mod segmented_reduce;
+pub mod softmax;
 
 pub use array::{Array, Dtype};
+pub use param::{Param, Value};
+pub use rule::Rule;
 
 use super::case::{CaseId, Verdict};
 use super::SweepPlan;
@@ -20,18 +31,23 @@ use crate::registry::Primitive;
 /// How many elements a contract's buffer holds for an input of n elements.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Len {
-    /// n elements.
+    /// n elements (an output may hold fewer meaningful ones: compaction
+    /// writes the kept items first and must leave the rest untouched).
     N,
     /// One element (a scalar result).
     One,
+    /// As many elements as the case gives: the model's output for an
+    /// output (bins, segments), the case's array for an input (offsets).
+    PerCase,
 }
 
 impl Len {
-    /// Elements at input size `n`.
-    pub fn elements(self, n: usize) -> usize {
+    /// Elements of a buffer at input size `n` whose model output has `model` elements.
+    pub fn elements(self, n: usize, model: usize) -> usize {
         match self {
             Len::N => n,
             Len::One => 1,
+            Len::PerCase => model,
         }
     }
 }
@@ -47,9 +63,9 @@ pub struct Buffer {
     pub len: Len,
 }
 
-/// A contract: the buffers a kernel of one primitive reads and writes, and
-/// how its output is compared with the model's (every contract so far is exact).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// A contract: the buffers a kernel of one primitive reads and writes, the
+/// scalars it is given, and how its outputs are compared with the model's.
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Contract {
     /// Name, the suffix our variants carry: `exclusive.i32`, `sum.i32`.
     pub name: &'static str,
@@ -57,56 +73,85 @@ pub struct Contract {
     pub summary: &'static str,
     /// Inputs, in the order of [`RawCase::inputs`].
     pub inputs: &'static [Buffer],
-    /// The output.
-    pub output: Buffer,
-    /// The check name in failure lines (`prefix`, `sum`), as the sweep prints it.
+    /// Scalar parameters, in the order of [`RawCase::params`].
+    pub params: &'static [Param],
+    /// Outputs, in the order of [`RawCase::expected`].
+    pub outputs: &'static [Buffer],
+    /// The comparison rule.
+    pub rule: Rule,
+    /// The check name of the first output in failure lines (`prefix`,
+    /// `sum`), as the sweep prints it; later outputs are named by their role.
     pub what: &'static str,
 }
 
 impl Contract {
-    /// Every buffer role, inputs then output.
+    /// A contract without parameters whose outputs are compared exactly.
+    pub const fn exact(
+        name: &'static str,
+        summary: &'static str,
+        inputs: &'static [Buffer],
+        outputs: &'static [Buffer],
+        what: &'static str,
+    ) -> Contract {
+        Contract { name, summary, inputs, params: &[], outputs, rule: Rule::Exact, what }
+    }
+
+    /// Every buffer role, inputs then outputs.
     pub fn roles(&self) -> Vec<&'static str> {
-        self.inputs.iter().chain([&self.output]).map(|b| b.role).collect()
+        self.inputs.iter().chain(self.outputs).map(|b| b.role).collect()
     }
 
     /// The comparison rule in words (for `index.json` and receipts).
     pub fn rule(&self) -> &'static str {
-        "exact: every element equal to the model's, and the same element count"
+        self.rule.words()
     }
 
-    /// The verdict on `got` against `expected` (the model's), by this contract's rule.
-    pub fn compare(&self, expected: &Array, got: &Array) -> Verdict {
-        use super::compare::exact;
-        match (expected, got) {
-            (Array::Int32(e), Array::Int32(g)) => exact(e, g, self.what),
-            (Array::Int64(e), Array::Int64(g)) => exact(e, g, self.what),
-            (Array::Bfloat16(e), Array::Bfloat16(g)) => exact(e, g, self.what),
-            (Array::Float32(e), Array::Float32(g)) => exact(
-                &e.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
-                &g.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
-                self.what,
-            ),
-            (Array::Float64(e), Array::Float64(g)) => exact(
-                &e.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
-                &g.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
-                self.what,
-            ),
-            _ => Verdict::fail(
-                format!("{} elements", expected.dtype().name()),
-                format!("{} elements", got.dtype().name()),
-                "output type",
-            ),
+    /// The check name of output `k` in failure lines.
+    pub fn what_of(&self, k: usize) -> &'static str {
+        if k == 0 {
+            self.what
+        } else {
+            self.outputs.get(k).map(|b| b.role).unwrap_or(self.what)
         }
+    }
+
+    /// The element type of the model's output `k` (the exact value where the
+    /// rule is a tolerance: float64).
+    pub fn expected_dtype(&self, k: usize) -> Dtype {
+        match self.rule {
+            Rule::Exact => self.outputs.get(k).map(|b| b.dtype).unwrap_or(Dtype::Int64),
+            Rule::SoftmaxRows | Rule::FloatSumBound => Dtype::Float64,
+        }
+    }
+
+    /// The verdict on the outputs `got` of `case`, by this contract's rule.
+    pub fn compare(&self, case: &RawCase, got: &[Array]) -> Verdict {
+        rule::compare(self, case, got)
     }
 }
 
-/// One case's data: the inputs in contract order and the model's output.
+/// One case's data: the inputs and parameters in contract order and the model's outputs.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RawCase {
     /// Inputs, in the order of [`Contract::inputs`].
     pub inputs: Vec<Array>,
-    /// The exact expected output.
-    pub expected: Array,
+    /// Parameter values, in the order of [`Contract::params`].
+    pub params: Vec<Value>,
+    /// The model's outputs, in the order of [`Contract::outputs`] (the
+    /// exact values where the rule is a tolerance).
+    pub expected: Vec<Array>,
+}
+
+impl RawCase {
+    /// A case without parameters.
+    pub fn new(inputs: Vec<Array>, expected: Vec<Array>) -> RawCase {
+        RawCase { inputs, params: Vec::new(), expected }
+    }
+
+    /// Elements of output `k` of the model (0 when it has none).
+    pub fn model_len(&self, k: usize) -> usize {
+        self.expected.get(k).map(Array::count).unwrap_or(0)
+    }
 }
 
 /// A case of the raw catalogue: its id and the generator of its data.
@@ -116,6 +161,18 @@ pub struct RawSpec {
     pub id: CaseId,
     /// Generates the input and the model's output (no GPU).
     pub make: Box<dyn Fn() -> Result<RawCase, String> + Send + Sync>,
+}
+
+impl RawSpec {
+    /// The case `id` whose data `make` generates.
+    pub fn new(id: CaseId, make: impl Fn() -> Result<RawCase, String> + Send + Sync + 'static) -> RawSpec {
+        RawSpec { id, make: Box::new(make) }
+    }
+}
+
+/// The variant of a raw case: `<label>.<contract>`.
+pub fn variant(label: &str, contract: &Contract) -> String {
+    format!("{label}.{}", contract.name)
 }
 
 /// Appends one primitive's raw cases of `contract` for `plan`, variants named `<label>.<contract>`.
@@ -145,6 +202,17 @@ pub fn contract(primitive: Primitive, name: &str) -> Result<&'static Contract, S
     })
 }
 
+/// The input sizes the raw cases of `primitive`'s `contract` have for the
+/// plan sizes `sizes` (some catalogues add fixed sizes or, like softmax,
+/// visit shapes of their own): the sizes a manifest's geometry must fit.
+pub fn case_sizes(primitive: Primitive, contract: &Contract, sizes: &[usize]) -> Vec<usize> {
+    let plan = SweepPlan::of_primitive(primitive, sizes, 0);
+    let mut all: Vec<usize> = catalogue(&plan, primitive, contract, "sizes").into_iter().map(|s| s.id.n).collect();
+    all.sort_unstable();
+    all.dedup();
+    all
+}
+
 /// The raw cases of `primitive`'s `contract` for `plan`, in the GPU catalogue's order.
 pub fn catalogue(plan: &SweepPlan, primitive: Primitive, contract: &Contract, label: &str) -> Vec<RawSpec> {
     let mut out = Vec::new();
@@ -163,18 +231,19 @@ mod tests {
         let e = contract(Primitive::Scan, "exclusive.f32").unwrap_err();
         assert_eq!(e, "unknown contract 'exclusive.f32' for primitive scan: choose from exclusive.i32, inclusive.i32");
         let e = contract(Primitive::Histogram, "x").unwrap_err();
-        assert!(e.starts_with("primitive histogram has no contract for user kernels yet"), "{e}");
-        assert_eq!(contract(Primitive::Reduce, "sum.i32").map(|c| c.output.len), Ok(Len::One));
+        assert_eq!(e, "unknown contract 'x' for primitive histogram: choose from even.i32, even.f32");
+        assert_eq!(contract(Primitive::Reduce, "sum.i32").map(|c| c.outputs[0].len), Ok(Len::One));
     }
 
     #[test]
     fn the_comparison_names_the_first_wrong_element_and_a_type_mismatch() {
         let c = contract(Primitive::Scan, "exclusive.i32").expect("exists");
-        assert!(c.compare(&Array::Int64(vec![0, 1]), &Array::Int64(vec![0, 1])).passed());
+        let case = |expected: Vec<i64>| RawCase::new(vec![], vec![Array::Int64(expected)]);
+        assert!(c.compare(&case(vec![0, 1]), &[Array::Int64(vec![0, 1])]).passed());
         assert_eq!(
-            c.compare(&Array::Int64(vec![0, 1, 3]), &Array::Int64(vec![0, 1, 4])),
+            c.compare(&case(vec![0, 1, 3]), &[Array::Int64(vec![0, 1, 4])]),
             Verdict::fail_at(2, "3", "4", "prefix")
         );
-        assert!(!c.compare(&Array::Int64(vec![0]), &Array::Int32(vec![0])).passed());
+        assert!(!c.compare(&case(vec![0]), &[Array::Int32(vec![0])]).passed());
     }
 }

@@ -7,13 +7,13 @@ use crate::sweep::gpu::{case_seed, id, int_families};
 use crate::sweep::SweepPlan;
 
 /// The reduce contract: `out[0]` is the int64 sum of every `in[i]`.
-pub const CONTRACTS: [Contract; 1] = [Contract {
-    name: "sum.i32",
-    summary: "sum: out[0] = in[0] + ... + in[n-1] (int32 in, one int64 out)",
-    inputs: &[Buffer { role: "in", dtype: Dtype::Int32, len: Len::N }],
-    output: Buffer { role: "out", dtype: Dtype::Int64, len: Len::One },
-    what: "sum",
-}];
+pub const CONTRACTS: [Contract; 1] = [Contract::exact(
+    "sum.i32",
+    "sum: out[0] = in[0] + ... + in[n-1] (int32 in, one int64 out)",
+    &[Buffer { role: "in", dtype: Dtype::Int32, len: Len::N }],
+    &[Buffer { role: "out", dtype: Dtype::Int64, len: Len::One }],
+    "sum",
+)];
 
 /// Appends the raw reduce cases of `contract`.
 pub fn cases(plan: &SweepPlan, contract: &Contract, label: &str, out: &mut Vec<RawSpec>) {
@@ -25,7 +25,7 @@ pub fn cases(plan: &SweepPlan, contract: &Contract, label: &str, out: &mut Vec<R
                 id: case_id,
                 make: Box::new(move || {
                     let input = int_input(family, n, seed)?;
-                    Ok(RawCase { inputs: vec![Array::Int32(input.x)], expected: Array::Int64(vec![input.sum]) })
+                    Ok(RawCase::new(vec![Array::Int32(input.x)], vec![Array::Int64(vec![input.sum])]))
                 }),
             });
         }

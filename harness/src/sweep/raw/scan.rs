@@ -1,7 +1,7 @@
 //! Raw cases of the integer scans: the GPU catalogue's int32 inputs (same
 //! sizes, families and seeds) with the model's int64 prefixes.
 
-use super::{Buffer, Contract, Dtype, Len, RawCase, RawSpec};
+use super::{Array, Buffer, Contract, Dtype, Len, RawCase, RawSpec};
 use crate::sweep::gpu::scan::int_case;
 use crate::sweep::gpu::{case_seed, id, int_families};
 use crate::sweep::SweepPlan;
@@ -13,20 +13,20 @@ const OUT: Buffer = Buffer { role: "out", dtype: Dtype::Int64, len: Len::N };
 /// The scan contracts: `out[i]` is the int64 sum of `in[0..i)` (exclusive)
 /// or `in[0..=i]` (inclusive).
 pub const CONTRACTS: [Contract; 2] = [
-    Contract {
-        name: "exclusive.i32",
-        summary: "exclusive prefix sum: out[i] = in[0] + ... + in[i-1] (int32 in, int64 out, out[0] = 0)",
-        inputs: &[IN],
-        output: OUT,
-        what: "prefix",
-    },
-    Contract {
-        name: "inclusive.i32",
-        summary: "inclusive prefix sum: out[i] = in[0] + ... + in[i] (int32 in, int64 out)",
-        inputs: &[IN],
-        output: OUT,
-        what: "prefix",
-    },
+    Contract::exact(
+        "exclusive.i32",
+        "exclusive prefix sum: out[i] = in[0] + ... + in[i-1] (int32 in, int64 out, out[0] = 0)",
+        &[IN],
+        &[OUT],
+        "prefix",
+    ),
+    Contract::exact(
+        "inclusive.i32",
+        "inclusive prefix sum: out[i] = in[0] + ... + in[i] (int32 in, int64 out)",
+        &[IN],
+        &[OUT],
+        "prefix",
+    ),
 ];
 
 fn kind_of(contract: &Contract) -> ScanKind {
@@ -53,10 +53,7 @@ pub fn cases(plan: &SweepPlan, contract: &Contract, label: &str, out: &mut Vec<R
                         ScanKind::Exclusive => case.exclusive,
                         ScanKind::Inclusive => case.inclusive,
                     };
-                    Ok(RawCase {
-                        inputs: vec![super::Array::Int32(case.input)],
-                        expected: super::Array::Int64(expected),
-                    })
+                    Ok(RawCase::new(vec![Array::Int32(case.input)], vec![Array::Int64(expected)]))
                 }),
             });
         }

@@ -1,0 +1,170 @@
+//! Manifests for every contract of the registry: one passing every buffer
+//! and parameter validates to the right arguments; one that leaves out an
+//! output, names an argument the contract lacks or passes a parameter of
+//! the wrong size is refused with the message naming it. No GPU needed.
+
+use super::error::ManifestError;
+use super::manifest::{load, Arg, Manifest};
+use crate::registry::Primitive;
+use crate::sweep::raw::{self, Contract, Dtype};
+use crate::sweep::sizes::BOUNDARY_SIZES;
+use std::path::PathBuf;
+
+/// The arguments that pass everything a contract has, in order: inputs,
+/// parameters, outputs, n; with the PTX type of each.
+fn everything(contract: &Contract) -> Vec<(String, &'static str)> {
+    let mut args: Vec<(String, &'static str)> = contract.inputs.iter().map(|b| (b.role.to_string(), ".u64")).collect();
+    args.extend(contract.params.iter().map(|p| {
+        (
+            p.name.to_string(),
+            if p.dtype == Dtype::Int64 {
+                ".s64"
+            } else if p.dtype == Dtype::Float32 {
+                ".f32"
+            } else {
+                ".s32"
+            },
+        )
+    }));
+    args.extend(contract.outputs.iter().map(|b| (b.role.to_string(), ".u64")));
+    args.push(("n".into(), ".u64"));
+    args
+}
+
+/// Validates a manifest of `contract` with one launch of `args` against a
+/// PTX entry whose parameters have the types `types`.
+fn validate(
+    primitive: Primitive,
+    contract: &Contract,
+    args: &[String],
+    types: &[&str],
+) -> Result<Manifest, ManifestError> {
+    let dir = super::tests::folder();
+    let params: Vec<String> = types.iter().enumerate().map(|(i, t)| format!("\t.param {t} p{i}")).collect();
+    let ptx = format!(
+        ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k(\n{}\n)\n{{ ret; }}\n",
+        params.join(",\n")
+    );
+    std::fs::write(dir.join("k.ptx"), ptx).expect("ptx written");
+    let quoted: Vec<String> = args.iter().map(|a| format!("\"{a}\"")).collect();
+    let text = format!(
+        "primitive = \"{primitive}\"\ncontract = \"{}\"\n[module]\nptx = \"k.ptx\"\n[[launch]]\nkernel = \"k\"\n\
+         args = [{}]\ngrid = \"ceil_div(n, 1024)\"\nblock = \"256\"\n",
+        contract.name,
+        quoted.join(", ")
+    );
+    std::fs::write(dir.join("check.toml"), text).expect("manifest written");
+    let loaded = load(&dir.join("check.toml"), &BOUNDARY_SIZES, None);
+    let _ = std::fs::remove_dir_all(&dir);
+    loaded
+}
+
+fn every_contract() -> Vec<(Primitive, &'static Contract)> {
+    Primitive::ALL.into_iter().flat_map(|p| raw::contracts(p).iter().map(move |c| (p, c))).collect()
+}
+
+fn split(args: &[(String, &'static str)]) -> (Vec<String>, Vec<&'static str>) {
+    args.iter().cloned().unzip()
+}
+
+#[test]
+fn a_manifest_passing_every_buffer_and_parameter_validates_for_every_contract() {
+    for (p, c) in every_contract() {
+        let (args, types) = split(&everything(c));
+        let m = validate(p, c, &args, &types).unwrap_or_else(|e| panic!("{p} {}: {e}", c.name));
+        let mut want: Vec<Arg> = (0..c.inputs.len()).map(Arg::Input).collect();
+        want.extend((0..c.params.len()).map(Arg::Param));
+        want.extend((0..c.outputs.len()).map(Arg::Output));
+        want.push(Arg::N);
+        assert_eq!(m.launches[0].args, want, "{p} {}", c.name);
+        assert_eq!((m.primitive, m.contract.name), (p, c.name));
+    }
+}
+
+#[test]
+fn a_manifest_leaving_out_an_output_names_it_for_every_contract() {
+    for (p, c) in every_contract() {
+        let mut all = everything(c);
+        let last = c.outputs.last().expect("an output").role;
+        all.retain(|(a, _)| a != last);
+        let (args, types) = split(&all);
+        let e = validate(p, c, &args, &types).map(|_| "valid".to_string()).unwrap_or_else(|e| e.to_string());
+        assert_eq!(
+            e,
+            format!(
+                "no launch passes the contract's buffer '{last}' (the {p} {} contract has {}); add it to a launch's args",
+                c.name,
+                c.roles().join(", ")
+            )
+        );
+    }
+}
+
+#[test]
+fn an_argument_the_contract_lacks_is_named_with_what_it_has_for_every_contract() {
+    for (p, c) in every_contract() {
+        let mut all = everything(c);
+        all.insert(0, ("output".into(), ".u64"));
+        let (args, types) = split(&all);
+        let e = validate(p, c, &args, &types).map(|_| "valid".to_string()).unwrap_or_else(|e| e.to_string());
+        let mut known: Vec<&str> = c.roles();
+        known.extend(c.params.iter().map(|q| q.name));
+        known.extend(["n", "n32"]);
+        assert_eq!(
+            e,
+            format!(
+                "launch 1 (k): argument 'output' is not a buffer or parameter of the contract, a scratch buffer or n \
+                 (known: {})",
+                known.join(", ")
+            ),
+            "{p} {}",
+            c.name
+        );
+    }
+}
+
+#[test]
+fn a_parameter_or_buffer_of_the_wrong_size_is_named_for_every_contract() {
+    for (p, c) in every_contract() {
+        let mut all = everything(c);
+        // The entry declares its first argument (a buffer) as a 32-bit integer.
+        all[0].1 = ".u32";
+        let (args, types) = split(&all);
+        let e = validate(p, c, &args, &types).map(|_| "valid".to_string()).unwrap_or_else(|e| e.to_string());
+        assert_eq!(
+            e,
+            format!(
+                "launch 1 (k): argument 1 '{}' is a buffer (a device pointer), 8 bytes, but the entry point's \
+                 parameter 1 takes 4 bytes",
+                c.inputs[0].role
+            )
+        );
+        let Some(first) = c.params.first() else { continue };
+        let at = c.inputs.len();
+        all = everything(c);
+        all[at].1 = if first.dtype == Dtype::Int64 { ".u32" } else { ".u64" };
+        let (args, types) = split(&all);
+        let e = validate(p, c, &args, &types).map(|_| "valid".to_string()).unwrap_or_else(|e| e.to_string());
+        assert!(
+            e.starts_with(&format!(
+                "launch 1 (k): argument {} '{}' is the contract's {} parameter",
+                at + 1,
+                first.name,
+                first.dtype.name()
+            )),
+            "{p} {}: {e}",
+            c.name
+        );
+    }
+}
+
+/// The PTX of an example kernel, as NVRTC writes it, declares the sizes the
+/// check passes (the compaction example compiles and validates).
+#[test]
+fn the_compaction_example_declares_pointer_sized_parameters() {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../examples/check/compact_cuda/check.toml");
+    let m = load(&path, &BOUNDARY_SIZES, None).unwrap_or_else(|e| panic!("{e}"));
+    let entry = m.module.entries.iter().find(|e| e.name == "scan_counts").expect("scan_counts");
+    assert_eq!(entry.params, Some(vec![Some(8), Some(8), Some(8)]));
+    assert_eq!(m.launches[1].args, vec![Arg::Scratch(0), Arg::Output(1), Arg::N]);
+}
