@@ -14,7 +14,10 @@ use crate::bench::timing::{summarize, EventTimer};
 use crate::registry::Primitive;
 use crate::sweep::raw::{self, Array};
 use crate::sweep::SweepPlan;
-use kernels::{Gpu, GpuResult, ReducePlan, ReduceVariant, ScanKind, ScanPlan, ScanVariant};
+use kernels::{
+    CompactPlan, CompactVariant, Gpu, GpuResult, ReducePlan, ReduceVariant, ScanKind, ScanPlan, ScanVariant,
+    SelectorKind,
+};
 
 /// Sizes timed.
 pub const SIZES: [usize; 3] = [1 << 20, 1 << 24, 1 << 28];
@@ -63,30 +66,48 @@ fn median(timer: &EventTimer, gpu: &Gpu, mut call: impl FnMut() -> GpuResult<()>
     Ok(summarize(&samples).map(|(m, _, _)| m).unwrap_or(f64::NAN))
 }
 
+/// What "ours" is for `primitive`: its default entry point (the variant
+/// its dispatcher picks at each size), where the timed plan is wired here.
 fn ours_name(primitive: Primitive) -> String {
     match primitive {
-        Primitive::Scan => ScanVariant::DecoupledLookback.name().to_string(),
-        Primitive::Reduce => ReduceVariant::SinglePass.name().to_string(),
+        Primitive::Scan | Primitive::Reduce | Primitive::Compact => format!("{primitive} default entry point"),
         other => format!("none for {other}"),
     }
 }
 
-/// Our fastest variant on `input` (None for a primitive without a timed plan here).
-fn time_ours(timer: &EventTimer, gpu: &Gpu, manifest: &Manifest, input: &[i32]) -> anyhow::Result<Option<f64>> {
+/// Our default entry point on `input`, with the variant it picked at this
+/// size (None for a primitive or contract without a timed plan here).
+fn time_ours(
+    timer: &EventTimer,
+    gpu: &Gpu,
+    manifest: &Manifest,
+    input: &[i32],
+) -> anyhow::Result<Option<(f64, &'static str)>> {
     let n = input.len();
     let device = gpu.upload(input)?;
     Ok(match manifest.primitive {
         Primitive::Scan => {
             let kind =
                 if manifest.contract.name.starts_with("inclusive") { ScanKind::Inclusive } else { ScanKind::Exclusive };
-            let mut plan = ScanPlan::<i32>::new(gpu, ScanVariant::DecoupledLookback, kind, n)?;
+            let variant = ScanVariant::best_for(n, kind);
+            let mut plan = ScanPlan::<i32>::new(gpu, variant, kind, n)?;
             let mut out = gpu.alloc_zeroed::<i64>(n)?;
-            Some(median(timer, gpu, || plan.enqueue(&device, &mut out))?)
+            Some((median(timer, gpu, || plan.enqueue(&device, &mut out))?, variant.name()))
         }
         Primitive::Reduce => {
-            let mut plan = ReducePlan::<i32>::new(gpu, ReduceVariant::SinglePass, n)?;
+            let variant = ReduceVariant::best_for(n);
+            let mut plan = ReducePlan::<i32>::new(gpu, variant, n)?;
             let mut out = gpu.alloc_zeroed::<i64>(1)?;
-            Some(median(timer, gpu, || plan.enqueue(&device, &mut out))?)
+            Some((median(timer, gpu, || plan.enqueue(&device, &mut out))?, variant.name()))
+        }
+        // The flagged contract takes its flags from a second input: only the
+        // predicate form is timed.
+        Primitive::Compact if manifest.contract.name.starts_with("positive") => {
+            let variant = CompactVariant::best_for(n);
+            let mut plan = CompactPlan::new(gpu, variant, SelectorKind::Positive, n)?;
+            let mut out = gpu.alloc_zeroed::<i32>(n)?;
+            let mut count = gpu.alloc_zeroed::<u32>(1)?;
+            Some((median(timer, gpu, || plan.enqueue(&device, None, &mut out, &mut count))?, variant.name()))
         }
         _ => None,
     })
@@ -117,14 +138,15 @@ fn time_all(gpu: &Gpu, manifest: &Manifest, loaded: &Loaded, rows: &mut Vec<Row>
         let mut buffers = launch::prepare(gpu, manifest, &case, n)?;
         let user_us = median(&timer, gpu, || launch::enqueue(gpu, manifest, loaded, &mut buffers))?;
         drop(buffers);
-        let ours_us = match case.inputs.first() {
+        let ours = match case.inputs.first() {
             Some(Array::Int32(input)) => time_ours(&timer, gpu, manifest, input)?,
             _ => None,
         };
+        let ours_us = ours.map(|(us, _)| us);
         println!(
             "check --bench: n = {n} ({}): yours {user_us:.1} us, ours ({}) {}",
             spec.id.size,
-            ours_name(manifest.primitive),
+            ours.map(|(_, picked)| picked.to_string()).unwrap_or_else(|| ours_name(manifest.primitive)),
             ours_us.map(|u| format!("{u:.1} us")).unwrap_or_else(|| "not timed".into())
         );
         rows.push(Row { n, user_us, ours_us, cub_us: None });
