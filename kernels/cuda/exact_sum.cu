@@ -39,32 +39,33 @@
 // (the canonical quiet NaN 0x7fc00000) for any NaN or for +inf and -inf
 // together, else the infinity present, else the rounded finite sum.
 //
-// Register window. Most inputs lie within 32 exponents of their
-// neighbours' largest. Each warp keeps a window base B (warp-uniform, 1 <= B
-// <= kWindowMaxBase): an input with exponent e in [B, B + 31] is normal and
-// finite, and adds m * 2^(e - B) < 2^55 to two u64 register sums, `all`
-// (every such input) and `negative` (the negative ones); the window then
-// holds (all - 2 negative) * 2^B units. After every kExactVoteItems values
-// per thread the warp votes: if any nonzero input fell outside the window
-// (smaller, larger, subnormal, inf, NaN), B moves to (the group's largest
-// finite exponent) - 31 when that differs, and the outside inputs are added
-// again, to the new window or to the shared bins (add_to_bins); after
-// kMissesBeforeDirect such groups in a row the warp sends kDirectGroups
-// groups straight to the bins. +-0 adds nothing on any path. A flush adds the window's value into bins B >> 5
-// and (B >> 5) + 1 and empties it. Integer addition is exact, so which
-// inputs take the window and which the bins changes the spelling of the
-// partial sums only, never their value.
+// Register window. Most inputs lie within kWindowSpan = 22 exponents of
+// their neighbours' largest. Each warp keeps a window base B (warp-uniform,
+// 1 <= B <= kWindowMaxBase): an input with exponent e in [B, B + 21] is
+// normal and finite, and is added to one f64 register per thread. Such an
+// input is an integer multiple of 2^(B - 150) below 2^45 of those units,
+// and the window takes at most 256 inputs between flushes, so its sum stays
+// an integer multiple below 2^53 units: every f64 addition is exact. After
+// every kExactVoteItems values per thread the warp votes: if any nonzero
+// input fell outside the window (smaller, larger, subnormal, inf, NaN), B
+// moves to (the group's largest finite exponent) - 21 when that differs,
+// and the outside inputs are added again, to the new window or to the
+// shared bins (add_to_bins); after kMissesBeforeDirect such groups in a row
+// the warp sends kDirectGroups groups straight to the bins. +-0 adds
+// nothing on any path. A flush turns the window into the integer k = value
+// * 2^(150 - B) (|k| < 2^53), adds it into bins B >> 5 and (B >> 5) + 1 and
+// empties the window. Integer and exact f64 addition are both exact, so
+// which inputs take the window and which the bins changes the spelling of
+// the partial sums only, never their value.
 //
-// Why the window does not overflow: it takes at most kExactFlushTiles *
-// kExactItemsPerThread = 256 adds of < 2^55 between flushes, so all < 2^63,
-// negative <= all, and |all - 2 negative| < 2^63 is exact in two's
-// complement (computed modulo 2^64). A flush adds low < 2^32 to one word and
-// floor(value * 2^r / 2^32) (r = B & 31 < 32, so at most half the window's
-// terms, plus 1) to the next. Between two normalisations a thread flushes
-// at most F = kExactFlushTiles * kExactItemsPerThread / kExactVoteItems + 1
-// = 65 times, and each of its 256 inputs reaches a word once, by one path,
-// with less than 2^55 - 2^31: a word stays below 2^32 + 256 (2^55 - 2^31) +
-// F (2^32 + 1) < 2^63.
+// Why the bins do not overflow through flushes: a flush adds low < 2^32 to
+// one word and floor(k * 2^r / 2^32) (r = B & 31 < 32) to the next, and
+// |k * 2^r / 2^32| is at most the sum of its inputs' terms m << (e & 31)
+// measured in that next word (each below 2^55 - 2^31), plus 1. Between two
+// normalisations a thread flushes at most F = kExactFlushTiles *
+// kExactItemsPerThread / kExactVoteItems + 1 = 65 times, and each of its
+// 256 inputs reaches a word once, by one path, with less than 2^55 - 2^31:
+// a word stays below 2^32 + 256 (2^55 - 2^31) + F (2^32 + 1) < 2^63.
 //
 // Schedule. exact_sum_<t>: block g reduces tiles g, g + G, ... (G =
 // gridDim.x; tile layout as float_reduce.cu: thread t holds items base +
@@ -196,28 +197,33 @@ __device__ __forceinline__ void normalise_column(i64 (*bins)[kBlockThreads], i64
 // The window of one thread (its base is the same in every lane of a warp).
 struct Window {
     u32 base;
-    u64 all;       // sum of m * 2^(e - base) over the inputs the window took
-    u64 negative;  // the same over the negative ones
+    double value;  // the sum of the inputs the window took, exactly (below)
     int direct;    // vote groups left that go straight to the bins
     int misses;    // consecutive vote groups with inputs outside the window
 };
 
-// Window bases: B + 31 <= 254 keeps inf and NaN (e = 255) outside, B >= 1
-// keeps +-0 and subnormals (e = 0) outside.
-constexpr u32 kWindowSpan = 32;
+// Window bases: B + kWindowSpan - 1 <= 254 keeps inf and NaN (e = 255)
+// outside, B >= 1 keeps +-0 and subnormals (e = 0) outside.
+constexpr u32 kWindowSpan = 22;
 constexpr u32 kWindowMaxBase = 255 - kWindowSpan;
-// Exponents 96..127, values in [2^-31, 2): the first tile moves it if needed.
-constexpr u32 kWindowFirstBase = 96;
+// Exponents 106..127, values in [2^-21, 2): the first tile moves it if needed.
+constexpr u32 kWindowFirstBase = 128 - kWindowSpan;
 // Values per thread between two warp votes on the window.
 constexpr int kExactVoteItems = 4;
 // After this many vote groups in a row with inputs outside the window, the
 // warp adds the next kDirectGroups groups straight to the bins (inputs
-// spread over more than 32 exponents), then tries the window again.
+// spread over more than kWindowSpan exponents), then tries the window again.
 constexpr int kMissesBeforeDirect = 2;
 constexpr int kDirectGroups = 32;
 static_assert(kExactItemsPerThread % kExactVoteItems == 0, "a tile is whole vote groups");
 static_assert(kExactFlushTiles * kExactItemsPerThread / kExactVoteItems + 1 <= 127,
               "at most 127 flushes between normalisations (127 (2^32 + 1) + 2^32 <= 2^39)");
+// The f64 window is exact: an input in it is an integer multiple of 2^(B -
+// 150) below 2^(24 + kWindowSpan - 1) such units, the window takes at most
+// 256 of them between flushes, so every partial sum is such a multiple
+// below 2^53 units, which an f64 holds exactly (53-bit significand, and
+// 2^(B - 150) >= 2^-149 is far above the f64 normal range's bottom).
+static_assert(24 + (kWindowSpan - 1) + 8 <= 53, "256 window inputs must stay below 2^53 units of 2^(B - 150)");
 
 // e - base for the f32 `bits` as an unsigned offset: < kWindowSpan exactly
 // when the input lies in the window. bits << 1 holds e in bits 24..31; when
@@ -227,27 +233,25 @@ __device__ __forceinline__ u32 window_offset(u32 bits, u32 base) {
 }
 
 // Adds the input at `offset` to the window; an input outside it (offset >=
-// 32) adds 0: the clamped funnel shift gives 2^offset for offset < 32 and 0
-// beyond.
+// kWindowSpan) adds +0. The f64 addition is exact (bound above), so the
+// order of the additions does not matter.
 __device__ __forceinline__ void window_add(Window& w, u32 bits, u32 offset) {
-    const u32 pow2 = __funnelshift_lc(0u, 1u, offset);
-    const u32 m = (bits & 0x7fffffu) | 0x800000u;
-    const u32 sign = u32(int(bits) >> 31);
-    w.all += u64(m) * pow2;
-    w.negative += u64(m & sign) * pow2;
+    const float x = offset < kWindowSpan ? __uint_as_float(bits) : 0.0f;
+    w.value = __dadd_rn(w.value, double(x));
 }
 
-// Adds the window's value (all - 2 negative) * 2^base to the bins and
-// empties it. With base = 32 q + r: value * 2^r = high * 2^32 + low, low in
-// [0, 2^32), high = floor(value / 2^(32 - r)) (arithmetic shift).
+// Adds the window's value V = k * 2^(base - 150) to the bins and empties it:
+// k = V * 2^(150 - base) is an integer below 2^53 (the scaling by a power of
+// two is exact), and with base = 32 q + r, k * 2^r = high * 2^32 + low, low
+// in [0, 2^32), high = floor(k / 2^(32 - r)) (arithmetic shift).
 __device__ __forceinline__ void window_flush(Window& w, i64 (*bins)[kBlockThreads]) {
-    const i64 value = i64(w.all - 2 * w.negative);
+    const double scale = __hiloint2double(int(1023 + 150 - w.base) << 20, 0);  // 2^(150 - base)
+    const i64 value = __double2ll_rz(w.value * scale);
     const u32 q = w.base >> 5;
     const u32 r = w.base & 31u;
     bins[q][threadIdx.x] += i64((u64(value) << r) & u64(kExactWordMask));
     bins[q + 1][threadIdx.x] += value >> (kExactWordBits - r);
-    w.all = 0;
-    w.negative = 0;
+    w.value = 0.0;
 }
 
 // Adds ITEMS values of this thread (f32 bits). Every lane of the warp calls
@@ -360,7 +364,7 @@ __device__ __forceinline__ void partials(const In* __restrict__ in, u64 n, i64* 
     for (int b = 0; b < kExactBins; ++b) bins[b][threadIdx.x] = 0;
     i64 carry_word = 0;
     u32 flags = 0;
-    Window window{kWindowFirstBase, 0, 0, 0, 0};
+    Window window{kWindowFirstBase, 0.0, 0, 0};
     // n <= 2^40 (checked by the host), so tile indices fit 32 bits.
     const u32 tiles = u32((n + kExactTileItems - 1) / kExactTileItems);
     int since_flush = 0;

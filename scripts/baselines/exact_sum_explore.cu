@@ -5,7 +5,8 @@
 // on three input families. The two exact versions must give the same bits.
 // Not part of the receipts: it informs the kernel design.
 //
-//   nvcc -O3 -std=c++17 -arch=sm_90 -I kernels/cuda $(policy defines as -D flags) \
+//   nvcc -O3 -std=c++17 -arch=sm_90 -I kernels/cuda \
+//     $(cargo run -q -p kernels --example policy_defines) \
 //     -o target/exact_sum_explore scripts/baselines/exact_sum_explore.cu
 //   (add -DWITH_PREVIOUS with scripts/baselines/exact_sum_previous.cu present:
 //   an older exact_sum.cu with the same entry points)

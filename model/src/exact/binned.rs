@@ -209,10 +209,10 @@ fn element(layout: Layout, base: usize, t: usize, item: usize) -> usize {
 }
 
 /// Window bases of the kernel's register window (exponents `base ..= base +
-/// 31`): `kWindowFirstBase`, `kWindowMaxBase`, `kWindowSpan`.
-const WINDOW_FIRST_BASE: u32 = 96;
-const WINDOW_MAX_BASE: u32 = 223;
-const WINDOW_SPAN: u32 = 32;
+/// 21`): `kWindowFirstBase`, `kWindowMaxBase`, `kWindowSpan`.
+const WINDOW_SPAN: u32 = 22;
+const WINDOW_FIRST_BASE: u32 = 128 - WINDOW_SPAN;
+const WINDOW_MAX_BASE: u32 = 255 - WINDOW_SPAN;
 /// Threads of a warp (one window base each).
 const WARP_THREADS: usize = 32;
 /// Values per thread between two warp votes on the window (`kExactVoteItems`).
@@ -222,6 +222,9 @@ const VOTE_ITEMS: usize = 4;
 /// straight to the bins.
 const MISSES_BEFORE_DIRECT: u32 = 2;
 const DIRECT_GROUPS: u32 = 32;
+/// The f64 window is exact while its sum stays below 2^53 units of
+/// 2^(base - 150).
+const WINDOW_EXACT_UNITS: u64 = 1 << 53;
 
 /// One warp's window state (`Window::base`, `direct`, `misses`).
 struct WarpWindow {
@@ -236,41 +239,45 @@ fn window_offset(bits: u32, base: u32) -> u32 {
     (bits << 1).wrapping_sub(base << 24) >> 24
 }
 
-/// One kernel thread: its bins and its register window (`all` and
-/// `negative` as in `exact_sum.cu`). Plain `u64`/`i64` arithmetic: a debug
-/// build panics on any overflow the kernel's bound proof missed.
+/// One kernel thread: its bins and its register window, both as the kernel
+/// keeps it (`window`, an f64 adding the f32 inputs) and as the exact
+/// integer it must equal (`units`, in units of 2^(base - 150)). Plain
+/// `i64` arithmetic: a debug build panics on any overflow the kernel's
+/// bound proof missed, and a flush panics if the f64 ever rounded.
 #[derive(Default)]
 struct KernelThread {
     bins: BinnedAccumulator,
-    all: u64,
-    negative: u64,
+    window: f64,
+    units: i64,
 }
 
 impl KernelThread {
     /// `window_add` for an input inside the window.
     fn window_add(&mut self, bits: u32, offset: u32) {
-        let term = u64::from((bits & 0x7f_ffff) | 0x80_0000) << offset;
-        self.all += term;
-        if bits >> 31 != 0 {
-            self.negative += term;
-        }
+        let term = i64::from((bits & 0x7f_ffff) | 0x80_0000) << offset;
+        self.units += if bits >> 31 != 0 { -term } else { term };
+        assert!(self.units.unsigned_abs() < WINDOW_EXACT_UNITS, "the f64 window left its exact range");
+        self.window += f64::from(f32::from_bits(bits));
     }
 
-    /// `window_flush`: the window's value into words `base >> 5` and the next.
+    /// `window_flush`: the window's value k = window * 2^(150 - base) into
+    /// words `base >> 5` and the next.
     fn window_flush(&mut self, base: u32) {
-        let value = self.all.wrapping_sub(2 * self.negative) as i64;
+        let scale = f64::from_bits(u64::from(1023 + 150 - base) << 52);
+        let value = (self.window * scale) as i64;
+        assert_eq!(value, self.units, "the f64 window rounded (base {base})");
         let (q, r) = ((base >> 5) as usize, base & 31);
         self.bins.words[q] += (((value as u64) << r) & WORD_MASK as u64) as i64;
         self.bins.words[q + 1] += value >> (32 - r);
-        self.all = 0;
-        self.negative = 0;
+        self.window = 0.0;
+        self.units = 0;
     }
 }
 
 /// One vote group of a warp (`values[lane][item]`), as `add_values` adds
 /// it: straight to the bins while `direct` lasts; else the window first,
 /// then, if any nonzero input of the warp fell outside, the base moved to
-/// the largest finite exponent - 31 and the outside inputs added to the
+/// the largest finite exponent - 21 and the outside inputs added to the
 /// window or the bins (zeros add nothing).
 fn add_warp_group(threads: &mut [KernelThread], values: &[[u32; VOTE_ITEMS]], warp: &mut WarpWindow) {
     if warp.direct > 0 {
