@@ -202,10 +202,15 @@ struct Window {
     int misses;    // consecutive vote groups with inputs outside the window
 };
 
-// Window bases: B + kWindowSpan - 1 <= 254 keeps inf and NaN (e = 255)
-// outside, B >= 1 keeps +-0 and subnormals (e = 0) outside.
+// Window bases: B >= 1 keeps +-0 and subnormals (e = 0) outside; B <= 223
+// keeps inf and NaN (e = 255) outside (B + kWindowSpan - 1 <= 244) and lets
+// a flush write bins B >> 5 and (B >> 5) + 1 <= 7, both rows of the shared
+// bins (word 8 is a register, not a row). Inputs of 2^118 and above
+// (e > 244) always take the bins path.
 constexpr u32 kWindowSpan = 22;
-constexpr u32 kWindowMaxBase = 255 - kWindowSpan;
+constexpr u32 kWindowMaxBase = kExactWordBits * (kExactBins - 1) - 1;
+static_assert(kWindowMaxBase + kWindowSpan - 1 < 255, "inf and NaN stay outside every window");
+static_assert((kWindowMaxBase >> 5) + 1 < kExactBins, "a flush writes two rows of the shared bins");
 // Exponents 106..127, values in [2^-21, 2): the first tile moves it if needed.
 constexpr u32 kWindowFirstBase = 128 - kWindowSpan;
 // Values per thread between two warp votes on the window.

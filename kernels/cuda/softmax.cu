@@ -39,6 +39,10 @@ namespace {
 
 constexpr u64 kNoNonfinite = ~0ull;
 
+// Rows a RowInWarpRegisters warp holds at once: 8 loads per lane in flight
+// for the shortest rows (ITEMS <= 4), one row (ITEMS loads) beyond.
+__host__ __device__ constexpr int warp_register_rows(int items) { return items >= 8 ? 1 : 8 / items; }
+
 __device__ __forceinline__ float neg_inf() { return -__int_as_float(0x7f800000); }
 
 __device__ __forceinline__ bool aligned16(const void* p) { return (reinterpret_cast<u64>(p) & 15ull) == 0; }
@@ -371,6 +375,71 @@ __device__ __forceinline__ void softmax_online_warp(const typename Io::Elem* __r
     report_nonfinite(first_bad, first_nonfinite);
 }
 
+// ---- RowInWarpRegisters: a warp per row, the row read ONCE into registers ----
+// Lane l holds columns l, l + 32, ..., l + 32 (ITEMS - 1) of a row (scalar
+// loads: a warp's load of one item reads 32 consecutive elements), slots
+// past the row hold -inf (probability 0, never stored). Max, then the sum of
+// expf(x - m) (pairwise over the lane's ITEMS, then warp_reduce's 5 levels),
+// then p = e * (1/d) from the same registers: one global read, no block
+// barrier, for short rows (cols <= 32 * ITEMS). A warp takes ROWS
+// consecutive rows at a time, all loads first, so that short rows still keep
+// ROWS * ITEMS loads per lane in flight. Whether a row exists is uniform
+// across the warp, so every lane runs every warp_reduce (they need all 32).
+
+template <class Io, int ITEMS, int ROWS>
+__device__ __forceinline__ void softmax_row_in_warp_registers(const typename Io::Elem* __restrict__ in,
+                                                              typename Io::Elem* __restrict__ out, u64 rows,
+                                                              u32 cols, u64* first_nonfinite, u8* masked_rows) {
+    const u32 lane = u32(lane_id());
+    u64 first_bad = kNoNonfinite;
+    for (u64 first_row = (u64(blockIdx.x) * kRowsPerWarpBlock + warp_id()) * ROWS; first_row < rows;
+         first_row += u64(gridDim.x) * kRowsPerWarpBlock * ROWS) {
+        float x[ROWS][ITEMS];
+#pragma unroll
+        for (int r = 0; r < ROWS; ++r) {
+            const u64 row_start = (first_row + r) * cols;
+#pragma unroll
+            for (int i = 0; i < ITEMS; ++i) {
+                const u32 c = u32(i) * kWarpThreads + lane;
+                float t[1] = {neg_inf()};
+                if (first_row + r < rows && c < cols) {
+                    t[0] = Io::load(in + row_start, c);
+                    note_nonfinite(t, row_start + c, first_bad);
+                }
+                x[r][i] = t[0];
+            }
+        }
+#pragma unroll
+        for (int r = 0; r < ROWS; ++r) {
+            const u64 row = first_row + r;
+            typename Io::Elem* row_out = out + row * cols;
+            const float m = shfl_idx(warp_reduce(chunk_max(x[r]), MaxF32()), 0);
+            const bool masked = m == neg_inf();  // uniform across the warp
+            // A row past the end (row >= rows) holds only -inf: it stores nothing.
+            const u32 stored_cols = row < rows ? cols : 0;
+            if (masked) {
+#pragma unroll
+                for (int i = 0; i < ITEMS; ++i) {
+                    const u32 c = u32(i) * kWarpThreads + lane;
+                    if (c < stored_cols) Io::store(row_out, c, 0.0f);
+                }
+            } else {
+#pragma unroll
+                for (int i = 0; i < ITEMS; ++i) x[r][i] = expf(x[r][i] - m);  // padding, masked: expf(-inf) = 0
+                const float d = shfl_idx(warp_reduce(pairwise_sum(x[r]), SumF32()), 0);
+                const float inv_d = __frcp_rn(d);
+#pragma unroll
+                for (int i = 0; i < ITEMS; ++i) {
+                    const u32 c = u32(i) * kWarpThreads + lane;
+                    if (c < stored_cols) Io::store(row_out, c, __fmul_rn(x[r][i], inv_d));
+                }
+            }
+            if (lane == 0 && row < rows) masked_rows[row] = masked ? 1 : 0;
+        }
+    }
+    report_nonfinite(first_bad, first_nonfinite);
+}
+
 // ---- RowInRegisters: block per row, the row read ONCE into registers ---------
 //
 // THREADS x ITEMS floats hold the row (the host rejects longer rows). Item
@@ -502,6 +571,22 @@ PRIMLAB_SOFTMAX_ENTRY(online_block_f32, kSoftmaxBlockThreads, F32Io, softmax_onl
 PRIMLAB_SOFTMAX_ENTRY(online_block_bf16, kSoftmaxBlockThreads, Bf16Io, softmax_online_block<Bf16Io>)
 PRIMLAB_SOFTMAX_ENTRY(online_warp_f32, kBlockThreads, F32Io, softmax_online_warp<F32Io>)
 PRIMLAB_SOFTMAX_ENTRY(online_warp_bf16, kBlockThreads, Bf16Io, softmax_online_warp<Bf16Io>)
+
+// RowInWarpRegisters: ITEMS = 1, 2, 4, ..., 32 floats per lane, rows of up
+// to 32 * ITEMS columns (the host picks the smallest that holds the row),
+// warp_register_rows(ITEMS) rows per warp at a time.
+#define PRIMLAB_SOFTMAX_WARP_REG_ENTRY(ITEMS)                                                                  \
+    PRIMLAB_SOFTMAX_ENTRY(row_in_warp_registers_##ITEMS##_f32, kBlockThreads, F32Io,                           \
+                          (softmax_row_in_warp_registers<F32Io, ITEMS, warp_register_rows(ITEMS)>))             \
+    PRIMLAB_SOFTMAX_ENTRY(row_in_warp_registers_##ITEMS##_bf16, kBlockThreads, Bf16Io,                         \
+                          (softmax_row_in_warp_registers<Bf16Io, ITEMS, warp_register_rows(ITEMS)>))
+
+PRIMLAB_SOFTMAX_WARP_REG_ENTRY(1)
+PRIMLAB_SOFTMAX_WARP_REG_ENTRY(2)
+PRIMLAB_SOFTMAX_WARP_REG_ENTRY(4)
+PRIMLAB_SOFTMAX_WARP_REG_ENTRY(8)
+PRIMLAB_SOFTMAX_WARP_REG_ENTRY(16)
+PRIMLAB_SOFTMAX_WARP_REG_ENTRY(32)
 
 // Minimum resident blocks in __launch_bounds__: 1024 / THREADS, i.e. at most
 // 64 registers per thread (the whole register file at 1024 threads).

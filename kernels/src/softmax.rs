@@ -46,6 +46,21 @@ pub const ROW_IN_REGISTERS_SHAPES: [(&str, u32, u32); 3] = {
 /// The longest row [`SoftmaxVariant::RowInRegisters`] holds: the largest shape.
 pub const MAX_ROW_IN_REGISTERS_COLS: usize =
     (SOFTMAX.register_shapes[2].threads * SOFTMAX.register_shapes[2].items) as usize;
+/// Floats per lane of the [`SoftmaxVariant::RowInWarpRegisters`] kernels
+/// (`softmax_row_in_warp_registers_<items>_<dtype>`), smallest first: a row
+/// of `cols` uses the first with `32 * items >= cols`.
+pub const ROW_IN_WARP_REGISTERS_ITEMS: [u32; 6] = [1, 2, 4, 8, 16, 32];
+/// The longest row [`SoftmaxVariant::RowInWarpRegisters`] holds.
+pub const MAX_ROW_IN_WARP_REGISTERS_COLS: usize = 32 * 32;
+/// The longest row [`SoftmaxVariant::best_for`] gives to
+/// [`SoftmaxVariant::RowInWarpRegisters`] rather than
+/// [`SoftmaxVariant::OnlineWarp`]. H200, cold medians of one run (f32 / bf16,
+/// µs, warp registers vs online warp): [65536, 33] 20.5 / 21.6 vs 39.9 /
+/// 40.0; [65536, 64] 20.8 / 22.6 vs 43.9 / 61.8; [32768, 128] 19.0 / 19.9 vs
+/// 25.7 / 34.1; [16384, 256] 18.2 / 16.3 vs 20.0 / 20.7; but [8192, 512]
+/// 22.3 / 19.6 vs 19.2 / 18.6 and [4096, 1024] 26.7 / 31.4 vs 19.4 / 17.2
+/// (one warp's scalar loads of a long row keep too little in flight).
+pub const WARP_REGISTERS_MAX_COLS: usize = 256;
 
 /// Unit roundoff of f32, `2^-24`.
 const U_F32: f64 = 1.0 / 16_777_216.0;
@@ -75,15 +90,21 @@ pub enum SoftmaxVariant {
     /// current one (one 1024-thread block per SM keeps the memory busy through
     /// its reductions). Longer rows are rejected with [`GpuError::InvalidInput`].
     RowInRegisters,
+    /// A warp per row (8 rows per block) with the row held in registers (32
+    /// lanes x up to 32 floats = 1024 columns): one global read, max / sum /
+    /// write from registers, no online rescaling: for short rows. Longer
+    /// rows are rejected with [`GpuError::InvalidInput`].
+    RowInWarpRegisters,
 }
 
 impl SoftmaxVariant {
     /// Every variant.
-    pub const ALL: [SoftmaxVariant; 4] = [
+    pub const ALL: [SoftmaxVariant; 5] = [
         SoftmaxVariant::ThreePass,
         SoftmaxVariant::OnlineBlock,
         SoftmaxVariant::OnlineWarp,
         SoftmaxVariant::RowInRegisters,
+        SoftmaxVariant::RowInWarpRegisters,
     ];
 
     /// Snake-case name used in reports.
@@ -93,6 +114,7 @@ impl SoftmaxVariant {
             SoftmaxVariant::OnlineBlock => "online_block",
             SoftmaxVariant::OnlineWarp => "online_warp",
             SoftmaxVariant::RowInRegisters => "row_in_registers",
+            SoftmaxVariant::RowInWarpRegisters => "row_in_warp_registers",
         }
     }
 
@@ -100,17 +122,21 @@ impl SoftmaxVariant {
     pub fn max_cols(&self) -> usize {
         match self {
             SoftmaxVariant::RowInRegisters => MAX_ROW_IN_REGISTERS_COLS,
+            SoftmaxVariant::RowInWarpRegisters => MAX_ROW_IN_WARP_REGISTERS_COLS,
             _ => MAX_SOFTMAX_COLS,
         }
     }
 
-    /// The variant to use for rows of `cols` logits: a warp per row up to
-    /// 1024 columns, the row in registers up to 32,768, else the online
-    /// block-per-row kernel. (`dtype` is part of the signature so the policy
-    /// can depend on it; today both dtypes share it.)
+    /// The variant to use for rows of `cols` logits: a warp per row with
+    /// the row in registers up to [`WARP_REGISTERS_MAX_COLS`] columns, the
+    /// online warp per row up to 1024, the row in a block's registers up to
+    /// 32,768, else the online block-per-row kernel. (`dtype` is part of the
+    /// signature so the policy can depend on it; today both dtypes share it.)
     pub fn best_for(cols: usize, dtype: SoftmaxDtype) -> SoftmaxVariant {
         let _ = dtype;
-        if cols <= 1024 {
+        if cols <= WARP_REGISTERS_MAX_COLS {
+            SoftmaxVariant::RowInWarpRegisters
+        } else if cols <= 1024 {
             SoftmaxVariant::OnlineWarp
         } else if cols <= MAX_ROW_IN_REGISTERS_COLS {
             SoftmaxVariant::RowInRegisters
@@ -243,6 +269,12 @@ fn normaliser_tree(cols: usize, variant: SoftmaxVariant, chunk: usize) -> Normal
             let additions = log2_ceil(items as usize) + 5.0 + log2_ceil(threads as usize / 32);
             NormaliserTree { additions, accurate_rescales: 0.0, fast_rescales: 0.0, per_shift: 1.0 }
         }
+        SoftmaxVariant::RowInWarpRegisters => {
+            // pairwise over the lane's items, then warp_reduce's 5 levels
+            let items = row_in_warp_registers_items(cols).unwrap_or(32);
+            let additions = log2_ceil(items as usize) + 5.0;
+            NormaliserTree { additions, accurate_rescales: 0.0, fast_rescales: 0.0, per_shift: 1.0 }
+        }
         SoftmaxVariant::OnlineBlock | SoftmaxVariant::OnlineWarp => {
             let (threads, merges) = match variant {
                 // warp_reduce (5) + the second warp pass of block_all_reduce (5; the
@@ -347,6 +379,24 @@ pub fn softmax_error_bound_ulps(cols: usize, variant: SoftmaxVariant) -> f64 {
         .fold(0.0, f64::max)
 }
 
+/// Floats per lane of the RowInWarpRegisters kernel that holds a row of
+/// `cols`, or `None` when the row is too long.
+pub fn row_in_warp_registers_items(cols: usize) -> Option<u32> {
+    ROW_IN_WARP_REGISTERS_ITEMS.into_iter().find(|&items| 32 * items as usize >= cols)
+}
+
+/// Rows one RowInWarpRegisters warp holds at once with `items` floats per
+/// lane (`warp_register_rows` in `softmax.cu`: 8 loads per lane in flight
+/// for the shortest rows). Only the grid size depends on it: the kernel
+/// loops over rows whatever the grid.
+fn row_in_warp_registers_rows(items: u32) -> u64 {
+    if items >= 8 {
+        1
+    } else {
+        u64::from(8 / items)
+    }
+}
+
 /// The RowInRegisters shape (name, threads, floats per thread) that holds a
 /// row of `cols`, or `None` when the row is too long.
 pub fn row_in_registers_shape(cols: usize) -> Option<(&'static str, u32, u32)> {
@@ -361,7 +411,8 @@ pub fn row_in_registers_shape(cols: usize) -> Option<(&'static str, u32, u32)> {
 /// `softmax_<variant>[_<shape>]_<f32|bf16>` (block-per-row variants: 256
 /// threads, RowInRegisters 256/512/1024 by shape, on `min(rows, SMs x
 /// resident blocks)` blocks looping over rows; OnlineWarp: `min(ceil(rows /
-/// 8), SMs x resident blocks)` blocks of 8 warps, a warp looping over rows).
+/// 8), SMs x resident blocks)` blocks of 8 warps, a warp looping over rows;
+/// RowInWarpRegisters the same with up to 8 rows per warp at a time).
 /// RowInRegisters on the 16-byte path
 /// takes `threads x items x sizeof(elem)` bytes of dynamic shared memory (up
 /// to 128 KiB) to stage the next row. The kernel writes every output element
@@ -410,6 +461,14 @@ impl<'g, T: SoftmaxElement> SoftmaxPlan<'g, T> {
                 })?;
                 (format!("softmax_row_in_registers_{shape}_{dtype}"), threads)
             }
+            SoftmaxVariant::RowInWarpRegisters => {
+                let items = row_in_warp_registers_items(cols).ok_or_else(|| {
+                    invalid(format!(
+                        "{cols} columns: the row must fit in a warp's registers, at most {MAX_ROW_IN_WARP_REGISTERS_COLS}"
+                    ))
+                })?;
+                (format!("softmax_row_in_warp_registers_{items}_{dtype}"), WARP_VARIANT_BLOCK_THREADS)
+            }
         };
         let kernel = gpu.function(KernelFamily::Softmax, &kernel_name)?;
         // RowInRegisters stages the next row in dynamic shared memory on the
@@ -429,6 +488,10 @@ impl<'g, T: SoftmaxElement> SoftmaxPlan<'g, T> {
         let resident = persistent_grid(gpu, KernelFamily::Softmax, &kernel_name, block, shared as usize)? as u64;
         let grid = match variant {
             SoftmaxVariant::OnlineWarp => (rows as u64).div_ceil(ROWS_PER_WARP_BLOCK as u64).min(resident) as u32,
+            SoftmaxVariant::RowInWarpRegisters => {
+                let per_warp = row_in_warp_registers_rows(row_in_warp_registers_items(cols).unwrap_or(32));
+                (rows as u64).div_ceil(ROWS_PER_WARP_BLOCK as u64 * per_warp).min(resident) as u32
+            }
             _ => (rows as u64).min(resident) as u32,
         };
         let first_nonfinite = gpu.alloc_uninit::<u64>(1)?;
@@ -467,7 +530,7 @@ impl<'g, T: SoftmaxElement> SoftmaxPlan<'g, T> {
         let reads = match self.variant {
             SoftmaxVariant::ThreePass => 3,
             SoftmaxVariant::OnlineBlock | SoftmaxVariant::OnlineWarp => 2,
-            SoftmaxVariant::RowInRegisters => 1,
+            SoftmaxVariant::RowInRegisters | SoftmaxVariant::RowInWarpRegisters => 1,
         };
         let bytes = (self.rows * self.cols * std::mem::size_of::<T>()) as u64;
         PlanDescription::new("SoftmaxPlan")

@@ -16,6 +16,17 @@ fn row_in_registers_shapes_cover_every_length_up_to_the_limit() {
 }
 
 #[test]
+fn row_in_warp_registers_items_cover_every_length_up_to_the_limit() {
+    assert_eq!(row_in_warp_registers_items(1), Some(1));
+    assert_eq!(row_in_warp_registers_items(32), Some(1));
+    assert_eq!(row_in_warp_registers_items(33), Some(2));
+    assert_eq!(row_in_warp_registers_items(1000), Some(32));
+    assert_eq!(row_in_warp_registers_items(MAX_ROW_IN_WARP_REGISTERS_COLS), Some(32));
+    assert_eq!(row_in_warp_registers_items(MAX_ROW_IN_WARP_REGISTERS_COLS + 1), None);
+    assert_eq!(SoftmaxVariant::RowInWarpRegisters.max_cols(), MAX_ROW_IN_WARP_REGISTERS_COLS);
+}
+
+#[test]
 fn best_for_picks_a_variant_that_accepts_the_row() {
     for cols in [1, 33, 1024, 1025, 32_000, 32_768, 32_769, MAX_SOFTMAX_COLS] {
         for dtype in [SoftmaxDtype::F32, SoftmaxDtype::Bf16] {

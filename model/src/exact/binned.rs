@@ -212,7 +212,9 @@ fn element(layout: Layout, base: usize, t: usize, item: usize) -> usize {
 /// 21`): `kWindowFirstBase`, `kWindowMaxBase`, `kWindowSpan`.
 const WINDOW_SPAN: u32 = 22;
 const WINDOW_FIRST_BASE: u32 = 128 - WINDOW_SPAN;
-const WINDOW_MAX_BASE: u32 = 255 - WINDOW_SPAN;
+/// The highest base: a flush writes words `base >> 5` and the next, and in
+/// the kernel both must be rows of the shared bins (word 8 is a register).
+const WINDOW_MAX_BASE: u32 = 32 * (BINS as u32 - 1) - 1;
 /// Threads of a warp (one window base each).
 const WARP_THREADS: usize = 32;
 /// Values per thread between two warp votes on the window (`kExactVoteItems`).
@@ -267,6 +269,7 @@ impl KernelThread {
         let value = (self.window * scale) as i64;
         assert_eq!(value, self.units, "the f64 window rounded (base {base})");
         let (q, r) = ((base >> 5) as usize, base & 31);
+        assert!(q + 1 < BINS, "a flush from base {base} would write past the kernel's shared bins");
         self.bins.words[q] += (((value as u64) << r) & WORD_MASK as u64) as i64;
         self.bins.words[q + 1] += value >> (32 - r);
         self.window = 0.0;

@@ -18,9 +18,11 @@ use std::sync::OnceLock;
 /// Row widths: warp, block and vector boundaries, a vocabulary-sized row, the longest.
 const WIDTHS: [usize; 14] = [1, 31, 32, 33, 255, 256, 257, 511, 512, 513, 1024, 4097, 32_000, 131_072];
 
-/// The rows of the block of rows `cols` wide.
+/// The rows of the block of rows `cols` wide: at most 61, a prime, so that
+/// schedules that take several rows per warp or block also meet a partial
+/// group at the end.
 pub(crate) fn rows_for(cols: usize) -> usize {
-    (300_000 / cols).clamp(2, 64)
+    (300_000 / cols).clamp(2, 61)
 }
 
 /// Checks `got` (as f64) against the exact softmax of `input` row by row.
