@@ -30,24 +30,30 @@ typedef unsigned char u8;
 
 // ---- tuning policy of this family (values from kernels/src/policy.rs) ----
 
-#if !defined(PRIMLAB_COMPACT_THREE_PHASE_ITEMS_PER_THREAD) || !defined(PRIMLAB_COMPACT_SINGLE_PASS_VECTORS_PER_THREAD)
-#error "policy.rs passes PRIMLAB_COMPACT_THREE_PHASE_ITEMS_PER_THREAD and PRIMLAB_COMPACT_SINGLE_PASS_VECTORS_PER_THREAD: one is missing"
+#if !defined(PRIMLAB_COMPACT_THREE_PHASE_ITEMS_PER_THREAD) || !defined(PRIMLAB_COMPACT_SINGLE_PASS_VECTORS_PER_THREAD) || \
+    !defined(PRIMLAB_COMPACT_SINGLE_PASS_MIN_BLOCKS_PER_SM)
+#error "policy.rs passes PRIMLAB_COMPACT_THREE_PHASE_ITEMS_PER_THREAD, PRIMLAB_COMPACT_SINGLE_PASS_VECTORS_PER_THREAD and PRIMLAB_COMPACT_SINGLE_PASS_MIN_BLOCKS_PER_SM: one is missing"
 #endif
 
 // Three-phase scan tile: 256 threads x 8 consecutive flags.
 constexpr int kThreePhaseItemsPerThread = PRIMLAB_COMPACT_THREE_PHASE_ITEMS_PER_THREAD;
 constexpr int kThreePhaseTileItems = kBlockThreads * kThreePhaseItemsPerThread;
 
-// Single-pass tile: 256 threads x 4 int4 vectors, striped (vector k of thread
-// t covers items [(k * 256 + t) * 4, +4) of the tile), so every warp load is
-// 512 contiguous bytes.
+// Single-pass tile: 256 threads x kSinglePassVectorsPerThread int4 vectors,
+// striped (vector k of thread t covers items [(k * 256 + t) * 4, +4) of the
+// tile), so every warp load is 512 contiguous bytes.
 constexpr int kSinglePassVectorsPerThread = PRIMLAB_COMPACT_SINGLE_PASS_VECTORS_PER_THREAD;
 constexpr int kSinglePassTileItems = kBlockThreads * kSinglePassVectorsPerThread * 4;
-// The per-vector-row counts of one thread are packed into one i64 as four
-// 16-bit fields and scanned in one block scan. A field's block total is at
-// most 4 * kBlockThreads, which must not carry into the next field.
-static_assert(4 * kBlockThreads < (1 << 16), "packed 16-bit counts must not overflow");
-static_assert(kSinglePassVectorsPerThread * 16 <= 64, "four 16-bit fields fill an i64");
+// __launch_bounds__ minimum: the register cap that lets this many tiles
+// (blocks) load at once on an SM.
+constexpr int kSinglePassMinBlocksPerSm = PRIMLAB_COMPACT_SINGLE_PASS_MIN_BLOCKS_PER_SM;
+// The per-vector-row counts of one thread are packed into one i64 as
+// kPackedFieldBits-bit fields and scanned in one block scan. A field's block
+// total is at most 4 * kBlockThreads, which must not carry into the next field.
+constexpr int kPackedFieldBits = 12;
+constexpr i64 kPackedFieldMask = (i64(1) << kPackedFieldBits) - 1;
+static_assert(4 * kBlockThreads <= kPackedFieldMask, "a field's block total must not carry into the next");
+static_assert(kSinglePassVectorsPerThread * kPackedFieldBits <= 63, "the fields fill one non-negative i64");
 
 // ---- selectors ----
 
@@ -218,18 +224,18 @@ __device__ __forceinline__ void single_pass_tile(const i32* __restrict__ input, 
         }
     }
 
-    // One block scan of four packed 16-bit counts (one per vector row).
+    // One block scan of the packed counts (one field per vector row).
     i64 packed = 0;
 #pragma unroll
-    for (int k = 0; k < kSinglePassVectorsPerThread; ++k) packed |= (i64)__popc(keep[k]) << (16 * k);
+    for (int k = 0; k < kSinglePassVectorsPerThread; ++k) packed |= (i64)__popc(keep[k]) << (kPackedFieldBits * k);
     i64 packed_total;
     const i64 packed_prefix = block_exclusive_scan(packed, SumI64(), scan_storage, packed_total);
     u32 row_base[kSinglePassVectorsPerThread];
     u32 tile_count = 0;
 #pragma unroll
     for (int k = 0; k < kSinglePassVectorsPerThread; ++k) {
-        row_base[k] = tile_count + u32((packed_prefix >> (16 * k)) & 0xffff);
-        tile_count += u32((packed_total >> (16 * k)) & 0xffff);
+        row_base[k] = tile_count + u32((packed_prefix >> (kPackedFieldBits * k)) & kPackedFieldMask);
+        tile_count += u32((packed_total >> (kPackedFieldBits * k)) & kPackedFieldMask);
     }
 
     // Warp 0 finds the count of every earlier tile; the other warps go on.
@@ -280,13 +286,13 @@ __device__ __forceinline__ void single_pass_tile(const i32* __restrict__ input, 
     if (tid == 0 && (u64)tile == tiles - 1) *count = u32(tile_offset + tile_count);
 }
 
-extern "C" __global__ void __launch_bounds__(kBlockThreads)
+extern "C" __global__ void __launch_bounds__(kBlockThreads, kSinglePassMinBlocksPerSm)
 compact_single_pass_positive(const i32* __restrict__ input, u64 n, i32* __restrict__ output, u32* __restrict__ count,
                              u64* scratch) {
     single_pass_tile(input, n, SelectPositive{}, output, count, scratch);
 }
 
-extern "C" __global__ void __launch_bounds__(kBlockThreads)
+extern "C" __global__ void __launch_bounds__(kBlockThreads, kSinglePassMinBlocksPerSm)
 compact_single_pass_flagged(const i32* __restrict__ input, const u8* __restrict__ selector_flags, u64 n,
                             i32* __restrict__ output, u32* __restrict__ count, u64* scratch) {
     single_pass_tile(input, n, SelectFlagged{selector_flags}, output, count, scratch);

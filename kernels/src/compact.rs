@@ -28,6 +28,10 @@ use std::sync::Arc;
 
 /// Items per single-pass tile (`kSinglePassTileItems` in compact.cu).
 pub const SINGLE_PASS_TILE_ITEMS: usize = (BLOCK_THREADS * COMPACT.single_pass_vectors_per_thread * 4) as usize;
+/// `kPackedFieldBits`: a single-pass thread packs the kept counts of its
+/// vector rows into one i64 as fields of this many bits and scans them in
+/// one block scan (a field's block total is at most `4 * 256 < 2^12`).
+pub const PACKED_FIELD_BITS: u32 = 12;
 /// Flags per scan tile of the three-phase schedule (`kThreePhaseTileItems`).
 pub const THREE_PHASE_TILE_ITEMS: usize = (BLOCK_THREADS * COMPACT.three_phase_items_per_thread) as usize;
 /// The largest input: positions and the count are u32 on the device.
@@ -45,7 +49,7 @@ pub enum CompactVariant {
     /// recursively, then pushed back down); a scatter that writes each kept
     /// item to its position.
     ThreePhase,
-    /// One kernel: 4096-item tiles whose ids come from an atomic counter;
+    /// One kernel: [`SINGLE_PASS_TILE_ITEMS`]-item tiles whose ids come from an atomic counter;
     /// each tile counts its kept items, finds the count of all earlier tiles
     /// by decoupled look-back, stages its kept items in order in shared
     /// memory and writes them out coalesced.
@@ -167,7 +171,7 @@ enum Scratch {
 ///   for every level except the top two; `compact_scatter`, which also writes
 ///   the count.
 /// * SinglePass ([`CompactVariant::SinglePass`]): a memset of the look-back
-///   scratch (16 header bytes and a 16-byte descriptor per 4096-item tile;
+///   scratch (16 header bytes and a 16-byte descriptor per [`SINGLE_PASS_TILE_ITEMS`]-item tile;
 ///   see [`crate::lookback`]), then `compact_single_pass_<selector>`, which
 ///   also writes the count.
 pub struct CompactPlan {

@@ -85,6 +85,7 @@ fn three_phase_destinations_equal_a_serial_exclusive_scan() {
 fn single_pass_ranks_are_stable() {
     const THREADS: usize = BLOCK_THREADS as usize;
     const VECTORS: usize = SINGLE_PASS_TILE_ITEMS / THREADS / 4;
+    const FIELD_MASK: u64 = (1 << PACKED_FIELD_BITS) - 1;
     let mut state = 0x2545f4914f6cdd1du64;
     for density in [0u64, 1, 2, 3, 4] {
         let keep: Vec<bool> = (0..SINGLE_PASS_TILE_ITEMS)
@@ -97,7 +98,7 @@ fn single_pass_ranks_are_stable() {
             .collect();
         let item = |k: usize, t: usize, j: usize| (k * THREADS + t) * 4 + j;
         let packed: Vec<u64> = (0..THREADS)
-            .map(|t| (0..VECTORS).map(|k| ((0..4).filter(|&j| keep[item(k, t, j)]).count() as u64) << (16 * k)).sum())
+            .map(|t| (0..VECTORS).map(|k| ((0..4).filter(|&j| keep[item(k, t, j)]).count() as u64) << (PACKED_FIELD_BITS as usize * k)).sum())
             .collect();
         let total: u64 = packed.iter().sum();
         let mut prefix = 0u64;
@@ -105,14 +106,14 @@ fn single_pass_ranks_are_stable() {
         for t in 0..THREADS {
             let mut row_start = 0u32;
             for k in 0..VECTORS {
-                let mut rank = row_start + ((prefix >> (16 * k)) & 0xffff) as u32;
+                let mut rank = row_start + ((prefix >> (PACKED_FIELD_BITS as usize * k)) & FIELD_MASK) as u32;
                 for j in 0..4 {
                     if keep[item(k, t, j)] {
                         ranks[item(k, t, j)] = rank;
                         rank += 1;
                     }
                 }
-                row_start += ((total >> (16 * k)) & 0xffff) as u32;
+                row_start += ((total >> (PACKED_FIELD_BITS as usize * k)) & FIELD_MASK) as u32;
             }
             prefix += packed[t];
         }

@@ -133,9 +133,13 @@ pub struct CompactPolicy {
     /// three-phase scan tile.
     pub three_phase_items_per_thread: u32,
     /// `kSinglePassVectorsPerThread`: int4 vectors per thread of one
-    /// single-pass tile; the per-row counts are packed as 16-bit fields of
-    /// one i64, so at most four.
+    /// single-pass tile; the per-row counts are packed as 12-bit fields of
+    /// one i64, so at most five.
     pub single_pass_vectors_per_thread: u32,
+    /// `kSinglePassMinBlocksPerSm`: the `__launch_bounds__` minimum of the
+    /// single-pass kernels (a register cap), so that this many tiles load
+    /// at once per SM.
+    pub single_pass_min_blocks_per_sm: u32,
 }
 
 /// Histograms (`histogram.cu`).
@@ -184,7 +188,8 @@ pub const FLOAT_REDUCE: FloatReducePolicy = FloatReducePolicy { items_per_thread
 pub const EXACT_SUM: ExactSumPolicy =
     ExactSumPolicy { items_per_thread: 16, flush_tiles: 16, max_blocks: 1 << 16, min_blocks_per_sm: 4 };
 /// Stream compaction.
-pub const COMPACT: CompactPolicy = CompactPolicy { three_phase_items_per_thread: 8, single_pass_vectors_per_thread: 4 };
+pub const COMPACT: CompactPolicy =
+    CompactPolicy { three_phase_items_per_thread: 8, single_pass_vectors_per_thread: 5, single_pass_min_blocks_per_sm: 5 };
 /// Histograms.
 pub const HISTOGRAM: HistogramPolicy =
     HistogramPolicy { max_bins: primlab_types::MAX_BINS, thread_counter_max_bins: 32 };
@@ -222,7 +227,10 @@ const _: () = {
     );
     assert!(EXACT_SUM.flush_tiles * EXACT_SUM.items_per_thread <= 256, "a bin takes at most 256 adds per flush");
     assert!(4 * BLOCK.threads < 1 << 16, "compact packs block counts in 16-bit fields");
-    assert!(COMPACT.single_pass_vectors_per_thread * 16 <= 64, "four 16-bit fields fill an i64");
+    assert!(
+        COMPACT.single_pass_vectors_per_thread * crate::compact::PACKED_FIELD_BITS <= 63,
+        "the packed count fields fill one i64"
+    );
     assert!(HISTOGRAM.max_bins * 4 * 2 <= 32 * 1024, "two copies of the largest histogram fit 32 KiB");
     assert!(HISTOGRAM.thread_counter_max_bins * BLOCK.threads * 4 <= 48 * 1024, "the default shared-memory limit");
 };
@@ -261,6 +269,7 @@ pub fn defines() -> Vec<(String, u64)> {
         ("PRIMLAB_EXACT_SUM_MIN_BLOCKS_PER_SM".into(), EXACT_SUM.min_blocks_per_sm.into()),
         ("PRIMLAB_COMPACT_THREE_PHASE_ITEMS_PER_THREAD".into(), COMPACT.three_phase_items_per_thread.into()),
         ("PRIMLAB_COMPACT_SINGLE_PASS_VECTORS_PER_THREAD".into(), COMPACT.single_pass_vectors_per_thread.into()),
+        ("PRIMLAB_COMPACT_SINGLE_PASS_MIN_BLOCKS_PER_SM".into(), COMPACT.single_pass_min_blocks_per_sm.into()),
         ("PRIMLAB_HISTOGRAM_MAX_BINS".into(), HISTOGRAM.max_bins.into()),
         ("PRIMLAB_HISTOGRAM_THREAD_COUNTER_MAX_BINS".into(), HISTOGRAM.thread_counter_max_bins.into()),
     ]);

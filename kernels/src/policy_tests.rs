@@ -51,6 +51,8 @@ fn every_family_compiles_its_constants_equal_to_the_host_ones() {
         (F::Softmax, "kSoftmaxBlockThreads", crate::softmax::SOFTMAX_BLOCK_THREADS as usize),
         (F::Compact, "kThreePhaseTileItems", compact::THREE_PHASE_TILE_ITEMS),
         (F::Compact, "kSinglePassTileItems", compact::SINGLE_PASS_TILE_ITEMS),
+        (F::Compact, "kSinglePassMinBlocksPerSm", COMPACT.single_pass_min_blocks_per_sm as usize),
+        (F::Compact, "kPackedFieldBits", compact::PACKED_FIELD_BITS as usize),
         (F::SegmentedReduce, "sizeof(ArgF32)", arg_f32.0),
         (F::SegmentedReduce, "alignof(ArgF32)", arg_f32.1),
         (F::SegmentedReduce, "kNoIndex", i32::MAX as usize),
