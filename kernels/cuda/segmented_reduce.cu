@@ -13,6 +13,7 @@
 //
 // Schedules (every one correct for every segment length):
 //   warp_per_segment      a warp per segment, 8 segments per block in flight
+//   warp_batched          a warp per segment, 4 short segments per warp at a time
 //   block_per_segment     a block (256 threads) per segment
 //   multi_block_*         B blocks per segment write B partials; a second
 //                         kernel combines them in order, a warp per segment
@@ -138,6 +139,112 @@ __device__ __forceinline__ void warp_per_segment(const typename P::In* __restric
     }
 }
 
+// ---- a warp per segment, several short segments at a time ----
+
+// A warp holds kSegmentsPerWarp consecutive segments at a time, so that short
+// segments still keep several loads per lane in flight.
+constexpr int kSegmentsPerWarp = 4;
+
+// One lane's share of a short segment [lo, hi), loaded before anything is
+// combined: at most one head item, one 16-byte vector of the body and one
+// tail item, exactly the items accumulate_range gives this lane when the
+// body has at most `lanes` vectors.
+template <class P>
+struct ShortShare {
+    typename VectorOf<typename P::In>::T vector;
+    typename P::In head;
+    typename P::In tail;
+    u64 head_index;
+    u64 vector_index;  // the element index of the vector's first item
+    u64 tail_index;
+    bool has_head;
+    bool has_vector;
+    bool has_tail;
+
+    __device__ __forceinline__ void load(const typename P::In* __restrict__ input, u64 lo, u64 hi, u32 rank) {
+        typedef typename VectorOf<typename P::In>::T V;
+        const u64 head_end = min(hi, (lo + 3) & ~3ull);
+        const u64 body_end = max(head_end, hi & ~3ull);
+        head_index = lo + rank;
+        vector_index = head_end + 4ull * rank;
+        tail_index = body_end + rank;
+        has_head = head_index < head_end;
+        has_vector = vector_index < body_end;
+        has_tail = tail_index < hi;
+        // Guarded loads, all issued before any combine below waits on them.
+        head = has_head ? input[head_index] : typename P::In();
+        vector = has_vector ? reinterpret_cast<const V*>(input)[vector_index / 4] : V();
+        tail = has_tail ? input[tail_index] : typename P::In();
+    }
+
+    // accumulate_range's combines for this lane, in its order: head, the
+    // vector's four items, tail; an absent part combines nothing.
+    __device__ __forceinline__ typename P::Op::T combine(u64 segment_begin) const {
+        typedef typename P::Op Op;
+        const Op op = Op();
+        typename Op::T acc = Op::identity();
+        if (has_head) acc = op(acc, P::lift(head, head_index - segment_begin));
+        if (has_vector) acc = combine_vector<P>(acc, vector, vector_index - segment_begin);
+        if (has_tail) acc = op(acc, P::lift(tail, tail_index - segment_begin));
+        return acc;
+    }
+};
+
+// Whether accumulate_range over [lo, hi) gives each of `lanes` threads at
+// most one vector of the body, i.e. whether ShortShare holds its share.
+__device__ __forceinline__ bool is_short(u64 lo, u64 hi, u32 lanes) {
+    const u64 head_end = min(hi, (lo + 3) & ~3ull);
+    const u64 body_end = max(head_end, hi & ~3ull);
+    return (body_end - head_end) / 4 <= lanes;
+}
+
+// Warp w of the grid takes segments kSegmentsPerWarp * w + j (j <
+// kSegmentsPerWarp), then the same kSegmentsPerWarp * warps_in_grid later,
+// and so on. Each segment is combined exactly as accumulate_range and
+// warp_reduce do it for warp_per_segment, so its result is the same bits. The
+// loop condition and `all_short` depend only on the warp's segments, so all
+// 32 lanes reach every shuffle. A batch with a long segment takes them one
+// after another through accumulate_range: for short segments only.
+template <class P>
+__device__ __forceinline__ void warp_batched_segments(const typename P::In* __restrict__ input,
+                                                 const u32* __restrict__ offsets, u64 segments,
+                                                 typename P::Op::T* __restrict__ out) {
+    typedef typename P::Op Op;
+    const Op op = Op();
+    const u32 lane = u32(lane_id());
+    const u64 warps_in_grid = (u64)gridDim.x * kBlockWarps;
+    for (u64 first = ((u64)blockIdx.x * kBlockWarps + warp_id()) * kSegmentsPerWarp; first < segments;
+         first += warps_in_grid * kSegmentsPerWarp) {
+        SegmentBounds bounds[kSegmentsPerWarp];
+        bool all_short = true;
+#pragma unroll
+        for (int j = 0; j < kSegmentsPerWarp; ++j) {
+            // A slot past the last segment is an empty range: it loads nothing.
+            bounds[j] = first + j < segments ? segment_bounds(offsets, first + j) : SegmentBounds{0, 0};
+            all_short &= is_short(bounds[j].begin, bounds[j].end, kWarpThreads);
+        }
+        typename Op::T partial[kSegmentsPerWarp];
+        if (all_short) {
+            ShortShare<P> share[kSegmentsPerWarp];
+#pragma unroll
+            for (int j = 0; j < kSegmentsPerWarp; ++j) share[j].load(input, bounds[j].begin, bounds[j].end, lane);
+#pragma unroll
+            for (int j = 0; j < kSegmentsPerWarp; ++j) partial[j] = share[j].combine(bounds[j].begin);
+        } else {
+#pragma unroll
+            for (int j = 0; j < kSegmentsPerWarp; ++j) {
+                partial[j] = accumulate_range<P>(input, bounds[j].begin, bounds[j].end, bounds[j].begin, lane,
+                                                 kWarpThreads);
+            }
+        }
+#pragma unroll
+        for (int j = 0; j < kSegmentsPerWarp; ++j) {
+            const typename Op::T total = warp_reduce(partial[j], op);
+            if (lane == 0 && first + j < segments) out[first + j] = total;
+        }
+    }
+}
+
 // ---- block per segment ----
 
 // Block b takes segments b, b + gridDim.x, ... (a block-uniform loop, so
@@ -221,6 +328,11 @@ __device__ __forceinline__ void multi_block_combine(const typename P::Op::T* __r
         const POLICY::In* __restrict__ input, const u32* __restrict__ offsets, u64 segments,                        \
         POLICY::Op::T* __restrict__ out) {                                                                           \
         warp_per_segment<POLICY>(input, offsets, segments, out);                                                     \
+    }                                                                                                                \
+    extern "C" __global__ void __launch_bounds__(kBlockThreads) segmented_warp_batched_##NAME(                       \
+        const POLICY::In* __restrict__ input, const u32* __restrict__ offsets, u64 segments,                        \
+        POLICY::Op::T* __restrict__ out) {                                                                           \
+        warp_batched_segments<POLICY>(input, offsets, segments, out);                                                \
     }                                                                                                                \
     extern "C" __global__ void __launch_bounds__(kBlockThreads) segmented_block_per_segment_##NAME(                  \
         const POLICY::In* __restrict__ input, const u32* __restrict__ offsets, u64 segments,                        \

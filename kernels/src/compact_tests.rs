@@ -98,7 +98,13 @@ fn single_pass_ranks_are_stable() {
             .collect();
         let item = |k: usize, t: usize, j: usize| (k * THREADS + t) * 4 + j;
         let packed: Vec<u64> = (0..THREADS)
-            .map(|t| (0..VECTORS).map(|k| ((0..4).filter(|&j| keep[item(k, t, j)]).count() as u64) << (PACKED_FIELD_BITS as usize * k)).sum())
+            .map(|t| {
+                (0..VECTORS)
+                    .map(|k| {
+                        ((0..4).filter(|&j| keep[item(k, t, j)]).count() as u64) << (PACKED_FIELD_BITS as usize * k)
+                    })
+                    .sum()
+            })
             .collect();
         let total: u64 = packed.iter().sum();
         let mut prefix = 0u64;

@@ -188,8 +188,11 @@ pub const FLOAT_REDUCE: FloatReducePolicy = FloatReducePolicy { items_per_thread
 pub const EXACT_SUM: ExactSumPolicy =
     ExactSumPolicy { items_per_thread: 16, flush_tiles: 16, max_blocks: 1 << 16, min_blocks_per_sm: 4 };
 /// Stream compaction.
-pub const COMPACT: CompactPolicy =
-    CompactPolicy { three_phase_items_per_thread: 8, single_pass_vectors_per_thread: 5, single_pass_min_blocks_per_sm: 5 };
+pub const COMPACT: CompactPolicy = CompactPolicy {
+    three_phase_items_per_thread: 8,
+    single_pass_vectors_per_thread: 5,
+    single_pass_min_blocks_per_sm: 5,
+};
 /// Histograms.
 pub const HISTOGRAM: HistogramPolicy =
     HistogramPolicy { max_bins: primlab_types::MAX_BINS, thread_counter_max_bins: 32 };

@@ -56,6 +56,7 @@ fn every_family_compiles_its_constants_equal_to_the_host_ones() {
         (F::SegmentedReduce, "sizeof(ArgF32)", arg_f32.0),
         (F::SegmentedReduce, "alignof(ArgF32)", arg_f32.1),
         (F::SegmentedReduce, "kNoIndex", i32::MAX as usize),
+        (F::SegmentedReduce, "kSegmentsPerWarp", crate::segmented_reduce::SEGMENTS_PER_WARP),
         (F::Histogram, "kMaxBins", histogram::MAX_BINS),
         (F::Histogram, "kThreadCounterMaxBins", histogram::THREAD_COUNTER_MAX_BINS),
         (F::FloatReduce, "kFloatTileItems", float::FLOAT_TILE_ITEMS),

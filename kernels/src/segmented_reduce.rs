@@ -43,6 +43,20 @@ pub const MAX_BLOCKS_PER_SEGMENT: usize = 4096;
 pub const ARGMAX_MAX_SEGMENT_LEN: usize = i32::MAX as usize;
 
 const WARPS_PER_BLOCK: usize = BLOCK_THREADS as usize / 32;
+/// `kSegmentsPerWarp`: consecutive segments a [`SegmentedVariant::WarpBatched`]
+/// warp holds at a time (its grid covers `segments / (8 * 4)` blocks).
+pub const SEGMENTS_PER_WARP: usize = 4;
+/// The longest average segment [`SegmentedVariant::best_for`] gives to
+/// [`SegmentedVariant::WarpBatched`], and the fewest segments. H200, one run,
+/// cold medians, f32 sums (batched vs warp per segment): 32-wide segments at
+/// 2^28 1389 us vs 1983 us, 2^24 94.3 vs 130.1, 2^20 13.1 vs 14.3, 2^18 8.74
+/// vs 8.67, 2^16 8.37 vs 6.43 (too few segments to fill the GPU four at a
+/// warp); 1024-wide segments at 2^28 251 vs 242 (not short: one after
+/// another). Its fast path holds segments of up to 128 items.
+pub const WARP_BATCHED_MAX_AVG_LEN: usize = 128;
+/// See [`WARP_BATCHED_MAX_AVG_LEN`]: 2^15 segments (2^20 items of 32-wide
+/// segments), where batching first wins.
+pub const WARP_BATCHED_MIN_SEGMENTS: usize = 1 << 15;
 /// Grid cap of every (grid-stride) kernel of this family.
 const MAX_GRID_BLOCKS: usize = 1 << 22;
 
@@ -59,12 +73,22 @@ pub enum SegmentedVariant {
     /// combines the partials of a segment in order (a warp per segment): for
     /// few huge segments.
     MultiBlockPerSegment,
+    /// A warp per segment as [`SegmentedVariant::WarpPerSegment`] (the same
+    /// combine order, so the same bits), but [`SEGMENTS_PER_WARP`] segments
+    /// per warp at a time, every load of a batch of short (at most 128-item)
+    /// segments issued before any is combined: for very many tiny segments.
+    /// A batch holding a longer segment goes one segment after another.
+    WarpBatched,
 }
 
 impl SegmentedVariant {
     /// Every variant.
-    pub const ALL: [SegmentedVariant; 3] =
-        [SegmentedVariant::WarpPerSegment, SegmentedVariant::BlockPerSegment, SegmentedVariant::MultiBlockPerSegment];
+    pub const ALL: [SegmentedVariant; 4] = [
+        SegmentedVariant::WarpPerSegment,
+        SegmentedVariant::BlockPerSegment,
+        SegmentedVariant::MultiBlockPerSegment,
+        SegmentedVariant::WarpBatched,
+    ];
 
     /// Snake-case name used in reports.
     pub fn name(&self) -> &'static str {
@@ -72,14 +96,19 @@ impl SegmentedVariant {
             SegmentedVariant::WarpPerSegment => "warp_per_segment",
             SegmentedVariant::BlockPerSegment => "block_per_segment",
             SegmentedVariant::MultiBlockPerSegment => "multi_block_per_segment",
+            SegmentedVariant::WarpBatched => "warp_batched",
         }
     }
 
-    /// The schedule expected to be fastest for segments of `avg_len` items
-    /// on average: a warp up to 4096 items (16 KB of f32), a block up to
-    /// 65,536, several blocks beyond.
-    pub fn best_for(avg_len: usize) -> SegmentedVariant {
-        if avg_len <= 4096 {
+    /// The schedule expected to be fastest for `segments` segments of
+    /// `avg_len` items on average: batched warps for at least
+    /// [`WARP_BATCHED_MIN_SEGMENTS`] segments of at most
+    /// [`WARP_BATCHED_MAX_AVG_LEN`], a warp up to 4096 items (16 KB of f32), a
+    /// block up to 65,536, several blocks beyond.
+    pub fn best_for(avg_len: usize, segments: usize) -> SegmentedVariant {
+        if avg_len <= WARP_BATCHED_MAX_AVG_LEN && segments >= WARP_BATCHED_MIN_SEGMENTS {
+            SegmentedVariant::WarpBatched
+        } else if avg_len <= 4096 {
             SegmentedVariant::WarpPerSegment
         } else if avg_len <= 65536 {
             SegmentedVariant::BlockPerSegment
@@ -93,6 +122,7 @@ impl SegmentedVariant {
             SegmentedVariant::WarpPerSegment => "segmented_warp_per_segment",
             SegmentedVariant::BlockPerSegment => "segmented_block_per_segment",
             SegmentedVariant::MultiBlockPerSegment => "segmented_multi_block_partials",
+            SegmentedVariant::WarpBatched => "segmented_warp_batched",
         }
     }
 }
@@ -198,81 +228,6 @@ impl SegmentedOp for SegmentedArgMaxF32 {
     }
 }
 
-/// What validated offsets describe.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct OffsetSummary {
-    /// Number of segments (`offsets.len() - 1`).
-    pub segments: usize,
-    /// Length of the longest segment.
-    pub longest: usize,
-    /// `offsets[0]`: the first element read.
-    pub first: usize,
-    /// `offsets[segments]`: one past the last element read.
-    pub last: usize,
-}
-
-/// Checks `offsets` against an input of `n` elements: at least one entry,
-/// `n <= u32::MAX`, non-decreasing, none above `n`. The error names the
-/// first bad position and its values.
-pub fn validate_segment_offsets(offsets: &[usize], n: usize) -> Result<OffsetSummary, String> {
-    if n > MAX_ITEMS {
-        return Err(format!("n must be at most {MAX_ITEMS} (offsets are u32 on the device)"));
-    }
-    let Some(&first) = offsets.first() else {
-        return Err("offsets must hold segments + 1 entries (at least one)".into());
-    };
-    let mut longest = 0;
-    for (i, &offset) in offsets.iter().enumerate() {
-        if offset > n {
-            return Err(format!("offsets[{i}] = {offset} passes n = {n}"));
-        }
-        if i > 0 {
-            let previous = offsets[i - 1];
-            if offset < previous {
-                return Err(format!(
-                    "offsets decrease at position {i}: offsets[{}] = {previous} > offsets[{i}] = {offset}",
-                    i - 1
-                ));
-            }
-            longest = longest.max(offset - previous);
-        }
-    }
-    Ok(OffsetSummary { segments: offsets.len() - 1, longest, first, last: offsets[offsets.len() - 1] })
-}
-
-/// Validated segment offsets on the device (u32), made by
-/// [`Gpu::upload_segment_offsets`]; a plan trusts them.
-pub struct SegmentOffsets {
-    device: CudaSlice<u32>,
-    n: usize,
-    summary: OffsetSummary,
-}
-
-impl std::fmt::Debug for SegmentOffsets {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SegmentOffsets").field("n", &self.n).field("summary", &self.summary).finish_non_exhaustive()
-    }
-}
-
-impl SegmentOffsets {
-    /// The input length the offsets were validated against.
-    pub fn n(&self) -> usize {
-        self.n
-    }
-    /// Number of segments.
-    pub fn segments(&self) -> usize {
-        self.summary.segments
-    }
-    /// What the offsets describe.
-    pub fn summary(&self) -> OffsetSummary {
-        self.summary
-    }
-    /// The `segments + 1` u32 offsets on the device.
-    pub fn device(&self) -> &CudaSlice<u32> {
-        &self.device
-    }
-}
-
 /// Stamps a typed `Gpu` method that forwards to [`Gpu::segmented_reduce`]
 /// with one operator.
 macro_rules! segmented_wrapper {
@@ -282,22 +237,6 @@ macro_rules! segmented_wrapper {
             self.segmented_reduce::<$op>(variant, input, offsets)
         }
     };
-}
-
-impl Gpu {
-    /// Validates `offsets` against an input of `n` elements (see
-    /// [`validate_segment_offsets`]) and uploads them as u32.
-    pub fn upload_segment_offsets(&self, offsets: &[usize], n: usize) -> GpuResult<SegmentOffsets> {
-        let summary = validate_segment_offsets(offsets, n).map_err(|reason| GpuError::InvalidInput {
-            primitive: "segmented_reduce",
-            variant: "offsets",
-            n,
-            reason,
-        })?;
-        // Every offset is <= n <= u32::MAX, checked above.
-        let narrow: Vec<u32> = offsets.iter().map(|&o| o as u32).collect();
-        Ok(SegmentOffsets { device: self.upload(&narrow)?, n, summary })
-    }
 }
 
 /// Blocks per segment of [`SegmentedVariant::MultiBlockPerSegment`] for
@@ -314,6 +253,9 @@ pub fn blocks_per_segment(n: usize, segments: usize) -> usize {
 /// allocation, no copy, no synchronisation; nothing at all for 0 segments):
 /// * WarpPerSegment ([`SegmentedVariant::WarpPerSegment`]):
 ///   `segmented_warp_per_segment_<op>` (ceil(segments / 8) blocks).
+/// * WarpBatched ([`SegmentedVariant::WarpBatched`]):
+///   `segmented_warp_batched_<op>` (ceil(segments / 32) blocks: 8 warps of
+///   [`SEGMENTS_PER_WARP`] segments at a time).
 /// * BlockPerSegment ([`SegmentedVariant::BlockPerSegment`]):
 ///   `segmented_block_per_segment_<op>` (one block per segment).
 /// * MultiBlockPerSegment ([`SegmentedVariant::MultiBlockPerSegment`]):
@@ -415,6 +357,9 @@ impl<O: SegmentedOp> SegmentedPlan<O> {
             SegmentedVariant::WarpPerSegment => {
                 d.launch(kernel, grid_for(segments.div_ceil(WARPS_PER_BLOCK)), BLOCK_THREADS, 0)
             }
+            SegmentedVariant::WarpBatched => {
+                d.launch(kernel, grid_for(segments.div_ceil(WARPS_PER_BLOCK * SEGMENTS_PER_WARP)), BLOCK_THREADS, 0)
+            }
             SegmentedVariant::BlockPerSegment => d.launch(kernel, grid_for(segments), BLOCK_THREADS, 0),
             SegmentedVariant::MultiBlockPerSegment => {
                 let partials = segments * self.blocks_per_segment as usize;
@@ -472,11 +417,11 @@ impl<O: SegmentedOp> SegmentedPlan<O> {
         let segments_u64 = segments as u64;
         let what = |step: &str| format!("{}/{} n={n} segments={segments}: {step}", O::PRIMITIVE, variant.name());
         match variant {
-            SegmentedVariant::WarpPerSegment | SegmentedVariant::BlockPerSegment => {
-                let blocks = if variant == SegmentedVariant::WarpPerSegment {
-                    segments.div_ceil(WARPS_PER_BLOCK)
-                } else {
-                    segments
+            SegmentedVariant::WarpPerSegment | SegmentedVariant::BlockPerSegment | SegmentedVariant::WarpBatched => {
+                let blocks = match variant {
+                    SegmentedVariant::WarpPerSegment => segments.div_ceil(WARPS_PER_BLOCK),
+                    SegmentedVariant::WarpBatched => segments.div_ceil(WARPS_PER_BLOCK * SEGMENTS_PER_WARP),
+                    _ => segments,
                 };
                 let mut launch = stream.launch_builder(&self.kernel);
                 launch.arg(input).arg(offsets.device()).arg(&segments_u64).arg(output);
@@ -579,6 +524,10 @@ impl Gpu {
             .collect())
     }
 }
+
+#[path = "segment_offsets.rs"]
+mod segment_offsets;
+pub use segment_offsets::{validate_segment_offsets, OffsetSummary, SegmentOffsets};
 
 #[cfg(test)]
 #[path = "segmented_reduce_tests.rs"]

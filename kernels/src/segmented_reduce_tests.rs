@@ -30,10 +30,17 @@ fn offsets_are_validated_with_the_first_bad_position() {
 
 #[test]
 fn best_for_picks_by_average_length() {
-    assert_eq!(SegmentedVariant::best_for(0), SegmentedVariant::WarpPerSegment);
-    assert_eq!(SegmentedVariant::best_for(1024), SegmentedVariant::WarpPerSegment);
-    assert_eq!(SegmentedVariant::best_for(20_000), SegmentedVariant::BlockPerSegment);
-    assert_eq!(SegmentedVariant::best_for(512 * 512 + 1), SegmentedVariant::MultiBlockPerSegment);
+    assert_eq!(SegmentedVariant::best_for(0, 1), SegmentedVariant::WarpPerSegment);
+    assert_eq!(SegmentedVariant::best_for(32, 1 << 10), SegmentedVariant::WarpPerSegment);
+    assert_eq!(SegmentedVariant::best_for(32, 1 << 23), SegmentedVariant::WarpBatched);
+    assert_eq!(
+        SegmentedVariant::best_for(WARP_BATCHED_MAX_AVG_LEN, WARP_BATCHED_MIN_SEGMENTS),
+        SegmentedVariant::WarpBatched
+    );
+    assert_eq!(SegmentedVariant::best_for(WARP_BATCHED_MAX_AVG_LEN + 1, 1 << 23), SegmentedVariant::WarpPerSegment);
+    assert_eq!(SegmentedVariant::best_for(1024, 1 << 18), SegmentedVariant::WarpPerSegment);
+    assert_eq!(SegmentedVariant::best_for(20_000, 100), SegmentedVariant::BlockPerSegment);
+    assert_eq!(SegmentedVariant::best_for(512 * 512 + 1, 4), SegmentedVariant::MultiBlockPerSegment);
 }
 
 /// Emulates accumulate_range's head / 16-byte body / tail split and the

@@ -111,11 +111,12 @@ where
 
 /// Registers every variant at every size: float32 at each configured
 /// segment length, int32 -> int64 at 1024; each op and size ends with its
-/// default entry ([`SegmentedVariant::best_for`] of the segment length).
+/// default entry ([`SegmentedVariant::best_for`] of the segment length and count).
 pub fn register(config: &BenchConfig, registry: &mut Registry) {
     for n in config.sizes() {
         for &len in &config.segment_lens {
-            for (variant, role) in variants_and_default(&SegmentedVariant::ALL, SegmentedVariant::best_for(len)) {
+            let picked = SegmentedVariant::best_for(len, n.div_ceil(len.max(1)));
+            for (variant, role) in variants_and_default(&SegmentedVariant::ALL, picked) {
                 let id =
                     EntryId::primlab("segmented_reduce", op_f32(len), variant.name(), BenchSize::Elements(n), "f32");
                 SegmentedEntry::<SegmentedSumF32> {
@@ -129,7 +130,7 @@ pub fn register(config: &BenchConfig, registry: &mut Registry) {
                 .register(registry, role, id);
             }
         }
-        let picked = SegmentedVariant::best_for(MAIN_SEGMENT_LEN);
+        let picked = SegmentedVariant::best_for(MAIN_SEGMENT_LEN, n.div_ceil(MAIN_SEGMENT_LEN));
         for (variant, role) in variants_and_default(&SegmentedVariant::ALL, picked) {
             let id = EntryId::primlab(
                 "segmented_reduce",
