@@ -4,6 +4,7 @@
 
 pub mod arg_reduce;
 pub mod compact;
+pub mod exact_segmented_sum;
 pub mod exact_sum;
 pub mod float_reduce;
 pub mod histogram;
