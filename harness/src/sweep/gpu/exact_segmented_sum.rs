@@ -14,6 +14,7 @@
 //! case over six launch configurations and 1,000 runs of one plan.
 
 use super::exact_sum::expected_of;
+use super::segmented_reduce::cycled_offsets;
 use super::{case_seed, contract_case, gpu_error, id, sized_id, GpuCase, Inputs};
 use crate::sweep::case::Verdict;
 use crate::sweep::digest::Fingerprint;
@@ -41,21 +42,7 @@ const REPEATS: usize = 1000;
 fn offsets_for(shape: &str, n: usize, seed: u64) -> Vec<usize> {
     match shape {
         "random" => segment_offsets(n, seed),
-        "lengths" => {
-            let mut offsets = vec![0];
-            let mut at = 0;
-            for len in CYCLE.iter().cycle() {
-                if at + len > n {
-                    break;
-                }
-                at += len;
-                offsets.push(at);
-            }
-            if at < n {
-                offsets.push(n);
-            }
-            offsets
-        }
+        "lengths" => cycled_offsets(n, &CYCLE),
         "one_segment" => vec![0, n],
         _ => vec![0, 0, n / 3, n / 3, n],
     }
@@ -299,7 +286,7 @@ pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
         "ill_conditioned_1e30",
         seed,
     );
-    out.push(input.case(case_id, SEGMENTED_VARIANT, expected_digest, |gpu, c| determinism(gpu, c)));
+    out.push(input.case(case_id, SEGMENTED_VARIANT, expected_digest, determinism));
 }
 
 /// The model's hand-checked segments side by side, on both schedules: the

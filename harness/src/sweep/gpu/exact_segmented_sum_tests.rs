@@ -98,23 +98,8 @@ fn a_wrong_segment_is_reported_with_its_index() {
 /// are unique.
 #[test]
 fn every_reference_of_a_small_plan_computes() {
-    let plan = SweepPlan {
-        seed: 0x5eed,
-        sizes: vec![1, 33, 4099],
-        quick: true,
-        primitives: vec![],
-        variants: vec![],
-        one_family: false,
-    };
+    let plan = SweepPlan { sizes: vec![1, 33, 4099], quick: true, ..SweepPlan::full(0x5eed) };
     let mut out = Vec::new();
     cases(&plan, &mut out);
-    let mut keys: Vec<String> = out.iter().map(|c| c.id.marker()).collect();
-    keys.sort();
-    keys.dedup();
-    assert_eq!(keys.len(), out.len(), "case ids are unique");
-    for case in out.iter().filter(|c| c.id.n != REPEAT_N) {
-        if let Err(e) = (case.reference)() {
-            panic!("{}: {e}", case.id.marker());
-        }
-    }
+    crate::sweep::gpu::assert_unique_ids_and_references(&out, |_| true);
 }

@@ -165,3 +165,19 @@ pub fn contract_case(
         run: Box::new(run),
     }
 }
+
+/// Test check of a catalogue slice: the case ids are unique and the
+/// reference of every case that `wanted` selects computes (its model
+/// agrees with itself where it cross-checks), else a panic naming the case.
+#[cfg(test)]
+pub(crate) fn assert_unique_ids_and_references(cases: &[GpuCase], wanted: impl Fn(&GpuCase) -> bool) {
+    let mut keys: Vec<String> = cases.iter().map(|c| c.id.marker()).collect();
+    keys.sort();
+    keys.dedup();
+    assert_eq!(keys.len(), cases.len(), "case ids are unique");
+    for case in cases.iter().filter(|c| wanted(c)) {
+        if let Err(e) = (case.reference)() {
+            panic!("{}: {e}", case.id.marker());
+        }
+    }
+}
