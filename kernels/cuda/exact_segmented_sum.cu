@@ -13,7 +13,10 @@
 // inputs into its own column of eight shared-memory i64 bins (add_to_bins)
 // and normalises the column after every kSegmentFlushAdds of them; then the
 // warp (warp_sum) or the block (block_words) adds the threads' nine words
-// and one thread rounds (round_words).
+// and one thread rounds (round_words). exact_segmented_warp_window_<t>: as
+// the warp schedule, but a segment of at most 32 inputs within 32 exponents
+// of its largest is added in one i64 register sum and rounded by every lane
+// at once (window_sum); the others take the bins.
 //
 // Why nothing overflows (offsets are u32, so a segment has fewer than 2^32
 // inputs):
@@ -90,6 +93,81 @@ __device__ __forceinline__ void warp_per_segment(const In* __restrict__ in, cons
     }
 }
 
+// Window bases: B + 31 <= 254 keeps inf and NaN (e = 255) outside, B >= 1
+// keeps +-0 and subnormals (e = 0) outside.
+constexpr u32 kSegmentWindowSpan = 32;
+constexpr u32 kSegmentWindowMaxBase = 255 - kSegmentWindowSpan;
+
+// The sum of a segment of at most 32 inputs, one per lane (`bits`, +0 past
+// the end), when every nonzero input is normal, finite and within 32
+// exponents of the largest: the warp votes that largest exponent `top`,
+// takes the window base B = max(top, 32) - 31 (at most 223), and adds
+// +-m << (e - B) (< 2^55 each, < 2^60 for 32 lanes) as one i64 `v`, worth
+// v * 2^(B - 150). __ll2float_rn rounds v once to nearest-even (|v| >= 1 is
+// a normal f32); moving that f32's exponent by B - 150 is exact while the
+// result stays normal, so it is the correctly rounded value, and the
+// result overflows exactly when v * 2^(B - 150) >= 2^128 - 2^103 (the
+// rounding boundary scales with v): then +-inf. Returns false, the same in
+// every lane, when the segment needs the bins: an input outside the window
+// (subnormal, non-finite, more than 31 exponents below the largest) or a
+// result below 2^-126 (subnormal results round on a coarser grid). Every
+// lane of the warp must call it.
+__device__ __forceinline__ bool window_sum(u32 bits, u32& result) {
+    const u32 e = (bits >> 23) & 0xffu;
+    const u32 top = __reduce_max_sync(kFullMask, e == 0xffu ? 0u : e);
+    const u32 base = min(max(top, kSegmentWindowSpan) - (kSegmentWindowSpan - 1), kSegmentWindowMaxBase);
+    const bool zero = (bits << 1) == 0;
+    const bool inside = zero || (e >= base && e < base + kSegmentWindowSpan);
+    if (!__all_sync(kFullMask, inside)) return false;
+    const u64 m = zero ? 0u : ((bits & 0x7fffffu) | 0x800000u);
+    const i64 term = i64(m << (zero ? 0u : e - base));  // < 2^55
+    const i64 v = warp_sum((bits >> 31) != 0 ? -term : term);
+    if (v == 0) {
+        result = 0u;  // an exact zero sum is +0
+        return true;
+    }
+    const u32 rounded = __float_as_uint(__ll2float_rn(v));
+    const int exponent = int((rounded >> 23) & 0xffu) + int(base) - 150;
+    if (exponent < 1) return false;
+    const u32 sign = rounded & 0x80000000u;
+    result = exponent >= 255 ? (sign | 0x7f800000u) : (sign | (u32(exponent) << 23) | (rounded & 0x7fffffu));
+    return true;
+}
+
+// A warp per segment with the register window of window_sum for segments of
+// at most 32 inputs; longer segments, and those the window refuses, take
+// the bins as in warp_per_segment.
+template <class In>
+__device__ __forceinline__ void warp_window(const In* __restrict__ in, const u32* __restrict__ offsets, u64 segments,
+                                            float* __restrict__ out) {
+    __shared__ i64 bins[kExactBins][kBlockThreads];
+    __shared__ u32 limbs[kBlockWarps][kExactLimbs];
+    const u32 lane = threadIdx.x % kWarpThreads;
+    const u32 warp = threadIdx.x / kWarpThreads;
+    // The trip count and both branches depend on the warp only (begin, end
+    // and window_sum's answer are warp-uniform), so every lane reaches the
+    // full-warp shuffles and votes.
+    for (u64 s = u64(blockIdx.x) * kBlockWarps + warp; s < segments; s += u64(gridDim.x) * kBlockWarps) {
+        const u32 begin = offsets[s];
+        const u32 end = offsets[s + 1];
+        if (end - begin <= u32(kWarpThreads)) {
+            const u32 bits = u64(begin) + lane < end ? input_bits(in, u64(begin) + lane) : 0u;
+            u32 result;
+            if (window_sum(bits, result)) {
+                if (lane == 0) out[s] = __uint_as_float(result);
+                continue;
+            }
+        }
+        i64 words[kExactWords];
+        u32 flags;
+        add_strided(in, begin, end, lane, kWarpThreads, bins, words, flags);
+#pragma unroll
+        for (int w = 0; w < kExactWords; ++w) words[w] = warp_sum(words[w]);
+        flags = __reduce_or_sync(kFullMask, flags);
+        if (lane == 0) out[s] = __uint_as_float(round_words(words, flags, limbs[warp]));
+    }
+}
+
 // A block per segment.
 template <class In>
 __device__ __forceinline__ void block_per_segment(const In* __restrict__ in, const u32* __restrict__ offsets,
@@ -136,6 +214,16 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads)
     exact_segmented_warp_per_segment_bf16(const u16* __restrict__ in, const u32* __restrict__ offsets,
                                           u64 segments, float* __restrict__ out) {
     warp_per_segment<u16>(in, offsets, segments, out);
+}
+extern "C" __global__ void __launch_bounds__(kBlockThreads)
+    exact_segmented_warp_window_f32(const float* __restrict__ in, const u32* __restrict__ offsets, u64 segments,
+                                    float* __restrict__ out) {
+    warp_window<float>(in, offsets, segments, out);
+}
+extern "C" __global__ void __launch_bounds__(kBlockThreads)
+    exact_segmented_warp_window_bf16(const u16* __restrict__ in, const u32* __restrict__ offsets, u64 segments,
+                                     float* __restrict__ out) {
+    warp_window<u16>(in, offsets, segments, out);
 }
 extern "C" __global__ void __launch_bounds__(kBlockThreads)
     exact_segmented_block_per_segment_f32(const float* __restrict__ in, const u32* __restrict__ offsets,

@@ -35,8 +35,12 @@
 //! (carry propagation) every 256 inputs; a warp
 //! ([`ExactSegmentedSchedule::WarpPerSegment`]) or a block
 //! ([`ExactSegmentedSchedule::BlockPerSegment`]) per segment then adds its
-//! threads' nine words and one thread rounds once. The overflow bounds are
-//! proved in the header of `kernels/cuda/exact_segmented_sum.cu`.
+//! threads' nine words and one thread rounds once.
+//! [`ExactSegmentedSchedule::WarpWindow`] adds a segment of at most 32
+//! inputs within 32 exponents of its largest as one `i64` (`±m << (e -
+//! base)`) and rounds it with one integer-to-float conversion when the
+//! result is normal; every other segment takes the bins. The overflow bounds
+//! and the rounding argument are in `kernels/cuda/exact_segmented_sum.cu`.
 
 use crate::device::Gpu;
 use crate::error::{DriverContext, GpuError, GpuResult};
@@ -63,27 +67,39 @@ const WARPS_PER_BLOCK: usize = BLOCK_THREADS as usize / 32;
 pub enum ExactSegmentedSchedule {
     /// A warp per segment (8 per 256-thread block): for short segments.
     WarpPerSegment,
+    /// A warp per segment that adds a segment of at most 32 inputs within
+    /// 32 exponents of its largest in one `i64` register sum and converts
+    /// it with one rounding (the others as [`Self::WarpPerSegment`]): for
+    /// segments of about 32.
+    WarpWindow,
     /// A 256-thread block per segment: for long segments.
     BlockPerSegment,
 }
 
 impl ExactSegmentedSchedule {
     /// Every schedule.
-    pub const ALL: [ExactSegmentedSchedule; 2] =
-        [ExactSegmentedSchedule::WarpPerSegment, ExactSegmentedSchedule::BlockPerSegment];
+    pub const ALL: [ExactSegmentedSchedule; 3] = [
+        ExactSegmentedSchedule::WarpPerSegment,
+        ExactSegmentedSchedule::WarpWindow,
+        ExactSegmentedSchedule::BlockPerSegment,
+    ];
 
     /// Snake-case name used in reports.
     pub fn name(&self) -> &'static str {
         match self {
             ExactSegmentedSchedule::WarpPerSegment => "warp_per_segment",
+            ExactSegmentedSchedule::WarpWindow => "warp_window",
             ExactSegmentedSchedule::BlockPerSegment => "block_per_segment",
         }
     }
 
     /// The schedule expected to be faster for segments of `avg_len` inputs
-    /// on average: a warp up to 4096, a block beyond.
+    /// on average: the register window up to 64, a warp up to 4096, a block
+    /// beyond.
     pub fn best_for(avg_len: usize) -> ExactSegmentedSchedule {
-        if avg_len <= 4096 {
+        if avg_len <= 64 {
+            ExactSegmentedSchedule::WarpWindow
+        } else if avg_len <= 4096 {
             ExactSegmentedSchedule::WarpPerSegment
         } else {
             ExactSegmentedSchedule::BlockPerSegment
@@ -94,7 +110,9 @@ impl ExactSegmentedSchedule {
     /// [`MAX_GRID_BLOCKS`] (at least 1).
     fn natural_grid(&self, segments: usize) -> u32 {
         let blocks = match self {
-            ExactSegmentedSchedule::WarpPerSegment => segments.div_ceil(WARPS_PER_BLOCK),
+            ExactSegmentedSchedule::WarpPerSegment | ExactSegmentedSchedule::WarpWindow => {
+                segments.div_ceil(WARPS_PER_BLOCK)
+            }
             ExactSegmentedSchedule::BlockPerSegment => segments,
         };
         blocks.clamp(1, MAX_GRID_BLOCKS as usize) as u32

@@ -7,8 +7,10 @@ use crate::family_build_checks::{assert_kernels_present, assert_mutants_compile_
 #[test]
 fn schedules_have_snake_case_names_and_pick_by_length() {
     let names: Vec<&str> = ExactSegmentedSchedule::ALL.iter().map(|s| s.name()).collect();
-    assert_eq!(names, ["warp_per_segment", "block_per_segment"]);
-    assert_eq!(ExactSegmentedSchedule::best_for(0), ExactSegmentedSchedule::WarpPerSegment);
+    assert_eq!(names, ["warp_per_segment", "warp_window", "block_per_segment"]);
+    assert_eq!(ExactSegmentedSchedule::best_for(0), ExactSegmentedSchedule::WarpWindow);
+    assert_eq!(ExactSegmentedSchedule::best_for(64), ExactSegmentedSchedule::WarpWindow);
+    assert_eq!(ExactSegmentedSchedule::best_for(65), ExactSegmentedSchedule::WarpPerSegment);
     assert_eq!(ExactSegmentedSchedule::best_for(4096), ExactSegmentedSchedule::WarpPerSegment);
     assert_eq!(ExactSegmentedSchedule::best_for(4097), ExactSegmentedSchedule::BlockPerSegment);
 }
@@ -21,6 +23,7 @@ fn the_natural_grid_gives_each_segment_a_warp_or_a_block() {
     assert_eq!(warp.natural_grid(8), 1);
     assert_eq!(warp.natural_grid(9), 2);
     assert_eq!(block.natural_grid(9), 9);
+    assert_eq!(ExactSegmentedSchedule::WarpWindow.natural_grid(9), 2);
     assert_eq!(block.natural_grid(1 << 30), MAX_GRID_BLOCKS);
 }
 

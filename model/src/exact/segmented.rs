@@ -26,7 +26,7 @@ pub fn segmented_correctly_rounded_sum_bf16(values: &[bf16], offsets: &[usize]) 
 
 /// Segments whose correctly rounded sums are known by hand, each with the
 /// bits of that sum: the empty segment, 2^127 terms that cancel in spite of
-/// f32 overflow, subnormals, signed zeros, overflow of the exact sum and of
+/// f32 overflow, subnormals, signed zeros, normals with a subnormal sum, overflow of the exact sum and of
 /// a partial sum only, cancellation, ties to even and just above one, a NaN
 /// payload, both infinities, an infinity over overflowing finite terms.
 pub fn hand_checked_segments() -> Vec<(Vec<f32>, u32)> {
@@ -38,6 +38,8 @@ pub fn hand_checked_segments() -> Vec<(Vec<f32>, u32)> {
         (vec![tiny], 1),
         (vec![-tiny, -tiny], 0x8000_0002),
         (vec![-0.0, -0.0], 0),
+        // Two normal values whose sum is subnormal: 2^-125 (1 + 2^-23) - 2^-125 = 2^-148.
+        (vec![f32::from_bits(0x0100_0001), -f32::from_bits(0x0100_0000)], 2),
         (vec![f32::MAX, f32::MAX], f32::INFINITY.to_bits()),
         (vec![f32::MAX, f32::MAX, -f32::MAX], f32::MAX.to_bits()),
         // f32 additions in this order give 0.

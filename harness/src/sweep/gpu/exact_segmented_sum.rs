@@ -9,9 +9,9 @@
 //! lengths; one segment; a huge segment between empty ones) x data families
 //! (uniform, ill-conditioned 1e30 per segment, overflowing and cancelling
 //! 2^127-scale terms, subnormals, mixed signs over every exponent, sparse
-//! NaN and infinities, uniform bf16) x both schedules; the hand-made
+//! NaN and infinities, uniform bf16, normals near 2^-126 whose sums fall subnormal) x every schedule; the hand-made
 //! segments of the model's tests; bad offsets rejected; and a determinism
-//! case over six launch configurations and 1,000 runs of one plan.
+//! case over eight launch configurations and 1,000 runs of one plan.
 
 use super::exact_sum::expected_of;
 use super::segmented_reduce::cycled_offsets;
@@ -26,7 +26,7 @@ use model::generators::{ill_conditioned_f32, segment_offsets, uniform_bf16, unif
 use rayon::prelude::*;
 
 /// Largest n of the segmented cases (the references of 2^28 would
-/// dominate the sweep; 2^24 already runs every loop of both schedules).
+/// dominate the sweep; 2^24 already runs every loop of every schedule).
 const MAX_N: usize = 1 << 24;
 /// Largest n of the families other than uniform (their generators and
 /// rug references run per segment).
@@ -62,7 +62,8 @@ fn shapes(plan: &SweepPlan, n: usize) -> &'static [&'static str] {
 
 /// The f32 data families (the first is the sanitizer's and the only one
 /// above [`MAX_FAMILY_N`]).
-const FAMILIES: [&str; 6] = ["uniform_float", "ill_conditioned_1e30", "overflow", "subnormal", "mixed_sign", "nan_inf"];
+const FAMILIES: [&str; 7] =
+    ["uniform_float", "ill_conditioned_1e30", "overflow", "subnormal", "tiny_normal", "mixed_sign", "nan_inf"];
 
 /// A random f32 of `rng` from `pick`'s list, negated half the time.
 fn signed_pick(rng: &mut Rng, pick: &[f32]) -> f32 {
@@ -115,6 +116,15 @@ fn family_values(family: &str, offsets: &[usize], n: usize, seed: u64) -> Result
             .map(|_| {
                 let bits = if rng.chance(0.05) { 0x0080_0000 } else { 1 + rng.below((1 << 23) - 1) as u32 };
                 f32::from_bits(bits | if rng.chance(0.4) { 0x8000_0000 } else { 0 })
+            })
+            .collect(),
+        // Normal values of exponents 1..=4 and both signs: their sums are
+        // often subnormal (the register window must hand those to the bins).
+        "tiny_normal" => (0..n)
+            .map(|_| {
+                let exponent = 1 + rng.below(4) as u32;
+                let fraction = rng.below(1 << 23) as u32;
+                f32::from_bits((u32::from(rng.chance(0.5)) << 31) | (exponent << 23) | fraction)
             })
             .collect(),
         "mixed_sign" => (0..n)
@@ -289,7 +299,7 @@ pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
     out.push(input.case(case_id, SEGMENTED_VARIANT, expected_digest, determinism));
 }
 
-/// The model's hand-checked segments side by side, on both schedules: the
+/// The model's hand-checked segments side by side, on every schedule: the
 /// GPU must give the bits written by hand, which the rug reference must give
 /// too.
 fn hand_made_cases(inputs: &Inputs<SegmentedSums<f32>>, out: &mut Vec<GpuCase>) {
@@ -352,16 +362,18 @@ fn rejection_cases(out: &mut Vec<GpuCase>) {
     }
 }
 
-/// The launch configurations of the determinism case: both schedules on
+/// The launch configurations of the determinism case: every schedule on
 /// their natural grids, and forced grids that make blocks loop over many
 /// segments.
-pub(crate) fn determinism_launches() -> [ExactSegmentedLaunch; 6] {
-    use ExactSegmentedSchedule::{BlockPerSegment, WarpPerSegment};
+pub(crate) fn determinism_launches() -> [ExactSegmentedLaunch; 8] {
+    use ExactSegmentedSchedule::{BlockPerSegment, WarpPerSegment, WarpWindow};
     let on = |schedule, blocks| ExactSegmentedLaunch { schedule: Some(schedule), blocks };
     [
         ExactSegmentedLaunch::default(),
         on(WarpPerSegment, Some(1)),
         on(WarpPerSegment, Some(7)),
+        on(WarpWindow, None),
+        on(WarpWindow, Some(5)),
         on(BlockPerSegment, None),
         on(BlockPerSegment, Some(3)),
         on(BlockPerSegment, Some(1000)),

@@ -43,6 +43,10 @@ fn the_other_families_hold_what_they_are_named_after() {
     let subnormal = family_values("subnormal", &offsets, 4099, 9).expect("generates");
     assert!(subnormal.iter().all(|v| v.is_subnormal() || v.abs() == f32::MIN_POSITIVE));
     assert!(subnormal.iter().any(|v| v.is_sign_negative()) && subnormal.iter().any(|v| v.is_sign_positive()));
+    let tiny = family_values("tiny_normal", &offsets, 4099, 9).expect("generates");
+    assert!(tiny.iter().all(|v| v.is_normal() && v.abs() < 2f32.powi(-121)));
+    let tiny_sums = expected_sums(&tiny, &offsets).expect("references agree");
+    assert!(tiny_sums.iter().filter(|v| v.is_subnormal()).count() > 5, "subnormal sums: {tiny_sums:?}");
     let mixed = family_values("mixed_sign", &offsets, 4099, 9).expect("generates");
     let exponents: std::collections::BTreeSet<u32> = mixed.iter().map(|v| (v.to_bits() >> 23) & 0xff).collect();
     assert!(exponents.len() > 200 && mixed.iter().all(|v| v.is_finite()), "{} exponents", exponents.len());
@@ -63,10 +67,11 @@ fn the_sanitizer_plan_runs_both_schedules_and_bf16_at_every_sanitizer_size() {
     let mut out = Vec::new();
     cases(&plan, &mut out);
     for n in crate::sanitize::SANITIZE_SIZES {
-        for kind in ["warp_per_segment.f32", "block_per_segment.f32", "warp_per_segment.bf16", "block_per_segment.bf16"]
-        {
+        let kinds =
+            ExactSegmentedSchedule::ALL.iter().flat_map(|s| ["f32", "bf16"].map(|t| format!("{}.{t}", s.name())));
+        for kind in kinds {
             assert!(
-                out.iter().any(|c| c.id.n == n && c.id.variant.contains(kind)),
+                out.iter().any(|c| c.id.n == n && c.id.variant.contains(&kind)),
                 "no {kind} case at {n} for the sanitizer"
             );
         }
@@ -78,8 +83,9 @@ fn the_determinism_case_uses_at_least_three_distinct_launches() {
     let launches = determinism_launches();
     let distinct: std::collections::BTreeSet<String> = launches.iter().map(|l| format!("{l:?}")).collect();
     assert_eq!(distinct.len(), launches.len());
-    assert!(launches.iter().any(|l| l.schedule == Some(ExactSegmentedSchedule::WarpPerSegment)));
-    assert!(launches.iter().any(|l| l.schedule == Some(ExactSegmentedSchedule::BlockPerSegment)));
+    for schedule in ExactSegmentedSchedule::ALL {
+        assert!(launches.iter().any(|l| l.schedule == Some(schedule)), "{schedule:?}");
+    }
 }
 
 #[test]
