@@ -118,15 +118,22 @@ fn family_values(family: &str, offsets: &[usize], n: usize, seed: u64) -> Result
                 f32::from_bits(bits | if rng.chance(0.4) { 0x8000_0000 } else { 0 })
             })
             .collect(),
-        // Normal values of exponents 1..=4 and both signs: their sums are
-        // often subnormal (the register window must hand those to the bins).
-        "tiny_normal" => (0..n)
-            .map(|_| {
-                let exponent = 1 + rng.below(4) as u32;
-                let fraction = rng.below(1 << 23) as u32;
-                f32::from_bits((u32::from(rng.chance(0.5)) << 31) | (exponent << 23) | fraction)
-            })
-            .collect(),
+        // Normal values of exponents 1..=4, each odd one the negation of the
+        // one before moved by 0..3 ulps: sums of pairs are subnormal (the
+        // register window must hand those to the bins), an unpaired value
+        // keeps a sum normal.
+        "tiny_normal" => {
+            let mut x: Vec<f32> = Vec::with_capacity(n);
+            for i in 0..n {
+                let bits = if i % 2 == 1 {
+                    x[i - 1].to_bits() ^ 0x8000_0000
+                } else {
+                    (u32::from(rng.chance(0.5)) << 31) | ((1 + rng.below(4) as u32) << 23) | rng.below(1 << 23) as u32
+                };
+                x.push(f32::from_bits(if i % 2 == 1 { bits + rng.below(4) as u32 } else { bits }));
+            }
+            x
+        }
         "mixed_sign" => (0..n)
             .map(|_| {
                 let exponent = rng.below(255) as u32;
