@@ -23,11 +23,13 @@ pub enum KernelFamily {
     Ceilings,
     /// Correctly rounded f32 / bf16 sums (exact integer limbs): `exact_sum.cu`.
     ExactSum,
+    /// Correctly rounded segmented f32 / bf16 sums: `exact_segmented_sum.cu`.
+    ExactSegmentedSum,
 }
 
 impl KernelFamily {
     /// Every family, in a fixed order.
-    pub const ALL: [KernelFamily; 10] = [
+    pub const ALL: [KernelFamily; 11] = [
         KernelFamily::Reduce,
         KernelFamily::Scan,
         KernelFamily::ArgReduce,
@@ -38,6 +40,7 @@ impl KernelFamily {
         KernelFamily::FloatReduce,
         KernelFamily::Ceilings,
         KernelFamily::ExactSum,
+        KernelFamily::ExactSegmentedSum,
     ];
 
     /// The family's source file, relative to `kernels/cuda`.
@@ -53,6 +56,7 @@ impl KernelFamily {
             KernelFamily::FloatReduce => "float_reduce.cu",
             KernelFamily::Ceilings => "ceilings.cu",
             KernelFamily::ExactSum => "exact_sum.cu",
+            KernelFamily::ExactSegmentedSum => "exact_segmented_sum.cu",
         }
     }
 }

@@ -34,6 +34,7 @@ pub mod compile;
 pub mod device;
 pub mod dispatch;
 pub mod error;
+pub mod exact_segmented_sum;
 pub mod exact_sum;
 #[cfg(test)]
 mod family_build_checks;
@@ -64,6 +65,7 @@ pub use sources::SOURCE_HASH;
 
 pub use arg_reduce::{ArgElement, ArgPair, ArgReducePlan, ArgReduceVariant, ArgRowsPlan, ArgRowsVariant, Extremum};
 pub use compact::{CompactOutput, CompactPlan, CompactVariant, Selector, SelectorKind};
+pub use exact_segmented_sum::{ExactSegmentedLaunch, ExactSegmentedSchedule, ExactSegmentedSumPlan};
 pub use exact_sum::{ExactSumGrid, ExactSumPlan, ExactSumVariant};
 pub use float_reduce::{FloatElement, FloatReducePlan, FloatReduceVariant};
 pub use histogram::{HistogramPlan, HistogramSample, HistogramSpec, HistogramVariant};

@@ -171,9 +171,9 @@ pub const GALLERY: [Mutant; 14] = [
     Mutant {
         id: 14,
         name: "superaccumulator-drops-a-carry",
-        planted_in: "exact_sum.cu: normalise",
+        planted_in: "common/superaccumulator.cuh: normalise",
         description: "the carry out of word 3 (values in [2^-54, 1)) is dropped when the limbs are normalised",
-        families: &[KernelFamily::ExactSum],
+        families: &[KernelFamily::ExactSum, KernelFamily::ExactSegmentedSum],
         primitive: "exact_sum",
         variant: "",
         sizes: SMALL,

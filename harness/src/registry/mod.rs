@@ -30,7 +30,7 @@ pub enum Primitive {
     Histogram,
     /// f32 / bf16 sums with f32 accumulation.
     FloatReduce,
-    /// Correctly rounded f32 / bf16 sums (exact integer limbs).
+    /// Correctly rounded f32 / bf16 sums (exact integer limbs), whole and segmented.
     ExactSum,
 }
 
@@ -91,7 +91,7 @@ impl Primitive {
             Primitive::SegmentedReduce => &[F::SegmentedReduce],
             Primitive::Histogram => &[F::Histogram],
             Primitive::FloatReduce => &[F::FloatReduce],
-            Primitive::ExactSum => &[F::ExactSum],
+            Primitive::ExactSum => &[F::ExactSum, F::ExactSegmentedSum],
         }
     }
 
@@ -106,7 +106,11 @@ impl Primitive {
             Primitive::SegmentedReduce => gpu::segmented_reduce::cases,
             Primitive::Histogram => gpu::histogram::cases,
             Primitive::FloatReduce => gpu::float_reduce::cases,
-            Primitive::ExactSum => gpu::exact_sum::cases,
+            // The whole-input sums, then the segmented ones (one contract).
+            Primitive::ExactSum => |plan, out| {
+                gpu::exact_sum::cases(plan, out);
+                gpu::exact_segmented_sum::cases(plan, out);
+            },
         }
     }
 }
@@ -124,7 +128,11 @@ impl Primitive {
             Primitive::SegmentedReduce => e::segmented::register,
             Primitive::Histogram => e::histogram::register,
             Primitive::FloatReduce => e::float_reduce::register,
-            Primitive::ExactSum => e::exact_sum::register,
+            // Beside the float sums and beside the segmented sums.
+            Primitive::ExactSum => |config, registry| {
+                e::exact_sum::register(config, registry);
+                e::exact_segmented_sum::register(config, registry);
+            },
         }
     }
 }

@@ -11,6 +11,7 @@ pub mod arg_reduce;
 pub mod ceilings;
 pub mod check;
 pub mod compact;
+pub mod exact_segmented_sum;
 pub mod exact_sum;
 pub mod float_reduce;
 pub mod histogram;

@@ -364,14 +364,6 @@ mod tests {
         };
         let mut cases_out = Vec::new();
         cases(&plan, &mut cases_out);
-        let mut keys: Vec<String> = cases_out.iter().map(|c| c.id.marker()).collect();
-        keys.sort();
-        keys.dedup();
-        assert_eq!(keys.len(), cases_out.len(), "case ids are unique");
-        for case in &cases_out {
-            if let Err(e) = (case.reference)() {
-                panic!("{}: {e}", case.id.marker());
-            }
-        }
+        crate::sweep::gpu::assert_unique_ids_and_references(&cases_out, |_| true);
     }
 }

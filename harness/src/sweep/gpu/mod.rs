@@ -4,6 +4,7 @@
 
 pub mod arg_reduce;
 pub mod compact;
+pub mod exact_segmented_sum;
 pub mod exact_sum;
 pub mod float_reduce;
 pub mod histogram;
@@ -162,5 +163,21 @@ pub fn contract_case(
             Ok(CaseDigest { input_digest: input_digest.clone(), expected_digest: expected_digest.clone() })
         }),
         run: Box::new(run),
+    }
+}
+
+/// Test check of a catalogue slice: the case ids are unique and the
+/// reference of every case that `wanted` selects computes (its model
+/// agrees with itself where it cross-checks), else a panic naming the case.
+#[cfg(test)]
+pub(crate) fn assert_unique_ids_and_references(cases: &[GpuCase], wanted: impl Fn(&GpuCase) -> bool) {
+    let mut keys: Vec<String> = cases.iter().map(|c| c.id.marker()).collect();
+    keys.sort();
+    keys.dedup();
+    assert_eq!(keys.len(), cases.len(), "case ids are unique");
+    for case in cases.iter().filter(|c| wanted(c)) {
+        if let Err(e) = (case.reference)() {
+            panic!("{}: {e}", case.id.marker());
+        }
     }
 }

@@ -18,26 +18,30 @@ use rayon::prelude::*;
 /// both sides of a warp.
 const CYCLE: [usize; 6] = [0, 1, 31, 32, 33, 0];
 
+/// Offsets over n items whose segment lengths repeat `cycle` (not all
+/// zeros) as long as they fit, then one last segment of the rest.
+pub(crate) fn cycled_offsets(n: usize, cycle: &[usize]) -> Vec<usize> {
+    let mut offsets = vec![0];
+    let mut at = 0;
+    for len in cycle.iter().cycle() {
+        if at + len > n {
+            break;
+        }
+        at += len;
+        offsets.push(at);
+    }
+    if at < n {
+        offsets.push(n);
+    }
+    offsets
+}
+
 /// Offsets of a named shape over n items.
 fn offsets_for(shape: &str, n: usize, seed: u64) -> Vec<usize> {
     match shape {
         "random" => segment_offsets(n, seed),
         "uniform1024" => (0..n.div_ceil(1024)).map(|s| s * 1024).chain([n]).collect(),
-        "lengths" => {
-            let mut offsets = vec![0];
-            let mut at = 0;
-            for len in CYCLE.iter().cycle() {
-                if at + len > n {
-                    break;
-                }
-                at += len;
-                offsets.push(at);
-            }
-            if at < n {
-                offsets.push(n);
-            }
-            offsets
-        }
+        "lengths" => cycled_offsets(n, &CYCLE),
         "one_segment" => vec![0, n],
         // Two empty segments around a third and the rest (the multi-block shape).
         _ => vec![0, 0, n / 3, n / 3, n],
