@@ -201,3 +201,36 @@ fn the_planted_bug_readme_states_the_catalogues_case() {
     };
     assert_eq!(failure_line(&spec.id, &m), line);
 }
+
+#[test]
+fn module_defines_are_checked() {
+    let e = message(&GOOD.replace("ptx = \"k.ptx\"", "ptx = \"k.ptx\"\ndefines = [\"BUG\"]"));
+    assert_eq!(e, "module defines apply to a CUDA source only (cuda = ...)");
+    for bad in ["PRIMLAB_MUTANT=3", "1X", "A-B=2", ""] {
+        let e = message(&GOOD.replace("ptx = \"k.ptx\"", &format!("cuda = \"k.cu\"\ndefines = [\"{bad}\"]")));
+        assert_eq!(
+            e,
+            format!("module define '{bad}': want NAME or NAME=VALUE, NAME a C identifier not starting with PRIMLAB_")
+        );
+    }
+}
+
+/// The planted-bug example is the correct example's source plus one define,
+/// and the define changes the code (needs libnvrtc, as every compile test).
+#[test]
+fn the_planted_bug_is_the_correct_source_with_its_define() {
+    let sizes = [262_145];
+    let load_example = |example: &str| {
+        let path = examples().join(example).join("check.toml");
+        load(&path, &sizes, None).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    };
+    let (good, bug) = (load_example("scan_cuda"), load_example("scan_cuda_bug"));
+    let canonical = |m: &Manifest| std::fs::canonicalize(&m.module.path).expect("module exists");
+    assert_eq!(canonical(&good), canonical(&bug));
+    assert_eq!((good.module.defines.len(), bug.module.defines.as_slice()), (0, &["PLANTED_BUG".to_string()][..]));
+    let ptx = |m: &Manifest| match &m.module.image {
+        super::module::Image::Ptx(text) => text.clone(),
+        other => panic!("a CUDA source compiles to PTX, got {other:?}"),
+    };
+    assert_ne!(ptx(&good), ptx(&bug), "PLANTED_BUG changed nothing");
+}
