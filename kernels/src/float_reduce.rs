@@ -47,7 +47,7 @@ use crate::kernel_family::KernelFamily;
 use crate::launch::{config, BLOCK_THREADS};
 use crate::plan_description::PlanDescription;
 use crate::policy::FLOAT_REDUCE;
-use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, DeviceRepr, PushKernelArg, ValidAsZeroBits};
+use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, DeviceRepr, PushKernelArg};
 
 /// `kFloatTileItems` on the device: inputs per tile (block pass).
 pub const FLOAT_TILE_ITEMS: usize = (BLOCK_THREADS * FLOAT_REDUCE.items_per_thread) as usize;
@@ -195,10 +195,8 @@ pub struct CompensatedPair {
     pub c: f32,
 }
 
-// SAFETY: #[repr(C)] of two f32, as the CUDA struct.
-unsafe impl DeviceRepr for CompensatedPair {}
-// SAFETY: (0, 0) is the identity.
-unsafe impl ValidAsZeroBits for CompensatedPair {}
+// SAFETY: #[repr(C)] of two f32, as the CUDA struct; (0, 0) is the identity.
+device_pod!(CompensatedPair);
 
 mod sealed {
     pub trait Sealed {}
