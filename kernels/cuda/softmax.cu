@@ -225,16 +225,32 @@ __device__ __forceinline__ void probabilities(float (&v)[N], float m, float inv_
 
 // ---- Chunk visitors of the passes (functors: NVRTC compiles no device lambdas) --
 
-// Max pass (ThreePass): running maximum and the first NaN/+inf flat index.
-struct MaxVisitor {
+// A reading pass that also rejects NaN/+inf: `first_bad` keeps the first such
+// flat index, `acc` (MaxOf or OnlineOf) folds in every chunk.
+template <class Acc>
+struct CheckingVisitor {
     u64 row_start;
     u64 first_bad;
-    float m;
+    Acc acc;
     template <int N>
     __device__ __forceinline__ void operator()(u32, u32 col0, const float (&v)[N]) {
         note_nonfinite(v, row_start + col0, first_bad);
-        m = fmaxf(m, chunk_max(v));
+        acc.add(v);
     }
+};
+
+// Max pass (ThreePass): the running maximum.
+struct MaxOf {
+    float m;
+    template <int N>
+    __device__ __forceinline__ void add(const float (&v)[N]) { m = fmaxf(m, chunk_max(v)); }
+};
+
+// Online pass (OnlineBlock, OnlineWarp): the (m, d) state.
+struct OnlineOf {
+    SoftmaxState state;
+    template <int N>
+    __device__ __forceinline__ void add(const float (&v)[N]) { add_values(state, v); }
 };
 
 // Sum pass (ThreePass): sum of expf(x - m), m finite.
@@ -250,18 +266,6 @@ struct SumExpVisitor {
     }
 };
 
-// Online pass (OnlineBlock, OnlineWarp): the (m, d) state and the first
-// NaN/+inf flat index.
-struct OnlineVisitor {
-    u64 row_start;
-    u64 first_bad;
-    SoftmaxState state;
-    template <int N>
-    __device__ __forceinline__ void operator()(u32, u32 col0, const float (&v)[N]) {
-        note_nonfinite(v, row_start + col0, first_bad);
-        add_values(state, v);
-    }
-};
 
 // Write pass: logits to probabilities in place.
 struct ProbabilityMap {
@@ -323,10 +327,10 @@ struct ThreePassRow {
                                                bool vectors, u64 row_start, u64& first_bad) {
         constexpr int kThreads = BlockRows::kThreads;
         __shared__ BlockReduceStorage<float, kThreads> storage;
-        MaxVisitor max_pass{row_start, first_bad, neg_inf()};
+        CheckingVisitor<MaxOf> max_pass{row_start, first_bad, {neg_inf()}};
         for_each_chunk<Io>(row_in, cols, start, kThreads, vectors, max_pass);
         first_bad = max_pass.first_bad;
-        const float m = block_all_reduce<MaxF32, kThreads>(max_pass.m, MaxF32(), storage);
+        const float m = block_all_reduce<MaxF32, kThreads>(max_pass.acc.m, MaxF32(), storage);
         const bool masked = m == neg_inf();  // uniform: every thread holds the same m
         if (masked) {
             write_zeros<Io>(row_out, cols, start, kThreads, vectors);
@@ -358,10 +362,10 @@ struct OnlineRow {
     __device__ __forceinline__ static bool row(const typename Io::Elem* __restrict__ row_in,
                                                typename Io::Elem* __restrict__ row_out, u32 cols, u32 start,
                                                bool vectors, u64 row_start, u64& first_bad) {
-        OnlineVisitor online_pass{row_start, first_bad, SoftmaxMerge::identity()};
+        CheckingVisitor<OnlineOf> online_pass{row_start, first_bad, {SoftmaxMerge::identity()}};
         for_each_chunk<Io>(row_in, cols, start, Rows::kThreads, vectors, online_pass);
         first_bad = online_pass.first_bad;
-        const SoftmaxState total = all_reduce(online_pass.state);
+        const SoftmaxState total = all_reduce(online_pass.acc.state);
         const bool masked = total.m == neg_inf();  // uniform across the group
         if (masked) {
             write_zeros<Io>(row_out, cols, start, Rows::kThreads, vectors);
