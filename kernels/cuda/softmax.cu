@@ -29,6 +29,7 @@
 #include "common/block_reduce.cuh"
 #include "common/operators.cuh"
 #include "common/shuffle.cuh"
+#include "common/vector_of.cuh"
 #include "common/warp_reduce.cuh"
 
 using namespace primlab;
@@ -40,8 +41,6 @@ namespace {
 constexpr u64 kNoNonfinite = ~0ull;
 
 __device__ __forceinline__ float neg_inf() { return -__int_as_float(0x7f800000); }
-
-__device__ __forceinline__ bool aligned16(const void* p) { return (reinterpret_cast<u64>(p) & 15ull) == 0; }
 
 // ---- Element I/O: f32, or bf16 as raw 16-bit patterns ----------------------
 
