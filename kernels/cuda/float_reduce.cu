@@ -43,22 +43,12 @@ __device__ __forceinline__ float finish(CompensatedF32Value v) { return __fadd_r
 __device__ __forceinline__ float widen(float x) { return x; }
 __device__ __forceinline__ float widen(u16 x) { return bf16_to_f32(x); }
 
-// The elements of one 16-byte load as f32: four f32, or eight bf16.
-__device__ __forceinline__ void load_vector(const float* __restrict__ in, float (&v)[4]) {
-    const float4 t = *reinterpret_cast<const float4*>(in);
-    v[0] = t.x;
-    v[1] = t.y;
-    v[2] = t.z;
-    v[3] = t.w;
-}
-__device__ __forceinline__ void load_vector(const u16* __restrict__ in, float (&v)[8]) {
-    const uint4 t = *reinterpret_cast<const uint4*>(in);
-    const u32 w[4] = {t.x, t.y, t.z, t.w};
-#pragma unroll
-    for (int k = 0; k < 4; ++k) {
-        v[2 * k] = __uint_as_float(w[k] << 16);  // little-endian: low half = lower element
-        v[2 * k + 1] = __uint_as_float(w[k] & 0xffff0000u);
-    }
+// The elements of one 16-byte load as f32: four f32, or eight bf16 (`in` is
+// 16-byte aligned).
+template <class In, int N>
+__device__ __forceinline__ void load_vector(const In* __restrict__ in, float (&v)[N]) {
+    static_assert(N * sizeof(In) == 16, "one 16-byte vector");
+    vector_to_f32(*reinterpret_cast<const uint4*>(in), v);
 }
 
 // f32 or bf16 input: thread t's item kPer j + k is element
