@@ -49,12 +49,7 @@ struct F32Io {
     static constexpr int kVec = 4;  // elements per 16-byte access
     __device__ __forceinline__ static float load(const float* __restrict__ p, u32 i) { return p[i]; }
     __device__ __forceinline__ static void store(float* __restrict__ p, u32 i, float v) { p[i] = v; }
-    __device__ __forceinline__ static void unpack(const uint4& t, float (&v)[kVec]) {
-        v[0] = __uint_as_float(t.x);
-        v[1] = __uint_as_float(t.y);
-        v[2] = __uint_as_float(t.z);
-        v[3] = __uint_as_float(t.w);
-    }
+    __device__ __forceinline__ static void unpack(const uint4& t, float (&v)[kVec]) { vector_to_f32(t, v); }
     __device__ __forceinline__ static void load_vec(const float* __restrict__ p, u32 vi, float (&v)[kVec]) {
         unpack(reinterpret_cast<const uint4*>(p)[vi], v);
     }
@@ -68,15 +63,7 @@ struct Bf16Io {
     static constexpr int kVec = 8;
     __device__ __forceinline__ static float load(const u16* __restrict__ p, u32 i) { return bf16_to_f32(p[i]); }
     __device__ __forceinline__ static void store(u16* __restrict__ p, u32 i, float v) { p[i] = f32_to_bf16_rn(v); }
-    // Little-endian: the low half of each 32-bit word is the lower column.
-    __device__ __forceinline__ static void unpack(const uint4& t, float (&v)[kVec]) {
-        const u32 w[4] = {t.x, t.y, t.z, t.w};
-#pragma unroll
-        for (int k = 0; k < 4; ++k) {
-            v[2 * k] = __uint_as_float(w[k] << 16);
-            v[2 * k + 1] = __uint_as_float(w[k] & 0xffff0000u);
-        }
-    }
+    __device__ __forceinline__ static void unpack(const uint4& t, float (&v)[kVec]) { vector_to_f32(t, v); }
     __device__ __forceinline__ static void load_vec(const u16* __restrict__ p, u32 vi, float (&v)[kVec]) {
         unpack(reinterpret_cast<const uint4*>(p)[vi], v);
     }
