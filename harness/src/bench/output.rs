@@ -103,10 +103,7 @@ mod tests {
     use anyhow::bail;
 
     fn temp_dir(name: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("primlab-bench-output-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        dir
+        crate::test_dir::fresh_temp_dir(&format!("bench-output-{name}"))
     }
 
     fn args() -> BenchArgs {
