@@ -204,15 +204,17 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let (old, new) = (dir.join("old.json"), dir.join("new.json"));
         // (variant, n, old median, new median, spread): None where a receipt lacks the record.
-        let table = [
+        type Row = (&'static str, usize, Option<f64>, Option<f64>, f64);
+        let table: [Row; 5] = [
             ("a", 1 << 20, Some(10.0), Some(8.0), 0.1),
             ("b", 1 << 20, Some(10.0), Some(12.0), 0.1),
             ("c", 1 << 20, Some(10.0), Some(10.2), 2.0),
             ("gone", 1 << 20, Some(10.0), None, 0.1),
             ("a", 1 << 24, None, Some(8.0), 0.1),
         ];
-        let side = |pick: fn(&(&str, usize, Option<f64>, Option<f64>, f64)) -> Option<f64>| -> Vec<BenchRecord> {
-            table.iter().filter_map(|row| pick(row).map(|us| rec(row.0, row.1, us, row.4))).collect()
+        // The records of one receipt: `median` picks its column of the table.
+        let side = |median: fn(&Row) -> Option<f64>| -> Vec<BenchRecord> {
+            table.iter().filter_map(|row| median(row).map(|us| rec(row.0, row.1, us, row.4))).collect()
         };
         let mut unsampled = BenchRecord::synthetic("cub", "scan", "exclusive_scan_i32_i64", "cub", 1 << 20, 10.0, 1);
         let mut old_records = side(|row| row.2);

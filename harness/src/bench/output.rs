@@ -53,7 +53,8 @@ pub fn receipt_coverage(receipt: &Receipt) -> Coverage {
 /// refused the full run's folder, and any folder whose `report.md` was
 /// rendered from a full run.
 pub fn report_dir(explicit: Option<&Path>, receipts_dir: &Path, coverage: &Coverage) -> Result<PathBuf> {
-    let gated = GatedOutput { kind: "report", options: "--report/--out folder", same: same_dir, holds_full: holds_full_report };
+    let gated =
+        GatedOutput { kind: "report", options: "--report/--out folder", same: same_dir, holds_full: holds_full_report };
     gated_output_path(explicit, receipts_dir, REPORT_DIR, coverage, &gated)
 }
 

@@ -91,10 +91,8 @@ fn the_default_entry_is_judged_and_the_fastest_variant_only_shown() {
 #[test]
 fn a_default_record_never_stands_for_the_fastest_variant() {
     let n = 1 << 20;
-    let records = vec![
-        default_reduce_record("block_atomic", n, 5.0),
-        reduce_record(IMPL_PRIMLAB, "block_atomic", n, 6.0),
-    ];
+    let records =
+        vec![default_reduce_record("block_atomic", n, 5.0), reduce_record(IMPL_PRIMLAB, "block_atomic", n, 6.0)];
     assert_eq!(fastest(&records, IMPL_PRIMLAB, REDUCE, BenchSize::Elements(n)).unwrap().variant, "block_atomic");
     assert_eq!(default_entry(&records, REDUCE, BenchSize::Elements(n)).unwrap().median_us, Some(5.0));
 }

@@ -77,17 +77,20 @@ pub fn load(kind: Kind, path: &Path, arch: &str, defines: &[String]) -> Result<M
         Kind::Cuda => {
             let text = std::fs::read_to_string(path).map_err(read_error)?;
             let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "kernel.cu".into());
-            let compiled = kernels::user_source::compile_user_ptx(&name, &text, arch, defines).map_err(|e| match e {
-                kernels::GpuError::NvrtcUnavailable { reason } => {
-                    ManifestError::NoCompiler { path: path.to_path_buf(), reason }
-                }
-                kernels::GpuError::Compile { log, .. } => {
-                    ManifestError::Compile { path: path.to_path_buf(), arch: arch.to_string(), log }
-                }
-                other => {
-                    ManifestError::Compile { path: path.to_path_buf(), arch: arch.to_string(), log: other.to_string() }
-                }
-            })?;
+            let compiled =
+                kernels::user_source::compile_user_ptx(&name, &text, arch, defines).map_err(|e| match e {
+                    kernels::GpuError::NvrtcUnavailable { reason } => {
+                        ManifestError::NoCompiler { path: path.to_path_buf(), reason }
+                    }
+                    kernels::GpuError::Compile { log, .. } => {
+                        ManifestError::Compile { path: path.to_path_buf(), arch: arch.to_string(), log }
+                    }
+                    other => ManifestError::Compile {
+                        path: path.to_path_buf(),
+                        arch: arch.to_string(),
+                        log: other.to_string(),
+                    },
+                })?;
             Image::Ptx(compiled.ptx)
         }
     };

@@ -125,7 +125,10 @@ pub fn gated_output_path(
             );
         }
         if (gated.holds_full)(&path) {
-            bail!("refusing to overwrite {}: it holds the {kind} of a full run, and this run is partial ({why})", path.display());
+            bail!(
+                "refusing to overwrite {}: it holds the {kind} of a full run, and this run is partial ({why})",
+                path.display()
+            );
         }
     }
     Ok(path)

@@ -180,8 +180,14 @@ pub fn variant(label: &str, contract: &Contract) -> String {
 /// the same seeds as the GPU cases of `primitive`
 /// ([`case_seed`](crate::sweep::gpu::case_seed) by family position), the
 /// data made by `make(family, n, seed)`.
-pub fn int_cases<F>(plan: &SweepPlan, primitive: &str, contract: &Contract, label: &str, out: &mut Vec<RawSpec>, make: F)
-where
+pub fn int_cases<F>(
+    plan: &SweepPlan,
+    primitive: &str,
+    contract: &Contract,
+    label: &str,
+    out: &mut Vec<RawSpec>,
+    make: F,
+) where
     F: Fn(model::generators::DataFamily, usize, u64) -> Result<RawCase, String> + Clone + Send + Sync + 'static,
 {
     use crate::sweep::gpu::{case_seed, id, int_families};
