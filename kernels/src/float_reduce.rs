@@ -1,6 +1,7 @@
 //! Float sums (`float_reduce.cu`): `f32` or bf16 input, `f32` accumulation
 //! and result, five schedules from the bitwise-reproducible fixed tree to one
-//! atomic per element (the seed's crossover study).
+//! atomic per element (the two ends of the atomic crossover study: one atomic
+//! per element against one per block or none).
 //!
 //! # The tree, exactly
 //!
