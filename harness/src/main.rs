@@ -14,6 +14,8 @@ mod registry;
 mod report;
 mod sanitize;
 mod sweep;
+#[cfg(test)]
+mod test_dir;
 mod verdict_hash;
 
 use clap::Parser;

@@ -17,6 +17,7 @@
 #include "common/memory_order.cuh"
 #include "common/operators.cuh"
 #include "common/shuffle.cuh"
+#include "common/vector_of.cuh"
 #include "common/warp_reduce.cuh"
 
 using namespace primlab;
@@ -98,8 +99,6 @@ struct ArgThreadState {
         consider(v.w, local + 3, flat_base + local + 3);
     }
 };
-
-__device__ __forceinline__ bool aligned16(const void* p) { return (reinterpret_cast<u64>(p) & 15ull) == 0; }
 
 // Visits this thread's share of p[0, count): with `vectors` (p 16-byte
 // aligned), the 16-byte vectors start, start + step, ... (vector i covers

@@ -43,22 +43,12 @@ __device__ __forceinline__ float finish(CompensatedF32Value v) { return __fadd_r
 __device__ __forceinline__ float widen(float x) { return x; }
 __device__ __forceinline__ float widen(u16 x) { return bf16_to_f32(x); }
 
-// The elements of one 16-byte load as f32: four f32, or eight bf16.
-__device__ __forceinline__ void load_vector(const float* __restrict__ in, float (&v)[4]) {
-    const float4 t = *reinterpret_cast<const float4*>(in);
-    v[0] = t.x;
-    v[1] = t.y;
-    v[2] = t.z;
-    v[3] = t.w;
-}
-__device__ __forceinline__ void load_vector(const u16* __restrict__ in, float (&v)[8]) {
-    const uint4 t = *reinterpret_cast<const uint4*>(in);
-    const u32 w[4] = {t.x, t.y, t.z, t.w};
-#pragma unroll
-    for (int k = 0; k < 4; ++k) {
-        v[2 * k] = __uint_as_float(w[k] << 16);  // little-endian: low half = lower element
-        v[2 * k + 1] = __uint_as_float(w[k] & 0xffff0000u);
-    }
+// The elements of one 16-byte load as f32: four f32, or eight bf16 (`in` is
+// 16-byte aligned).
+template <class In, int N>
+__device__ __forceinline__ void load_vector(const In* __restrict__ in, float (&v)[N]) {
+    static_assert(N * sizeof(In) == 16, "one 16-byte vector");
+    vector_to_f32(*reinterpret_cast<const uint4*>(in), v);
 }
 
 // f32 or bf16 input: thread t's item kPer j + k is element
@@ -181,7 +171,18 @@ __device__ __forceinline__ void add_each(const uint4& v, float* result) {
         atomicAdd(result, __uint_as_float(w[k] & 0xffff0000u));
     }
 }
-template <class In, class Vec>
+// The 16-byte vector an input is read as: float4 for f32, uint4 for bf16 patterns.
+template <class In>
+struct InputVector;
+template <>
+struct InputVector<float> {
+    typedef float4 T;
+};
+template <>
+struct InputVector<u16> {
+    typedef uint4 T;
+};
+template <class In, class Vec = typename InputVector<In>::T>
 __device__ __forceinline__ void atomic_per_element(const In* __restrict__ in, u64 n, float* result) {
     constexpr u64 kWidth = sizeof(Vec) / sizeof(In);
     const u64 vector_count = n / kWidth;
@@ -197,51 +198,28 @@ __device__ __forceinline__ void atomic_per_element(const In* __restrict__ in, u6
 
 // Entry points: float_reduce_<variant>_<input>. Argument order and types are
 // mirrored by kernels/src/float_reduce.rs. Inputs must be 16-byte aligned
-// (every buffer is a separate allocation).
-extern "C" __global__ void __launch_bounds__(kBlockThreads)
-    float_reduce_tile_f32(const float* __restrict__ in, u64 n, float* partials, float* result) {
-    tile_pass<float, SumF32>(in, n, partials, result);
-}
-extern "C" __global__ void __launch_bounds__(kBlockThreads)
-    float_reduce_tile_bf16(const u16* __restrict__ in, u64 n, float* partials, float* result) {
-    tile_pass<u16, SumF32>(in, n, partials, result);
-}
-extern "C" __global__ void __launch_bounds__(kBlockThreads)
-    float_reduce_compensated_tile_f32(const float* __restrict__ in, u64 n, CompensatedF32Value* partials,
-                                      float* result) {
-    tile_pass<float, CompensatedSumF32>(in, n, partials, result);
-}
-extern "C" __global__ void __launch_bounds__(kBlockThreads)
-    float_reduce_compensated_tile_bf16(const u16* __restrict__ in, u64 n, CompensatedF32Value* partials,
-                                       float* result) {
-    tile_pass<u16, CompensatedSumF32>(in, n, partials, result);
-}
-extern "C" __global__ void __launch_bounds__(kBlockThreads)
-    float_reduce_compensated_tile_pairs(const CompensatedF32Value* __restrict__ in, u64 n,
-                                        CompensatedF32Value* partials, float* result) {
-    tile_pass<CompensatedF32Value, CompensatedSumF32>(in, n, partials, result);
-}
-extern "C" __global__ void __launch_bounds__(kBlockThreads)
-    float_reduce_two_pass_partials_f32(const float* __restrict__ in, u64 n, float* partials) {
-    two_pass_partials<float>(in, n, partials);
-}
-extern "C" __global__ void __launch_bounds__(kBlockThreads)
-    float_reduce_two_pass_partials_bf16(const u16* __restrict__ in, u64 n, float* partials) {
-    two_pass_partials<u16>(in, n, partials);
-}
-extern "C" __global__ void __launch_bounds__(kBlockThreads)
-    float_reduce_atomic_per_block_f32(const float* __restrict__ in, u64 n, float* result) {
-    atomic_per_block<float>(in, n, result);
-}
-extern "C" __global__ void __launch_bounds__(kBlockThreads)
-    float_reduce_atomic_per_block_bf16(const u16* __restrict__ in, u64 n, float* result) {
-    atomic_per_block<u16>(in, n, result);
-}
-extern "C" __global__ void __launch_bounds__(kBlockThreads)
-    float_reduce_atomic_per_element_f32(const float* __restrict__ in, u64 n, float* result) {
-    atomic_per_element<float, float4>(in, n, result);
-}
-extern "C" __global__ void __launch_bounds__(kBlockThreads)
-    float_reduce_atomic_per_element_bf16(const u16* __restrict__ in, u64 n, float* result) {
-    atomic_per_element<u16, uint4>(in, n, result);
-}
+// (every buffer is a separate allocation). A tile pass writes one PARTIAL per
+// tile (or, with one tile, the f32 result); the others write float outputs.
+#define PRIMLAB_FLOAT_TILE_ENTRY(NAME, IN, OP, PARTIAL)                                                      \
+    extern "C" __global__ void __launch_bounds__(kBlockThreads)                                              \
+        float_reduce_##NAME(const IN* __restrict__ in, u64 n, PARTIAL* partials, float* result) {          \
+        tile_pass<IN, OP>(in, n, partials, result);                                                          \
+    }
+#define PRIMLAB_FLOAT_ENTRY(NAME, OUT, CALL)                                                                  \
+    extern "C" __global__ void __launch_bounds__(kBlockThreads)                                              \
+        float_reduce_##NAME##_f32(const float* __restrict__ in, u64 n, float* OUT) {                       \
+        CALL<float>(in, n, OUT);                                                                             \
+    }                                                                                                        \
+    extern "C" __global__ void __launch_bounds__(kBlockThreads)                                              \
+        float_reduce_##NAME##_bf16(const u16* __restrict__ in, u64 n, float* OUT) {                        \
+        CALL<u16>(in, n, OUT);                                                                               \
+    }
+
+PRIMLAB_FLOAT_TILE_ENTRY(tile_f32, float, SumF32, float)
+PRIMLAB_FLOAT_TILE_ENTRY(tile_bf16, u16, SumF32, float)
+PRIMLAB_FLOAT_TILE_ENTRY(compensated_tile_f32, float, CompensatedSumF32, CompensatedF32Value)
+PRIMLAB_FLOAT_TILE_ENTRY(compensated_tile_bf16, u16, CompensatedSumF32, CompensatedF32Value)
+PRIMLAB_FLOAT_TILE_ENTRY(compensated_tile_pairs, CompensatedF32Value, CompensatedSumF32, CompensatedF32Value)
+PRIMLAB_FLOAT_ENTRY(two_pass_partials, partials, two_pass_partials)
+PRIMLAB_FLOAT_ENTRY(atomic_per_block, result, atomic_per_block)
+PRIMLAB_FLOAT_ENTRY(atomic_per_element, result, atomic_per_element)

@@ -29,6 +29,7 @@
 #include "common/block_reduce.cuh"
 #include "common/operators.cuh"
 #include "common/shuffle.cuh"
+#include "common/vector_of.cuh"
 #include "common/warp_reduce.cuh"
 
 using namespace primlab;
@@ -45,8 +46,6 @@ __host__ __device__ constexpr int warp_register_rows(int items) { return items >
 
 __device__ __forceinline__ float neg_inf() { return -__int_as_float(0x7f800000); }
 
-__device__ __forceinline__ bool aligned16(const void* p) { return (reinterpret_cast<u64>(p) & 15ull) == 0; }
-
 // ---- Element I/O: f32, or bf16 as raw 16-bit patterns ----------------------
 
 struct F32Io {
@@ -54,12 +53,7 @@ struct F32Io {
     static constexpr int kVec = 4;  // elements per 16-byte access
     __device__ __forceinline__ static float load(const float* __restrict__ p, u32 i) { return p[i]; }
     __device__ __forceinline__ static void store(float* __restrict__ p, u32 i, float v) { p[i] = v; }
-    __device__ __forceinline__ static void unpack(const uint4& t, float (&v)[kVec]) {
-        v[0] = __uint_as_float(t.x);
-        v[1] = __uint_as_float(t.y);
-        v[2] = __uint_as_float(t.z);
-        v[3] = __uint_as_float(t.w);
-    }
+    __device__ __forceinline__ static void unpack(const uint4& t, float (&v)[kVec]) { vector_to_f32(t, v); }
     __device__ __forceinline__ static void load_vec(const float* __restrict__ p, u32 vi, float (&v)[kVec]) {
         unpack(reinterpret_cast<const uint4*>(p)[vi], v);
     }
@@ -73,15 +67,7 @@ struct Bf16Io {
     static constexpr int kVec = 8;
     __device__ __forceinline__ static float load(const u16* __restrict__ p, u32 i) { return bf16_to_f32(p[i]); }
     __device__ __forceinline__ static void store(u16* __restrict__ p, u32 i, float v) { p[i] = f32_to_bf16_rn(v); }
-    // Little-endian: the low half of each 32-bit word is the lower column.
-    __device__ __forceinline__ static void unpack(const uint4& t, float (&v)[kVec]) {
-        const u32 w[4] = {t.x, t.y, t.z, t.w};
-#pragma unroll
-        for (int k = 0; k < 4; ++k) {
-            v[2 * k] = __uint_as_float(w[k] << 16);
-            v[2 * k + 1] = __uint_as_float(w[k] & 0xffff0000u);
-        }
-    }
+    __device__ __forceinline__ static void unpack(const uint4& t, float (&v)[kVec]) { vector_to_f32(t, v); }
     __device__ __forceinline__ static void load_vec(const u16* __restrict__ p, u32 vi, float (&v)[kVec]) {
         unpack(reinterpret_cast<const uint4*>(p)[vi], v);
     }
@@ -98,9 +84,10 @@ struct Bf16Io {
 // With `vectors`, the thread owns the 16-byte vectors start, start + step, ...
 // (vector i = columns [W*i, W*i + W)); otherwise the columns start,
 // start + step, ... one by one. Every pass over a row uses the same layout.
-// f(col0, values) receives a chunk of N = W or 1 values starting at col0
-// (visitors are functors with a templated operator(): NVRTC compiles no
-// device lambdas).
+// f(at, col0, values) receives a chunk of N = W or 1 values starting at col0;
+// `at` is its index in the row's chunks (vector i, or column col0), which is
+// what Io::store_vec or Io::store takes (visitors are functors with a
+// templated operator(): NVRTC compiles no device lambdas).
 
 template <class Io, class F>
 __device__ __forceinline__ void for_each_chunk(const typename Io::Elem* __restrict__ row, u32 cols, u32 start,
@@ -111,39 +98,40 @@ __device__ __forceinline__ void for_each_chunk(const typename Io::Elem* __restri
         for (u32 vi = start; vi < vector_count; vi += step) {
             float v[Io::kVec];
             Io::load_vec(row, vi, v);
-            f(vi * Io::kVec, v);
+            f(vi, vi * Io::kVec, v);
         }
     } else {
 #pragma unroll 4
         for (u32 c = start; c < cols; c += step) {
             float v[1] = {Io::load(row, c)};
-            f(c, v);
+            f(c, c, v);
         }
     }
 }
+
+// Lets `map` rewrite each chunk in place, then stores it to the same chunk of `out_row`.
+template <class Io, class F>
+struct StoreMapped {
+    typename Io::Elem* __restrict__ out_row;
+    const F& map;
+    template <int N>
+    __device__ __forceinline__ void operator()(u32 at, u32, float (&v)[N]) {
+        map(v);
+        if constexpr (N == 1) {
+            Io::store(out_row, at, v[0]);
+        } else {
+            Io::store_vec(out_row, at, v);
+        }
+    }
+};
 
 // Reads every chunk, lets f rewrite it in place, stores it to out_row.
 template <class Io, class F>
 __device__ __forceinline__ void transform_chunks(const typename Io::Elem* __restrict__ in_row,
                                                  typename Io::Elem* __restrict__ out_row, u32 cols, u32 start,
                                                  u32 step, bool vectors, const F& f) {
-    if (vectors) {
-        const u32 vector_count = cols / Io::kVec;
-#pragma unroll 4
-        for (u32 vi = start; vi < vector_count; vi += step) {
-            float v[Io::kVec];
-            Io::load_vec(in_row, vi, v);
-            f(v);
-            Io::store_vec(out_row, vi, v);
-        }
-    } else {
-#pragma unroll 4
-        for (u32 c = start; c < cols; c += step) {
-            float v[1] = {Io::load(in_row, c)};
-            f(v);
-            Io::store(out_row, c, v[0]);
-        }
-    }
+    StoreMapped<Io, F> store{out_row, f};
+    for_each_chunk<Io>(in_row, cols, start, step, vectors, store);
 }
 
 // An all-masked row: its outputs are 0.0, never NaN.
@@ -227,16 +215,32 @@ __device__ __forceinline__ void probabilities(float (&v)[N], float m, float inv_
 
 // ---- Chunk visitors of the passes (functors: NVRTC compiles no device lambdas) --
 
-// Max pass (ThreePass): running maximum and the first NaN/+inf flat index.
-struct MaxVisitor {
+// A reading pass that also rejects NaN/+inf: `first_bad` keeps the first such
+// flat index, `acc` (MaxOf or OnlineOf) folds in every chunk.
+template <class Acc>
+struct CheckingVisitor {
     u64 row_start;
     u64 first_bad;
+    Acc acc;
+    template <int N>
+    __device__ __forceinline__ void operator()(u32, u32 col0, const float (&v)[N]) {
+        note_nonfinite(v, row_start + col0, first_bad);
+        acc.add(v);
+    }
+};
+
+// Max pass (ThreePass): the running maximum.
+struct MaxOf {
     float m;
     template <int N>
-    __device__ __forceinline__ void operator()(u32 col0, const float (&v)[N]) {
-        note_nonfinite(v, row_start + col0, first_bad);
-        m = fmaxf(m, chunk_max(v));
-    }
+    __device__ __forceinline__ void add(const float (&v)[N]) { m = fmaxf(m, chunk_max(v)); }
+};
+
+// Online pass (OnlineBlock, OnlineWarp): the (m, d) state.
+struct OnlineOf {
+    SoftmaxState state;
+    template <int N>
+    __device__ __forceinline__ void add(const float (&v)[N]) { add_values(state, v); }
 };
 
 // Sum pass (ThreePass): sum of expf(x - m), m finite.
@@ -244,7 +248,7 @@ struct SumExpVisitor {
     float m;
     float sum;
     template <int N>
-    __device__ __forceinline__ void operator()(u32, const float (&v)[N]) {
+    __device__ __forceinline__ void operator()(u32, u32, const float (&v)[N]) {
         float e[N];
 #pragma unroll
         for (int k = 0; k < N; ++k) e[k] = expf(v[k] - m);
@@ -252,18 +256,6 @@ struct SumExpVisitor {
     }
 };
 
-// Online pass (OnlineBlock, OnlineWarp): the (m, d) state and the first
-// NaN/+inf flat index.
-struct OnlineVisitor {
-    u64 row_start;
-    u64 first_bad;
-    SoftmaxState state;
-    template <int N>
-    __device__ __forceinline__ void operator()(u32 col0, const float (&v)[N]) {
-        note_nonfinite(v, row_start + col0, first_bad);
-        add_values(state, v);
-    }
-};
 
 // Write pass: logits to probabilities in place.
 struct ProbabilityMap {
@@ -275,26 +267,60 @@ struct ProbabilityMap {
     }
 };
 
-// ---- ThreePass: block per row; max pass, sum pass, write pass ----------------
+// ---- The row loop of ThreePass, OnlineBlock and OnlineWarp --------------------
+//
+// A group of threads owns one row at a time: the whole block (BlockRows) or
+// one warp, kRowsPerWarpBlock rows per block (WarpRows). The row loop is
+// uniform across the group, so every group-wide reduction (barriers, or
+// warp_reduce with all 32 lanes) is reached by all of its threads. Passes
+// reads a row and writes its probabilities; it returns true for a row whose
+// m is -inf (every logit masked), whose outputs are then 0.0, never NaN.
 
-template <class Io>
-__device__ __forceinline__ void softmax_three_pass(const typename Io::Elem* __restrict__ in,
-                                                   typename Io::Elem* __restrict__ out, u64 rows, u32 cols,
-                                                   u64* first_nonfinite, u8* masked_rows) {
-    constexpr int kThreads = kSoftmaxBlockThreads;
-    __shared__ BlockReduceStorage<float, kThreads> storage;
+struct BlockRows {
+    static constexpr u32 kThreads = kSoftmaxBlockThreads;
+    __device__ __forceinline__ static u32 rank() { return threadIdx.x; }
+    __device__ __forceinline__ static u64 first_row() { return blockIdx.x; }
+    __device__ __forceinline__ static u64 row_step() { return gridDim.x; }
+};
+
+struct WarpRows {
+    static constexpr u32 kThreads = kWarpThreads;
+    __device__ __forceinline__ static u32 rank() { return u32(lane_id()); }
+    __device__ __forceinline__ static u64 first_row() { return u64(blockIdx.x) * kRowsPerWarpBlock + warp_id(); }
+    __device__ __forceinline__ static u64 row_step() { return u64(gridDim.x) * kRowsPerWarpBlock; }
+};
+
+template <class Io, class Rows, class Passes>
+__device__ __forceinline__ void softmax_rows(const typename Io::Elem* __restrict__ in,
+                                             typename Io::Elem* __restrict__ out, u64 rows, u32 cols,
+                                             u64* first_nonfinite, u8* masked_rows) {
     const bool vectors = cols % Io::kVec == 0 && aligned16(in) && aligned16(out);
-    const u32 start = threadIdx.x;
+    const u32 start = Rows::rank();
     u64 first_bad = kNoNonfinite;
-    for (u64 row = blockIdx.x; row < rows; row += gridDim.x) {
+    for (u64 row = Rows::first_row(); row < rows; row += Rows::row_step()) {
         const u64 row_start = row * cols;
         const typename Io::Elem* row_in = in + row_start;
         typename Io::Elem* row_out = out + row_start;
-        MaxVisitor max_pass{row_start, first_bad, neg_inf()};
+        const bool masked = Passes::template row<Io>(row_in, row_out, cols, start, vectors, row_start, first_bad);
+        if (start == 0) masked_rows[row] = masked ? 1 : 0;
+    }
+    report_nonfinite(first_bad, first_nonfinite);
+}
+
+// ThreePass (block per row): a max pass, then (unless masked) a sum pass, then
+// the write pass. Each block_all_reduce ends with a barrier, so one storage
+// serves both reductions and the next row.
+struct ThreePassRow {
+    template <class Io>
+    __device__ __forceinline__ static bool row(const typename Io::Elem* __restrict__ row_in,
+                                               typename Io::Elem* __restrict__ row_out, u32 cols, u32 start,
+                                               bool vectors, u64 row_start, u64& first_bad) {
+        constexpr int kThreads = BlockRows::kThreads;
+        __shared__ BlockReduceStorage<float, kThreads> storage;
+        CheckingVisitor<MaxOf> max_pass{row_start, first_bad, {neg_inf()}};
         for_each_chunk<Io>(row_in, cols, start, kThreads, vectors, max_pass);
         first_bad = max_pass.first_bad;
-        // Ends with a barrier: storage is free again for the sum below.
-        const float m = block_all_reduce<MaxF32, kThreads>(max_pass.m, MaxF32(), storage);
+        const float m = block_all_reduce<MaxF32, kThreads>(max_pass.acc.m, MaxF32(), storage);
         const bool masked = m == neg_inf();  // uniform: every thread holds the same m
         if (masked) {
             write_zeros<Io>(row_out, cols, start, kThreads, vectors);
@@ -304,75 +330,62 @@ __device__ __forceinline__ void softmax_three_pass(const typename Io::Elem* __re
             const float d = block_all_reduce<SumF32, kThreads>(sum_pass.sum, SumF32(), storage);
             transform_chunks<Io>(row_in, row_out, cols, start, kThreads, vectors, ProbabilityMap{m, __frcp_rn(d)});
         }
-        if (threadIdx.x == 0) masked_rows[row] = masked ? 1 : 0;
+        return masked;
     }
-    report_nonfinite(first_bad, first_nonfinite);
-}
+};
 
-// ---- OnlineBlock: block per row; one (m, d) pass, one write pass -------------
+// OnlineBlock and OnlineWarp: one (m, d) pass merged across the group, then
+// the write pass.
+template <class Rows>
+struct OnlineRow {
+    // The group's merged state, in every thread of the group.
+    __device__ __forceinline__ static SoftmaxState all_reduce(SoftmaxState state) {
+        if constexpr (Rows::kThreads == kWarpThreads) {
+            return shfl_idx(warp_reduce(state, SoftmaxMerge()), 0);
+        } else {
+            // Ends with a barrier, so the next row may reuse storage at once.
+            __shared__ BlockReduceStorage<SoftmaxState, Rows::kThreads> storage;
+            return block_all_reduce<SoftmaxMerge, Rows::kThreads>(state, SoftmaxMerge(), storage);
+        }
+    }
+    template <class Io>
+    __device__ __forceinline__ static bool row(const typename Io::Elem* __restrict__ row_in,
+                                               typename Io::Elem* __restrict__ row_out, u32 cols, u32 start,
+                                               bool vectors, u64 row_start, u64& first_bad) {
+        CheckingVisitor<OnlineOf> online_pass{row_start, first_bad, {SoftmaxMerge::identity()}};
+        for_each_chunk<Io>(row_in, cols, start, Rows::kThreads, vectors, online_pass);
+        first_bad = online_pass.first_bad;
+        const SoftmaxState total = all_reduce(online_pass.acc.state);
+        const bool masked = total.m == neg_inf();  // uniform across the group
+        if (masked) {
+            write_zeros<Io>(row_out, cols, start, Rows::kThreads, vectors);
+        } else {
+            transform_chunks<Io>(row_in, row_out, cols, start, Rows::kThreads, vectors,
+                                 ProbabilityMap{total.m, __frcp_rn(total.d)});
+        }
+        return masked;
+    }
+};
+
+template <class Io>
+__device__ __forceinline__ void softmax_three_pass(const typename Io::Elem* __restrict__ in,
+                                                   typename Io::Elem* __restrict__ out, u64 rows, u32 cols,
+                                                   u64* first_nonfinite, u8* masked_rows) {
+    softmax_rows<Io, BlockRows, ThreePassRow>(in, out, rows, cols, first_nonfinite, masked_rows);
+}
 
 template <class Io>
 __device__ __forceinline__ void softmax_online_block(const typename Io::Elem* __restrict__ in,
                                                      typename Io::Elem* __restrict__ out, u64 rows, u32 cols,
                                                      u64* first_nonfinite, u8* masked_rows) {
-    constexpr int kThreads = kSoftmaxBlockThreads;
-    __shared__ BlockReduceStorage<SoftmaxState, kThreads> storage;
-    const bool vectors = cols % Io::kVec == 0 && aligned16(in) && aligned16(out);
-    const u32 start = threadIdx.x;
-    u64 first_bad = kNoNonfinite;
-    for (u64 row = blockIdx.x; row < rows; row += gridDim.x) {
-        const u64 row_start = row * cols;
-        const typename Io::Elem* row_in = in + row_start;
-        typename Io::Elem* row_out = out + row_start;
-        OnlineVisitor online_pass{row_start, first_bad, SoftmaxMerge::identity()};
-        for_each_chunk<Io>(row_in, cols, start, kThreads, vectors, online_pass);
-        first_bad = online_pass.first_bad;
-        // Ends with a barrier, so the next row may reuse storage at once.
-        const SoftmaxState total =
-            block_all_reduce<SoftmaxMerge, kThreads>(online_pass.state, SoftmaxMerge(), storage);
-        const bool masked = total.m == neg_inf();  // uniform
-        if (masked) {
-            write_zeros<Io>(row_out, cols, start, kThreads, vectors);
-        } else {
-            transform_chunks<Io>(row_in, row_out, cols, start, kThreads, vectors,
-                                 ProbabilityMap{total.m, __frcp_rn(total.d)});
-        }
-        if (threadIdx.x == 0) masked_rows[row] = masked ? 1 : 0;
-    }
-    report_nonfinite(first_bad, first_nonfinite);
+    softmax_rows<Io, BlockRows, OnlineRow<BlockRows>>(in, out, rows, cols, first_nonfinite, masked_rows);
 }
-
-// ---- OnlineWarp: a warp per row, kRowsPerWarpBlock rows per block -----------
-// The row loop is uniform across each warp (warp_reduce needs all 32 lanes);
-// there is no block barrier.
 
 template <class Io>
 __device__ __forceinline__ void softmax_online_warp(const typename Io::Elem* __restrict__ in,
                                                     typename Io::Elem* __restrict__ out, u64 rows, u32 cols,
                                                     u64* first_nonfinite, u8* masked_rows) {
-    const bool vectors = cols % Io::kVec == 0 && aligned16(in) && aligned16(out);
-    const int lane = lane_id();
-    const u32 start = u32(lane);
-    u64 first_bad = kNoNonfinite;
-    for (u64 row = u64(blockIdx.x) * kRowsPerWarpBlock + warp_id(); row < rows;
-         row += u64(gridDim.x) * kRowsPerWarpBlock) {
-        const u64 row_start = row * cols;
-        const typename Io::Elem* row_in = in + row_start;
-        typename Io::Elem* row_out = out + row_start;
-        OnlineVisitor online_pass{row_start, first_bad, SoftmaxMerge::identity()};
-        for_each_chunk<Io>(row_in, cols, start, kWarpThreads, vectors, online_pass);
-        first_bad = online_pass.first_bad;
-        const SoftmaxState total = shfl_idx(warp_reduce(online_pass.state, SoftmaxMerge()), 0);
-        const bool masked = total.m == neg_inf();  // uniform across the warp
-        if (masked) {
-            write_zeros<Io>(row_out, cols, start, kWarpThreads, vectors);
-        } else {
-            transform_chunks<Io>(row_in, row_out, cols, start, kWarpThreads, vectors,
-                                 ProbabilityMap{total.m, __frcp_rn(total.d)});
-        }
-        if (lane == 0) masked_rows[row] = masked ? 1 : 0;
-    }
-    report_nonfinite(first_bad, first_nonfinite);
+    softmax_rows<Io, WarpRows, OnlineRow<WarpRows>>(in, out, rows, cols, first_nonfinite, masked_rows);
 }
 
 // ---- RowInWarpRegisters: a warp per row, the row read ONCE into registers ----

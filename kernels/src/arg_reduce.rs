@@ -161,10 +161,8 @@ pub struct ArgControl {
     pub reserved: u32,
 }
 
-// SAFETY: #[repr(C)] plain old data matching the CUDA struct.
-unsafe impl DeviceRepr for ArgControl {}
-// SAFETY: all-zero bits are valid.
-unsafe impl ValidAsZeroBits for ArgControl {}
+// SAFETY: #[repr(C)] plain old data matching the CUDA struct; all-zero bits are valid.
+device_pod!(ArgControl);
 
 mod sealed {
     pub trait Sealed {}

@@ -1,6 +1,7 @@
 //! Float sums (`float_reduce.cu`): `f32` or bf16 input, `f32` accumulation
 //! and result, five schedules from the bitwise-reproducible fixed tree to one
-//! atomic per element (the seed's crossover study).
+//! atomic per element (the two ends of the atomic crossover study: one atomic
+//! per element against one per block or none).
 //!
 //! # The tree, exactly
 //!
@@ -47,7 +48,7 @@ use crate::kernel_family::KernelFamily;
 use crate::launch::{config, BLOCK_THREADS};
 use crate::plan_description::PlanDescription;
 use crate::policy::FLOAT_REDUCE;
-use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, DeviceRepr, PushKernelArg, ValidAsZeroBits};
+use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, DeviceRepr, PushKernelArg};
 
 /// `kFloatTileItems` on the device: inputs per tile (block pass).
 pub const FLOAT_TILE_ITEMS: usize = (BLOCK_THREADS * FLOAT_REDUCE.items_per_thread) as usize;
@@ -195,10 +196,8 @@ pub struct CompensatedPair {
     pub c: f32,
 }
 
-// SAFETY: #[repr(C)] of two f32, as the CUDA struct.
-unsafe impl DeviceRepr for CompensatedPair {}
-// SAFETY: (0, 0) is the identity.
-unsafe impl ValidAsZeroBits for CompensatedPair {}
+// SAFETY: #[repr(C)] of two f32, as the CUDA struct; (0, 0) is the identity.
+device_pod!(CompensatedPair);
 
 mod sealed {
     pub trait Sealed {}

@@ -103,14 +103,20 @@ mod sealed {
 
 /// A histogram sample type: int32 or f32.
 pub trait HistogramSample: DeviceRepr + Copy + sealed::Sealed {
-    /// The bin specification for this sample type.
-    type Spec: Copy + std::fmt::Debug;
     /// The kernel parameter built from the spec.
     type Bins: DeviceRepr + Copy + std::fmt::Debug;
     /// Primitive name used in errors, e.g. `histogram_even_i32`.
     const PRIMITIVE: &'static str;
-    /// Validates the spec and returns (kernel parameter, bins, kernel-name suffix).
-    fn device_bins(spec: &Self::Spec) -> Result<(Self::Bins, usize, &'static str), String>;
+    /// Validates the range of `spec` (for a spec whose bin count is valid)
+    /// and returns (kernel parameter, kernel-name suffix).
+    fn range_bins(spec: &HistogramSpec<Self>) -> Result<(Self::Bins, &'static str), String>;
+    /// Validates the spec (bin count, then range) and returns (kernel
+    /// parameter, bins, kernel-name suffix).
+    fn device_bins(spec: &HistogramSpec<Self>) -> Result<(Self::Bins, usize, &'static str), String> {
+        check_bins(spec.bins as usize)?;
+        let (params, suffix) = Self::range_bins(spec)?;
+        Ok((params, spec.bins as usize, suffix))
+    }
 }
 
 impl sealed::Sealed for i32 {}
@@ -124,11 +130,9 @@ fn check_bins(bins: usize) -> Result<(), String> {
 }
 
 impl HistogramSample for i32 {
-    type Spec = HistogramSpec<i32>;
     type Bins = HistogramBinsI32;
     const PRIMITIVE: &'static str = "histogram_even_i32";
-    fn device_bins(spec: &HistogramSpec<i32>) -> Result<(HistogramBinsI32, usize, &'static str), String> {
-        check_bins(spec.bins as usize)?;
+    fn range_bins(spec: &HistogramSpec<i32>) -> Result<(HistogramBinsI32, &'static str), String> {
         if spec.upper <= spec.lower {
             return Err(format!("upper ({}) must exceed lower ({})", spec.upper, spec.lower));
         }
@@ -140,16 +144,14 @@ impl HistogramSample for i32 {
             range: range as u32,
             scale: (spec.bins as f64 / range as f64) as f32,
         };
-        Ok((bins, spec.bins as usize, if range <= NARROW_RANGE_MAX { "i32" } else { "i32_wide" }))
+        Ok((bins, if range <= NARROW_RANGE_MAX { "i32" } else { "i32_wide" }))
     }
 }
 
 impl HistogramSample for f32 {
-    type Spec = HistogramSpec<f32>;
     type Bins = HistogramBinsF32;
     const PRIMITIVE: &'static str = "histogram_even_f32";
-    fn device_bins(spec: &HistogramSpec<f32>) -> Result<(HistogramBinsF32, usize, &'static str), String> {
-        check_bins(spec.bins as usize)?;
+    fn range_bins(spec: &HistogramSpec<f32>) -> Result<(HistogramBinsF32, &'static str), String> {
         if !(spec.lower.is_finite() && spec.upper.is_finite() && spec.upper > spec.lower) {
             return Err(format!("need finite lower < upper, got [{}, {})", spec.lower, spec.upper));
         }
@@ -157,11 +159,7 @@ impl HistogramSample for f32 {
         if !(scale.is_finite() && scale > 0.0) {
             return Err(format!("bins / (upper - lower) = {scale} in f32 is not a positive finite scale"));
         }
-        Ok((
-            HistogramBinsF32 { lower: spec.lower, upper: spec.upper, scale, bins: spec.bins },
-            spec.bins as usize,
-            "f32",
-        ))
+        Ok((HistogramBinsF32 { lower: spec.lower, upper: spec.upper, scale, bins: spec.bins }, "f32"))
     }
 }
 
@@ -223,7 +221,7 @@ impl<S: HistogramSample> HistogramPlan<S> {
     /// Validates `spec` and `n` ([`GpuError::InvalidInput`] for 0 or more
     /// than 4096 bins, an empty range, or `n > u32::MAX`) and prepares the
     /// launch.
-    pub fn new(gpu: &Gpu, variant: HistogramVariant, n: usize, spec: S::Spec) -> GpuResult<HistogramPlan<S>> {
+    pub fn new(gpu: &Gpu, variant: HistogramVariant, n: usize, spec: HistogramSpec<S>) -> GpuResult<HistogramPlan<S>> {
         let invalid =
             |reason: String| GpuError::InvalidInput { primitive: S::PRIMITIVE, variant: variant.name(), n, reason };
         if n > MAX_ITEMS {
@@ -322,7 +320,7 @@ impl Gpu {
         &self,
         variant: HistogramVariant,
         input: &[S],
-        spec: S::Spec,
+        spec: HistogramSpec<S>,
     ) -> GpuResult<Vec<u32>> {
         let n = input.len();
         let mut plan = HistogramPlan::<S>::new(self, variant, n, spec)?;

@@ -26,6 +26,9 @@
 /// The cudarc version the public API uses (contexts, streams, buffers).
 pub use cudarc;
 
+#[macro_use]
+mod device_pod;
+
 pub mod affine;
 pub mod arg_reduce;
 pub mod ceilings;

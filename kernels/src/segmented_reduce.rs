@@ -26,7 +26,7 @@ use crate::error::{DriverContext, GpuError, GpuResult};
 use crate::kernel_family::KernelFamily;
 use crate::launch::{config, BLOCK_THREADS};
 use crate::plan_description::PlanDescription;
-use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, DeviceRepr, PushKernelArg, ValidAsZeroBits};
+use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, DeviceRepr, PushKernelArg};
 use std::marker::PhantomData;
 use std::sync::Arc;
 
@@ -139,10 +139,9 @@ pub struct SegmentArgF32 {
     /// Its index within the segment (lowest on ties), or `i32::MAX`.
     pub index: i32,
 }
-// SAFETY: plain old data with the layout of the CUDA struct (8 bytes, 4-aligned).
-unsafe impl DeviceRepr for SegmentArgF32 {}
-// SAFETY: all-zero bits are a valid value.
-unsafe impl ValidAsZeroBits for SegmentArgF32 {}
+// SAFETY: plain old data with the layout of the CUDA struct (8 bytes, 4-aligned);
+// all-zero bits are a valid value.
+device_pod!(SegmentArgF32);
 
 impl SegmentArgF32 {
     /// The API form: `(value, index)`, or `(f32::NEG_INFINITY, usize::MAX)`

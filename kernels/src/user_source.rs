@@ -19,9 +19,11 @@ pub struct UserPtx {
 }
 
 /// Compiles `text` (named `name` in messages) for the virtual architecture
-/// `arch` (e.g. `compute_90`). A compile error is [`GpuError::Compile`]
-/// with NVRTC's log; NVRTC missing is [`GpuError::NvrtcUnavailable`].
-pub fn compile_user_ptx(name: &str, text: &str, arch: &str) -> GpuResult<UserPtx> {
+/// `arch` (e.g. `compute_90`), with each of `defines` (`NAME` or
+/// `NAME=VALUE`, checked by the caller) passed as `-DNAME[=VALUE]` after our
+/// own options. A compile error is [`GpuError::Compile`] with NVRTC's log;
+/// NVRTC missing is [`GpuError::NvrtcUnavailable`].
+pub fn compile_user_ptx(name: &str, text: &str, arch: &str, defines: &[String]) -> GpuResult<UserPtx> {
     ensure_nvrtc()?;
     let compile_error = |log: String| GpuError::Compile { module: name.to_string(), arch: arch.to_string(), log };
     let unit =
@@ -30,7 +32,8 @@ pub fn compile_user_ptx(name: &str, text: &str, arch: &str) -> GpuResult<UserPtx
     let c_name = CString::new(name).map_err(|_| compile_error("bad file name".into()))?;
     let program = nvrtc::create_program(&source, Some(c_name.as_c_str()))
         .map_err(|e| compile_error(format!("nvrtcCreateProgram: {e:?}")))?;
-    let options = compile_options(arch, 0);
+    let mut options = compile_options(arch, 0);
+    options.extend(defines.iter().map(|d| format!("-D{d}")));
     // SAFETY: `program` is live until destroyed below; options are valid strings.
     let compiled = unsafe { nvrtc::compile_program(program, &options) };
     // SAFETY: `program` is live.
@@ -63,9 +66,9 @@ mod tests {
                     extern \"C\" __global__ void twice(const int* in, long long* out, unsigned long long n) {\n\
                     unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x;\n\
                     if (i < n) out[i] = 2ll * in[i] + primlab::kBlockThreads * 0; }\n";
-        let compiled = compile_user_ptx("twice.cu", text, "compute_80").unwrap_or_else(|e| panic!("{e}"));
+        let compiled = compile_user_ptx("twice.cu", text, "compute_80", &[]).unwrap_or_else(|e| panic!("{e}"));
         assert!(compiled.ptx.contains(".entry twice("), "{}", compiled.ptx);
-        let broken = compile_user_ptx("broken.cu", "extern \"C\" __global__ void k() { nope; }", "compute_80");
+        let broken = compile_user_ptx("broken.cu", "extern \"C\" __global__ void k() { nope; }", "compute_80", &[]);
         match broken {
             Err(GpuError::Compile { module, log, .. }) => {
                 assert_eq!(module, "broken.cu");
@@ -73,5 +76,16 @@ mod tests {
             }
             other => panic!("expected a compile error, got {other:?}"),
         }
+    }
+
+    /// A define reaches the preprocessor: the entry exists only with it.
+    #[test]
+    fn a_define_selects_what_the_source_compiles() {
+        let text = "#ifdef WITH_ENTRY\nextern \"C\" __global__ void only_with(int* p) { *p = WITH_ENTRY; }\n#endif\n";
+        let with = compile_user_ptx("d.cu", text, "compute_80", &["WITH_ENTRY=7".to_string()])
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(with.ptx.contains(".entry only_with("), "{}", with.ptx);
+        let without = compile_user_ptx("d.cu", text, "compute_80", &[]).unwrap_or_else(|e| panic!("{e}"));
+        assert!(!without.ptx.contains(".entry only_with("), "{}", without.ptx);
     }
 }

@@ -66,7 +66,7 @@ pub fn compact<T: Clone>(items: &[T], keep: impl Fn(&T) -> bool) -> CompactResul
     CompactResult { flags, destinations, output, count }
 }
 
-/// Keeps the positive integers (`x > 0`), the seed's predicate.
+/// Keeps the positive integers (`x > 0`), compaction's default predicate.
 pub fn compact_positive(items: &[i32]) -> CompactResult<i32> {
     compact(items, |&x| x > 0)
 }

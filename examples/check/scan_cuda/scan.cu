@@ -3,7 +3,8 @@
 //   1. tile_sums:  each block writes the int64 sum of its tile to sums[tile];
 //   2. scan_sums:  one block replaces sums[] by its exclusive prefix sums;
 //   3. scan_tiles: each block scans its tile and adds sums[tile].
-// It includes our common/config.cuh for kBlockThreads (256).
+// It includes our common/config.cuh for kBlockThreads (256). Compiled with
+// -DPLANTED_BUG (the manifest in ../scan_cuda_bug), tile 256 forgets its offset.
 #include "common/config.cuh"
 
 constexpr int kItems = 4;
@@ -60,7 +61,13 @@ extern "C" __global__ void scan_tiles(const int* in, long long* out, const long 
         s += v[k];
     }
     long long inclusive = block_inclusive(s, sh);
+#ifdef PLANTED_BUG
+    // PLANTED BUG: tile 256 (items 262144 .. 263167) forgets its offset, so
+    // every size above 2^18 = 262144 is wrong from index 262144 on.
+    long long offset = blockIdx.x == 256 ? 0 : sums[blockIdx.x];
+#else
     long long offset = sums[blockIdx.x];
+#endif
     long long running = offset + inclusive - s;
     for (int k = 0; k < kItems; ++k) {
         if (base + k < n) out[base + k] = running;

@@ -203,28 +203,27 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("primlab-bench-compare-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let (old, new) = (dir.join("old.json"), dir.join("new.json"));
+        // (variant, n, old median, new median, spread): None where a receipt lacks the record.
+        type Row = (&'static str, usize, Option<f64>, Option<f64>, f64);
+        let table: [Row; 5] = [
+            ("a", 1 << 20, Some(10.0), Some(8.0), 0.1),
+            ("b", 1 << 20, Some(10.0), Some(12.0), 0.1),
+            ("c", 1 << 20, Some(10.0), Some(10.2), 2.0),
+            ("gone", 1 << 20, Some(10.0), None, 0.1),
+            ("a", 1 << 24, None, Some(8.0), 0.1),
+        ];
+        // The records of one receipt: `median` picks its column of the table.
+        let side = |median: fn(&Row) -> Option<f64>| -> Vec<BenchRecord> {
+            table.iter().filter_map(|row| median(row).map(|us| rec(row.0, row.1, us, row.4))).collect()
+        };
         let mut unsampled = BenchRecord::synthetic("cub", "scan", "exclusive_scan_i32_i64", "cub", 1 << 20, 10.0, 1);
-        receipt(
-            vec![
-                rec("a", 1 << 20, 10.0, 0.1),
-                rec("b", 1 << 20, 10.0, 0.1),
-                rec("c", 1 << 20, 10.0, 2.0),
-                rec("gone", 1 << 20, 10.0, 0.1),
-                unsampled.clone(),
-            ],
-            &old,
-        );
+        let mut old_records = side(|row| row.2);
+        old_records.push(unsampled.clone());
+        receipt(old_records, &old);
         unsampled.median_us = Some(12.0);
-        receipt(
-            vec![
-                rec("a", 1 << 20, 8.0, 0.1),
-                rec("b", 1 << 20, 12.0, 0.1),
-                rec("c", 1 << 20, 10.2, 2.0),
-                rec("a", 1 << 24, 8.0, 0.1),
-                unsampled,
-            ],
-            &new,
-        );
+        let mut new_records = side(|row| row.3);
+        new_records.push(unsampled);
+        receipt(new_records, &new);
         let (comparisons, only_old, only_new) = compare(&records_of(&old).unwrap(), &records_of(&new).unwrap());
         let changes: Vec<Change> = comparisons.iter().map(|c| c.change).collect();
         assert_eq!(changes, [Change::Faster, Change::Slower, Change::WithinNoise, Change::Slower]);

@@ -7,9 +7,9 @@
 //! file is written to a temporary name in its own folder and renamed.
 
 use crate::cli::BenchArgs;
-use crate::receipts::output::PARTIAL_DIR;
+use crate::receipts::output::{gated_output_path, GatedOutput};
 use crate::receipts::{Coverage, Receipt};
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use std::path::{Path, PathBuf};
 
 /// The gated bench receipt's file name under the receipts directory.
@@ -53,30 +53,9 @@ pub fn receipt_coverage(receipt: &Receipt) -> Coverage {
 /// refused the full run's folder, and any folder whose `report.md` was
 /// rendered from a full run.
 pub fn report_dir(explicit: Option<&Path>, receipts_dir: &Path, coverage: &Coverage) -> Result<PathBuf> {
-    let default = receipts_dir.join(REPORT_DIR);
-    let dir = match (explicit, coverage) {
-        (Some(d), _) => d.to_path_buf(),
-        (None, Coverage::Full) => default.clone(),
-        (None, Coverage::Partial(_)) => receipts_dir.join(PARTIAL_DIR).join(REPORT_DIR),
-    };
-    if let Coverage::Partial(why) = coverage {
-        if same_dir(&dir, &default) {
-            bail!(
-                "refusing to write the report into {}: this run is partial ({why}) and only a full run replaces \
-                 that report; give another --report/--out folder or leave it out to write {}",
-                dir.display(),
-                receipts_dir.join(PARTIAL_DIR).join(REPORT_DIR).display()
-            );
-        }
-        if holds_full_report(&dir) {
-            bail!(
-                "refusing to overwrite the report in {}: it was rendered from a full run, and this run is partial \
-                 ({why})",
-                dir.display()
-            );
-        }
-    }
-    Ok(dir)
+    let gated =
+        GatedOutput { kind: "report", options: "--report/--out folder", same: same_dir, holds_full: holds_full_report };
+    gated_output_path(explicit, receipts_dir, REPORT_DIR, coverage, &gated)
 }
 
 fn same_dir(a: &Path, b: &Path) -> bool {
@@ -122,12 +101,10 @@ pub fn render_atomic(path: &Path, draw: impl FnOnce(&Path) -> Result<()>) -> Res
 #[cfg(test)]
 mod tests {
     use super::*;
+    use anyhow::bail;
 
     fn temp_dir(name: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("primlab-bench-output-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        dir
+        crate::test_dir::fresh_temp_dir(&format!("bench-output-{name}"))
     }
 
     fn args() -> BenchArgs {
@@ -178,7 +155,7 @@ mod tests {
         std::fs::write(other.join("report.md"), format!("# primlab benchmark report\n\n{FULL_REPORT_LINE}\n")).unwrap();
         let partial = Coverage::Partial("--quick".into());
         let err = report_dir(Some(&other), &dir, &partial).unwrap_err().to_string();
-        assert!(err.contains("rendered from a full run"), "{err}");
+        assert!(err.contains("it holds the report of a full run"), "{err}");
         std::fs::write(other.join("report.md"), "# primlab benchmark report\n\nCoverage: partial run (--quick).\n")
             .unwrap();
         assert_eq!(report_dir(Some(&other), &dir, &partial).unwrap(), other);

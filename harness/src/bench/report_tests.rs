@@ -8,15 +8,10 @@ use crate::bench::entries::ceilings::{COPY_OP, READ_OP};
 use crate::bench::record::SkippedEntry;
 use crate::receipts::{MachineInfo, Tally};
 
-fn rec(
-    implementation: &str,
-    primitive: &str,
-    op: &str,
-    variant: &str,
-    n: usize,
-    us: f64,
-    bytes_per: u64,
-) -> BenchRecord {
+/// A checked record as a run writes it: `what` is (implementation,
+/// primitive, op, variant), `bytes_per` the logical bytes of one element.
+fn rec(what: (&str, &str, &str, &str), n: usize, us: f64, bytes_per: u64) -> BenchRecord {
+    let (implementation, primitive, op, variant) = what;
     let logical = bytes_per * n as u64;
     BenchRecord {
         min_us: Some(us * 0.98),
@@ -40,40 +35,22 @@ fn synthetic_details() -> BenchDetails {
         // Microseconds of `bytes_per` x n bytes at `gbps`, plus a launch cost.
         let t = |launch: f64, bytes_per: f64, gbps: f64| launch + bytes_per * n as f64 / (gbps * 1e3);
         let per_element = 4.0 + 0.5e-3 * n as f64;
-        records.push(rec(IMPL_CEILING, "ceilings", COPY_OP, COPY_OP, n, t(3.0, 8.0, 4200.0), 8));
-        records.push(rec(IMPL_CEILING, "ceilings", READ_OP, READ_OP, n, t(3.0, 4.0, 4260.0), 4));
-        records.push(rec(IMPL_PRIMLAB, "reduce", "reduce_sum_i32_i64", "single_pass", n, t(3.0, 4.0, 4270.0), 4));
-        records.push(rec(IMPL_PRIMLAB, "reduce", "reduce_sum_i32_i64", "multipass", n, t(3.0, 4.0, 3900.0), 4));
-        records.push(rec(
-            IMPL_CUB,
-            "reduce",
-            "reduce_sum_i32_i64",
-            "cub_reduce_sum_i32_i64",
-            n,
-            t(5.0, 4.0, 4280.0),
-            4,
-        ));
-        records.push(rec(
-            IMPL_PRIMLAB,
-            "scan",
-            "exclusive_scan_i32_i64",
-            "decoupled_lookback",
-            n,
-            t(3.0, 12.0, 2500.0),
-            12,
-        ));
-        records.push(rec(
-            IMPL_CUB,
-            "scan",
-            "exclusive_scan_i32_i64",
-            "cub_exclusive_scan_i32_i64",
-            n,
-            t(3.0, 12.0, 3000.0),
-            12,
-        ));
-        records.push(rec(IMPL_PRIMLAB, "float_reduce", crossover::OP, crossover::PER_ELEMENT, n, per_element, 4));
-        records.push(rec(IMPL_PRIMLAB, "float_reduce", crossover::OP, crossover::PER_BLOCK, n, t(5.0, 4.0, 4000.0), 4));
-        records.push(rec(IMPL_PRIMLAB, "float_reduce", crossover::OP, crossover::TWO_PASS, n, t(7.0, 4.0, 4000.0), 4));
+        // (what, launch us, logical bytes per element, GB/s).
+        let timed = [
+            ((IMPL_CEILING, "ceilings", COPY_OP, COPY_OP), 3.0, 8, 4200.0),
+            ((IMPL_CEILING, "ceilings", READ_OP, READ_OP), 3.0, 4, 4260.0),
+            ((IMPL_PRIMLAB, "reduce", "reduce_sum_i32_i64", "single_pass"), 3.0, 4, 4270.0),
+            ((IMPL_PRIMLAB, "reduce", "reduce_sum_i32_i64", "multipass"), 3.0, 4, 3900.0),
+            ((IMPL_CUB, "reduce", "reduce_sum_i32_i64", "cub_reduce_sum_i32_i64"), 5.0, 4, 4280.0),
+            ((IMPL_PRIMLAB, "scan", "exclusive_scan_i32_i64", "decoupled_lookback"), 3.0, 12, 2500.0),
+            ((IMPL_CUB, "scan", "exclusive_scan_i32_i64", "cub_exclusive_scan_i32_i64"), 3.0, 12, 3000.0),
+            ((IMPL_PRIMLAB, "float_reduce", crossover::OP, crossover::PER_BLOCK), 5.0, 4, 4000.0),
+            ((IMPL_PRIMLAB, "float_reduce", crossover::OP, crossover::TWO_PASS), 7.0, 4, 4000.0),
+        ];
+        for (what, launch, bytes_per, gbps) in timed {
+            records.push(rec(what, n, t(launch, bytes_per as f64, gbps), bytes_per));
+        }
+        records.push(rec((IMPL_PRIMLAB, "float_reduce", crossover::OP, crossover::PER_ELEMENT), n, per_element, 4));
     }
     // Softmax at the target's shape: 1.3x torch with wide noise on both sides (within noise).
     let spread = |centre: f64, width: f64| -> Vec<f64> {
@@ -82,12 +59,12 @@ fn synthetic_details() -> BenchDetails {
     for (implementation, variant, centre) in
         [(IMPL_PRIMLAB, "online_block", 1000.0), (IMPL_TORCH, "torch_softmax_f32", 1300.0)]
     {
-        let mut r = rec(implementation, "softmax", "softmax_f32", variant, 8192 * 32000, centre, 8)
+        let mut r = rec((implementation, "softmax", "softmax_f32", variant), 8192 * 32000, centre, 8)
             .with_samples(spread(centre, 0.1 * centre));
         r.shape = Some([8192, 32000]);
         records.push(r);
     }
-    let mut failed = rec(IMPL_PRIMLAB, "histogram", "histogram_even_i32_bins19", "global_atomic", 1 << 20, 1.0, 4);
+    let mut failed = rec((IMPL_PRIMLAB, "histogram", "histogram_even_i32_bins19", "global_atomic"), 1 << 20, 1.0, 4);
     failed.ok = false;
     failed.median_us = None;
     failed.gbps = None;

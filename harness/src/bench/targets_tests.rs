@@ -17,6 +17,16 @@ fn default_record(op: &str, picked: &str, n: usize, median: f64, bytes: u64) -> 
     r
 }
 
+/// A reduce record: 4 logical bytes per int32 input element.
+fn reduce_record(implementation: &str, variant: &str, n: usize, median: f64) -> BenchRecord {
+    record(implementation, REDUCE, variant, n, median, 4 * n as u64)
+}
+
+/// The reduce default entry's record, which ran `picked`.
+fn default_reduce_record(picked: &str, n: usize, median: f64) -> BenchRecord {
+    default_record(REDUCE, picked, n, median, 4 * n as u64)
+}
+
 /// `count` samples spread evenly over `centre` +- `spread`.
 fn spread(centre: f64, spread: f64, count: usize) -> Vec<f64> {
     (0..count).map(|i| centre - spread + 2.0 * spread * i as f64 / (count - 1) as f64).collect()
@@ -31,9 +41,9 @@ fn sampled(record: BenchRecord, centre: f64, width: f64) -> BenchRecord {
 fn the_fastest_variant_meets_or_misses_by_the_right_amount() {
     let n = 1 << 28;
     let records = vec![
-        record(IMPL_PRIMLAB, REDUCE, "multipass", n, 300.0, 4 * n as u64),
-        record(IMPL_PRIMLAB, REDUCE, "single_pass", n, 250.0, 4 * n as u64),
-        record(IMPL_CUB, REDUCE, "cub_reduce_sum_i32_i64", n, 251.0, 4 * n as u64),
+        reduce_record(IMPL_PRIMLAB, "multipass", n, 300.0),
+        reduce_record(IMPL_PRIMLAB, "single_pass", n, 250.0),
+        reduce_record(IMPL_CUB, "cub_reduce_sum_i32_i64", n, 251.0),
     ];
     let result = evaluate(&TARGETS[0], &records, &|_| None);
     assert_eq!(result.met, Some(true));
@@ -59,12 +69,11 @@ fn the_fastest_variant_meets_or_misses_by_the_right_amount() {
 #[test]
 fn the_default_entry_is_judged_and_the_fastest_variant_only_shown() {
     let n = 1 << 28;
-    let bytes = 4 * n as u64;
     let records = vec![
-        record(IMPL_PRIMLAB, REDUCE, "block_atomic", n, 260.0, bytes),
-        record(IMPL_PRIMLAB, REDUCE, "single_pass", n, 240.0, bytes),
-        default_record(REDUCE, "block_atomic", n, 262.0, bytes),
-        record(IMPL_CUB, REDUCE, "cub", n, 250.0, bytes),
+        reduce_record(IMPL_PRIMLAB, "block_atomic", n, 260.0),
+        reduce_record(IMPL_PRIMLAB, "single_pass", n, 240.0),
+        default_reduce_record("block_atomic", n, 262.0),
+        reduce_record(IMPL_CUB, "cub", n, 250.0),
     ];
     let result = evaluate(&TARGETS[0], &records, &|_| None);
     // The best variant would meet 1.0x cub; the default entry does not.
@@ -82,10 +91,8 @@ fn the_default_entry_is_judged_and_the_fastest_variant_only_shown() {
 #[test]
 fn a_default_record_never_stands_for_the_fastest_variant() {
     let n = 1 << 20;
-    let records = vec![
-        default_record(REDUCE, "block_atomic", n, 5.0, 4 * n as u64),
-        record(IMPL_PRIMLAB, REDUCE, "block_atomic", n, 6.0, 4 * n as u64),
-    ];
+    let records =
+        vec![default_reduce_record("block_atomic", n, 5.0), reduce_record(IMPL_PRIMLAB, "block_atomic", n, 6.0)];
     assert_eq!(fastest(&records, IMPL_PRIMLAB, REDUCE, BenchSize::Elements(n)).unwrap().variant, "block_atomic");
     assert_eq!(default_entry(&records, REDUCE, BenchSize::Elements(n)).unwrap().median_us, Some(5.0));
 }
@@ -95,8 +102,8 @@ fn a_run_with_default_entries_but_none_for_a_target_is_not_measured() {
     let n = 1 << 28;
     let records = vec![
         default_record(SCAN, "decoupled_lookback", n, 1000.0, 12 * n as u64),
-        record(IMPL_PRIMLAB, REDUCE, "single_pass", n, 240.0, 4 * n as u64),
-        record(IMPL_CUB, REDUCE, "cub", n, 250.0, 4 * n as u64),
+        reduce_record(IMPL_PRIMLAB, "single_pass", n, 240.0),
+        reduce_record(IMPL_CUB, "cub", n, 250.0),
     ];
     let result = evaluate(&TARGETS[0], &records, &|_| None);
     assert_eq!(result.outcome, TargetOutcome::NotMeasured);
@@ -119,7 +126,6 @@ fn absent_baselines_are_named_never_invented() {
 #[test]
 fn the_default_entry_is_met_missed_or_within_noise_by_its_interval() {
     let n = 1 << 20;
-    let bytes = 4 * n as u64;
     // Target reduce_2p20 wants 1.2x cub. Each case: the default entry's
     // centre and spread, against cub 12.0 +- `cub_width` us; a named variant
     // that would always meet it runs beside them and never changes the verdict.
@@ -129,9 +135,9 @@ fn the_default_entry_is_met_missed_or_within_noise_by_its_interval() {
         (11.0, 0.01, 0.01, TargetOutcome::Missed),
     ] {
         let records = vec![
-            sampled(default_record(REDUCE, "block_atomic", n, centre, bytes), centre, width),
-            sampled(record(IMPL_PRIMLAB, REDUCE, "single_pass", n, 5.0, bytes), 5.0, 0.01),
-            sampled(record(IMPL_CUB, REDUCE, "cub", n, 12.0, bytes), 12.0, cub_width),
+            sampled(default_reduce_record("block_atomic", n, centre), centre, width),
+            sampled(reduce_record(IMPL_PRIMLAB, "single_pass", n, 5.0), 5.0, 0.01),
+            sampled(reduce_record(IMPL_CUB, "cub", n, 12.0), 12.0, cub_width),
         ];
         let result = evaluate(&TARGETS[1], &records, &|_| None);
         assert_eq!(result.outcome, expected, "{}", result.verdict);
@@ -165,16 +171,16 @@ fn outcome_of_uses_the_interval_when_known_and_the_ratio_otherwise() {
 #[test]
 fn hot_records_never_stand_in_for_cold_ones() {
     let n = 1 << 28;
-    let mut hot = record(IMPL_PRIMLAB, REDUCE, "single_pass", n, 1.0, 4 * n as u64);
+    let mut hot = reduce_record(IMPL_PRIMLAB, "single_pass", n, 1.0);
     hot.timing_mode = TimingMode::Hot;
-    let mut hot_default = default_record(REDUCE, "single_pass", n, 1.0, 4 * n as u64);
+    let mut hot_default = default_reduce_record("single_pass", n, 1.0);
     hot_default.timing_mode = TimingMode::Hot;
     let records = vec![
         hot,
         hot_default,
-        default_record(REDUCE, "single_pass", n, 300.0, 4 * n as u64),
-        record(IMPL_PRIMLAB, REDUCE, "multipass", n, 310.0, 4 * n as u64),
-        record(IMPL_CUB, REDUCE, "cub", n, 250.0, 4 * n as u64),
+        default_reduce_record("single_pass", n, 300.0),
+        reduce_record(IMPL_PRIMLAB, "multipass", n, 310.0),
+        reduce_record(IMPL_CUB, "cub", n, 250.0),
     ];
     let result = evaluate(&TARGETS[0], &records, &|_| None);
     assert_eq!(result.ours.unwrap().median_us, 300.0);

@@ -75,39 +75,46 @@ fn an_entry_point_missing_from_the_module_lists_its_entries() {
     assert!(e.ends_with("k.ptx (its entry points: scan3, pass2)"), "{e}");
 }
 
+/// Launch errors, each with its whole message: (what is wrong, the edit of
+/// [`GOOD`] that makes it so, the message).
 #[test]
-fn an_expression_that_does_not_parse_says_where() {
-    let e = message(&GOOD.replace("ceil_div(n, 1024)", "ceil_div(n 1024)"));
-    assert_eq!(e, "launch 1 (scan3) grid = \"ceil_div(n 1024)\": does not parse at column 12: expected ',', found '1'");
-}
-
-#[test]
-fn a_zero_grid_names_the_size() {
-    let e = message(&GOOD.replace("ceil_div(n, 1024)", "n / 1024"));
-    assert_eq!(e, "launch 1 (scan3) grid = \"n / 1024\" is 0 at n = 1: a grid must have 1 to 2^31-1 blocks");
-    let e = message(&GOOD.replace("block = \"256\"", "block = \"n - 31\""));
-    assert_eq!(e, "launch 1 (scan3) block = \"n - 31\" is -30 at n = 1: a block must have 1 to 1024 threads");
-}
-
-#[test]
-fn a_contract_buffer_no_launch_passes_is_named() {
-    let e = message(&GOOD.replace("[\"in\", \"out\", \"n\"]", "[\"in\", \"n\", \"n\"]"));
-    assert_eq!(
-        e,
-        "no launch passes the contract's buffer 'out' (the scan exclusive.i32 contract has in, out); add it to a launch's args"
-    );
-}
-
-#[test]
-fn an_unknown_argument_lists_what_may_be_named() {
-    let e = message(&GOOD.replace("\"out\", \"n\"", "\"output\", \"n\""));
-    assert_eq!(e, "launch 1 (scan3): argument 'output' is not a buffer or parameter of the contract, a scratch buffer or n (known: in, out, n, n32)");
-}
-
-#[test]
-fn a_wrong_argument_count_gives_both_counts() {
-    let e = message(&GOOD.replace("[\"in\", \"out\", \"n\"]", "[\"in\", \"out\"]"));
-    assert_eq!(e, "launch 1 (scan3): 2 arguments are listed but the entry point takes 3");
+fn launch_errors_name_the_launch_and_the_rule() {
+    let cases = [
+        (
+            "an expression that does not parse says where",
+            ("ceil_div(n, 1024)", "ceil_div(n 1024)"),
+            "launch 1 (scan3) grid = \"ceil_div(n 1024)\": does not parse at column 12: expected ',', found '1'",
+        ),
+        (
+            "a zero grid names the size",
+            ("ceil_div(n, 1024)", "n / 1024"),
+            "launch 1 (scan3) grid = \"n / 1024\" is 0 at n = 1: a grid must have 1 to 2^31-1 blocks",
+        ),
+        (
+            "a block out of range names the size",
+            ("block = \"256\"", "block = \"n - 31\""),
+            "launch 1 (scan3) block = \"n - 31\" is -30 at n = 1: a block must have 1 to 1024 threads",
+        ),
+        (
+            "a contract buffer no launch passes is named",
+            ("[\"in\", \"out\", \"n\"]", "[\"in\", \"n\", \"n\"]"),
+            "no launch passes the contract's buffer 'out' (the scan exclusive.i32 contract has in, out); add it to a launch's args",
+        ),
+        (
+            "an unknown argument lists what may be named",
+            ("\"out\", \"n\"", "\"output\", \"n\""),
+            "launch 1 (scan3): argument 'output' is not a buffer or parameter of the contract, a scratch buffer or n (known: in, out, n, n32)",
+        ),
+        (
+            "a wrong argument count gives both counts",
+            ("[\"in\", \"out\", \"n\"]", "[\"in\", \"out\"]"),
+            "launch 1 (scan3): 2 arguments are listed but the entry point takes 3",
+        ),
+    ];
+    for (what, (from, to), expected) in cases {
+        assert!(GOOD.contains(from), "{what}: the edit does not apply");
+        assert_eq!(message(&GOOD.replace(from, to)), expected, "{what}");
+    }
 }
 
 #[test]
@@ -200,4 +207,37 @@ fn the_planted_bug_readme_states_the_catalogues_case() {
         what: "prefix".into(),
     };
     assert_eq!(failure_line(&spec.id, &m), line);
+}
+
+#[test]
+fn module_defines_are_checked() {
+    let e = message(&GOOD.replace("ptx = \"k.ptx\"", "ptx = \"k.ptx\"\ndefines = [\"BUG\"]"));
+    assert_eq!(e, "module defines apply to a CUDA source only (cuda = ...)");
+    for bad in ["PRIMLAB_MUTANT=3", "1X", "A-B=2", ""] {
+        let e = message(&GOOD.replace("ptx = \"k.ptx\"", &format!("cuda = \"k.cu\"\ndefines = [\"{bad}\"]")));
+        assert_eq!(
+            e,
+            format!("module define '{bad}': want NAME or NAME=VALUE, NAME a C identifier not starting with PRIMLAB_")
+        );
+    }
+}
+
+/// The planted-bug example is the correct example's source plus one define,
+/// and the define changes the code (needs libnvrtc, as every compile test).
+#[test]
+fn the_planted_bug_is_the_correct_source_with_its_define() {
+    let sizes = [262_145];
+    let load_example = |example: &str| {
+        let path = examples().join(example).join("check.toml");
+        load(&path, &sizes, None).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    };
+    let (good, bug) = (load_example("scan_cuda"), load_example("scan_cuda_bug"));
+    let canonical = |m: &Manifest| std::fs::canonicalize(&m.module.path).expect("module exists");
+    assert_eq!(canonical(&good), canonical(&bug));
+    assert_eq!((good.module.defines.len(), bug.module.defines.as_slice()), (0, &["PLANTED_BUG".to_string()][..]));
+    let ptx = |m: &Manifest| match &m.module.image {
+        super::module::Image::Ptx(text) => text.clone(),
+        other => panic!("a CUDA source compiles to PTX, got {other:?}"),
+    };
+    assert_ne!(ptx(&good), ptx(&bug), "PLANTED_BUG changed nothing");
 }

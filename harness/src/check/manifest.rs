@@ -8,6 +8,7 @@
 //! contract = "exclusive.i32"
 //! [module]
 //! cuda = "scan.cu"               # or ptx = "scan.ptx", or cubin = "scan.cubin"
+//! defines = ["TILE=1024"]        # CUDA only: -DNAME[=VALUE] options (default none)
 //! [[scratch]]
 //! name = "tile_sums"
 //! dtype = "int64"
@@ -50,6 +51,8 @@ struct RawModule {
     ptx: Option<String>,
     cubin: Option<String>,
     arch: Option<String>,
+    #[serde(default)]
+    defines: Vec<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -147,6 +150,26 @@ pub const DEFAULT_ARCH: &str = "compute_90";
 /// The largest block a kernel may be launched with.
 pub const MAX_BLOCK: i128 = 1024;
 
+/// Defines are for CUDA sources only, each `NAME` or `NAME=VALUE` with NAME
+/// a C identifier outside `PRIMLAB_` (the prefix of our own tuning policy and
+/// mutant defines, which the user must not override).
+fn check_defines(kind: Kind, defines: &[String]) -> Result<(), ManifestError> {
+    if kind != Kind::Cuda && !defines.is_empty() {
+        return Err(ManifestError::Invalid("module defines apply to a CUDA source only (cuda = ...)".into()));
+    }
+    for define in defines {
+        let name = define.split('=').next().unwrap_or_default();
+        let identifier = name.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !identifier || name.starts_with("PRIMLAB_") {
+            return Err(ManifestError::Invalid(format!(
+                "module define '{define}': want NAME or NAME=VALUE, NAME a C identifier not starting with PRIMLAB_"
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Reads and validates the manifest at `path` for the sizes `sizes`;
 /// `gpu_arch` is the GPU's virtual architecture when one is present.
 pub fn load(path: &Path, sizes: &[usize], gpu_arch: Option<&str>) -> Result<Manifest, ManifestError> {
@@ -174,7 +197,8 @@ pub fn load(path: &Path, sizes: &[usize], gpu_arch: Option<&str>) -> Result<Mani
         });
     };
     let arch = raw.module.arch.as_deref().or(gpu_arch).unwrap_or(DEFAULT_ARCH);
-    let module = module::load(*kind, &folder.join(file), arch)?;
+    check_defines(*kind, &raw.module.defines)?;
+    let module = module::load(*kind, &folder.join(file), arch, &raw.module.defines)?;
 
     let mut scratch: Vec<Scratch> = Vec::new();
     for (i, s) in raw.scratch.iter().enumerate() {

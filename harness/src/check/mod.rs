@@ -60,12 +60,13 @@ pub fn run(args: &CheckArgs) -> Result<bool> {
     });
     let manifest = manifest::load(&args.manifest, &sizes, arch.as_deref())?;
     println!(
-        "check: {} is valid: {} {} ({}), module {}, {} launch(es), {} scratch buffer(s)",
+        "check: {} is valid: {} {} ({}), module {}{}, {} launch(es), {} scratch buffer(s)",
         args.manifest.display(),
         manifest.primitive,
         manifest.contract.name,
         manifest.contract.summary,
         manifest.module.path.display(),
+        manifest.module.defines.iter().map(|d| format!(" -D{d}")).collect::<String>(),
         manifest.launches.len(),
         manifest.scratch.len()
     );
@@ -120,6 +121,7 @@ pub fn run(args: &CheckArgs) -> Result<bool> {
         "contract": manifest.contract.name,
         "rule": manifest.contract.rule(),
         "module": manifest.module.path.display().to_string(),
+        "defines": manifest.module.defines,
         "seed": format!("{seed:#x}"),
         "sizes": sizes,
         "verdict": if ok { "pass" } else { "fail" },

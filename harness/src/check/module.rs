@@ -48,6 +48,8 @@ fn param_bytes(decl: &str) -> Option<usize> {
 pub struct Module {
     /// The file it came from.
     pub path: PathBuf,
+    /// The `-D` defines a CUDA source was compiled with (empty otherwise).
+    pub defines: Vec<String>,
     /// What to load.
     pub image: Image,
     /// Its entry points.
@@ -65,8 +67,9 @@ pub enum Kind {
     Cubin,
 }
 
-/// Reads (and for CUDA compiles, for virtual architecture `arch`) the module at `path`.
-pub fn load(kind: Kind, path: &Path, arch: &str) -> Result<Module, ManifestError> {
+/// Reads (and for CUDA compiles, for virtual architecture `arch` with
+/// `defines` as `-D` options) the module at `path`.
+pub fn load(kind: Kind, path: &Path, arch: &str, defines: &[String]) -> Result<Module, ManifestError> {
     let read_error = |e: std::io::Error| ManifestError::Read { path: path.to_path_buf(), reason: e.to_string() };
     let image = match kind {
         Kind::Cubin => Image::Cubin(std::fs::read(path).map_err(read_error)?),
@@ -74,17 +77,20 @@ pub fn load(kind: Kind, path: &Path, arch: &str) -> Result<Module, ManifestError
         Kind::Cuda => {
             let text = std::fs::read_to_string(path).map_err(read_error)?;
             let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "kernel.cu".into());
-            let compiled = kernels::user_source::compile_user_ptx(&name, &text, arch).map_err(|e| match e {
-                kernels::GpuError::NvrtcUnavailable { reason } => {
-                    ManifestError::NoCompiler { path: path.to_path_buf(), reason }
-                }
-                kernels::GpuError::Compile { log, .. } => {
-                    ManifestError::Compile { path: path.to_path_buf(), arch: arch.to_string(), log }
-                }
-                other => {
-                    ManifestError::Compile { path: path.to_path_buf(), arch: arch.to_string(), log: other.to_string() }
-                }
-            })?;
+            let compiled =
+                kernels::user_source::compile_user_ptx(&name, &text, arch, defines).map_err(|e| match e {
+                    kernels::GpuError::NvrtcUnavailable { reason } => {
+                        ManifestError::NoCompiler { path: path.to_path_buf(), reason }
+                    }
+                    kernels::GpuError::Compile { log, .. } => {
+                        ManifestError::Compile { path: path.to_path_buf(), arch: arch.to_string(), log }
+                    }
+                    other => ManifestError::Compile {
+                        path: path.to_path_buf(),
+                        arch: arch.to_string(),
+                        log: other.to_string(),
+                    },
+                })?;
             Image::Ptx(compiled.ptx)
         }
     };
@@ -99,7 +105,7 @@ pub fn load(kind: Kind, path: &Path, arch: &str) -> Result<Module, ManifestError
             .map(|name| Entry { name, params: None })
             .collect(),
     };
-    Ok(Module { path: path.to_path_buf(), image, entries })
+    Ok(Module { path: path.to_path_buf(), defines: defines.to_vec(), image, entries })
 }
 
 /// The `.entry name(.param ..., .param ...)` declarations of PTX text.

@@ -179,10 +179,7 @@ mod tests {
     use crate::receipts::{Coverage, MachineInfo, Receipt, Tally};
 
     fn temp_dir(name: &str) -> std::path::PathBuf {
-        let dir = std::env::temp_dir().join(format!("primlab-gate-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        dir
+        crate::test_dir::fresh_temp_dir(&format!("gate-{name}"))
     }
 
     /// A mutants receipt (cheap to check: no catalogue to recompute) with

@@ -74,24 +74,59 @@ pub fn receipt_path(
     default_name: &str,
     coverage: &Coverage,
 ) -> Result<PathBuf> {
-    let default = receipts_dir.join(default_name);
+    let gated = GatedOutput {
+        kind: "receipt",
+        options: "--json/--receipt path",
+        same: same_file_path,
+        holds_full: holds_full_receipt,
+    };
+    gated_output_path(explicit, receipts_dir, default_name, coverage, &gated)
+}
+
+/// An output that only a full run may replace: a gated receipt, or the report folder.
+pub struct GatedOutput {
+    /// What it is, in messages ("receipt", "report").
+    pub kind: &'static str,
+    /// The options that send it elsewhere, in messages.
+    pub options: &'static str,
+    /// Whether two paths name the same output.
+    pub same: fn(&Path, &Path) -> bool,
+    /// Whether the output at a path was written by a full run.
+    pub holds_full: fn(&Path) -> bool,
+}
+
+/// The path of `gated`: `explicit`, else `receipts_dir/<name>` for a full run
+/// and `receipts_dir/partial/<name>` for a partial one. A partial run is
+/// refused the full run's default path, and any path whose output a full run
+/// wrote.
+pub fn gated_output_path(
+    explicit: Option<&Path>,
+    receipts_dir: &Path,
+    name: &str,
+    coverage: &Coverage,
+    gated: &GatedOutput,
+) -> Result<PathBuf> {
+    let default = receipts_dir.join(name);
+    let partial_default = receipts_dir.join(PARTIAL_DIR).join(name);
     let path = match (explicit, coverage) {
         (Some(p), _) => p.to_path_buf(),
         (None, Coverage::Full) => default.clone(),
-        (None, Coverage::Partial(_)) => receipts_dir.join(PARTIAL_DIR).join(default_name),
+        (None, Coverage::Partial(_)) => partial_default.clone(),
     };
     if let Coverage::Partial(why) = coverage {
-        if same_file_path(&path, &default) {
+        let kind = gated.kind;
+        if (gated.same)(&path, &default) {
             bail!(
-                "refusing to write {}: this run is partial ({why}) and only a full run replaces the gated receipt; \
-                 give another --json/--receipt path or leave it out to write under {}/",
+                "refusing to write {}: this run is partial ({why}) and only a full run replaces the gated {kind}; \
+                 give another {} or leave it out to write {}",
                 path.display(),
-                receipts_dir.join(PARTIAL_DIR).display()
+                gated.options,
+                partial_default.display()
             );
         }
-        if holds_full_receipt(&path) {
+        if (gated.holds_full)(&path) {
             bail!(
-                "refusing to overwrite {}: it holds the receipt of a full run, and this run is partial ({why})",
+                "refusing to overwrite {}: it holds the {kind} of a full run, and this run is partial ({why})",
                 path.display()
             );
         }
@@ -120,10 +155,7 @@ mod tests {
     use super::*;
 
     fn temp_dir(name: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("primlab-output-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        dir
+        crate::test_dir::fresh_temp_dir(&format!("output-{name}"))
     }
 
     #[test]

@@ -152,15 +152,21 @@ mod tests {
         }
     }
 
-    #[test]
-    fn junit_has_one_case_per_case_and_tool_and_not_run_fails() {
-        let cases = vec![
+    /// memcheck clean at 33, with findings at 513 and not run at 4099;
+    /// racecheck clean at 33.
+    fn run_cases() -> Vec<CaseEntry> {
+        vec![
             entry("blelloch.i32", "33", "memcheck", CaseVerdict::Clean),
             entry("blelloch.i32", "513", "memcheck", CaseVerdict::Findings),
-            entry("blelloch.i32", "4099", "racecheck", CaseVerdict::NotRun),
-        ];
-        let junit = junit_cases(&cases);
-        assert_eq!(junit.len(), 3);
+            entry("blelloch.i32", "4099", "memcheck", CaseVerdict::NotRun),
+            entry("blelloch.i32", "33", "racecheck", CaseVerdict::Clean),
+        ]
+    }
+
+    #[test]
+    fn junit_has_one_case_per_case_and_tool_and_not_run_fails() {
+        let junit = junit_cases(&run_cases());
+        assert_eq!(junit.len(), 4);
         assert_eq!(junit[0].classname, "sanitize.scan.memcheck");
         assert_eq!(junit[0].name, "blelloch.i32 n=33");
         assert_eq!(junit[0].outcome, Outcome::Passed);
@@ -170,17 +176,13 @@ mod tests {
             "{text}"
         );
         assert!(matches!(&junit[2].outcome, Outcome::Failed(t) if t.starts_with("not run")));
-        assert_eq!(junit[2].classname, "sanitize.scan.racecheck");
+        assert_eq!(junit[2].name, "blelloch.i32 n=4099");
+        assert_eq!((junit[3].classname.as_str(), &junit[3].outcome), ("sanitize.scan.racecheck", &Outcome::Passed));
     }
 
     #[test]
     fn the_table_names_failing_and_unrun_sizes() {
-        let cases = vec![
-            entry("blelloch.i32", "33", "memcheck", CaseVerdict::Clean),
-            entry("blelloch.i32", "513", "memcheck", CaseVerdict::Findings),
-            entry("blelloch.i32", "4099", "memcheck", CaseVerdict::NotRun),
-            entry("blelloch.i32", "33", "racecheck", CaseVerdict::Clean),
-        ];
+        let cases = run_cases();
         let text = table(&cases, &[Tool::Memcheck, Tool::Racecheck, Tool::Synccheck]).render();
         assert!(text.contains("FAIL at 513; NOT RUN at 4099"), "{text}");
         assert!(text.contains("clean x1"), "{text}");

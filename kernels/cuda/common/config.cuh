@@ -45,40 +45,29 @@ static_assert(kItemsPerThreadPair == 2, "the Blelloch up-sweep pairs neighbours:
 constexpr int kBlockItems = kBlockThreads * kItemsPerThreadPair;
 
 // Decoupled look-back scan: threads per block and items per thread of one
-// tile (one policy for the int32 and the affine instantiations).
-#ifndef PRIMLAB_SCAN_BLOCK_THREADS
-#error "PRIMLAB_SCAN_BLOCK_THREADS is not defined (policy.rs passes it)"
+// tile (one policy for the int32 and the affine instantiations); blocks per
+// SM the compiler must fit (registers); and the group that moves a tile
+// between global memory and registers: a warp (32) needs only __syncwarp,
+// the block (kScanBlockThreads) two more block barriers a tile.
+#if !defined(PRIMLAB_SCAN_BLOCK_THREADS) || !defined(PRIMLAB_SCAN_ITEMS_PER_THREAD) || \
+    !defined(PRIMLAB_SCAN_MIN_BLOCKS_PER_SM) || !defined(PRIMLAB_SCAN_EXCHANGE_THREADS)
+#error "policy.rs passes PRIMLAB_SCAN_BLOCK_THREADS, PRIMLAB_SCAN_ITEMS_PER_THREAD, PRIMLAB_SCAN_MIN_BLOCKS_PER_SM, PRIMLAB_SCAN_EXCHANGE_THREADS: one is missing"
 #endif
 constexpr int kScanBlockThreads = PRIMLAB_SCAN_BLOCK_THREADS;
-#ifndef PRIMLAB_SCAN_ITEMS_PER_THREAD
-#error "PRIMLAB_SCAN_ITEMS_PER_THREAD is not defined (policy.rs passes it)"
-#endif
 constexpr int kScanItemsPerThread = PRIMLAB_SCAN_ITEMS_PER_THREAD;
 static_assert(kScanItemsPerThread % 4 == 0, "a thread's look-back items are whole int4 vectors");
 constexpr int kScanTileItems = kScanBlockThreads * kScanItemsPerThread;
-// Blocks per SM the compiler must fit (registers), and the group that moves
-// a tile between global memory and registers: a warp (32) needs only
-// __syncwarp, the block (kScanBlockThreads) two more block barriers a tile.
-#ifndef PRIMLAB_SCAN_MIN_BLOCKS_PER_SM
-#error "PRIMLAB_SCAN_MIN_BLOCKS_PER_SM is not defined (policy.rs passes it)"
-#endif
 constexpr int kScanMinBlocksPerSm = PRIMLAB_SCAN_MIN_BLOCKS_PER_SM;
-#ifndef PRIMLAB_SCAN_EXCHANGE_THREADS
-#error "PRIMLAB_SCAN_EXCHANGE_THREADS is not defined (policy.rs passes it)"
-#endif
 constexpr int kScanExchangeThreads = PRIMLAB_SCAN_EXCHANGE_THREADS;
 static_assert(kScanBlockThreads % kScanExchangeThreads == 0, "a look-back block is whole exchange groups");
 
 // Single-pass reduce: items per lane of one warp tile (32 lanes x this
-// many consecutive items; 16 int32 = four 16-byte loads per lane).
-#ifndef PRIMLAB_REDUCE_SINGLE_PASS_ITEMS_PER_THREAD
-#error "PRIMLAB_REDUCE_SINGLE_PASS_ITEMS_PER_THREAD is not defined (policy.rs passes it)"
+// many consecutive items; 16 int32 = four 16-byte loads per lane), and the
+// warp tiles whose loads a warp issues before it reduces the first of them.
+#if !defined(PRIMLAB_REDUCE_SINGLE_PASS_ITEMS_PER_THREAD) || !defined(PRIMLAB_REDUCE_SINGLE_PASS_TILES_IN_FLIGHT)
+#error "policy.rs passes PRIMLAB_REDUCE_SINGLE_PASS_ITEMS_PER_THREAD, PRIMLAB_REDUCE_SINGLE_PASS_TILES_IN_FLIGHT: one is missing"
 #endif
 constexpr int kReduceItemsPerThread = PRIMLAB_REDUCE_SINGLE_PASS_ITEMS_PER_THREAD;
-// Warp tiles whose loads a warp issues before it reduces the first of them.
-#ifndef PRIMLAB_REDUCE_SINGLE_PASS_TILES_IN_FLIGHT
-#error "PRIMLAB_REDUCE_SINGLE_PASS_TILES_IN_FLIGHT is not defined (policy.rs passes it)"
-#endif
 constexpr int kReduceTilesInFlight = PRIMLAB_REDUCE_SINGLE_PASS_TILES_IN_FLIGHT;
 
 // Look-back spin bound: after this many polls of one predecessor the kernel

@@ -32,7 +32,7 @@ impl MaskPolicy {
 /// and [`DataFamily::from_name`] parses them back.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum DataFamily {
-    /// Integers uniform in `[-9, 9]` (the seed fixture's range; sums bounded by 9n).
+    /// Integers uniform in `[-9, 9]` (small enough that every sum of n items stays within ±9n).
     SmallInts,
     /// Uniform over all of `i32`, always containing `i32::MIN` and `i32::MAX` (for `n >= 2`;
     /// a single element is one of the two).

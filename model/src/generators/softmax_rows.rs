@@ -11,7 +11,8 @@ fn logit(style: usize, rng: &mut Rng) -> f32 {
     match style {
         // Moderate logits.
         0 => (8.0 * rng.signed_unit_f64()) as f32,
-        // Extreme, exactly repeated values (the seed's [-10000, 0, 10000] and f32 exp range).
+        // Extreme, exactly repeated values (the [-10000, 0, 10000] -> [0, 0, 1] example and the edges of
+        // f32 expf's finite range).
         1 => [-1e4f32, -80.0, 0.0, 80.0, 1e4][rng.index(5)],
         // Near f32 exp overflow without max subtraction: [70, 90).
         2 => (70.0 + 20.0 * rng.unit_f64()) as f32,

@@ -7,7 +7,8 @@ use crate::ModelError;
 /// Lanes per warp.
 pub const WARP_SIZE: usize = 32;
 
-/// The shuffle offsets of the seed's reduction tree, in execution order.
+/// The shuffle offsets of the warp reduction tree (shfl_down by 16, 8, 4, 2, 1),
+/// in execution order.
 pub const SHUFFLE_OFFSETS: [usize; 5] = [16, 8, 4, 2, 1];
 
 /// The order of the shfl_down offsets in a warp tree. Both trees do

@@ -228,30 +228,18 @@ pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
         );
         for variant in ArgRowsVariant::ALL {
             for e in extrema {
-                let float_id = id(
-                    "arg_reduce",
-                    format!("rows_{}.{}.f32", variant.name(), extremum_name(e)),
-                    size.clone(),
-                    r * c,
-                    "many_ties_f32",
-                    seed,
-                );
+                let rows_id = |dtype: &str, family: &str| {
+                    let variant = format!("rows_{}.{}.{dtype}", variant.name(), extremum_name(e));
+                    id("arg_reduce", variant, size.clone(), r * c, family, seed)
+                };
                 out.push(floats.case(
-                    float_id,
+                    rows_id("f32", "many_ties_f32"),
                     extremum_name(e),
                     move |p| pair_digest_f32(if e == Extremum::Max { &p.max } else { &p.min }),
                     move |gpu, p| rows(gpu, variant, e, p, r, c),
                 ));
-                let int_id = id(
-                    "arg_reduce",
-                    format!("rows_{}.{}.i32", variant.name(), extremum_name(e)),
-                    size.clone(),
-                    r * c,
-                    "full_range_i32",
-                    seed,
-                );
                 out.push(integers.case(
-                    int_id,
+                    rows_id("i32", "full_range_i32"),
                     extremum_name(e),
                     move |p| pair_digest_i32(if e == Extremum::Max { &p.max } else { &p.min }),
                     move |gpu, p| rows(gpu, variant, e, p, r, c),

@@ -3,7 +3,8 @@
 //! extreme logits; each element within the variant's declared tolerance of
 //! the exact (192-bit) softmax, each row summing to 1 within its bound;
 //! all-masked rows (an error listing them, no NaN written), +inf/NaN
-//! rejection, shift invariance and the seed's examples.
+//! rejection, shift invariance and the fixed examples ([-10000, 0, 10000] ->
+//! [0, 0, 1] exactly, a lone unmasked logit -> probability 1).
 
 use super::{case_seed, contract_case, gpu_error, id, model_error, GpuCase, Inputs};
 use crate::sweep::case::Verdict;

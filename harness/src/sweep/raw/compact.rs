@@ -3,9 +3,8 @@
 //! count. The kernel writes the kept items, in input order, to
 //! `out[0..count)` and must leave `out[count..n)` untouched.
 
-use super::{variant, Array, Buffer, Contract, Dtype, Len, RawCase, RawSpec};
+use super::{int_cases, Array, Buffer, Contract, Dtype, Len, RawCase, RawSpec};
 use crate::sweep::gpu::compact::make;
-use crate::sweep::gpu::{case_seed, id, int_families};
 use crate::sweep::SweepPlan;
 
 const IN: Buffer = Buffer { role: "in", dtype: Dtype::Int32, len: Len::N };
@@ -39,20 +38,14 @@ pub const CONTRACTS: [Contract; 2] = [
 /// Appends the raw compaction cases of `contract`.
 pub fn cases(plan: &SweepPlan, contract: &Contract, label: &str, out: &mut Vec<RawSpec>) {
     let flagged = contract.inputs.len() == 2;
-    for &n in &plan.sizes {
-        for (f, family) in int_families(plan, n).into_iter().enumerate() {
-            let seed = case_seed(plan.seed, "compact", n, f);
-            let case_id = id("compact", variant(label, contract), n.to_string(), n, &family.name(), seed);
-            out.push(RawSpec::new(case_id, move || {
-                let case = make(family, n, seed)?;
-                let (inputs, kept) = if flagged {
-                    (vec![Array::Int32(case.input), Array::Uint8(case.flags)], case.kept_flagged)
-                } else {
-                    (vec![Array::Int32(case.input)], case.kept_positive)
-                };
-                let count = kept.len() as i64;
-                Ok(RawCase::new(inputs, vec![Array::Int32(kept), Array::Int64(vec![count])]))
-            }));
-        }
-    }
+    int_cases(plan, "compact", contract, label, out, move |family, n, seed| {
+        let case = make(family, n, seed)?;
+        let (inputs, kept) = if flagged {
+            (vec![Array::Int32(case.input), Array::Uint8(case.flags)], case.kept_flagged)
+        } else {
+            (vec![Array::Int32(case.input)], case.kept_positive)
+        };
+        let count = kept.len() as i64;
+        Ok(RawCase::new(inputs, vec![Array::Int32(kept), Array::Int64(vec![count])]))
+    });
 }

@@ -175,6 +175,32 @@ pub fn variant(label: &str, contract: &Contract) -> String {
     format!("{label}.{}", contract.name)
 }
 
+/// Appends the raw cases of `contract` over the GPU catalogue's integer
+/// inputs: one per size of `plan` and member of its integer families, with
+/// the same seeds as the GPU cases of `primitive`
+/// ([`case_seed`](crate::sweep::gpu::case_seed) by family position), the
+/// data made by `make(family, n, seed)`.
+pub fn int_cases<F>(
+    plan: &SweepPlan,
+    primitive: &str,
+    contract: &Contract,
+    label: &str,
+    out: &mut Vec<RawSpec>,
+    make: F,
+) where
+    F: Fn(model::generators::DataFamily, usize, u64) -> Result<RawCase, String> + Clone + Send + Sync + 'static,
+{
+    use crate::sweep::gpu::{case_seed, id, int_families};
+    for &n in &plan.sizes {
+        for (f, family) in int_families(plan, n).into_iter().enumerate() {
+            let seed = case_seed(plan.seed, primitive, n, f);
+            let case_id = id(primitive, variant(label, contract), n.to_string(), n, &family.name(), seed);
+            let make = make.clone();
+            out.push(RawSpec::new(case_id, move || make(family, n, seed)));
+        }
+    }
+}
+
 /// Appends one primitive's raw cases of `contract` for `plan`, variants named `<label>.<contract>`.
 pub type RawBuilder = fn(&SweepPlan, &Contract, &str, &mut Vec<RawSpec>);
 

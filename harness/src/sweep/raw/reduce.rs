@@ -1,9 +1,8 @@
 //! Raw cases of the integer reduce: the GPU catalogue's int32 inputs (same
 //! sizes, families and seeds) with the model's exact int64 sum.
 
-use super::{Array, Buffer, Contract, Dtype, Len, RawCase, RawSpec};
+use super::{int_cases, Array, Buffer, Contract, Dtype, Len, RawCase, RawSpec};
 use crate::sweep::gpu::reduce::int_input;
-use crate::sweep::gpu::{case_seed, id, int_families};
 use crate::sweep::SweepPlan;
 
 /// The reduce contract: `out[0]` is the int64 sum of every `in[i]`.
@@ -17,17 +16,8 @@ pub const CONTRACTS: [Contract; 1] = [Contract::exact(
 
 /// Appends the raw reduce cases of `contract`.
 pub fn cases(plan: &SweepPlan, contract: &Contract, label: &str, out: &mut Vec<RawSpec>) {
-    for &n in &plan.sizes {
-        for (f, family) in int_families(plan, n).into_iter().enumerate() {
-            let seed = case_seed(plan.seed, "reduce", n, f);
-            let case_id = id("reduce", format!("{label}.{}", contract.name), n.to_string(), n, &family.name(), seed);
-            out.push(RawSpec {
-                id: case_id,
-                make: Box::new(move || {
-                    let input = int_input(family, n, seed)?;
-                    Ok(RawCase::new(vec![Array::Int32(input.x)], vec![Array::Int64(vec![input.sum])]))
-                }),
-            });
-        }
-    }
+    int_cases(plan, "reduce", contract, label, out, |family, n, seed| {
+        let input = int_input(family, n, seed)?;
+        Ok(RawCase::new(vec![Array::Int32(input.x)], vec![Array::Int64(vec![input.sum])]))
+    });
 }

@@ -1,9 +1,8 @@
 //! Raw cases of the integer scans: the GPU catalogue's int32 inputs (same
 //! sizes, families and seeds) with the model's int64 prefixes.
 
-use super::{Array, Buffer, Contract, Dtype, Len, RawCase, RawSpec};
+use super::{int_cases, Array, Buffer, Contract, Dtype, Len, RawCase, RawSpec};
 use crate::sweep::gpu::scan::int_case;
-use crate::sweep::gpu::{case_seed, id, int_families};
 use crate::sweep::SweepPlan;
 use kernels::ScanKind;
 
@@ -40,22 +39,13 @@ fn kind_of(contract: &Contract) -> ScanKind {
 /// Appends the raw scan cases of `contract`.
 pub fn cases(plan: &SweepPlan, contract: &Contract, label: &str, out: &mut Vec<RawSpec>) {
     let kind = kind_of(contract);
-    for &n in &plan.sizes {
-        for (f, family) in int_families(plan, n).into_iter().enumerate() {
-            let seed = case_seed(plan.seed, "scan", n, f);
-            let case_id = id("scan", format!("{label}.{}", contract.name), n.to_string(), n, &family.name(), seed);
-            out.push(RawSpec {
-                id: case_id,
-                make: Box::new(move || {
-                    let case = int_case(family, n, seed)?;
-                    // The expected prefixes are moved out, not copied (2 GB at 2^28).
-                    let expected = match kind {
-                        ScanKind::Exclusive => case.exclusive,
-                        ScanKind::Inclusive => case.inclusive,
-                    };
-                    Ok(RawCase::new(vec![Array::Int32(case.input)], vec![Array::Int64(expected)]))
-                }),
-            });
-        }
-    }
+    int_cases(plan, "scan", contract, label, out, move |family, n, seed| {
+        let case = int_case(family, n, seed)?;
+        // The expected prefixes are moved out, not copied (2 GB at 2^28).
+        let expected = match kind {
+            ScanKind::Exclusive => case.exclusive,
+            ScanKind::Inclusive => case.inclusive,
+        };
+        Ok(RawCase::new(vec![Array::Int32(case.input)], vec![Array::Int64(expected)]))
+    });
 }
