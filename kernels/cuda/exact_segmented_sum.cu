@@ -182,20 +182,12 @@ __device__ __forceinline__ void block_per_segment(const In* __restrict__ in, con
         i64 words[kExactWords];
         u32 flags;
         add_strided(in, offsets[s], offsets[s + 1], threadIdx.x, kBlockThreads, bins, words, flags);
-        // block_words reads `storage` before the barrier below, so the next
-        // segment's writes to it come after every read of this one.
-        const i64 total = block_words(words, flags, storage);
-        if (threadIdx.x < kExactRecordWords) totals[threadIdx.x] = total;
-        // totals is written by threads 0..9 and read by thread 0 below; the
-        // next segment writes it only after the barrier inside block_words,
-        // which thread 0 reaches after its read.
-        __syncthreads();
-        if (threadIdx.x == 0) {
-            i64 v[kExactWords];
-#pragma unroll
-            for (int w = 0; w < kExactWords; ++w) v[w] = totals[w];
-            out[s] = __uint_as_float(round_words(v, u32(totals[kExactWords]), limbs));
-        }
+        // block_round reads `storage` before its barrier, so the next
+        // segment's writes to it come after every read of this one; the next
+        // segment writes `totals` only after the barrier inside its
+        // block_words, which thread 0 reaches after its read of this one.
+        const u32 bits = block_round(words, flags, storage, totals, limbs);
+        if (threadIdx.x == 0) out[s] = __uint_as_float(bits);
     }
 }
 
@@ -205,33 +197,16 @@ __device__ __forceinline__ void block_per_segment(const In* __restrict__ in, con
 // kernels/src/exact_segmented_sum.rs: `offsets` holds segments + 1
 // non-decreasing entries, none past the input's length (checked by the
 // host); `out` holds `segments` floats, each written once.
-extern "C" __global__ void __launch_bounds__(kBlockThreads)
-    exact_segmented_warp_per_segment_f32(const float* __restrict__ in, const u32* __restrict__ offsets,
-                                         u64 segments, float* __restrict__ out) {
-    warp_per_segment<float>(in, offsets, segments, out);
-}
-extern "C" __global__ void __launch_bounds__(kBlockThreads)
-    exact_segmented_warp_per_segment_bf16(const u16* __restrict__ in, const u32* __restrict__ offsets,
-                                          u64 segments, float* __restrict__ out) {
-    warp_per_segment<u16>(in, offsets, segments, out);
-}
-extern "C" __global__ void __launch_bounds__(kBlockThreads)
-    exact_segmented_warp_window_f32(const float* __restrict__ in, const u32* __restrict__ offsets, u64 segments,
-                                    float* __restrict__ out) {
-    warp_window<float>(in, offsets, segments, out);
-}
-extern "C" __global__ void __launch_bounds__(kBlockThreads)
-    exact_segmented_warp_window_bf16(const u16* __restrict__ in, const u32* __restrict__ offsets, u64 segments,
-                                     float* __restrict__ out) {
-    warp_window<u16>(in, offsets, segments, out);
-}
-extern "C" __global__ void __launch_bounds__(kBlockThreads)
-    exact_segmented_block_per_segment_f32(const float* __restrict__ in, const u32* __restrict__ offsets,
-                                          u64 segments, float* __restrict__ out) {
-    block_per_segment<float>(in, offsets, segments, out);
-}
-extern "C" __global__ void __launch_bounds__(kBlockThreads)
-    exact_segmented_block_per_segment_bf16(const u16* __restrict__ in, const u32* __restrict__ offsets,
-                                           u64 segments, float* __restrict__ out) {
-    block_per_segment<u16>(in, offsets, segments, out);
-}
+#define PRIMLAB_EXACT_SEGMENTED_ENTRIES(SCHEDULE)                                                             \
+    extern "C" __global__ void __launch_bounds__(kBlockThreads) exact_segmented_##SCHEDULE##_f32(             \
+        const float* __restrict__ in, const u32* __restrict__ offsets, u64 segments, float* __restrict__ out) { \
+        SCHEDULE<float>(in, offsets, segments, out);                                                         \
+    }                                                                                                        \
+    extern "C" __global__ void __launch_bounds__(kBlockThreads) exact_segmented_##SCHEDULE##_bf16(            \
+        const u16* __restrict__ in, const u32* __restrict__ offsets, u64 segments, float* __restrict__ out) {   \
+        SCHEDULE<u16>(in, offsets, segments, out);                                                           \
+    }
+
+PRIMLAB_EXACT_SEGMENTED_ENTRIES(warp_per_segment)
+PRIMLAB_EXACT_SEGMENTED_ENTRIES(warp_window)
+PRIMLAB_EXACT_SEGMENTED_ENTRIES(block_per_segment)

@@ -294,7 +294,7 @@ __device__ __forceinline__ void partials(const In* __restrict__ in, u64 n, i64* 
 // (__ldcg), never from this SM's L1.
 __device__ __forceinline__ void finish(const i64* records, u32 blocks, float* result, WordsStorage& storage) {
     __shared__ i64 totals[kExactRecordWords];
-    __shared__ u32 limbs[2 * kExactWords - 7];  // 8 bin limbs, 2 of word 8, 1 pad
+    __shared__ u32 limbs[kExactLimbs];
     i64 words[kExactWords] = {};
     u32 flags = 0;
     for (u32 r = threadIdx.x; r < blocks; r += kBlockThreads) {
@@ -303,16 +303,8 @@ __device__ __forceinline__ void finish(const i64* records, u32 blocks, float* re
         flags |= u32(__ldcg(records + u64(r) * kExactRecordWords + kExactWords));
     }
     normalise(words);
-    const i64 total = block_words(words, flags, storage);
-    if (threadIdx.x < kExactRecordWords) totals[threadIdx.x] = total;
-    // totals is written by threads 0..9 and read by thread 0 below.
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        i64 v[kExactWords];
-#pragma unroll
-        for (int w = 0; w < kExactWords; ++w) v[w] = totals[w];
-        *result = __uint_as_float(round_words(v, u32(totals[kExactWords]), limbs));
-    }
+    const u32 bits = block_round(words, flags, storage, totals, limbs);
+    if (threadIdx.x == 0) *result = __uint_as_float(bits);
 }
 
 // One launch: every block writes its record; the block that arrives last

@@ -84,6 +84,19 @@ __device__ __forceinline__ typename P::Op::T combine_vector(typename P::Op::T ac
     return acc;
 }
 
+// The split of [lo, hi) that every schedule reads: scalar head [lo,
+// head_end) up to the first multiple of 4, 16-byte vectors [head_end,
+// body_end), scalar tail [body_end, hi).
+struct RangeParts {
+    u64 head_end;
+    u64 body_end;
+};
+
+__device__ __forceinline__ RangeParts range_parts(u64 lo, u64 hi) {
+    const u64 head_end = min(hi, (lo + 3) & ~3ull);
+    return RangeParts{head_end, max(head_end, hi & ~3ull)};
+}
+
 // Thread `rank` of a group of `lanes` threads combines, in increasing index
 // order, its share of [lo, hi): the scalar head up to the first multiple of
 // 4, the 16-byte vectors of the body (four loads in flight per round), then
@@ -98,8 +111,9 @@ __device__ __forceinline__ typename P::Op::T accumulate_range(const typename P::
     typedef typename VectorOf<typename P::In>::T V;
     const Op op = Op();
     T acc = Op::identity();
-    const u64 head_end = min(hi, (lo + 3) & ~3ull);
-    const u64 body_end = max(head_end, hi & ~3ull);
+    const RangeParts parts = range_parts(lo, hi);
+    const u64 head_end = parts.head_end;
+    const u64 body_end = parts.body_end;
     for (u64 i = lo + rank; i < head_end; i += lanes) acc = op(acc, P::lift(input[i], i - segment_begin));
 
     const V* __restrict__ vectors = reinterpret_cast<const V*>(input);
@@ -163,13 +177,12 @@ struct ShortShare {
 
     __device__ __forceinline__ void load(const typename P::In* __restrict__ input, u64 lo, u64 hi, u32 rank) {
         typedef typename VectorOf<typename P::In>::T V;
-        const u64 head_end = min(hi, (lo + 3) & ~3ull);
-        const u64 body_end = max(head_end, hi & ~3ull);
+        const RangeParts parts = range_parts(lo, hi);
         head_index = lo + rank;
-        vector_index = head_end + 4ull * rank;
-        tail_index = body_end + rank;
-        has_head = head_index < head_end;
-        has_vector = vector_index < body_end;
+        vector_index = parts.head_end + 4ull * rank;
+        tail_index = parts.body_end + rank;
+        has_head = head_index < parts.head_end;
+        has_vector = vector_index < parts.body_end;
         has_tail = tail_index < hi;
         // Guarded loads, all issued before any combine below waits on them.
         head = has_head ? input[head_index] : typename P::In();
@@ -193,9 +206,8 @@ struct ShortShare {
 // Whether accumulate_range over [lo, hi) gives each of `lanes` threads at
 // most one vector of the body, i.e. whether ShortShare holds its share.
 __device__ __forceinline__ bool is_short(u64 lo, u64 hi, u32 lanes) {
-    const u64 head_end = min(hi, (lo + 3) & ~3ull);
-    const u64 body_end = max(head_end, hi & ~3ull);
-    return (body_end - head_end) / 4 <= lanes;
+    const RangeParts parts = range_parts(lo, hi);
+    return (parts.body_end - parts.head_end) / 4 <= lanes;
 }
 
 // Warp w of the grid takes segments kSegmentsPerWarp * w + j (j <
@@ -207,8 +219,8 @@ __device__ __forceinline__ bool is_short(u64 lo, u64 hi, u32 lanes) {
 // after another through accumulate_range: for short segments only.
 template <class P>
 __device__ __forceinline__ void warp_batched_segments(const typename P::In* __restrict__ input,
-                                                 const u32* __restrict__ offsets, u64 segments,
-                                                 typename P::Op::T* __restrict__ out) {
+                                                      const u32* __restrict__ offsets, u64 segments,
+                                                      typename P::Op::T* __restrict__ out) {
     typedef typename P::Op Op;
     const Op op = Op();
     const u32 lane = u32(lane_id());

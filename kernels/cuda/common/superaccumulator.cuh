@@ -186,4 +186,26 @@ __device__ __forceinline__ u32 round_words(i64 (&v)[kExactWords], u32 all, u32* 
     return bits;
 }
 
+// The block's threads' words and flags added (block_words) and rounded once
+// (round_words): the f32 bits in thread 0's return value, 0 in the others.
+// Every thread of the block must call it (barriers inside). `totals` (one
+// record, kExactRecordWords i64) and `limbs` (kExactLimbs u32) are shared
+// scratch; a caller that calls it again must not write them before a
+// barrier that thread 0 reaches after this call (block_words has one).
+__device__ __forceinline__ u32 block_round(const i64 (&words)[kExactWords], u32 flags, WordsStorage& storage,
+                                           i64* totals, u32* limbs) {
+    const i64 total = block_words(words, flags, storage);
+    if (threadIdx.x < kExactRecordWords) totals[threadIdx.x] = total;
+    // totals is written by threads 0..9 and read by thread 0 below.
+    __syncthreads();
+    u32 bits = 0;
+    if (threadIdx.x == 0) {
+        i64 v[kExactWords];
+#pragma unroll
+        for (int w = 0; w < kExactWords; ++w) v[w] = totals[w];
+        bits = round_words(v, u32(totals[kExactWords]), limbs);
+    }
+    return bits;
+}
+
 }  // namespace primlab
