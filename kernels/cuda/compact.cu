@@ -21,6 +21,7 @@
 #include "common/block_scan.cuh"
 #include "common/decoupled_lookback.cuh"
 #include "common/operators.cuh"
+#include "common/tile_io.cuh"
 
 using namespace primlab;
 
@@ -188,112 +189,143 @@ compact_scatter(const i32* __restrict__ input, const u32* __restrict__ flags, co
 // One tile per block (grid = number of tiles). `scratch` is the look-back
 // scratch (tile counter, error word, one descriptor per tile), cleared by
 // the host before every launch.
-template <class Selector>
-__device__ __forceinline__ void single_pass_tile(const i32* __restrict__ input, u64 n, Selector selector,
-                                                 i32* __restrict__ output, u32* __restrict__ count, u64* scratch) {
-    __shared__ u32 tile_slot;
-    __shared__ BlockScanStorage<i64> scan_storage;
-    __shared__ i64 tile_exclusive;
-    __shared__ i32 stage[kSinglePassTileItems];
+struct SinglePass {
+    // The tile layer's striped fetch: vector k of thread t holds items
+    // [(k * kBlockThreads + t) * 4, +4) of the tile, so every warp load is
+    // 512 contiguous bytes; missing items of the partial tile read 0.
+    typedef TileExchange<i32, kBlockThreads, 4 * kSinglePassVectorsPerThread> Load;
+    struct Storage {
+        BlockScanStorage<i64> scan;
+        i64 tile_exclusive;
+        u32 tile;
+        i32 stage[kSinglePassTileItems];
+    };
 
-    const TileStatus<i64> status = tile_status_in<i64>(scratch);
-    const u32 tile = acquire_tile_id(status.tile_counter, &tile_slot);
-    const u64 tile_base = (u64)tile * kSinglePassTileItems;
-    const int tid = int(threadIdx.x);
-    const int lane = lane_id();
+    // The tile-relative index of the first item of thread t's vector k.
+    static __device__ __forceinline__ u32 vector_first(int k, int t) { return u32(k * kBlockThreads + t) * 4u; }
 
-    // Load: vector row k of thread t covers items [first, first + 4).
-    i32 values[kSinglePassVectorsPerThread][4];
-    u32 keep[kSinglePassVectorsPerThread];
+    // visit(item, value, kept, rank) for every item of this thread, rank =
+    // the item's place among the tile's kept items (the next kept item's
+    // place when it is rejected).
+    template <class Visit>
+    static __device__ __forceinline__ void for_each_item(const typename Load::Fetched& f,
+                                                         const u32 (&keep)[kSinglePassVectorsPerThread],
+                                                         const u32 (&row_base)[kSinglePassVectorsPerThread],
+                                                         Visit visit) {
 #pragma unroll
-    for (int k = 0; k < kSinglePassVectorsPerThread; ++k) {
-        const u64 first = tile_base + ((u64)k * kBlockThreads + tid) * 4;
-        if (first + 4 <= n) {
-            // first % 4 == 0 and input is a whole allocation: 16-byte aligned.
-            const int4 v = reinterpret_cast<const int4*>(input + first)[0];
-            values[k][0] = v.x; values[k][1] = v.y; values[k][2] = v.z; values[k][3] = v.w;
-            keep[k] = selector.keep4(v, first);
-        } else {
-            keep[k] = 0;
+        for (int k = 0; k < kSinglePassVectorsPerThread; ++k) {
+            u32 rank = row_base[k];
 #pragma unroll
             for (int j = 0; j < 4; ++j) {
-                const bool in_range = first + j < n;
-                values[k][j] = in_range ? input[first + j] : 0;
-                if (in_range && selector.keep(values[k][j], first + j)) keep[k] |= 1u << j;
+                const u32 kept = (keep[k] >> j) & 1u;
+                visit(vector_first(k, int(threadIdx.x)) + u32(j), f.v[k].item[j], kept, rank);
+                rank += kept;
             }
         }
     }
 
-    // One block scan of the packed counts (one field per vector row).
-    i64 packed = 0;
+    template <bool FULL, class Selector>
+    static __device__ __forceinline__ void tile(const i32* __restrict__ tile_in, u32 valid, u64 tile_base, u32 tile,
+                                                bool last_tile, Selector selector, i32* __restrict__ output,
+                                                u32* __restrict__ count, const TileStatus<i64>& status,
+                                                Storage& storage) {
+        const int tid = int(threadIdx.x);
+        const int lane = lane_id();
+        typename Load::Fetched f;
+        Load::template fetch<FULL>(tile_in, valid, 0, f);
+        u32 keep[kSinglePassVectorsPerThread];
 #pragma unroll
-    for (int k = 0; k < kSinglePassVectorsPerThread; ++k) packed |= (i64)__popc(keep[k]) << (kPackedFieldBits * k);
-    i64 packed_total;
-    const i64 packed_prefix = block_exclusive_scan(packed, SumI64(), scan_storage, packed_total);
-    u32 row_base[kSinglePassVectorsPerThread];
-    u32 tile_count = 0;
+        for (int k = 0; k < kSinglePassVectorsPerThread; ++k) {
+            const u32 first = vector_first(k, tid);
+            if (FULL || first + 4 <= valid) {
+                const int4 v = make_int4(f.v[k].item[0], f.v[k].item[1], f.v[k].item[2], f.v[k].item[3]);
+                keep[k] = selector.keep4(v, tile_base + first);
+            } else {
+                // Items past `valid` are never kept (and the flagged selector
+                // must not read their flags).
+                keep[k] = 0;
 #pragma unroll
-    for (int k = 0; k < kSinglePassVectorsPerThread; ++k) {
-        row_base[k] = tile_count + u32((packed_prefix >> (kPackedFieldBits * k)) & kPackedFieldMask);
-        tile_count += u32((packed_total >> (kPackedFieldBits * k)) & kPackedFieldMask);
-    }
-
-    // Warp 0 finds the count of every earlier tile; the other warps go on.
-    if (warp_id() == 0) {
-        i64 exclusive = 0;
-        if (tile == 0) {
-            if (lane == 0) publish_prefix(status, 0u, (i64)tile_count);
-        } else {
-            if (lane == 0) publish_aggregate(status, tile, (i64)tile_count);
-            exclusive = lookback_exclusive_prefix(status, tile, SumI64());
-            if (lane == 0) publish_prefix(status, tile, exclusive + (i64)tile_count);
+                for (int j = 0; j < 4; ++j) {
+                    if (first + j < valid && selector.keep(f.v[k].item[j], tile_base + first + j)) keep[k] |= 1u << j;
+                }
+            }
         }
-        if (lane == 0) tile_exclusive = exclusive;
-    }
 
-    // Stage the kept items at their rank within the tile.
+        // One block scan of the packed counts (one field per vector row).
+        i64 packed = 0;
 #pragma unroll
-    for (int k = 0; k < kSinglePassVectorsPerThread; ++k) {
-        u32 rank = row_base[k];
+        for (int k = 0; k < kSinglePassVectorsPerThread; ++k) packed |= (i64)__popc(keep[k]) << (kPackedFieldBits * k);
+        i64 packed_total;
+        const i64 packed_prefix = block_exclusive_scan(packed, SumI64(), storage.scan, packed_total);
+        u32 row_base[kSinglePassVectorsPerThread];
+        u32 tile_count = 0;
 #pragma unroll
-        for (int j = 0; j < 4; ++j) {
-            const u32 kept = (keep[k] >> j) & 1u;
-            if (kept) stage[rank] = values[k][j];
-            rank += kept;
+        for (int k = 0; k < kSinglePassVectorsPerThread; ++k) {
+            row_base[k] = tile_count + u32((packed_prefix >> (kPackedFieldBits * k)) & kPackedFieldMask);
+            tile_count += u32((packed_total >> (kPackedFieldBits * k)) & kPackedFieldMask);
         }
-    }
-    // The copy below reads stage slots written by other threads, and
-    // tile_exclusive written by warp 0 (RAW).
-    __syncthreads();
-    const u64 tile_offset = (u64)tile_exclusive;
-    for (u32 s = u32(tid); s < tile_count; s += kBlockThreads) output[tile_offset + s] = stage[s];
+
+        // Warp 0 finds the count of every earlier tile; the other warps go on.
+        if (warp_id() == 0) {
+            i64 exclusive = 0;
+            if (tile == 0) {
+                if (lane == 0) publish_prefix(status, 0u, (i64)tile_count);
+            } else {
+                if (lane == 0) publish_aggregate(status, tile, (i64)tile_count);
+                exclusive = lookback_exclusive_prefix(status, tile, SumI64());
+                if (lane == 0) publish_prefix(status, tile, exclusive + (i64)tile_count);
+            }
+            if (lane == 0) storage.tile_exclusive = exclusive;
+        }
+
+        // Stage the kept items at their rank within the tile.
+        for_each_item(f, keep, row_base, [&](u32, i32 value, u32 kept, u32 rank) {
+            if (kept) storage.stage[rank] = value;
+        });
+        // The copy below reads stage slots written by other threads, and
+        // tile_exclusive written by warp 0 (RAW).
+        __syncthreads();
+        const u64 tile_offset = (u64)storage.tile_exclusive;
+        for (u32 s = u32(tid); s < tile_count; s += kBlockThreads) output[tile_offset + s] = storage.stage[s];
 #if PRIMLAB_MUTANT == 9
-    // MUTANT 9: a rejected item still writes, at its prefix destination (the
-    // slot of the next kept item, or one past the tile's last kept item).
-#pragma unroll
-    for (int k = 0; k < kSinglePassVectorsPerThread; ++k) {
-        u32 rank = row_base[k];
-#pragma unroll
-        for (int j = 0; j < 4; ++j) {
-            const u32 kept = (keep[k] >> j) & 1u;
-            const u64 item = tile_base + ((u64)k * kBlockThreads + tid) * 4 + j;
-            if (!kept && item < n) output[tile_offset + rank] = values[k][j];
-            rank += kept;
+        // MUTANT 9: a rejected item still writes, at its prefix destination
+        // (the slot of the next kept item, or one past the tile's last kept
+        // item).
+        for_each_item(f, keep, row_base, [&](u32 item, i32 value, u32 kept, u32 rank) {
+            if (!kept && item < valid) output[tile_offset + rank] = value;
+        });
+#endif
+        if (tid == 0 && last_tile) *count = u32(tile_offset + tile_count);
+    }
+
+    template <class Selector>
+    static __device__ __forceinline__ void run(const i32* __restrict__ input, u64 n, Selector selector,
+                                               i32* __restrict__ output, u32* __restrict__ count, u64* scratch) {
+        __shared__ Storage storage;
+        const TileStatus<i64> status = tile_status_in<i64>(scratch);
+        const u32 tile_id = acquire_tile_id(status.tile_counter, &storage.tile);
+        const u64 tile_base = (u64)tile_id * kSinglePassTileItems;
+        const bool last_tile = tile_base + kSinglePassTileItems >= n;
+        // Block-uniform: every thread takes the same branch, so the barriers
+        // inside either instantiation are reached by the whole block.
+        if (tile_base + kSinglePassTileItems <= n) {
+            tile<true>(input + tile_base, kSinglePassTileItems, tile_base, tile_id, last_tile, selector, output, count,
+                       status, storage);
+        } else {
+            tile<false>(input + tile_base, u32(n - tile_base), tile_base, tile_id, last_tile, selector, output, count,
+                        status, storage);
         }
     }
-#endif
-    const u64 tiles = (n + kSinglePassTileItems - 1) / kSinglePassTileItems;
-    if (tid == 0 && (u64)tile == tiles - 1) *count = u32(tile_offset + tile_count);
-}
+};
 
 extern "C" __global__ void __launch_bounds__(kBlockThreads, kSinglePassMinBlocksPerSm)
 compact_single_pass_positive(const i32* __restrict__ input, u64 n, i32* __restrict__ output, u32* __restrict__ count,
                              u64* scratch) {
-    single_pass_tile(input, n, SelectPositive{}, output, count, scratch);
+    SinglePass::run(input, n, SelectPositive{}, output, count, scratch);
 }
 
 extern "C" __global__ void __launch_bounds__(kBlockThreads, kSinglePassMinBlocksPerSm)
 compact_single_pass_flagged(const i32* __restrict__ input, const u8* __restrict__ selector_flags, u64 n,
                             i32* __restrict__ output, u32* __restrict__ count, u64* scratch) {
-    single_pass_tile(input, n, SelectFlagged{selector_flags}, output, count, scratch);
+    SinglePass::run(input, n, SelectFlagged{selector_flags}, output, count, scratch);
 }

@@ -192,10 +192,11 @@ scan_blelloch_add_offsets_totals_affine(AffineMap* __restrict__ data, const Affi
 // thread t owning items [t * kScanItemsPerThread, (t + 1) * ...) (blocked):
 //  1. Load the tile (tile_io.cuh; the last tile is the partial one, FULL=false,
 //     whose missing items read the identity).
-//  2. Thread-serial scan of its items, block_exclusive_scan of the thread totals.
+//  2. Thread-serial total of its items, block_exclusive_scan of the totals.
 //  3. The tile prefix by decoupled look-back (tile_exclusive_prefix).
-//  4. out = tile prefix (+) thread prefix (+) thread-serial prefix, stored
-//     through the tile layer (the partial tile writes only its valid items).
+//  4. out = tile prefix (+) thread prefix, then the thread's items combined
+//     onto it left to right, stored through the tile layer (the partial tile
+//     writes only its valid items).
 // Scratch (zeroed by a memset in the plan before every launch): the look-back
 // header words and one descriptor per tile (decoupled_lookback.cuh).
 
@@ -279,23 +280,31 @@ struct LookbackScan {
         In x[ITEMS];
         Load::template load<FULL>(tile_in + group_first, group_valid, x, input_identity(op, tile_in),
                                   storage.exchange[group].load);
-        T local[ITEMS];
+        // Only the thread's total crosses the block scan and the look-back;
+        // the per-item prefixes are formed after them, from the loaded
+        // inputs. Holding the narrow inputs (int32) instead of the wide
+        // prefixes (int64) across the look-back keeps the kernel inside the
+        // policy's register budget without spilling to local memory.
         T running = Op::identity();
 #pragma unroll
-        for (int i = 0; i < ITEMS; ++i) {
-            const T next = op(running, lift(x[i]));
-            local[i] = INCLUSIVE ? next : running;
-            running = next;
-        }
+        for (int i = 0; i < ITEMS; ++i) running = op(running, lift(x[i]));
         // The barriers inside block_exclusive_scan also order every thread's
         // reads of the loaded tile before the store stages into the same
         // bytes (WAR).
         T tile_total;
         const T thread_prefix = block_exclusive_scan<Op, THREADS>(running, op, storage.scan, tile_total);
         const T tile_prefix = tile_exclusive_prefix(status, tile_id, tile_total, op, &storage.prefix);
-        const T base = op(tile_prefix, thread_prefix);
+        // out[i] = (tile prefix (+) thread prefix) (+) x[0] (+) ... (+) x[i-1]
+        // (then (+) x[i] when INCLUSIVE), combined left to right: the same
+        // value as the prefix of the whole input by associativity alone.
+        T prefix = op(tile_prefix, thread_prefix);
+        T local[ITEMS];
 #pragma unroll
-        for (int i = 0; i < ITEMS; ++i) local[i] = op(base, local[i]);
+        for (int i = 0; i < ITEMS; ++i) {
+            const T next = op(prefix, lift(x[i]));
+            local[i] = INCLUSIVE ? next : prefix;
+            prefix = next;
+        }
         Store::template store<FULL>(tile_out + group_first, group_valid, local, storage.exchange[group].store);
     }
 

@@ -138,7 +138,9 @@ pub struct CompactPolicy {
     pub single_pass_vectors_per_thread: u32,
     /// `kSinglePassMinBlocksPerSm`: the `__launch_bounds__` minimum of the
     /// single-pass kernels (a register cap), so that this many tiles load
-    /// at once per SM.
+    /// at once per SM. 6 (40 registers) beat 5 (48) by 5 % at 2^24-2^28
+    /// beside CUB once the full tile compiled without bounds checks
+    /// (scripts/baselines/compact_explore.cu, receipts/ncu/compact_tile_shapes.txt).
     pub single_pass_min_blocks_per_sm: u32,
 }
 
@@ -191,7 +193,7 @@ pub const EXACT_SUM: ExactSumPolicy =
 pub const COMPACT: CompactPolicy = CompactPolicy {
     three_phase_items_per_thread: 8,
     single_pass_vectors_per_thread: 5,
-    single_pass_min_blocks_per_sm: 5,
+    single_pass_min_blocks_per_sm: 6,
 };
 /// Histograms.
 pub const HISTOGRAM: HistogramPolicy =
