@@ -17,6 +17,7 @@
 #include "common/memory_order.cuh"
 #include "common/operators.cuh"
 #include "common/shuffle.cuh"
+#include "common/strided_load.cuh"
 #include "common/vector_of.cuh"
 #include "common/warp_reduce.cuh"
 
@@ -115,17 +116,9 @@ __device__ __forceinline__ void scan_range(const Elem* __restrict__ p, u32 count
     constexpr u32 kWidth = sizeof(Vec) / sizeof(Elem);
     static_assert(kWidth == 4, "consider_vec visits four lanes");
     if (vectors) {
-        const Vec* __restrict__ pv = reinterpret_cast<const Vec*>(p);
         const u32 vector_count = count / kWidth;
-        u32 i = start;
-        for (; i + (UNROLL - 1) * step < vector_count; i += UNROLL * step) {
-            Vec v[UNROLL];
-#pragma unroll
-            for (int u = 0; u < UNROLL; ++u) v[u] = pv[i + u * step];
-#pragma unroll
-            for (int u = 0; u < UNROLL; ++u) state.consider_vec(v[u], (i + u * step) * kWidth, flat_base);
-        }
-        for (; i < vector_count; i += step) state.consider_vec(pv[i], i * kWidth, flat_base);
+        for_each_strided_vector<UNROLL>(as_vectors(p), start, vector_count, step,
+                                        [&](const Vec& v, u32 i) { state.consider_vec(v, i * kWidth, flat_base); });
         const u32 tail = count - vector_count * kWidth;
         if (start < tail) {
             const u32 c = vector_count * kWidth + start;

@@ -22,6 +22,7 @@
 #include "common/decoupled_lookback.cuh"
 #include "common/operators.cuh"
 #include "common/tile_io.cuh"
+#include "common/vector_of.cuh"
 
 using namespace primlab;
 
@@ -92,9 +93,9 @@ __device__ __forceinline__ void keep_flags(const i32* __restrict__ input, u64 n,
     const u64 first_thread = (u64)blockIdx.x * kBlockThreads + threadIdx.x;
     for (u64 g = first_thread; g < groups; g += stride) {
         int4 v = make_int4(0, 0, 0, 0);
-        if (Selector::kReadsValues) v = reinterpret_cast<const int4*>(input)[g];
+        if (Selector::kReadsValues) v = as_vectors(input)[g];
         const u32 bits = selector.keep4(v, g * 4);
-        reinterpret_cast<uint4*>(flags)[g] = make_uint4(bits & 1u, (bits >> 1) & 1u, (bits >> 2) & 1u, (bits >> 3) & 1u);
+        as_vectors(flags)[g] = make_uint4(bits & 1u, (bits >> 1) & 1u, (bits >> 2) & 1u, (bits >> 3) & 1u);
     }
     for (u64 i = groups * 4 + first_thread; i < n; i += stride) {
         const i32 x = Selector::kReadsValues ? input[i] : 0;
@@ -128,8 +129,8 @@ compact_scan_tiles(const u32* values, u64 len, u32* exclusive_out, u32* __restri
     u32 items[kThreePhaseItemsPerThread];
     if (first + kThreePhaseItemsPerThread <= len) {
         // first is a multiple of 8 and `values` a whole allocation: 16-byte aligned.
-        const uint4 a = reinterpret_cast<const uint4*>(values + first)[0];
-        const uint4 b = reinterpret_cast<const uint4*>(values + first)[1];
+        const uint4 a = as_vectors(values + first)[0];
+        const uint4 b = as_vectors(values + first)[1];
         items[0] = a.x; items[1] = a.y; items[2] = a.z; items[3] = a.w;
         items[4] = b.x; items[5] = b.y; items[6] = b.z; items[7] = b.w;
     } else {

@@ -77,6 +77,7 @@
 // finish its record (an atomic arrival count) adds the G records, normalises
 // and rounds once.
 #include "common/config.cuh"
+#include "common/vector_of.cuh"
 #include "common/shuffle.cuh"
 #include "common/superaccumulator.cuh"
 
@@ -215,11 +216,11 @@ __device__ __forceinline__ void load_tile(const float* __restrict__ in, u64 n, u
     for (int j = 0; j < kExactItemsPerThread / 4; ++j) {
         const u64 e = base + 4 * (u64(j) * kBlockThreads + threadIdx.x);
         if (e + 4 <= n) {
-            const uint4 t = *reinterpret_cast<const uint4*>(in + e);
-            v[4 * j] = t.x;
-            v[4 * j + 1] = t.y;
-            v[4 * j + 2] = t.z;
-            v[4 * j + 3] = t.w;
+            const float4 t = as_vectors(in + e)[0];
+            v[4 * j] = __float_as_uint(t.x);
+            v[4 * j + 1] = __float_as_uint(t.y);
+            v[4 * j + 2] = __float_as_uint(t.z);
+            v[4 * j + 3] = __float_as_uint(t.w);
         } else {
 #pragma unroll
             for (int k = 0; k < 4; ++k) v[4 * j + k] = e + k < n ? __float_as_uint(in[e + k]) : 0u;
@@ -235,7 +236,7 @@ __device__ __forceinline__ void load_tile(const u16* __restrict__ in, u64 n, u32
     for (int j = 0; j < kExactItemsPerThread / 8; ++j) {
         const u64 e = base + 8 * (u64(j) * kBlockThreads + threadIdx.x);
         if (e + 8 <= n) {
-            const uint4 t = *reinterpret_cast<const uint4*>(in + e);
+            const uint4 t = as_vectors(in + e)[0];
             const u32 w[4] = {t.x, t.y, t.z, t.w};
 #pragma unroll
             for (int k = 0; k < 4; ++k) {

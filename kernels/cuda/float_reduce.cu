@@ -21,6 +21,8 @@
 #include "common/bf16.cuh"
 #include "common/block_reduce.cuh"
 #include "common/operators.cuh"
+#include "common/strided_load.cuh"
+#include "common/vector_of.cuh"
 #include "common/warp_reduce.cuh"
 
 using namespace primlab;
@@ -171,25 +173,16 @@ __device__ __forceinline__ void add_each(const uint4& v, float* result) {
         atomicAdd(result, __uint_as_float(w[k] & 0xffff0000u));
     }
 }
-// The 16-byte vector an input is read as: float4 for f32, uint4 for bf16 patterns.
+// The input is read as VectorOf<In>: float4 for f32, uint4 for bf16 patterns.
 template <class In>
-struct InputVector;
-template <>
-struct InputVector<float> {
-    typedef float4 T;
-};
-template <>
-struct InputVector<u16> {
-    typedef uint4 T;
-};
-template <class In, class Vec = typename InputVector<In>::T>
 __device__ __forceinline__ void atomic_per_element(const In* __restrict__ in, u64 n, float* result) {
+    typedef typename VectorOf<In>::T Vec;
     constexpr u64 kWidth = sizeof(Vec) / sizeof(In);
     const u64 vector_count = n / kWidth;
     const u64 thread = u64(blockIdx.x) * kBlockThreads + threadIdx.x;
     const u64 threads = u64(gridDim.x) * kBlockThreads;
-    const Vec* __restrict__ vectors = reinterpret_cast<const Vec*>(in);
-    for (u64 i = thread; i < vector_count; i += threads) add_each(vectors[i], result);
+    for_each_strided_vector<1>(as_vectors(in), thread, vector_count, threads,
+                               [result](const Vec& v, u64) { add_each(v, result); });
     const u64 tail = n - vector_count * kWidth;
     if (thread < tail) atomicAdd(result, widen(in[vector_count * kWidth + thread]));
 }

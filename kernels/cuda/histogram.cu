@@ -30,6 +30,7 @@
 //                      bin per block
 #include "common/config.cuh"
 #include "common/operators.cuh"
+#include "common/strided_load.cuh"
 #include "common/vector_of.cuh"
 #include "common/warp_reduce.cuh"
 
@@ -134,7 +135,7 @@ __device__ __forceinline__ void global_atomic(const typename Binner::Sample* __r
     const u64 stride = (u64)gridDim.x * kBlockThreads;
     const u64 first = (u64)blockIdx.x * kBlockThreads + threadIdx.x;
     for (u64 v = first; v < vectors; v += stride) {
-        const V x = reinterpret_cast<const V*>(input)[v];
+        const V x = as_vectors(input)[v];
         count_global(binner, x.x, hist);
         count_global(binner, x.y, hist);
         count_global(binner, x.z, hist);
@@ -176,18 +177,10 @@ __device__ __forceinline__ void thread_counters(const typename Binner::Sample* _
     const u64 vectors = n / 4;
     const u64 stride = (u64)gridDim.x * kBlockThreads;
     const u64 first = (u64)blockIdx.x * kBlockThreads + tid;
-    const V* __restrict__ vec = reinterpret_cast<const V*>(input);
-    u64 v = first;
     // Four 16-byte loads in flight per thread before the counting (64 B per
     // thread keeps enough bytes in flight even at half occupancy).
-    for (; v + 3 * stride < vectors; v += 4 * stride) {
-        V x[4];
-#pragma unroll
-        for (int u = 0; u < 4; ++u) x[u] = vec[v + u * stride];
-#pragma unroll
-        for (int u = 0; u < 4; ++u) count_private4(binner, x[u], mine);
-    }
-    for (; v < vectors; v += stride) count_private4(binner, vec[v], mine);
+    for_each_strided_vector<4>(as_vectors(input), first, vectors, stride,
+                               [binner, mine](const V& x, u64) { count_private4(binner, x, mine); });
     for (u64 i = vectors * 4 + first; i < n; i += stride) count_private(binner, input[i], mine);
 
     // Warps read other threads' counters only after every thread has
@@ -234,7 +227,7 @@ __device__ __forceinline__ void warp_copies(const typename Binner::Sample* __res
         const u64 v = base + lane;
         const bool valid = v < vectors;
         V x = {};
-        if (valid) x = reinterpret_cast<const V*>(input)[v];
+        if (valid) x = as_vectors(input)[v];
         count_aggregated(valid ? binner(x.x) : kNoBin, copy);
         count_aggregated(valid ? binner(x.y) : kNoBin, copy);
         count_aggregated(valid ? binner(x.z) : kNoBin, copy);

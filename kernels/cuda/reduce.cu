@@ -21,6 +21,7 @@
 #include "common/memory_order.cuh"
 #include "common/operators.cuh"
 #include "common/tile_io.cuh"
+#include "common/vector_of.cuh"
 
 using namespace primlab;
 
@@ -170,7 +171,7 @@ reduce_block_atomic_i32(const i32* __restrict__ in, u64 count, i64* out) {
     i64 sum = 0;
     if (block_first + kAtomicBlockItems <= count) {
         // Whole block: 16-byte loads (block_first is a multiple of 4096 items).
-        const int4* vectors = reinterpret_cast<const int4*>(in + block_first);
+        const int4* vectors = as_vectors(in + block_first);
         int4 v[kAtomicVectorsPerThread];
 #pragma unroll
         for (int k = 0; k < kAtomicVectorsPerThread; ++k) v[k] = vectors[k * kBlockThreads + threadIdx.x];

@@ -22,6 +22,7 @@
 #include "common/config.cuh"
 #include "common/block_reduce.cuh"
 #include "common/operators.cuh"
+#include "common/strided_load.cuh"
 #include "common/vector_of.cuh"
 #include "common/warp_reduce.cuh"
 
@@ -116,17 +117,10 @@ __device__ __forceinline__ typename P::Op::T accumulate_range(const typename P::
     const u64 body_end = parts.body_end;
     for (u64 i = lo + rank; i < head_end; i += lanes) acc = op(acc, P::lift(input[i], i - segment_begin));
 
-    const V* __restrict__ vectors = reinterpret_cast<const V*>(input);
-    const u64 vector_end = body_end / 4;
-    u64 v = head_end / 4 + rank;
-    for (; v + 3ull * lanes < vector_end; v += 4ull * lanes) {
-        V x[4];
-#pragma unroll
-        for (int u = 0; u < 4; ++u) x[u] = vectors[v + (u64)u * lanes];
-#pragma unroll
-        for (int u = 0; u < 4; ++u) acc = combine_vector<P>(acc, x[u], (v + (u64)u * lanes) * 4 - segment_begin);
-    }
-    for (; v < vector_end; v += lanes) acc = combine_vector<P>(acc, vectors[v], v * 4 - segment_begin);
+    acc = fold_strided_vectors<4>(as_vectors(input), head_end / 4 + rank, body_end / 4, u64(lanes), acc,
+                                  [segment_begin](T a, const V& x, u64 v) {
+                                      return combine_vector<P>(a, x, v * 4 - segment_begin);
+                                  });
 
     for (u64 i = body_end + rank; i < hi; i += lanes) acc = op(acc, P::lift(input[i], i - segment_begin));
     return acc;
@@ -186,7 +180,7 @@ struct ShortShare {
         has_tail = tail_index < hi;
         // Guarded loads, all issued before any combine below waits on them.
         head = has_head ? input[head_index] : typename P::In();
-        vector = has_vector ? reinterpret_cast<const V*>(input)[vector_index / 4] : V();
+        vector = has_vector ? as_vectors(input)[vector_index / 4] : V();
         tail = has_tail ? input[tail_index] : typename P::In();
     }
 
