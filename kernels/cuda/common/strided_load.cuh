@@ -18,23 +18,6 @@
 
 namespace primlab {
 
-template <int UNROLL, class V, class Index, class Visit>
-__device__ __forceinline__ void for_each_strided_vector(const V* __restrict__ vectors, Index first, Index end,
-                                                        Index step, Visit visit) {
-    static_assert(UNROLL >= 1, "at least one load a round");
-    Index i = first;
-    if constexpr (UNROLL > 1) {
-        for (; i + Index(UNROLL - 1) * step < end; i += Index(UNROLL) * step) {
-            V v[UNROLL];
-#pragma unroll
-            for (int u = 0; u < UNROLL; ++u) v[u] = vectors[i + Index(u) * step];
-#pragma unroll
-            for (int u = 0; u < UNROLL; ++u) visit(v[u], i + Index(u) * step);
-        }
-    }
-    for (; i < end; i += step) visit(vectors[i], i);
-}
-
 template <int UNROLL, class V, class Index, class T, class Combine>
 __device__ __forceinline__ T fold_strided_vectors(const V* __restrict__ vectors, Index first, Index end, Index step,
                                                   T acc, Combine combine) {
@@ -51,6 +34,19 @@ __device__ __forceinline__ T fold_strided_vectors(const V* __restrict__ vectors,
     }
     for (; i < end; i += step) acc = combine(acc, vectors[i], i);
     return acc;
+}
+
+// The accumulator of a fold that only visits.
+struct NoAccumulator {};
+
+template <int UNROLL, class V, class Index, class Visit>
+__device__ __forceinline__ void for_each_strided_vector(const V* __restrict__ vectors, Index first, Index end,
+                                                        Index step, Visit visit) {
+    fold_strided_vectors<UNROLL>(vectors, first, end, step, NoAccumulator{},
+                                 [&visit](NoAccumulator, const V& v, Index i) {
+                                     visit(v, i);
+                                     return NoAccumulator{};
+                                 });
 }
 
 }  // namespace primlab
