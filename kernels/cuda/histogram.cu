@@ -38,8 +38,9 @@ using namespace primlab;
 
 // ---- tuning policy of this family (values from kernels/src/policy.rs) ----
 
-#if !defined(PRIMLAB_HISTOGRAM_MAX_BINS) || !defined(PRIMLAB_HISTOGRAM_THREAD_COUNTER_MAX_BINS)
-#error "policy.rs passes PRIMLAB_HISTOGRAM_MAX_BINS and PRIMLAB_HISTOGRAM_THREAD_COUNTER_MAX_BINS: one is missing"
+#if !defined(PRIMLAB_HISTOGRAM_MAX_BINS) || !defined(PRIMLAB_HISTOGRAM_THREAD_COUNTER_MAX_BINS) || \
+    !defined(PRIMLAB_HISTOGRAM_THREAD_COUNTER_VECTORS_IN_FLIGHT)
+#error "policy.rs passes PRIMLAB_HISTOGRAM_MAX_BINS, PRIMLAB_HISTOGRAM_THREAD_COUNTER_MAX_BINS and PRIMLAB_HISTOGRAM_THREAD_COUNTER_VECTORS_IN_FLIGHT: one is missing"
 #endif
 
 constexpr u32 kMaxBins = PRIMLAB_HISTOGRAM_MAX_BINS;
@@ -49,6 +50,9 @@ static_assert(kMaxBins <= 4096, "the binning error bound below holds for at most
 static_assert(kMaxBins * 4 * 2 <= 32 * 1024, "two copies of the largest histogram fit 32 KB");
 // thread_counters needs bins * kBlockThreads * 4 bytes of shared memory.
 constexpr u32 kThreadCounterMaxBins = PRIMLAB_HISTOGRAM_THREAD_COUNTER_MAX_BINS;
+// 16-byte loads in flight per thread of the thread-counter layout (64 B a
+// thread keeps enough bytes in flight even at half occupancy).
+constexpr int kThreadCounterVectorsInFlight = PRIMLAB_HISTOGRAM_THREAD_COUNTER_VECTORS_IN_FLIGHT;
 static_assert(kThreadCounterMaxBins * kBlockThreads * 4 <= 48 * 1024, "fits the default dynamic shared limit");
 
 // Returned by a binner for a sample that is not counted.
@@ -177,9 +181,7 @@ __device__ __forceinline__ void thread_counters(const typename Binner::Sample* _
     const u64 vectors = n / 4;
     const u64 stride = (u64)gridDim.x * kBlockThreads;
     const u64 first = (u64)blockIdx.x * kBlockThreads + tid;
-    // Four 16-byte loads in flight per thread before the counting (64 B per
-    // thread keeps enough bytes in flight even at half occupancy).
-    for_each_strided_vector<4>(as_vectors(input), first, vectors, stride,
+    for_each_strided_vector<kThreadCounterVectorsInFlight>(as_vectors(input), first, vectors, stride,
                                [binner, mine](const V& x, u64) { count_private4(binner, x, mine); });
     for (u64 i = vectors * 4 + first; i < n; i += stride) count_private(binner, input[i], mine);
 

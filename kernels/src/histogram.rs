@@ -190,7 +190,9 @@ enum Layout {
 /// `histogram_<layout>_<i32|i32_wide|f32>` with layout `global_atomic`,
 /// `thread_counters` (shared privatised, bins <= 32) or `warp_copies`
 /// (shared privatised, more bins), on a grid that fills the GPU once
-/// (fewer blocks for small n).
+/// (fewer blocks for small n: one 16-byte vector a thread, or
+/// `HISTOGRAM.thread_counter_vectors_in_flight` of them for
+/// `thread_counters`).
 pub struct HistogramPlan<S: HistogramSample> {
     variant: HistogramVariant,
     n: usize,
@@ -241,7 +243,13 @@ impl<S: HistogramSample> HistogramPlan<S> {
         let kernel_name = format!("histogram_{name}_{suffix}");
         let kernel = gpu.function(KernelFamily::Histogram, &kernel_name)?;
         let filled = persistent_grid(gpu, KernelFamily::Histogram, &kernel_name, BLOCK_THREADS, shared_bytes)? as usize;
-        let needed = n.div_ceil(4).div_ceil(BLOCK_THREADS as usize).max(1);
+        // One 16-byte vector (4 samples) a thread, or a whole round of loads
+        // in flight for the thread-counter layout.
+        let vectors_per_thread = match layout {
+            Layout::ThreadCounters => crate::policy::HISTOGRAM.thread_counter_vectors_in_flight as usize,
+            _ => 1,
+        };
+        let needed = n.div_ceil(4 * vectors_per_thread).div_ceil(BLOCK_THREADS as usize).max(1);
         Ok(HistogramPlan {
             variant,
             n,

@@ -164,6 +164,11 @@ pub struct HistogramPolicy {
     /// `kThreadCounterMaxBins`: up to this many bins every thread keeps its
     /// own counters, `bins * threads * 4` bytes of shared memory.
     pub thread_counter_max_bins: u32,
+    /// `kThreadCounterVectorsInFlight`: 16-byte loads a thread of the
+    /// thread-counter layout issues before it counts them; its grid also
+    /// gives every thread at least this many vectors, so that no block pays
+    /// for clearing and merging its counters with less work than one round.
+    pub thread_counter_vectors_in_flight: u32,
 }
 
 /// Shared block shape.
@@ -210,8 +215,11 @@ pub const COMPACT: CompactPolicy = CompactPolicy {
     single_pass_min_blocks_per_sm: 6,
 };
 /// Histograms.
-pub const HISTOGRAM: HistogramPolicy =
-    HistogramPolicy { max_bins: primlab_types::MAX_BINS, thread_counter_max_bins: 32 };
+pub const HISTOGRAM: HistogramPolicy = HistogramPolicy {
+    max_bins: primlab_types::MAX_BINS,
+    thread_counter_max_bins: 32,
+    thread_counter_vectors_in_flight: 4,
+};
 
 /// The invariants every retune must keep, checked when this crate compiles
 /// (the host-side twins of the CUDA `static_assert`s).
@@ -297,6 +305,10 @@ pub fn defines() -> Vec<(String, u64)> {
         ("PRIMLAB_COMPACT_SINGLE_PASS_MIN_BLOCKS_PER_SM".into(), COMPACT.single_pass_min_blocks_per_sm.into()),
         ("PRIMLAB_HISTOGRAM_MAX_BINS".into(), HISTOGRAM.max_bins.into()),
         ("PRIMLAB_HISTOGRAM_THREAD_COUNTER_MAX_BINS".into(), HISTOGRAM.thread_counter_max_bins.into()),
+        (
+            "PRIMLAB_HISTOGRAM_THREAD_COUNTER_VECTORS_IN_FLIGHT".into(),
+            HISTOGRAM.thread_counter_vectors_in_flight.into(),
+        ),
     ]);
     out
 }
