@@ -15,6 +15,7 @@
 use crate::affine::AffineMap;
 use crate::device::Gpu;
 use crate::error::{DriverContext, GpuError, GpuResult};
+use crate::int_element;
 use crate::kernel_family::KernelFamily;
 use crate::launch::{check_vector_aligned, config, persistent_grid, BLOCK_THREADS};
 use crate::plan_description::PlanDescription;
@@ -93,15 +94,9 @@ impl ReduceVariant {
     }
 }
 
-mod sealed {
-    pub trait Sealed {}
-    impl Sealed for i32 {}
-    impl Sealed for crate::affine::AffineMap {}
-}
-
 /// An input element type of the reductions: `i32` (summed into `i64`) or
 /// [`AffineMap`] (composed in order). Sealed: the kernels exist for these two.
-pub trait ReduceElement: DeviceRepr + Copy + sealed::Sealed {
+pub trait ReduceElement: DeviceRepr + Copy + int_element::Sealed {
     /// The result and partial type: `i64` for `i32`, `AffineMap` for itself.
     type Output: DeviceRepr + ValidAsZeroBits + Copy + std::fmt::Debug + PartialEq;
     /// The operator's identity: the result of an empty input.
@@ -163,15 +158,7 @@ fn invalid(primitive: &'static str, variant: ReduceVariant, n: usize, reason: St
 }
 
 fn check_len<E: ReduceElement>(variant: ReduceVariant, n: usize) -> GpuResult<()> {
-    if n > variant.max_len() {
-        return Err(invalid(
-            E::PRIMITIVE,
-            variant,
-            n,
-            format!("the {} variant accepts at most {} elements", variant.name(), variant.max_len()),
-        ));
-    }
-    Ok(())
+    GpuError::check_max_len(E::PRIMITIVE, variant.name(), variant.max_len(), n)
 }
 
 enum Schedule<P> {
@@ -239,15 +226,7 @@ impl<'g, E: ReduceElement> ReducePlan<'g, E> {
     /// variant.max_len()`, else [`GpuError::InvalidInput`] (the host methods
     /// answer n = 0 without a plan).
     pub fn new(gpu: &'g Gpu, variant: ReduceVariant, n: usize) -> GpuResult<Self> {
-        check_len::<E>(variant, n)?;
-        if n == 0 {
-            return Err(invalid(
-                E::PRIMITIVE,
-                variant,
-                n,
-                "a plan needs at least one element (an empty input reduces to the identity without a launch)".into(),
-            ));
-        }
+        GpuError::check_plan_len(E::PRIMITIVE, variant.name(), variant.max_len(), n, "reduces to the identity")?;
         let function = |name: String| gpu.function(KernelFamily::Reduce, &name);
         let schedule = match variant {
             ReduceVariant::Serial => {
@@ -292,21 +271,13 @@ impl<'g, E: ReduceElement> ReducePlan<'g, E> {
         self.variant
     }
 
-    /// The number of input elements this plan reduces.
-    pub fn len(&self) -> usize {
-        self.n
-    }
-
-    /// Always false: a plan holds at least one element.
-    pub fn is_empty(&self) -> bool {
-        self.n == 0
-    }
-
-    /// Enqueues the reduction of `input` (exactly `n` elements) into
-    /// `output[0]` (the rest of `output` is not touched). Only launches and
-    /// the memsets listed on [`ReducePlan`]; no synchronisation.
-    pub fn enqueue(&mut self, input: &CudaSlice<E>, output: &mut CudaSlice<E::Output>) -> GpuResult<()> {
-        self.enqueue_view(&input.as_view(), &mut output.as_view_mut())
+    view_plan_methods! {
+        /// The number of input elements this plan reduces.
+        len;
+        /// Enqueues the reduction of `input` (exactly `n` elements) into
+        /// `output[0]` (the rest of `output` is not touched). Only launches and
+        /// the memsets listed on [`ReducePlan`]; no synchronisation.
+        enqueue;
     }
 
     /// [`ReducePlan::enqueue`] on views of caller-owned device memory: the

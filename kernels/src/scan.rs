@@ -16,6 +16,7 @@
 use crate::affine::AffineMap;
 use crate::device::Gpu;
 use crate::error::{DriverContext, GpuError, GpuResult};
+use crate::int_element;
 use crate::kernel_family::KernelFamily;
 use crate::launch::{check_vector_aligned, config, BLOCK_THREADS};
 use crate::lookback::LookbackScratch;
@@ -126,15 +127,9 @@ pub fn blelloch_levels(n: usize) -> usize {
     blelloch_level_sizes(n).len()
 }
 
-mod sealed {
-    pub trait Sealed {}
-    impl Sealed for i32 {}
-    impl Sealed for crate::affine::AffineMap {}
-}
-
 /// An input element type of the scans: `i32` (int64 prefixes) or
 /// [`AffineMap`] (in-order compositions). Sealed: the kernels exist for these two.
-pub trait ScanElement: DeviceRepr + Copy + sealed::Sealed {
+pub trait ScanElement: DeviceRepr + Copy + int_element::Sealed {
     /// The output element: `i64` for `i32`, `AffineMap` for itself.
     type Output: DeviceRepr + ValidAsZeroBits + Copy + std::fmt::Debug + PartialEq;
     /// The primitive's name in errors and reports.
@@ -164,15 +159,7 @@ fn invalid(primitive: &'static str, variant: ScanVariant, n: usize, reason: Stri
 }
 
 fn check_len<E: ScanElement>(variant: ScanVariant, n: usize) -> GpuResult<()> {
-    if n > variant.max_len() {
-        return Err(invalid(
-            E::PRIMITIVE,
-            variant,
-            n,
-            format!("the {} variant accepts at most {} elements", variant.name(), variant.max_len()),
-        ));
-    }
-    Ok(())
+    GpuError::check_max_len(E::PRIMITIVE, variant.name(), variant.max_len(), n)
 }
 
 /// `ceil(m / 512)` as a grid size (m <= 2^32 - 1 gives at most 2^23 blocks).
@@ -245,15 +232,7 @@ impl<'g, E: ScanElement> ScanPlan<'g, E> {
     /// variant.max_len()`, else [`GpuError::InvalidInput`] (the host methods
     /// answer n = 0 without a plan).
     pub fn new(gpu: &'g Gpu, variant: ScanVariant, kind: ScanKind, n: usize) -> GpuResult<Self> {
-        check_len::<E>(variant, n)?;
-        if n == 0 {
-            return Err(invalid(
-                E::PRIMITIVE,
-                variant,
-                n,
-                "a plan needs at least one element (an empty input scans to an empty output without a launch)".into(),
-            ));
-        }
+        GpuError::check_plan_len(E::PRIMITIVE, variant.name(), variant.max_len(), n, "scans to an empty output")?;
         let function = |name: String| gpu.function(KernelFamily::Scan, &name);
         let (k, t, o) = (kind.name(), E::INPUT_SUFFIX, E::OUTPUT_SUFFIX);
         let schedule = match variant {
@@ -296,21 +275,13 @@ impl<'g, E: ScanElement> ScanPlan<'g, E> {
         self.kind
     }
 
-    /// The number of elements this plan scans.
-    pub fn len(&self) -> usize {
-        self.n
-    }
-
-    /// Always false: a plan holds at least one element.
-    pub fn is_empty(&self) -> bool {
-        self.n == 0
-    }
-
-    /// Enqueues the scan of `input` into `output` (both exactly `n`
-    /// elements). Only launches and the memset listed on [`ScanPlan`]; no
-    /// synchronisation.
-    pub fn enqueue(&mut self, input: &CudaSlice<E>, output: &mut CudaSlice<E::Output>) -> GpuResult<()> {
-        self.enqueue_view(&input.as_view(), &mut output.as_view_mut())
+    view_plan_methods! {
+        /// The number of elements this plan scans.
+        len;
+        /// Enqueues the scan of `input` into `output` (both exactly `n`
+        /// elements). Only launches and the memset listed on [`ScanPlan`]; no
+        /// synchronisation.
+        enqueue;
     }
 
     /// [`ScanPlan::enqueue`] on views of caller-owned device memory: the same
