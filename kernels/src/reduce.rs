@@ -16,6 +16,7 @@ use crate::affine::AffineMap;
 use crate::device::Gpu;
 use crate::error::{DriverContext, GpuError, GpuResult};
 use crate::int_element;
+pub use crate::int_element::{MAX_LEN, SERIAL_MAX_LEN};
 use crate::kernel_family::KernelFamily;
 use crate::launch::{check_vector_aligned, config, persistent_grid, BLOCK_THREADS};
 use crate::plan_description::PlanDescription;
@@ -24,12 +25,6 @@ use cudarc::driver::{CudaFunction, CudaSlice, CudaView, CudaViewMut, DeviceRepr,
 
 /// Items per block of the multipass kernel (`kBlockItems`): 256 threads x 2.
 pub const MULTIPASS_BLOCK_ITEMS: usize = (BLOCK.threads * BLOCK.hierarchical_items_per_thread) as usize;
-/// The longest input any variant accepts: n < 2^32 keeps every int64 partial
-/// within `n * 2^31 < 2^63`.
-pub const MAX_LEN: usize = u32::MAX as usize;
-/// The longest input the one-thread serial baseline accepts (so that a sweep
-/// at 2^28 does not spend minutes in one thread).
-pub const SERIAL_MAX_LEN: usize = 1 << 22;
 
 /// int32 items per block of `reduce_block_atomic_i32` (256 threads x 4 int4).
 pub const ATOMIC_BLOCK_ITEMS_I32: usize = (BLOCK.threads * REDUCE.atomic_vectors_per_thread * 4) as usize;

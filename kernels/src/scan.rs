@@ -17,6 +17,7 @@ use crate::affine::AffineMap;
 use crate::device::Gpu;
 use crate::error::{DriverContext, GpuError, GpuResult};
 use crate::int_element;
+pub use crate::int_element::{MAX_LEN, SERIAL_MAX_LEN};
 use crate::kernel_family::KernelFamily;
 use crate::launch::{check_vector_aligned, config, BLOCK_THREADS};
 use crate::lookback::LookbackScratch;
@@ -32,12 +33,6 @@ pub const LOOKBACK_BLOCK_THREADS: u32 = SCAN.block_threads;
 pub const LOOKBACK_ITEMS_PER_THREAD: usize = SCAN.items_per_thread as usize;
 /// Items per tile of the look-back scan, int32 and affine alike (`kScanTileItems`).
 pub const LOOKBACK_TILE_ITEMS: usize = LOOKBACK_BLOCK_THREADS as usize * LOOKBACK_ITEMS_PER_THREAD;
-/// The longest input any variant accepts: n < 2^32 keeps every int64 prefix
-/// within `n * 2^31 < 2^63` and every tile id within u32.
-pub const MAX_LEN: usize = u32::MAX as usize;
-/// The longest input the one-thread serial baseline accepts (so that a sweep
-/// at 2^28 does not spend minutes in one thread).
-pub const SERIAL_MAX_LEN: usize = 1 << 22;
 
 /// Exclusive or inclusive scan.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
