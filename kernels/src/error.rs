@@ -117,6 +117,43 @@ impl GpuError {
             reason: format!("planned for {n} elements, input holds {len}"),
         })
     }
+
+    /// `Ok` when `n` is within `max_len`, the longest input `variant` of
+    /// `primitive` accepts (inclusive), else `InvalidInput` naming the limit.
+    pub fn check_max_len(primitive: &'static str, variant: &'static str, max_len: usize, n: usize) -> GpuResult<()> {
+        if n <= max_len {
+            return Ok(());
+        }
+        Err(GpuError::InvalidInput {
+            primitive,
+            variant,
+            n,
+            reason: format!("the {variant} variant accepts at most {max_len} elements"),
+        })
+    }
+
+    /// `Ok` when a plan of `variant` can be made for `n` elements: `1 <= n <=
+    /// max_len` ([`GpuError::check_max_len`] first). For `n = 0`,
+    /// `InvalidInput` naming what the host method makes of an empty input
+    /// without a launch instead (`empty_input`, e.g. "reduces to the identity").
+    pub fn check_plan_len(
+        primitive: &'static str,
+        variant: &'static str,
+        max_len: usize,
+        n: usize,
+        empty_input: &str,
+    ) -> GpuResult<()> {
+        GpuError::check_max_len(primitive, variant, max_len, n)?;
+        if n > 0 {
+            return Ok(());
+        }
+        Err(GpuError::InvalidInput {
+            primitive,
+            variant,
+            n,
+            reason: format!("a plan needs at least one element (an empty input {empty_input} without a launch)"),
+        })
+    }
 }
 
 /// Attaches a context line to a driver error.

@@ -323,6 +323,17 @@ impl<S: HistogramSample> HistogramPlan<S> {
     }
 }
 
+/// Stamps a typed `Gpu` method that forwards to `Gpu::histogram_even` with
+/// one sample type.
+macro_rules! histogram_wrapper {
+    ($(#[$doc:meta])* $name:ident, $s:ty) => {
+        $(#[$doc])*
+        pub fn $name(&self, variant: HistogramVariant, input: &[$s], spec: HistogramSpec<$s>) -> GpuResult<Vec<u32>> {
+            self.histogram_even::<$s>(variant, input, spec)
+        }
+    };
+}
+
 impl Gpu {
     fn histogram_even<S: HistogramSample>(
         &self,
@@ -339,29 +350,19 @@ impl Gpu {
         self.download(&output)
     }
 
-    /// Counts of `input` in `spec.bins` even bins over `[spec.lower,
-    /// spec.upper)`; out-of-range samples are not counted (bin formula in the
-    /// module doc). Errors ([`GpuError::InvalidInput`]): 0 or more than 4096
-    /// bins, `upper <= lower`, `n > u32::MAX`.
-    pub fn histogram_even_i32(
-        &self,
-        variant: HistogramVariant,
-        input: &[i32],
-        spec: HistogramSpec<i32>,
-    ) -> GpuResult<Vec<u32>> {
-        self.histogram_even::<i32>(variant, input, spec)
+    histogram_wrapper! {
+        /// Counts of `input` in `spec.bins` even bins over `[spec.lower,
+        /// spec.upper)`; out-of-range samples are not counted (bin formula in the
+        /// module doc). Errors ([`GpuError::InvalidInput`]): 0 or more than 4096
+        /// bins, `upper <= lower`, `n > u32::MAX`.
+        histogram_even_i32, i32
     }
 
-    /// As [`Gpu::histogram_even_i32`] for f32 samples (bin formula in the
-    /// module doc; NaN is never counted). Errors also for a nonfinite bound
-    /// or an `upper - lower` that overflows f32.
-    pub fn histogram_even_f32(
-        &self,
-        variant: HistogramVariant,
-        input: &[f32],
-        spec: HistogramSpec<f32>,
-    ) -> GpuResult<Vec<u32>> {
-        self.histogram_even::<f32>(variant, input, spec)
+    histogram_wrapper! {
+        /// As [`Gpu::histogram_even_i32`] for f32 samples (bin formula in the
+        /// module doc; NaN is never counted). Errors also for a nonfinite bound
+        /// or an `upper - lower` that overflows f32.
+        histogram_even_f32, f32
     }
 }
 

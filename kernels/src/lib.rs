@@ -28,6 +28,8 @@ pub use cudarc;
 
 #[macro_use]
 mod device_pod;
+#[macro_use]
+mod view_plan;
 
 pub mod affine;
 pub mod arg_reduce;
@@ -43,6 +45,7 @@ pub mod exact_sum;
 mod family_build_checks;
 pub mod float_reduce;
 pub mod histogram;
+mod int_element;
 pub mod kernel_family;
 pub mod launch;
 pub mod lookback;

@@ -15,6 +15,8 @@
 use crate::affine::AffineMap;
 use crate::device::Gpu;
 use crate::error::{DriverContext, GpuError, GpuResult};
+use crate::int_element;
+pub use crate::int_element::{MAX_LEN, SERIAL_MAX_LEN};
 use crate::kernel_family::KernelFamily;
 use crate::launch::{check_vector_aligned, config, persistent_grid, BLOCK_THREADS};
 use crate::plan_description::PlanDescription;
@@ -23,12 +25,6 @@ use cudarc::driver::{CudaFunction, CudaSlice, CudaView, CudaViewMut, DeviceRepr,
 
 /// Items per block of the multipass kernel (`kBlockItems`): 256 threads x 2.
 pub const MULTIPASS_BLOCK_ITEMS: usize = (BLOCK.threads * BLOCK.hierarchical_items_per_thread) as usize;
-/// The longest input any variant accepts: n < 2^32 keeps every int64 partial
-/// within `n * 2^31 < 2^63`.
-pub const MAX_LEN: usize = u32::MAX as usize;
-/// The longest input the one-thread serial baseline accepts (so that a sweep
-/// at 2^28 does not spend minutes in one thread).
-pub const SERIAL_MAX_LEN: usize = 1 << 22;
 
 /// int32 items per block of `reduce_block_atomic_i32` (256 threads x 4 int4).
 pub const ATOMIC_BLOCK_ITEMS_I32: usize = (BLOCK.threads * REDUCE.atomic_vectors_per_thread * 4) as usize;
@@ -93,15 +89,9 @@ impl ReduceVariant {
     }
 }
 
-mod sealed {
-    pub trait Sealed {}
-    impl Sealed for i32 {}
-    impl Sealed for crate::affine::AffineMap {}
-}
-
 /// An input element type of the reductions: `i32` (summed into `i64`) or
 /// [`AffineMap`] (composed in order). Sealed: the kernels exist for these two.
-pub trait ReduceElement: DeviceRepr + Copy + sealed::Sealed {
+pub trait ReduceElement: DeviceRepr + Copy + int_element::Sealed {
     /// The result and partial type: `i64` for `i32`, `AffineMap` for itself.
     type Output: DeviceRepr + ValidAsZeroBits + Copy + std::fmt::Debug + PartialEq;
     /// The operator's identity: the result of an empty input.
@@ -163,15 +153,7 @@ fn invalid(primitive: &'static str, variant: ReduceVariant, n: usize, reason: St
 }
 
 fn check_len<E: ReduceElement>(variant: ReduceVariant, n: usize) -> GpuResult<()> {
-    if n > variant.max_len() {
-        return Err(invalid(
-            E::PRIMITIVE,
-            variant,
-            n,
-            format!("the {} variant accepts at most {} elements", variant.name(), variant.max_len()),
-        ));
-    }
-    Ok(())
+    GpuError::check_max_len(E::PRIMITIVE, variant.name(), variant.max_len(), n)
 }
 
 enum Schedule<P> {
@@ -239,15 +221,7 @@ impl<'g, E: ReduceElement> ReducePlan<'g, E> {
     /// variant.max_len()`, else [`GpuError::InvalidInput`] (the host methods
     /// answer n = 0 without a plan).
     pub fn new(gpu: &'g Gpu, variant: ReduceVariant, n: usize) -> GpuResult<Self> {
-        check_len::<E>(variant, n)?;
-        if n == 0 {
-            return Err(invalid(
-                E::PRIMITIVE,
-                variant,
-                n,
-                "a plan needs at least one element (an empty input reduces to the identity without a launch)".into(),
-            ));
-        }
+        GpuError::check_plan_len(E::PRIMITIVE, variant.name(), variant.max_len(), n, "reduces to the identity")?;
         let function = |name: String| gpu.function(KernelFamily::Reduce, &name);
         let schedule = match variant {
             ReduceVariant::Serial => {
@@ -292,21 +266,13 @@ impl<'g, E: ReduceElement> ReducePlan<'g, E> {
         self.variant
     }
 
-    /// The number of input elements this plan reduces.
-    pub fn len(&self) -> usize {
-        self.n
-    }
-
-    /// Always false: a plan holds at least one element.
-    pub fn is_empty(&self) -> bool {
-        self.n == 0
-    }
-
-    /// Enqueues the reduction of `input` (exactly `n` elements) into
-    /// `output[0]` (the rest of `output` is not touched). Only launches and
-    /// the memsets listed on [`ReducePlan`]; no synchronisation.
-    pub fn enqueue(&mut self, input: &CudaSlice<E>, output: &mut CudaSlice<E::Output>) -> GpuResult<()> {
-        self.enqueue_view(&input.as_view(), &mut output.as_view_mut())
+    view_plan_methods! {
+        /// The number of input elements this plan reduces.
+        len;
+        /// Enqueues the reduction of `input` (exactly `n` elements) into
+        /// `output[0]` (the rest of `output` is not touched). Only launches and
+        /// the memsets listed on [`ReducePlan`]; no synchronisation.
+        enqueue;
     }
 
     /// [`ReducePlan::enqueue`] on views of caller-owned device memory: the

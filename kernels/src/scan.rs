@@ -16,6 +16,8 @@
 use crate::affine::AffineMap;
 use crate::device::Gpu;
 use crate::error::{DriverContext, GpuError, GpuResult};
+use crate::int_element;
+pub use crate::int_element::{MAX_LEN, SERIAL_MAX_LEN};
 use crate::kernel_family::KernelFamily;
 use crate::launch::{check_vector_aligned, config, BLOCK_THREADS};
 use crate::lookback::LookbackScratch;
@@ -37,12 +39,6 @@ pub const LOOKBACK_DEEP_BLOCK_THREADS: u32 = SCAN.deep_block_threads;
 pub const LOOKBACK_DEEP_ITEMS_PER_THREAD: usize = SCAN.deep_items_per_thread as usize;
 /// Items per deep look-back tile, int32 and affine alike.
 pub const LOOKBACK_DEEP_TILE_ITEMS: usize = LOOKBACK_DEEP_BLOCK_THREADS as usize * LOOKBACK_DEEP_ITEMS_PER_THREAD;
-/// The longest input any variant accepts: n < 2^32 keeps every int64 prefix
-/// within `n * 2^31 < 2^63` and every tile id within u32.
-pub const MAX_LEN: usize = u32::MAX as usize;
-/// The longest input the one-thread serial baseline accepts (so that a sweep
-/// at 2^28 does not spend minutes in one thread).
-pub const SERIAL_MAX_LEN: usize = 1 << 22;
 
 /// Exclusive or inclusive scan.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -144,15 +140,9 @@ pub fn blelloch_levels(n: usize) -> usize {
     blelloch_level_sizes(n).len()
 }
 
-mod sealed {
-    pub trait Sealed {}
-    impl Sealed for i32 {}
-    impl Sealed for crate::affine::AffineMap {}
-}
-
 /// An input element type of the scans: `i32` (int64 prefixes) or
 /// [`AffineMap`] (in-order compositions). Sealed: the kernels exist for these two.
-pub trait ScanElement: DeviceRepr + Copy + sealed::Sealed {
+pub trait ScanElement: DeviceRepr + Copy + int_element::Sealed {
     /// The output element: `i64` for `i32`, `AffineMap` for itself.
     type Output: DeviceRepr + ValidAsZeroBits + Copy + std::fmt::Debug + PartialEq;
     /// The primitive's name in errors and reports.
@@ -182,15 +172,7 @@ fn invalid(primitive: &'static str, variant: ScanVariant, n: usize, reason: Stri
 }
 
 fn check_len<E: ScanElement>(variant: ScanVariant, n: usize) -> GpuResult<()> {
-    if n > variant.max_len() {
-        return Err(invalid(
-            E::PRIMITIVE,
-            variant,
-            n,
-            format!("the {} variant accepts at most {} elements", variant.name(), variant.max_len()),
-        ));
-    }
-    Ok(())
+    GpuError::check_max_len(E::PRIMITIVE, variant.name(), variant.max_len(), n)
 }
 
 /// `ceil(m / 512)` as a grid size (m <= 2^32 - 1 gives at most 2^23 blocks).
@@ -270,15 +252,7 @@ impl<'g, E: ScanElement> ScanPlan<'g, E> {
     /// variant.max_len()`, else [`GpuError::InvalidInput`] (the host methods
     /// answer n = 0 without a plan).
     pub fn new(gpu: &'g Gpu, variant: ScanVariant, kind: ScanKind, n: usize) -> GpuResult<Self> {
-        check_len::<E>(variant, n)?;
-        if n == 0 {
-            return Err(invalid(
-                E::PRIMITIVE,
-                variant,
-                n,
-                "a plan needs at least one element (an empty input scans to an empty output without a launch)".into(),
-            ));
-        }
+        GpuError::check_plan_len(E::PRIMITIVE, variant.name(), variant.max_len(), n, "scans to an empty output")?;
         let function = |name: String| gpu.function(KernelFamily::Scan, &name);
         let (k, t, o) = (kind.name(), E::INPUT_SUFFIX, E::OUTPUT_SUFFIX);
         let schedule = match variant {
@@ -328,21 +302,13 @@ impl<'g, E: ScanElement> ScanPlan<'g, E> {
         self.kind
     }
 
-    /// The number of elements this plan scans.
-    pub fn len(&self) -> usize {
-        self.n
-    }
-
-    /// Always false: a plan holds at least one element.
-    pub fn is_empty(&self) -> bool {
-        self.n == 0
-    }
-
-    /// Enqueues the scan of `input` into `output` (both exactly `n`
-    /// elements). Only launches and the memset listed on [`ScanPlan`]; no
-    /// synchronisation.
-    pub fn enqueue(&mut self, input: &CudaSlice<E>, output: &mut CudaSlice<E::Output>) -> GpuResult<()> {
-        self.enqueue_view(&input.as_view(), &mut output.as_view_mut())
+    view_plan_methods! {
+        /// The number of elements this plan scans.
+        len;
+        /// Enqueues the scan of `input` into `output` (both exactly `n`
+        /// elements). Only launches and the memset listed on [`ScanPlan`]; no
+        /// synchronisation.
+        enqueue;
     }
 
     /// [`ScanPlan::enqueue`] on views of caller-owned device memory: the same

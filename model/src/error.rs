@@ -126,6 +126,17 @@ pub enum ModelError {
     },
 }
 
+/// The name of the [`ModelError`] variant that `$error` is, among the listed ones
+/// (every variant, or the match is not exhaustive): each name written once,
+/// as `stringify!` spells it, which is also how serde's `kind` tag spells it.
+macro_rules! variant_name {
+    ($error:expr; $($variant:ident),+ $(,)?) => {
+        match $error {
+            $(ModelError::$variant { .. } => stringify!($variant),)+
+        }
+    };
+}
+
 impl ModelError {
     /// Re-attributes an overflow to the schedule that hit it: `Overflow` gets `primitive` and
     /// the `location` (step, index, lane) prefixed to its detail; every other variant is
@@ -141,20 +152,9 @@ impl ModelError {
 
     /// The variant's name, as written under `"kind"` in fixtures.
     pub fn kind(&self) -> &'static str {
-        match self {
-            ModelError::EmptyInput { .. } => "EmptyInput",
-            ModelError::Overflow { .. } => "Overflow",
-            ModelError::NonFinite { .. } => "NonFinite",
-            ModelError::AllMasked { .. } => "AllMasked",
-            ModelError::BadOffsets { .. } => "BadOffsets",
-            ModelError::AbsentLane { .. } => "AbsentLane",
-            ModelError::NoResultLane { .. } => "NoResultLane",
-            ModelError::InvalidWidth { .. } => "InvalidWidth",
-            ModelError::TooLarge { .. } => "TooLarge",
-            ModelError::BadShape { .. } => "BadShape",
-            ModelError::BadHistogram { .. } => "BadHistogram",
-            ModelError::OrderNotPreserved { .. } => "OrderNotPreserved",
-            ModelError::BadGenerator { .. } => "BadGenerator",
+        variant_name! {
+            self; EmptyInput, Overflow, NonFinite, AllMasked, BadOffsets, AbsentLane, NoResultLane, InvalidWidth,
+            TooLarge, BadShape, BadHistogram, OrderNotPreserved, BadGenerator
         }
     }
 }

@@ -4,7 +4,7 @@
 //! context skips the rest of the run instead of recording garbage).
 
 use super::config::Protocol;
-use super::entries::{Entry, EntryContext, EntryId, Outcome, Registry};
+use super::entries::{Described, Entry, EntryContext, EntryId, Outcome, Registry};
 use super::pool::{ensure_device_memory, InputPool};
 use super::record::{BenchRecord, SkippedEntry, TimingMode};
 use super::timing::{summarize, EventTimer, HotTiming};
@@ -29,6 +29,7 @@ pub fn record_of(id: &EntryId, outcome: Outcome) -> BenchRecord {
         super::record::BenchSize::Rows { rows, cols } => Some([rows, cols]),
         super::record::BenchSize::Elements(_) => None,
     };
+    let Outcome { described, check, verdict } = outcome;
     let mut record = BenchRecord {
         implementation: id.implementation.to_string(),
         primitive: id.primitive.to_string(),
@@ -44,22 +45,22 @@ pub fn record_of(id: &EntryId, outcome: Outcome) -> BenchRecord {
         warmups: 0,
         samples_us: Vec::new(),
         timing_mode: TimingMode::Cold,
-        logical_bytes: outcome.logical_bytes,
+        logical_bytes: described.logical_bytes,
         gbps: None,
         ok: false,
         error: None,
-        check: outcome.check,
-        cache_policy: outcome.cache_policy,
-        timed_region: outcome.timed_region,
-        bytes_moved_estimate: outcome.bytes_moved_estimate,
-        launches: outcome.launches,
-        params: outcome.params,
+        check,
+        cache_policy: described.cache_policy,
+        timed_region: described.timed_region,
+        bytes_moved_estimate: described.bytes_moved_estimate,
+        launches: described.launches,
+        params: described.params,
         note: None,
     };
-    match outcome.verdict {
+    match verdict {
         Ok(timing) => {
             record.ok = true;
-            record.gbps = Some(outcome.logical_bytes as f64 / (timing.median_us * 1e3));
+            record.gbps = Some(described.logical_bytes as f64 / (timing.median_us * 1e3));
             record.median_us = Some(timing.median_us);
             record.min_us = Some(timing.min_us);
             record.max_us = Some(timing.max_us);
@@ -122,14 +123,16 @@ pub fn failure_record(id: &EntryId, error: String) -> BenchRecord {
     let mut record = record_of(
         id,
         Outcome {
-            logical_bytes: 0,
+            described: Described {
+                logical_bytes: 0,
+                cache_policy: String::new(),
+                timed_region: String::new(),
+                bytes_moved_estimate: None,
+                launches: None,
+                params: serde_json::Value::Null,
+            },
             check: String::new(),
             verdict: Err(String::new()),
-            cache_policy: String::new(),
-            timed_region: String::new(),
-            bytes_moved_estimate: None,
-            launches: None,
-            params: serde_json::Value::Null,
         },
     );
     record.error = Some(format!("{}: {error}", id.label()));
@@ -230,14 +233,16 @@ mod tests {
 
     fn outcome(verdict: Result<Timing, String>) -> Outcome {
         Outcome {
-            logical_bytes: 12 << 20,
+            described: Described {
+                logical_bytes: 12 << 20,
+                cache_policy: "rotated".into(),
+                timed_region: "one ScanPlan::enqueue".into(),
+                bytes_moved_estimate: Some(12 << 20),
+                launches: Some(2),
+                params: serde_json::json!({}),
+            },
             check: "every prefix".into(),
             verdict,
-            cache_policy: "rotated".into(),
-            timed_region: "one ScanPlan::enqueue".into(),
-            bytes_moved_estimate: Some(12 << 20),
-            launches: Some(2),
-            params: serde_json::json!({}),
         }
     }
 

@@ -97,42 +97,39 @@ impl Primitive {
 
     /// The builder of its GPU cases.
     pub fn gpu_cases(self) -> CaseBuilder {
-        match self {
-            Primitive::Reduce => gpu::reduce::cases,
-            Primitive::Scan => gpu::scan::cases,
-            Primitive::ArgReduce => gpu::arg_reduce::cases,
-            Primitive::Softmax => gpu::softmax::cases,
-            Primitive::Compact => gpu::compact::cases,
-            Primitive::SegmentedReduce => gpu::segmented_reduce::cases,
-            Primitive::Histogram => gpu::histogram::cases,
-            Primitive::FloatReduce => gpu::float_reduce::cases,
-            // The whole-input sums, then the segmented ones (one contract).
-            Primitive::ExactSum => |plan, out| {
-                gpu::exact_sum::cases(plan, out);
-                gpu::exact_segmented_sum::cases(plan, out);
-            },
-        }
+        self.runners().0
     }
-}
 
-impl Primitive {
     /// The registrar of its benchmark entries.
     pub fn bench_entries(self) -> BenchRegistrar {
+        self.runners().1
+    }
+
+    /// Its GPU case builder and its benchmark registrar, one row per
+    /// primitive (so a new primitive is wired into both in one place).
+    fn runners(self) -> (CaseBuilder, BenchRegistrar) {
         use crate::bench::entries as e;
         match self {
-            Primitive::Reduce => e::reduce::register,
-            Primitive::Scan => e::scan::register,
-            Primitive::ArgReduce => e::arg_reduce::register,
-            Primitive::Softmax => e::softmax::register,
-            Primitive::Compact => e::compact::register,
-            Primitive::SegmentedReduce => e::segmented::register,
-            Primitive::Histogram => e::histogram::register,
-            Primitive::FloatReduce => e::float_reduce::register,
-            // Beside the float sums and beside the segmented sums.
-            Primitive::ExactSum => |config, registry| {
-                e::exact_sum::register(config, registry);
-                e::exact_segmented_sum::register(config, registry);
-            },
+            Primitive::Reduce => (gpu::reduce::cases, e::reduce::register),
+            Primitive::Scan => (gpu::scan::cases, e::scan::register),
+            Primitive::ArgReduce => (gpu::arg_reduce::cases, e::arg_reduce::register),
+            Primitive::Softmax => (gpu::softmax::cases, e::softmax::register),
+            Primitive::Compact => (gpu::compact::cases, e::compact::register),
+            Primitive::SegmentedReduce => (gpu::segmented_reduce::cases, e::segmented::register),
+            Primitive::Histogram => (gpu::histogram::cases, e::histogram::register),
+            Primitive::FloatReduce => (gpu::float_reduce::cases, e::float_reduce::register),
+            Primitive::ExactSum => (
+                // The whole-input sums, then the segmented ones (one contract).
+                |plan, out| {
+                    gpu::exact_sum::cases(plan, out);
+                    gpu::exact_segmented_sum::cases(plan, out);
+                },
+                // Beside the float sums and beside the segmented sums.
+                |config, registry| {
+                    e::exact_sum::register(config, registry);
+                    e::exact_segmented_sum::register(config, registry);
+                },
+            ),
         }
     }
 }

@@ -81,25 +81,16 @@ impl EntryId {
     }
 }
 
-/// The result of one entry that ran to the end.
+/// The result of one entry that ran to the end: what it said about itself,
+/// then its check and verdict.
 #[derive(Debug, Clone)]
 pub struct Outcome {
-    /// Useful bytes of one call.
-    pub logical_bytes: u64,
+    /// What the entry said about itself before its verdict.
+    pub described: Described,
     /// What the check compared.
     pub check: String,
     /// The timing, or the mismatch that stopped it.
     pub verdict: Result<Timing, String>,
-    /// The inputs' cache policy.
-    pub cache_policy: String,
-    /// What one timed call holds.
-    pub timed_region: String,
-    /// DRAM bytes the schedule moves when nothing stays in L2 (estimate).
-    pub bytes_moved_estimate: Option<u64>,
-    /// Launches plus memsets per call.
-    pub launches: Option<u32>,
-    /// Further facts (grids, counts).
-    pub params: serde_json::Value,
 }
 
 /// What an entry says about itself before its verdict.
@@ -111,11 +102,11 @@ pub struct Described {
     pub cache_policy: String,
     /// What one timed call holds.
     pub timed_region: String,
-    /// Estimated DRAM bytes moved per call.
+    /// DRAM bytes the schedule moves per call when nothing stays in L2 (estimate).
     pub bytes_moved_estimate: Option<u64>,
     /// Launches plus memsets per call.
     pub launches: Option<u32>,
-    /// Further facts.
+    /// Further facts (grids, counts).
     pub params: serde_json::Value,
 }
 
@@ -160,16 +151,7 @@ impl Described {
     }
 
     fn outcome(self, check: String, verdict: Result<Timing, String>) -> Outcome {
-        Outcome {
-            logical_bytes: self.logical_bytes,
-            check,
-            verdict,
-            cache_policy: self.cache_policy,
-            timed_region: self.timed_region,
-            bytes_moved_estimate: self.bytes_moved_estimate,
-            launches: self.launches,
-            params: self.params,
-        }
+        Outcome { described: self, check, verdict }
     }
 }
 
@@ -262,7 +244,7 @@ impl Registry {
                 let picked = std::mem::replace(&mut id.variant, DEFAULT_VARIANT.to_string());
                 self.add(id, device_bytes, move |ctx| {
                     let mut outcome = body(ctx)?;
-                    if let Some(params) = outcome.params.as_object_mut() {
+                    if let Some(params) = outcome.described.params.as_object_mut() {
                         params.insert("picked".into(), serde_json::Value::String(picked));
                     }
                     Ok(outcome)
