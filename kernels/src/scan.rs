@@ -388,7 +388,8 @@ impl<'g, E: ScanElement> ScanPlan<'g, E> {
                 // SAFETY: (const In* in, Out* out, u64 count, u64* scratch);
                 // the scratch holds the header and `tiles` descriptors of Out
                 // values (zeroed above).
-                unsafe { launch.launch(config(*tiles, *block_threads, 0)) }.context(|| what("look-back launch"))?;
+                unsafe { launch.launch(config(*tiles, *block_threads, 0)) }
+                    .context(|| what("look-back launch"))?;
             }
         }
         Ok(())
