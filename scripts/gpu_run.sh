@@ -129,8 +129,7 @@ for s in "$@"; do
     ncu)
       # One file per bench target id (the report quotes receipts/ncu/<id>.txt);
       # scan_2p28_copy is the same kernel as scan_2p28.
-      # The default scan at 2^28 is the deep tile; at 2^20 the 384 x 12 one.
-      ncu_step scan_2p28 scan_decoupled_lookback_deep_exclusive_i32 --primitive scan --variant decoupled_lookback_deep.exclusive.i32 --sizes 268435456
+      ncu_step scan_2p28 scan_decoupled_lookback_exclusive_i32 --primitive scan --variant decoupled_lookback.exclusive.i32 --sizes 268435456
       cp "$LOGS/ncu/scan_2p28.txt" "$LOGS/ncu/scan_2p28_copy.txt"
       ncu_step scan_2p20 scan_decoupled_lookback_exclusive_i32 --primitive scan --variant decoupled_lookback.exclusive.i32 --sizes 1048576
       ncu_step reduce_2p28 reduce_single_pass_i32 --primitive reduce --variant single_pass.i32 --sizes 268435456

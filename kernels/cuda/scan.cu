@@ -13,9 +13,6 @@
 //   scan_blelloch_add_offsets_{i64,affine}                        <<<ceil(n/512), 256>>>  into the output
 //   scan_blelloch_add_offsets_totals_{i64,affine}                 <<<ceil(m/512), 256>>>  into a totals level
 //   scan_decoupled_lookback_{exclusive,inclusive}_{i32,affine}    <<<ceil(n/kScanTileItems), kScanBlockThreads>>>
-//   scan_decoupled_lookback_deep_{exclusive,inclusive}_{i32,affine}
-//       the same schedule on the deep tile: <<<ceil(n/(kScanDeepBlockThreads * kScanDeepItemsPerThread)),
-//       kScanDeepBlockThreads>>>
 //
 // Limits (checked on the host): 1 <= n < 2^32, so |every int64 prefix| <=
 // n * 2^31 < 2^63 and every tile id fits in u32.
@@ -327,20 +324,14 @@ struct LookbackScan {
     }
 };
 
-// One entry point per (tile shape, kind, operator): the int32 sum and the
-// affine maps share every shape, so the order proof covers each one timed.
-#define PRIMLAB_LOOKBACK_SCAN(NAME, THREADS, ITEMS, MIN_BLOCKS, INCLUSIVE, OP, IN)                        \
-    extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)                                      \
+#define PRIMLAB_LOOKBACK_SCAN(NAME, INCLUSIVE, OP, IN)                                                     \
+    extern "C" __global__ void __launch_bounds__(kScanBlockThreads, kScanMinBlocksPerSm)                  \
         NAME(const IN* __restrict__ in, OP::T* __restrict__ out, u64 count, u64* scratch) {                \
-        LookbackScan<INCLUSIVE, THREADS, ITEMS, kScanExchangeThreads, OP, IN>::run(in, out, count, scratch); \
+        LookbackScan<INCLUSIVE, kScanBlockThreads, kScanItemsPerThread, kScanExchangeThreads, OP, IN>::run( \
+            in, out, count, scratch);                                                                      \
     }
-#define PRIMLAB_LOOKBACK_SCANS(PREFIX, THREADS, ITEMS, MIN_BLOCKS)                                              \
-    PRIMLAB_LOOKBACK_SCAN(PREFIX##_exclusive_i32, THREADS, ITEMS, MIN_BLOCKS, false, SumI64, i32)                \
-    PRIMLAB_LOOKBACK_SCAN(PREFIX##_inclusive_i32, THREADS, ITEMS, MIN_BLOCKS, true, SumI64, i32)                 \
-    PRIMLAB_LOOKBACK_SCAN(PREFIX##_exclusive_affine, THREADS, ITEMS, MIN_BLOCKS, false, AffineCompose, AffineMap) \
-    PRIMLAB_LOOKBACK_SCAN(PREFIX##_inclusive_affine, THREADS, ITEMS, MIN_BLOCKS, true, AffineCompose, AffineMap)
-PRIMLAB_LOOKBACK_SCANS(scan_decoupled_lookback, kScanBlockThreads, kScanItemsPerThread, kScanMinBlocksPerSm)
-PRIMLAB_LOOKBACK_SCANS(scan_decoupled_lookback_deep, kScanDeepBlockThreads, kScanDeepItemsPerThread,
-                       kScanDeepMinBlocksPerSm)
-#undef PRIMLAB_LOOKBACK_SCANS
+PRIMLAB_LOOKBACK_SCAN(scan_decoupled_lookback_exclusive_i32, false, SumI64, i32)
+PRIMLAB_LOOKBACK_SCAN(scan_decoupled_lookback_inclusive_i32, true, SumI64, i32)
+PRIMLAB_LOOKBACK_SCAN(scan_decoupled_lookback_exclusive_affine, false, AffineCompose, AffineMap)
+PRIMLAB_LOOKBACK_SCAN(scan_decoupled_lookback_inclusive_affine, true, AffineCompose, AffineMap)
 #undef PRIMLAB_LOOKBACK_SCAN

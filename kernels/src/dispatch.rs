@@ -23,13 +23,6 @@ use crate::{
     ReduceVariant, ScanKind, ScanVariant,
 };
 
-/// Largest `n` scanned by [`ScanVariant::DecoupledLookback`] (384 x 12
-/// tiles); longer arrays run [`ScanVariant::DecoupledLookbackDeep`] (256 x
-/// 16). Measured beside CUB in one process, exclusive (384 x 12 / 256 x 16):
-/// 2^20 11.7 / 14.9 us, 2^22 28.8 / 28.9, 2^24 81.2 / 77.1, 2^26 277.5 /
-/// 267.0, 2^28 1063.3 / 1021.3 (receipts/ncu/scan_tile_shapes.txt).
-pub const SCAN_LOOKBACK_MAX_LEN: usize = 1 << 22;
-
 /// Largest `n` whose int32 -> int64 sum runs [`ReduceVariant::BlockAtomic`];
 /// longer arrays run [`ReduceVariant::SinglePass`]. Measured medians
 /// (block_atomic / single_pass): 2^20 7.47 / 9.62 us, 2^22 10.53 / 12.53,
@@ -79,19 +72,15 @@ impl ReduceVariant {
 }
 
 impl ScanVariant {
-    /// The default schedule of a scan of `n` items, for both kinds (`kind`
-    /// is part of the signature so the policy can depend on it): the
-    /// look-back on its 384 x 12 tile up to [`SCAN_LOOKBACK_MAX_LEN`], on
-    /// the deep 256 x 16 tile above. The look-back beat blelloch and serial
-    /// at every measured size (e.g. exclusive 2^28 1155.73 us against
+    /// The default schedule of a scan of `n` items: `DecoupledLookback` at
+    /// every size and for both kinds (`kind` is part of the signature so the
+    /// policy can depend on it). It had the lowest median of primlab's
+    /// variants at every measured size, exclusive and inclusive (e.g.
+    /// exclusive 2^10 10.40 us against blelloch 15.84, 2^28 1155.73 against
     /// 4778.54).
     pub fn best_for(n: usize, kind: ScanKind) -> ScanVariant {
-        let _ = kind;
-        if n <= SCAN_LOOKBACK_MAX_LEN {
-            ScanVariant::DecoupledLookback
-        } else {
-            ScanVariant::DecoupledLookbackDeep
-        }
+        let _ = (n, kind);
+        ScanVariant::DecoupledLookback
     }
 }
 

@@ -38,18 +38,6 @@ fn reduce_runs_block_atomic_up_to_its_crossover_then_single_pass() {
 }
 
 #[test]
-fn scan_runs_the_384x12_lookback_up_to_its_crossover_then_the_deep_tile() {
-    for kind in ScanKind::ALL {
-        crossover(
-            |n| ScanVariant::best_for(n, kind),
-            SCAN_LOOKBACK_MAX_LEN,
-            ScanVariant::DecoupledLookback,
-            ScanVariant::DecoupledLookbackDeep,
-        );
-    }
-}
-
-#[test]
 fn histogram_runs_global_atomics_only_for_few_samples_at_any_bin_count() {
     for bins in [1, 19, 32, 33, crate::histogram::MAX_BINS] {
         crossover(
@@ -87,6 +75,9 @@ fn row_argmax_runs_a_warp_per_row_up_to_its_crossover_then_a_block() {
 #[test]
 fn single_schedule_primitives_pick_it_at_every_size() {
     for n in sizes() {
+        for kind in ScanKind::ALL {
+            assert_eq!(ScanVariant::best_for(n, kind), ScanVariant::DecoupledLookback, "size {n}");
+        }
         assert_eq!(ArgReduceVariant::best_for(n), ArgReduceVariant::SinglePass, "size {n}");
         assert_eq!(CompactVariant::best_for(n), CompactVariant::SinglePass, "size {n}");
         assert_eq!(ExactSumVariant::best_for(n), ExactSumVariant::CorrectlyRounded, "size {n}");
@@ -107,12 +98,7 @@ fn the_default_accepts_every_size_the_primitive_accepts() {
 fn crossovers_are_measured_sizes() {
     // Each constant is a size the bench measured: one of its powers of two
     // 2^10..2^28 (the row rule: the 32,000-column shape).
-    for limit in [
-        REDUCE_BLOCK_ATOMIC_MAX_LEN,
-        SCAN_LOOKBACK_MAX_LEN,
-        HISTOGRAM_GLOBAL_ATOMIC_MAX_ITEMS,
-        FLOAT_REDUCE_FIXED_TREE_MAX_LEN,
-    ] {
+    for limit in [REDUCE_BLOCK_ATOMIC_MAX_LEN, HISTOGRAM_GLOBAL_ATOMIC_MAX_ITEMS, FLOAT_REDUCE_FIXED_TREE_MAX_LEN] {
         assert!(limit.is_power_of_two() && (10..=28).contains(&limit.trailing_zeros()), "{limit}");
     }
     const { assert!(ARG_ROWS_WARP_PER_ROW_MAX_COLS < crate::arg_reduce::MAX_ARG_ELEMENTS) };

@@ -61,17 +61,6 @@ pub struct ScanPolicy {
     /// `kLookbackSpinLimit`: polls of one predecessor before the kernel
     /// records a timeout instead of hanging the machine.
     pub lookback_spin_limit: u32,
-    /// `kScanDeepBlockThreads` x `kScanDeepItemsPerThread`, at least
-    /// `kScanDeepMinBlocksPerSm` blocks per SM: the deep tile of the
-    /// `decoupled_lookback_deep` variant (fewer threads, more items each).
-    /// 256 x 16 with 5 blocks per SM (48 registers, no spills) was the
-    /// fastest spill-free shape at 2^24-2^28 beside CUB on the H200, and
-    /// slower than 384 x 12 at 2^20 (receipts/ncu/scan_tile_shapes.txt).
-    pub deep_block_threads: u32,
-    /// See `deep_block_threads`.
-    pub deep_items_per_thread: u32,
-    /// See `deep_block_threads`.
-    pub deep_min_blocks_per_sm: u32,
 }
 
 /// argmax / argmin (`arg_reduce.cu`).
@@ -188,9 +177,6 @@ pub const SCAN: ScanPolicy = ScanPolicy {
     min_blocks_per_sm: 4,
     exchange_threads: 32,
     lookback_spin_limit: 1 << 22,
-    deep_block_threads: 256,
-    deep_items_per_thread: 16,
-    deep_min_blocks_per_sm: 5,
 };
 /// argmax / argmin.
 pub const ARG_REDUCE: ArgReducePolicy = ArgReducePolicy { vectors_per_step: 4, two_pass_max_blocks: 1024 };
@@ -243,9 +229,6 @@ const _: () = {
     assert!(SCAN.block_threads % SCAN.exchange_threads == 0, "a look-back block is whole exchange groups");
     assert!(SCAN.exchange_threads % WARP == 0, "an exchange group is whole warps");
     assert!(SCAN.block_threads / WARP <= WARP, "block_exclusive_scan folds one total per warp in one warp");
-    assert!(SCAN.deep_items_per_thread % 4 == 0, "a thread's look-back items are int4 vectors");
-    assert!(SCAN.deep_block_threads % SCAN.exchange_threads == 0, "a look-back block is whole exchange groups");
-    assert!(SCAN.deep_block_threads / WARP <= WARP, "block_exclusive_scan folds one total per warp in one warp");
     assert!(REDUCE.single_pass_items_per_thread % 4 == 0, "a lane's warp-tile items are int4 vectors");
     assert!(
         FLOAT_REDUCE.two_pass_max_blocks <= BLOCK.threads * FLOAT_REDUCE.items_per_thread,
@@ -281,9 +264,6 @@ pub fn defines() -> Vec<(String, u64)> {
         ("PRIMLAB_SCAN_MIN_BLOCKS_PER_SM".into(), SCAN.min_blocks_per_sm.into()),
         ("PRIMLAB_SCAN_EXCHANGE_THREADS".into(), SCAN.exchange_threads.into()),
         ("PRIMLAB_SCAN_LOOKBACK_SPIN_LIMIT".into(), SCAN.lookback_spin_limit.into()),
-        ("PRIMLAB_SCAN_DEEP_BLOCK_THREADS".into(), SCAN.deep_block_threads.into()),
-        ("PRIMLAB_SCAN_DEEP_ITEMS_PER_THREAD".into(), SCAN.deep_items_per_thread.into()),
-        ("PRIMLAB_SCAN_DEEP_MIN_BLOCKS_PER_SM".into(), SCAN.deep_min_blocks_per_sm.into()),
         ("PRIMLAB_ARG_REDUCE_VECTORS_PER_STEP".into(), ARG_REDUCE.vectors_per_step.into()),
         ("PRIMLAB_ARG_REDUCE_TWO_PASS_MAX_BLOCKS".into(), ARG_REDUCE.two_pass_max_blocks.into()),
         ("PRIMLAB_SOFTMAX_BLOCK_THREADS".into(), SOFTMAX.block_threads.into()),

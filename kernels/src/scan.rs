@@ -33,12 +33,6 @@ pub const LOOKBACK_BLOCK_THREADS: u32 = SCAN.block_threads;
 pub const LOOKBACK_ITEMS_PER_THREAD: usize = SCAN.items_per_thread as usize;
 /// Items per tile of the look-back scan, int32 and affine alike (`kScanTileItems`).
 pub const LOOKBACK_TILE_ITEMS: usize = LOOKBACK_BLOCK_THREADS as usize * LOOKBACK_ITEMS_PER_THREAD;
-/// Threads per block of the deep look-back tile (`kScanDeepBlockThreads`).
-pub const LOOKBACK_DEEP_BLOCK_THREADS: u32 = SCAN.deep_block_threads;
-/// Items per thread of the deep look-back tile (`kScanDeepItemsPerThread`).
-pub const LOOKBACK_DEEP_ITEMS_PER_THREAD: usize = SCAN.deep_items_per_thread as usize;
-/// Items per deep look-back tile, int32 and affine alike.
-pub const LOOKBACK_DEEP_TILE_ITEMS: usize = LOOKBACK_DEEP_BLOCK_THREADS as usize * LOOKBACK_DEEP_ITEMS_PER_THREAD;
 
 /// Exclusive or inclusive scan.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -73,24 +67,13 @@ pub enum ScanVariant {
     /// ([`blelloch_levels`]), then the offsets added back level by level.
     Blelloch,
     /// Single pass with decoupled look-back (tile ids from an atomic counter,
-    /// status and value published together, bounded spin), on tiles of
-    /// [`LOOKBACK_BLOCK_THREADS`] x [`LOOKBACK_ITEMS_PER_THREAD`].
+    /// status X/A/P published with release/acquire, bounded spin).
     DecoupledLookback,
-    /// The same schedule and kernel template on the deep tile:
-    /// [`LOOKBACK_DEEP_BLOCK_THREADS`] x [`LOOKBACK_DEEP_ITEMS_PER_THREAD`]
-    /// (fewer threads, more items each; the default above
-    /// [`SCAN_LOOKBACK_MAX_LEN`](crate::dispatch::SCAN_LOOKBACK_MAX_LEN)).
-    DecoupledLookbackDeep,
 }
 
 impl ScanVariant {
     /// Every variant, in report order.
-    pub const ALL: [ScanVariant; 4] = [
-        ScanVariant::Serial,
-        ScanVariant::Blelloch,
-        ScanVariant::DecoupledLookback,
-        ScanVariant::DecoupledLookbackDeep,
-    ];
+    pub const ALL: [ScanVariant; 3] = [ScanVariant::Serial, ScanVariant::Blelloch, ScanVariant::DecoupledLookback];
 
     /// The snake_case name used in reports.
     pub fn name(&self) -> &'static str {
@@ -98,7 +81,6 @@ impl ScanVariant {
             ScanVariant::Serial => "serial",
             ScanVariant::Blelloch => "blelloch",
             ScanVariant::DecoupledLookback => "decoupled_lookback",
-            ScanVariant::DecoupledLookbackDeep => "decoupled_lookback_deep",
         }
     }
 
@@ -197,9 +179,6 @@ enum Schedule<P> {
     },
     DecoupledLookback {
         kernel: CudaFunction,
-        /// `scan_decoupled_lookback[_deep]`: the kernel name without kind and type.
-        prefix: &'static str,
-        block_threads: u32,
         tiles: u32,
         /// Tile counter, error word and one descriptor per tile, zeroed
         /// before each launch.
@@ -229,10 +208,6 @@ enum Schedule<P> {
 ///   `scan_decoupled_lookback_<k>_<t>` `<<<tiles, LOOKBACK_BLOCK_THREADS>>>`,
 ///   tiles = ceil(n / [`LOOKBACK_TILE_ITEMS`]) (384 threads x 12 items, for
 ///   both element types).
-/// * `DecoupledLookbackDeep`: the same, launching
-///   `scan_decoupled_lookback_deep_<k>_<t>` `<<<tiles,
-///   LOOKBACK_DEEP_BLOCK_THREADS>>>`, tiles = ceil(n /
-///   [`LOOKBACK_DEEP_TILE_ITEMS`]) (256 threads x 16 items).
 ///
 /// Buffers are the caller's: whole `CudaSlice`s ([`ScanPlan::enqueue`]) or
 /// views starting at a [`BUFFER_ALIGN`](crate::launch::BUFFER_ALIGN)-byte boundary
@@ -272,17 +247,10 @@ impl<'g, E: ScanElement> ScanPlan<'g, E> {
                     totals,
                 }
             }
-            ScanVariant::DecoupledLookback | ScanVariant::DecoupledLookbackDeep => {
-                let (prefix, block_threads, tile_items) = if variant == ScanVariant::DecoupledLookback {
-                    ("scan_decoupled_lookback", LOOKBACK_BLOCK_THREADS, LOOKBACK_TILE_ITEMS)
-                } else {
-                    ("scan_decoupled_lookback_deep", LOOKBACK_DEEP_BLOCK_THREADS, LOOKBACK_DEEP_TILE_ITEMS)
-                };
-                let tiles = n.div_ceil(tile_items);
+            ScanVariant::DecoupledLookback => {
+                let tiles = n.div_ceil(LOOKBACK_TILE_ITEMS);
                 Schedule::DecoupledLookback {
-                    kernel: function(format!("{prefix}_{k}_{t}"))?,
-                    prefix,
-                    block_threads,
+                    kernel: function(format!("scan_decoupled_lookback_{k}_{t}"))?,
                     tiles: tiles as u32,
                     scratch: LookbackScratch::new::<E::Output>(gpu, tiles)?,
                     values: std::marker::PhantomData,
@@ -381,14 +349,14 @@ impl<'g, E: ScanElement> ScanPlan<'g, E> {
                     }
                 }
             }
-            Schedule::DecoupledLookback { kernel, block_threads, tiles, scratch, .. } => {
+            Schedule::DecoupledLookback { kernel, tiles, scratch, .. } => {
                 scratch.reset(&stream)?;
                 let mut launch = stream.launch_builder(kernel);
                 launch.arg(input).arg(&mut *output).arg(&count).arg(scratch.buffer());
                 // SAFETY: (const In* in, Out* out, u64 count, u64* scratch);
                 // the scratch holds the header and `tiles` descriptors of Out
                 // values (zeroed above).
-                unsafe { launch.launch(config(*tiles, *block_threads, 0)) }
+                unsafe { launch.launch(config(*tiles, LOOKBACK_BLOCK_THREADS, 0)) }
                     .context(|| what("look-back launch"))?;
             }
         }
@@ -427,9 +395,9 @@ impl<'g, E: ScanElement> ScanPlan<'g, E> {
                 let totals: u64 = sizes.iter().map(|&m| 2 * output * blelloch_grid(m) as u64).sum();
                 d.moves(totals + if levels > 1 { 2 * output * n } else { 0 })
             }
-            Schedule::DecoupledLookback { prefix, block_threads, tiles, scratch, .. } => d
+            Schedule::DecoupledLookback { tiles, scratch, .. } => d
                 .memset("tile counter, error word, tile descriptors", scratch.bytes() as u64)
-                .launch(format!("{prefix}_{k}_{t}"), *tiles, *block_threads, 0)
+                .launch(format!("scan_decoupled_lookback_{k}_{t}"), *tiles, LOOKBACK_BLOCK_THREADS, 0)
                 .moves(2 * scratch.bytes() as u64),
         }
     }

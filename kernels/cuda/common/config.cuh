@@ -60,18 +60,6 @@ constexpr int kScanTileItems = kScanBlockThreads * kScanItemsPerThread;
 constexpr int kScanMinBlocksPerSm = PRIMLAB_SCAN_MIN_BLOCKS_PER_SM;
 constexpr int kScanExchangeThreads = PRIMLAB_SCAN_EXCHANGE_THREADS;
 static_assert(kScanBlockThreads % kScanExchangeThreads == 0, "a look-back block is whole exchange groups");
-// The deep look-back tile: the same schedule with fewer threads and more
-// items each (more bytes in flight per thread; the faster shape on large
-// inputs).
-#if !defined(PRIMLAB_SCAN_DEEP_BLOCK_THREADS) || !defined(PRIMLAB_SCAN_DEEP_ITEMS_PER_THREAD) || \
-    !defined(PRIMLAB_SCAN_DEEP_MIN_BLOCKS_PER_SM)
-#error "policy.rs passes PRIMLAB_SCAN_DEEP_BLOCK_THREADS, PRIMLAB_SCAN_DEEP_ITEMS_PER_THREAD, PRIMLAB_SCAN_DEEP_MIN_BLOCKS_PER_SM: one is missing"
-#endif
-constexpr int kScanDeepBlockThreads = PRIMLAB_SCAN_DEEP_BLOCK_THREADS;
-constexpr int kScanDeepItemsPerThread = PRIMLAB_SCAN_DEEP_ITEMS_PER_THREAD;
-static_assert(kScanDeepItemsPerThread % 4 == 0, "a thread's look-back items are whole int4 vectors");
-constexpr int kScanDeepMinBlocksPerSm = PRIMLAB_SCAN_DEEP_MIN_BLOCKS_PER_SM;
-static_assert(kScanDeepBlockThreads % kScanExchangeThreads == 0, "a look-back block is whole exchange groups");
 
 // Single-pass reduce: items per lane of one warp tile (32 lanes x this
 // many consecutive items; 16 int32 = four 16-byte loads per lane), and the
