@@ -45,12 +45,15 @@ pub struct ReducePolicy {
 /// Scans (`scan.cu`, `common/decoupled_lookback.cuh`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ScanPolicy {
-    /// `kScanBlockThreads`: threads of one look-back block (12 warps).
+    /// `kScanBlockThreads`: threads of one look-back block (7 warps).
     pub block_threads: u32,
     /// `kScanItemsPerThread`: items per thread of one look-back tile (int32
-    /// and affine alike); 12 = three int4 loads. 384 x 12 was the fastest
-    /// shape measured beside CUB on the H200 at 2^20 and 2^24 and within
-    /// 1 % of the best at 2^28 (scripts/baselines/scan_tile_sweep.cu).
+    /// and affine alike); 20 = five int4 loads. Beside CUB on the H200 once
+    /// the tile body stopped spilling (scripts/baselines/scan_tile_sweep.cu,
+    /// receipts/ncu/scan_tile_shapes.txt), 224 x 20 at 5 blocks per SM (56
+    /// registers, no spills) was within 3 % of the fastest shape of the
+    /// same run at every size from 2^16 to 2^28 (2^20 11.5 us, 2^28 1006.7
+    /// us against CUB's 1025.9); the previous 384 x 12 took 11.5 and 1084.7.
     pub items_per_thread: u32,
     /// `kScanMinBlocksPerSm`: blocks per SM the compiler must fit in
     /// registers (`__launch_bounds__`).
@@ -172,9 +175,9 @@ pub const REDUCE: ReducePolicy = ReducePolicy {
 };
 /// Scans.
 pub const SCAN: ScanPolicy = ScanPolicy {
-    block_threads: 384,
-    items_per_thread: 12,
-    min_blocks_per_sm: 4,
+    block_threads: 224,
+    items_per_thread: 20,
+    min_blocks_per_sm: 5,
     exchange_threads: 32,
     lookback_spin_limit: 1 << 22,
 };

@@ -206,7 +206,7 @@ enum Schedule<P> {
 ///   bytes and one descriptor per tile: 16 bytes for int64 values, 32 for
 ///   affine maps; see [`crate::lookback`]), then one launch
 ///   `scan_decoupled_lookback_<k>_<t>` `<<<tiles, LOOKBACK_BLOCK_THREADS>>>`,
-///   tiles = ceil(n / [`LOOKBACK_TILE_ITEMS`]) (384 threads x 12 items, for
+///   tiles = ceil(n / [`LOOKBACK_TILE_ITEMS`]) (224 threads x 20 items, for
 ///   both element types).
 ///
 /// Buffers are the caller's: whole `CudaSlice`s ([`ScanPlan::enqueue`]) or

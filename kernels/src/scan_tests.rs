@@ -103,7 +103,7 @@ fn exchange_slot(v: usize, per_thread: usize) -> usize {
 /// access (a quarter warp) touches 8 distinct 4-bank groups in the striped
 /// (global side) and the blocked (thread side) pattern when a thread owns an
 /// odd or power-of-two number of vectors, and at most two threads share a
-/// group otherwise (6 vectors: the int64 stores of 12 items). Checked for
+/// group otherwise (e.g. 10 vectors: the int64 stores of 20 items). Checked for
 /// the vector counts the look-back policy uses, int32 loads (4 items a
 /// vector) and int64 stores (2 a vector), and others.
 #[test]

@@ -111,12 +111,12 @@ int main() {
         // registers): `nvcc -Xptxas -v` shows which shapes still spill.
         shape<384, 12, 4, 32>(b, host, n);
         shape<256, 16, 5, 32>(b, host, n);
-        shape<256, 12, 6, 32>(b, host, n);
-        shape<256, 12, 5, 32>(b, host, n);
-        shape<320, 12, 5, 32>(b, host, n);
-        shape<192, 16, 6, 32>(b, host, n);
-        shape<256, 8, 8, 32>(b, host, n);
-        shape<448, 12, 3, 32>(b, host, n);
+        shape<192, 20, 6, 32>(b, host, n);
+        shape<192, 24, 5, 32>(b, host, n);
+        shape<160, 24, 6, 32>(b, host, n);
+        shape<224, 20, 5, 32>(b, host, n);
+        shape<128, 32, 8, 32>(b, host, n);
+        shape<192, 16, 7, 32>(b, host, n);
     }
     return 0;
 }
