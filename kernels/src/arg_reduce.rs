@@ -10,8 +10,9 @@
 //!   [`GpuError::NonFinite`] naming the *first* offending index (for rows:
 //!   the flat index `row * cols + col`), never answered. Detection is in the
 //!   kernel: a thread that meets a nonfinite value `atomicMin`s its index into
-//!   a control word that the plan sets to `!0` (a `0xFF` memset) before every
-//!   launch.
+//!   a control word (`!0` = none). Per row, the plan sets it with a `0xFF`
+//!   memset before every launch; whole array, it is set once and every launch
+//!   leaves it reset, handing its value over with the answer ([`ArgResult`]).
 //! * **Limits**: indices are `int32` on the device, so a whole array (or a
 //!   row) must hold fewer than 2^31 elements.
 //!
@@ -146,20 +147,44 @@ unsafe impl<T: ArgElement> DeviceRepr for ArgPair<T> {}
 // SAFETY: all-zero bits are a valid (0, 0) pair.
 unsafe impl<T: ArgElement> ValidAsZeroBits for ArgPair<T> {}
 
-/// The mirror of `ArgControl` in `arg_reduce.cu`: 16 bytes, all set to `0xFF`
-/// before every launch. `first_nonfinite` is the smallest flat index of a
-/// nonfinite element (`u64::MAX` = none); `blocks_done` is the single-pass
-/// ticket counter, starting at `u32::MAX`.
+/// The mirror of `ArgControl` in `arg_reduce.cu`: 16 bytes.
+/// `first_nonfinite` is the smallest flat index of a nonfinite element
+/// (`u64::MAX` = none); `blocks_done` is the single-pass ticket counter.
+/// Per row, all 16 bytes are set to `0xFF` before every launch. Whole array,
+/// they are set to [`ArgControl::RESET`] once, when the plan is made, and
+/// every launch leaves them so (the ticket wraps to 0; the kernel that writes
+/// the answer swaps `first_nonfinite` back to `u64::MAX`).
 #[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct ArgControl {
     /// Smallest flat index of a nonfinite element, `u64::MAX` if none.
     pub first_nonfinite: u64,
-    /// Single-pass ticket counter (starts at `u32::MAX`).
+    /// Single-pass ticket counter (0 between launches).
     pub blocks_done: u32,
     /// Padding to 16 bytes.
     pub reserved: u32,
 }
+
+impl ArgControl {
+    /// The whole-array state between launches: no nonfinite seen, no ticket drawn.
+    pub const RESET: ArgControl = ArgControl { first_nonfinite: u64::MAX, blocks_done: 0, reserved: 0 };
+}
+
+/// The mirror of `ArgResult<Pair>` in `arg_reduce.cu`: a whole-array answer
+/// and the first nonfinite flat index of the same launch (`u64::MAX` = none;
+/// then `best` is meaningless). 16 bytes, 8-byte aligned.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct ArgResult<T> {
+    /// The `(value, index)` answer.
+    pub best: ArgPair<T>,
+    /// Smallest flat index of a nonfinite element, `u64::MAX` if none.
+    pub first_nonfinite: u64,
+}
+
+// SAFETY: #[repr(C)] of an 8-byte ArgPair (4-byte fields) and a u64, no
+// padding, as the CUDA struct.
+unsafe impl<T: ArgElement> DeviceRepr for ArgResult<T> {}
 
 // SAFETY: #[repr(C)] plain old data matching the CUDA struct; all-zero bits are valid.
 device_pod!(ArgControl);
@@ -184,15 +209,8 @@ impl ArgElement for i32 {
     const TYPE_NAME: &'static str = "i32";
 }
 
-fn control_error(
-    gpu: &Gpu,
-    control: &CudaSlice<ArgControl>,
-    primitive: &'static str,
-    variant: &'static str,
-    n: usize,
-) -> GpuResult<()> {
-    let words = gpu.download(control)?;
-    let first = words.first().map(|c| c.first_nonfinite).unwrap_or(u64::MAX);
+/// `GpuError::NonFinite` when `first` names an element (`u64::MAX` = none).
+fn nonfinite_error(first: u64, primitive: &'static str, variant: &'static str, n: usize) -> GpuResult<()> {
     if first != u64::MAX {
         return Err(GpuError::NonFinite { primitive, variant, n, index: first as usize });
     }
@@ -221,14 +239,13 @@ fn checked_pair<T: ArgElement>(
 /// buffer is allocated by [`ArgReducePlan::new`].
 ///
 /// [`ArgReducePlan::enqueue`] puts on the stream exactly:
-/// 1. one 16-byte `0xFF` memset of the control words (nonfinite index and
-///    ticket counter);
-/// 2. `TwoPass`: `arg_reduce_two_pass_partials_<max|min>_<t>` on `grid`
-///    blocks, then `arg_reduce_two_pass_final_<..>` on one block;
-///    `SinglePass`: `arg_reduce_single_pass_<..>` on `grid` blocks.
+/// `TwoPass`: `arg_reduce_two_pass_partials_<max|min>_<t>` on `grid` blocks,
+/// then `arg_reduce_two_pass_final_<..>` on one block; `SinglePass`:
+/// `arg_reduce_single_pass_<..>` on `grid` blocks. No memset: the control
+/// words are set once, here, and every launch leaves them reset.
 ///
 /// No allocation, host copy or synchronisation. [`ArgReducePlan::finish`]
-/// synchronises, checks the nonfinite word and downloads the answer.
+/// synchronises and downloads the answer with its nonfinite word.
 pub struct ArgReducePlan<'g, T: ArgElement> {
     gpu: &'g Gpu,
     variant: ArgReduceVariant,
@@ -239,7 +256,7 @@ pub struct ArgReducePlan<'g, T: ArgElement> {
     fold: Option<CudaFunction>,
     partials: CudaSlice<ArgPair<T>>,
     control: CudaSlice<ArgControl>,
-    result: CudaSlice<ArgPair<T>>,
+    result: CudaSlice<ArgResult<T>>,
 }
 
 impl<'g, T: ArgElement> ArgReducePlan<'g, T> {
@@ -282,8 +299,8 @@ impl<'g, T: ArgElement> ArgReducePlan<'g, T> {
         };
         // Every partial is written by its block before any read: no init needed.
         let partials = gpu.alloc_uninit::<ArgPair<T>>(grid as usize)?;
-        let control = gpu.alloc_uninit::<ArgControl>(1)?;
-        let result = gpu.alloc_poisoned::<ArgPair<T>>(1)?;
+        let control = gpu.upload(&[ArgControl::RESET])?;
+        let result = gpu.alloc_poisoned::<ArgResult<T>>(1)?;
         Ok(ArgReducePlan { gpu, variant, extremum, n, grid, main, fold, partials, control, result })
     }
 
@@ -296,7 +313,7 @@ impl<'g, T: ArgElement> ArgReducePlan<'g, T> {
     /// the partials written and read (16 B per block).
     pub fn describe(&self) -> PlanDescription {
         let suffix = format!("{}_{}", self.extremum.name(), T::TYPE_NAME);
-        let d = PlanDescription::new("ArgReducePlan").memset("control words", std::mem::size_of::<ArgControl>() as u64);
+        let d = PlanDescription::new("ArgReducePlan");
         let d = match self.variant {
             ArgReduceVariant::TwoPass => d
                 .launch(format!("arg_reduce_two_pass_partials_{suffix}"), self.grid, BLOCK_THREADS, 0)
@@ -308,13 +325,12 @@ impl<'g, T: ArgElement> ArgReducePlan<'g, T> {
         d.moves((std::mem::size_of::<T>() * self.n) as u64 + 16 * self.grid as u64)
     }
 
-    /// Enqueues the memset and the kernel(s) over `input` (`n` elements).
+    /// Enqueues the kernel(s) over `input` (`n` elements).
     pub fn enqueue(&mut self, input: &CudaSlice<T>) -> GpuResult<()> {
         let primitive = self.extremum.primitive();
         let variant = self.variant.name();
         let n = self.n;
         GpuError::check_planned_len(primitive, variant, n, input.len())?;
-        self.gpu.memset_bytes(&mut self.control, 0xFF)?;
         let n32 = n as u32;
         let stream = self.gpu.stream();
         let cfg = config(self.grid, BLOCK_THREADS, 0);
@@ -327,15 +343,15 @@ impl<'g, T: ArgElement> ArgReducePlan<'g, T> {
                 unsafe { launch.launch(cfg) }.context(|| format!("{primitive}/{variant} n={n}: partials launch"))?;
                 let count = self.grid;
                 let mut launch = stream.launch_builder(fold);
-                launch.arg(&self.partials).arg(&count).arg(&mut self.result);
-                // SAFETY: matches arg_reduce_two_pass_final_*(const Pair*, u32, Pair*).
+                launch.arg(&self.partials).arg(&count).arg(&mut self.control).arg(&mut self.result);
+                // SAFETY: matches arg_reduce_two_pass_final_*(const Pair*, u32, ArgControl*, ArgResult<Pair>*).
                 unsafe { launch.launch(config(1, BLOCK_THREADS, 0)) }
                     .context(|| format!("{primitive}/{variant} n={n}: final launch"))?;
             }
             None => {
                 let mut launch = stream.launch_builder(&self.main);
                 launch.arg(input).arg(&n32).arg(&mut self.partials).arg(&mut self.control).arg(&mut self.result);
-                // SAFETY: matches arg_reduce_single_pass_*(const T*, u32, Pair*, ArgControl*, Pair*);
+                // SAFETY: matches arg_reduce_single_pass_*(const T*, u32, Pair*, ArgControl*, ArgResult<Pair>*);
                 // `partials` holds `grid` pairs.
                 unsafe { launch.launch(cfg) }.context(|| format!("{primitive}/{variant} n={n}: launch"))?;
             }
@@ -348,14 +364,14 @@ impl<'g, T: ArgElement> ArgReducePlan<'g, T> {
     pub fn finish(&self) -> GpuResult<(T, usize)> {
         let primitive = self.extremum.primitive();
         let variant = self.variant.name();
-        control_error(self.gpu, &self.control, primitive, variant, self.n)?;
-        let pair = self.gpu.download(&self.result)?.into_iter().next().ok_or_else(|| GpuError::KernelFault {
+        let result = self.gpu.download(&self.result)?.into_iter().next().ok_or_else(|| GpuError::KernelFault {
             primitive,
             variant,
             n: self.n,
             reason: "result buffer is empty".into(),
         })?;
-        checked_pair(pair, self.n, primitive, variant, self.n)
+        nonfinite_error(result.first_nonfinite, primitive, variant, self.n)?;
+        checked_pair(result.best, self.n, primitive, variant, self.n)
     }
 }
 
@@ -461,7 +477,8 @@ impl<'g, T: ArgElement> ArgRowsPlan<'g, T> {
         let primitive = self.extremum.rows_primitive();
         let variant = self.variant.name();
         let n = self.rows * self.cols;
-        control_error(self.gpu, &self.control, primitive, variant, n)?;
+        let first = self.gpu.download(&self.control)?.first().map_or(u64::MAX, |c| c.first_nonfinite);
+        nonfinite_error(first, primitive, variant, n)?;
         self.gpu
             .download(&self.output)?
             .into_iter()

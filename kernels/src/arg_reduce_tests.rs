@@ -10,6 +10,9 @@ fn device_mirrors_have_the_cuda_layout() {
     assert_eq!(std::mem::size_of::<ArgControl>(), 16);
     assert_eq!(std::mem::align_of::<ArgControl>(), 8);
     assert_eq!(std::mem::offset_of!(ArgControl, blocks_done), 8);
+    assert_eq!(std::mem::size_of::<ArgResult<f32>>(), 16);
+    assert_eq!(std::mem::align_of::<ArgResult<f32>>(), 8);
+    assert_eq!(std::mem::offset_of!(ArgResult<i32>, first_nonfinite), 8);
 }
 
 /// Emulates the vector + tail partition of `scan_range` and checks that it

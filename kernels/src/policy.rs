@@ -70,7 +70,8 @@ pub struct ScanPolicy {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ArgReducePolicy {
     /// `kArgVectorsPerStep`: 16-byte loads issued back to back per
-    /// grid-stride step (more bytes in flight per thread).
+    /// grid-stride step (more bytes in flight per thread); also the partials
+    /// each thread of the final fold loads at once.
     pub vectors_per_step: u32,
     /// `kArgTwoPassMaxBlocks`: most first-pass blocks, i.e. the partials the
     /// one-block second pass reads.

@@ -304,6 +304,16 @@ fn contract_cases(out: &mut Vec<GpuCase>) {
                 },
             ));
         }
+        // One plan, three launches: the control words must reset themselves
+        // (one block, and a grid with a last block and a tail).
+        for n in [1000usize, (1 << 20) + 3] {
+            out.push(contract_case(
+                id("arg_reduce", format!("{v}.plan_reuse"), n.to_string(), n, "reuse", 0),
+                format!("one argmax_f32 plan of {n}: uniform data, then NaN at {}, then other uniform data", n / 3),
+                "each answer as the model's; NonFinite at n/3 for the second only".into(),
+                move |gpu| plan_reuse(gpu, variant, n),
+            ));
+        }
         out.push(contract_case(
             id("arg_reduce", format!("{v}.rejects_empty"), "0".into(), 0, "empty", 0),
             "argmax_f32 []".into(),
@@ -331,4 +341,47 @@ fn contract_cases(out: &mut Vec<GpuCase>) {
             },
         ));
     }
+}
+
+/// Runs one [`kernels::ArgReducePlan`] three times: finite data, the same data
+/// with a NaN at `n / 3`, then other finite data. Each launch must answer as a
+/// fresh plan would (the model's pair; NonFinite at `n / 3` for the second),
+/// which holds only if every launch leaves the control words reset.
+fn plan_reuse(gpu: &kernels::Gpu, variant: ArgReduceVariant, n: usize) -> Verdict {
+    let first = uniform_f32(n, 0x5eed_0001);
+    let mut poisoned = first.clone();
+    poisoned[n / 3] = f32::NAN;
+    let third = uniform_f32(n, 0x5eed_0003);
+    let mut plan = match kernels::ArgReducePlan::<f32>::new(gpu, variant, Extremum::Max, n) {
+        Ok(p) => p,
+        Err(e) => return gpu_error(&e),
+    };
+    for (launch, data) in [&first, &poisoned, &third].into_iter().enumerate() {
+        let want = if launch == 1 {
+            Err(n / 3)
+        } else {
+            match expected(Extremum::Max, data) {
+                Ok(pair) => Ok(pair),
+                Err(e) => return Verdict::fail("a model answer", e.to_string(), "model"),
+            }
+        };
+        // The input lives until finish has synchronised.
+        let got = gpu.upload(data).and_then(|input| {
+            plan.enqueue(&input)?;
+            plan.finish()
+        });
+        let ok = match (&want, &got) {
+            (Ok(w), Ok(g)) => w == g,
+            (Err(at), Err(GpuError::NonFinite { index, .. })) => at == index,
+            _ => false,
+        };
+        if !ok {
+            let got = match got {
+                Ok(g) => format!("{g:?}"),
+                Err(e) => e.to_string(),
+            };
+            return Verdict::fail(format!("launch {launch}: {want:?}"), got, "plan reuse");
+        }
+    }
+    Verdict::Pass
 }
