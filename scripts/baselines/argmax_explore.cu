@@ -24,7 +24,7 @@ int main() {
     std::vector<float> host(max_n);
     unsigned long long s = 0x5eed0011ull;
     for (size_t i = 0; i < max_n; ++i) {
-        s = s * 6364136223846793005ull + 1442695040888963407ull;
+        lcg_next(s);
         host[i] = float(u32(s >> 40)) * (1.0f / 16777216.0f) - 0.5f;
     }
     float* in;

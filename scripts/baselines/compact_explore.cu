@@ -26,7 +26,7 @@ int main() {
     std::vector<int> host(max_n);
     unsigned long long s = 0x5eed0007ull;
     for (size_t i = 0; i < max_n; ++i) {
-        s = s * 6364136223846793005ull + 1442695040888963407ull;
+        lcg_next(s);
         host[i] = int(s >> 32);
     }
     int *in, *out;

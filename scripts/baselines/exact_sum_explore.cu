@@ -43,7 +43,7 @@ static float median_us(Launch launch) {
 // Input families: 0 uniform in [-0.5, 0.5) on a 2^-24 grid (the bench's),
 // 1 signed log-uniform over 2^-60 .. 2^60, 2 half zeros (ReLU-like).
 static float input(int family, unsigned long long& s) {
-    s = s * 6364136223846793005ull + 1442695040888963407ull;
+    lcg_next(s);
     const double u = double(s >> 11) / 9007199254740992.0;
     switch (family) {
         case 0: return float(std::floor(u * 16777216.0) / 16777216.0 - 0.5);

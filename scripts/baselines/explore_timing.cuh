@@ -1,5 +1,6 @@
-// The error check and the event timing that the explorers (exact_sum_explore.cu,
-// scan_tile_sweep.cu) share; each explorer is one nvcc translation unit that includes this.
+// The error check, the input generator and the event timing that the explorers
+// (exact_sum_explore.cu, scan_tile_sweep.cu, compact_explore.cu, argmax_explore.cu)
+// share; each explorer is one nvcc translation unit that includes this.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -17,6 +18,13 @@
             std::exit(1);                                                                           \
         }                                                                                           \
     } while (0)
+
+// The explorers' input stream: one step of a 64-bit linear congruential
+// generator (Knuth's MMIX constants) per value; the caller takes the high bits.
+static inline unsigned long long lcg_next(unsigned long long& s) {
+    s = s * 6364136223846793005ull + 1442695040888963407ull;
+    return s;
+}
 
 // The median, in microseconds, of `timed` launches each bracketed by two
 // events on the default stream, after `warm` launches timed the same way and

@@ -79,7 +79,7 @@ int main() {
     std::vector<i32> host(max_n);
     unsigned long long s = 0x5eed0001ull;
     for (size_t i = 0; i < max_n; ++i) {
-        s = s * 6364136223846793005ull + 1442695040888963407ull;
+        lcg_next(s);
         host[i] = int((s >> 33) % 19) - 9;
     }
     CHECK(cudaMemcpy(b.in, host.data(), max_n * 4, cudaMemcpyHostToDevice));
