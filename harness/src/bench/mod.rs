@@ -24,6 +24,7 @@ pub mod plot_draw;
 pub mod pool;
 pub mod record;
 pub mod report;
+pub mod report_peers;
 pub mod report_targets;
 pub mod rotation;
 pub mod runner;

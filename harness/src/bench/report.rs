@@ -9,6 +9,7 @@ use super::details::BenchDetails;
 use super::ncu;
 use super::plot;
 use super::record::{BenchRecord, IMPL_CEILING, IMPL_CUB, IMPL_PRIMLAB, IMPL_TORCH};
+use super::report_peers;
 use super::report_targets;
 use super::targets::{self, fastest, TargetResult};
 use crate::bench::output;
@@ -95,6 +96,7 @@ pub fn render(receipt: &Receipt, details: &BenchDetails, plots: &[(String, PathB
     }
     report_targets::targets_section(&mut md, &targets);
     report_targets::missed_section(&mut md, &targets, &details.records, ncu_dir);
+    report_peers::peers_section(&mut md, &details.records);
     machine_section(&mut md, receipt, details);
     absent_section(&mut md, details);
     results_section(&mut md, details, plots);

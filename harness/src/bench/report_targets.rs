@@ -18,6 +18,7 @@ pub fn targets_section(md: &mut String, targets: &[TargetResult]) {
         "verdict",
         "ratio",
         "95 % CI of the ratio",
+        "judged on (program margin)",
         "requirement",
         "primlab (default entry)",
         "fastest variant (its ratio, for information)",
@@ -40,6 +41,17 @@ pub fn targets_section(md: &mut String, targets: &[TargetResult]) {
             (Some(_), None) => "unknown (no samples)".into(),
             (None, _) => "-".into(),
         };
+        let judged = match (r.judged_interval, r.program_margin) {
+            (Some(i), Some(m)) => format!(
+                "{:.2}-{:.2}x ({:.1} % at {})",
+                i.low,
+                i.high,
+                m.percent(),
+                super::config::size_label(m.copy_elements as u64)
+            ),
+            (Some(i), None) => format!("{:.2}-{:.2}x (none: one program)", i.low, i.high),
+            (None, _) => "-".into(),
+        };
         let word = match r.outcome {
             TargetOutcome::Missed => "**MISSED**".to_string(),
             other => other.word().to_string(),
@@ -49,6 +61,7 @@ pub fn targets_section(md: &mut String, targets: &[TargetResult]) {
             word,
             ratio,
             interval,
+            judged,
             r.requirement.clone(),
             ours,
             best,
@@ -60,8 +73,12 @@ pub fn targets_section(md: &mut String, targets: &[TargetResult]) {
     let _ = writeln!(
         md,
         "## Targets\n\n{} met, {} missed, {} within noise, {} not measured. A verdict is met or missed only when \
-         the ratio's whole 95 % interval (bootstrap of both medians) lies on one side of the target; within noise \
-         when it straddles it. Each ratio compares cold-timed records of the same run. primlab is judged on its \
+         the whole interval it is judged on lies on one side of the target; within noise when it straddles it. \
+         That interval is the ratio's 95 % interval (bootstrap of both medians, the spread of calls within a \
+         process), widened against a baseline by the run's program margin: how far the harness's and \
+         cub_bench's timings of the same device copy disagreed at the nearest size, because the two sides are \
+         timed by different processes and between processes identical work moves too. Each ratio compares \
+         cold-timed records of the same run. primlab is judged on its \
          default entry point (variant `default`: the schedule the primitive's dispatcher picks at that size, \
          named in brackets); the fastest variant, chosen after the fact, is shown for information.\n\n{}",
         count(TargetOutcome::Met),

@@ -157,7 +157,10 @@ fn the_report_and_plots_render_from_a_receipt_without_a_gpu() {
     }
     // The report leads with the targets table: met, missed and within-noise lines.
     assert!(md.find("## Targets").unwrap() < md.find("## Machine and clocks").unwrap());
-    assert!(md.contains("| target | verdict | ratio | 95 % CI of the ratio | requirement |"), "{md}");
+    assert!(
+        md.contains("| target | verdict | ratio | 95 % CI of the ratio | judged on (program margin) | requirement |"),
+        "{md}"
+    );
     assert!(md.contains("| reduce, int32->int64, at 2^28 | met |"), "{md}");
     assert!(md.contains("| exclusive scan, int32->int64, at 2^28 | **MISSED** |"), "{md}");
     assert!(md.contains("| softmax f32 [8192, 32000] | within noise |"), "{md}");

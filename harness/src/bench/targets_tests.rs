@@ -188,3 +188,73 @@ fn hot_records_never_stand_in_for_cold_ones() {
     assert_eq!(result.outcome, TargetOutcome::Missed);
     assert!(result.verdict.contains("noise unknown"), "{}", result.verdict);
 }
+
+/// The copy ceiling of `implementation` (the harness's or cub_bench's) at `n` elements.
+fn copy_record(implementation: &str, n: usize, median: f64) -> BenchRecord {
+    record(implementation, COPY_OP, COPY_OP, n, median, 8 * n as u64)
+}
+
+#[test]
+fn the_program_margin_is_the_copy_disagreement_at_the_nearest_size() {
+    let records = vec![
+        copy_record(IMPL_CEILING, 1 << 20, 9.6),
+        copy_record(IMPL_CUB, 1 << 20, 7.9),
+        copy_record(IMPL_CEILING, 1 << 28, 508.0),
+        copy_record(IMPL_CUB, 1 << 28, 508.0),
+        // Only one program timed 2^24: not a candidate.
+        copy_record(IMPL_CEILING, 1 << 24, 40.0),
+    ];
+    let m = program_margin(&records, BenchSize::Elements(1 << 21)).unwrap();
+    assert_eq!(m.copy_elements, 1 << 20);
+    assert!((m.log_ratio - (9.6f64 / 7.9).ln()).abs() < 1e-12);
+    assert!((m.percent() - 21.52).abs() < 0.01, "{}", m.percent());
+    // A row shape is placed by its element count: 8192 x 32000 is nearest 2^28.
+    let rows = program_margin(&records, BenchSize::Rows { rows: 8192, cols: 32000 }).unwrap();
+    assert_eq!((rows.copy_elements, rows.log_ratio), (1 << 28, 0.0));
+    // The margin is symmetric: the harness faster than cub_bench widens as much.
+    let flipped = vec![copy_record(IMPL_CEILING, 1 << 20, 7.9), copy_record(IMPL_CUB, 1 << 20, 9.6)];
+    let back = program_margin(&flipped, BenchSize::Elements(1 << 20)).unwrap();
+    assert!((back.log_ratio - m.log_ratio).abs() < 1e-12, "{back:?} {m:?}");
+    // No cub copy (a run without CUB): no margin.
+    assert_eq!(program_margin(&records[..1], BenchSize::Elements(1 << 20)), None);
+}
+
+#[test]
+fn a_baseline_verdict_is_taken_on_the_interval_widened_by_the_program_margin() {
+    let n = 1 << 20;
+    // reduce_2p20 wants 1.2x cub: 12.0 / 10.9 = 1.10x with a tight interval.
+    let base = vec![
+        sampled(default_reduce_record("block_atomic", n, 10.9), 10.9, 0.01),
+        sampled(reduce_record(IMPL_CUB, "cub", n, 12.0), 12.0, 0.01),
+    ];
+    let alone = evaluate(&TARGETS[1], &base, &|_| None);
+    assert_eq!(alone.outcome, TargetOutcome::Missed, "{}", alone.verdict);
+    assert_eq!((alone.program_margin, alone.judged_interval), (None, alone.ratio_interval));
+    // The programs agree on the copy: still missed, and the verdict says by how little they disagreed.
+    let mut agree = base.clone();
+    agree.extend([copy_record(IMPL_CEILING, n, 8.0), copy_record(IMPL_CUB, n, 8.0)]);
+    let agreed = evaluate(&TARGETS[1], &agree, &|_| None);
+    assert_eq!(agreed.outcome, TargetOutcome::Missed, "{}", agreed.verdict);
+    assert!(agreed.verdict.contains("with the 0.0 % by which"), "{}", agreed.verdict);
+    // They disagree by 22 %: 1.10x can no longer be told from 1.2x.
+    let mut disagree = base;
+    disagree.extend([copy_record(IMPL_CEILING, n, 9.6), copy_record(IMPL_CUB, n, 7.9)]);
+    let widened = evaluate(&TARGETS[1], &disagree, &|_| None);
+    assert_eq!(widened.outcome, TargetOutcome::WithinNoise, "{}", widened.verdict);
+    let (within, judged) = (widened.ratio_interval.unwrap(), widened.judged_interval.unwrap());
+    assert!(within.high < 1.2 && judged.low < within.low && judged.high > 1.2, "{within:?} {judged:?}");
+    assert!(widened.verdict.contains("21.5 % by which the two programs' timings"), "{}", widened.verdict);
+}
+
+#[test]
+fn the_copy_target_is_one_process_and_never_widened() {
+    let n = 1 << 28;
+    let records = vec![
+        sampled(default_record(SCAN, "decoupled_lookback", n, 1000.0, 12 * n as u64), 1000.0, 1.0),
+        sampled(copy_record(IMPL_CEILING, n, 500.0), 500.0, 0.5),
+        copy_record(IMPL_CUB, n, 400.0),
+    ];
+    let copy = evaluate(&TARGETS[3], &records, &|_| None);
+    assert_eq!(copy.program_margin, None);
+    assert_eq!(copy.judged_interval, copy.ratio_interval);
+}
