@@ -21,12 +21,9 @@
 
 int main() {
     const size_t max_n = size_t(1) << 28;
-    std::vector<float> host(max_n);
-    unsigned long long s = 0x5eed0011ull;
-    for (size_t i = 0; i < max_n; ++i) {
-        lcg_next(s);
-        host[i] = float(u32(s >> 40)) * (1.0f / 16777216.0f) - 0.5f;
-    }
+    // Uniform in [-0.5, 0.5) on a 2^-24 grid.
+    const std::vector<float> host = host_input<float>(
+        max_n, 0x5eed0011ull, [](unsigned long long r) { return float(u32(r >> 40)) * (1.0f / 16777216.0f) - 0.5f; });
     float* in;
     CHECK(cudaMalloc(&in, max_n * 4));
     CHECK(cudaMemcpy(in, host.data(), max_n * 4, cudaMemcpyHostToDevice));

@@ -23,12 +23,8 @@ struct Positive {
 
 int main() {
     const size_t max_n = size_t(1) << 28;
-    std::vector<int> host(max_n);
-    unsigned long long s = 0x5eed0007ull;
-    for (size_t i = 0; i < max_n; ++i) {
-        lcg_next(s);
-        host[i] = int(s >> 32);
-    }
+    const std::vector<int> host =
+        host_input<int>(max_n, 0x5eed0007ull, [](unsigned long long r) { return int(r >> 32); });
     int *in, *out;
     u32* count;
     int* cub_count;

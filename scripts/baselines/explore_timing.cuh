@@ -26,6 +26,14 @@ static inline unsigned long long lcg_next(unsigned long long& s) {
     return s;
 }
 
+// n host values, value i = make(the LCG's i-th state from `seed`).
+template <class T, class Make>
+static std::vector<T> host_input(size_t n, unsigned long long seed, Make make) {
+    std::vector<T> values(n);
+    for (size_t i = 0; i < n; ++i) values[i] = make(lcg_next(seed));
+    return values;
+}
+
 // The median, in microseconds, of `timed` launches each bracketed by two
 // events on the default stream, after `warm` launches timed the same way and
 // dropped.
