@@ -375,6 +375,19 @@ impl<'g, T: ArgElement> ArgReducePlan<'g, T> {
     }
 }
 
+/// The per-row kernel of `variant` for rows of `cols` elements:
+/// `arg_reduce_rows_<warp|warp_scalar|block>_<max|min>_<t>`. Rows that cannot
+/// be read as 16-byte vectors (`cols % 4 != 0`) take the warp kernel's
+/// instance without the vector path, which needs fewer registers.
+fn rows_kernel_name<T: ArgElement>(variant: ArgRowsVariant, extremum: Extremum, cols: usize) -> String {
+    let part = match variant {
+        ArgRowsVariant::WarpPerRow if cols % 4 != 0 => "warp_scalar",
+        ArgRowsVariant::WarpPerRow => "warp",
+        ArgRowsVariant::BlockPerRow => "block",
+    };
+    format!("arg_reduce_rows_{part}_{}_{}", extremum.name(), T::TYPE_NAME)
+}
+
 /// A per-row arg reduction of a `[rows, cols]` row-major matrix, ready to
 /// enqueue. One `(value, column)` per row; the output buffer is allocated
 /// (poisoned) by [`ArgRowsPlan::new`].
@@ -412,11 +425,11 @@ impl<'g, T: ArgElement> ArgRowsPlan<'g, T> {
         if rows.checked_mul(cols).is_none() {
             return Err(invalid(format!("{rows} x {cols} overflows usize")));
         }
-        let (part, wanted) = match variant {
-            ArgRowsVariant::WarpPerRow => ("warp", (rows as u64).div_ceil(ROWS_PER_WARP_BLOCK as u64)),
-            ArgRowsVariant::BlockPerRow => ("block", rows as u64),
+        let wanted = match variant {
+            ArgRowsVariant::WarpPerRow => (rows as u64).div_ceil(ROWS_PER_WARP_BLOCK as u64),
+            ArgRowsVariant::BlockPerRow => rows as u64,
         };
-        let name = format!("arg_reduce_rows_{part}_{}_{}", extremum.name(), T::TYPE_NAME);
+        let name = rows_kernel_name::<T>(variant, extremum, cols);
         let kernel = gpu.function(KernelFamily::ArgReduce, &name)?;
         // At most one resident wave of blocks; the kernels loop over rows.
         let resident = persistent_grid(gpu, KernelFamily::ArgReduce, &name, BLOCK_THREADS, 0)? as u64;
@@ -429,15 +442,9 @@ impl<'g, T: ArgElement> ArgRowsPlan<'g, T> {
     /// What one enqueue puts on the stream; DRAM estimate: the input once and
     /// one 8-byte answer per row.
     pub fn describe(&self) -> PlanDescription {
-        let part = if self.variant == ArgRowsVariant::WarpPerRow { "warp" } else { "block" };
         PlanDescription::new("ArgRowsPlan")
             .memset("control words", std::mem::size_of::<ArgControl>() as u64)
-            .launch(
-                format!("arg_reduce_rows_{part}_{}_{}", self.extremum.name(), T::TYPE_NAME),
-                self.grid,
-                BLOCK_THREADS,
-                0,
-            )
+            .launch(rows_kernel_name::<T>(self.variant, self.extremum, self.cols), self.grid, BLOCK_THREADS, 0)
             .moves((std::mem::size_of::<T>() * self.rows * self.cols + 8 * self.rows) as u64)
     }
 
