@@ -34,7 +34,7 @@ $(NVRTC_STAMP): | system-deps
 	$(call step,setup: NVRTC $(NVRTC_VERSION),scripts/install_nvrtc.sh >/dev/null)
 
 verify: setup
-	$(call step,verify: format,scripts/check_format.sh)
+	$(call step,verify: format,cargo fmt --all -- --check)
 	$(call step,verify: clippy,cargo clippy --workspace --all-targets -- -D warnings)
 	$(call step,verify: tests,cargo test --workspace)
 	$(call step,verify: docs,RUSTDOCFLAGS='-D warnings' cargo doc --workspace --no-deps)

@@ -69,7 +69,9 @@ pub use reduce::{ReduceElement, ReducePlan, ReduceVariant};
 pub use scan::{blelloch_levels, ScanElement, ScanKind, ScanPlan, ScanVariant};
 pub use sources::SOURCE_HASH;
 
-pub use arg_reduce::{ArgElement, ArgPair, ArgReducePlan, ArgResult, ArgReduceVariant, ArgRowsPlan, ArgRowsVariant, Extremum};
+pub use arg_reduce::{
+    ArgElement, ArgPair, ArgReducePlan, ArgReduceVariant, ArgResult, ArgRowsPlan, ArgRowsVariant, Extremum,
+};
 pub use compact::{CompactOutput, CompactPlan, CompactVariant, Selector, SelectorKind};
 pub use exact_segmented_sum::{ExactSegmentedLaunch, ExactSegmentedSchedule, ExactSegmentedSumPlan};
 pub use exact_sum::{ExactSumGrid, ExactSumPlan, ExactSumVariant};

@@ -6,7 +6,8 @@
 // from DRAM as in `harness bench`. Checks value and index of the first slice
 // against the host. Not part of the receipts: it informs the kernel's tuning.
 //
-// The previous kernel (5e9c083) is explore/argold/arg_reduce.cu: -I explore/argold first.
+// An earlier kernel: git show 5e9c083:kernels/cuda/arg_reduce.cu > DIR/arg_reduce.cu, then -I DIR first
+// (DIR outside the repository, so the verdict hash never counts it).
 //
 //   nvcc -O3 -std=c++17 -arch=sm_90 [-I dir-with-a-variant-arg_reduce.cu] -I kernels/cuda \
 //     $(cargo run -q -p kernels --example policy_defines) \
