@@ -109,24 +109,12 @@ struct ArgOpFor<false, i32> {
 };
 
 // One thread's running best over the elements it visits, in increasing index
-// order, and the first nonfinite flat index it saw: exact for the elements
-// visited one by one; for the vectors, `probe` (ArgTraits::probe) says
-// whether any was nonfinite, and the caller rescans (find_first_nonfinite)
-// only when it tripped, after all its visits, so that no register holds the
-// rescan's bounds through them.
+// order, and the first nonfinite flat index it saw.
 template <bool kMax, class Elem>
 struct ArgThreadState {
     typedef typename ArgTraits<Elem>::Pair Pair;
     Pair best;
     u64 first_bad;
-    float probe;
-
-    __device__ __forceinline__ void start() {
-        reset_best();
-        first_bad = kNoNonfinite;
-        probe = 0.0f;
-    }
-    __device__ __forceinline__ bool vectors_finite() const { return ArgTraits<Elem>::probe_clean(probe); }
 
     __device__ __forceinline__ void reset_best() { best = ArgOpFor<kMax, Elem>::Op::identity(); }
 
@@ -159,11 +147,11 @@ struct ArgThreadState {
         }
     }
 
-    // Rare path, after the probe tripped: the first nonfinite element among
-    // the vectors first, first + step, ... below end of p (vector i covers
-    // elements [4i, 4i + 4)), in increasing index order, so the first found
-    // is the smallest there. Returns whether it found one.
-    __device__ __forceinline__ bool find_first_nonfinite(const Elem* __restrict__ p, u32 first, u32 end, u32 step,
+    // Rare path, after a probe tripped: the first nonfinite element among
+    // the vectors first, first + step, ... below end (vector i covers
+    // elements [4i, 4i + 4)), visited in increasing index order, so the
+    // first found is this thread's smallest.
+    __device__ __forceinline__ void find_first_nonfinite(const Elem* __restrict__ p, u32 first, u32 end, u32 step,
                                                          u64 flat_base) {
         for (u32 i = first; i < end; i += step) {
 #pragma unroll
@@ -171,29 +159,30 @@ struct ArgThreadState {
                 if (!ArgTraits<Elem>::finite(p[4 * i + k])) {
                     const u64 flat = flat_base + 4 * i + k;
                     first_bad = flat < first_bad ? flat : first_bad;
-                    return true;
+                    return;
                 }
             }
         }
-        return false;
     }
 };
 
 // Visits the 16-byte vectors first, first + step, ... below end of p (16-byte
 // aligned; vector i covers elements [4i, 4i + 4)) in increasing index order,
-// UNROLL loads in flight, folding each into the state's probe. end <= 2^29
-// and step < 2^24 keep every u32 index expression below 2^32.
+// UNROLL loads in flight, then, only if the probe tripped, finds the first
+// nonfinite element among them. end <= 2^29 and step < 2^24 keep every u32
+// index expression below 2^32.
 template <bool kMax, class Elem, int UNROLL>
-__device__ __forceinline__ void scan_vectors(const Elem* __restrict__ p, u32 first, u32 end, u32 step,
+__device__ __forceinline__ void scan_vectors(const Elem* __restrict__ p, u32 first, u32 end, u32 step, u64 flat_base,
                                              ArgThreadState<kMax, Elem>& state) {
     typedef typename ArgTraits<Elem>::Vec Vec;
     constexpr u32 kWidth = sizeof(Vec) / sizeof(Elem);
     static_assert(kWidth == 4, "consider_vec visits four lanes");
-    state.probe = fold_strided_vectors<UNROLL>(as_vectors(p), first, end, step, state.probe,
-                                               [&state](float pr, const Vec& v, u32 i) {
-                                                   state.consider_vec(v, i * kWidth);
-                                                   return ArgTraits<Elem>::probe(pr, v);
-                                               });
+    const float probe =
+        fold_strided_vectors<UNROLL>(as_vectors(p), first, end, step, 0.0f, [&state](float pr, const Vec& v, u32 i) {
+            state.consider_vec(v, i * kWidth);
+            return ArgTraits<Elem>::probe(pr, v);
+        });
+    if (!ArgTraits<Elem>::probe_clean(probe)) state.find_first_nonfinite(p, first, end, step, flat_base);
 }
 
 // Visits this thread's share of p[0, count): with `vectors` (p 16-byte
@@ -208,7 +197,7 @@ __device__ __forceinline__ void scan_range(const Elem* __restrict__ p, u32 count
                                            u64 flat_base, ArgThreadState<kMax, Elem>& state) {
     if (vectors) {
         const u32 vector_count = count / 4;
-        scan_vectors<kMax, Elem, UNROLL>(p, start, vector_count, step, state);
+        scan_vectors<kMax, Elem, UNROLL>(p, start, vector_count, step, flat_base, state);
         const u32 tail = count - vector_count * 4;
         if (start < tail) {
             const u32 c = vector_count * 4 + start;
@@ -260,11 +249,11 @@ __device__ __forceinline__ typename ArgTraits<Elem>::Pair block_best_of_grid_sha
     BlockReduceStorage<typename ArgTraits<Elem>::Pair>& storage) {
     typedef typename ArgOpFor<kMax, Elem>::Op Op;
     ArgThreadState<kMax, Elem> state;
-    state.start();
+    state.reset_best();
+    state.first_bad = kNoNonfinite;
     const u32 thread = blockIdx.x * kBlockThreads + threadIdx.x;
     const u32 threads = gridDim.x * kBlockThreads;
     scan_range<kMax, Elem, kArgVectorsPerStep>(data, n, thread, threads, aligned16(data), 0, state);
-    if (!state.vectors_finite()) state.find_first_nonfinite(data, thread, n / 4, threads, 0);
     report_nonfinite(state.first_bad, control);
     return block_reduce(state.best, Op(), storage);
 }
@@ -328,19 +317,6 @@ __device__ __forceinline__ void arg_single_pass(const Elem* __restrict__ data, u
 
 // ---- Per row ----------------------------------------------------------------
 
-// Rare path, after the probe tripped in the vectors of some row: the same rows
-// again (row_first, row_first + row_step, ...), this thread's vectors of each
-// (lane_first, lane_first + lane_step, ...), until a row holds a nonfinite
-// one; rows come in increasing order, so no later row can hold a smaller index.
-template <bool kMax, class Elem>
-__device__ __forceinline__ void rescan_rows(const Elem* __restrict__ data, u64 rows, u32 cols, u64 row_first,
-                                            u64 row_step, u32 lane_first, u32 lane_step,
-                                            ArgThreadState<kMax, Elem>& state) {
-    for (u64 row = row_first; row < rows; row += row_step) {
-        if (state.find_first_nonfinite(data + row * cols, lane_first, cols / 4, lane_step, row * cols)) return;
-    }
-}
-
 // One warp per row, kRowsPerWarpBlock rows per block, grid-stride over rows.
 // The row loop is uniform across each warp, so warp_reduce sees all 32 lanes;
 // there is no block barrier. out[row].index is the column within the row.
@@ -356,10 +332,9 @@ __device__ __forceinline__ void arg_rows_warp(const Elem* __restrict__ data, u64
     const int lane = lane_id();
     const bool vectors = kVectors && aligned16(data) && cols % 4 == 0;  // then every row start is aligned too
     ArgThreadState<kMax, Elem> state;
-    state.start();
-    const u64 row_first = u64(blockIdx.x) * kRowsPerWarpBlock + warp_id();
-    const u64 row_step = u64(gridDim.x) * kRowsPerWarpBlock;
-    for (u64 row = row_first; row < rows; row += row_step) {
+    state.first_bad = kNoNonfinite;
+    for (u64 row = u64(blockIdx.x) * kRowsPerWarpBlock + warp_id(); row < rows;
+         row += u64(gridDim.x) * kRowsPerWarpBlock) {
         state.reset_best();
         const u64 row_start = row * cols;
         scan_range<kMax, Elem, kArgVectorsPerStep>(data + row_start, cols, u32(lane), kWarpThreads, vectors, row_start,
@@ -367,7 +342,6 @@ __device__ __forceinline__ void arg_rows_warp(const Elem* __restrict__ data, u64
         const Pair best = warp_reduce(state.best, Op());
         if (lane == 0) out[row] = best;
     }
-    if (!state.vectors_finite()) rescan_rows(data, rows, cols, row_first, row_step, u32(lane), kWarpThreads, state);
     report_nonfinite(state.first_bad, control);
 }
 
@@ -380,7 +354,7 @@ __device__ __forceinline__ void arg_rows_block(const Elem* __restrict__ data, u6
     __shared__ BlockReduceStorage<Pair> storage;
     const bool vectors = aligned16(data) && cols % 4 == 0;
     ArgThreadState<kMax, Elem> state;
-    state.start();
+    state.first_bad = kNoNonfinite;
     for (u64 row = blockIdx.x; row < rows; row += gridDim.x) {
         state.reset_best();
         const u64 row_start = row * cols;
@@ -392,7 +366,6 @@ __device__ __forceinline__ void arg_rows_block(const Elem* __restrict__ data, u6
         // read above (WAR across warps).
         __syncthreads();
     }
-    if (!state.vectors_finite()) rescan_rows(data, rows, cols, blockIdx.x, gridDim.x, threadIdx.x, kBlockThreads, state);
     report_nonfinite(state.first_bad, control);
 }
 

@@ -266,45 +266,20 @@ struct LookbackScan {
         Exchange exchange[kGroups];
         BlockScanStorage<T, THREADS> scan;
         T prefix;
-        u32 tile[2];
+        u32 tile;
     };
 
-    typedef typename Load::Fetched Fetched;
-
-    // The global half of a tile's load (tile_io.cuh: no shared memory, so it
-    // may run ahead of the tile before it): this thread's vectors of the
-    // tile that starts at `tile_in`, `valid` items of it (all when FULL).
     template <bool FULL>
-    static __device__ __forceinline__ void fetch(const In* __restrict__ tile_in, u32 valid, Fetched& f) {
+    static __device__ __forceinline__ void tile(const In* __restrict__ tile_in, T* __restrict__ tile_out, u32 valid,
+                                                u32 tile_id, const TileStatus<T>& status, Storage& storage) {
+        const Op op{};
         const int group = int(threadIdx.x) / EXCHANGE_THREADS;
         const u32 group_first = u32(group * kGroupItems);
         // The group's share of the tile's valid items (all of them when FULL).
         const u32 group_valid = valid > group_first ? min(valid - group_first, u32(kGroupItems)) : 0u;
-        Load::template fetch<FULL>(tile_in + group_first, group_valid, input_identity(Op{}, tile_in), f);
-    }
-
-    // fetch for tile `tile_id` of `count` items: the full or the partial
-    // body, nothing past the last tile (block-uniform: tile_id is).
-    static __device__ __forceinline__ void fetch_tile(const In* __restrict__ in, u64 count, u32 tile_id, Fetched& f) {
-        const u64 base = (u64)tile_id * kTileItems;
-        if (base + kTileItems <= count) {
-            fetch<true>(in + base, kTileItems, f);
-        } else if (base < count) {
-            fetch<false>(in + base, u32(count - base), f);
-        }
-    }
-
-    // Scans the fetched tile `tile_id` (its `valid` items, all when FULL)
-    // into `tile_out`. Every thread of the block calls it (barriers inside).
-    template <bool FULL>
-    static __device__ __forceinline__ void tile(const Fetched& f, T* __restrict__ tile_out, u32 valid, u32 tile_id,
-                                                const TileStatus<T>& status, Storage& storage) {
-        const Op op{};
-        const int group = int(threadIdx.x) / EXCHANGE_THREADS;
-        const u32 group_first = u32(group * kGroupItems);
-        const u32 group_valid = valid > group_first ? min(valid - group_first, u32(kGroupItems)) : 0u;
         In x[ITEMS];
-        Load::arrange(f, x, storage.exchange[group].load);
+        Load::template load<FULL>(tile_in + group_first, group_valid, x, input_identity(op, tile_in),
+                                  storage.exchange[group].load);
         // Only the thread's total crosses the block scan and the look-back;
         // the per-item prefixes are formed after them, from the loaded
         // inputs. Holding the narrow inputs (int32) instead of the wide
@@ -333,67 +308,18 @@ struct LookbackScan {
         Store::template store<FULL>(tile_out + group_first, group_valid, local, storage.exchange[group].store);
     }
 
-    // Scans tile `tile_id` once its items are in `f` (block-uniform branch:
-    // only the last tile is partial).
-    static __device__ __forceinline__ void scan_fetched(const Fetched& f, T* __restrict__ out, u64 count, u32 tile_id,
-                                                        const TileStatus<T>& status, Storage& storage) {
-        const u64 base = (u64)tile_id * kTileItems;
-        if (base + kTileItems <= count) {
-            tile<true>(f, out + base, kTileItems, tile_id, status, storage);
-        } else {
-            tile<false>(f, out + base, u32(count - base), tile_id, status, storage);
-        }
-    }
-
-    // One tile per block: <<<tiles, THREADS>>>.
     static __device__ __forceinline__ void run(const In* __restrict__ in, T* __restrict__ out, u64 count,
                                                u64* scratch) {
         __shared__ Storage storage;
         const TileStatus<T> status = tile_status_in<T>(scratch);
-        const u32 tile_id = acquire_tile_id(status.tile_counter, &storage.tile[0]);
-        Fetched f;
-        fetch_tile(in, count, tile_id, f);
-        scan_fetched(f, out, count, tile_id, status, storage);
-    }
-
-    // Persistent: any grid (the host launches the blocks that fit on the
-    // GPU at once); each block takes tiles from the counter until it runs
-    // past the last one. For a full tile, a block takes its next tile and
-    // issues that tile's loads BEFORE it scans the current one, so its loads
-    // stay in flight through the current tile's block scan, look-back and
-    // stores. The partial last tile (if any) is fetched when its turn comes,
-    // so only whole tiles are ever fetched ahead (no guarded loads there).
-    // Progress: the smallest unfinished tile id always belongs to a running
-    // block as its current tile (its next tile would be larger and a block
-    // finishes its current tile first), and all its predecessors are
-    // finished, so its look-back ends.
-    static __device__ __forceinline__ void run_persistent(const In* __restrict__ in, T* __restrict__ out, u64 count,
-                                                          u64* scratch) {
-        __shared__ Storage storage;
-        const TileStatus<T> status = tile_status_in<T>(scratch);
-        const u64 full_tiles = count / kTileItems;
-        // Alternating id slots: thread 0 writes the next id while the other
-        // threads may still read the current one from the other slot; a slot
-        // is written again only after the scan of a whole tile (barriers)
-        // since its last reads (WAR).
-        int slot = 0;
-        u32 tile_id = acquire_tile_id(status.tile_counter, &storage.tile[slot]);
-        Fetched current;
-        if (tile_id < full_tiles) fetch<true>(in + (u64)tile_id * kTileItems, kTileItems, current);
-        while (tile_id < full_tiles) {  // block-uniform, as every branch below
-            slot ^= 1;
-            const u32 next_id = acquire_tile_id(status.tile_counter, &storage.tile[slot]);
-            Fetched next;
-            if (next_id < full_tiles) fetch<true>(in + (u64)next_id * kTileItems, kTileItems, next);
-            tile<true>(current, out + (u64)tile_id * kTileItems, kTileItems, tile_id, status, storage);
-            current = next;
-            tile_id = next_id;
-        }
-        const u64 base = (u64)tile_id * kTileItems;
-        if (tile_id == full_tiles && base < count) {
-            const u32 valid = u32(count - base);
-            fetch<false>(in + base, valid, current);
-            tile<false>(current, out + base, valid, tile_id, status, storage);
+        const u32 tile_id = acquire_tile_id(status.tile_counter, &storage.tile);
+        const u64 tile_base = (u64)tile_id * kTileItems;
+        // Block-uniform: every thread takes the same branch, so the barriers
+        // inside either instantiation are reached by the whole block.
+        if (tile_base + kTileItems <= count) {
+            tile<true>(in + tile_base, out + tile_base, kTileItems, tile_id, status, storage);
+        } else {
+            tile<false>(in + tile_base, out + tile_base, u32(count - tile_base), tile_id, status, storage);
         }
     }
 };

@@ -17,78 +17,30 @@
 
 #include "explore_timing.cuh"
 #include "scan.cu"
-#include "common/async_copy.cuh"
 
 template <int TH, int IT, int MINB, int EX>
 __global__ void __launch_bounds__(TH, MINB) shape_scan(const i32* in, i64* out, u64 count, u64* scratch) {
     LookbackScan<false, TH, IT, EX, SumI64, i32>::run(in, out, count, scratch);
 }
 
-// The persistent schedule (LookbackScan::run_persistent) at the same shapes.
-template <int TH, int IT, int MINB, int EX>
-__global__ void __launch_bounds__(TH, MINB) persistent_scan(const i32* in, i64* out, u64 count, u64* scratch) {
-    LookbackScan<false, TH, IT, EX, SumI64, i32>::run_persistent(in, out, count, scratch);
-}
-
-// The persistent schedule with the next tile's loads issued as cp.async
-// copies into shared memory (common/async_copy.cuh) instead of registers:
-// each thread copies its own striped vectors of its warp's share and later
-// reads back exactly those, so only its own wait orders them (no barrier).
-template <int TH, int IT, int MINB>
-__global__ void __launch_bounds__(TH, MINB) async_scan(const i32* in, i64* out, u64 count, u64* scratch) {
-    typedef LookbackScan<false, TH, IT, 32, SumI64, i32> LS;
-    typedef typename LS::Load Load;
-    __shared__ typename LS::Storage storage;
-    __shared__ typename Load::Storage staged[LS::kGroups];
-    const TileStatus<i64> status = tile_status_in<i64>(scratch);
-    const u64 full_tiles = count / LS::kTileItems;
-    const int group = int(threadIdx.x) / 32;
-    const int t = int(threadIdx.x) % 32;
-    typename Load::Storage& buffer = staged[group];
-    auto issue = [&](u32 id) {
-        const typename Load::Vector* src = reinterpret_cast<const typename Load::Vector*>(
-            in + (u64)id * LS::kTileItems + group * LS::kGroupItems);
-#pragma unroll
-        for (int k = 0; k < Load::kVectorsPerThread; ++k) {
-            const int v = k * 32 + t;
-            cp_async_16(&buffer.slots[Load::slot(v)], &src[v]);
-        }
-        cp_async_commit();
-    };
-    auto take = [&](typename Load::Fetched& f) {
-        cp_async_wait_all();
-#pragma unroll
-        for (int k = 0; k < Load::kVectorsPerThread; ++k) f.v[k] = buffer.slots[Load::slot(k * 32 + t)];
-    };
-    int slot = 0;
-    u32 id = acquire_tile_id(status.tile_counter, &storage.tile[slot]);
-    if (id < full_tiles) issue(id);
-    while (id < full_tiles) {
-        slot ^= 1;
-        const u32 next = acquire_tile_id(status.tile_counter, &storage.tile[slot]);
-        typename Load::Fetched f;
-        take(f);
-        if (next < full_tiles) issue(next);
-        LS::template tile<true>(f, out + (u64)id * LS::kTileItems, LS::kTileItems, id, status, storage);
-        id = next;
-    }
-    const u64 base = (u64)id * LS::kTileItems;
-    if (id == full_tiles && base < count) {
-        typename Load::Fetched f;
-        LS::template fetch<false>(in + base, u32(count - base), f);
-        LS::template tile<false>(f, out + base, u32(count - base), id, status, storage);
-    }
-}
-
 // The scan's own traffic without the scan: out[i] = (i64)in[i], 4 bytes read
-// and 8 written per item, 16-byte accesses, grid-stride over int4 vectors
-// (n % 4 == 0 here). The ceiling of this read/write mix, beside the copy's 1:1.
+// and 8 written per item, 16-byte accesses, grid-stride over groups of UNROLL
+// int4 vectors whose loads are all issued before the first store (n % (4 *
+// UNROLL * blockDim) == 0 here). The ceiling of this 1:2 read/write mix,
+// beside the copy's 1:1.
+template <int UNROLL>
 __global__ void __launch_bounds__(256) widen_copy(const int4* __restrict__ in, longlong2* __restrict__ out, u64 vectors) {
-    const u64 stride = (u64)gridDim.x * blockDim.x;
-    for (u64 v = (u64)blockIdx.x * blockDim.x + threadIdx.x; v < vectors; v += stride) {
-        const int4 q = in[v];
-        out[2 * v] = make_longlong2(q.x, q.y);
-        out[2 * v + 1] = make_longlong2(q.z, q.w);
+    const u64 stride = (u64)gridDim.x * blockDim.x * UNROLL;
+    for (u64 v0 = (u64)blockIdx.x * blockDim.x * UNROLL + threadIdx.x; v0 < vectors; v0 += stride) {
+        int4 q[UNROLL];
+#pragma unroll
+        for (int u = 0; u < UNROLL; ++u) q[u] = in[v0 + u * blockDim.x];
+#pragma unroll
+        for (int u = 0; u < UNROLL; ++u) {
+            const u64 v = v0 + u * blockDim.x;
+            out[2 * v] = make_longlong2(q[u].x, q[u].y);
+            out[2 * v + 1] = make_longlong2(q[u].z, q[u].w);
+        }
     }
 }
 
@@ -138,36 +90,18 @@ static void shape(const Buffers& b, const std::vector<i32>& host, size_t n) {
                 12.0 * n / us / 1e3, ok ? "ok" : "WRONG");
 }
 
-typedef void (*ScanKernel)(const i32*, i64*, u64, u64*);
-static void persistent_kernel(ScanKernel kernel, const char* name, int TH, int IT, int MINB, const Buffers& b,
-                              const std::vector<i32>& host, size_t n);
-
-template <int TH, int IT, int MINB = 1, int EX = 32>
-static void persistent(const Buffers& b, const std::vector<i32>& host, size_t n) {
-    persistent_kernel(persistent_scan<TH, IT, MINB, EX>, "persist", TH, IT, MINB, b, host, n);
-}
-template <int TH, int IT, int MINB>
-static void async(const Buffers& b, const std::vector<i32>& host, size_t n) {
-    persistent_kernel(async_scan<TH, IT, MINB>, "async  ", TH, IT, MINB, b, host, n);
-}
-
-static void persistent_kernel(ScanKernel kernel, const char* name, int TH, int IT, int MINB, const Buffers& b,
-                              const std::vector<i32>& host, size_t n) {
-    const size_t tile = size_t(TH) * IT;
-    const size_t tiles = (n + tile - 1) / tile;
-    const size_t bytes = (2 + tiles * 2) * 8;
-    int per_sm = 0, sms = 0;
-    CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, TH, 0));
+template <int UNROLL>
+static void widen(const Buffers& b, size_t n, int blocks_per_sm) {
+    int sms = 0;
     CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
-    const unsigned grid = unsigned(std::min(tiles, size_t(per_sm) * sms));
-    CHECK(cudaMemset(b.out, 0xff, n * 8));
+    const u64 vectors = n / 4;
+    const unsigned grid = unsigned(std::min<u64>((vectors + 256 * UNROLL - 1) / (256 * UNROLL), u64(sms) * blocks_per_sm));
     auto launch = [&] {
-        CHECK(cudaMemsetAsync(b.scratch, 0, bytes));
-        kernel<<<grid, TH>>>(b.in, b.out, n, b.scratch);
+        widen_copy<UNROLL><<<grid, 256>>>(reinterpret_cast<const int4*>(b.in), reinterpret_cast<longlong2*>(b.out), vectors);
     };
     const float us = time_it(launch);
-    const bool ok = check(b.out, host, n);
-    std::printf("%s %4dx%-2d warp  min%d (%d/SM) n=2^%-2d %9.1f us %7.1f GB/s %s\n", name, TH, IT, MINB, per_sm, __builtin_ctzll(n), us, 12.0 * n / us / 1e3, ok ? "ok" : "WRONG");
+    std::printf("widen x%d %2d/SM  n=2^%-2d %9.1f us %7.1f GB/s\n", UNROLL, blocks_per_sm, __builtin_ctzll(n), us,
+                12.0 * n / us / 1e3);
 }
 
 int main() {
@@ -188,7 +122,7 @@ int main() {
     size_t cub_bytes = 0;
     CHECK(cub::DeviceScan::ExclusiveSum(nullptr, cub_bytes, b.in, b.out, int(max_n)));
     CHECK(cudaMalloc(&cub_temp, cub_bytes));
-    for (int lg : {16, 20, 22, 24, 26, 28}) {
+    for (int lg : {20, 24, 26, 28}) {
         const size_t n = size_t(1) << lg;
         {
             CHECK(cudaMemset(b.out, 0xff, n * 8));
@@ -207,31 +141,14 @@ int main() {
             const float us = time_it(launch);
             std::printf("copy 4n bytes   n=2^%-2d %9.1f us %7.1f GB/s\n", lg, us, 8.0 * n / us / 1e3);
         }
-        {
-            int sms = 0;
-            CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
-            const u64 vectors = n / 4;
-            const unsigned grid = unsigned(std::min<u64>((vectors + 255) / 256, u64(sms) * 8));
-            auto launch = [&] {
-                widen_copy<<<grid, 256>>>(reinterpret_cast<const int4*>(b.in), reinterpret_cast<longlong2*>(b.out), vectors);
-            };
-            const float us = time_it(launch);
-            std::printf("widen 4n->8n    n=2^%-2d %9.1f us %7.1f GB/s\n", lg, us, 12.0 * n / us / 1e3);
-        }
-        // The shipped shape, one tile per block, then the persistent
-        // schedule (next tile's loads in flight) at shapes whose register
-        // budget leaves room for the prefetched vectors.
+        // The 1:2 read/write mix alone, at several loads in flight per thread.
+        widen<1>(b, n, 8);
+        widen<2>(b, n, 8);
+        widen<4>(b, n, 8);
+        widen<4>(b, n, 4);
+        widen<8>(b, n, 4);
+        // The shipped shape (first and last: the drift within the run).
         shape<224, 20, 5, 32>(b, host, n);
-        persistent<224, 20, 3, 32>(b, host, n);
-        persistent<384, 12, 3, 32>(b, host, n);
-        async<224, 16, 5>(b, host, n);
-        async<224, 16, 4>(b, host, n);
-        async<256, 12, 4>(b, host, n);
-        shape<224, 16, 5, 32>(b, host, n);
-        async<256, 12, 5>(b, host, n);
-        async<192, 16, 6>(b, host, n);
-        async<128, 20, 7>(b, host, n);
-        async<384, 8, 4>(b, host, n);
         shape<224, 20, 5, 32>(b, host, n);
     }
     return 0;
