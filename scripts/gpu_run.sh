@@ -116,7 +116,9 @@ for s in "$@"; do
         TAIL=60 step "$s" 170 "$H" bench "${flags[@]}" --quick &&
           deliver "$s" "$d/bench.json" bench-quick.json
       else
-        TAIL=60 step "$s" 170 "$H" bench "${flags[@]}" &&
+        # A full run took 170 s of its own on the H200 (2026-12-02) and a
+        # 170 s limit killed it during the PyTorch baseline: leave room.
+        TAIL=60 step "$s" 360 "$H" bench "${flags[@]}" &&
           deliver "$s" "$d/bench.json" bench.json receipts/bench.json
       fi ;;
     nccl)
