@@ -1,13 +1,25 @@
 //! `harness bench compare OLD NEW`: every record timed in both receipts,
 //! matched by implementation, primitive, op, variant, size or shape, dtype
 //! and timing mode, as the ratio NEW median / OLD median with a bootstrap
-//! 95 % interval, and "faster", "slower" or "within noise" (the interval
-//! holds 1). Records without samples are judged by the ratio alone and say
-//! that their noise is unknown.
+//! 95 % interval, and "faster", "slower" or "within noise".
+//!
+//! The two receipts come from two processes, and between processes identical
+//! work moves too (on the H200, 15-29 % at 2^16-2^20), which the bootstrap
+//! of calls within each process does not see. So the verdict is taken on the
+//! interval widened by the run drift: how far the harness's device-to-device
+//! copy ceiling, the same driver copy in both runs, moved between OLD and
+//! NEW at the copy size nearest the record's (`targets::copy_margin`). A
+//! change is faster or slower only when that widened interval lies wholly on
+//! one side of 1. Receipts without copy records are judged on the bootstrap
+//! interval alone, and say so. Records without samples are judged by the
+//! ratio alone and say that their noise is unknown.
 
+use super::config::size_label;
 use super::details::BenchDetails;
+use super::record::IMPL_CEILING;
 use super::record::{BenchRecord, BenchSize, TimingMode};
 use super::stats::{ratio_interval, side, Interval, Side};
+use super::targets::{copy_margin, ProgramMargin};
 use crate::receipts::Receipt;
 use crate::report::table::Table;
 use anyhow::{bail, Context, Result};
@@ -63,6 +75,11 @@ pub struct Comparison {
     pub ratio: f64,
     /// Its 95 % interval (None: noise unknown).
     pub interval: Option<Interval>,
+    /// The run drift at this record's size (None: a receipt has no copy
+    /// record to measure it by).
+    pub drift: Option<ProgramMargin>,
+    /// The interval the verdict is taken on: `interval` widened by `drift`.
+    pub judged: Option<Interval>,
     /// The verdict.
     pub change: Change,
 }
@@ -77,11 +94,16 @@ pub fn compare(old: &[BenchRecord], new: &[BenchRecord]) -> (Vec<Comparison>, us
         let (old_us, new_us) = (o.timed_median().unwrap_or(f64::NAN), n.timed_median().unwrap_or(f64::NAN));
         let ratio = new_us / old_us;
         let interval = ratio_interval(&n.samples_us, &o.samples_us);
+        let drift = copy_margin((old, IMPL_CEILING), (new, IMPL_CEILING), n.size());
+        let judged = match (interval, drift) {
+            (Some(i), Some(d)) => Some(d.widen(i)),
+            (i, _) => i,
+        };
         // `side` puts a bound equal to 1 above it; a change needs the whole interval (or,
         // noise unknown, the ratio) strictly past 1.
-        let change = match side(ratio, interval, 1.0) {
+        let change = match side(ratio, judged, 1.0) {
             (Side::Below, _) => Change::Faster,
-            (Side::Above, _) if interval.map_or(ratio > 1.0, |i| i.low > 1.0) => Change::Slower,
+            (Side::Above, _) if judged.map_or(ratio > 1.0, |i| i.low > 1.0) => Change::Slower,
             _ => Change::WithinNoise,
         };
         out.push(Comparison {
@@ -90,6 +112,8 @@ pub fn compare(old: &[BenchRecord], new: &[BenchRecord]) -> (Vec<Comparison>, us
             new_us,
             ratio,
             interval,
+            drift,
+            judged,
             change,
         });
     }
@@ -101,9 +125,17 @@ pub fn compare(old: &[BenchRecord], new: &[BenchRecord]) -> (Vec<Comparison>, us
 
 /// The table and summary `harness bench compare` prints.
 pub fn render(comparisons: &[Comparison], only_old: usize, only_new: usize) -> String {
-    let mut t = Table::new(["record", "old", "new", "new / old", "95 % CI", "verdict"]);
+    let mut t = Table::new(["record", "old", "new", "new / old", "95 % CI", "judged on (run drift)", "verdict"]);
     for c in comparisons {
-        let interval = c.interval.map(|i| format!("{:.3}-{:.3}", i.low, i.high)).unwrap_or_else(|| "unknown".into());
+        let range = |i: Interval| format!("{:.3}-{:.3}", i.low, i.high);
+        let interval = c.interval.map(range).unwrap_or_else(|| "unknown".into());
+        let judged = match (c.judged, c.drift) {
+            (Some(j), Some(d)) => {
+                format!("{} ({:.1} % at {})", range(j), d.percent(), size_label(d.copy_elements as u64))
+            }
+            (Some(j), None) => format!("{} (drift unknown)", range(j)),
+            (None, _) => "-".into(),
+        };
         let word = if c.interval.is_some() {
             c.change.word().to_string()
         } else {
@@ -115,15 +147,23 @@ pub fn render(comparisons: &[Comparison], only_old: usize, only_new: usize) -> S
             format!("{:.2} us", c.new_us),
             format!("{:.3}", c.ratio),
             interval,
+            judged,
             word,
         ]);
     }
     let count = |change| comparisons.iter().filter(|c| c.change == change).count();
     let logs: Vec<f64> = comparisons.iter().map(|c| c.ratio.ln()).filter(|l| l.is_finite()).collect();
     let geomean = if logs.is_empty() { f64::NAN } else { (logs.iter().sum::<f64>() / logs.len() as f64).exp() };
+    let drift_note = if comparisons.iter().any(|c| c.drift.is_some()) {
+        "A verdict is taken on the 95 % interval widened by the run drift: how far the harness's copy ceiling (the same \
+         device copy in both runs) moved between OLD and NEW at the nearest size."
+    } else {
+        "The two receipts share no copy ceiling record, so no run drift was measured: the verdicts see only the \
+         spread of calls within each process."
+    };
     format!(
         "{}\n{} records in both: {} faster, {} slower, {} within noise; geometric mean new / old {:.3}. \
-         {only_old} timed only in OLD, {only_new} only in NEW.\n",
+         {only_old} timed only in OLD, {only_new} only in NEW.\n{drift_note}\n",
         t.render(),
         comparisons.len(),
         count(Change::Faster),
@@ -163,6 +203,7 @@ pub fn run(old: &Path, new: &Path) -> Result<bool> {
 mod tests {
     use super::*;
     use crate::bench::details::{DETAILS_SCHEMA, TIMING_TEXT};
+    use crate::bench::entries::ceilings::COPY_OP;
     use crate::receipts::{MachineInfo, Tally};
 
     fn rec(variant: &str, n: usize, centre: f64, spread: f64) -> BenchRecord {
@@ -231,12 +272,58 @@ mod tests {
         assert!(comparisons[0].interval.unwrap().high < 1.0);
         assert_eq!(comparisons[3].interval, None);
         assert_eq!((only_old, only_new), (1, 1));
+        assert!(comparisons.iter().all(|c| c.drift.is_none() && c.judged == c.interval));
         let text = render(&comparisons, only_old, only_new);
         assert!(text.contains("4 records in both: 1 faster, 2 slower, 1 within noise"), "{text}");
+        assert!(text.contains("no run drift was measured"), "{text}");
         assert!(text.contains("slower (noise unknown)"), "{text}");
         assert!(run(&old, &new).unwrap());
         // A receipt of another kind is refused.
         Receipt::new("sweep", MachineInfo::default(), Tally::default(), serde_json::json!({})).save(&old).unwrap();
         assert!(run(&old, &new).unwrap_err().to_string().contains("not a bench receipt"));
+    }
+
+    /// The harness's copy ceiling of the same size in OLD and NEW.
+    fn copy(n: usize, centre: f64) -> BenchRecord {
+        let samples = (0..31).map(|i| centre * (1.0 + 0.001 * (i as f64 - 15.0) / 15.0)).collect();
+        BenchRecord::synthetic(IMPL_CEILING, "ceilings", COPY_OP, COPY_OP, n, centre, 8 * n as u64)
+            .with_samples(samples)
+    }
+
+    // (old median, new median, verdict): the copy moved 10 % between the
+    // runs at 2^20 and not at all at 2^28, and every record's own spread is
+    // tiny, so the bootstrap alone would call each of these a change.
+    const DRIFT_CASES: [(usize, f64, f64, Change); 4] = [
+        (1 << 20, 10.0, 10.5, Change::WithinNoise),
+        (1 << 20, 10.0, 13.0, Change::Slower),
+        (1 << 20, 10.0, 8.0, Change::Faster),
+        (1 << 28, 10.0, 10.5, Change::Slower),
+    ];
+
+    #[test]
+    fn verdicts_count_the_drift_of_the_copy_between_the_runs() {
+        let variants = ["d0", "d1", "d2", "d3"];
+        let mut old = vec![copy(1 << 20, 10.0), copy(1 << 28, 1000.0)];
+        let mut new = vec![copy(1 << 20, 11.0), copy(1 << 28, 1000.0)];
+        for (variant, &(n, before, after, _)) in variants.iter().zip(DRIFT_CASES.iter()) {
+            old.push(rec(variant, n, before, 0.001));
+            new.push(rec(variant, n, after, 0.001));
+        }
+        let (comparisons, _, _) = compare(&old, &new);
+        let scan: Vec<&Comparison> = comparisons.iter().filter(|c| c.label.contains("exclusive_scan")).collect();
+        assert_eq!(scan.len(), DRIFT_CASES.len());
+        for (c, &(n, _, _, expected)) in scan.iter().zip(DRIFT_CASES.iter()) {
+            assert_eq!(c.change, expected, "{c:?}");
+            let drift = c.drift.expect("both receipts time the copy");
+            assert_eq!(drift.copy_elements, n, "the drift is read at the record's own size");
+            let (bootstrap, judged) = (c.interval.unwrap(), c.judged.unwrap());
+            assert!(judged.low <= bootstrap.low && judged.high >= bootstrap.high);
+        }
+        // The 10 % drift at 2^20 is what turned a bootstrap "slower" into "within noise".
+        assert!(scan[0].interval.unwrap().low > 1.0);
+        assert!((scan[0].drift.unwrap().percent() - 10.0).abs() < 1e-6);
+        let text = render(&comparisons, 0, 0);
+        assert!(text.contains("(10.0 % at 2^20)"), "{text}");
+        assert!(text.contains("widened by the run drift"), "{text}");
     }
 }

@@ -352,11 +352,13 @@ pub fn judged_record<'a>(records: &'a [BenchRecord], spec: &TargetSpec) -> Optio
     }
 }
 
-/// How far the harness's and `cub_bench`'s timings of the same device copy
-/// disagreed in one run, at the copy size nearest the target's.
+/// How far two timings of the same device copy disagreed, at the copy size
+/// nearest the record's: the harness's and `cub_bench`'s in one run (the
+/// program margin of a target), or the harness's in two runs (`bench
+/// compare`).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct ProgramMargin {
-    /// `|ln(harness copy median / cub_bench copy median)|`.
+    /// `|ln(one copy median / the other)|`.
     pub log_ratio: f64,
     /// The copy size it was measured at (elements of 4 bytes).
     pub copy_elements: usize,
@@ -380,24 +382,34 @@ impl ProgramMargin {
 /// timed) nearest `size`'s element count on a log scale. None when either
 /// program has no copy record (e.g. a run without CUB).
 pub fn program_margin(records: &[BenchRecord], size: BenchSize) -> Option<ProgramMargin> {
+    copy_margin((records, IMPL_CEILING), (records, IMPL_CUB), size)
+}
+
+/// How far two timings of the same device copy disagree, `a` and `b` each a
+/// set of records and the implementation whose copy record to take from it,
+/// at the copy size (of those both timed) nearest `size`'s element count on a
+/// log scale. The program margin is the harness's copy against `cub_bench`'s
+/// in one run; `bench compare` takes the harness's copy in OLD against the
+/// one in NEW. None when either side has no copy record.
+pub fn copy_margin(a: (&[BenchRecord], &str), b: (&[BenchRecord], &str), size: BenchSize) -> Option<ProgramMargin> {
     let target = (size.elements().max(1) as f64).log2();
-    let copy_of = |implementation: &str, n: usize| fastest(records, implementation, COPY_OP, BenchSize::Elements(n));
-    records
-        .iter()
-        .filter(|r| r.implementation == IMPL_CEILING && r.op == COPY_OP)
+    let copy_of = |(records, implementation): (&[BenchRecord], &str), n: usize| {
+        fastest(records, implementation, COPY_OP, BenchSize::Elements(n))?.timed_median()
+    };
+    a.0.iter()
+        .filter(|r| r.implementation == a.1 && r.op == COPY_OP)
         .filter_map(|r| match r.size() {
             BenchSize::Elements(n) => Some(n),
             BenchSize::Rows { .. } => None,
         })
         .filter_map(|n| {
-            let ours = copy_of(IMPL_CEILING, n)?.timed_median()?;
-            let theirs = copy_of(IMPL_CUB, n)?.timed_median()?;
-            (ours > 0.0 && theirs > 0.0)
-                .then(|| ProgramMargin { log_ratio: (ours / theirs).ln().abs(), copy_elements: n })
+            let (first, second) = (copy_of(a, n)?, copy_of(b, n)?);
+            (first > 0.0 && second > 0.0)
+                .then(|| ProgramMargin { log_ratio: (first / second).ln().abs(), copy_elements: n })
         })
-        .min_by(|a, b| {
+        .min_by(|x, y| {
             let distance = |m: &ProgramMargin| ((m.copy_elements as f64).log2() - target).abs();
-            distance(a).total_cmp(&distance(b))
+            distance(x).total_cmp(&distance(y))
         })
 }
 
