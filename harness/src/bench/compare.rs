@@ -14,7 +14,6 @@
 //! interval alone, and say so. Records without samples are judged by the
 //! ratio alone and say that their noise is unknown.
 
-use super::config::size_label;
 use super::details::BenchDetails;
 use super::record::IMPL_CEILING;
 use super::record::{BenchRecord, BenchSize, TimingMode};
@@ -131,7 +130,7 @@ pub fn render(comparisons: &[Comparison], only_old: usize, only_new: usize) -> S
         let interval = c.interval.map(range).unwrap_or_else(|| "unknown".into());
         let judged = match (c.judged, c.drift) {
             (Some(j), Some(d)) => {
-                format!("{} ({:.1} % at {})", range(j), d.percent(), size_label(d.copy_elements as u64))
+                format!("{} ({})", range(j), d.describe())
             }
             (Some(j), None) => format!("{} (drift unknown)", range(j)),
             (None, _) => "-".into(),

@@ -42,13 +42,7 @@ pub fn targets_section(md: &mut String, targets: &[TargetResult]) {
             (None, _) => "-".into(),
         };
         let judged = match (r.judged_interval, r.program_margin) {
-            (Some(i), Some(m)) => format!(
-                "{:.2}-{:.2}x ({:.1} % at {})",
-                i.low,
-                i.high,
-                m.percent(),
-                super::config::size_label(m.copy_elements as u64)
-            ),
+            (Some(i), Some(m)) => format!("{:.2}-{:.2}x ({})", i.low, i.high, m.describe()),
             (Some(i), None) => format!("{:.2}-{:.2}x (none: one program)", i.low, i.high),
             (None, _) => "-".into(),
         };

@@ -370,6 +370,11 @@ impl ProgramMargin {
         (self.log_ratio.exp() - 1.0) * 100.0
     }
 
+    /// The margin and where it was read, e.g. `6.8 % at 2^20`.
+    pub fn describe(&self) -> String {
+        format!("{:.1} % at {}", self.percent(), super::config::size_label(self.copy_elements as u64))
+    }
+
     /// `interval` widened by the margin on both sides.
     pub fn widen(&self, interval: Interval) -> Interval {
         let factor = self.log_ratio.exp();
