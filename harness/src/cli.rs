@@ -94,6 +94,10 @@ pub struct SweepArgs {
     /// reduce and scan cases over all N through NCCL (needs libnccl.so: scripts/nccl_env.sh).
     #[arg(long, value_name = "N|all", value_parser = crate::multigpu::parse_gpus, conflicts_with = "cpu_only")]
     pub gpus: Option<crate::multigpu::GpuCount>,
+    /// Internal: run the GPU cases from this position on as a watchdog worker
+    /// (JSON lines on stdout; the parent `harness sweep` supervises it).
+    #[arg(long, hide = true, value_name = "K")]
+    pub worker_from: Option<usize>,
 }
 
 /// Options of `harness sanitize`.

@@ -51,6 +51,7 @@ pub mod launch;
 pub mod lookback;
 pub mod mutant;
 pub mod plan_description;
+pub mod poison;
 pub mod policy;
 pub mod reduce;
 pub mod scan;
@@ -61,6 +62,7 @@ pub mod user_source;
 
 pub use affine::AffineMap;
 pub use device::{probe_driver, DeviceInfo, Gpu, GpuOptions, POISON_BYTE};
+pub use poison::{ElementKind, Poison};
 pub use error::{GpuError, GpuResult};
 pub use half::bf16;
 pub use kernel_family::KernelFamily;

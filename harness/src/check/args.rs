@@ -33,4 +33,8 @@ pub struct CheckArgs {
     /// Internal: the compute-sanitizer child (sanitizer sizes, one family, case markers).
     #[arg(long, hide = true)]
     pub sanitize_child: bool,
+    /// Internal: run the cases from this position on as a watchdog worker
+    /// (JSON lines on stdout; the parent `harness check` supervises it).
+    #[arg(long, hide = true, value_name = "K")]
+    pub worker_from: Option<usize>,
 }

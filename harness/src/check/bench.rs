@@ -136,7 +136,9 @@ fn time_all(gpu: &Gpu, manifest: &Manifest, loaded: &Loaded, rows: &mut Vec<Row>
         }
         let case = (spec.make)().map_err(anyhow::Error::msg)?;
         let mut buffers = launch::prepare(gpu, manifest, &case, n)?;
-        let user_us = median(&timer, gpu, || launch::enqueue(gpu, manifest, loaded, &mut buffers))?;
+        let mut scratch = launch::Scratch::default();
+        scratch.prepare(gpu, manifest, n, false)?;
+        let user_us = median(&timer, gpu, || launch::enqueue(gpu, manifest, loaded, &mut buffers, &mut scratch))?;
         drop(buffers);
         let ours = match case.inputs.first() {
             Some(Array::Int32(input)) => time_ours(&timer, gpu, manifest, input)?,

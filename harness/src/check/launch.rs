@@ -1,19 +1,32 @@
-//! Running the user's launch sequence on one case: inputs uploaded, every
-//! output poisoned (every byte [`kernels::POISON_BYTE`], so an element never
-//! written fails the comparison; each output's elements past the model's
-//! output, up to its length and [`GUARD_ELEMENTS`] more, must stay
-//! untouched), scratch zeroed or poisoned as the manifest says, every launch
-//! in order on the Gpu's stream with the case's parameters by value, then
-//! the outputs compared with the model's by the contract's rule.
+//! Running the user's launch sequence on one case.
+//!
+//! * Inputs are uploaded once per case.
+//! * Every output sits between guard elements ([`GUARD_ELEMENTS`] before,
+//!   and after its last element as many more) and is filled, guards
+//!   included, with the current poison of its type before each run (NaN for
+//!   floats, see `kernels::Poison`): an element never written fails the
+//!   comparison, and a write before or past the output changes a guard
+//!   (checks `guard before` and `guard after`). An output's elements past the
+//!   model's output (compaction writes the kept items first) must stay
+//!   poisoned too.
+//! * Scratch persists across runs and cases ([`Scratch`]): a kernel that
+//!   relies on what an earlier run left there, or forgets to reset a
+//!   counter, fails its second run or the next case. `zero = true` scratch
+//!   is zeroed before each run, as the manifest promises; under a sanitizer
+//!   the other scratch is allocated afresh for each case and left
+//!   uninitialised, so initcheck sees a read of scratch no launch wrote.
+//! * Every launch runs in order on the Gpu's stream with the case's
+//!   parameters by value; then the outputs are compared with the model's by
+//!   the contract's rule.
 
 use super::manifest::{at, Arg, Manifest};
 use super::module::Image;
 use crate::sweep::case::Verdict;
 use crate::sweep::gpu::gpu_error;
-use crate::sweep::raw::{Array, RawCase, Value};
+use crate::sweep::raw::{Array, Buffer, RawCase, Value};
 use cudarc::driver::{CudaFunction, CudaSlice, PushKernelArg};
 use cudarc::nvrtc::Ptx;
-use kernels::{Gpu, GpuResult};
+use kernels::{Gpu, GpuResult, Poison};
 
 /// A driver error with what was being done.
 fn driver<T>(result: Result<T, cudarc::driver::DriverError>, what: impl FnOnce() -> String) -> GpuResult<T> {
@@ -41,41 +54,105 @@ pub fn load(gpu: &Gpu, manifest: &Manifest) -> GpuResult<Loaded> {
     Ok(Loaded { functions })
 }
 
-/// Poisoned elements after each of the contract's outputs: a kernel that
-/// writes past the end changes them, and the case fails with check `poison tail`.
+/// Poisoned elements on each side of every output: a kernel that writes
+/// before its start or past its end changes them.
 pub const GUARD_ELEMENTS: usize = 64;
+
+/// Bytes of the guard before an output of `dtype`: [`GUARD_ELEMENTS`]
+/// elements, rounded up to 256 bytes so that the output keeps the 256-byte
+/// alignment of its allocation (kernels may use 16-byte vector accesses).
+pub fn front_guard_bytes(element_size: usize) -> usize {
+    (GUARD_ELEMENTS * element_size).next_multiple_of(256)
+}
+
+/// One output buffer: guards, the contract's elements, guards.
+pub struct Output {
+    buffer: CudaSlice<u8>,
+    front: usize,
+    elements: usize,
+    dtype: crate::sweep::raw::Dtype,
+}
+
+impl Output {
+    fn new(gpu: &Gpu, buffer: &Buffer, elements: usize) -> GpuResult<Output> {
+        let size = buffer.dtype.size();
+        let front = front_guard_bytes(size);
+        let buffer_bytes = front + (elements + GUARD_ELEMENTS) * size;
+        // Poisoned by every run before any launch reads or writes it.
+        Ok(Output { buffer: gpu.alloc_uninit::<u8>(buffer_bytes)?, front, elements, dtype: buffer.dtype })
+    }
+
+    /// Fills all of it, guards included, with the Gpu's current poison.
+    fn poison(&mut self, gpu: &Gpu) -> GpuResult<()> {
+        gpu.fill_pattern(&mut self.buffer, &gpu.poison_kind().pattern(self.dtype.element_kind()))
+    }
+}
+
+/// The user's scratch buffers, kept from case to case (see the module docs).
+#[derive(Default)]
+pub struct Scratch {
+    buffers: Vec<CudaSlice<u8>>,
+}
+
+impl Scratch {
+    /// Makes every scratch buffer hold at least what the manifest asks at
+    /// `n`: kept when large enough, else replaced by a poisoned one; with
+    /// `fresh_uninit` (sanitizer runs), always a new, exactly sized buffer,
+    /// uninitialised unless the manifest zeroes it.
+    pub fn prepare(&mut self, gpu: &Gpu, manifest: &Manifest, n: usize, fresh_uninit: bool) -> GpuResult<()> {
+        for (k, s) in manifest.scratch.iter().enumerate() {
+            let bytes = (at(&s.len, n) as usize * s.dtype.size()).max(1);
+            let keep = !fresh_uninit && self.buffers.get(k).is_some_and(|b| b.len() >= bytes);
+            if keep {
+                continue;
+            }
+            let buffer = if fresh_uninit { gpu.alloc_uninit::<u8>(bytes)? } else { gpu.alloc_poisoned::<u8>(bytes)? };
+            match self.buffers.get_mut(k) {
+                Some(slot) => *slot = buffer,
+                None => self.buffers.push(buffer),
+            }
+        }
+        Ok(())
+    }
+}
 
 /// The device buffers of one case (all as bytes, in the contract's layout)
 /// and its parameters.
 pub struct Buffers {
     inputs: Vec<CudaSlice<u8>>,
-    outputs: Vec<CudaSlice<u8>>,
-    scratch: Vec<CudaSlice<u8>>,
+    outputs: Vec<Output>,
     params: Vec<Value>,
     n: usize,
 }
 
-/// Uploads `case`'s inputs and allocates the poisoned outputs and the scratch.
+/// Uploads `case`'s inputs and allocates its outputs (poisoned by each run).
 pub fn prepare(gpu: &Gpu, manifest: &Manifest, case: &RawCase, n: usize) -> GpuResult<Buffers> {
     let inputs = case.inputs.iter().map(|a| gpu.upload(&a.to_le_bytes())).collect::<GpuResult<Vec<_>>>()?;
     let mut outputs = Vec::new();
     for (k, out) in manifest.contract.outputs.iter().enumerate() {
         let elements = out.len.elements(n, case.model_len(k)).max(case.model_len(k));
-        outputs.push(gpu.alloc_poisoned::<u8>((elements + GUARD_ELEMENTS) * out.dtype.size())?);
+        outputs.push(Output::new(gpu, out, elements)?);
     }
-    let mut scratch = Vec::new();
-    for s in &manifest.scratch {
-        let bytes = (at(&s.len, n) as usize * s.dtype.size()).max(1);
-        scratch.push(if s.zero { gpu.alloc_zeroed::<u8>(bytes)? } else { gpu.alloc_poisoned::<u8>(bytes)? });
-    }
-    Ok(Buffers { inputs, outputs, scratch, params: case.params.clone(), n })
+    Ok(Buffers { inputs, outputs, params: case.params.clone(), n })
 }
 
-/// Enqueues one run: zeroes the `zero = true` scratch, then every launch
-/// in order (zeroing the scratch each launch names first). No synchronisation.
-pub fn enqueue(gpu: &Gpu, manifest: &Manifest, loaded: &Loaded, buffers: &mut Buffers) -> GpuResult<()> {
+/// Fills every output, guards included, with the Gpu's current poison.
+pub fn poison_outputs(gpu: &Gpu, buffers: &mut Buffers) -> GpuResult<()> {
+    buffers.outputs.iter_mut().try_for_each(|o| o.poison(gpu))
+}
+
+/// Enqueues one run of the user's sequence: zeroes the `zero = true`
+/// scratch, then every launch in order (zeroing the scratch each launch
+/// names first). No synchronisation.
+pub fn enqueue(
+    gpu: &Gpu,
+    manifest: &Manifest,
+    loaded: &Loaded,
+    buffers: &mut Buffers,
+    scratch: &mut Scratch,
+) -> GpuResult<()> {
     let n = buffers.n;
-    for (s, buffer) in manifest.scratch.iter().zip(buffers.scratch.iter_mut()) {
+    for (s, buffer) in manifest.scratch.iter().zip(scratch.buffers.iter_mut()) {
         if s.zero {
             gpu.memset_bytes(buffer, 0)?;
         }
@@ -83,24 +160,29 @@ pub fn enqueue(gpu: &Gpu, manifest: &Manifest, loaded: &Loaded, buffers: &mut Bu
     let (n64, n32) = (n as u64, n as u32);
     for (i, (launch, function)) in manifest.launches.iter().zip(&loaded.functions).enumerate() {
         for &z in &launch.zero {
-            gpu.memset_bytes(&mut buffers.scratch[z], 0)?;
+            gpu.memset_bytes(&mut scratch.buffers[z], 0)?;
         }
         let config = kernels::launch::config(
             at(&launch.grid, n) as u32,
             at(&launch.block, n) as u32,
             at(&launch.shared, n) as u32,
         );
+        let views: Vec<_> = buffers
+            .outputs
+            .iter()
+            .map(|o| o.buffer.slice(o.front..o.front + o.elements * o.dtype.size()))
+            .collect();
         let mut builder = gpu.stream().launch_builder(function);
         for arg in &launch.args {
             match *arg {
                 Arg::Input(k) => builder.arg(&buffers.inputs[k]),
-                Arg::Output(k) => builder.arg(&buffers.outputs[k]),
+                Arg::Output(k) => builder.arg(&views[k]),
                 Arg::Param(k) => match &buffers.params[k] {
                     Value::Int32(v) => builder.arg(v),
                     Value::Int64(v) => builder.arg(v),
                     Value::Float32(v) => builder.arg(v),
                 },
-                Arg::Scratch(k) => builder.arg(&buffers.scratch[k]),
+                Arg::Scratch(k) => builder.arg(&scratch.buffers[k]),
                 Arg::N => builder.arg(&n64),
                 Arg::N32 => builder.arg(&n32),
             };
@@ -114,36 +196,71 @@ pub fn enqueue(gpu: &Gpu, manifest: &Manifest, loaded: &Loaded, buffers: &mut Bu
     Ok(())
 }
 
-/// Runs the sequence on `case` and compares the outputs with the model's.
-pub fn run_case(gpu: &Gpu, manifest: &Manifest, loaded: &Loaded, case: &RawCase, n: usize) -> Verdict {
-    let mut buffers = match prepare(gpu, manifest, case, n) {
-        Ok(b) => b,
-        Err(e) => return gpu_error(&e),
-    };
-    if let Err(e) = enqueue(gpu, manifest, loaded, &mut buffers).and_then(|_| gpu.synchronize()) {
+/// Runs the sequence once on prepared buffers and compares the outputs
+/// (and their guards) with the model's.
+pub fn run_once(
+    gpu: &Gpu,
+    manifest: &Manifest,
+    loaded: &Loaded,
+    case: &RawCase,
+    buffers: &mut Buffers,
+    scratch: &mut Scratch,
+) -> Verdict {
+    let ran = poison_outputs(gpu, buffers)
+        .and_then(|_| enqueue(gpu, manifest, loaded, buffers, scratch))
+        .and_then(|_| gpu.synchronize());
+    if let Err(e) = ran {
         return gpu_error(&e);
     }
+    let poison = gpu.poison_kind();
     let mut got = Vec::new();
-    for (k, (out, device)) in manifest.contract.outputs.iter().zip(&buffers.outputs).enumerate() {
-        let bytes = match gpu.download(device) {
+    for (k, (out, output)) in manifest.contract.outputs.iter().zip(&buffers.outputs).enumerate() {
+        let bytes = match gpu.download(&output.buffer) {
             Ok(b) => b,
             Err(e) => return gpu_error(&e),
         };
-        let model = case.model_len(k);
-        let len = (model * out.dtype.size()).min(bytes.len());
-        if let Some(at) = bytes[len..].iter().position(|&b| b != kernels::POISON_BYTE) {
-            let index = model + at / out.dtype.size();
-            return Verdict::fail_at(
-                index,
-                format!("untouched (past the model's {model} elements of {})", out.role),
-                format!("byte {:#04x}", bytes[len + at]),
-                "poison tail",
-            );
-        }
-        match Array::from_le_bytes(out.dtype, &bytes[..len]) {
+        let layout = Layout { front: output.front, elements: output.elements, model: case.model_len(k) };
+        match read_output(poison, out, layout, &bytes) {
             Ok(array) => got.push(array),
-            Err(e) => return Verdict::fail("the output", e, "output"),
+            Err(verdict) => return verdict,
         }
     }
     manifest.contract.compare(case, &got)
 }
+
+/// Where an output's elements sit in its downloaded buffer.
+#[derive(Debug, Clone, Copy)]
+pub struct Layout {
+    /// Bytes of the guard before the output.
+    pub front: usize,
+    /// The output's elements (the contract's length at n).
+    pub elements: usize,
+    /// Elements the model's output has (compared); the rest must stay poisoned.
+    pub model: usize,
+}
+
+/// The model-length part of one downloaded output buffer, once its guards
+/// and its elements past the model's output are seen to hold `poison`; else
+/// the failure (`guard before`, `poison tail`, `guard after`).
+pub fn read_output(poison: Poison, out: &Buffer, layout: Layout, bytes: &[u8]) -> Result<Array, Verdict> {
+    let size = out.dtype.size();
+    let kind = out.dtype.element_kind();
+    let (front, body) = bytes.split_at(layout.front.min(bytes.len()));
+    if let Some(at) = poison.first_written(kind, front) {
+        let before = (layout.front - at * size) / size;
+        let got = format!("written {before} element(s) before {}", out.role);
+        return Err(Verdict::fail("untouched", got, "guard before"));
+    }
+    let used = (layout.model * size).min(body.len());
+    if let Some(at) = poison.first_written(kind, &body[used..]) {
+        let index = layout.model + at;
+        let what = if index >= layout.elements { "guard after" } else { "poison tail" };
+        let expected = format!("untouched (past the model's {} elements of {})", layout.model, out.role);
+        return Err(Verdict::fail_at(index, expected, "written", what));
+    }
+    Array::from_le_bytes(out.dtype, &body[..used]).map_err(|e| Verdict::fail("the output", e, "output"))
+}
+
+#[cfg(test)]
+#[path = "launch_tests.rs"]
+mod tests;

@@ -15,17 +15,15 @@ pub mod module;
 pub mod report;
 pub mod sanitize;
 pub mod summary;
+pub mod worker;
 
 use crate::receipts::{MachineInfo, Receipt};
-use crate::sanitize::parse::{CASE_MARKER, DONE_MARKER};
 use crate::sweep::case::{failure_line, CaseResult, Verdict};
-use crate::sweep::{raw, sizes, SweepPlan};
+use crate::sweep::sizes;
 use anyhow::Result;
 use args::CheckArgs;
 use manifest::Manifest;
-use std::io::Write;
 use std::path::Path;
-use std::time::Instant;
 
 /// The command that reruns one size of a check.
 pub fn rerun(manifest: &Path, n: usize, seed: u64) -> String {
@@ -40,36 +38,44 @@ pub fn visited_sizes(args: &CheckArgs, seed: u64) -> Vec<usize> {
     }
 }
 
+/// The GPU `check` runs on, or why it cannot run.
+fn open_gpu(args: &CheckArgs) -> std::result::Result<kernels::Gpu, String> {
+    if args.validate_only {
+        return Err("--validate-only was given".to_string());
+    }
+    kernels::Gpu::open(kernels::GpuOptions { ordinal: 0, mutant: 0 }).map_err(|e| match e {
+        kernels::GpuError::Unavailable { reason } => reason,
+        other => other.to_string(),
+    })
+}
+
+/// The manifest, validated at `sizes` (and compiled for the GPU found, if any).
+fn load_manifest(
+    args: &CheckArgs,
+    sizes: &[usize],
+    gpu: Option<&kernels::Gpu>,
+) -> Result<Manifest, error::ManifestError> {
+    let arch = gpu.map(|g| {
+        let (major, minor) = g.info().compute_capability;
+        format!("compute_{major}{minor}")
+    });
+    manifest::load(&args.manifest, sizes, arch.as_deref())
+}
+
 /// Runs `harness check`: Ok(false) on any failure, when nothing was
 /// checked, or when it cannot run (no GPU); a manifest error is an Err.
 pub fn run(args: &CheckArgs) -> Result<bool> {
     crate::sweep::check_sizes(&args.sizes, None)?;
     let seed = args.seed.unwrap_or_else(crate::sweep::fresh_seed);
     let sizes = visited_sizes(args, seed);
-    let gpu = if args.validate_only {
-        Err("--validate-only was given".to_string())
-    } else {
-        kernels::Gpu::open(kernels::GpuOptions { ordinal: 0, mutant: 0 }).map_err(|e| match e {
-            kernels::GpuError::Unavailable { reason } => reason,
-            other => other.to_string(),
-        })
-    };
-    let arch = gpu.as_ref().ok().map(|g| {
-        let (major, minor) = g.info().compute_capability;
-        format!("compute_{major}{minor}")
-    });
-    let manifest = manifest::load(&args.manifest, &sizes, arch.as_deref())?;
-    println!(
-        "check: {} is valid: {} {} ({}), module {}{}, {} launch(es), {} scratch buffer(s)",
-        args.manifest.display(),
-        manifest.primitive,
-        manifest.contract.name,
-        manifest.contract.summary,
-        manifest.module.path.display(),
-        manifest.module.defines.iter().map(|d| format!(" -D{d}")).collect::<String>(),
-        manifest.launches.len(),
-        manifest.scratch.len()
-    );
+    if let Some(from) = args.worker_from {
+        return worker::run(args, seed, &sizes, from);
+    }
+    let gpu = open_gpu(args);
+    let manifest = load_manifest(args, &sizes, gpu.as_ref().ok())?;
+    if !args.sanitize_child {
+        print_validated(args, &manifest);
+    }
     if args.validate_only {
         return Ok(true);
     }
@@ -81,27 +87,45 @@ pub fn run(args: &CheckArgs) -> Result<bool> {
         }
     };
     crate::sweep::check_sizes(&sizes, Some(gpu.info().total_memory))?;
-    let loaded = launch::load(&gpu, &manifest)?;
-    let plan = if args.sanitize_child {
-        SweepPlan::sanitizer(manifest.primitive, &sizes, seed, &[])
-    } else {
-        SweepPlan::of_primitive(manifest.primitive, &sizes, seed)
-    };
-    if !args.sanitize_child {
-        println!("check: seed {seed:#x}, sizes {sizes:?} on {} (rerun with --seed {seed:#x})", gpu.info().name);
-    }
-    let results = run_cases(&gpu, &manifest, &loaded, &plan, args)?;
-    let failed = results.iter().filter(|r| !r.verdict.passed()).count();
     if args.sanitize_child {
-        println!("{DONE_MARKER} {} cases, {failed} failed", results.len());
-        return Ok(failed == 0);
+        return worker::run_sanitize_child(&gpu, &manifest, seed, &sizes);
     }
+    println!("check: seed {seed:#x}, sizes {sizes:?} on {} (rerun with --seed {seed:#x})", gpu.info().name);
+    let results = worker::supervise(args, seed, &sizes)?;
+    finish(args, &gpu, &manifest, seed, &sizes, &results)
+}
+
+fn print_validated(args: &CheckArgs, manifest: &Manifest) {
+    println!(
+        "check: {} is valid: {} {} ({}), module {}{}, {} launch(es), {} scratch buffer(s)",
+        args.manifest.display(),
+        manifest.primitive,
+        manifest.contract.name,
+        manifest.contract.summary,
+        manifest.module.path.display(),
+        manifest.module.defines.iter().map(|d| format!(" -D{d}")).collect::<String>(),
+        manifest.launches.len(),
+        manifest.scratch.len()
+    );
+}
+
+/// After the cases: the sanitizers and timing when asked, the receipt, the
+/// summary and the verdict.
+fn finish(
+    args: &CheckArgs,
+    gpu: &kernels::Gpu,
+    manifest: &Manifest,
+    seed: u64,
+    sizes: &[usize],
+    results: &[CaseResult],
+) -> Result<bool> {
+    let failed = results.iter().filter(|r| !r.verdict.passed()).count();
     let passed = results.len() - failed;
     println!("check: {passed} passed, {failed} failed of {} cases (seed {seed:#x})", results.len());
     let out = report::out_dir(args.out.as_deref(), &args.manifest);
     report::claim(&out)?;
-    let sanitized = if args.sanitize { Some(sanitize::run(&manifest, seed, &out)?) } else { None };
-    let timed = if args.bench { Some(bench::run(&gpu, &manifest, &loaded)) } else { None };
+    let sanitized = if args.sanitize { Some(sanitize::run(manifest, seed, &out)?) } else { None };
+    let timed = if args.bench { Some(bench::run(gpu, manifest, &launch::load(gpu, manifest)?)) } else { None };
     let ok = failed == 0
         && passed > 0
         && sanitized.as_ref().is_none_or(|s| s.clean)
@@ -131,8 +155,8 @@ pub fn run(args: &CheckArgs) -> Result<bool> {
         "bench": timed.as_ref().map(|t| &t.json),
     });
     let receipt = out.join("receipt.json");
-    Receipt::new("check", MachineInfo::collect(&gpu), tally, details).save(&receipt)?;
-    let text = summary::markdown(&manifest, seed, &results, sanitized.as_ref(), timed.as_ref(), ok);
+    Receipt::new("check", MachineInfo::collect(gpu), tally, details).save(&receipt)?;
+    let text = summary::markdown(manifest, seed, results, sanitized.as_ref(), timed.as_ref(), ok);
     let summary_path = report::write(&out, "summary.md", &text)?;
     println!("check: receipt {} and summary {}", receipt.display(), summary_path.display());
     if results.is_empty() {
@@ -140,53 +164,6 @@ pub fn run(args: &CheckArgs) -> Result<bool> {
     }
     println!("check: {}", if ok { "PASS" } else { "FAIL" });
     Ok(ok)
-}
-
-fn run_cases(
-    gpu: &kernels::Gpu,
-    manifest: &Manifest,
-    loaded: &launch::Loaded,
-    plan: &SweepPlan,
-    args: &CheckArgs,
-) -> Result<Vec<CaseResult>> {
-    let specs = raw::catalogue(plan, manifest.primitive, manifest.contract, &manifest.name);
-    let progress = (!args.sanitize_child).then(|| crate::progress::Progress::new("check", specs.len() as u64));
-    let mut results = Vec::with_capacity(specs.len());
-    let mut shown = 0;
-    let stdout = std::io::stdout();
-    for spec in specs {
-        if args.sanitize_child {
-            let mut out = stdout.lock();
-            let _ = writeln!(out, "{CASE_MARKER} {}", spec.id.marker());
-            let _ = out.flush();
-        }
-        let started = Instant::now();
-        let verdict = match (spec.make)() {
-            Ok(case) => launch::run_case(gpu, manifest, loaded, &case, spec.id.n),
-            Err(e) => Verdict::fail("an input", e, "generator"),
-        };
-        if let Verdict::Fail(m) = &verdict {
-            let line = failure_line(&spec.id, m);
-            if args.sanitize_child {
-                let _ = writeln!(stdout.lock(), "@@primlab fail {line}");
-            } else if shown < args.max_failures_shown {
-                shown += 1;
-                let text = format!("FAIL {line}\n     rerun: {}", rerun(&args.manifest, spec.id.n, plan.seed));
-                match &progress {
-                    Some(p) => p.println(&text),
-                    None => println!("{text}"),
-                }
-            }
-        }
-        if let Some(p) = &progress {
-            p.step(&spec.id.marker());
-        }
-        results.push(CaseResult::new(spec.id, verdict, started.elapsed().as_millis() as u64));
-    }
-    if let Some(p) = progress {
-        p.finish();
-    }
-    Ok(results)
 }
 
 #[cfg(test)]

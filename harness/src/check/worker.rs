@@ -1,0 +1,171 @@
+//! Where `check`'s cases run: a watchdog worker process supervised by the
+//! `check` command (a case past its deadline fails, `did not finish within
+//! S s`, and a new worker goes on with the next case), or the
+//! compute-sanitizer child (case markers, one run a case, scratch left
+//! uninitialised, the in-process watchdog).
+//!
+//! In a worker each case runs twice on the same buffers, under the two
+//! poisons, and a case whose launches have more than one block runs a third
+//! time beside the schedule-perturbing kernel (`crate::sweep::worker`).
+//! Scratch carries over from run to run and case to case.
+
+use super::args::CheckArgs;
+use super::launch::{self, Loaded, Scratch};
+use super::manifest::{at, Manifest};
+use crate::sanitize::parse::{CASE_MARKER, DONE_MARKER};
+use crate::sweep::case::{failure_line, CaseResult, Verdict};
+use crate::sweep::perturb::Perturber;
+use crate::sweep::raw::{self, RawSpec};
+use crate::sweep::watchdog::{self, case_deadline, report, WorkerEvent};
+use crate::sweep::worker::{run_checked, Runs};
+use crate::sweep::{gpu::gpu_error, SweepPlan};
+use anyhow::Result;
+use kernels::Gpu;
+use std::io::Write;
+use std::time::Instant;
+
+/// The runs a user kernel's case gets at `n`: always two; a third,
+/// perturbed, when some launch has more than one block, up to
+/// [`PERTURB_MAX_LEN`] (beyond it the grids hold every SM many times over,
+/// and a share held for a moment changes little while the host's share of
+/// a case, its copies and comparison, grows with n).
+pub fn runs_at(manifest: &Manifest, n: usize) -> Runs {
+    let multi_block = manifest.launches.iter().any(|l| at(&l.grid, n) > 1);
+    Runs { repeat: true, perturb: multi_block && n <= PERTURB_MAX_LEN }
+}
+
+/// The largest size at which user kernels run beside the perturbing kernel.
+pub const PERTURB_MAX_LEN: usize = 1 << 22;
+
+/// The worker: cases from `from` on, reported as JSON lines.
+pub fn run(args: &CheckArgs, seed: u64, sizes: &[usize], from: usize) -> Result<bool> {
+    let gpu = Gpu::open(kernels::GpuOptions { ordinal: 0, mutant: 0 })?;
+    let (major, minor) = gpu.info().compute_capability;
+    let manifest = super::manifest::load(&args.manifest, sizes, Some(&format!("compute_{major}{minor}")))?;
+    let loaded = launch::load(&gpu, &manifest)?;
+    let mut perturber = Perturber::new(&gpu)?;
+    let plan = SweepPlan::of_primitive(manifest.primitive, sizes, seed);
+    let specs = raw::catalogue(&plan, manifest.primitive, manifest.contract, &manifest.name);
+    report(&WorkerEvent::Plan { cases: specs.len() });
+    let mut scratch = Scratch::default();
+    for (index, spec) in specs.iter().enumerate().skip(from) {
+        let runs = runs_at(&manifest, spec.id.n);
+        let deadline = case_deadline(spec.id.n, runs.count());
+        report(&WorkerEvent::Start { index, id: spec.id.clone(), deadline_ms: deadline.as_millis() as u64 });
+        let started = Instant::now();
+        let verdict = run_case(&gpu, &manifest, &loaded, spec, &mut scratch, false, |gpu, run| {
+            run_checked(gpu, index, runs, Some(&mut perturber), run)
+        });
+        let result = CaseResult::new(spec.id.clone(), verdict, started.elapsed().as_millis() as u64);
+        report(&WorkerEvent::Finish { index, result });
+    }
+    report(&WorkerEvent::Done);
+    Ok(true)
+}
+
+/// Generates one case, prepares its buffers and scratch (`fresh_uninit`:
+/// see [`Scratch::prepare`]), and hands the single run to `runs` (which runs
+/// it as often as it decides).
+fn run_case(
+    gpu: &Gpu,
+    manifest: &Manifest,
+    loaded: &Loaded,
+    spec: &RawSpec,
+    scratch: &mut Scratch,
+    fresh_uninit: bool,
+    runs: impl FnOnce(&Gpu, &mut dyn FnMut() -> Verdict) -> Verdict,
+) -> Verdict {
+    let n = spec.id.n;
+    let case = match (spec.make)() {
+        Ok(case) => case,
+        Err(e) => return Verdict::fail("an input", e, "generator"),
+    };
+    let mut buffers = match launch::prepare(gpu, manifest, &case, n) {
+        Ok(b) => b,
+        Err(e) => return gpu_error(&e),
+    };
+    if let Err(e) = scratch.prepare(gpu, manifest, n, fresh_uninit) {
+        return gpu_error(&e);
+    }
+    runs(gpu, &mut || launch::run_once(gpu, manifest, loaded, &case, &mut buffers, scratch))
+}
+
+/// Prints failures and progress as the supervised cases end.
+struct CheckListener<'a> {
+    args: &'a CheckArgs,
+    seed: u64,
+    progress: Option<crate::progress::Progress>,
+    shown: usize,
+}
+
+impl watchdog::Listener for CheckListener<'_> {
+    fn planned(&mut self, cases: usize) {
+        self.progress = Some(crate::progress::Progress::new("check", cases as u64));
+    }
+
+    fn finished(&mut self, result: &CaseResult) {
+        let Some(p) = &self.progress else { return };
+        if let Verdict::Fail(m) = &result.verdict {
+            if self.shown < self.args.max_failures_shown {
+                self.shown += 1;
+                let rerun = super::rerun(&self.args.manifest, result.id.n, self.seed);
+                p.println(&format!("FAIL {}\n     rerun: {rerun}", failure_line(&result.id, m)));
+            }
+        }
+        p.step(&result.id.marker());
+    }
+}
+
+/// Runs every case in watchdog workers (`check --worker-from K` children
+/// with the same manifest, seed and sizes).
+pub fn supervise(args: &CheckArgs, seed: u64, sizes: &[usize]) -> Result<Vec<CaseResult>> {
+    let manifest = std::fs::canonicalize(&args.manifest).unwrap_or_else(|_| args.manifest.clone());
+    let sizes: Vec<String> = sizes.iter().map(usize::to_string).collect();
+    let child = vec![
+        "check".to_string(),
+        "--manifest".into(),
+        manifest.display().to_string(),
+        "--seed".into(),
+        format!("{seed:#x}"),
+        "--sizes".into(),
+        sizes.join(","),
+    ];
+    let worker = watchdog::Worker::of_self(child)?;
+    let mut listener = CheckListener { args, seed, progress: None, shown: 0 };
+    let results = watchdog::supervise(&worker, &mut listener)?;
+    if let Some(p) = listener.progress {
+        p.finish();
+    }
+    Ok(results)
+}
+
+/// The compute-sanitizer child: every case once, announced by a marker, a
+/// failure printed as `@@primlab fail <line>`, a case past its deadline
+/// ending the process. Exit 1 on a mismatch.
+pub fn run_sanitize_child(gpu: &Gpu, manifest: &Manifest, seed: u64, sizes: &[usize]) -> Result<bool> {
+    let loaded = launch::load(gpu, manifest)?;
+    let plan = SweepPlan::sanitizer(manifest.primitive, sizes, seed, &[]);
+    let specs = raw::catalogue(&plan, manifest.primitive, manifest.contract, &manifest.name);
+    let watchdog = watchdog::InProcess::start();
+    let mut scratch = Scratch::default();
+    let mut failed = 0;
+    for spec in &specs {
+        say(&format!("{CASE_MARKER} {}", spec.id.marker()));
+        watchdog.arm(&spec.id, watchdog::sanitized_case_deadline(spec.id.n));
+        let verdict = run_case(gpu, manifest, &loaded, spec, &mut scratch, true, |_, run| run());
+        watchdog.disarm();
+        if let Verdict::Fail(m) = &verdict {
+            failed += 1;
+            say(&format!("@@primlab fail {}", failure_line(&spec.id, m)));
+        }
+    }
+    say(&format!("{DONE_MARKER} {} cases, {failed} failed", specs.len()));
+    Ok(failed == 0)
+}
+
+/// One line on stdout, flushed (the sanitizer log's order is the attribution).
+fn say(line: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{line}");
+    let _ = out.flush();
+}

@@ -1,0 +1,307 @@
+//! The watchdog: GPU cases run in a child process (a *worker*) that reports
+//! each case to its parent as JSON lines; the parent gives every case a
+//! deadline, and a case past it is a failure (`did not finish within S s`).
+//! The parent then kills the worker, which tears its CUDA context down (a
+//! kernel that spins forever dies with its process; nothing else can stop
+//! it), and starts a new worker at the next case, so the remaining cases
+//! still run and are counted. A worker that dies during a case (a crash, a
+//! sticky driver error that exits) fails that case the same way.
+//!
+//! Protocol (worker stdout, one JSON object a line, nothing else on stdout):
+//! `plan` (how many cases the catalogue has), then per case `start` (its id
+//! and deadline) and `finish` (its result), and `done` at the end.
+
+use super::case::{CaseId, CaseResult, Verdict};
+use anyhow::{bail, Context, Result};
+use serde::{Deserialize, Serialize};
+use std::io::{BufRead, BufReader, Write};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::time::{Duration, Instant};
+
+/// One line of a worker's report.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum WorkerEvent {
+    /// The catalogue the worker walks has `cases` cases (it starts at its `--worker-from`).
+    Plan {
+        /// Cases in the whole catalogue.
+        cases: usize,
+    },
+    /// Case `index` starts; it must finish within `deadline_ms`.
+    Start {
+        /// Position in the catalogue.
+        index: usize,
+        /// The case.
+        id: CaseId,
+        /// Its deadline in milliseconds.
+        deadline_ms: u64,
+    },
+    /// Case `index` finished.
+    Finish {
+        /// Position in the catalogue.
+        index: usize,
+        /// Its result.
+        result: CaseResult,
+    },
+    /// Every case from the worker's start was run.
+    Done,
+}
+
+/// How long one case may take: a fixed allowance for set-up plus time per
+/// element and run, generous for our slowest variants (a serial one-thread
+/// scan of 2^22 items; one float atomic per element at 2^28, 0.47 s) and for
+/// the host's share (input generation, the model, copies and the comparison,
+/// about 10-20 ns an element a run on the H200's host).
+pub fn case_deadline(n: usize, runs: u32) -> Duration {
+    const SETUP: Duration = Duration::from_secs(10);
+    const PER_ELEMENT_RUN_NS: u64 = 25;
+    SETUP + Duration::from_nanos((n as u64).saturating_mul(PER_ELEMENT_RUN_NS).saturating_mul(runs as u64 + 1))
+}
+
+/// How long a worker may take before its first case (opening the GPU,
+/// compiling every kernel family with NVRTC).
+pub const STARTUP_DEADLINE: Duration = Duration::from_secs(600);
+
+/// The failure of a case that did not finish in time.
+pub fn timed_out(id: CaseId, deadline: Duration, millis: u64) -> CaseResult {
+    let verdict = Verdict::fail("a result", format!("did not finish within {} s", deadline.as_secs()), "watchdog");
+    CaseResult::new(id, verdict, millis)
+}
+
+/// The failure of a case during which the worker died.
+fn died(id: CaseId, status: &str, millis: u64) -> CaseResult {
+    let verdict = Verdict::fail("a result", format!("the process died during the case ({status})"), "crash");
+    CaseResult::new(id, verdict, millis)
+}
+
+/// Writes one event as a JSON line on stdout (the worker's side).
+pub fn report(event: &WorkerEvent) {
+    let mut out = std::io::stdout().lock();
+    if let Ok(line) = serde_json::to_string(event) {
+        let _ = writeln!(out, "{line}");
+        let _ = out.flush();
+    }
+}
+
+/// A worker to supervise: `program args... --worker-from K`.
+#[derive(Debug, Clone)]
+pub struct Worker {
+    /// The executable (the harness itself).
+    pub program: PathBuf,
+    /// Its arguments, without `--worker-from`.
+    pub args: Vec<String>,
+    /// The deadline before the first `start`.
+    pub startup: Duration,
+}
+
+impl Worker {
+    /// A worker of this harness executable.
+    pub fn of_self(args: Vec<String>) -> Result<Worker> {
+        let program = std::env::current_exe().context("locating the harness executable")?;
+        Ok(Worker { program, args, startup: STARTUP_DEADLINE })
+    }
+
+    fn spawn(&self, from: usize) -> Result<(Child, Receiver<String>)> {
+        let mut child = Command::new(&self.program)
+            .args(&self.args)
+            .args(["--worker-from", &from.to_string()])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .with_context(|| format!("starting the case worker {}", self.program.display()))?;
+        let stdout = child.stdout.take().context("the worker's stdout")?;
+        let (send, receive) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(|l| l.ok()) {
+                if send.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Ok((child, receive))
+    }
+}
+
+/// What the parent hears of its cases as they end.
+pub trait Listener {
+    /// The catalogue's size, when the first worker reports it.
+    fn planned(&mut self, _cases: usize) {}
+    /// A case ended (ran, timed out, or its worker died).
+    fn finished(&mut self, result: &CaseResult);
+}
+
+/// The case in flight.
+struct Current {
+    index: usize,
+    id: CaseId,
+    deadline: Duration,
+    started: Instant,
+}
+
+/// How one worker's run ended.
+enum Ended {
+    /// It reported `done`.
+    Done,
+    /// Its case `index` failed it (timeout or death): go on after it.
+    FailedAt(usize),
+}
+
+/// Runs every case through workers: one worker normally, a new one after
+/// each case that timed out or during which the worker died. Returns the
+/// results in catalogue order, each case once.
+pub fn supervise(worker: &Worker, listener: &mut dyn Listener) -> Result<Vec<CaseResult>> {
+    let mut results = Vec::new();
+    let mut from = 0;
+    let mut total = None;
+    loop {
+        let (child, lines) = worker.spawn(from)?;
+        match run_worker(worker, child, &lines, from, &mut total, &mut results, listener)? {
+            Ended::Done => return Ok(results),
+            Ended::FailedAt(index) => {
+                from = index + 1;
+                if total.is_some_and(|t| from >= t) {
+                    return Ok(results);
+                }
+            }
+        }
+    }
+}
+
+/// Follows one worker until it is done or a case fails it.
+fn run_worker(
+    worker: &Worker,
+    mut child: Child,
+    lines: &Receiver<String>,
+    from: usize,
+    total: &mut Option<usize>,
+    results: &mut Vec<CaseResult>,
+    listener: &mut dyn Listener,
+) -> Result<Ended> {
+    let spawned = Instant::now();
+    let mut current: Option<Current> = None;
+    loop {
+        let wait = match &current {
+            Some(c) => c.deadline.saturating_sub(c.started.elapsed()),
+            None => worker.startup.saturating_sub(spawned.elapsed()).max(Duration::from_millis(1)),
+        };
+        let line = match lines.recv_timeout(wait) {
+            Ok(line) => line,
+            Err(RecvTimeoutError::Timeout) => {
+                kill(&mut child);
+                let Some(c) = current else {
+                    bail!("the case worker started no case within {} s", worker.startup.as_secs());
+                };
+                let result = timed_out(c.id, c.deadline, c.started.elapsed().as_millis() as u64);
+                listener.finished(&result);
+                results.push(result);
+                return Ok(Ended::FailedAt(c.index));
+            }
+            Err(RecvTimeoutError::Disconnected) => {
+                let status = child.wait().map(|s| s.to_string()).unwrap_or_else(|e| format!("wait failed: {e}"));
+                let Some(c) = current else {
+                    bail!("the case worker ended before its next case ({status}); it started at case {from}");
+                };
+                let result = died(c.id, &status, c.started.elapsed().as_millis() as u64);
+                listener.finished(&result);
+                results.push(result);
+                return Ok(Ended::FailedAt(c.index));
+            }
+        };
+        let event: WorkerEvent = serde_json::from_str(&line)
+            .with_context(|| format!("the case worker printed a line that is not an event: {line}"))?;
+        match event {
+            WorkerEvent::Plan { cases } => {
+                if total.is_none() {
+                    listener.planned(cases);
+                }
+                *total = Some(cases);
+                if from >= cases {
+                    kill(&mut child);
+                    return Ok(Ended::Done);
+                }
+            }
+            WorkerEvent::Start { index, id, deadline_ms } => {
+                current =
+                    Some(Current { index, id, deadline: Duration::from_millis(deadline_ms), started: Instant::now() });
+            }
+            WorkerEvent::Finish { result, .. } => {
+                current = None;
+                listener.finished(&result);
+                results.push(result);
+            }
+            WorkerEvent::Done => {
+                let _ = child.wait();
+                return Ok(Ended::Done);
+            }
+        }
+    }
+}
+
+/// Ends a worker (SIGKILL: a spinning kernel ignores anything gentler) and reaps it.
+fn kill(child: &mut Child) {
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+/// How long one case may take under a compute-sanitizer tool (which slows
+/// kernels by one to two orders of magnitude; the sanitizer sizes are small).
+pub fn sanitized_case_deadline(n: usize) -> Duration {
+    Duration::from_secs(120) + Duration::from_micros((n as u64).saturating_mul(100))
+}
+
+/// The watchdog inside a process that cannot be supervised case by case (a
+/// child of compute-sanitizer, whose parent only reads its log): a thread
+/// that, when the armed case passes its deadline, prints the case's failure
+/// as `@@primlab fail <line>` (the sanitizer log's failure marker) and kills
+/// its own process, which tears the CUDA context down. The job then reports
+/// that case failed and the cases after it not run.
+pub struct InProcess {
+    armed: std::sync::Arc<std::sync::Mutex<Option<(CaseId, Instant, Duration)>>>,
+}
+
+impl InProcess {
+    /// Starts the watching thread (it lives as long as the process).
+    pub fn start() -> InProcess {
+        let armed: std::sync::Arc<std::sync::Mutex<Option<(CaseId, Instant, Duration)>>> = Default::default();
+        let watched = armed.clone();
+        std::thread::spawn(move || loop {
+            std::thread::sleep(Duration::from_millis(200));
+            let guard = watched.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some((id, started, deadline)) = guard.as_ref().filter(|(_, s, d)| s.elapsed() > *d) {
+                let result = timed_out(id.clone(), *deadline, started.elapsed().as_millis() as u64);
+                if let Verdict::Fail(m) = &result.verdict {
+                    let mut out = std::io::stdout().lock();
+                    let _ = writeln!(out, "@@primlab fail {}", super::case::failure_line(&result.id, m));
+                    let _ = out.flush();
+                }
+                kill_self();
+            }
+        });
+        InProcess { armed }
+    }
+
+    /// Case `id` starts now and must end within `deadline`.
+    pub fn arm(&self, id: &CaseId, deadline: Duration) {
+        *self.armed.lock().unwrap_or_else(|p| p.into_inner()) = Some((id.clone(), Instant::now(), deadline));
+    }
+
+    /// The case ended.
+    pub fn disarm(&self) {
+        *self.armed.lock().unwrap_or_else(|p| p.into_inner()) = None;
+    }
+}
+
+/// SIGKILL to this process: a spinning kernel keeps the process alive
+/// through anything gentler, and exit handlers could wait on the GPU.
+fn kill_self() -> ! {
+    let pid = std::process::id().to_string();
+    let _ = Command::new("kill").args(["-KILL", &pid]).status();
+    std::process::abort()
+}
+
+#[cfg(test)]
+#[path = "watchdog_tests.rs"]
+mod tests;

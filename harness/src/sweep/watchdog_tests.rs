@@ -1,0 +1,108 @@
+use super::*;
+use crate::sweep::case::failure_line;
+
+/// Records what the supervisor reports.
+#[derive(Default)]
+struct Seen {
+    planned: Vec<usize>,
+    finished: Vec<CaseResult>,
+}
+
+impl Listener for Seen {
+    fn planned(&mut self, cases: usize) {
+        self.planned.push(cases);
+    }
+    fn finished(&mut self, result: &CaseResult) {
+        self.finished.push(result.clone());
+    }
+}
+
+/// A fake worker: a shell script that walks `cases` cases from its
+/// `--worker-from` argument, reporting each as passed, and does `misbehave`
+/// (a shell command) right after starting case `bad`.
+fn fake_worker(cases: usize, bad: usize, misbehave: &str) -> Worker {
+    let id = |i: &str| format!(r#"{{"primitive":"scan","variant":"user.exclusive.i32","size":"{i}","n":{i},"family":"small_ints","seed":7}}"#);
+    let script = format!(
+        r#"from=$2
+echo '{{"event":"plan","cases":{cases}}}'
+i=$from
+while [ $i -lt {cases} ]; do
+  echo "{{\"event\":\"start\",\"index\":$i,\"id\":{start_id},\"deadline_ms\":1000}}"
+  if [ $i -eq {bad} ]; then {misbehave}; fi
+  echo "{{\"event\":\"finish\",\"index\":$i,\"result\":{result}}}"
+  i=$((i+1))
+done
+echo '{{"event":"done"}}'
+"#,
+        start_id = id("$i").replace('"', "\\\""),
+        result = format!(r#"{{{},"verdict":"pass","millis":1}}"#, &id("$i")[1..id("$i").len() - 1]).replace('"', "\\\""),
+    );
+    Worker { program: "sh".into(), args: vec!["-c".into(), script, "sh".into()], startup: Duration::from_secs(20) }
+}
+
+fn failures(results: &[CaseResult]) -> Vec<String> {
+    results
+        .iter()
+        .filter_map(|r| match &r.verdict {
+            Verdict::Fail(m) => Some(failure_line(&r.id, m)),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn a_case_past_its_deadline_fails_once_and_the_remaining_cases_still_run() {
+    let worker = fake_worker(4, 1, "exec sleep 30");
+    let mut seen = Seen::default();
+    let started = Instant::now();
+    let results = supervise(&worker, &mut seen).expect("supervised");
+    assert!(started.elapsed() < Duration::from_secs(15), "the hang was not cut short");
+    assert_eq!(results.iter().map(|r| r.id.n).collect::<Vec<_>>(), vec![0, 1, 2, 3], "each case once, in order");
+    assert_eq!(
+        failures(&results),
+        vec![
+            "scan/user.exclusive.i32 n=1 seed=0x7 family=small_ints check=watchdog index=- expected=a result \
+             got=did not finish within 1 s"
+        ]
+    );
+    assert_eq!(seen.planned, vec![4], "the plan is reported once, though two workers ran");
+    assert_eq!(seen.finished.len(), 4);
+}
+
+#[test]
+fn a_worker_that_dies_during_a_case_fails_that_case_and_a_new_worker_goes_on() {
+    let worker = fake_worker(3, 0, "exit 7");
+    let results = supervise(&worker, &mut Seen::default()).expect("supervised");
+    assert_eq!(results.len(), 3);
+    let failed = failures(&results);
+    assert_eq!(failed.len(), 1);
+    assert!(failed[0].contains("check=crash") && failed[0].contains("exit status: 7"), "{failed:?}");
+    assert!(results[1].verdict.passed() && results[2].verdict.passed());
+}
+
+#[test]
+fn a_hang_in_the_last_case_ends_the_run() {
+    let worker = fake_worker(2, 1, "exec sleep 30");
+    let results = supervise(&worker, &mut Seen::default()).expect("supervised");
+    assert_eq!(results.len(), 2);
+    assert_eq!(failures(&results).len(), 1);
+}
+
+#[test]
+fn a_worker_that_cannot_start_is_an_error_not_a_pass() {
+    let worker = Worker {
+        program: "sh".into(),
+        args: vec!["-c".into(), "echo 'no GPU' >&2; exit 2".into(), "sh".into()],
+        startup: Duration::from_secs(5),
+    };
+    let e = supervise(&worker, &mut Seen::default()).unwrap_err();
+    assert!(e.to_string().contains("ended before its next case"), "{e}");
+}
+
+#[test]
+fn deadlines_grow_with_the_size_and_the_runs() {
+    assert_eq!(case_deadline(1, 3).as_secs(), 10);
+    assert!(case_deadline(1 << 28, 1) > Duration::from_secs(20));
+    assert!(case_deadline(1 << 28, 3) > case_deadline(1 << 28, 1));
+    assert!(case_deadline((1 << 31) + 1000, 3) < Duration::from_secs(300));
+}
