@@ -20,8 +20,10 @@
 # expected catcher is a sanitizer; its table is $OUT/gallery/gallery.tsv (logs
 # beside it). It stays within its 590 s limit (GALLERY_BUDGET=560: runs that
 # would start later are listed NOT RUN; the --sanitize runs check the plain
-# cases at the sanitizer sizes only). Its exit status is 0 only when every bug
-# was caught and every control passed clean.
+# cases at the sanitizer sizes only); all 40 entries need more than one
+# call: split them with GALLERY_IDS="01 02 ..." and GALLERY_OUT=$OUT/gallery-1.
+# Its exit status is 0 only when every bug was caught and every control passed
+# clean.
 #
 # A failing step does not stop the next one; the exit status is nonzero if
 # any step failed. Each step has a wall-clock limit. HARNESS names another
@@ -139,9 +141,12 @@ for s in "$@"; do
       PRIMLAB_RECEIPTS=$LOGS TAIL=40 step nccl-bench 60 "$H" bench --gpus "$g" --quick ;;
     gallery)
       # The gallery of user-kernel bugs; gallery.tsv is rewritten after every run.
+      # GALLERY_IDS (e.g. "01 02 10 11") runs only those entries, into
+      # GALLERY_OUT (default $OUT/gallery; it must be new or empty).
+      # shellcheck disable=SC2086
       TAIL=60 step gallery 590 env HARNESS="$H" GALLERY_BUDGET=${GALLERY_BUDGET:-560} \
         GALLERY_SANITIZE_SIZES=${GALLERY_SANITIZE_SIZES:-1,31,33,257,513,4099,262145} \
-        scripts/check_gallery.sh "$OUT/gallery" ;;
+        scripts/check_gallery.sh "${GALLERY_OUT:-$OUT/gallery}" ${GALLERY_IDS:-} ;;
     ncu)
       # One file per bench target id (the report quotes receipts/ncu/<id>.txt);
       # scan_2p28_copy is the same kernel as scan_2p28.
