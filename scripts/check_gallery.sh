@@ -13,14 +13,15 @@
 #   harness check --manifest M --sanitize --out OUT_DIR/<id>/sanitize
 # Each run's output goes to OUT_DIR/<id>/<run>.log; OUT_DIR/gallery.tsv has one
 # row per run:
-#   id kind run exit seconds caught what verdict first_fail
+#   id kind run exit seconds caught what verdict seed first_fail
 # kind: bug | control. caught: yes (exit 1 with a FAIL line or a sanitizer
 # FAIL), no (exit 0), error (anything else: 2, 124 = our timeout, 137,
 # exit 1 without any FAIL line such as "cannot run: no GPU", or not run).
 # what: the first FAIL line's check= value (family= if it has none), or the
 # sanitizer tool(s) that reported. verdict: CAUGHT / MISSED / NOT RUN for a
 # bug; OK (exit 0, and sanitizers clean when run) / FALSE ALARM / NOT RUN for
-# a control. A run that could not finish is never counted as caught.
+# a control. seed: the seed check drew (rerun with --seed). A run that could
+# not finish is never counted as caught.
 #
 # Environment:
 #   HARNESS                 the harness binary (default ./target/release/harness)
@@ -101,7 +102,7 @@ run_one() {
   if [ "$BUDGET" -gt 0 ]; then
     local left=$((START + BUDGET - now))
     if [ "$left" -lt 30 ]; then
-      printf '%s\t%s\t%s\t-\t0\terror\tnot run: gallery budget spent\tNOT RUN\t\n' "$id" "$kind" "$run" >"$row"
+      printf '%s\t%s\t%s\t-\t0\terror\tnot run: gallery budget spent\tNOT RUN\t-\t\n' "$id" "$kind" "$run" >"$row"
       write_table
       return 0
     fi
@@ -147,8 +148,10 @@ run_one() {
   else
     case $caught in no) verdict=OK ;; yes) verdict="FALSE ALARM" ;; *) verdict="NOT RUN" ;; esac
   fi
-  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$id" "$kind" "$run" "$rc" "$secs" "$caught" "$what" "$verdict" \
-    "$(printf '%s' "$first" | cut -c1-400)" >"$row"
+  local seed
+  seed=$(sed -n 's/^check: seed \(0x[0-9a-f]*\).*/\1/p' "$log" | head -n 1)
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$id" "$kind" "$run" "$rc" "$secs" "$caught" "$what" "$verdict" \
+    "${seed:--}" "$(printf '%s' "$first" | cut -c1-400)" >"$row"
   echo "[gallery] $(date -u +%H:%M:%S) done  $id $run: exit $rc after ${secs}s, $verdict${what:+ ($what)}"
   write_table
 }
@@ -158,14 +161,14 @@ export -f run_one
 # so that it is there even if the gallery is killed.
 write_table() {
   local tsv=$OUTDIR/gallery.tsv tmp=$OUTDIR/.gallery.tsv.$$
-  printf 'id\tkind\trun\texit\tseconds\tcaught\twhat\tverdict\tfirst_fail\n' >"$tmp"
+  printf 'id\tkind\trun\texit\tseconds\tcaught\twhat\tverdict\tseed\tfirst_fail\n' >"$tmp"
   local id run kind
   while read -r id run; do
     if [ -f "$OUTDIR/$id/$run.row" ]; then
       cat "$OUTDIR/$id/$run.row" >>"$tmp"
     else
       kind=$(grep -q '^# CONTROL' "$GALLERY/$id/check.toml" && echo control || echo bug)
-      printf '%s\t%s\t%s\t-\t0\terror\tnot run: interrupted or not finished\tNOT RUN\t\n' "$id" "$kind" "$run" >>"$tmp"
+      printf '%s\t%s\t%s\t-\t0\terror\tnot run: interrupted or not finished\tNOT RUN\t-\t\n' "$id" "$kind" "$run" >>"$tmp"
     fi
   done <"$OUTDIR/jobs.txt"
   mv -f "$tmp" "$tsv"
