@@ -12,7 +12,18 @@
 # leaves receipts/ untouched and copies nothing, so no old receipt is ever
 # passed off as this run's.
 #
-#   scripts/gpu_run.sh info sweep sanitize mutants cub-build bench-quick nccl ncu check-examples pack
+#   scripts/gpu_run.sh info sweep sanitize mutants cub-build bench-quick nccl ncu check-examples gallery pack
+#
+# `gallery` runs scripts/check_gallery.sh: every kernel of examples/check/bugs/
+# (user-kernel bugs and correct controls) through `harness check` with its
+# defaults, plus `check --sanitize` for the controls and the bugs whose
+# expected catcher is a sanitizer; its table is $OUT/gallery/gallery.tsv (logs
+# beside it). It stays within its 590 s limit (GALLERY_BUDGET=560: runs that
+# would start later are listed NOT RUN; the --sanitize runs check the plain
+# cases at the sanitizer sizes only); all 40 entries need more than one
+# call: split them with GALLERY_IDS="01 02 ..." and GALLERY_OUT=$OUT/gallery-1.
+# Its exit status is 0 only when every bug was caught and every control passed
+# clean.
 #
 # A failing step does not stop the next one; the exit status is nonzero if
 # any step failed. Each step has a wall-clock limit. HARNESS names another
@@ -128,6 +139,14 @@ for s in "$@"; do
       g=${NCCL_GPUS:-1}
       step nccl-sweep 45 "$H" sweep --gpu-only --gpus "$g" --variant sharded --sizes 1,4099,262145,16777216 --json "$LOGS/sweep-gpus$g-sharded.json"
       PRIMLAB_RECEIPTS=$LOGS TAIL=40 step nccl-bench 60 "$H" bench --gpus "$g" --quick ;;
+    gallery)
+      # The gallery of user-kernel bugs; gallery.tsv is rewritten after every run.
+      # GALLERY_IDS (e.g. "01 02 10 11") runs only those entries, into
+      # GALLERY_OUT (default $OUT/gallery; it must be new or empty).
+      # shellcheck disable=SC2086
+      TAIL=60 step gallery 590 env HARNESS="$H" GALLERY_BUDGET=${GALLERY_BUDGET:-560} \
+        GALLERY_SANITIZE_SIZES=${GALLERY_SANITIZE_SIZES:-1,31,33,257,513,4099,262145} \
+        scripts/check_gallery.sh "${GALLERY_OUT:-$OUT/gallery}" ${GALLERY_IDS:-} ;;
     ncu)
       # One file per bench target id (the report quotes receipts/ncu/<id>.txt);
       # scan_2p28_copy is the same kernel as scan_2p28.
