@@ -26,6 +26,9 @@
 # Environment:
 #   HARNESS                 the harness binary (default ./target/release/harness)
 #   GALLERY_JOBS            checks at a time (default 3)
+#   GALLERY_GPUS            GPUs to spread the runs over, round robin by
+#                           CUDA_VISIBLE_DEVICES (default: as many as
+#                           nvidia-smi lists, else 1)
 #   GALLERY_TIMEOUT         wall limit of one check, seconds (default 420)
 #   GALLERY_BUDGET          wall limit of the whole gallery, seconds (default none):
 #                           a run that would start after it is recorded NOT RUN,
@@ -79,11 +82,15 @@ wants_sanitize() {
   [ "$(kind_of "$1")" = control ] || grep -q '^# expected catcher:.*sanitize:' "$GALLERY/$1/check.toml"
 }
 
-# The run list: every plain check first (ids in order), then the sanitizer runs.
+# The run list: every plain check first (ids in order), then the sanitizer
+# runs, each with the GPU it runs on (round robin).
+GPUS=${GALLERY_GPUS:-$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')}
+[ "${GPUS:-0}" -ge 1 ] 2>/dev/null || GPUS=1
 jobs_file=$OUTDIR/jobs.txt
 : >"$jobs_file"
-for id in "${entries[@]}"; do echo "$id check" >>"$jobs_file"; done
-for id in "${entries[@]}"; do wants_sanitize "$id" && echo "$id sanitize" >>"$jobs_file"; done
+k=0
+for id in "${entries[@]}"; do echo "$id check $((k++ % GPUS))" >>"$jobs_file"; done
+for id in "${entries[@]}"; do wants_sanitize "$id" && echo "$id sanitize $((k++ % GPUS))" >>"$jobs_file"; done
 
 START=$(date +%s)
 export H LIMIT BUDGET START GALLERY OUTDIR
@@ -92,6 +99,7 @@ export GALLERY_SANITIZE_SIZES=${GALLERY_SANITIZE_SIZES:-}
 # One run: writes OUTDIR/<id>/<run>.log and OUTDIR/<id>/<run>.row (one TSV row).
 run_one() {
   local id=$1 run=$2
+  export CUDA_VISIBLE_DEVICES=${3:-0}
   local dir=$OUTDIR/$id
   mkdir -p "$dir"
   local log=$dir/$run.log row=$dir/$run.row
@@ -113,7 +121,7 @@ run_one() {
     args+=(--sanitize)
     [ -n "$GALLERY_SANITIZE_SIZES" ] && args+=(--sizes "$GALLERY_SANITIZE_SIZES")
   fi
-  echo "[gallery] $(date -u +%H:%M:%S) start $id $run (limit ${limit}s)"
+  echo "[gallery] $(date -u +%H:%M:%S) start $id $run on GPU $CUDA_VISIBLE_DEVICES (limit ${limit}s)"
   local t0=$SECONDS
   timeout --signal=INT --kill-after=10 "$limit" "$H" "${args[@]}" >"$log" 2>&1
   local rc=$?
@@ -163,7 +171,7 @@ write_table() {
   local tsv=$OUTDIR/gallery.tsv tmp=$OUTDIR/.gallery.tsv.$$
   printf 'id\tkind\trun\texit\tseconds\tcaught\twhat\tverdict\tseed\tfirst_fail\n' >"$tmp"
   local id run kind
-  while read -r id run; do
+  while read -r id run _; do
     if [ -f "$OUTDIR/$id/$run.row" ]; then
       cat "$OUTDIR/$id/$run.row" >>"$tmp"
     else
@@ -199,9 +207,9 @@ interrupted() {
 }
 trap interrupted INT TERM
 
-echo "[gallery] ${#entries[@]} entries, $(wc -l <"$jobs_file") runs, $JOBS at a time, ${LIMIT}s each$([ "$BUDGET" -gt 0 ] && echo ", ${BUDGET}s in all"), harness $H, out $OUTDIR"
+echo "[gallery] ${#entries[@]} entries, $(wc -l <"$jobs_file") runs, $JOBS at a time on $GPUS GPU(s), ${LIMIT}s each$([ "$BUDGET" -gt 0 ] && echo ", ${BUDGET}s in all"), harness $H, out $OUTDIR"
 # In the background, so that a signal reaches the trap at once.
-xargs -P "$JOBS" -L 1 bash -c 'run_one "$1" "$2"' _ <"$jobs_file" &
+xargs -P "$JOBS" -L 1 bash -c 'run_one "$1" "$2" "$3"' _ <"$jobs_file" &
 XARGS_PID=$!
 wait "$XARGS_PID"
 summarise

@@ -245,15 +245,17 @@ pub struct Layout {
 pub fn read_output(poison: Poison, out: &Buffer, layout: Layout, bytes: &[u8]) -> Result<Array, Verdict> {
     let size = out.dtype.size();
     let kind = out.dtype.element_kind();
+    // `first_written` counts poison patterns (a byte for integers); bytes from here.
+    let changed_byte = |bytes: &[u8]| poison.first_written(kind, bytes).map(|at| at * poison.pattern(kind).len());
     let (front, body) = bytes.split_at(layout.front.min(bytes.len()));
-    if let Some(at) = poison.first_written(kind, front) {
-        let before = (layout.front - at * size) / size;
+    if let Some(at) = changed_byte(front) {
+        let before = (layout.front - at).div_ceil(size);
         let got = format!("written {before} element(s) before {}", out.role);
         return Err(Verdict::fail("untouched", got, "guard before"));
     }
     let used = (layout.model * size).min(body.len());
-    if let Some(at) = poison.first_written(kind, &body[used..]) {
-        let index = layout.model + at;
+    if let Some(at) = changed_byte(&body[used..]) {
+        let index = layout.model + at / size;
         let what = if index >= layout.elements { "guard after" } else { "poison tail" };
         let expected = format!("untouched (past the model's {} elements of {})", layout.model, out.role);
         return Err(Verdict::fail_at(index, expected, "written", what));

@@ -16,7 +16,7 @@ use crate::sanitize::parse::{CASE_MARKER, DONE_MARKER};
 use crate::sweep::case::{failure_line, CaseResult, Verdict};
 use crate::sweep::perturb::Perturber;
 use crate::sweep::raw::{self, RawSpec};
-use crate::sweep::watchdog::{self, case_deadline, report, WorkerEvent};
+use crate::sweep::watchdog::{self, case_deadline, report, runs_deadline, WorkerEvent};
 use crate::sweep::worker::{run_checked, Runs};
 use crate::sweep::{gpu::gpu_error, SweepPlan};
 use anyhow::Result;
@@ -54,6 +54,9 @@ pub fn run(args: &CheckArgs, seed: u64, sizes: &[usize], from: usize) -> Result<
         report(&WorkerEvent::Start { index, id: spec.id.clone(), deadline_ms: deadline.as_millis() as u64 });
         let started = Instant::now();
         let verdict = run_case(&gpu, &manifest, &loaded, spec, &mut scratch, false, |gpu, run| {
+            // The inputs are ready: from here a hang costs the runs' deadline only.
+            let deadline = runs_deadline(spec.id.n, runs.count());
+            report(&WorkerEvent::Phase { deadline_ms: deadline.as_millis() as u64 });
             run_checked(gpu, index, runs, Some(&mut perturber), run)
         });
         let result = CaseResult::new(spec.id.clone(), verdict, started.elapsed().as_millis() as u64);

@@ -38,6 +38,12 @@ pub enum WorkerEvent {
         /// Its deadline in milliseconds.
         deadline_ms: u64,
     },
+    /// The case in flight enters a new phase (say, its launches after its
+    /// inputs were made): its clock restarts with this deadline.
+    Phase {
+        /// The phase's deadline in milliseconds.
+        deadline_ms: u64,
+    },
     /// Case `index` finished.
     Finish {
         /// Position in the catalogue.
@@ -58,6 +64,16 @@ pub fn case_deadline(n: usize, runs: u32) -> Duration {
     const SETUP: Duration = Duration::from_secs(10);
     const PER_ELEMENT_RUN_NS: u64 = 25;
     SETUP + Duration::from_nanos((n as u64).saturating_mul(PER_ELEMENT_RUN_NS).saturating_mul(runs as u64 + 1))
+}
+
+/// How long the runs of a case whose inputs are ready may take (the
+/// launches, copies back and comparisons of `runs` runs): a kernel that
+/// hangs is caught this long after its launch, whatever the host needed to
+/// make its inputs (up to a minute at 2^31 elements).
+pub fn runs_deadline(n: usize, runs: u32) -> Duration {
+    const SETUP: Duration = Duration::from_secs(10);
+    const PER_ELEMENT_RUN_NS: u64 = 10;
+    SETUP + Duration::from_nanos((n as u64).saturating_mul(PER_ELEMENT_RUN_NS).saturating_mul(runs as u64))
 }
 
 /// How long a worker may take before its first case (opening the GPU,
@@ -226,6 +242,12 @@ fn run_worker(
             WorkerEvent::Start { index, id, deadline_ms } => {
                 current =
                     Some(Current { index, id, deadline: Duration::from_millis(deadline_ms), started: Instant::now() });
+            }
+            WorkerEvent::Phase { deadline_ms } => {
+                if let Some(c) = current.as_mut() {
+                    c.deadline = Duration::from_millis(deadline_ms);
+                    c.started = Instant::now();
+                }
             }
             WorkerEvent::Finish { result, .. } => {
                 current = None;

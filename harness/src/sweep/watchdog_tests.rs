@@ -106,3 +106,15 @@ fn deadlines_grow_with_the_size_and_the_runs() {
     assert!(case_deadline(1 << 28, 3) > case_deadline(1 << 28, 1));
     assert!(case_deadline((1 << 31) + 1000, 3) < Duration::from_secs(300));
 }
+
+#[test]
+fn a_phase_restarts_the_clock_with_its_own_deadline() {
+    // Past the start's 1 s deadline by the time it hangs, but inside its
+    // phase: the phase's 3 s deadline is the one that ends it.
+    let misbehave = r#"sleep 0.8; echo '{"event":"phase","deadline_ms":3000}'; sleep 0.5; exec sleep 30"#;
+    let results = supervise(&fake_worker(2, 0, misbehave), &mut Seen::default()).expect("supervised");
+    let failed = failures(&results);
+    assert_eq!(failed.len(), 1, "{failed:?}");
+    assert!(failed[0].ends_with("got=did not finish within 3 s"), "{failed:?}");
+    assert!(results[1].verdict.passed());
+}
