@@ -26,9 +26,9 @@
 # Environment:
 #   HARNESS                 the harness binary (default ./target/release/harness)
 #   GALLERY_JOBS            checks at a time (default 3)
-#   GALLERY_GPUS            GPUs to spread the runs over, round robin by
-#                           CUDA_VISIBLE_DEVICES (default: as many as
-#                           nvidia-smi lists, else 1)
+#   GALLERY_GPUS            the GPUs to spread the runs over, round robin by
+#                           CUDA_VISIBLE_DEVICES: a list ("1,2,3") or a count
+#                           N for 0..N-1 (default: every GPU nvidia-smi lists)
 #   GALLERY_TIMEOUT         wall limit of one check, seconds (default 420)
 #   GALLERY_BUDGET          wall limit of the whole gallery, seconds (default none):
 #                           a run that would start after it is recorded NOT RUN,
@@ -85,12 +85,19 @@ wants_sanitize() {
 # The run list: every plain check first (ids in order), then the sanitizer
 # runs, each with the GPU it runs on (round robin).
 GPUS=${GALLERY_GPUS:-$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')}
-[ "${GPUS:-0}" -ge 1 ] 2>/dev/null || GPUS=1
+case "$GPUS" in
+  *,*) read -r -a GPU_LIST <<<"${GPUS//,/ }" ;;
+  *) [ "${GPUS:-0}" -ge 1 ] 2>/dev/null || GPUS=1; GPU_LIST=($(seq 0 $((GPUS - 1)))) ;;
+esac
+GPUS="${GPU_LIST[*]}"
 jobs_file=$OUTDIR/jobs.txt
 : >"$jobs_file"
 k=0
-for id in "${entries[@]}"; do echo "$id check $((k++ % GPUS))" >>"$jobs_file"; done
-for id in "${entries[@]}"; do wants_sanitize "$id" && echo "$id sanitize $((k++ % GPUS))" >>"$jobs_file"; done
+gpu_of() { echo "${GPU_LIST[$((k % ${#GPU_LIST[@]}))]}"; }
+for id in "${entries[@]}"; do echo "$id check $(gpu_of)" >>"$jobs_file"; k=$((k + 1)); done
+for id in "${entries[@]}"; do
+  wants_sanitize "$id" && { echo "$id sanitize $(gpu_of)" >>"$jobs_file"; k=$((k + 1)); }
+done
 
 START=$(date +%s)
 export H LIMIT BUDGET START GALLERY OUTDIR
@@ -207,7 +214,7 @@ interrupted() {
 }
 trap interrupted INT TERM
 
-echo "[gallery] ${#entries[@]} entries, $(wc -l <"$jobs_file") runs, $JOBS at a time on $GPUS GPU(s), ${LIMIT}s each$([ "$BUDGET" -gt 0 ] && echo ", ${BUDGET}s in all"), harness $H, out $OUTDIR"
+echo "[gallery] ${#entries[@]} entries, $(wc -l <"$jobs_file") runs, $JOBS at a time on GPU(s) $GPUS, ${LIMIT}s each$([ "$BUDGET" -gt 0 ] && echo ", ${BUDGET}s in all"), harness $H, out $OUTDIR"
 # In the background, so that a signal reaches the trap at once.
 xargs -P "$JOBS" -L 1 bash -c 'run_one "$1" "$2" "$3"' _ <"$jobs_file" &
 XARGS_PID=$!
