@@ -2,7 +2,8 @@
 //! output poisoned (every byte [`kernels::POISON_BYTE`], so an element never
 //! written fails the comparison; each output's elements past the model's
 //! output, up to its length and [`GUARD_ELEMENTS`] more, must stay
-//! untouched), scratch zeroed or poisoned as the manifest says, every launch
+//! untouched), scratch zeroed or poisoned as the manifest says (left uninitialised in
+//! the sanitizer child, `Manifest::uninit_scratch`), every launch
 //! in order on the Gpu's stream with the case's parameters by value, then
 //! the outputs compared with the model's by the contract's rule.
 
@@ -66,7 +67,13 @@ pub fn prepare(gpu: &Gpu, manifest: &Manifest, case: &RawCase, n: usize) -> GpuR
     let mut scratch = Vec::new();
     for s in &manifest.scratch {
         let bytes = (at(&s.len, n) as usize * s.dtype.size()).max(1);
-        scratch.push(if s.zero { gpu.alloc_zeroed::<u8>(bytes)? } else { gpu.alloc_poisoned::<u8>(bytes)? });
+        scratch.push(if s.zero {
+            gpu.alloc_zeroed::<u8>(bytes)?
+        } else if manifest.uninit_scratch {
+            gpu.alloc_uninit::<u8>(bytes)?
+        } else {
+            gpu.alloc_poisoned::<u8>(bytes)?
+        });
     }
     Ok(Buffers { inputs, outputs, scratch, params: case.params.clone(), n })
 }

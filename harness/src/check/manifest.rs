@@ -141,6 +141,9 @@ pub struct Manifest {
     pub scratch: Vec<Scratch>,
     /// The launch sequence.
     pub launches: Vec<Launch>,
+    /// Scratch that is not zeroed is allocated and left uninitialised instead of poisoned
+    /// (set by the sanitizer child, so that initcheck sees a read of scratch no launch wrote).
+    pub uninit_scratch: bool,
 }
 
 /// The virtual architecture CUDA sources are compiled for when neither the
@@ -347,6 +350,7 @@ pub fn load(path: &Path, sizes: &[usize], gpu_arch: Option<&str>) -> Result<Mani
         module,
         scratch,
         launches,
+        uninit_scratch: false,
     })
 }
 

@@ -9,6 +9,7 @@ pub mod bench;
 pub mod cub;
 pub mod error;
 pub mod expr;
+pub mod extra_sizes;
 pub mod launch;
 pub mod manifest;
 pub mod module;
@@ -32,10 +33,13 @@ pub fn rerun(manifest: &Path, n: usize, seed: u64) -> String {
     format!("harness check --manifest {} --sizes {n} --seed {seed:#x}", manifest.display())
 }
 
-/// The sizes a check visits: `--sizes`, else the sweep's (the sanitizer's for the child).
+/// The sizes a check visits: `--sizes`, else the sweep's with one past 2^28 and one past 2^31
+/// ([`extra_sizes::default_sizes`]; the sanitizer's for the child, whose parent passes the
+/// sizes it chose from the launches).
 pub fn visited_sizes(args: &CheckArgs, seed: u64) -> Vec<usize> {
     match (args.sizes.is_empty(), args.sanitize_child) {
         (true, true) => crate::sanitize::SANITIZE_SIZES.to_vec(),
+        (true, false) => extra_sizes::default_sizes(seed),
         _ => sizes::sweep_sizes(&args.sizes, seed, false, true),
     }
 }
@@ -58,7 +62,10 @@ pub fn run(args: &CheckArgs) -> Result<bool> {
         let (major, minor) = g.info().compute_capability;
         format!("compute_{major}{minor}")
     });
-    let manifest = manifest::load(&args.manifest, &sizes, arch.as_deref())?;
+    let mut manifest = manifest::load(&args.manifest, &sizes, arch.as_deref())?;
+    // Under the sanitizers, scratch the manifest does not zero is left uninitialised, so
+    // initcheck reports a read of scratch that no launch wrote.
+    manifest.uninit_scratch = args.sanitize_child;
     println!(
         "check: {} is valid: {} {} ({}), module {}{}, {} launch(es), {} scratch buffer(s)",
         args.manifest.display(),
@@ -80,6 +87,9 @@ pub fn run(args: &CheckArgs) -> Result<bool> {
             return Ok(false);
         }
     };
+    let fitted = extra_sizes::fit_memory(&manifest, &sizes, gpu.info().total_memory);
+    fitted.skipped.iter().for_each(|line| println!("check: {line}"));
+    let sizes = fitted.sizes;
     crate::sweep::check_sizes(&sizes, Some(gpu.info().total_memory))?;
     let loaded = launch::load(&gpu, &manifest)?;
     let plan = if args.sanitize_child {
@@ -149,7 +159,11 @@ fn run_cases(
     plan: &SweepPlan,
     args: &CheckArgs,
 ) -> Result<Vec<CaseResult>> {
-    let specs = raw::catalogue(plan, manifest.primitive, manifest.contract, &manifest.name);
+    let specs = if args.sanitize_child {
+        sanitize::sanitizer_specs(manifest, &plan.sizes, plan.seed)
+    } else {
+        raw::catalogue(plan, manifest.primitive, manifest.contract, &manifest.name)
+    };
     let progress = (!args.sanitize_child).then(|| crate::progress::Progress::new("check", specs.len() as u64));
     let mut results = Vec::with_capacity(specs.len());
     let mut shown = 0;
