@@ -7,6 +7,7 @@
 //! * under `--sanitize`, sizes chosen from the manifest's launch grids ([`sanitizer_sizes`]):
 //!   every launch with one block, several blocks, a partial last block and only full blocks.
 
+use super::error::ManifestError;
 use super::expr::Expr;
 use super::manifest::Manifest;
 use crate::sweep::raw::Len;
@@ -101,6 +102,28 @@ fn skip_line(n: usize, bytes: f64, total_memory: usize) -> String {
         MEMORY_SHARE * 100.0,
         total_memory as f64 / 1e9
     )
+}
+
+/// Loads the manifest at `path` for `sizes` (as [`super::manifest::load`]); where its geometry
+/// cannot launch a size this module added ([`PAST_2_28`], [`PAST_2_31`]: a grid of more than
+/// 2^31 - 1 blocks, say), that size is dropped with a line saying why and the manifest is
+/// loaded for the rest. Returns the manifest, the sizes kept and the lines.
+pub fn load_launchable(
+    path: &std::path::Path,
+    mut sizes: Vec<usize>,
+    gpu_arch: Option<&str>,
+) -> Result<(Manifest, Vec<usize>, Vec<String>), ManifestError> {
+    let mut dropped = Vec::new();
+    loop {
+        match super::manifest::load(path, &sizes, gpu_arch) {
+            Ok(manifest) => return Ok((manifest, sizes, dropped)),
+            Err(e @ ManifestError::Geometry { n, .. }) if n == PAST_2_28 || n == PAST_2_31 => {
+                dropped.push(format!("n = {n} skipped: the launch geometry does not hold there ({e})"));
+                sizes.retain(|&s| s != n);
+            }
+            Err(e) => return Err(e),
+        }
+    }
 }
 
 /// The most sizes [`sanitizer_sizes`] chooses (the tools run every case four times, slowly).

@@ -125,3 +125,18 @@ fn the_memory_skip_says_what_the_big_case_needs() {
     let wide = scan_manifest("n * 4");
     assert!(device_bytes(&wide, 1000).unwrap() >= 1000 * 44);
 }
+
+#[test]
+fn a_default_size_the_grid_cannot_launch_is_dropped_with_its_reason() {
+    let dir = folder();
+    let text = SCAN.replace("SCRATCH", "1").replace("grid = \"ceil_div(n, 1024)\"", "grid = \"n\"");
+    std::fs::write(dir.join("check.toml"), text).expect("manifest written");
+    let sizes = vec![1, 33, PAST_2_28, PAST_2_31];
+    let (m, kept, lines) = load_launchable(&dir.join("check.toml"), sizes, None).expect("loads without 2^31");
+    assert_eq!(kept, vec![1, 33, PAST_2_28]);
+    assert_eq!(m.launches.len(), 1);
+    assert_eq!(lines.len(), 1);
+    assert!(lines[0].starts_with("n = 2147484648 skipped: the launch geometry does not hold there"), "{}", lines[0]);
+    // A size the user asked for is refused as before.
+    assert!(load_launchable(&dir.join("check.toml"), vec![1 << 31], None).is_err());
+}

@@ -62,7 +62,8 @@ pub fn run(args: &CheckArgs) -> Result<bool> {
         let (major, minor) = g.info().compute_capability;
         format!("compute_{major}{minor}")
     });
-    let mut manifest = manifest::load(&args.manifest, &sizes, arch.as_deref())?;
+    let (mut manifest, sizes, unlaunchable) = extra_sizes::load_launchable(&args.manifest, sizes, arch.as_deref())?;
+    unlaunchable.iter().for_each(|line| println!("check: {line}"));
     // Under the sanitizers, scratch the manifest does not zero is left uninitialised, so
     // initcheck reports a read of scratch that no launch wrote.
     manifest.uninit_scratch = args.sanitize_child;

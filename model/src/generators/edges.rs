@@ -153,6 +153,26 @@ pub fn softmax_edge_rows(len: usize, seed: u64) -> Vec<f32> {
     v
 }
 
+/// The least f32 above `x` (`x` itself for NaN and +inf), as `f32::next_up`, which is newer
+/// than the workspace's MSRV (1.85): for `x > 0` the next bit pattern up, for `x < 0` the next
+/// one down (the bit order of negative floats is reversed), from ±0.0 the least subnormal.
+fn next_up(x: f32) -> f32 {
+    if x.is_nan() || x == f32::INFINITY {
+        x
+    } else if x == 0.0 {
+        MIN_SUBNORMAL
+    } else if x > 0.0 {
+        f32::from_bits(x.to_bits() + 1)
+    } else {
+        f32::from_bits(x.to_bits() - 1)
+    }
+}
+
+/// The greatest f32 below `x`, as `f32::next_down`: `-next_up(-x)`.
+fn next_down(x: f32) -> f32 {
+    -next_up(-x)
+}
+
 /// The smallest f32 that `spec`'s f32 bin formula ([`HistogramSpec::bin_of`]) puts in bin `b`
 /// or above: the lower edge of bin `b` as the model computes it (for `b = 0`, `spec.lower`).
 /// Starts at the rounded mathematical edge and steps one ulp at a time (the f32 formula is
@@ -165,10 +185,10 @@ pub fn f32_bin_edge(spec: &HistogramSpec<f32>, b: u32) -> f32 {
     let width = (spec.upper as f64 - spec.lower as f64) / spec.bins as f64;
     let mut x = (spec.lower as f64 + width * b as f64) as f32;
     while !at_or_above(x) && x < spec.upper {
-        x = x.next_up();
+        x = next_up(x);
     }
-    while x > spec.lower && at_or_above(x.next_down()) {
-        x = x.next_down();
+    while x > spec.lower && at_or_above(next_down(x)) {
+        x = next_down(x);
     }
     x
 }
@@ -183,9 +203,9 @@ pub fn f32_bin_edge_values(spec: &HistogramSpec<f32>) -> Vec<f32> {
     values.extend([f32::NAN, f32::INFINITY, f32::NEG_INFINITY]);
     for b in 0..spec.bins {
         let edge = f32_bin_edge(spec, b);
-        values.extend([edge.next_down(), edge, edge.next_up()]);
+        values.extend([next_down(edge), edge, next_up(edge)]);
     }
-    values.extend([spec.upper.next_down(), spec.upper, spec.upper.next_up(), 0.0, -0.0]);
+    values.extend([next_down(spec.upper), spec.upper, next_up(spec.upper), 0.0, -0.0]);
     values
 }
 
@@ -271,7 +291,7 @@ mod tests {
         let v = sum_edges(1 << 16, 9);
         let total_abs: f64 = v.iter().map(|&x| (x as f64).abs()).sum();
         assert!(total_abs * 32.0 < f32::MAX as f64, "2^21 items of at most 2^105 stay below 2^126");
-        assert!(v.iter().any(|&x| x == SUM_EDGE_MAX) && v.iter().any(|&x| x == -SUM_EDGE_MAX));
+        assert!(v.contains(&SUM_EDGE_MAX) && v.contains(&-SUM_EDGE_MAX));
         assert!(v.iter().any(|x| x.is_subnormal()));
         assert!(v.iter().any(|x| *x == 0.0 && x.is_sign_negative()));
     }
@@ -287,13 +307,13 @@ mod tests {
             for b in 0..spec.bins {
                 let edge = f32_bin_edge(&spec, b);
                 assert_eq!(spec.bin_of(edge), Some(b as usize), "bin {b} of {spec:?}");
-                let below = spec.bin_of(edge.next_down());
+                let below = spec.bin_of(next_down(edge));
                 assert!(below.is_none_or(|k| k + 1 == b as usize), "below bin {b}: {below:?}");
             }
             let v = bin_edges_f32(&spec, 4099, 5);
             let seen = bits(&v);
             assert!(f32_bin_edge_values(&spec).iter().all(|x| seen.contains(&x.to_bits())));
-            assert!(v.iter().any(|&x| x == spec.upper) && v.iter().any(|&x| x < spec.lower));
+            assert!(v.contains(&spec.upper) && v.iter().any(|&x| x < spec.lower));
             assert!(v.iter().any(|x| x.is_nan()) && v.contains(&f32::INFINITY) && v.contains(&f32::NEG_INFINITY));
             let counted: u64 = crate::histogram::histogram_even(&v, &spec).unwrap().iter().sum();
             let in_range = v.iter().filter(|&&x| spec.lower <= x && x < spec.upper).count() as u64;
@@ -308,6 +328,19 @@ mod tests {
         let seen = bits(&v);
         assert!(SOFTMAX_EDGE_VALUES.iter().all(|x| seen.contains(&x.to_bits())));
         assert!(crate::softmax::softmax_rows(&v, 61, 33).is_ok());
+    }
+
+    #[test]
+    fn next_up_and_down_step_one_value() {
+        assert_eq!(next_up(0.0), MIN_SUBNORMAL);
+        assert_eq!(next_up(-0.0), MIN_SUBNORMAL);
+        assert_eq!(next_up(-MIN_SUBNORMAL).to_bits(), (-0.0f32).to_bits());
+        assert_eq!(next_up(1.0), 1.0 + f32::EPSILON);
+        assert_eq!(next_down(1.0), 1.0 - f32::EPSILON / 2.0);
+        assert_eq!(next_up(f32::MAX), f32::INFINITY);
+        assert_eq!(next_up(f32::NEG_INFINITY), f32::MIN);
+        assert_eq!(next_down(-1.0), -1.0 - f32::EPSILON);
+        assert!(next_up(f32::NAN).is_nan());
     }
 
     #[test]

@@ -254,7 +254,7 @@ pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
             let seed = case_seed(plan.seed, "exact_sum.edges", n, f);
             let input =
                 f32_inputs.input(format!("{n}/{family}/{seed}"), move || Ok(f32_case(make(n, seed))), digest_f32);
-            let case_id = sized_id("exact_sum", format!("{variant}.f32"), n, family, seed);
+            let case_id = sized_id("exact_sum", format!("{variant}.f32.{family}"), n, family, seed);
             out.push(
                 input.case(case_id, variant, expected_digest, |gpu, c| {
                     run_on(gpu, ExactSumGrid::Auto, &c.x, &c.expected)

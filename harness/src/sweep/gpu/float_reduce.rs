@@ -212,7 +212,7 @@ fn edge_cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
                 |c| Fingerprint::new().f32s(&c.x).finish(),
             );
             for variant in FloatReduceVariant::ALL {
-                let case_id = sized_id("float_reduce", format!("{}.f32", variant.name()), n, family, seed);
+                let case_id = sized_id("float_reduce", format!("{}.f32.{family}", variant.name()), n, family, seed);
                 out.push(accuracy_case(&input, case_id, variant, n));
             }
         }
@@ -394,8 +394,8 @@ mod tests {
         };
         let mut cases = Vec::new();
         super::cases(&plan, &mut cases);
-        // 2 sizes x 5 variants x (f32, bf16, two ill-conditioned), then 3 sizes x 3 repeats.
-        assert_eq!(cases.len(), 2 * 5 * 4 + 3 * 3);
+        // 2 sizes x 5 variants x (f32, bf16, two ill-conditioned, sum_edges), then 3 sizes x 3 repeats.
+        assert_eq!(cases.len(), 2 * 5 * 5 + 3 * 3);
         for case in cases.iter().filter(|c| c.id.n < 1 << 20) {
             let digest = (case.reference)();
             assert!(digest.is_ok(), "{}/{}: {digest:?}", case.id.variant, case.id.size);

@@ -305,7 +305,7 @@ mod tests {
         let kept = first_family_from(all, LARGE_OFFSET);
         assert_eq!(pairs(&kept), vec![(5, "a".into()), (5, "b".into()), (big, "a".into()), (big, "a".into())]);
         let plan = SweepPlan::of_primitive(Primitive::Scan, &[big, 33], 1);
-        let scan = catalogue(&plan, Primitive::Scan, &contract(Primitive::Scan, "exclusive.i32").unwrap(), "u");
+        let scan = catalogue(&plan, Primitive::Scan, contract(Primitive::Scan, "exclusive.i32").unwrap(), "u");
         assert_eq!(scan.iter().filter(|s| s.id.n == big).count(), 1, "one family past 2^31");
         assert!(scan.iter().filter(|s| s.id.n == 33).count() >= 5, "every family at 33");
     }
