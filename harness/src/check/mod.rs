@@ -9,6 +9,7 @@ pub mod bench;
 pub mod cub;
 pub mod error;
 pub mod expr;
+pub mod extra_sizes;
 pub mod launch;
 pub mod manifest;
 pub mod module;
@@ -30,10 +31,13 @@ pub fn rerun(manifest: &Path, n: usize, seed: u64) -> String {
     format!("harness check --manifest {} --sizes {n} --seed {seed:#x}", manifest.display())
 }
 
-/// The sizes a check visits: `--sizes`, else the sweep's (the sanitizer's for the child).
+/// The sizes a check visits: `--sizes`, else the sweep's with one past 2^28 and one past 2^31
+/// ([`extra_sizes::default_sizes`]; the sanitizer's for the child, whose parent passes the
+/// sizes it chose from the launches).
 pub fn visited_sizes(args: &CheckArgs, seed: u64) -> Vec<usize> {
     match (args.sizes.is_empty(), args.sanitize_child) {
         (true, true) => crate::sanitize::SANITIZE_SIZES.to_vec(),
+        (true, false) => extra_sizes::default_sizes(seed),
         _ => sizes::sweep_sizes(&args.sizes, seed, false, true),
     }
 }
@@ -49,17 +53,23 @@ fn open_gpu(args: &CheckArgs) -> std::result::Result<kernels::Gpu, String> {
     })
 }
 
-/// The manifest, validated at `sizes` (and compiled for the GPU found, if any).
+/// The manifest, validated at `sizes` (and compiled for the GPU found, if
+/// any), with the sizes it can launch at: a default size past 2^28 or 2^31
+/// that its geometry cannot hold is dropped, and said so.
 fn load_manifest(
     args: &CheckArgs,
-    sizes: &[usize],
+    sizes: Vec<usize>,
     gpu: Option<&kernels::Gpu>,
-) -> Result<Manifest, error::ManifestError> {
+) -> Result<(Manifest, Vec<usize>), error::ManifestError> {
     let arch = gpu.map(|g| {
         let (major, minor) = g.info().compute_capability;
         format!("compute_{major}{minor}")
     });
-    manifest::load(&args.manifest, sizes, arch.as_deref())
+    let (manifest, sizes, unlaunchable) = extra_sizes::load_launchable(&args.manifest, sizes, arch.as_deref())?;
+    if args.worker_from.is_none() {
+        unlaunchable.iter().for_each(|line| println!("check: {line}"));
+    }
+    Ok((manifest, sizes))
 }
 
 /// Runs `harness check`: Ok(false) on any failure, when nothing was
@@ -69,10 +79,10 @@ pub fn run(args: &CheckArgs) -> Result<bool> {
     let seed = args.seed.unwrap_or_else(crate::sweep::fresh_seed);
     let sizes = visited_sizes(args, seed);
     if let Some(from) = args.worker_from {
-        return worker::run(args, seed, &sizes, from);
+        return worker::run(args, seed, sizes, from);
     }
     let gpu = open_gpu(args);
-    let manifest = load_manifest(args, &sizes, gpu.as_ref().ok())?;
+    let (manifest, sizes) = load_manifest(args, sizes, gpu.as_ref().ok())?;
     if !args.sanitize_child {
         print_validated(args, &manifest);
     }
@@ -86,6 +96,9 @@ pub fn run(args: &CheckArgs) -> Result<bool> {
             return Ok(false);
         }
     };
+    let fitted = extra_sizes::fit_memory(&manifest, &sizes, gpu.info().total_memory);
+    fitted.skipped.iter().for_each(|line| println!("check: {line}"));
+    let sizes = fitted.sizes;
     crate::sweep::check_sizes(&sizes, Some(gpu.info().total_memory))?;
     if args.sanitize_child {
         return worker::run_sanitize_child(&gpu, &manifest, seed, &sizes);

@@ -1,14 +1,15 @@
 //! `check --sanitize`: the check re-run as a child under each of
-//! compute-sanitizer's four tools at the sanitizer sizes (one data family
-//! each), through the same job runner and finding attribution as
+//! compute-sanitizer's four tools at sizes chosen from the manifest's launch
+//! grids (two data families each; scratch not zeroed left uninitialised), through the same job runner and finding attribution as
 //! `harness sanitize`; logs and XML go to `<out>/sanitize/`.
 
+use super::extra_sizes;
 use super::manifest::Manifest;
-use crate::sanitize::attribute::{attribute, CaseVerdict};
+use crate::sanitize::attribute::{attribute, CaseEntry, CaseFinding, CaseVerdict};
 use crate::sanitize::options::PRINT_LIMIT;
 use crate::sanitize::parse::Tool;
 use crate::sanitize::run::{run_job, Job};
-use crate::sanitize::{detect_options, locate, SANITIZE_SIZES};
+use crate::sanitize::{detect_options, locate};
 use crate::sweep::raw;
 use crate::sweep::SweepPlan;
 use anyhow::{Context, Result};
@@ -18,15 +19,72 @@ use std::time::Duration;
 /// Each tool's wall-clock limit.
 pub const TIMEOUT: Duration = Duration::from_secs(900);
 
+/// The data families each sanitizer size runs (where the contract has as many there).
+pub const SANITIZER_FAMILIES: usize = 2;
+
 /// The sanitizer verdicts.
 #[derive(Debug, Clone)]
 pub struct Sanitized {
-    /// Every tool ran every case and found nothing.
+    /// Every tool ran every case and found nothing, and no case gave a wrong answer.
     pub clean: bool,
-    /// One line per tool.
+    /// One line per tool (its own findings and the wrong answers apart).
     pub lines: Vec<String>,
     /// For the receipt.
     pub json: serde_json::Value,
+}
+
+/// The cases the sanitizer child runs and the parent expects, in order: the sanitizer plan's
+/// cases at `sizes` (one family each, with its trimming of slow shapes), then at each of their
+/// sizes the cases of the next family of the full catalogue, so that each size runs
+/// [`SANITIZER_FAMILIES`] data families where the contract has them.
+pub fn sanitizer_specs(manifest: &Manifest, sizes: &[usize], seed: u64) -> Vec<raw::RawSpec> {
+    let (primitive, contract, label) = (manifest.primitive, manifest.contract, manifest.name.as_str());
+    let mut specs = raw::catalogue(&SweepPlan::sanitizer(primitive, sizes, seed, &[]), primitive, contract, label);
+    let full = raw::catalogue(&SweepPlan::of_primitive(primitive, sizes, seed), primitive, contract, label);
+    let extra = raw::next_families(&specs, full, SANITIZER_FAMILIES - 1);
+    specs.extend(extra);
+    specs
+}
+
+/// The sizes of `manifest`'s sanitizer runs, chosen from its launch grids, each printed with
+/// why it was chosen.
+fn chosen_sizes(manifest: &Manifest) -> Vec<usize> {
+    let chosen = extra_sizes::manifest_sanitizer_sizes(manifest);
+    for s in &chosen {
+        println!("check --sanitize: n = {}: {}", s.n, s.why);
+    }
+    chosen.iter().map(|s| s.n).collect()
+}
+
+/// What one tool's run found: the tool's own findings (and job problems) apart from the
+/// wrong answers the child reported inside the run (`@@primlab fail`).
+struct ToolTally<'a> {
+    /// Cases with a finding of the tool (or that did not run).
+    tool_dirty: Vec<&'a CaseEntry>,
+    /// Cases whose answer was wrong under the tool.
+    wrong: Vec<&'a CaseEntry>,
+}
+
+impl<'a> ToolTally<'a> {
+    /// Splits `cases` by the source of their findings ("model": a wrong answer).
+    fn of(cases: &'a [CaseEntry]) -> ToolTally<'a> {
+        let tool_dirty = cases
+            .iter()
+            .filter(|c| c.verdict == CaseVerdict::NotRun || c.findings.iter().any(|f| f.source != MODEL))
+            .collect();
+        let wrong = cases.iter().filter(|c| c.findings.iter().any(|f| f.source == MODEL)).collect();
+        ToolTally { tool_dirty, wrong }
+    }
+}
+
+/// The source of a finding that is a wrong answer, not the tool's.
+const MODEL: &str = "model";
+
+/// The line of one case's first finding from `pick`.
+fn first_line(case: &CaseEntry, pick: impl Fn(&CaseFinding) -> bool) -> String {
+    let finding =
+        case.findings.iter().find(|f| pick(f)).map(|f| f.line()).unwrap_or_else(|| format!("{:?}", case.verdict));
+    format!("{} {} n={} family={}: {finding}", case.primitive, case.variant, case.size, case.family)
 }
 
 /// Runs the four tools on the check of `manifest` with `seed`, logs under `out/sanitize`.
@@ -35,11 +93,9 @@ pub fn run(manifest: &Manifest, seed: u64, out: &Path) -> Result<Sanitized> {
     let options = detect_options(&sanitizer)?;
     let exe = std::env::current_exe().context("locating the harness executable")?;
     let manifest_path = std::fs::canonicalize(&manifest.path).unwrap_or_else(|_| manifest.path.clone());
-    let plan = SweepPlan::sanitizer(manifest.primitive, &SANITIZE_SIZES, seed, &[]);
-    let expected: Vec<_> = raw::catalogue(&plan, manifest.primitive, manifest.contract, &manifest.name)
-        .into_iter()
-        .map(|s| s.id)
-        .collect();
+    let sizes = chosen_sizes(manifest);
+    let expected: Vec<_> = sanitizer_specs(manifest, &sizes, seed).into_iter().map(|s| s.id).collect();
+    let sizes_arg = sizes.iter().map(usize::to_string).collect::<Vec<_>>().join(",");
     let mut clean = true;
     let mut lines = Vec::new();
     let mut tools = Vec::new();
@@ -54,44 +110,65 @@ pub fn run(manifest: &Manifest, seed: u64, out: &Path) -> Result<Sanitized> {
                 manifest_path.display().to_string(),
                 "--seed".into(),
                 format!("{seed:#x}"),
+                "--sizes".into(),
+                sizes_arg.clone(),
                 "--sanitize-child".into(),
             ],
         };
         let outcome = run_job(&sanitizer, &options, &exe, &job, &out.join("sanitize"), TIMEOUT)?;
         let report = attribute(&outcome, &expected, PRINT_LIMIT);
-        let dirty: Vec<_> = report.cases.iter().filter(|c| c.verdict != CaseVerdict::Clean).collect();
-        let tool_clean = report.problems.is_empty() && dirty.is_empty() && !report.cases.is_empty();
-        clean &= tool_clean;
-        let line = if tool_clean {
-            format!("{}: clean on {} cases", tool.name(), report.cases.len())
-        } else {
-            let first = dirty
-                .first()
-                .map(|c| {
-                    let finding = c.findings.first().map(|f| f.line()).unwrap_or_else(|| format!("{:?}", c.verdict));
-                    format!("{} {} n={}: {finding}", c.primitive, c.variant, c.size)
-                })
-                .or_else(|| report.problems.first().cloned())
-                .unwrap_or_else(|| "no case ran".into());
-            format!(
-                "{}: FAIL ({} of {} cases; first: {first}); log {}",
-                tool.name(),
-                dirty.len(),
-                report.cases.len(),
-                outcome.log.display()
-            )
-        };
+        let tally = ToolTally::of(&report.cases);
+        let tool_clean = report.problems.is_empty() && tally.tool_dirty.is_empty() && !report.cases.is_empty();
+        clean &= tool_clean && tally.wrong.is_empty();
+        let line = tool_line(tool, &report.cases, &report.problems, &tally, &outcome.log);
         println!("check --sanitize: {line}");
         lines.push(line);
         tools.push(serde_json::json!({
             "tool": tool.name(),
             "clean": tool_clean,
+            "tool_findings": tally.tool_dirty.len(),
+            "wrong_answers": tally.wrong.iter().map(|c| first_line(c, |f| f.source == MODEL)).collect::<Vec<_>>(),
             "problems": report.problems,
             "cases": report.cases,
             "log": outcome.log.display().to_string(),
         }));
     }
-    let json =
-        serde_json::json!({"sizes": SANITIZE_SIZES, "seed": format!("{seed:#x}"), "clean": clean, "tools": tools});
+    let json = serde_json::json!({
+        "sizes": sizes,
+        "families": SANITIZER_FAMILIES,
+        "seed": format!("{seed:#x}"),
+        "clean": clean,
+        "tools": tools,
+    });
     Ok(Sanitized { clean, lines, json })
+}
+
+/// One tool's line: `clean on N cases`, or its own findings (`FAIL (k of N cases; first: ..)`),
+/// and, apart, the wrong answers found inside its run.
+fn tool_line(tool: Tool, cases: &[CaseEntry], problems: &[String], tally: &ToolTally, log: &Path) -> String {
+    let verdict = if problems.is_empty() && tally.tool_dirty.is_empty() && !cases.is_empty() {
+        format!("{}: clean on {} cases", tool.name(), cases.len())
+    } else {
+        let first = tally
+            .tool_dirty
+            .first()
+            .map(|c| first_line(c, |f| f.source != MODEL))
+            .or_else(|| problems.first().cloned())
+            .unwrap_or_else(|| "no case ran".into());
+        format!(
+            "{}: FAIL ({} of {} cases; first: {first}); log {}",
+            tool.name(),
+            tally.tool_dirty.len(),
+            cases.len(),
+            log.display()
+        )
+    };
+    match tally.wrong.first() {
+        None => verdict,
+        Some(c) => format!(
+            "{verdict}; wrong answers (not the tool's finding) in {} case(s), first: {}",
+            tally.wrong.len(),
+            first_line(c, |f| f.source == MODEL)
+        ),
+    }
 }

@@ -38,13 +38,12 @@ pub fn runs_at(manifest: &Manifest, n: usize) -> Runs {
 pub const PERTURB_MAX_LEN: usize = 1 << 22;
 
 /// The worker: cases from `from` on, reported as JSON lines.
-pub fn run(args: &CheckArgs, seed: u64, sizes: &[usize], from: usize) -> Result<bool> {
+pub fn run(args: &CheckArgs, seed: u64, sizes: Vec<usize>, from: usize) -> Result<bool> {
     let gpu = Gpu::open(kernels::GpuOptions { ordinal: 0, mutant: 0 })?;
-    let (major, minor) = gpu.info().compute_capability;
-    let manifest = super::manifest::load(&args.manifest, sizes, Some(&format!("compute_{major}{minor}")))?;
+    let (manifest, sizes) = super::load_manifest(args, sizes, Some(&gpu))?;
     let loaded = launch::load(&gpu, &manifest)?;
     let mut perturber = Perturber::new(&gpu)?;
-    let plan = SweepPlan::of_primitive(manifest.primitive, sizes, seed);
+    let plan = SweepPlan::of_primitive(manifest.primitive, &sizes, seed);
     let specs = raw::catalogue(&plan, manifest.primitive, manifest.contract, &manifest.name);
     report(&WorkerEvent::Plan { cases: specs.len() });
     let mut scratch = Scratch::default();
@@ -147,8 +146,8 @@ pub fn supervise(args: &CheckArgs, seed: u64, sizes: &[usize]) -> Result<Vec<Cas
 /// ending the process. Exit 1 on a mismatch.
 pub fn run_sanitize_child(gpu: &Gpu, manifest: &Manifest, seed: u64, sizes: &[usize]) -> Result<bool> {
     let loaded = launch::load(gpu, manifest)?;
-    let plan = SweepPlan::sanitizer(manifest.primitive, sizes, seed, &[]);
-    let specs = raw::catalogue(&plan, manifest.primitive, manifest.contract, &manifest.name);
+    // The sanitizer sizes with two data families each.
+    let specs = super::sanitize::sanitizer_specs(manifest, sizes, seed);
     let watchdog = watchdog::InProcess::start();
     let mut scratch = Scratch::default();
     let mut failed = 0;

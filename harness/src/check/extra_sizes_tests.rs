@@ -1,0 +1,142 @@
+//! The check's extra sizes: the sanitizer sizes chosen from launch grids, the defaults past
+//! 2^28 and 2^31, and the memory skip. No GPU needed.
+
+use super::*;
+use crate::check::expr::parse;
+use crate::check::manifest::load;
+use crate::check::tests::folder;
+
+fn sizes_of(grids: &[&str]) -> Vec<SanitizerSize> {
+    let launches: Vec<(String, Expr)> =
+        grids.iter().enumerate().map(|(i, g)| (format!("k{i}"), parse(g).expect("parses"))).collect();
+    sanitizer_sizes(&launches, &[])
+}
+
+fn ns(sizes: &[SanitizerSize]) -> Vec<usize> {
+    sizes.iter().map(|s| s.n).collect()
+}
+
+fn grid(text: &str, n: usize) -> i128 {
+    parse(text).unwrap().eval(n).unwrap()
+}
+
+#[test]
+fn a_tiled_grid_runs_one_block_several_partial_and_full() {
+    let chosen = sizes_of(&["ceil_div(n, 1024)"]);
+    assert_eq!(ns(&chosen), vec![1, 1024, 1025, 2048, 2049]);
+    assert_eq!(grid("ceil_div(n, 1024)", 1024), 1, "1024: one full block");
+    assert_eq!(grid("ceil_div(n, 1024)", 1025), 2, "1025: the second block holds one item");
+    assert!(chosen[2].why.contains("k0: grid 2") && chosen[2].why.contains("partial"), "{:?}", chosen[2]);
+}
+
+#[test]
+fn a_capped_grid_also_runs_at_and_past_its_cap() {
+    let g = "min(ceil_div(n, 256), 132)";
+    let chosen = ns(&sizes_of(&[g]));
+    let cap = 131 * 256 + 1;
+    assert_eq!(chosen, vec![1, 256, 257, 512, 513, cap, 3 * cap]);
+    assert_eq!((grid(g, cap - 1), grid(g, cap)), (131, 132));
+}
+
+#[test]
+fn a_grid_of_several_blocks_at_one_item_steps_from_there() {
+    assert_eq!(ns(&sizes_of(&["ceil_div(n, 4096) + 1"])), vec![1, 4096, 4097, 8192, 8193]);
+    assert!(sizes_of(&["ceil_div(n, 4096) + 1"])[0].why.contains("several blocks at n = 1"));
+}
+
+#[test]
+fn constant_grids_fall_back_to_the_default_sizes() {
+    let launches = vec![("one".to_string(), parse("1").unwrap()), ("two".to_string(), parse("2").unwrap())];
+    let chosen = sanitizer_sizes(&launches, &crate::sanitize::SANITIZE_SIZES);
+    assert_eq!(ns(&chosen), crate::sanitize::SANITIZE_SIZES.to_vec());
+    assert!(chosen[1].why.contains("constant"), "{:?}", chosen[1]);
+}
+
+#[test]
+fn several_launches_share_sizes_and_stay_within_the_cap() {
+    let chosen = sizes_of(&["ceil_div(n, 1024)", "1", "ceil_div(n, 512)", "min(ceil_div(n, 256), 132)"]);
+    let n = ns(&chosen);
+    assert!(n.len() <= SANITIZER_MAX_SIZES, "{n:?}");
+    assert!(n.windows(2).all(|w| w[0] < w[1]), "sorted, once each: {n:?}");
+    for must in [1, 1024, 1025, 512, 513, 256, 257] {
+        assert!(n.contains(&must), "{must} in {n:?}");
+    }
+    let with_defaults =
+        sanitizer_sizes(&[("k".to_string(), parse("ceil_div(n, 1024)").unwrap())], &crate::sanitize::SANITIZE_SIZES);
+    assert_eq!(with_defaults.len(), 11, "5 from the grid, 6 defaults (1 is shared)");
+    assert!(with_defaults.iter().any(|s| s.n == 262_145 && s.why == "a default sanitizer size"));
+}
+
+#[test]
+fn a_grid_that_needs_a_large_n_keeps_its_first_step_only() {
+    let chosen = ns(&sizes_of(&["ceil_div(n, 8388608)"]));
+    assert_eq!(chosen, vec![1, 1 << 23, (1 << 23) + 1], "past 2^22 only to reach a second block");
+}
+
+#[test]
+fn non_monotone_and_failing_grids_do_not_break_the_search() {
+    // Grows then wraps: the search still lands on a step of the grid.
+    let chosen = sizes_of(&["n % 3000 / 1000 + 1"]);
+    let g = |n| grid("n % 3000 / 1000 + 1", n);
+    let step = chosen.iter().find(|s| s.why.contains("one more block")).expect("a step").n;
+    assert!(g(step - 1) < 2 && g(step) >= 2, "{step}");
+    // Division by zero at every n: no size from it, the defaults stand in.
+    let bad = vec![("z".to_string(), parse("n / (n - n)").unwrap())];
+    assert_eq!(ns(&sanitizer_sizes(&bad, &[1, 33])), vec![1, 33]);
+}
+
+const SCAN: &str = "primitive = \"scan\"\ncontract = \"exclusive.i32\"\n[module]\nptx = \"k.ptx\"\n\
+    [[scratch]]\nname = \"sums\"\ndtype = \"int64\"\nlen = \"SCRATCH\"\n\
+    [[launch]]\nkernel = \"scan3\"\nargs = [\"in\", \"out\", \"sums\"]\ngrid = \"ceil_div(n, 1024)\"\nblock = \"256\"\n";
+
+fn scan_manifest(scratch: &str) -> Manifest {
+    let dir = folder();
+    std::fs::write(dir.join("check.toml"), SCAN.replace("SCRATCH", scratch)).expect("manifest written");
+    load(&dir.join("check.toml"), &[1, 1025], None).expect("valid")
+}
+
+#[test]
+fn the_defaults_go_past_2_28_and_2_31_once() {
+    let sizes = default_sizes(7);
+    assert!(sizes.contains(&PAST_2_28) && sizes.contains(&PAST_2_31) && sizes.contains(&(1 << 28)));
+    assert_eq!(sizes.iter().filter(|&&n| n == PAST_2_31).count(), 1);
+    assert!(PAST_2_31 > 1 << 31 && PAST_2_31 <= u32::MAX as usize);
+}
+
+#[test]
+fn the_memory_skip_says_what_the_big_case_needs() {
+    let m = scan_manifest("ceil_div(n, 1024)");
+    // in (4 bytes) + out (8 bytes) per element, guards, and one int64 per 1024 items.
+    let bytes = device_bytes(&m, PAST_2_31).unwrap();
+    let per_element = bytes as f64 / PAST_2_31 as f64;
+    assert!((12.0..12.01).contains(&per_element), "{per_element}");
+    let sizes = [1, 1025, PAST_2_28, PAST_2_31];
+    let h200 = fit_memory(&m, &sizes, 150_000_000_000);
+    assert_eq!(h200, Fitted { sizes: sizes.to_vec(), skipped: vec![] });
+    let small = fit_memory(&m, &sizes, 16_000_000_000);
+    assert_eq!(small.sizes, vec![1, 1025, PAST_2_28]);
+    assert_eq!(small.skipped.len(), 1);
+    let line = &small.skipped[0];
+    assert!(line.starts_with("n = 2147484648 (past 2^31) skipped for memory: the case needs about 25.8 GB"), "{line}");
+    assert!(line.contains("of the GPU's 16.0 GB") && line.contains("51.6 GB of host memory"), "{line}");
+    // A size the user asked for is never skipped here (it is refused later, as before).
+    assert_eq!(fit_memory(&m, &[1 << 31], 1_000).sizes, vec![1 << 31]);
+    // A big scratch counts.
+    let wide = scan_manifest("n * 4");
+    assert!(device_bytes(&wide, 1000).unwrap() >= 1000 * 44);
+}
+
+#[test]
+fn a_default_size_the_grid_cannot_launch_is_dropped_with_its_reason() {
+    let dir = folder();
+    let text = SCAN.replace("SCRATCH", "1").replace("grid = \"ceil_div(n, 1024)\"", "grid = \"n\"");
+    std::fs::write(dir.join("check.toml"), text).expect("manifest written");
+    let sizes = vec![1, 33, PAST_2_28, PAST_2_31];
+    let (m, kept, lines) = load_launchable(&dir.join("check.toml"), sizes, None).expect("loads without 2^31");
+    assert_eq!(kept, vec![1, 33, PAST_2_28]);
+    assert_eq!(m.launches.len(), 1);
+    assert_eq!(lines.len(), 1);
+    assert!(lines[0].starts_with("n = 2147484648 skipped: the launch geometry does not hold there"), "{}", lines[0]);
+    // A size the user asked for is refused as before.
+    assert!(load_launchable(&dir.join("check.toml"), vec![1 << 31], None).is_err());
+}
