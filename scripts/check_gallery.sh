@@ -5,7 +5,8 @@
 #   scripts/check_gallery.sh [OUT_DIR] [ID ...]
 #
 # OUT_DIR (default gpu-out/gallery) must be absent or empty; nothing in it is
-# ever deleted. IDs (e.g. 10 24 03) pick gallery entries; default all.
+# ever deleted. IDs (e.g. 10 24 03) pick gallery entries, run in that order;
+# default all, in id order.
 # For every entry:
 #   harness check --manifest M --out OUT_DIR/<id>/check            (defaults: no --seed)
 # and, for the controls and for every entry whose check.toml names a
@@ -61,17 +62,21 @@ OUTDIR=$(cd "$OUTDIR" && pwd)
 
 # The entries: every <nn>_<name>/check.toml, or those whose id is named.
 entries=()
-for d in "$GALLERY"/[0-9][0-9]_*/; do
-  d=${d%/}
-  [ -f "$d/check.toml" ] || continue
-  id=$(basename "$d")
-  if [ $# -gt 0 ]; then
-    want=no
-    for a in "$@"; do [ "${id%%_*}" = "$a" ] || [ "$id" = "$a" ] && want=yes; done
-    [ $want = yes ] || continue
-  fi
-  entries+=("$id")
-done
+if [ $# -eq 0 ]; then
+  for d in "$GALLERY"/[0-9][0-9]_*/; do
+    d=${d%/}
+    [ -f "$d/check.toml" ] && entries+=("$(basename "$d")")
+  done
+else
+  # In the order given (the most wanted first, when a budget may cut the rest).
+  for a in "$@"; do
+    for d in "$GALLERY"/[0-9][0-9]_*/; do
+      d=${d%/}
+      id=$(basename "$d")
+      [ -f "$d/check.toml" ] && { [ "${id%%_*}" = "$a" ] || [ "$id" = "$a" ]; } && entries+=("$id")
+    done
+  done
+fi
 if [ ${#entries[@]} -eq 0 ]; then
   echo "check_gallery: no gallery entry under $GALLERY matches" >&2
   exit 2
@@ -82,8 +87,7 @@ wants_sanitize() {
   [ "$(kind_of "$1")" = control ] || grep -q '^# expected catcher:.*sanitize:' "$GALLERY/$1/check.toml"
 }
 
-# The run list: every plain check first (ids in order), then the sanitizer
-# runs, each with the GPU it runs on (round robin).
+# The run list, each run with the GPU it runs on (round robin).
 GPUS=${GALLERY_GPUS:-$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')}
 case "$GPUS" in
   *,*) read -r -a GPU_LIST <<<"${GPUS//,/ }" ;;
@@ -94,8 +98,10 @@ jobs_file=$OUTDIR/jobs.txt
 : >"$jobs_file"
 k=0
 gpu_of() { echo "${GPU_LIST[$((k % ${#GPU_LIST[@]}))]}"; }
-for id in "${entries[@]}"; do echo "$id check $(gpu_of)" >>"$jobs_file"; k=$((k + 1)); done
+# Each entry's runs side by side (its plain check, then its sanitizer run).
 for id in "${entries[@]}"; do
+  echo "$id check $(gpu_of)" >>"$jobs_file"
+  k=$((k + 1))
   wants_sanitize "$id" && { echo "$id sanitize $(gpu_of)" >>"$jobs_file"; k=$((k + 1)); }
 done
 
