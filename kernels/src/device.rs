@@ -279,7 +279,9 @@ impl Gpu {
             match *pattern {
                 [b] => sys::cuMemsetD8Async(ptr, b, bytes, stream).result(),
                 [a, b] => sys::cuMemsetD16Async(ptr, u16::from_le_bytes([a, b]), bytes / 2, stream).result(),
-                [a, b, c, d] => sys::cuMemsetD32Async(ptr, u32::from_le_bytes([a, b, c, d]), bytes / 4, stream).result(),
+                [a, b, c, d] => {
+                    sys::cuMemsetD32Async(ptr, u32::from_le_bytes([a, b, c, d]), bytes / 4, stream).result()
+                }
                 _ => {
                     // No 64-bit memset exists: a 2-D memset of 32-bit words
                     // writes the low word at every even and the high word at

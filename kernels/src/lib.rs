@@ -62,11 +62,11 @@ pub mod user_source;
 
 pub use affine::AffineMap;
 pub use device::{probe_driver, DeviceInfo, Gpu, GpuOptions, POISON_BYTE};
-pub use poison::{ElementKind, Poison};
 pub use error::{GpuError, GpuResult};
 pub use half::bf16;
 pub use kernel_family::KernelFamily;
 pub use plan_description::PlanDescription;
+pub use poison::{ElementKind, Poison};
 pub use reduce::{ReduceElement, ReducePlan, ReduceVariant};
 pub use scan::{blelloch_levels, ScanElement, ScanKind, ScanPlan, ScanVariant};
 pub use sources::SOURCE_HASH;

@@ -167,11 +167,8 @@ pub fn enqueue(
             at(&launch.block, n) as u32,
             at(&launch.shared, n) as u32,
         );
-        let views: Vec<_> = buffers
-            .outputs
-            .iter()
-            .map(|o| o.buffer.slice(o.front..o.front + o.elements * o.dtype.size()))
-            .collect();
+        let views: Vec<_> =
+            buffers.outputs.iter().map(|o| o.buffer.slice(o.front..o.front + o.elements * o.dtype.size())).collect();
         let mut builder = gpu.stream().launch_builder(function);
         for arg in &launch.args {
             match *arg {

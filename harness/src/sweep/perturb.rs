@@ -64,7 +64,8 @@ impl Perturber {
     /// non-blocking stream of its own (so it runs beside the Gpu's stream).
     pub fn new(gpu: &Gpu) -> GpuResult<Perturber> {
         let (major, minor) = gpu.info().compute_capability;
-        let ptx = kernels::user_source::compile_user_ptx("perturb.cu", SOURCE, &format!("compute_{major}{minor}"), &[])?;
+        let ptx =
+            kernels::user_source::compile_user_ptx("perturb.cu", SOURCE, &format!("compute_{major}{minor}"), &[])?;
         let ctx = gpu.context();
         let module = driver(ctx.load_module(Ptx::from_src(ptx.ptx)), "loading the module")?;
         let function = driver(module.load_function("primlab_hold_sms"), "loading primlab_hold_sms")?;

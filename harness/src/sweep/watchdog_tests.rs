@@ -21,7 +21,11 @@ impl Listener for Seen {
 /// `--worker-from` argument, reporting each as passed, and does `misbehave`
 /// (a shell command) right after starting case `bad`.
 fn fake_worker(cases: usize, bad: usize, misbehave: &str) -> Worker {
-    let id = |i: &str| format!(r#"{{"primitive":"scan","variant":"user.exclusive.i32","size":"{i}","n":{i},"family":"small_ints","seed":7}}"#);
+    let id = |i: &str| {
+        format!(
+            r#"{{"primitive":"scan","variant":"user.exclusive.i32","size":"{i}","n":{i},"family":"small_ints","seed":7}}"#
+        )
+    };
     let script = format!(
         r#"from=$2
 echo '{{"event":"plan","cases":{cases}}}'
@@ -35,7 +39,8 @@ done
 echo '{{"event":"done"}}'
 "#,
         start_id = id("$i").replace('"', "\\\""),
-        result = format!(r#"{{{},"verdict":"pass","millis":1}}"#, &id("$i")[1..id("$i").len() - 1]).replace('"', "\\\""),
+        result =
+            format!(r#"{{{},"verdict":"pass","millis":1}}"#, &id("$i")[1..id("$i").len() - 1]).replace('"', "\\\""),
     );
     Worker { program: "sh".into(), args: vec!["-c".into(), script, "sh".into()], startup: Duration::from_secs(20) }
 }
