@@ -136,11 +136,15 @@ pub fn check_gate(dir: &Path, current_hash: &str, only: Option<&[&str]>) -> Gate
         if receipt.coverage != "full" {
             problem(incomplete(format!("made by a partial run ({}), not a full one", receipt.coverage)));
         }
-        let coverage = match kind {
+        let mut coverage = match kind {
             "sweep" => check_sweep_coverage(&receipt),
             "sanitize" => check_sanitize_coverage(&receipt),
             _ => super::coverage::check_mutants_coverage(&receipt),
         };
+        super::judge::judge(&receipt, &mut coverage);
+        if let Some(why) = wrong_seed(&receipt, current_hash) {
+            coverage.incomplete.push(why);
+        }
         for reason in &coverage.incomplete {
             problem(incomplete(reason.clone()));
         }
@@ -150,6 +154,23 @@ pub fn check_gate(dir: &Path, current_hash: &str, only: Option<&[&str]>) -> Gate
         report.checked.push((kind.to_string(), coverage));
     }
     report
+}
+
+/// Why the receipt's seed is not the one its sources derive, if it is not.
+/// The sweep's inputs are drawn from [`crate::verdict_hash::seed_for`] of
+/// the verdict hash, so a receipt re-keyed by hand to other sources names
+/// other inputs than theirs, and every input digest then disagrees.
+fn wrong_seed(receipt: &Receipt, current_hash: &str) -> Option<String> {
+    let purpose = crate::verdict_hash::SEEDED.iter().find(|p| **p == receipt.kind)?;
+    let want = crate::verdict_hash::seed_for(purpose, current_hash);
+    let got = super::coverage::seed_of(receipt.details.get("seed"));
+    (got != Some(want)).then(|| {
+        format!(
+            "details.seed is {} where the sources {} derive {want:#x}: a gated {purpose} draws its inputs from its verdict hash",
+            got.map_or("missing".to_string(), |s| format!("{s:#x}")),
+            short(current_hash)
+        )
+    })
 }
 
 /// The gate's JUnit report: one test case per gated receipt.

@@ -203,7 +203,7 @@ fn check_variant_filters(args: &SweepArgs, seed: u64) -> Result<()> {
 /// could not run.
 pub fn run(args: &SweepArgs) -> Result<bool> {
     check_sizes(&args.sizes, None)?;
-    let seed = args.seed.unwrap_or_else(fresh_seed);
+    let seed = args.seed.unwrap_or_else(|| crate::verdict_hash::sweep_seed(args));
     check_variant_filters(args, seed)?;
     println!("sweep: seed {seed:#x} (rerun with --seed {seed:#x})");
     let started = Instant::now();
