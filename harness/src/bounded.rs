@@ -18,7 +18,10 @@ pub const JSON_LIMIT: u64 = 256 << 20;
 pub fn read(path: &Path, limit: u64) -> Result<Vec<u8>, String> {
     let meta = std::fs::metadata(path).map_err(|e| format!("reading {}: {e}", path.display()))?;
     if !meta.is_file() {
-        return Err(format!("{} is not a regular file (a folder, device, FIFO or socket is never read)", path.display()));
+        return Err(format!(
+            "{} is not a regular file (a folder, device, FIFO or socket is never read)",
+            path.display()
+        ));
     }
     if meta.len() > limit {
         return Err(format!("{} holds {} bytes, more than the {limit} read at most", path.display(), meta.len()));

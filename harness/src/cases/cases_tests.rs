@@ -85,7 +85,9 @@ fn round_trip(primitive: Primitive, contract: &str) {
     let at = out.count() / 2;
     corrupt(&mut out, at, c.rule);
     npy::write(&path, &out).expect("written");
-    let Verdict::Fail(m) = verify::verify_named(&dir, &case.case).expect("the catalogue") else { panic!("{tag}: a wrong element passed") };
+    let Verdict::Fail(m) = verify::verify_named(&dir, &case.case).expect("the catalogue") else {
+        panic!("{tag}: a wrong element passed")
+    };
     let line = failure_line(&verify::case_id(case), &m);
     let head = format!("{primitive}/user.{contract} n={} seed={} family={} ", case.size, case.seed, case.family);
     assert!(line.starts_with(&head), "{tag}: {line}");
@@ -155,7 +157,9 @@ fn the_failure_line_of_an_exact_contract_is_the_sweeps() {
     let right = out[17];
     out[17] += 1;
     npy::write(&path, &Array::Int64(out)).expect("written");
-    let Verdict::Fail(m) = verify::verify_named(&dir, &case.case).expect("the catalogue") else { panic!("a wrong element passed") };
+    let Verdict::Fail(m) = verify::verify_named(&dir, &case.case).expect("the catalogue") else {
+        panic!("a wrong element passed")
+    };
     assert_eq!(
         failure_line(&verify::case_id(case), &m),
         format!(
@@ -183,7 +187,9 @@ fn parameters_are_exported_and_a_compaction_writes_two_outputs() {
     answer_with_the_model(&dir, &index);
     // A count one too many fails on the count.
     npy::write(&dir.join(&case.outputs[1].file), &Array::Int64(vec![case.outputs[0].len as i64 + 1])).expect("written");
-    let Verdict::Fail(m) = verify::verify_named(&dir, &case.case).expect("the catalogue") else { panic!("a wrong count passed") };
+    let Verdict::Fail(m) = verify::verify_named(&dir, &case.case).expect("the catalogue") else {
+        panic!("a wrong count passed")
+    };
     assert_eq!(m.what, "count");
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -202,7 +208,9 @@ fn a_missing_or_mistyped_output_is_a_failure() {
     );
     assert!(!verify::run(&dir, 5).expect("verifies"), "a missing output passed");
     npy::write(&dir.join(&case.outputs[0].file), &Array::Int32(vec![0])).expect("written");
-    let Verdict::Fail(m) = verify::verify_named(&dir, &case.case).expect("the catalogue") else { panic!("an int32 output passed") };
+    let Verdict::Fail(m) = verify::verify_named(&dir, &case.case).expect("the catalogue") else {
+        panic!("an int32 output passed")
+    };
     assert!(m.got.contains("dtype <i4 where <i8 (int64) is required"), "{}", m.got);
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -241,7 +249,13 @@ fn export_never_deletes_what_an_index_names_outside_its_folder() {
                 "size": "1", "family": "f", "seed": "0x1", "inputs": [{"role": "in", "file": named, "dtype": "int32", "len": 1}],
                 "params": [], "expected": [], "outputs": [], "tolerance": "exact", "rule": "exact"}]});
         std::fs::write(dir.join("index.json"), index.to_string()).unwrap();
-        let args = ExportArgs { primitive: Primitive::Reduce, contract: None, sizes: vec![1], seed: Some(1), dir: dir.clone() };
+        let args = ExportArgs {
+            primitive: Primitive::Reduce,
+            contract: None,
+            sizes: vec![1],
+            seed: Some(1),
+            dir: dir.clone(),
+        };
         let e = export::run(&args).unwrap_err().to_string();
         assert!(e.contains("which no export writes"), "{named}: {e}");
         assert_eq!(std::fs::read_to_string(victim.join("file")).unwrap(), "keep me", "{named}");
@@ -254,7 +268,15 @@ fn export_names_are_plain_names_in_the_folder() {
     for ok in ["index.json", "c00000.in.npy", "c00012.out.expected.npy", "c00001.count.npy"] {
         assert!(export::is_export_name(ok), "{ok}");
     }
-    for bad in ["../c00000.in.npy", "/tmp/c00000.in.npy", "c00000.in.npy/..", "c.in.npy", "notes.txt", "c0.a.b.npy", ".c0.in.npy"] {
+    for bad in [
+        "../c00000.in.npy",
+        "/tmp/c00000.in.npy",
+        "c00000.in.npy/..",
+        "c.in.npy",
+        "notes.txt",
+        "c0.a.b.npy",
+        ".c0.in.npy",
+    ] {
         assert!(!export::is_export_name(bad), "{bad}");
     }
 }
@@ -290,8 +312,13 @@ fn verify_recomputes_the_expected_outputs_and_the_case_list() {
 fn sizes_past_the_host_or_u32_are_refused_before_any_allocation() {
     let dir = crate::test_dir::fresh_temp_dir("cases-huge");
     for n in [usize::MAX, 1usize << 32] {
-        let args =
-            ExportArgs { primitive: Primitive::Scan, contract: None, sizes: vec![n], seed: Some(1), dir: dir.join("out") };
+        let args = ExportArgs {
+            primitive: Primitive::Scan,
+            contract: None,
+            sizes: vec![n],
+            seed: Some(1),
+            dir: dir.join("out"),
+        };
         let e = export::run(&args).unwrap_err().to_string();
         assert!(e.contains(&format!("n = {n}")), "{e}");
         assert!(!dir.join("out").exists(), "nothing is created for refused sizes");

@@ -77,7 +77,11 @@ pub fn contracts_of(primitive: Primitive, name: Option<&str>) -> Result<Vec<&'st
 }
 
 /// Every case of an export, in file order (case `c{i:05}` is the i-th).
-pub fn specs(primitive: Primitive, contracts: &[&'static Contract], plan: &SweepPlan) -> Vec<(&'static Contract, raw::RawSpec)> {
+pub fn specs(
+    primitive: Primitive,
+    contracts: &[&'static Contract],
+    plan: &SweepPlan,
+) -> Vec<(&'static Contract, raw::RawSpec)> {
     contracts.iter().flat_map(|c| raw::catalogue(plan, primitive, c, LABEL).into_iter().map(move |s| (*c, s))).collect()
 }
 

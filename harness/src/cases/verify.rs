@@ -31,7 +31,8 @@ pub struct Catalogue {
 pub fn catalogue_of(dir: &Path) -> Result<Catalogue> {
     let path = dir.join("index.json");
     let text = crate::bounded::read_text(&path, crate::bounded::JSON_LIMIT).map_err(anyhow::Error::msg)?;
-    let index: Index = serde_json::from_str(&text).map_err(|e| anyhow!("{} is not an export's index: {e}", path.display()))?;
+    let index: Index =
+        serde_json::from_str(&text).map_err(|e| anyhow!("{} is not an export's index: {e}", path.display()))?;
     if index.format != FORMAT {
         bail!("{}: format '{}' where '{FORMAT}' is required", path.display(), index.format);
     }
@@ -83,7 +84,11 @@ pub fn verify_spec(dir: &Path, i: usize, contract: &Contract, spec: &RawSpec, li
         match npy::read_at_most(&path, buffer.dtype, entry.len) {
             Ok(array) => got.push(array),
             Err(e) => {
-                return Verdict::fail(format!("{} of {} {}", entry.file, entry.len, buffer.dtype.name()), e, "output file")
+                return Verdict::fail(
+                    format!("{} of {} {}", entry.file, entry.len, buffer.dtype.name()),
+                    e,
+                    "output file",
+                )
             }
         }
     }

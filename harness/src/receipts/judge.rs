@@ -49,11 +49,12 @@ pub fn judge(receipt: &Receipt, report: &mut CoverageReport) {
 /// sweep and sanitize runs, which record it) the real kernels: mutant 0.
 pub fn judge_common(receipt: &Receipt, report: &mut CoverageReport) {
     let m = &receipt.machine;
-    let empty: Vec<&str> = [("gpu", &m.gpu), ("compute_capability", &m.compute_capability), ("driver", &m.driver), ("nvrtc", &m.nvrtc)]
-        .into_iter()
-        .filter(|(_, v)| v.trim().is_empty())
-        .map(|(k, _)| k)
-        .collect();
+    let empty: Vec<&str> =
+        [("gpu", &m.gpu), ("compute_capability", &m.compute_capability), ("driver", &m.driver), ("nvrtc", &m.nvrtc)]
+            .into_iter()
+            .filter(|(_, v)| v.trim().is_empty())
+            .map(|(k, _)| k)
+            .collect();
     if !empty.is_empty() || m.sm_count <= 0 || m.memory_bytes == 0 {
         report.incomplete.push(format!(
             "its machine does not describe a GPU (empty: {}; {} SMs, {} bytes of memory)",
@@ -70,7 +71,8 @@ pub fn judge_common(receipt: &Receipt, report: &mut CoverageReport) {
     }
     let failures = array(&receipt.details, "failures");
     if !failures.is_empty() {
-        let lines: Vec<String> = failures.iter().map(|f| f.as_str().map_or_else(|| f.to_string(), str::to_string)).collect();
+        let lines: Vec<String> =
+            failures.iter().map(|f| f.as_str().map_or_else(|| f.to_string(), str::to_string)).collect();
         report.failures.push(listed("failures are listed in details.failures", &lines));
     }
     if receipt.kind != "mutants" {
@@ -131,13 +133,25 @@ pub fn judge_sweep_with(receipt: &Receipt, model_checks: &BTreeSet<String>, repo
         let counted = count_verdicts(cases);
         match tally_of(d.get(field)) {
             Some(t) if t == counted => {}
-            Some(t) => report.incomplete.push(format!("details.{field} ({}) is not its cases' verdicts ({})", show(&t), show(&counted))),
+            Some(t) => report.incomplete.push(format!(
+                "details.{field} ({}) is not its cases' verdicts ({})",
+                show(&t),
+                show(&counted)
+            )),
             None => report.incomplete.push(format!("details.{field} is missing or not a tally")),
         }
-        sum = Tally { passed: sum.passed + counted.passed, failed: sum.failed + counted.failed, skipped: sum.skipped + counted.skipped };
+        sum = Tally {
+            passed: sum.passed + counted.passed,
+            failed: sum.failed + counted.failed,
+            skipped: sum.skipped + counted.skipped,
+        };
     }
     if sum != receipt.tally {
-        report.incomplete.push(format!("its tally ({}) is not the sum of its GPU and model verdicts ({})", show(&receipt.tally), show(&sum)));
+        report.incomplete.push(format!(
+            "its tally ({}) is not the sum of its GPU and model verdicts ({})",
+            show(&receipt.tally),
+            show(&sum)
+        ));
     }
     judge_model_checks(cpu, model_checks, report);
 }
@@ -153,7 +167,13 @@ pub fn model_check_keys(seed: u64) -> BTreeSet<String> {
 
 fn entry_key(entry: &Value) -> String {
     let seed = seed_of(entry.get("seed")).map_or("?".to_string(), |s| format!("{s:#x}"));
-    format!("{} {} {} {} {seed}", text(entry, "primitive"), text(entry, "variant"), text(entry, "size"), text(entry, "family"))
+    format!(
+        "{} {} {} {} {seed}",
+        text(entry, "primitive"),
+        text(entry, "variant"),
+        text(entry, "size"),
+        text(entry, "family")
+    )
 }
 
 /// The model checks: the catalogue's, each once, each passed.
@@ -174,7 +194,10 @@ pub fn judge_model_checks(cpu: &[Value], required: &BTreeSet<String>, report: &m
     }
     let missing: Vec<String> = required.difference(&seen).cloned().collect();
     if !missing.is_empty() {
-        report.incomplete.push(listed(&format!("of the {} model checks of the catalogue are not in the receipt", required.len()), &missing));
+        report.incomplete.push(listed(
+            &format!("of the {} model checks of the catalogue are not in the receipt", required.len()),
+            &missing,
+        ));
     }
     if !extra.is_empty() {
         report.incomplete.push(listed("model checks in the receipt are not in the catalogue", &extra));
@@ -259,14 +282,22 @@ pub fn judge_mutants(receipt: &Receipt, report: &mut CoverageReport) {
             report.incomplete.push(format!("mutant {id} ({}) appears more than once", m.name));
         }
         if text(entry, "name") != m.name || build_key(entry) != gallery_key(m) {
-            report.incomplete.push(format!("mutant {id} is recorded as another build than the gallery's {} ({})", m.name, gallery_key(m)));
+            report.incomplete.push(format!(
+                "mutant {id} is recorded as another build than the gallery's {} ({})",
+                m.name,
+                gallery_key(m)
+            ));
         }
         match build_checks(entry) {
             Err(why) => report.incomplete.push(format!("mutant {id} ({}) {why}", m.name)),
             Ok(checks) => {
                 let decided = checks.values().all(|o| o == "caught" || o == "not_caught");
                 let caught = checks.values().any(|o| o == "caught");
-                if decided && caught { counted.passed += 1 } else { counted.failed += 1 }
+                if decided && caught {
+                    counted.passed += 1
+                } else {
+                    counted.failed += 1
+                }
             }
         }
     }
@@ -287,7 +318,11 @@ pub fn judge_mutants(receipt: &Receipt, report: &mut CoverageReport) {
         }
     }
     if counted != receipt.tally {
-        report.incomplete.push(format!("its tally ({}) is not its builds' verdicts ({})", show(&receipt.tally), show(&counted)));
+        report.incomplete.push(format!(
+            "its tally ({}) is not its builds' verdicts ({})",
+            show(&receipt.tally),
+            show(&counted)
+        ));
     }
 }
 

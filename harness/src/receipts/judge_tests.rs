@@ -8,6 +8,7 @@
 //! have moved since the receipt was made).
 
 use super::*;
+use crate::receipts::MachineInfo;
 use serde_json::json;
 use std::path::PathBuf;
 
@@ -94,8 +95,11 @@ fn a_sweep_tally_that_is_not_the_sum_of_its_parts_fails() {
     let found = added("sweep", |r| r.tally.passed += 1);
     assert_added(&found, "is not the sum of its GPU and model verdicts");
     let found = added("sweep", |r| {
-        details(r, "cpu_cases").push(json!({"primitive": "reduce", "variant": "x", "size": "1", "family": "f", "seed": 1, "verdict": "pass"}));
-        r.details["cpu_tally"]["passed"] = json!(r.details["cpu_tally"]["passed"].as_u64().unwrap() + 1);
+        details(r, "cpu_cases").push(
+            json!({"primitive": "reduce", "variant": "x", "size": "1", "family": "f", "seed": 1, "verdict": "pass"}),
+        );
+        let passed = r.details["cpu_tally"]["passed"].as_u64().unwrap();
+        r.details["cpu_tally"]["passed"] = json!(passed + 1);
         r.tally.passed += 1;
     });
     assert_added(&found, "model checks in the receipt are not in the catalogue");

@@ -38,9 +38,9 @@ fn ours(dir: &Path, name: &str, listed: &[String]) -> bool {
     }
     let titled = crate::bounded::read_text(&dir.join("report.md"), crate::bounded::JSON_LIMIT)
         .is_ok_and(|t| t.lines().next() == Some(REPORT_TITLE));
-    let plot = name.strip_suffix(".png").is_some_and(|stem| {
-        stem == "ceilings" || crate::registry::Primitive::ALL.iter().any(|p| p.name() == stem)
-    });
+    let plot = name
+        .strip_suffix(".png")
+        .is_some_and(|stem| stem == "ceilings" || crate::registry::Primitive::ALL.iter().any(|p| p.name() == stem));
     titled && (name == "report.md" || plot)
 }
 
@@ -53,7 +53,8 @@ pub fn claim(dir: &Path) -> Result<()> {
         .unwrap_or_default();
     let mut foreign = Vec::new();
     for entry in entries {
-        let name = entry.with_context(|| format!("reading {}", dir.display()))?.file_name().to_string_lossy().into_owned();
+        let name =
+            entry.with_context(|| format!("reading {}", dir.display()))?.file_name().to_string_lossy().into_owned();
         if !ours(dir, &name, &listed) {
             foreign.push(name);
         }
@@ -71,8 +72,7 @@ pub fn claim(dir: &Path) -> Result<()> {
 
 /// Lists the files written in `dir` (by name) in its [`OWNED_LIST`].
 fn record<'a>(dir: &Path, files: impl Iterator<Item = &'a std::path::PathBuf>) -> Result<()> {
-    let names: Vec<String> =
-        files.filter_map(|p| p.file_name()).map(|n| n.to_string_lossy().into_owned()).collect();
+    let names: Vec<String> = files.filter_map(|p| p.file_name()).map(|n| n.to_string_lossy().into_owned()).collect();
     crate::receipts::write_atomic(&dir.join(OWNED_LIST), (names.join("\n") + "\n").as_bytes())
 }
 

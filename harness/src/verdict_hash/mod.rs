@@ -165,10 +165,11 @@ mod tests {
     fn file_links_are_hashed_as_their_target_and_folder_links_refused() {
         let root = tree("links");
         let outside = root.join("outside");
-        edit(&root, "outside/real.cuh", "one");
-        std::os::unix::fs::symlink(outside.join("real.cuh"), root.join("kernels/cuda/linked.cuh")).unwrap();
+        // The target's own name is out of scope: only the link brings it in.
+        edit(&root, "outside/real.txt", "one");
+        std::os::unix::fs::symlink(outside.join("real.txt"), root.join("kernels/cuda/linked.cuh")).unwrap();
         let before = hash(&root);
-        edit(&root, "outside/real.cuh", "two");
+        edit(&root, "outside/real.txt", "two");
         assert_ne!(hash(&root), before, "an edit behind a link must change the hash");
         std::os::unix::fs::symlink(&outside, root.join("kernels/cuda/more")).unwrap();
         let e = verdict_hash_of(&root).unwrap_err();

@@ -30,7 +30,8 @@ const SKIPPED_ROOT_PREFIX: &str = ".nvrtc.installing-";
 /// Whether the walk skips `name` in the folder `relative_dir` ("" at the root).
 fn skipped(relative_dir: &str, name: &str) -> bool {
     // Version control data is never compiled, at any depth (submodules).
-    name == ".git" || (relative_dir.is_empty() && (SKIPPED_AT_ROOT.contains(&name) || name.starts_with(SKIPPED_ROOT_PREFIX)))
+    name == ".git"
+        || (relative_dir.is_empty() && (SKIPPED_AT_ROOT.contains(&name) || name.starts_with(SKIPPED_ROOT_PREFIX)))
 }
 
 /// CUDA sources under these prefixes do not decide a verdict of ours: the
@@ -172,7 +173,12 @@ pub fn verdict_hash_of(root: &Path) -> Result<(String, Vec<PathBuf>), String> {
 /// from, for sources of verdict hash `hash`: the first 8 bytes (big-endian)
 /// of SHA-256("primlab-seed/" purpose "/" hash). Other sources, other inputs.
 pub fn seed_for(purpose: &str, hash: &str) -> u64 {
-    let digest = Sha256::new().chain_update(b"primlab-seed/").chain_update(purpose).chain_update(b"/").chain_update(hash).finalize();
+    let digest = Sha256::new()
+        .chain_update(b"primlab-seed/")
+        .chain_update(purpose)
+        .chain_update(b"/")
+        .chain_update(hash)
+        .finalize();
     let mut first = [0u8; 8];
     first.copy_from_slice(&digest[..8]);
     u64::from_be_bytes(first)
