@@ -177,7 +177,8 @@ fn a_manifest_that_never_ends_or_nests_too_deep_is_refused() {
     let deep = format!("{}n{}", "(".repeat(10_000), ")".repeat(10_000));
     let text = format!(
         "primitive = \"reduce\"\ncontract = \"sum.i32\"\n[module]\nptx = \"k.ptx\"\n\
-         [[launch]]\nkernel = \"k\"\nargs = [\"in\", \"out\", \"n\"]\ngrid = \"{deep}\"\nblock = \"256\"\n"
+         [[scratch]]\nname = \"s\"\ndtype = \"int32\"\nlen = \"{deep}\"\n\
+         [[launch]]\nkernel = \"k\"\nargs = [\"in\", \"out\", \"n\"]\ngrid = \"1\"\nblock = \"256\"\n"
     );
     std::fs::write(dir.join("check.toml"), text).unwrap();
     std::fs::write(dir.join("k.ptx"), ".visible .entry k(.param .u64 a, .param .u64 b, .param .u64 c) { ret; }\n")
