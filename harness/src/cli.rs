@@ -331,7 +331,7 @@ pub struct SanitizeChildArgs {
     #[arg(long, default_value_t = 0)]
     pub mutant: u32,
     /// Seed.
-    #[arg(long, default_value_t = 0x5eed, value_parser = parse_seed)]
+    #[arg(long, default_value_t = crate::sanitize::DEFAULT_SEED, value_parser = parse_seed)]
     pub seed: u64,
 }
 

@@ -89,6 +89,7 @@ pub const HEADER_LIMIT: u64 = 1 << 16;
 
 /// Reads `path` as an array of `dtype` (a regular file of any size: for
 /// files we wrote; see [`read_at_most`] for files others wrote).
+#[cfg(test)]
 pub fn read(path: &Path, dtype: Dtype) -> Result<Array, String> {
     read_at_most(path, dtype, usize::MAX)
 }

@@ -10,7 +10,9 @@ use super::export::{check_host_sizes, entry_of, specs};
 use super::index::{CaseEntry, Index, FORMAT};
 use super::npy;
 use crate::registry::Primitive;
-use crate::sweep::case::{failure_line, CaseId, Verdict};
+#[cfg(test)]
+use crate::sweep::case::CaseId;
+use crate::sweep::case::{failure_line, Verdict};
 use crate::sweep::raw::{Contract, RawSpec};
 use crate::sweep::SweepPlan;
 use anyhow::{anyhow, bail, Result};
@@ -96,6 +98,7 @@ pub fn verify_spec(dir: &Path, i: usize, contract: &Contract, spec: &RawSpec, li
 }
 
 /// The verdict of the case named `name` (e.g. `c00012`) of the export in `dir`.
+#[cfg(test)]
 pub fn verify_named(dir: &Path, name: &str) -> Result<Verdict> {
     let catalogue = catalogue_of(dir)?;
     let i = catalogue.index.cases.iter().position(|c| c.case == name).ok_or_else(|| anyhow!("no case {name}"))?;
@@ -104,6 +107,7 @@ pub fn verify_named(dir: &Path, name: &str) -> Result<Verdict> {
 }
 
 /// The case id of an index entry (for failure lines).
+#[cfg(test)]
 pub fn case_id(case: &CaseEntry) -> CaseId {
     let seed = crate::cli::parse_seed(&case.seed).unwrap_or(0);
     CaseId {

@@ -67,6 +67,7 @@ const RUST_OUTSIDE_SCOPE: [&str; 3] = [
 /// the bench, report and plots (timing, not verdicts), the receipt gate and
 /// `cases`/`check` (they judge, they do not run the gated catalogues), the
 /// command line, output helpers, and the scaling study's files.
+#[cfg(test)]
 pub const HARNESS_OUTSIDE_SCOPE: [&str; 14] = [
     "harness/src/bench/",
     "harness/src/report/",
