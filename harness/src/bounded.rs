@@ -28,7 +28,9 @@ pub fn read(path: &Path, limit: u64) -> Result<Vec<u8>, String> {
     }
     let file = std::fs::File::open(path).map_err(|e| format!("opening {}: {e}", path.display()))?;
     let mut bytes = Vec::with_capacity(meta.len() as usize);
-    file.take(limit + 1).read_to_end(&mut bytes).map_err(|e| format!("reading {}: {e}", path.display()))?;
+    file.take(limit.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("reading {}: {e}", path.display()))?;
     if bytes.len() as u64 > limit {
         return Err(format!("{} grew past the {limit} bytes read at most", path.display()));
     }
