@@ -35,7 +35,8 @@ fn dep_info_paths(d_file: &Path, root: &Path) -> Vec<String> {
             let path = root.join(dep.replace('\u{0}', " "));
             if let Ok(relative) = path.strip_prefix(root) {
                 let relative = relative.to_string_lossy().replace('\\', "/");
-                if !relative.starts_with("target/") {
+                // A dep-info of an older build may name files since deleted.
+                if !relative.starts_with("target/") && root.join(&relative).is_file() {
                     out.push(relative);
                 }
             }
