@@ -11,7 +11,11 @@
 //! case catalogues and compares (sweep, sanitize, mutants, multi-GPU cases,
 //! registry), the build script, the manifests, `Cargo.lock` and the pinned
 //! toolchain. Out of scope: documentation (`*.md`), the bench, report and
-//! plot code, the command line's help text, receipts and fixtures.
+//! plot code, the command line's help text, and the root's `receipts/` and
+//! `fixtures/` (JSON no build reads). Folder names are skipped only at the
+//! root, as `.gitignore` does; links to files are hashed as their target,
+//! links to folders refused, and an empty scope is an error. A test holds
+//! cargo's dep-info of every crate to this scope (`dep_info_tests.rs`).
 
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
