@@ -48,7 +48,8 @@ pub enum Command {
 /// Options of `harness sweep`.
 #[derive(Debug, Args)]
 pub struct SweepArgs {
-    /// Seed of every generated input (a fresh one is drawn and printed when omitted).
+    /// Seed of every generated input (when omitted: a full run derives it from the verdict hash,
+    /// as the receipt gate requires; any other run draws a fresh one; either is printed).
     #[arg(long, value_parser = parse_seed)]
     pub seed: Option<u64>,
     /// Skip the largest sizes (2^24, 2^28) and use fewer random sizes.
@@ -121,9 +122,10 @@ pub struct SanitizeArgs {
     /// Directory for the full logs.
     #[arg(long, default_value = "target/sanitize-logs")]
     pub log_dir: PathBuf,
-    /// Seed of every generated input (decimal or 0x-hex); recorded in the receipt.
-    #[arg(long, default_value_t = crate::sanitize::DEFAULT_SEED, value_parser = parse_seed)]
-    pub seed: u64,
+    /// Seed of every generated input (decimal or 0x-hex; default: derived from the verdict hash,
+    /// as the receipt gate requires); recorded in the receipt.
+    #[arg(long, value_parser = parse_seed)]
+    pub seed: Option<u64>,
     /// Receipt path (default: receipts/sanitize.json for a run of every primitive, tool and
     /// default size; receipts/partial/sanitize.json otherwise).
     #[arg(long)]
@@ -333,7 +335,7 @@ pub struct SanitizeChildArgs {
     #[arg(long, default_value_t = 0)]
     pub mutant: u32,
     /// Seed.
-    #[arg(long, default_value_t = 0x5eed, value_parser = parse_seed)]
+    #[arg(long, default_value_t = crate::sanitize::DEFAULT_SEED, value_parser = parse_seed)]
     pub seed: u64,
 }
 

@@ -119,7 +119,11 @@ fn write_all(dir: &Path, files: &[(String, String)]) -> Result<()> {
     }
     for name in &found.stale {
         let path = dir.join(name);
-        std::fs::remove_file(&path).with_context(|| format!("removing stale {}", path.display()))?;
+        match std::fs::remove_file(&path) {
+            // `write_atomic` removes a dead process's temporary of the file it writes.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            other => other.with_context(|| format!("removing stale {}", path.display()))?,
+        }
         println!("fixtures: removed stale {}", path.display());
     }
     Ok(())

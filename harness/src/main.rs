@@ -1,6 +1,7 @@
 //! `harness`: the primlab command line. See `harness --help`.
 
 mod bench;
+mod bounded;
 mod cases;
 mod check;
 mod cli;
@@ -56,7 +57,7 @@ fn dispatch(command: Command) -> anyhow::Result<bool> {
                 primitives: args.primitives.iter().map(|p| p.name().to_string()).collect(),
                 tools,
                 sizes: args.sizes,
-                seed: args.seed,
+                seed: args.seed.unwrap_or_else(verdict_hash::sanitize_seed),
                 timeout: Duration::from_secs(args.timeout_secs),
                 jobs: args.jobs,
                 log_dir: args.log_dir,
@@ -76,7 +77,7 @@ fn dispatch(command: Command) -> anyhow::Result<bool> {
         Command::Fixtures(args) => fixtures::run(&args),
         Command::Receipts(args) => match args.action {
             ReceiptsAction::Hash { root, files } => {
-                let (hash, scoped) = verdict_hash::scope::verdict_hash_of(&root);
+                let (hash, scoped) = verdict_hash::scope::verdict_hash_of(&root).map_err(anyhow::Error::msg)?;
                 println!("{hash}");
                 if hash != verdict_hash::VERDICT_HASH {
                     eprintln!(
@@ -103,10 +104,8 @@ fn receipts_check(
     junit_path: Option<&std::path::Path>,
 ) -> anyhow::Result<bool> {
     let started = std::time::Instant::now();
-    let (current, files) = verdict_hash::of_tree(root);
-    if files == 0 {
-        anyhow::bail!("receipts check: {} holds none of the sources the verdict hash covers; run it from the workspace root or pass --root", root.display());
-    }
+    let (current, files) = verdict_hash::of_tree(root)
+        .map_err(|e| e.context("receipts check: run it from the workspace root or pass --root"))?;
     if current != verdict_hash::VERDICT_HASH {
         eprintln!(
             "receipt gate: note: this harness was built from other sources (verdict hash {}) than {} ({}); rebuild it",

@@ -85,7 +85,9 @@ fn round_trip(primitive: Primitive, contract: &str) {
     let at = out.count() / 2;
     corrupt(&mut out, at, c.rule);
     npy::write(&path, &out).expect("written");
-    let Verdict::Fail(m) = verify::verify_case(&dir, case) else { panic!("{tag}: a wrong element passed") };
+    let Verdict::Fail(m) = verify::verify_named(&dir, &case.case).expect("the catalogue") else {
+        panic!("{tag}: a wrong element passed")
+    };
     let line = failure_line(&verify::case_id(case), &m);
     let head = format!("{primitive}/user.{contract} n={} seed={} family={} ", case.size, case.seed, case.family);
     assert!(line.starts_with(&head), "{tag}: {line}");
@@ -155,7 +157,9 @@ fn the_failure_line_of_an_exact_contract_is_the_sweeps() {
     let right = out[17];
     out[17] += 1;
     npy::write(&path, &Array::Int64(out)).expect("written");
-    let Verdict::Fail(m) = verify::verify_case(&dir, case) else { panic!("a wrong element passed") };
+    let Verdict::Fail(m) = verify::verify_named(&dir, &case.case).expect("the catalogue") else {
+        panic!("a wrong element passed")
+    };
     assert_eq!(
         failure_line(&verify::case_id(case), &m),
         format!(
@@ -183,7 +187,9 @@ fn parameters_are_exported_and_a_compaction_writes_two_outputs() {
     answer_with_the_model(&dir, &index);
     // A count one too many fails on the count.
     npy::write(&dir.join(&case.outputs[1].file), &Array::Int64(vec![case.outputs[0].len as i64 + 1])).expect("written");
-    let Verdict::Fail(m) = verify::verify_case(&dir, case) else { panic!("a wrong count passed") };
+    let Verdict::Fail(m) = verify::verify_named(&dir, &case.case).expect("the catalogue") else {
+        panic!("a wrong count passed")
+    };
     assert_eq!(m.what, "count");
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -197,12 +203,14 @@ fn a_missing_or_mistyped_output_is_a_failure() {
     let case = &index.cases[2];
     std::fs::remove_file(dir.join(&case.outputs[0].file)).expect("removed");
     assert_eq!(
-        verify::verify_case(&dir, case),
+        verify::verify_named(&dir, &case.case).expect("the catalogue"),
         Verdict::fail(format!("{} written", case.outputs[0].file), "no file", "output file")
     );
     assert!(!verify::run(&dir, 5).expect("verifies"), "a missing output passed");
     npy::write(&dir.join(&case.outputs[0].file), &Array::Int32(vec![0])).expect("written");
-    let Verdict::Fail(m) = verify::verify_case(&dir, case) else { panic!("an int32 output passed") };
+    let Verdict::Fail(m) = verify::verify_named(&dir, &case.case).expect("the catalogue") else {
+        panic!("an int32 output passed")
+    };
     assert!(m.got.contains("dtype <i4 where <i8 (int64) is required"), "{}", m.got);
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -225,4 +233,104 @@ fn default_sizes_are_the_sweeps_up_to_two_to_the_twenty() {
     let sizes = export::default_sizes(0x5eed);
     assert!(sizes.iter().all(|&n| n <= export::DEFAULT_MAX));
     assert!(sizes.contains(&262_145) && sizes.contains(&1));
+}
+
+#[test]
+fn export_never_deletes_what_an_index_names_outside_its_folder() {
+    let root = crate::test_dir::fresh_temp_dir("cases-victim");
+    let (victim, dir) = (root.join("victim"), root.join("export"));
+    std::fs::create_dir_all(&victim).unwrap();
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(victim.join("file"), "keep me").unwrap();
+    let absolute = victim.join("file").display().to_string();
+    for named in ["../victim/file", absolute.as_str(), "notes.txt"] {
+        let index = serde_json::json!({"format": "primlab-cases/2", "primitive": "reduce", "seed": "0x1", "sizes": [1],
+            "cases": [{"case": "c00000", "primitive": "reduce", "contract": "sum.i32", "variant": "user.sum.i32", "n": 1,
+                "size": "1", "family": "f", "seed": "0x1", "inputs": [{"role": "in", "file": named, "dtype": "int32", "len": 1}],
+                "params": [], "expected": [], "outputs": [], "tolerance": "exact", "rule": "exact"}]});
+        std::fs::write(dir.join("index.json"), index.to_string()).unwrap();
+        let args = ExportArgs {
+            primitive: Primitive::Reduce,
+            contract: None,
+            sizes: vec![1],
+            seed: Some(1),
+            dir: dir.clone(),
+        };
+        let e = export::run(&args).unwrap_err().to_string();
+        assert!(e.contains("which no export writes"), "{named}: {e}");
+        assert_eq!(std::fs::read_to_string(victim.join("file")).unwrap(), "keep me", "{named}");
+        assert!(dir.join("index.json").exists(), "{named}: the index was deleted");
+    }
+}
+
+#[test]
+fn export_names_are_plain_names_in_the_folder() {
+    for ok in ["index.json", "c00000.in.npy", "c00012.out.expected.npy", "c00001.count.npy"] {
+        assert!(export::is_export_name(ok), "{ok}");
+    }
+    for bad in [
+        "../c00000.in.npy",
+        "/tmp/c00000.in.npy",
+        "c00000.in.npy/..",
+        "c.in.npy",
+        "notes.txt",
+        "c0.a.b.npy",
+        ".c0.in.npy",
+    ] {
+        assert!(!export::is_export_name(bad), "{bad}");
+    }
+}
+
+#[test]
+fn verify_recomputes_the_expected_outputs_and_the_case_list() {
+    let (dir, index) = export(Primitive::Scan, Some("exclusive.i32"), &[33], "recompute");
+    answer_with_the_model(&dir, &index);
+    assert!(verify::run(&dir, 5).expect("verifies"));
+    // Zeroing an output and its expected file together no longer passes.
+    let case = &index.cases[1];
+    let zeros = Array::Int64(vec![0; case.outputs[0].len]);
+    npy::write(&dir.join(&case.outputs[0].file), &zeros).unwrap();
+    npy::write(&dir.join(&case.expected[0].file), &zeros).unwrap();
+    assert!(matches!(verify::verify_named(&dir, &case.case).unwrap(), Verdict::Fail(_)));
+    assert!(!verify::run(&dir, 5).expect("verifies"));
+    answer_with_the_model(&dir, &index);
+    // An index cut to one case is not the catalogue of its seed.
+    let mut cut = index.clone();
+    cut.cases.truncate(1);
+    std::fs::write(dir.join("index.json"), serde_json::to_string(&cut).unwrap()).unwrap();
+    let e = verify::run(&dir, 5).unwrap_err().to_string();
+    assert!(e.contains("lists 1 cases where the catalogue"), "{e}");
+    // An edited entry (a looser tolerance) fails its case.
+    let mut edited = index.clone();
+    edited.cases[0].tolerance = "order_free_bound".into();
+    std::fs::write(dir.join("index.json"), serde_json::to_string(&edited).unwrap()).unwrap();
+    assert!(!verify::run(&dir, 5).expect("verifies"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn sizes_past_the_host_or_u32_are_refused_before_any_allocation() {
+    let dir = crate::test_dir::fresh_temp_dir("cases-huge");
+    for n in [usize::MAX, 1usize << 32] {
+        let args = ExportArgs {
+            primitive: Primitive::Scan,
+            contract: None,
+            sizes: vec![n],
+            seed: Some(1),
+            dir: dir.join("out"),
+        };
+        let e = export::run(&args).unwrap_err().to_string();
+        assert!(e.contains(&format!("n = {n}")), "{e}");
+        assert!(!dir.join("out").exists(), "nothing is created for refused sizes");
+    }
+}
+
+#[test]
+fn an_output_that_never_ends_is_refused_not_read() {
+    let (dir, index) = export(Primitive::Reduce, Some("sum.i32"), &[1], "fifo-output");
+    let case = &index.cases[0];
+    std::os::unix::fs::symlink("/dev/zero", dir.join(&case.outputs[0].file)).unwrap();
+    let Verdict::Fail(m) = verify::verify_named(&dir, &case.case).unwrap() else { panic!("/dev/zero passed") };
+    assert!(m.got.contains("not a regular file"), "{}", m.got);
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -76,6 +76,10 @@ pub struct Index {
     pub format: String,
     /// Primitive.
     pub primitive: String,
+    /// The contracts exported, in case order (`cases verify` regenerates
+    /// their catalogue from these, the seed and the sizes).
+    #[serde(default)]
+    pub contracts: Vec<String>,
     /// The seed the cases were generated from (0x-hex).
     pub seed: String,
     /// Sizes visited.

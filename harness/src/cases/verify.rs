@@ -1,36 +1,89 @@
 //! `harness cases verify`: the outputs a program wrote next to an export,
-//! compared with the model's by the contract's rule (the inputs and
-//! parameters are read back too: a tolerance is judged on them); a missing
-//! or unreadable output is a failure, never a pass.
+//! compared with the model's by the contract's rule. Only the outputs are
+//! read from the folder, where the tested program writes: the inputs and
+//! expected outputs are regenerated from the seed, primitive, contracts and
+//! sizes the index records, and the index's case list must be the
+//! regenerated catalogue, entry for entry. A missing or unreadable output
+//! is a failure, never a pass.
 
+use super::export::{check_host_sizes, entry_of, specs};
 use super::index::{CaseEntry, Index, FORMAT};
 use super::npy;
 use crate::registry::Primitive;
-use crate::sweep::case::{failure_line, CaseId, Verdict};
-use crate::sweep::raw::{self, Contract, Dtype, RawCase, Value};
-use anyhow::{bail, Context, Result};
+#[cfg(test)]
+use crate::sweep::case::CaseId;
+use crate::sweep::case::{failure_line, Verdict};
+use crate::sweep::raw::{Contract, RawSpec};
+use crate::sweep::SweepPlan;
+use anyhow::{anyhow, bail, Result};
 use std::path::Path;
 
-/// The verdict of one exported case on the outputs found in `dir`.
-pub fn verify_case(dir: &Path, case: &CaseEntry) -> Verdict {
-    let contract = match Primitive::from_name(&case.primitive)
-        .ok_or_else(|| format!("unknown primitive '{}'", case.primitive))
-        .and_then(|p| raw::contract(p, &case.contract))
-    {
-        Ok(c) => c,
-        Err(e) => return Verdict::fail("a known contract", e, "index"),
+/// The case catalogue an export in `dir` must hold: its index, and the
+/// regenerated (contract, case) of every entry, in order.
+pub struct Catalogue {
+    /// The index as read.
+    pub index: Index,
+    /// The regenerated cases, one per index entry.
+    pub specs: Vec<(&'static Contract, RawSpec)>,
+}
+
+/// Reads the index of `dir` (bounded) and regenerates its catalogue; an
+/// error when the index is not an export's or lists another number of
+/// cases than its seed, contracts and sizes define.
+pub fn catalogue_of(dir: &Path) -> Result<Catalogue> {
+    let path = dir.join("index.json");
+    let text = crate::bounded::read_text(&path, crate::bounded::JSON_LIMIT).map_err(anyhow::Error::msg)?;
+    let index: Index =
+        serde_json::from_str(&text).map_err(|e| anyhow!("{} is not an export's index: {e}", path.display()))?;
+    if index.format != FORMAT {
+        bail!("{}: format '{}' where '{FORMAT}' is required", path.display(), index.format);
+    }
+    let primitive = Primitive::from_name(&index.primitive)
+        .ok_or_else(|| anyhow!("{}: unknown primitive '{}'", path.display(), index.primitive))?;
+    let seed = crate::cli::parse_seed(&index.seed).map_err(|e| anyhow!("{}: {e}", path.display()))?;
+    if index.contracts.is_empty() {
+        bail!("{}: lists no contracts (an export before contracts were recorded): export again", path.display());
+    }
+    let mut contracts = Vec::new();
+    for name in &index.contracts {
+        contracts.extend(super::export::contracts_of(primitive, Some(name))?);
+    }
+    check_host_sizes(&index.sizes)?;
+    let specs = specs(primitive, &contracts, &SweepPlan::of_primitive(primitive, &index.sizes, seed));
+    if specs.len() != index.cases.len() {
+        bail!(
+            "{}: lists {} cases where the catalogue of its seed {seed:#x}, contracts and sizes holds {}: \
+             the case list is not an export's",
+            path.display(),
+            index.cases.len(),
+            specs.len()
+        );
+    }
+    Ok(Catalogue { index, specs })
+}
+
+/// The verdict of the i-th case on the output files in `dir`: the case is
+/// regenerated, its index entry must be the regenerated one, and only the
+/// outputs are read (at most as many elements as expected).
+pub fn verify_spec(dir: &Path, i: usize, contract: &Contract, spec: &RawSpec, listed: &CaseEntry) -> Verdict {
+    let data = match (spec.make)() {
+        Ok(d) => d,
+        Err(e) => return Verdict::fail("the case generated", e, "catalogue"),
     };
-    let model = match model_case(dir, contract, case) {
-        Ok(m) => m,
-        Err(verdict) => return verdict,
+    let want = match entry_of(i, contract, spec, &data) {
+        Ok(w) => w,
+        Err(e) => return Verdict::fail("the case's entry", e, "catalogue"),
     };
+    if &want != listed {
+        return Verdict::fail(format!("{} as the catalogue lists it", want.case), "another index entry", "index");
+    }
     let mut got = Vec::new();
-    for (buffer, entry) in contract.outputs.iter().zip(&case.outputs) {
+    for (buffer, entry) in contract.outputs.iter().zip(&want.outputs) {
         let path = dir.join(&entry.file);
-        if !path.exists() {
+        if std::fs::symlink_metadata(&path).is_err() {
             return Verdict::fail(format!("{} written", entry.file), "no file", "output file");
         }
-        match npy::read(&path, buffer.dtype) {
+        match npy::read_at_most(&path, buffer.dtype, entry.len) {
             Ok(array) => got.push(array),
             Err(e) => {
                 return Verdict::fail(
@@ -41,58 +94,20 @@ pub fn verify_case(dir: &Path, case: &CaseEntry) -> Verdict {
             }
         }
     }
-    contract.compare(&model, &got)
+    contract.compare(&data, &got)
 }
 
-/// The case's inputs, parameters and model outputs as the export wrote
-/// them, checked against the contract's types; a failure verdict when the
-/// index or a file does not fit.
-fn model_case(dir: &Path, contract: &Contract, case: &CaseEntry) -> Result<RawCase, Verdict> {
-    let counts = [
-        ("inputs", contract.inputs.len(), case.inputs.len()),
-        ("params", contract.params.len(), case.params.len()),
-        ("expected", contract.outputs.len(), case.expected.len()),
-        ("outputs", contract.outputs.len(), case.outputs.len()),
-    ];
-    if let Some((what, want, found)) = counts.into_iter().find(|(_, want, found)| want != found) {
-        return Err(Verdict::fail(format!("{want} {what}"), format!("{found} {what}"), "index"));
-    }
-    let typed = |want: Dtype, found: &str, what: &str| {
-        if Dtype::from_name(found) == Some(want) {
-            Ok(())
-        } else {
-            Err(Verdict::fail(want.name(), found, &format!("index {what} dtype")))
-        }
-    };
-    let read = |file: &str, dtype: Dtype, what: &str| {
-        npy::read(&dir.join(file), dtype)
-            .map_err(|e| Verdict::fail(format!("the {what} file"), e, &format!("{what} file")))
-    };
-    let mut inputs = Vec::new();
-    for (buffer, entry) in contract.inputs.iter().zip(&case.inputs) {
-        typed(buffer.dtype, &entry.dtype, "input")?;
-        inputs.push(read(&entry.file, buffer.dtype, "input")?);
-    }
-    let mut params = Vec::new();
-    for (param, entry) in contract.params.iter().zip(&case.params) {
-        if entry.name != param.name {
-            return Err(Verdict::fail(param.name, &entry.name, "index parameter"));
-        }
-        typed(param.dtype, &entry.dtype, "parameter")?;
-        params.push(
-            Value::from_json(param.dtype, &entry.value).map_err(|e| Verdict::fail(param.name, e, "index parameter"))?,
-        );
-    }
-    let mut expected = Vec::new();
-    for (k, (buffer, entry)) in contract.outputs.iter().zip(&case.expected).enumerate() {
-        typed(buffer.dtype, &case.outputs[k].dtype, "output")?;
-        typed(contract.expected_dtype(k), &entry.dtype, "expected")?;
-        expected.push(read(&entry.file, contract.expected_dtype(k), "expected")?);
-    }
-    Ok(RawCase { inputs, params, expected })
+/// The verdict of the case named `name` (e.g. `c00012`) of the export in `dir`.
+#[cfg(test)]
+pub fn verify_named(dir: &Path, name: &str) -> Result<Verdict> {
+    let catalogue = catalogue_of(dir)?;
+    let i = catalogue.index.cases.iter().position(|c| c.case == name).ok_or_else(|| anyhow!("no case {name}"))?;
+    let (contract, spec) = &catalogue.specs[i];
+    Ok(verify_spec(dir, i, contract, spec, &catalogue.index.cases[i]))
 }
 
 /// The case id of an index entry (for failure lines).
+#[cfg(test)]
 pub fn case_id(case: &CaseEntry) -> CaseId {
     let seed = crate::cli::parse_seed(&case.seed).unwrap_or(0);
     CaseId {
@@ -107,30 +122,25 @@ pub fn case_id(case: &CaseEntry) -> CaseId {
 
 /// Runs `cases verify`; Ok(false) on any failure or when the index holds no case.
 pub fn run(dir: &Path, max_shown: usize) -> Result<bool> {
-    let path = dir.join("index.json");
-    let text = std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
-    let index: Index =
-        serde_json::from_str(&text).with_context(|| format!("{} is not an export's index", path.display()))?;
-    if index.format != FORMAT {
-        bail!("{}: format '{}' where '{FORMAT}' is required", path.display(), index.format);
-    }
+    let catalogue = catalogue_of(dir)?;
     let (mut passed, mut failed, mut shown) = (0usize, 0usize, 0usize);
-    for case in &index.cases {
-        match verify_case(dir, case) {
+    for (i, ((contract, spec), case)) in catalogue.specs.iter().zip(&catalogue.index.cases).enumerate() {
+        match verify_spec(dir, i, contract, spec, case) {
             Verdict::Fail(m) => {
                 failed += 1;
                 if shown < max_shown {
                     shown += 1;
-                    println!("FAIL {} ({})", failure_line(&case_id(case), &m), case.case);
+                    println!("FAIL {} ({})", failure_line(&spec.id, &m), case.case);
                 }
             }
             Verdict::Pass => passed += 1,
             Verdict::Skipped { .. } => failed += 1,
         }
     }
-    println!("cases verify: {passed} passed, {failed} failed of {} cases in {}", index.cases.len(), dir.display());
-    if index.cases.is_empty() {
+    let total = catalogue.index.cases.len();
+    println!("cases verify: {passed} passed, {failed} failed of {total} cases in {}", dir.display());
+    if total == 0 {
         eprintln!("cases verify: the index holds no case: nothing was checked");
     }
-    Ok(failed == 0 && !index.cases.is_empty())
+    Ok(failed == 0 && total > 0)
 }

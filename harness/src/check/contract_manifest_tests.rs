@@ -168,3 +168,21 @@ fn the_compaction_example_declares_pointer_sized_parameters() {
     assert_eq!(entry.params, Some(vec![Some(8), Some(8), Some(8)]));
     assert_eq!(m.launches[1].args, vec![Arg::Scratch(0), Arg::Output(1), Arg::N]);
 }
+
+#[test]
+fn a_manifest_that_never_ends_or_nests_too_deep_is_refused() {
+    let e = load(std::path::Path::new("/dev/zero"), &BOUNDARY_SIZES, None).unwrap_err();
+    assert!(e.to_string().contains("not a regular file"), "{e}");
+    let dir = crate::test_dir::fresh_temp_dir("manifest-deep");
+    let deep = format!("{}n{}", "(".repeat(10_000), ")".repeat(10_000));
+    let text = format!(
+        "primitive = \"reduce\"\ncontract = \"sum.i32\"\n[module]\nptx = \"k.ptx\"\n\
+         [[scratch]]\nname = \"s\"\ndtype = \"int32\"\nlen = \"{deep}\"\n\
+         [[launch]]\nkernel = \"k\"\nargs = [\"in\", \"out\", \"n\"]\ngrid = \"1\"\nblock = \"256\"\n"
+    );
+    std::fs::write(dir.join("check.toml"), text).unwrap();
+    std::fs::write(dir.join("k.ptx"), ".visible .entry k(.param .u64 a, .param .u64 b, .param .u64 c) { ret; }\n")
+        .unwrap();
+    let e = load(&dir.join("check.toml"), &BOUNDARY_SIZES, None).unwrap_err();
+    assert!(e.to_string().contains("longer than"), "{e}");
+}

@@ -37,15 +37,30 @@ impl fmt::Display for ParseError {
 
 const FUNCTIONS: [&str; 3] = ["ceil_div", "min", "max"];
 
+/// The most nested parentheses, calls and negations an expression may hold:
+/// parsing and evaluating recurse once per level, and the stack is finite.
+pub const MAX_DEPTH: usize = 64;
+
+/// The longest expression text accepted: it bounds the operators chained on
+/// one level, whose tree evaluation (and drop) also recurse.
+pub const MAX_LEN: usize = 1024;
+
 struct Parser<'a> {
     chars: Vec<char>,
     at: usize,
     text: &'a str,
+    depth: usize,
 }
 
 /// Parses `text`.
 pub fn parse(text: &str) -> Result<Expr, ParseError> {
-    let mut p = Parser { chars: text.chars().collect(), at: 0, text };
+    if text.chars().count() > MAX_LEN {
+        return Err(ParseError {
+            column: MAX_LEN + 1,
+            message: format!("the expression is longer than {MAX_LEN} characters"),
+        });
+    }
+    let mut p = Parser { chars: text.chars().collect(), at: 0, text, depth: 0 };
     if p.text.trim().is_empty() {
         return Err(p.error("the expression is empty"));
     }
@@ -102,12 +117,21 @@ impl Parser<'_> {
         Ok(left)
     }
 
+    /// Every nested level passes here once (parentheses and call arguments
+    /// through `atom`, negations directly), so the depth is counted here.
     fn unary(&mut self) -> Result<Expr, ParseError> {
-        if self.peek() == Some('-') {
-            self.at += 1;
-            return Ok(Expr::Neg(Box::new(self.unary()?)));
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            return Err(self.error(&format!("the expression nests deeper than {MAX_DEPTH} levels")));
         }
-        self.atom()
+        let result = if self.peek() == Some('-') {
+            self.at += 1;
+            self.unary().map(|e| Expr::Neg(Box::new(e)))
+        } else {
+            self.atom()
+        };
+        self.depth -= 1;
+        result
     }
 
     fn atom(&mut self) -> Result<Expr, ParseError> {
@@ -222,6 +246,23 @@ mod tests {
         );
         assert_eq!(parse("n $ 2").unwrap_err().to_string(), "at column 3: unexpected '$'");
         assert_eq!(parse("  ").unwrap_err().column, 1);
+    }
+
+    #[test]
+    fn deep_or_long_expressions_are_refused_not_a_stack_overflow() {
+        let deep = format!("{}n{}", "(".repeat(10_000), ")".repeat(10_000));
+        let e = parse(&deep).unwrap_err();
+        assert!(e.message.contains("longer than"), "{e}");
+        let nested = format!("{}n{}", "(".repeat(MAX_DEPTH), ")".repeat(MAX_DEPTH));
+        assert!(parse(&nested).unwrap_err().message.contains("nests deeper than 64"));
+        let negated = format!("{}1", "-".repeat(MAX_DEPTH + 1));
+        assert!(parse(&negated).unwrap_err().message.contains("nests deeper"));
+        let calls = format!("{}n{}", "min(1, ".repeat(100), ")".repeat(100));
+        assert!(parse(&calls).unwrap_err().message.contains("nests deeper"));
+        let fine = format!("{}n{}", "(".repeat(MAX_DEPTH - 1), ")".repeat(MAX_DEPTH - 1));
+        assert_eq!(parse(&fine).expect("within the limit").eval(3), Ok(3));
+        let chained = vec!["1"; 400].join("+");
+        assert_eq!(parse(&chained).expect("a long chain").eval(0), Ok(400));
     }
 
     #[test]

@@ -173,8 +173,8 @@ fn check_defines(kind: Kind, defines: &[String]) -> Result<(), ManifestError> {
 /// Reads and validates the manifest at `path` for the sizes `sizes`;
 /// `gpu_arch` is the GPU's virtual architecture when one is present.
 pub fn load(path: &Path, sizes: &[usize], gpu_arch: Option<&str>) -> Result<Manifest, ManifestError> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| ManifestError::Read { path: path.to_path_buf(), reason: e.to_string() })?;
+    let text = crate::bounded::read_text(path, crate::bounded::MANIFEST_LIMIT)
+        .map_err(|reason| ManifestError::Read { path: path.to_path_buf(), reason })?;
     let raw: RawManifest = toml::from_str(&text).map_err(|e| ManifestError::Toml {
         path: path.to_path_buf(),
         message: e.to_string().trim().replace('\n', " "),

@@ -67,15 +67,19 @@ pub enum Kind {
     Cubin,
 }
 
+/// The most bytes of a module file (CUDA, PTX or cubin) read: a bound, so
+/// that a device or FIFO named as a module is refused, not read forever.
+pub const MODULE_LIMIT: u64 = 256 << 20;
+
 /// Reads (and for CUDA compiles, for virtual architecture `arch` with
 /// `defines` as `-D` options) the module at `path`.
 pub fn load(kind: Kind, path: &Path, arch: &str, defines: &[String]) -> Result<Module, ManifestError> {
-    let read_error = |e: std::io::Error| ManifestError::Read { path: path.to_path_buf(), reason: e.to_string() };
+    let read_error = |reason: String| ManifestError::Read { path: path.to_path_buf(), reason };
     let image = match kind {
-        Kind::Cubin => Image::Cubin(std::fs::read(path).map_err(read_error)?),
-        Kind::Ptx => Image::Ptx(std::fs::read_to_string(path).map_err(read_error)?),
+        Kind::Cubin => Image::Cubin(crate::bounded::read(path, MODULE_LIMIT).map_err(read_error)?),
+        Kind::Ptx => Image::Ptx(crate::bounded::read_text(path, MODULE_LIMIT).map_err(read_error)?),
         Kind::Cuda => {
-            let text = std::fs::read_to_string(path).map_err(read_error)?;
+            let text = crate::bounded::read_text(path, MODULE_LIMIT).map_err(read_error)?;
             let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "kernel.cu".into());
             let compiled =
                 kernels::user_source::compile_user_ptx(&name, &text, arch, defines).map_err(|e| match e {

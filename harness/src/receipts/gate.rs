@@ -136,11 +136,15 @@ pub fn check_gate(dir: &Path, current_hash: &str, only: Option<&[&str]>) -> Gate
         if receipt.coverage != "full" {
             problem(incomplete(format!("made by a partial run ({}), not a full one", receipt.coverage)));
         }
-        let coverage = match kind {
+        let mut coverage = match kind {
             "sweep" => check_sweep_coverage(&receipt),
             "sanitize" => check_sanitize_coverage(&receipt),
             _ => super::coverage::check_mutants_coverage(&receipt),
         };
+        super::judge::judge(&receipt, &mut coverage);
+        if let Some(why) = wrong_seed(&receipt, current_hash) {
+            coverage.incomplete.push(why);
+        }
         for reason in &coverage.incomplete {
             problem(incomplete(reason.clone()));
         }
@@ -150,6 +154,23 @@ pub fn check_gate(dir: &Path, current_hash: &str, only: Option<&[&str]>) -> Gate
         report.checked.push((kind.to_string(), coverage));
     }
     report
+}
+
+/// Why the receipt's seed is not the one its sources derive, if it is not.
+/// The sweep's inputs are drawn from [`crate::verdict_hash::seed_for`] of
+/// the verdict hash, so a receipt re-keyed by hand to other sources names
+/// other inputs than theirs, and every input digest then disagrees.
+fn wrong_seed(receipt: &Receipt, current_hash: &str) -> Option<String> {
+    let purpose = crate::verdict_hash::SEEDED.iter().find(|p| **p == receipt.kind)?;
+    let want = crate::verdict_hash::seed_for(purpose, current_hash);
+    let got = super::coverage::seed_of(receipt.details.get("seed"));
+    (got != Some(want)).then(|| {
+        format!(
+            "details.seed is {} where the sources {} derive {want:#x}: a gated {purpose} draws its inputs from its verdict hash",
+            got.map_or("missing".to_string(), |s| format!("{s:#x}")),
+            short(current_hash)
+        )
+    })
 }
 
 /// The gate's JUnit report: one test case per gated receipt.
@@ -182,20 +203,50 @@ mod tests {
         crate::test_dir::fresh_temp_dir(&format!("gate-{name}"))
     }
 
+    /// A GPU as a receipt describes it.
+    fn machine() -> MachineInfo {
+        MachineInfo {
+            gpu: "NVIDIA H200".into(),
+            compute_capability: "9.0".into(),
+            sm_count: 132,
+            memory_bytes: 1 << 37,
+            driver: "580".into(),
+            nvrtc: "13.0".into(),
+            ..MachineInfo::default()
+        }
+    }
+
     /// A mutants receipt (cheap to check: no catalogue to recompute) with
-    /// every mutant caught and every control clean.
+    /// every mutant caught by the sweep, every control clean (one per
+    /// distinct build), every check recorded and a tally of them.
     fn mutants_receipt(hash: &str) -> Receipt {
-        let build = |m: &kernels::mutant::Mutant, outcome: &str| {
+        let build = |m: &kernels::mutant::Mutant, sweep: &str| {
+            let checks: Vec<serde_json::Value> = super::super::judge::MUTANT_CHECKS
+                .iter()
+                .map(|c| serde_json::json!({"check": c, "outcome": if *c == "sweep" { sweep } else { "not_caught" }}))
+                .collect();
             serde_json::json!({"id": m.id, "name": m.name, "primitive": m.primitive, "variant": m.variant,
-                               "sizes": m.sizes, "checks": [{"check": "sweep", "outcome": outcome}]})
+                               "sizes": m.sizes, "checks": checks})
         };
         let gallery = &kernels::mutant::GALLERY;
+        let mut controls: Vec<serde_json::Value> = Vec::new();
+        for m in gallery.iter() {
+            let control = build(m, "not_caught");
+            let same = |c: &serde_json::Value| {
+                c["primitive"] == control["primitive"]
+                    && c["variant"] == control["variant"]
+                    && c["sizes"] == control["sizes"]
+            };
+            if !controls.iter().any(same) {
+                controls.push(control);
+            }
+        }
+        let tally = Tally { passed: (gallery.len() + controls.len()) as u64, failed: 0, skipped: 0 };
         let details = serde_json::json!({
             "mutants": gallery.iter().map(|m| build(m, "caught")).collect::<Vec<_>>(),
-            "controls": gallery.iter().map(|m| build(m, "not_caught")).collect::<Vec<_>>(),
+            "controls": controls,
         });
-        let mut r =
-            Receipt::new("mutants", MachineInfo::default(), Tally::default(), details).with_coverage(&Coverage::Full);
+        let mut r = Receipt::new("mutants", machine(), tally, details).with_coverage(&Coverage::Full);
         r.source_hash = hash.to_string();
         r
     }
@@ -246,6 +297,25 @@ mod tests {
         other.kind = "sweep".into();
         other.save(&dir.join("mutants.json")).unwrap();
         assert!(gate(&dir, "h")[0].to_string().contains("holds a 'sweep' receipt"));
+    }
+
+    #[test]
+    fn a_receipt_re_keyed_by_hand_names_the_seed_of_other_sources() {
+        let seeded = |kind: &str, hash: &str| {
+            let seed = crate::verdict_hash::seed_for(kind, hash);
+            let details = serde_json::json!({"seed": format!("{seed:#x}")});
+            Receipt::new(kind, MachineInfo::default(), Tally::default(), details)
+        };
+        for kind in ["sweep", "sanitize"] {
+            assert_eq!(wrong_seed(&seeded(kind, "new"), "new"), None, "{kind}");
+            // The sources changed and only source_hash was edited: the seed is the old sources'.
+            let why = wrong_seed(&seeded(kind, "old"), "new").expect("a re-keyed receipt");
+            assert!(why.contains("draws its inputs from its verdict hash"), "{why}");
+            let mut unseeded = seeded(kind, "new");
+            unseeded.details = serde_json::json!({});
+            assert!(wrong_seed(&unseeded, "new").expect("no seed").contains("details.seed is missing"));
+        }
+        assert_eq!(wrong_seed(&mutants_receipt("h"), "h"), None, "the mutants run takes no derived seed");
     }
 
     #[test]

@@ -4,6 +4,7 @@
 
 pub mod coverage;
 mod gate;
+pub mod judge;
 mod machine;
 pub mod output;
 mod time;
@@ -93,7 +94,7 @@ impl Receipt {
 
     /// Reads a receipt.
     pub fn load(path: &Path) -> Result<Receipt> {
-        let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        let text = crate::bounded::read_text(path, crate::bounded::JSON_LIMIT).map_err(anyhow::Error::msg)?;
         serde_json::from_str(&text).with_context(|| format!("parsing {}", path.display()))
     }
 }

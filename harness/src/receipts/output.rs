@@ -21,6 +21,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     };
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("output");
+    remove_stale_temporaries(&dir, name);
     let temp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
     let result = (|| -> Result<()> {
         let mut file = std::fs::File::create(&temp).with_context(|| format!("creating {}", temp.display()))?;
@@ -33,6 +34,22 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
         let _ = std::fs::remove_file(&temp);
     }
     result
+}
+
+/// Removes the temporaries `.{name}.tmp-PID` in `dir` that a process no
+/// longer running left (an interrupted run: a signal skips the error path's
+/// cleanup). A temporary of a live process, this one's included, is kept.
+fn remove_stale_temporaries(dir: &Path, name: &str) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let prefix = format!(".{name}.tmp-");
+    for entry in entries.flatten() {
+        let file = entry.file_name().to_string_lossy().into_owned();
+        let Some(pid) = file.strip_prefix(&prefix).and_then(|p| p.parse::<u32>().ok()) else { continue };
+        let alive = Path::new(&format!("/proc/{pid}")).exists();
+        if !alive && entry.file_type().is_ok_and(|t| t.is_file()) {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
 }
 
 /// Whether a run covered its whole catalogue (only such a run may write the
@@ -167,6 +184,19 @@ mod tests {
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "two");
         let names: Vec<_> = std::fs::read_dir(dir.join("sub")).unwrap().map(|e| e.unwrap().file_name()).collect();
         assert_eq!(names.len(), 1, "{names:?}");
+    }
+
+    #[test]
+    fn temporaries_of_interrupted_runs_are_removed_by_the_next_write() {
+        let dir = temp_dir("stale");
+        let stale = dir.join(".r.json.tmp-999999999");
+        let live = dir.join(format!(".r.json.tmp-{}", std::process::id()));
+        std::fs::write(&stale, "half").unwrap();
+        std::fs::write(dir.join(".other.json.tmp-999999999"), "not ours").unwrap();
+        write_atomic(&dir.join("r.json"), b"whole").unwrap();
+        assert!(!stale.exists(), "a dead process's temporary is left");
+        assert!(!live.exists());
+        assert!(dir.join(".other.json.tmp-999999999").exists(), "another file's temporary is not touched");
     }
 
     #[test]

@@ -209,7 +209,7 @@ pub fn run(args: &SweepArgs) -> Result<bool> {
     if let Some(from) = args.worker_from {
         return run_as_worker(args, from);
     }
-    let seed = args.seed.unwrap_or_else(fresh_seed);
+    let seed = args.seed.unwrap_or_else(|| crate::verdict_hash::sweep_seed(args));
     check_variant_filters(args, seed)?;
     println!("sweep: seed {seed:#x} (rerun with --seed {seed:#x})");
     let started = Instant::now();
