@@ -93,7 +93,7 @@ for s in "$@"; do
       d=$(stage_dir sweep)
       extra=()
       takes sweep --junit && extra+=(--junit "$LOGS/sweep.junit.xml")
-      step sweep 520 "$H" sweep --require-gpu --json "$d/sweep.json" "${extra[@]}" &&
+      step sweep 585 "$H" sweep --require-gpu --json "$d/sweep.json" "${extra[@]}" &&
         deliver sweep "$d/sweep.json" sweep.json receipts/sweep.json ;;
     sweep-quick)
       # A partial run: its receipt goes to $OUT only, never to receipts/.

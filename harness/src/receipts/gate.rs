@@ -242,9 +242,11 @@ mod tests {
             }
         }
         let tally = Tally { passed: (gallery.len() + controls.len()) as u64, failed: 0, skipped: 0 };
+        let seed = crate::verdict_hash::seed_for("mutants", hash);
         let details = serde_json::json!({
             "mutants": gallery.iter().map(|m| build(m, "caught")).collect::<Vec<_>>(),
             "controls": controls,
+            "seed": format!("{seed:#x}"),
         });
         let mut r = Receipt::new("mutants", machine(), tally, details).with_coverage(&Coverage::Full);
         r.source_hash = hash.to_string();
@@ -306,7 +308,7 @@ mod tests {
             let details = serde_json::json!({"seed": format!("{seed:#x}")});
             Receipt::new(kind, MachineInfo::default(), Tally::default(), details)
         };
-        for kind in ["sweep", "sanitize"] {
+        for kind in ["sweep", "sanitize", "mutants"] {
             assert_eq!(wrong_seed(&seeded(kind, "new"), "new"), None, "{kind}");
             // The sources changed and only source_hash was edited: the seed is the old sources'.
             let why = wrong_seed(&seeded(kind, "old"), "new").expect("a re-keyed receipt");
@@ -315,7 +317,7 @@ mod tests {
             unseeded.details = serde_json::json!({});
             assert!(wrong_seed(&unseeded, "new").expect("no seed").contains("details.seed is missing"));
         }
-        assert_eq!(wrong_seed(&mutants_receipt("h"), "h"), None, "the mutants run takes no derived seed");
+        assert_eq!(wrong_seed(&mutants_receipt("h"), "h"), None, "the mutants run draws its seed from its hash too");
     }
 
     #[test]

@@ -22,7 +22,7 @@ pub use scope::seed_for;
 
 /// The receipt kinds whose seed the gate requires to be [`seed_for`] their
 /// verdict hash.
-pub const SEEDED: [&str; 2] = ["sweep", "sanitize"];
+pub const SEEDED: [&str; 3] = ["sweep", "sanitize", "mutants"];
 
 /// The seed of a sweep given no `--seed`: a full run draws its inputs from
 /// this binary's verdict hash (the gate requires it); any other run a fresh one.
@@ -32,6 +32,12 @@ pub fn sweep_seed(args: &crate::cli::SweepArgs) -> u64 {
     } else {
         crate::sweep::fresh_seed()
     }
+}
+
+/// The seed of every planted-bug run of `harness mutants`: [`seed_for`]
+/// this binary's verdict hash (the gate requires it).
+pub fn mutants_seed() -> u64 {
+    seed_for("mutants", VERDICT_HASH)
 }
 
 /// The seed of a sanitizer run given no `--seed`: [`seed_for`] this
