@@ -58,6 +58,18 @@ pub fn device_bytes(manifest: &Manifest, n: usize) -> Result<u128, String> {
     Ok(bytes)
 }
 
+/// Bytes of host memory the case of size `n` needs at most: each input twice (the array and
+/// its bytes for the upload) and each output three times (the model's, the downloaded bytes,
+/// the parsed array), every buffer counted as in [`device_bytes`].
+pub fn host_bytes(manifest: &Manifest, n: usize) -> u128 {
+    let contract = manifest.contract;
+    let bytes = |b: &crate::sweep::raw::Buffer| {
+        let elements = if b.len == Len::One { 1 } else { n };
+        (elements + super::launch::GUARD_ELEMENTS) as u128 * b.dtype.size() as u128
+    };
+    2 * contract.inputs.iter().map(bytes).sum::<u128>() + 3 * contract.outputs.iter().map(bytes).sum::<u128>()
+}
+
 /// The sizes a check runs and the ones it skipped for memory, each with its reason.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Fitted {
@@ -65,6 +77,8 @@ pub struct Fitted {
     pub sizes: Vec<usize>,
     /// One line per skipped size.
     pub skipped: Vec<String>,
+    /// One line per large size kept: what it needs.
+    pub notes: Vec<String>,
 }
 
 /// Keeps the sizes whose case fits [`MEMORY_SHARE`] of `total_memory` bytes of device memory;
@@ -74,33 +88,48 @@ pub struct Fitted {
 /// the downloaded output, about as much again as the device).
 pub fn fit_memory(manifest: &Manifest, sizes: &[usize], total_memory: usize) -> Fitted {
     let budget = total_memory as f64 * MEMORY_SHARE;
-    let mut fitted = Fitted { sizes: Vec::new(), skipped: Vec::new() };
+    let mut fitted = Fitted { sizes: Vec::new(), skipped: Vec::new(), notes: Vec::new() };
     for &n in sizes {
         if n != PAST_2_28 && n != PAST_2_31 {
             fitted.sizes.push(n);
             continue;
         }
+        let host = host_bytes(manifest, n) as f64;
         match device_bytes(manifest, n) {
-            Ok(bytes) if (bytes as f64) <= budget => fitted.sizes.push(n),
-            Ok(bytes) => fitted.skipped.push(skip_line(n, bytes as f64, total_memory)),
+            Ok(bytes) if (bytes as f64) <= budget => {
+                fitted.sizes.push(n);
+                fitted.notes.push(format!("n = {n} ({}): {}", label(n), needs(n, bytes as f64, host)));
+            }
+            Ok(bytes) => fitted.skipped.push(format!(
+                "n = {n} ({}) skipped for memory: {}, more than {:.0} % of the GPU's {:.1} GB",
+                label(n),
+                needs(n, bytes as f64, host),
+                MEMORY_SHARE * 100.0,
+                total_memory as f64 / 1e9
+            )),
             Err(e) => fitted.skipped.push(format!("n = {n} skipped: its device memory is unknown ({e})")),
         }
     }
     fitted
 }
 
-/// `n = 2147484648 (past 2^31) skipped for memory: needs about 51.5 GB of device memory ...`.
-fn skip_line(n: usize, bytes: f64, total_memory: usize) -> String {
-    let label = if n == PAST_2_31 { "past 2^31" } else { "past 2^28" };
+/// `past 2^31` or `past 2^28`.
+fn label(n: usize) -> &'static str {
+    if n == PAST_2_31 {
+        "past 2^31, one data family"
+    } else {
+        "past 2^28"
+    }
+}
+
+/// `the case needs about 25.8 GB of device memory (12.0 bytes per element: ...) and about 68.7 GB of host memory`.
+fn needs(n: usize, device: f64, host: f64) -> String {
     format!(
-        "n = {n} ({label}) skipped for memory: the case needs about {:.1} GB of device memory \
-         ({:.1} bytes per element: the contract's buffers and the manifest's scratch) and about {:.1} GB \
-         of host memory, more than {:.0} % of the GPU's {:.1} GB",
-        bytes / 1e9,
-        bytes / n as f64,
-        2.0 * bytes / 1e9,
-        MEMORY_SHARE * 100.0,
-        total_memory as f64 / 1e9
+        "the case needs about {:.1} GB of device memory ({:.1} bytes per element: the contract's buffers and \
+         the manifest's scratch) and about {:.1} GB of host memory",
+        device / 1e9,
+        device / n as f64,
+        host / 1e9
     )
 }
 

@@ -112,13 +112,17 @@ fn the_memory_skip_says_what_the_big_case_needs() {
     assert!((12.0..12.01).contains(&per_element), "{per_element}");
     let sizes = [1, 1025, PAST_2_28, PAST_2_31];
     let h200 = fit_memory(&m, &sizes, 150_000_000_000);
-    assert_eq!(h200, Fitted { sizes: sizes.to_vec(), skipped: vec![] });
+    assert_eq!((h200.sizes.as_slice(), h200.skipped.len()), (&sizes[..], 0));
+    assert_eq!(h200.notes.len(), 2, "what each large size needs");
+    assert!(h200.notes[1].contains("25.8 GB of device memory"), "{}", h200.notes[1]);
     let small = fit_memory(&m, &sizes, 16_000_000_000);
     assert_eq!(small.sizes, vec![1, 1025, PAST_2_28]);
     assert_eq!(small.skipped.len(), 1);
     let line = &small.skipped[0];
-    assert!(line.starts_with("n = 2147484648 (past 2^31) skipped for memory: the case needs about 25.8 GB"), "{line}");
-    assert!(line.contains("of the GPU's 16.0 GB") && line.contains("51.6 GB of host memory"), "{line}");
+    let start = "n = 2147484648 (past 2^31, one data family) skipped for memory: the case needs about 25.8 GB";
+    assert!(line.starts_with(start), "{line}");
+    // Host: the input twice (4 + 4 bytes) and the output three times (3 x 8 bytes) per element.
+    assert!(line.contains("of the GPU's 16.0 GB") && line.contains("68.7 GB of host memory"), "{line}");
     // A size the user asked for is never skipped here (it is refused later, as before).
     assert_eq!(fit_memory(&m, &[1 << 31], 1_000).sizes, vec![1 << 31]);
     // A big scratch counts.

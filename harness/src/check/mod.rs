@@ -97,7 +97,7 @@ pub fn run(args: &CheckArgs) -> Result<bool> {
         }
     };
     let fitted = extra_sizes::fit_memory(&manifest, &sizes, gpu.info().total_memory);
-    fitted.skipped.iter().for_each(|line| println!("check: {line}"));
+    fitted.notes.iter().chain(&fitted.skipped).for_each(|line| println!("check: {line}"));
     let sizes = fitted.sizes;
     crate::sweep::check_sizes(&sizes, Some(gpu.info().total_memory))?;
     if args.sanitize_child {

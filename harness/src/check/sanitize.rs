@@ -172,3 +172,81 @@ fn tool_line(tool: Tool, cases: &[CaseEntry], problems: &[String], tally: &ToolT
         ),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sanitize::attribute::CaseFinding;
+
+    fn finding(source: &str, text: &str) -> CaseFinding {
+        CaseFinding {
+            source: source.into(),
+            kind: if source == MODEL { "model_mismatch".into() } else { "Precise".into() },
+            level: "error".into(),
+            text: text.into(),
+            function: None,
+            location: None,
+        }
+    }
+
+    fn case(size: &str, verdict: CaseVerdict, findings: Vec<CaseFinding>) -> CaseEntry {
+        CaseEntry {
+            primitive: "scan".into(),
+            variant: "user.exclusive.i32".into(),
+            size: size.into(),
+            n: size.parse().unwrap_or(0),
+            family: "small_ints".into(),
+            seed: "0x1".into(),
+            tool: "memcheck".into(),
+            verdict,
+            findings,
+            warnings: Vec::new(),
+            log: "log".into(),
+        }
+    }
+
+    #[test]
+    fn a_wrong_answer_is_not_the_tools_finding() {
+        let wrong_only = vec![
+            case("33", CaseVerdict::Clean, vec![]),
+            case("257", CaseVerdict::Findings, vec![finding(MODEL, "scan/user n=257 index=256 expected=1 got=0")]),
+        ];
+        let tally = ToolTally::of(&wrong_only);
+        assert!(tally.tool_dirty.is_empty());
+        assert_eq!(tally.wrong.len(), 1);
+        let line = tool_line(Tool::Memcheck, &wrong_only, &[], &tally, Path::new("m.log"));
+        assert!(
+            line.starts_with("memcheck: clean on 2 cases; wrong answers (not the tool's finding) in 1 case(s)"),
+            "{line}"
+        );
+        assert!(line.contains("n=257 family=small_ints: error model_mismatch: scan/user n=257"), "{line}");
+
+        let both = vec![
+            case("33", CaseVerdict::Findings, vec![finding("sanitizer", "Invalid __global__ read of size 4")]),
+            case("257", CaseVerdict::Findings, vec![finding(MODEL, "wrong"), finding("sanitizer", "uninitialized")]),
+            case("513", CaseVerdict::NotRun, vec![]),
+        ];
+        let tally = ToolTally::of(&both);
+        assert_eq!((tally.tool_dirty.len(), tally.wrong.len()), (3, 1));
+        let line = tool_line(Tool::Memcheck, &both, &[], &tally, Path::new("m.log"));
+        assert!(line.starts_with("memcheck: FAIL (3 of 3 cases; first: scan user.exclusive.i32 n=33"), "{line}");
+        assert!(line.contains("Invalid __global__ read") && line.contains("wrong answers"), "{line}");
+    }
+
+    #[test]
+    fn the_sanitizer_runs_two_families_at_each_chosen_size() {
+        let dir = crate::check::tests::folder();
+        let text = "primitive = \"scan\"\ncontract = \"exclusive.i32\"\n[module]\nptx = \"k.ptx\"\n\
+            [[launch]]\nkernel = \"scan3\"\nargs = [\"in\", \"out\", \"n\"]\ngrid = \"ceil_div(n, 1024)\"\nblock = \"256\"\n";
+        std::fs::write(dir.join("check.toml"), text).expect("manifest written");
+        let manifest = super::super::manifest::load(&dir.join("check.toml"), &[1, 1025], None).expect("valid");
+        let specs = sanitizer_specs(&manifest, &[1, 1025], 3);
+        let families: Vec<(usize, &str)> = specs.iter().map(|s| (s.id.n, s.id.family.as_str())).collect();
+        assert_eq!(
+            families,
+            vec![(1, "small_ints"), (1025, "small_ints"), (1, "full_range_i32"), (1025, "full_range_i32")]
+        );
+        let chosen: Vec<usize> = extra_sizes::manifest_sanitizer_sizes(&manifest).iter().map(|s| s.n).collect();
+        assert!(chosen.contains(&1024) && chosen.contains(&1025) && chosen.contains(&2049), "{chosen:?}");
+    }
+}
