@@ -34,6 +34,14 @@
 #   GALLERY_BUDGET          wall limit of the whole gallery, seconds (default none):
 #                           a run that would start after it is recorded NOT RUN,
 #                           and no run is given more than what is left
+#   GALLERY_SIZES           when set, --sizes for the plain checks of every entry
+#                           not named in GALLERY_FULL_IDS: such a run is named
+#                           `fast` in the table, not `check` (a quicker pass
+#                           when the device time cannot hold every default
+#                           check; the defaults' large sizes then run only for
+#                           the entries named in GALLERY_FULL_IDS)
+#   GALLERY_FULL_IDS        entries (ids as above) whose plain check keeps the
+#                           defaults when GALLERY_SIZES is set
 #   GALLERY_SANITIZE_SIZES  --sizes for the plain-check part of the --sanitize
 #                           runs (default: none, the defaults; the sanitizer
 #                           child always uses its own sizes)
@@ -99,15 +107,22 @@ jobs_file=$OUTDIR/jobs.txt
 k=0
 gpu_of() { echo "${GPU_LIST[$((k % ${#GPU_LIST[@]}))]}"; }
 # Each entry's runs side by side (its plain check, then its sanitizer run).
+full_defaults() {
+  local want
+  for want in ${GALLERY_FULL_IDS:-}; do [ "${1%%_*}" = "$want" ] || [ "$1" = "$want" ] && return 0; done
+  return 1
+}
 for id in "${entries[@]}"; do
-  echo "$id check $(gpu_of)" >>"$jobs_file"
+  plain=check
+  [ -n "${GALLERY_SIZES:-}" ] && ! full_defaults "$id" && plain=fast
+  echo "$id $plain $(gpu_of)" >>"$jobs_file"
   k=$((k + 1))
   wants_sanitize "$id" && { echo "$id sanitize $(gpu_of)" >>"$jobs_file"; k=$((k + 1)); }
 done
 
 START=$(date +%s)
 export H LIMIT BUDGET START GALLERY OUTDIR
-export GALLERY_SANITIZE_SIZES=${GALLERY_SANITIZE_SIZES:-}
+export GALLERY_SANITIZE_SIZES=${GALLERY_SANITIZE_SIZES:-} GALLERY_SIZES=${GALLERY_SIZES:-}
 
 # One run: writes OUTDIR/<id>/<run>.log and OUTDIR/<id>/<run>.row (one TSV row).
 run_one() {
@@ -130,6 +145,7 @@ run_one() {
     [ "$left" -lt "$limit" ] && limit=$left
   fi
   local args=(check --manifest "$GALLERY/$id/check.toml" --out "$dir/$run")
+  [ "$run" = fast ] && args+=(--sizes "$GALLERY_SIZES")
   if [ "$run" = sanitize ]; then
     args+=(--sanitize)
     [ -n "$GALLERY_SANITIZE_SIZES" ] && args+=(--sizes "$GALLERY_SANITIZE_SIZES")
