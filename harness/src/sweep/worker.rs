@@ -18,17 +18,17 @@ use anyhow::Result;
 use kernels::{Gpu, Poison};
 use std::time::Instant;
 
-/// Our kernels run twice up to this size; beyond it the host's share
-/// (generation, copies, comparison: about 1.6 s a case at 2^24) would
-/// dominate the sweep, and every schedule already ran all its levels but
-/// the last at the smaller sizes twice.
-pub const REPEAT_MAX_LEN: usize = 1 << 22;
+/// Our kernels run twice up to this size (262,145, one past the recursion
+/// level at 512^2, included); beyond it the host's share (generation,
+/// copies, comparison: about 1.6 s a case at 2^24) would dominate the sweep,
+/// and every schedule already ran all its levels but the last here twice.
+pub const REPEAT_MAX_LEN: usize = 300_000;
 /// The smallest size at which every multi-block schedule of ours has
 /// several blocks (the largest single-block tile is 4,096 items).
 pub const PERTURB_MIN_LEN: usize = 4097;
 /// Our kernels are perturbed up to this size (larger grids hold every SM
 /// many times over, so a share held for a moment changes little).
-pub const PERTURB_MAX_LEN: usize = 1 << 20;
+pub const PERTURB_MAX_LEN: usize = REPEAT_MAX_LEN;
 
 /// Which extra runs a case gets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -140,7 +140,7 @@ mod tests {
     fn our_small_cases_run_twice_and_multi_block_ones_are_perturbed() {
         assert_eq!(Runs::ours(1), Runs { repeat: true, perturb: false });
         assert_eq!(Runs::ours(262_145), Runs { repeat: true, perturb: true });
-        assert_eq!(Runs::ours(1 << 22), Runs { repeat: true, perturb: false });
+        assert_eq!(Runs::ours(1 << 22), Runs { repeat: false, perturb: false });
         assert_eq!(Runs::ours(1 << 28), Runs { repeat: false, perturb: false });
         assert_eq!(Runs::ours(262_145).count(), 3);
     }
