@@ -16,7 +16,7 @@ use crate::sanitize::parse::{CASE_MARKER, DONE_MARKER};
 use crate::sweep::case::{failure_line, CaseResult, Verdict};
 use crate::sweep::perturb::Perturber;
 use crate::sweep::raw::{self, RawSpec};
-use crate::sweep::watchdog::{self, case_deadline, report, runs_deadline, WorkerEvent};
+use crate::sweep::watchdog::{self, inputs_deadline, report, runs_deadline, WorkerEvent};
 use crate::sweep::worker::{run_checked, Runs};
 use crate::sweep::{gpu::gpu_error, SweepPlan};
 use anyhow::Result;
@@ -49,7 +49,7 @@ pub fn run(args: &CheckArgs, seed: u64, sizes: Vec<usize>, from: usize) -> Resul
     let mut scratch = Scratch::default();
     for (index, spec) in specs.iter().enumerate().skip(from) {
         let runs = runs_at(&manifest, spec.id.n);
-        let deadline = case_deadline(spec.id.n, runs.count());
+        let deadline = inputs_deadline(spec.id.n);
         report(&WorkerEvent::Start { index, id: spec.id.clone(), deadline_ms: deadline.as_millis() as u64 });
         let started = Instant::now();
         let verdict = run_case(&gpu, &manifest, &loaded, spec, &mut scratch, false, |gpu, run| {

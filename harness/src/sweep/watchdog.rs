@@ -55,24 +55,26 @@ pub enum WorkerEvent {
     Done,
 }
 
-/// How long one case may take: a fixed allowance for set-up plus time per
-/// element and run, generous for our slowest variants (a serial one-thread
-/// scan of 2^22 items; one float atomic per element at 2^28, 0.47 s) and for
-/// the host's share (input generation, the model, copies and the comparison,
-/// about 10-20 ns an element a run on the H200's host).
-pub fn case_deadline(n: usize, runs: u32) -> Duration {
-    const SETUP: Duration = Duration::from_secs(10);
-    const PER_ELEMENT_RUN_NS: u64 = 25;
-    SETUP + Duration::from_nanos((n as u64).saturating_mul(PER_ELEMENT_RUN_NS).saturating_mul(runs as u64 + 1))
+/// How long a case may take to make its inputs and the model's answer
+/// (host work only: no kernel has run yet). Generous, since nothing can hang
+/// here but the machine may be shared: the exact (rug) sums of 2^24 floats
+/// take seconds on their own.
+pub fn inputs_deadline(n: usize) -> Duration {
+    Duration::from_secs(120) + Duration::from_nanos((n as u64).saturating_mul(500))
 }
 
 /// How long the runs of a case whose inputs are ready may take (the
 /// launches, copies back and comparisons of `runs` runs): a kernel that
-/// hangs is caught this long after its launch, whatever the host needed to
-/// make its inputs (up to a minute at 2^31 elements).
+/// hangs is caught this long after the inputs were ready. It allows for our
+/// slowest variants (a serial one-thread scan of 2^22 items; one float
+/// atomic per element at 2^28, 0.47 s), for the host's share of each run
+/// (copies and comparison, about 10-20 ns an element on the H200's host,
+/// an exact rug sum per run for the float sums) and for a machine shared with
+/// other jobs: 30 s plus 25 ns an element a run (43 s for two runs at 2^28,
+/// 2 min at 2^31).
 pub fn runs_deadline(n: usize, runs: u32) -> Duration {
-    const SETUP: Duration = Duration::from_secs(10);
-    const PER_ELEMENT_RUN_NS: u64 = 10;
+    const SETUP: Duration = Duration::from_secs(30);
+    const PER_ELEMENT_RUN_NS: u64 = 25;
     SETUP + Duration::from_nanos((n as u64).saturating_mul(PER_ELEMENT_RUN_NS).saturating_mul(runs as u64))
 }
 

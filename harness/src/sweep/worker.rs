@@ -12,7 +12,7 @@
 use super::case::{CaseResult, Verdict};
 use super::gpu::{catalogue, gpu_error, GpuCase};
 use super::perturb::Perturber;
-use super::watchdog::{case_deadline, report, WorkerEvent};
+use super::watchdog::{inputs_deadline, report, runs_deadline, WorkerEvent};
 use super::SweepPlan;
 use anyhow::Result;
 use kernels::{Gpu, Poison};
@@ -102,8 +102,8 @@ fn perturbed(gpu: &Gpu, index: usize, perturber: &mut Perturber, mut run: impl F
 }
 
 /// The worker: runs the GPU catalogue of `plan` from case `from`, reporting
-/// each case as JSON lines ([`WorkerEvent`]). Perturbation is off under a
-/// sanitizer (it checks memory and ordering itself) and when `perturb` is false.
+/// each case as JSON lines ([`WorkerEvent`]). (Sanitizer children run their
+/// cases in process, once each and unperturbed: `run_gpu_cases_marked`.)
 pub fn run_worker(gpu: &Gpu, plan: &SweepPlan, from: usize) -> Result<()> {
     // Compile before the first case, so compilation never counts against a case's deadline.
     gpu.load_all()?;
@@ -112,7 +112,7 @@ pub fn run_worker(gpu: &Gpu, plan: &SweepPlan, from: usize) -> Result<()> {
     report(&WorkerEvent::Plan { cases: cases.len() });
     for (index, case) in cases.iter().enumerate().skip(from) {
         let runs = Runs::ours(case.id.n);
-        let deadline = case_deadline(case.id.n, runs.count());
+        let deadline = inputs_deadline(case.id.n);
         report(&WorkerEvent::Start { index, id: case.id.clone(), deadline_ms: deadline.as_millis() as u64 });
         let result = run_one(gpu, case, index, runs, perturber.as_mut());
         report(&WorkerEvent::Finish { index, result });
@@ -121,15 +121,18 @@ pub fn run_worker(gpu: &Gpu, plan: &SweepPlan, from: usize) -> Result<()> {
     Ok(())
 }
 
-/// One case of our catalogue with its digests.
+/// One case of our catalogue with its digests: its input and the model's
+/// answer first (host work, under the inputs' deadline), then its runs under
+/// their own deadline.
 fn run_one(gpu: &Gpu, case: &GpuCase, index: usize, runs: Runs, perturber: Option<&mut Perturber>) -> CaseResult {
     let started = Instant::now();
-    let verdict = run_checked(gpu, index, runs, perturber, || (case.run)(gpu));
-    let millis = started.elapsed().as_millis() as u64;
-    // The reference was prepared by the run (a cache hit): its digests say
-    // which input ran and which answer it was compared with.
+    // Makes (and keeps, for the runs) the input and the model's answer; its
+    // digests say which input ran and which answer it was compared with.
     let digest = (case.reference)().ok();
-    CaseResult::new(case.id.clone(), verdict, millis).with_digest(digest)
+    let deadline = runs_deadline(case.id.n, runs.count());
+    report(&WorkerEvent::Phase { deadline_ms: deadline.as_millis() as u64 });
+    let verdict = run_checked(gpu, index, runs, perturber, || (case.run)(gpu));
+    CaseResult::new(case.id.clone(), verdict, started.elapsed().as_millis() as u64).with_digest(digest)
 }
 
 #[cfg(test)]
