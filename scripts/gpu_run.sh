@@ -12,7 +12,12 @@
 # leaves receipts/ untouched and copies nothing, so no old receipt is ever
 # passed off as this run's.
 #
-#   scripts/gpu_run.sh info sweep sanitize mutants cub-build bench-quick nccl ncu check-examples gallery pack
+#   scripts/gpu_run.sh info sweep sanitize mutants cub-build bench-quick nccl ncu check-examples gallery pack bundle
+#
+# Device time: the full sweep takes about 7.5 minutes alone; run it alone (its
+# repeats and watchdog deadlines assume a machine it does not share with the
+# gallery), then `sanitize mutants` (about 1.5 minutes together), then the
+# gallery in calls of its own. End each call with `bundle`.
 #
 # `gallery` runs scripts/check_gallery.sh: every kernel of examples/check/bugs/
 # (user-kernel bugs and correct controls) through `harness check` with its
@@ -184,6 +189,12 @@ for s in "$@"; do
         "$1" cases verify "$2" | tee "$3"' _ "$H" "$d/triton-cases" "$d/triton-verify.txt" &&
         deliver check-triton "$d/triton-verify.txt" check-triton-verify.txt ;;
     pack) tar czf "$OUT/logs.tgz" "$LOGS" ;;
+    bundle)
+      # The device tool brings back only a few files a call: everything this
+      # script put in $OUT goes into one archive (the copies are removed; the
+      # receipts themselves are in receipts/ and in the archive).
+      (cd "$OUT" && files=$(ls -A | grep -vx 'bundle.tgz') && [ -n "$files" ] &&
+        tar czf bundle.tgz $files && rm -rf $files) ;;
     *) echo "unknown step $s"; status=1 ;;
   esac
 done
