@@ -7,7 +7,8 @@
 //! still run and are counted. A worker that dies during a case (a crash, a
 //! sticky driver error that exits) fails that case the same way.
 //!
-//! Protocol (worker stdout, one JSON object a line, nothing else on stdout):
+//! Protocol (worker stdout, one JSON object a line; any other line, such as
+//! a kernel's device printf, is passed on to stderr):
 //! `plan` (how many cases the catalogue has), then per case `start` (its id
 //! and deadline) and `finish` (its result), and `done` at the end.
 
@@ -228,8 +229,12 @@ fn run_worker(
                 return Ok(Ended::FailedAt(c.index));
             }
         };
-        let event: WorkerEvent = serde_json::from_str(&line)
-            .with_context(|| format!("the case worker printed a line that is not an event: {line}"))?;
+        // Anything else on the worker's stdout (a user kernel's device
+        // printf, flushed at its next synchronisation) is passed on, not an error.
+        let Ok(event) = serde_json::from_str::<WorkerEvent>(&line) else {
+            eprintln!("{line}");
+            continue;
+        };
         match event {
             WorkerEvent::Plan { cases } => {
                 if total.is_none() {

@@ -124,3 +124,12 @@ fn a_phase_restarts_the_clock_with_its_own_deadline() {
     assert!(failed[0].ends_with("got=did not finish within 3 s"), "{failed:?}");
     assert!(results[1].verdict.passed());
 }
+
+#[test]
+fn other_lines_on_the_workers_stdout_are_passed_on_not_an_error() {
+    // A user kernel's device printf reaches the worker's stdout between events.
+    let printf = "echo 'thread 0: partial 42'; echo '{not json'";
+    let results = supervise(&fake_worker(2, 0, printf), &mut Seen::default()).expect("supervised");
+    assert_eq!(results.len(), 2);
+    assert!(results.iter().all(|r| r.verdict.passed()));
+}
