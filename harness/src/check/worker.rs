@@ -60,6 +60,12 @@ pub fn run(args: &CheckArgs, seed: u64, sizes: Vec<usize>, from: usize) -> Resul
         });
         let result = CaseResult::new(spec.id.clone(), verdict, started.elapsed().as_millis() as u64);
         report(&WorkerEvent::Finish { index, result });
+        // A sticky error (an illegal address, a trap) breaks this context for
+        // every later case: leave, and the supervisor starts a new worker at
+        // the next case.
+        if gpu.synchronize().is_err() {
+            return Ok(true);
+        }
     }
     report(&WorkerEvent::Done);
     Ok(true)

@@ -164,8 +164,9 @@ struct Current {
 enum Ended {
     /// It reported `done`.
     Done,
-    /// Its case `index` failed it (timeout or death): go on after it.
-    FailedAt(usize),
+    /// It stopped before the end (a case timed out or it died during one,
+    /// or it left between two cases): a new worker goes on at this case.
+    ResumeAt(usize),
 }
 
 /// Runs every case through workers: one worker normally, a new one after
@@ -179,8 +180,8 @@ pub fn supervise(worker: &Worker, listener: &mut dyn Listener) -> Result<Vec<Cas
         let (child, lines) = worker.spawn(from)?;
         match run_worker(worker, child, &lines, from, &mut total, &mut results, listener)? {
             Ended::Done => return Ok(results),
-            Ended::FailedAt(index) => {
-                from = index + 1;
+            Ended::ResumeAt(next) => {
+                from = next;
                 if total.is_some_and(|t| from >= t) {
                     return Ok(results);
                 }
@@ -199,12 +200,15 @@ fn run_worker(
     results: &mut Vec<CaseResult>,
     listener: &mut dyn Listener,
 ) -> Result<Ended> {
-    let spawned = Instant::now();
+    // Between cases (and before the first) the worker gets the start-up
+    // deadline, counted from its last event.
+    let mut idle_since = Instant::now();
     let mut current: Option<Current> = None;
+    let mut next = from;
     loop {
         let wait = match &current {
             Some(c) => c.deadline.saturating_sub(c.started.elapsed()),
-            None => worker.startup.saturating_sub(spawned.elapsed()).max(Duration::from_millis(1)),
+            None => worker.startup.saturating_sub(idle_since.elapsed()).max(Duration::from_millis(1)),
         };
         let line = match lines.recv_timeout(wait) {
             Ok(line) => line,
@@ -216,17 +220,22 @@ fn run_worker(
                 let result = timed_out(c.id, c.deadline, c.started.elapsed().as_millis() as u64);
                 listener.finished(&result);
                 results.push(result);
-                return Ok(Ended::FailedAt(c.index));
+                return Ok(Ended::ResumeAt(c.index + 1));
             }
             Err(RecvTimeoutError::Disconnected) => {
                 let status = child.wait().map(|s| s.to_string()).unwrap_or_else(|e| format!("wait failed: {e}"));
                 let Some(c) = current else {
+                    // Left between two cases (say, its context broke): go on
+                    // with a new worker, unless it ran no case at all.
+                    if next > from {
+                        return Ok(Ended::ResumeAt(next));
+                    }
                     bail!("the case worker ended before its next case ({status}); it started at case {from}");
                 };
                 let result = died(c.id, &status, c.started.elapsed().as_millis() as u64);
                 listener.finished(&result);
                 results.push(result);
-                return Ok(Ended::FailedAt(c.index));
+                return Ok(Ended::ResumeAt(c.index + 1));
             }
         };
         // Anything else on the worker's stdout (a user kernel's device
@@ -256,8 +265,10 @@ fn run_worker(
                     c.started = Instant::now();
                 }
             }
-            WorkerEvent::Finish { result, .. } => {
+            WorkerEvent::Finish { index, result } => {
                 current = None;
+                idle_since = Instant::now();
+                next = index + 1;
                 listener.finished(&result);
                 results.push(result);
             }

@@ -133,3 +133,45 @@ fn other_lines_on_the_workers_stdout_are_passed_on_not_an_error() {
     assert_eq!(results.len(), 2);
     assert!(results.iter().all(|r| r.verdict.passed()));
 }
+
+#[test]
+fn a_worker_that_leaves_between_cases_is_followed_by_one_at_the_next_case() {
+    // The first worker leaves right after case 0 (as one whose context broke
+    // does); the second starts at case 1. Every case is run once, none fails.
+    let id = |i: usize| format!(r#"{{"primitive":"scan","variant":"v","size":"{i}","n":{i},"family":"f","seed":1}}"#);
+    let case = |i: usize| {
+        let inner = &id(i)[1..id(i).len() - 1];
+        format!(
+            r#"echo '{{"event":"start","index":{i},"id":{},"deadline_ms":5000}}'; echo '{{"event":"finish","index":{i},"result":{{{inner},"verdict":"pass","millis":1}}}}'"#,
+            id(i)
+        )
+    };
+    let script = format!(
+        r#"echo '{{"event":"plan","cases":3}}'
+if [ "$2" = 0 ]; then {}; exit 0; fi
+{}; {}; echo '{{"event":"done"}}'"#,
+        case(0),
+        case(1),
+        case(2)
+    );
+    let worker =
+        Worker { program: "sh".into(), args: vec!["-c".into(), script, "sh".into()], startup: Duration::from_secs(20) };
+    let results = supervise(&worker, &mut Seen::default()).expect("supervised");
+    assert_eq!(results.iter().map(|r| r.id.n).collect::<Vec<_>>(), vec![0, 1, 2]);
+    assert!(results.iter().all(|r| r.verdict.passed()));
+}
+
+#[test]
+fn the_start_up_deadline_counts_from_the_last_event_not_from_the_spawn() {
+    // Startup 1 s; case 0 takes 1.5 s, then the worker pauses 0.3 s before
+    // case 1: more than 1 s after the spawn, well within 1 s of its last event.
+    let misbehave = "sleep 1.5";
+    let mut worker = fake_worker(2, 0, misbehave);
+    worker.startup = Duration::from_secs(1);
+    worker.args[1] = worker.args[1]
+        .replace("  i=$((i+1))", "  i=$((i+1)); sleep 0.3")
+        .replace(r#"\"deadline_ms\":1000"#, r#"\"deadline_ms\":5000"#);
+    let results = supervise(&worker, &mut Seen::default()).expect("supervised");
+    assert_eq!(results.len(), 2);
+    assert!(results.iter().all(|r| r.verdict.passed()), "{:?}", failures(&results));
+}

@@ -116,6 +116,12 @@ pub fn run_worker(gpu: &Gpu, plan: &SweepPlan, from: usize) -> Result<()> {
         report(&WorkerEvent::Start { index, id: case.id.clone(), deadline_ms: deadline.as_millis() as u64 });
         let result = run_one(gpu, case, index, runs, perturber.as_mut());
         report(&WorkerEvent::Finish { index, result });
+        // A sticky error (an illegal address, a trap) breaks this context for
+        // every later case: leave, and the supervisor starts a new worker at
+        // the next case.
+        if gpu.synchronize().is_err() {
+            return Ok(());
+        }
     }
     report(&WorkerEvent::Done);
     Ok(())
