@@ -26,3 +26,20 @@ fn check_without_a_gpu_prints_the_cannot_run_line_and_exits_nonzero() {
         assert!(stdout.contains(valid), "{example}: the manifest was not validated first:\n{stdout}");
     }
 }
+
+#[test]
+fn the_binary_finds_the_nvrtc_that_make_installed_without_any_environment_variable() {
+    let root = format!("{}/..", env!("CARGO_MANIFEST_DIR"));
+    if !std::path::Path::new(&format!("{root}/.nvrtc/nvidia/cu13/lib/libnvrtc.so.13")).is_file() {
+        eprintln!("skipped (no NVRTC under .nvrtc/: `make` installs it)");
+        return;
+    }
+    let output = Command::new(env!("CARGO_BIN_EXE_harness"))
+        .env_remove("LD_LIBRARY_PATH")
+        .args(["check", "--manifest", &format!("{root}/examples/check/scan_cuda/check.toml"), "--validate-only"])
+        .output()
+        .expect("the harness runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&output.stderr));
+    assert!(stdout.contains("is valid: scan exclusive.i32"), "{stdout}");
+}

@@ -50,6 +50,7 @@ pub mod kernel_family;
 pub mod launch;
 pub mod lookback;
 pub mod mutant;
+pub mod nvrtc_location;
 pub mod plan_description;
 pub mod poison;
 pub mod policy;
