@@ -98,7 +98,8 @@ for s in "$@"; do
       d=$(stage_dir sweep)
       extra=()
       takes sweep --junit && extra+=(--junit "$LOGS/sweep.junit.xml")
-      step sweep 585 "$H" sweep --require-gpu --json "$d/sweep.json" "${extra[@]}" &&
+      # The gate requires the seed derived from the sources (receipts seed).
+      step sweep 585 "$H" sweep --require-gpu --seed "$("$H" receipts seed sweep)" --json "$d/sweep.json" "${extra[@]}" &&
         deliver sweep "$d/sweep.json" sweep.json receipts/sweep.json ;;
     sweep-quick)
       # A partial run: its receipt goes to $OUT only, never to receipts/.

@@ -48,8 +48,8 @@ pub enum Command {
 /// Options of `harness sweep`.
 #[derive(Debug, Args)]
 pub struct SweepArgs {
-    /// Seed of every generated input (when omitted: a full run derives it from the verdict hash,
-    /// as the receipt gate requires; any other run draws a fresh one; either is printed).
+    /// Seed of every generated input (when omitted: a fresh one, printed). A receipt for the
+    /// gate needs the seed derived from the verdict hash: `harness receipts seed sweep`.
     #[arg(long, value_parser = parse_seed)]
     pub seed: Option<u64>,
     /// Skip the largest sizes (2^24, 2^28) and use fewer random sizes.
@@ -95,10 +95,6 @@ pub struct SweepArgs {
     /// reduce and scan cases over all N through NCCL (needs libnccl.so: scripts/nccl_env.sh).
     #[arg(long, value_name = "N|all", value_parser = crate::multigpu::parse_gpus, conflicts_with = "cpu_only")]
     pub gpus: Option<crate::multigpu::GpuCount>,
-    /// Internal: run the GPU cases from this position on as a watchdog worker
-    /// (JSON lines on stdout; the parent `harness sweep` supervises it).
-    #[arg(long, hide = true, value_name = "K")]
-    pub worker_from: Option<usize>,
 }
 
 /// Options of `harness sanitize`.
@@ -307,6 +303,14 @@ pub enum ReceiptsAction {
         /// Write a JUnit XML report (one test case per gated receipt) to this path.
         #[arg(long, value_name = "PATH")]
         junit: Option<PathBuf>,
+    },
+    /// Print the seed a gated run of this binary's sources must use (`sweep` or `sanitize`):
+    /// derived from the verdict hash, so that a receipt re-keyed to other sources names the
+    /// wrong inputs. `harness sanitize` uses it by default; pass it to `harness sweep --seed`.
+    Seed {
+        /// The run: sweep or sanitize.
+        #[arg(value_parser = ["sweep", "sanitize"])]
+        purpose: String,
     },
     /// Print the verdict hash of the workspace (and of this binary's build), and the files it covers.
     Hash {

@@ -9,6 +9,7 @@ mod fixtures;
 mod junit;
 mod multigpu;
 mod mutants;
+mod nvrtc_path;
 mod progress;
 mod receipts;
 mod registry;
@@ -25,6 +26,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 fn main() -> ExitCode {
+    nvrtc_path::reexec_with_nvrtc();
     let cli = Cli::parse();
     match dispatch(cli.command) {
         Ok(true) => ExitCode::SUCCESS,
@@ -57,7 +59,7 @@ fn dispatch(command: Command) -> anyhow::Result<bool> {
                 primitives: args.primitives.iter().map(|p| p.name().to_string()).collect(),
                 tools,
                 sizes: args.sizes,
-                seed: args.seed.unwrap_or_else(verdict_hash::sanitize_seed),
+                seed: args.seed.unwrap_or_else(|| receipts::seed::gated_seed("sanitize")),
                 timeout: Duration::from_secs(args.timeout_secs),
                 jobs: args.jobs,
                 log_dir: args.log_dir,
@@ -77,7 +79,8 @@ fn dispatch(command: Command) -> anyhow::Result<bool> {
         Command::Fixtures(args) => fixtures::run(&args),
         Command::Receipts(args) => match args.action {
             ReceiptsAction::Hash { root, files } => {
-                let (hash, scoped) = verdict_hash::scope::verdict_hash_of(&root).map_err(anyhow::Error::msg)?;
+                let (hash, scoped) = verdict_hash::scope::verdict_hash_of(&root);
+                no_sources_at(&root, scoped.len())?;
                 println!("{hash}");
                 if hash != verdict_hash::VERDICT_HASH {
                     eprintln!(
@@ -92,9 +95,25 @@ fn dispatch(command: Command) -> anyhow::Result<bool> {
                 }
                 Ok(true)
             }
+            ReceiptsAction::Seed { purpose } => {
+                println!("{:#x}", receipts::seed::gated_seed(&purpose));
+                Ok(true)
+            }
             ReceiptsAction::Check { dir, root, junit } => receipts_check(&dir, &root, junit.as_deref()),
         },
     }
+}
+
+/// An error when `root` holds none of the sources the verdict hash covers
+/// (a wrong `--root`: the hash of nothing keys no receipt).
+fn no_sources_at(root: &std::path::Path, files: usize) -> anyhow::Result<()> {
+    if files == 0 {
+        anyhow::bail!(
+            "{} holds none of the sources the verdict hash covers (is it the workspace root?)",
+            root.display()
+        );
+    }
+    Ok(())
 }
 
 /// `harness receipts check`: the gate of `make verify`.
@@ -104,7 +123,8 @@ fn receipts_check(
     junit_path: Option<&std::path::Path>,
 ) -> anyhow::Result<bool> {
     let started = std::time::Instant::now();
-    let (current, files) = verdict_hash::of_tree(root)
+    let (current, files) = verdict_hash::of_tree(root);
+    no_sources_at(root, files)
         .map_err(|e| e.context("receipts check: run it from the workspace root or pass --root"))?;
     if current != verdict_hash::VERDICT_HASH {
         eprintln!(

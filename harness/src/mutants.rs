@@ -18,6 +18,9 @@ use serde::Serialize;
 use std::path::Path;
 use std::time::Duration;
 
+/// The fixed seed of every mutant run (reproducible tables).
+const MUTANT_SEED: u64 = 0x6d75_7461_6e74;
+
 /// What one check came to on one build. Only `Caught` is a catch; a check
 /// that did not compile, timed out or broke proved nothing either way.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -164,7 +167,7 @@ fn sweep_check(
         "--sizes".into(),
         sizes,
         "--seed".into(),
-        format!("{:#x}", crate::verdict_hash::mutants_seed()),
+        format!("{MUTANT_SEED:#x}"),
         "--mutant".into(),
         id.to_string(),
         "--json".into(),
@@ -195,10 +198,9 @@ fn sanitizer_check(
     timeout: Duration,
 ) -> Result<CheckVerdict> {
     let variants: Vec<String> = if m.variant.is_empty() { vec![] } else { vec![m.variant.to_string()] };
-    let plan = crate::sanitize::sanitizer_plan(m.primitive, m.sizes, crate::verdict_hash::mutants_seed(), &variants)?;
+    let plan = crate::sanitize::sanitizer_plan(m.primitive, m.sizes, MUTANT_SEED, &variants)?;
     let expected = crate::sanitize::expected_cases(&plan);
-    let child_args =
-        crate::sanitize::child_args(m.primitive, m.sizes, crate::verdict_hash::mutants_seed(), &variants, id);
+    let child_args = crate::sanitize::child_args(m.primitive, m.sizes, MUTANT_SEED, &variants, id);
     let job = Job { tool, primitive: m.primitive.to_string(), label: label.to_string(), child_args };
     let outcome = run_job(sanitizer, options, exe, &job, log_dir, timeout)?;
     let report = attribute(&outcome, &expected, PRINT_LIMIT);
@@ -490,7 +492,7 @@ pub fn run(args: &MutantsArgs) -> Result<bool> {
         control_verdicts.len()
     );
     let details = serde_json::json!({
-        "seed": format!("{:#x}", crate::verdict_hash::mutants_seed()),
+        "seed": format!("{MUTANT_SEED:#x}"),
         "sanitizer": sanitizer.as_ref().map(|(p, _)| p.display().to_string()),
         "options": sanitizer.as_ref().map(|(_, o)| o.summary()),
         "table_markdown": table.render_markdown(),

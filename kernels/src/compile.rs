@@ -19,30 +19,18 @@ pub fn compile_options(arch: &str, mutant: u32) -> Vec<String> {
     options
 }
 
-/// Whether `libnvrtc` can be loaded (cudarc panics on first use
-/// otherwise): by the loader's own search, else from where this project's
-/// set-up or pip installed it ([`crate::nvrtc_location`]). The error names
-/// every folder searched.
+/// Whether `libnvrtc` can be loaded; cudarc panics on first use otherwise.
 pub fn ensure_nvrtc() -> GpuResult<()> {
     // SAFETY: only tries to dlopen the library by its candidate names.
     if unsafe { nvrtc_sys::is_culib_present() } {
-        return Ok(());
+        Ok(())
+    } else {
+        Err(GpuError::NvrtcUnavailable {
+            reason: "libnvrtc.so (CUDA 13) not found on the loader path; install the \
+                     nvidia-cuda-nvrtc wheel (scripts/install_nvrtc.sh) or the CUDA toolkit"
+                .to_string(),
+        })
     }
-    let searched = match crate::nvrtc_location::preload() {
-        // SAFETY: as above; the preloaded library now answers its soname.
-        Ok(_) if unsafe { nvrtc_sys::is_culib_present() } => return Ok(()),
-        Ok(dir) => vec![dir],
-        Err(dirs) => dirs,
-    };
-    let searched: Vec<String> = searched.iter().map(|d| d.display().to_string()).collect();
-    Err(GpuError::NvrtcUnavailable {
-        reason: format!(
-            "libnvrtc.so.13 (CUDA 13) not found on the loader path nor in {}; install the \
-             nvidia-cuda-nvrtc wheel (scripts/install_nvrtc.sh, or `make`), the CUDA toolkit, or name \
-             its folder in PRIMLAB_NVRTC_DIR",
-            searched.join(", ")
-        ),
-    })
 }
 
 /// NVRTC's (major, minor) version.

@@ -4,18 +4,16 @@
 use crate::compile::{arch_name, cached_cubin, ensure_nvrtc, nvrtc_version};
 use crate::error::{DriverContext, GpuError, GpuResult};
 use crate::kernel_family::KernelFamily;
-use crate::poison::{ElementKind, Poison};
 use cudarc::driver::{
     result as driver, sys, CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtrMut, DeviceRepr,
 };
 use cudarc::nvrtc::Ptx;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-/// Every byte of an integer or opaque output buffer under the first poison
-/// ([`Poison::First`]). Any element still holding it after a run was never written.
-pub const POISON_BYTE: u8 = Poison::First.byte();
+/// Every byte of a poisoned output buffer. Any element still holding this
+/// pattern after a run was never written.
+pub const POISON_BYTE: u8 = 0xA5;
 
 /// How to open a [`Gpu`].
 #[derive(Debug, Clone, Copy, Default)]
@@ -64,8 +62,6 @@ pub struct Gpu {
     info: DeviceInfo,
     mutant: u32,
     modules: Mutex<HashMap<KernelFamily, Arc<CudaModule>>>,
-    /// Whether outputs get [`Poison::Second`] instead of the first.
-    second_poison: AtomicBool,
 }
 
 impl std::fmt::Debug for Gpu {
@@ -153,14 +149,7 @@ impl Gpu {
             sm_clock_mhz: attribute(A::CU_DEVICE_ATTRIBUTE_CLOCK_RATE)? / 1000,
             memory_clock_mhz: attribute(A::CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE)? / 1000,
         };
-        Ok(Gpu {
-            ctx,
-            stream,
-            info,
-            mutant: options.mutant,
-            modules: Mutex::new(HashMap::new()),
-            second_poison: AtomicBool::new(false),
-        })
+        Ok(Gpu { ctx, stream, info, mutant: options.mutant, modules: Mutex::new(HashMap::new()) })
     }
 
     /// Device and toolchain facts.
@@ -220,25 +209,9 @@ impl Gpu {
         self.stream.clone_dtoh(device).context(|| format!("downloading {} elements", device.len()))
     }
 
-    /// The poison that [`Gpu::alloc_poisoned`] and [`Gpu::poison`] write.
-    pub fn poison_kind(&self) -> Poison {
-        if self.second_poison.load(Ordering::Relaxed) {
-            Poison::Second
-        } else {
-            Poison::First
-        }
-    }
-
-    /// Chooses the poison of every later [`Gpu::alloc_poisoned`] and
-    /// [`Gpu::poison`] (the checker runs each case once under each).
-    pub fn set_poison(&self, poison: Poison) {
-        self.second_poison.store(poison == Poison::Second, Ordering::Relaxed);
-    }
-
-    /// A new device buffer of `len` elements, every element the current
-    /// poison of its type ([`Gpu::poison_kind`]; NaN for floats).
-    pub fn alloc_poisoned<T: DeviceRepr + 'static>(&self, len: usize) -> GpuResult<CudaSlice<T>> {
-        // SAFETY: the memory is fully written by the fill below before use.
+    /// A new device buffer of `len` elements, every byte [`POISON_BYTE`].
+    pub fn alloc_poisoned<T: DeviceRepr>(&self, len: usize) -> GpuResult<CudaSlice<T>> {
+        // SAFETY: the memory is fully written by the memset below before use.
         let mut buffer = unsafe { self.stream.alloc::<T>(len) }.context(|| format!("allocating {len} elements"))?;
         self.poison(&mut buffer)?;
         Ok(buffer)
@@ -257,50 +230,21 @@ impl Gpu {
         self.stream.alloc_zeros::<T>(len).context(|| format!("allocating {len} zeroed elements"))
     }
 
-    /// Fills every element of `buffer` with the current poison of its type
-    /// (stream-ordered).
-    pub fn poison<T: DeviceRepr + 'static>(&self, buffer: &mut CudaSlice<T>) -> GpuResult<()> {
-        self.fill_pattern(buffer, &self.poison_kind().pattern(ElementKind::of::<T>()))
-    }
-
-    /// Fills `buffer` with `pattern` (1, 2, 4 or 8 bytes, repeated; its
-    /// length must divide the buffer's byte length), stream-ordered.
-    pub fn fill_pattern<T: DeviceRepr>(&self, buffer: &mut CudaSlice<T>, pattern: &[u8]) -> GpuResult<()> {
-        let bytes = buffer.len() * std::mem::size_of::<T>();
-        if bytes == 0 {
-            return Ok(());
-        }
-        let stream = self.stream.cu_stream();
-        let (ptr, _record) = buffer.device_ptr_mut(&self.stream);
-        let what = || format!("filling {bytes} bytes with the pattern {pattern:02x?}");
-        // SAFETY: `ptr` addresses `bytes` bytes of a live allocation, and each
-        // memset writes `bytes / width` elements of `width` bytes.
-        unsafe {
-            match *pattern {
-                [b] => sys::cuMemsetD8Async(ptr, b, bytes, stream).result(),
-                [a, b] => sys::cuMemsetD16Async(ptr, u16::from_le_bytes([a, b]), bytes / 2, stream).result(),
-                [a, b, c, d] => {
-                    sys::cuMemsetD32Async(ptr, u32::from_le_bytes([a, b, c, d]), bytes / 4, stream).result()
-                }
-                _ => {
-                    // No 64-bit memset exists: a 2-D memset of 32-bit words
-                    // writes the low word at every even and the high word at
-                    // every odd position (pitch 8 bytes, one row per element).
-                    let (low, high) = pattern.split_at(4);
-                    let word = |w: &[u8]| u32::from_le_bytes([w[0], w[1], w[2], w[3]]);
-                    let rows = bytes / 8;
-                    sys::cuMemsetD2D32Async(ptr, 8, word(low), 1, rows, stream)
-                        .result()
-                        .and_then(|_| sys::cuMemsetD2D32Async(ptr + 4, 8, word(high), 1, rows, stream).result())
-                }
-            }
-        }
-        .context(what)
+    /// Fills every byte of `buffer` with [`POISON_BYTE`] (stream-ordered).
+    pub fn poison<T: DeviceRepr>(&self, buffer: &mut CudaSlice<T>) -> GpuResult<()> {
+        self.memset_bytes(buffer, POISON_BYTE)
     }
 
     /// Fills every byte of `buffer` with `byte` (stream-ordered).
     pub fn memset_bytes<T: DeviceRepr>(&self, buffer: &mut CudaSlice<T>, byte: u8) -> GpuResult<()> {
-        self.fill_pattern(buffer, &[byte])
+        let bytes = buffer.len() * std::mem::size_of::<T>();
+        if bytes == 0 {
+            return Ok(());
+        }
+        let (ptr, _record) = buffer.device_ptr_mut(&self.stream);
+        // SAFETY: `ptr` addresses `bytes` bytes of a live allocation.
+        unsafe { driver::memset_d8_async(ptr, byte, bytes, self.stream.cu_stream()) }
+            .context(|| format!("memset of {bytes} bytes"))
     }
 
     /// Waits for all work on the stream.

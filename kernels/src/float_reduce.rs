@@ -159,8 +159,7 @@ impl FloatReduceVariant {
     /// relative 1e-9; the harness may recompute it exactly from
     /// [`FloatReduceVariant::tree_depth`]):
     /// * fixed-order trees: `gamma_D sum|x|`;
-    /// * atomic variants: `min(gamma_D, (n - 1) u / (1 + u)) sum|x| + 2 n 2^-126`
-    ///   (float atomics flush subnormal inputs and results to zero);
+    /// * atomic variants: `min(gamma_D, (n - 1) u / (1 + u)) sum|x|`;
     /// * Compensated: `u |S| + 2 gamma_{2D} gamma_D sum|x|`. Derivation: the
     ///   `s` values form the plain tree, and each node's Fast2Sum error `e`
     ///   (exact: `|a.s| >= |b.s|` is tested) satisfies `|e| <= u |t|`, so
@@ -178,10 +177,7 @@ impl FloatReduceVariant {
             }
             FloatReduceVariant::AtomicPerElement | FloatReduceVariant::AtomicPerBlock => {
                 let order_free = if n <= 1 { 0.0 } else { (n - 1) as f64 * U_F32 / (1.0 + U_F32) };
-                // `atom.add.f32` flushes subnormal inputs and results to
-                // sign-preserving zero (PTX ISA): each of at most n atomic
-                // additions may drop up to two values below 2^-126.
-                gamma(d).min(order_free) * sum_abs + 2.0 * n as f64 * f32::MIN_POSITIVE as f64
+                gamma(d).min(order_free) * sum_abs
             }
             FloatReduceVariant::FixedTree | FloatReduceVariant::TwoPass => gamma(d) * sum_abs,
         };

@@ -102,7 +102,7 @@ mod sealed {
 }
 
 /// A histogram sample type: int32 or f32.
-pub trait HistogramSample: DeviceRepr + Copy + sealed::Sealed + 'static {
+pub trait HistogramSample: DeviceRepr + Copy + sealed::Sealed {
     /// The kernel parameter built from the spec.
     type Bins: DeviceRepr + Copy + std::fmt::Debug;
     /// Primitive name used in errors, e.g. `histogram_even_i32`.

@@ -93,7 +93,7 @@ impl ReduceVariant {
 /// [`AffineMap`] (composed in order). Sealed: the kernels exist for these two.
 pub trait ReduceElement: DeviceRepr + Copy + int_element::Sealed {
     /// The result and partial type: `i64` for `i32`, `AffineMap` for itself.
-    type Output: DeviceRepr + ValidAsZeroBits + Copy + std::fmt::Debug + PartialEq + 'static;
+    type Output: DeviceRepr + ValidAsZeroBits + Copy + std::fmt::Debug + PartialEq;
     /// The operator's identity: the result of an empty input.
     const IDENTITY: Self::Output;
     /// The primitive's name in errors and reports.

@@ -126,7 +126,7 @@ pub fn blelloch_levels(n: usize) -> usize {
 /// [`AffineMap`] (in-order compositions). Sealed: the kernels exist for these two.
 pub trait ScanElement: DeviceRepr + Copy + int_element::Sealed {
     /// The output element: `i64` for `i32`, `AffineMap` for itself.
-    type Output: DeviceRepr + ValidAsZeroBits + Copy + std::fmt::Debug + PartialEq + 'static;
+    type Output: DeviceRepr + ValidAsZeroBits + Copy + std::fmt::Debug + PartialEq;
     /// The primitive's name in errors and reports.
     const PRIMITIVE: &'static str;
     /// Kernel-name suffix of the input type.

@@ -165,9 +165,9 @@ mod sealed {
 /// [`SegmentedArgMaxF32`].
 pub trait SegmentedOp: sealed::Sealed {
     /// Input element type.
-    type Input: DeviceRepr + Copy + Default + 'static;
+    type Input: DeviceRepr + Copy + Default;
     /// Per-segment device result type.
-    type Output: DeviceRepr + Copy + 'static;
+    type Output: DeviceRepr + Copy;
     /// Kernel-name suffix, e.g. `sum_f32`.
     const NAME: &'static str;
     /// Primitive name used in errors and reports, e.g. `segmented_sum_f32`.

@@ -13,7 +13,7 @@ use crate::registry::Primitive;
 #[cfg(test)]
 use crate::sweep::case::CaseId;
 use crate::sweep::case::{failure_line, Verdict};
-use crate::sweep::raw::{Contract, RawSpec};
+use crate::sweep::raw::{Contract, RawSpec, Value};
 use crate::sweep::SweepPlan;
 use anyhow::{anyhow, bail, Result};
 use std::path::Path;
@@ -75,7 +75,11 @@ pub fn verify_spec(dir: &Path, i: usize, contract: &Contract, spec: &RawSpec, li
         Err(e) => return Verdict::fail("the case's entry", e, "catalogue"),
     };
     if &want != listed {
-        return Verdict::fail(format!("{} as the catalogue lists it", want.case), "another index entry", "index");
+        return Verdict::fail(
+            format!("{} as the catalogue lists it", want.case),
+            difference(contract, &want, listed),
+            "index",
+        );
     }
     let mut got = Vec::new();
     for (buffer, entry) in contract.outputs.iter().zip(&want.outputs) {
@@ -95,6 +99,23 @@ pub fn verify_spec(dir: &Path, i: usize, contract: &Contract, spec: &RawSpec, li
         }
     }
     contract.compare(&data, &got)
+}
+
+/// What differs between the regenerated index entry and the listed one:
+/// the first parameter that does (read as its contract type), or the entry.
+fn difference(contract: &Contract, want: &CaseEntry, listed: &CaseEntry) -> String {
+    if want.params.len() != listed.params.len() {
+        return format!("{} parameters where the contract has {}", listed.params.len(), want.params.len());
+    }
+    for ((param, w), l) in contract.params.iter().zip(&want.params).zip(&listed.params) {
+        if w != l {
+            return match Value::from_json(param.dtype, &l.value) {
+                Ok(_) => format!("parameter {} = {} where the catalogue has {}", param.name, l.value, w.value),
+                Err(e) => format!("parameter {}: {e}", param.name),
+            };
+        }
+    }
+    "another index entry".into()
 }
 
 /// The verdict of the case named `name` (e.g. `c00012`) of the export in `dir`.

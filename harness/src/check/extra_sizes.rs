@@ -2,7 +2,7 @@
 //!
 //! * by default one size just past 2^28 ([`PAST_2_28`]) and a large-offset case past 2^31
 //!   elements ([`PAST_2_31`], where a signed 32-bit index or byte offset wraps; one data family
-//!   there, see [`crate::sweep::raw::LARGE_OFFSET`]), each skipped with a message when the
+//!   there, see [`super::catalogue::LARGE_OFFSET`]), each skipped with a message when the
 //!   GPU's memory cannot hold the case ([`fit_memory`]);
 //! * under `--sanitize`, sizes chosen from the manifest's launch grids ([`sanitizer_sizes`]):
 //!   every launch with one block, several blocks, a partial last block and only full blocks.

@@ -4,7 +4,7 @@
 //! * Every output sits between guard elements ([`GUARD_ELEMENTS`] before,
 //!   and after its last element as many more) and is filled, guards
 //!   included, with the current poison of its type before each run (NaN for
-//!   floats, see `kernels::Poison`): an element never written fails the
+//!   floats, see [`super::poison::Poison`]): an element never written fails the
 //!   comparison, and a write before or past the output changes a guard
 //!   (checks `guard before` and `guard after`). An output's elements past the
 //!   model's output (compaction writes the kept items first) must stay
@@ -21,12 +21,13 @@
 
 use super::manifest::{at, Arg, Manifest};
 use super::module::Image;
+use super::poison::{fill_pattern, ElementKind, Poison};
 use crate::sweep::case::Verdict;
 use crate::sweep::gpu::gpu_error;
 use crate::sweep::raw::{Array, Buffer, RawCase, Value};
 use cudarc::driver::{CudaFunction, CudaSlice, PushKernelArg};
 use cudarc::nvrtc::Ptx;
-use kernels::{Gpu, GpuResult, Poison};
+use kernels::{Gpu, GpuResult};
 
 /// A driver error with what was being done.
 fn driver<T>(result: Result<T, cudarc::driver::DriverError>, what: impl FnOnce() -> String) -> GpuResult<T> {
@@ -82,9 +83,9 @@ impl Output {
         Ok(Output { buffer: gpu.alloc_uninit::<u8>(buffer_bytes)?, front, elements, dtype: buffer.dtype })
     }
 
-    /// Fills all of it, guards included, with the Gpu's current poison.
-    fn poison(&mut self, gpu: &Gpu) -> GpuResult<()> {
-        gpu.fill_pattern(&mut self.buffer, &gpu.poison_kind().pattern(self.dtype.element_kind()))
+    /// Fills all of it, guards included, with `poison`.
+    fn poison(&mut self, gpu: &Gpu, poison: Poison) -> GpuResult<()> {
+        fill_pattern(gpu, &mut self.buffer, &poison.pattern(ElementKind::of_dtype(self.dtype)))
     }
 }
 
@@ -136,9 +137,9 @@ pub fn prepare(gpu: &Gpu, manifest: &Manifest, case: &RawCase, n: usize) -> GpuR
     Ok(Buffers { inputs, outputs, params: case.params.clone(), n })
 }
 
-/// Fills every output, guards included, with the Gpu's current poison.
-pub fn poison_outputs(gpu: &Gpu, buffers: &mut Buffers) -> GpuResult<()> {
-    buffers.outputs.iter_mut().try_for_each(|o| o.poison(gpu))
+/// Fills every output, guards included, with `poison`.
+pub fn poison_outputs(gpu: &Gpu, buffers: &mut Buffers, poison: Poison) -> GpuResult<()> {
+    buffers.outputs.iter_mut().try_for_each(|o| o.poison(gpu, poison))
 }
 
 /// Enqueues one run of the user's sequence: zeroes the `zero = true`
@@ -193,23 +194,26 @@ pub fn enqueue(
     Ok(())
 }
 
-/// Runs the sequence once on prepared buffers and compares the outputs
-/// (and their guards) with the model's.
-pub fn run_once(
-    gpu: &Gpu,
-    manifest: &Manifest,
-    loaded: &Loaded,
-    case: &RawCase,
-    buffers: &mut Buffers,
-    scratch: &mut Scratch,
-) -> Verdict {
-    let ran = poison_outputs(gpu, buffers)
+/// The buffers and module one run of a case needs.
+pub struct RunInputs<'a> {
+    /// The user's manifest.
+    pub manifest: &'a Manifest,
+    /// Its module, loaded.
+    pub loaded: &'a Loaded,
+    /// The case, with the model's outputs.
+    pub case: &'a RawCase,
+}
+
+/// Runs the sequence once on prepared buffers, their outputs filled with
+/// `poison` first, and compares the outputs (and their guards) with the model's.
+pub fn run_once(gpu: &Gpu, on: &RunInputs, buffers: &mut Buffers, scratch: &mut Scratch, poison: Poison) -> Verdict {
+    let (manifest, loaded, case) = (on.manifest, on.loaded, on.case);
+    let ran = poison_outputs(gpu, buffers, poison)
         .and_then(|_| enqueue(gpu, manifest, loaded, buffers, scratch))
         .and_then(|_| gpu.synchronize());
     if let Err(e) = ran {
         return gpu_error(&e);
     }
-    let poison = gpu.poison_kind();
     let mut got = Vec::new();
     for (k, (out, output)) in manifest.contract.outputs.iter().zip(&buffers.outputs).enumerate() {
         let bytes = match gpu.download(&output.buffer) {
@@ -241,7 +245,7 @@ pub struct Layout {
 /// the failure (`guard before`, `poison tail`, `guard after`).
 pub fn read_output(poison: Poison, out: &Buffer, layout: Layout, bytes: &[u8]) -> Result<Array, Verdict> {
     let size = out.dtype.size();
-    let kind = out.dtype.element_kind();
+    let kind = ElementKind::of_dtype(out.dtype);
     // `first_written` counts poison patterns (a byte for integers); bytes from here.
     let changed_byte = |bytes: &[u8]| poison.first_written(kind, bytes).map(|at| at * poison.pattern(kind).len());
     let (front, body) = bytes.split_at(layout.front.min(bytes.len()));

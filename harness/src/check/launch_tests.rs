@@ -9,7 +9,7 @@ const OUT_I64: Buffer = Buffer { role: "out", dtype: Dtype::Int64, len: Len::N }
 fn buffer(poison: Poison, out: &Buffer, elements: usize, values: &[u8]) -> (Vec<u8>, Layout) {
     let size = out.dtype.size();
     let front = front_guard_bytes(size);
-    let mut bytes = poison.fill(out.dtype.element_kind(), front + (elements + GUARD_ELEMENTS) * size);
+    let mut bytes = poison.fill(ElementKind::of_dtype(out.dtype), front + (elements + GUARD_ELEMENTS) * size);
     bytes[front..front + values.len()].copy_from_slice(values);
     (bytes, Layout { front, elements, model: elements })
 }

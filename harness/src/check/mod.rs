@@ -6,6 +6,7 @@
 
 pub mod args;
 pub mod bench;
+pub mod catalogue;
 pub mod cub;
 pub mod error;
 pub mod expr;
@@ -13,9 +14,13 @@ pub mod extra_sizes;
 pub mod launch;
 pub mod manifest;
 pub mod module;
+pub mod perturb;
+pub mod poison;
 pub mod report;
+pub mod runs;
 pub mod sanitize;
 pub mod summary;
+pub mod watchdog;
 pub mod worker;
 
 use crate::receipts::{MachineInfo, Receipt};

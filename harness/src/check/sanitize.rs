@@ -3,8 +3,8 @@
 //! grids (two data families each; scratch not zeroed left uninitialised), through the same job runner and finding attribution as
 //! `harness sanitize`; logs and XML go to `<out>/sanitize/`.
 
-use super::extra_sizes;
 use super::manifest::Manifest;
+use super::{catalogue, extra_sizes};
 use crate::sanitize::attribute::{attribute, CaseEntry, CaseFinding, CaseVerdict};
 use crate::sanitize::options::PRINT_LIMIT;
 use crate::sanitize::parse::Tool;
@@ -38,10 +38,10 @@ pub struct Sanitized {
 /// sizes the cases of the next family of the full catalogue, so that each size runs
 /// [`SANITIZER_FAMILIES`] data families where the contract has them.
 pub fn sanitizer_specs(manifest: &Manifest, sizes: &[usize], seed: u64) -> Vec<raw::RawSpec> {
-    let (primitive, contract, label) = (manifest.primitive, manifest.contract, manifest.name.as_str());
-    let mut specs = raw::catalogue(&SweepPlan::sanitizer(primitive, sizes, seed, &[]), primitive, contract, label);
-    let full = raw::catalogue(&SweepPlan::of_primitive(primitive, sizes, seed), primitive, contract, label);
-    let extra = raw::next_families(&specs, full, SANITIZER_FAMILIES - 1);
+    let primitive = manifest.primitive;
+    let mut specs = catalogue::cases(&SweepPlan::sanitizer(primitive, sizes, seed, &[]), manifest);
+    let full = catalogue::cases(&SweepPlan::of_primitive(primitive, sizes, seed), manifest);
+    let extra = catalogue::next_families(&specs, full, SANITIZER_FAMILIES - 1);
     specs.extend(extra);
     specs
 }

@@ -6,18 +6,19 @@
 //!
 //! In a worker each case runs twice on the same buffers, under the two
 //! poisons, and a case whose launches have more than one block runs a third
-//! time beside the schedule-perturbing kernel (`crate::sweep::worker`).
+//! time beside the schedule-perturbing kernel ([`super::runs`]).
 //! Scratch carries over from run to run and case to case.
 
 use super::args::CheckArgs;
 use super::launch::{self, Loaded, Scratch};
 use super::manifest::{at, Manifest};
+use super::perturb::Perturber;
+use super::poison::Poison;
+use super::runs::{run_checked, Runs};
+use super::watchdog::{self, inputs_deadline, report, runs_deadline, WorkerEvent};
 use crate::sanitize::parse::{CASE_MARKER, DONE_MARKER};
 use crate::sweep::case::{failure_line, CaseResult, Verdict};
-use crate::sweep::perturb::Perturber;
-use crate::sweep::raw::{self, RawSpec};
-use crate::sweep::watchdog::{self, inputs_deadline, report, runs_deadline, WorkerEvent};
-use crate::sweep::worker::{run_checked, Runs};
+use crate::sweep::raw::RawSpec;
 use crate::sweep::{gpu::gpu_error, SweepPlan};
 use anyhow::Result;
 use kernels::Gpu;
@@ -44,7 +45,7 @@ pub fn run(args: &CheckArgs, seed: u64, sizes: Vec<usize>, from: usize) -> Resul
     let loaded = launch::load(&gpu, &manifest)?;
     let mut perturber = Perturber::new(&gpu)?;
     let plan = SweepPlan::of_primitive(manifest.primitive, &sizes, seed);
-    let specs = raw::catalogue(&plan, manifest.primitive, manifest.contract, &manifest.name);
+    let specs = super::catalogue::cases(&plan, &manifest);
     report(&WorkerEvent::Plan { cases: specs.len() });
     let mut scratch = Scratch::default();
     for (index, spec) in specs.iter().enumerate().skip(from) {
@@ -81,7 +82,7 @@ fn run_case(
     spec: &RawSpec,
     scratch: &mut Scratch,
     fresh_uninit: bool,
-    runs: impl FnOnce(&Gpu, &mut dyn FnMut() -> Verdict) -> Verdict,
+    runs: impl FnOnce(&Gpu, &mut dyn FnMut(Poison) -> Verdict) -> Verdict,
 ) -> Verdict {
     let n = spec.id.n;
     let case = match (spec.make)() {
@@ -95,7 +96,8 @@ fn run_case(
     if let Err(e) = scratch.prepare(gpu, manifest, n, fresh_uninit) {
         return gpu_error(&e);
     }
-    runs(gpu, &mut || launch::run_once(gpu, manifest, loaded, &case, &mut buffers, scratch))
+    let on = launch::RunInputs { manifest, loaded, case: &case };
+    runs(gpu, &mut |poison| launch::run_once(gpu, &on, &mut buffers, scratch, poison))
 }
 
 /// Prints failures and progress as the supervised cases end.
@@ -160,7 +162,7 @@ pub fn run_sanitize_child(gpu: &Gpu, manifest: &Manifest, seed: u64, sizes: &[us
     for spec in &specs {
         say(&format!("{CASE_MARKER} {}", spec.id.marker()));
         watchdog.arm(&spec.id, watchdog::sanitized_case_deadline(spec.id.n));
-        let verdict = run_case(gpu, manifest, &loaded, spec, &mut scratch, true, |_, run| run());
+        let verdict = run_case(gpu, manifest, &loaded, spec, &mut scratch, true, |_, run| run(Poison::First));
         watchdog.disarm();
         if let Verdict::Fail(m) = &verdict {
             failed += 1;

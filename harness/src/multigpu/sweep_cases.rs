@@ -98,9 +98,7 @@ struct ShardedCase {
 fn sharded_cases(plan: &SweepPlan, explicit: bool, k: usize) -> Vec<ShardedCase> {
     let mut out = Vec::new();
     for n in sharded_sizes(plan, explicit, k) {
-        // The single-GPU edge families stay out of the sharded sweep (its cost is its own).
-        let families = int_families(plan, n).into_iter().filter(|f| !DataFamily::EDGE_INT_FAMILIES.contains(f));
-        for (f, family) in families.enumerate() {
+        for (f, family) in int_families(plan, n).into_iter().enumerate() {
             let seed = case_seed(plan.seed, "sharded", n, f);
             for (primitive, variant) in sharded_variants(k) {
                 if plan.wants_primitive(primitive) && plan.wants_variant(&variant) {

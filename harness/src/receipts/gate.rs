@@ -5,6 +5,7 @@
 //! sources (the verdict hash), with a tally equal to its verdicts.
 
 use super::coverage::{check_sanitize_coverage, check_sweep_coverage, CoverageReport};
+use super::seed::{seed_for, RECEIPTS_BEFORE_DERIVED_SEEDS, SEEDED};
 use super::Receipt;
 use crate::junit;
 use std::fmt;
@@ -17,7 +18,8 @@ pub const GATED: [(&str, &str); 3] =
 /// The command that refreshes the gated receipts on a GPU machine.
 pub const REFRESH_COMMAND: &str = "make build-release here, then on a GPU machine: \
     scripts/gpu_run.sh sweep sanitize mutants (full runs: ./target/release/harness sweep --require-gpu \
-    --json receipts/sweep.json, harness sanitize, harness mutants), and commit receipts/";
+    --seed $(./target/release/harness receipts seed sweep) --json receipts/sweep.json, harness sanitize, \
+    harness mutants), and commit receipts/";
 
 /// One reason the gate fails.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -157,12 +159,15 @@ pub fn check_gate(dir: &Path, current_hash: &str, only: Option<&[&str]>) -> Gate
 }
 
 /// Why the receipt's seed is not the one its sources derive, if it is not.
-/// The sweep's inputs are drawn from [`crate::verdict_hash::seed_for`] of
-/// the verdict hash, so a receipt re-keyed by hand to other sources names
-/// other inputs than theirs, and every input digest then disagrees.
+/// Gated inputs are drawn from [`seed_for`] of the verdict hash, so a
+/// receipt re-keyed by hand to other sources names other inputs than
+/// theirs (see [`super::seed`] for the one exempt hash).
 fn wrong_seed(receipt: &Receipt, current_hash: &str) -> Option<String> {
-    let purpose = crate::verdict_hash::SEEDED.iter().find(|p| **p == receipt.kind)?;
-    let want = crate::verdict_hash::seed_for(purpose, current_hash);
+    let purpose = SEEDED.iter().find(|p| **p == receipt.kind)?;
+    if current_hash == RECEIPTS_BEFORE_DERIVED_SEEDS {
+        return None;
+    }
+    let want = seed_for(purpose, current_hash);
     let got = super::coverage::seed_of(receipt.details.get("seed"));
     (got != Some(want)).then(|| {
         format!(
@@ -242,7 +247,7 @@ mod tests {
             }
         }
         let tally = Tally { passed: (gallery.len() + controls.len()) as u64, failed: 0, skipped: 0 };
-        let seed = crate::verdict_hash::seed_for("mutants", hash);
+        let seed = seed_for("mutants", hash);
         let details = serde_json::json!({
             "mutants": gallery.iter().map(|m| build(m, "caught")).collect::<Vec<_>>(),
             "controls": controls,
@@ -306,11 +311,11 @@ mod tests {
     #[test]
     fn a_receipt_re_keyed_by_hand_names_the_seed_of_other_sources() {
         let seeded = |kind: &str, hash: &str| {
-            let seed = crate::verdict_hash::seed_for(kind, hash);
+            let seed = seed_for(kind, hash);
             let details = serde_json::json!({"seed": format!("{seed:#x}")});
             Receipt::new(kind, MachineInfo::default(), Tally::default(), details)
         };
-        for kind in ["sweep", "sanitize", "mutants"] {
+        for kind in SEEDED {
             assert_eq!(wrong_seed(&seeded(kind, "new"), "new"), None, "{kind}");
             // The sources changed and only source_hash was edited: the seed is the old sources'.
             let why = wrong_seed(&seeded(kind, "old"), "new").expect("a re-keyed receipt");
@@ -319,7 +324,22 @@ mod tests {
             unseeded.details = serde_json::json!({});
             assert!(wrong_seed(&unseeded, "new").expect("no seed").contains("details.seed is missing"));
         }
-        assert_eq!(wrong_seed(&mutants_receipt("h"), "h"), None, "the mutants run draws its seed from its hash too");
+        assert_eq!(wrong_seed(&seeded("mutants", "old"), "new"), None, "harness mutants has a fixed seed of its own");
+    }
+
+    #[test]
+    fn only_the_receipts_made_before_the_rule_keep_their_own_seeds() {
+        let legacy = RECEIPTS_BEFORE_DERIVED_SEEDS;
+        let receipt = |kind: &str, seed: u64| {
+            let details = serde_json::json!({"seed": format!("{seed:#x}")});
+            Receipt::new(kind, MachineInfo::default(), Tally::default(), details)
+        };
+        for kind in SEEDED {
+            assert_eq!(wrong_seed(&receipt(kind, 0x5eed), legacy), None, "{kind}: made at the seed of its time");
+            // The same receipt for any other sources must carry their derived seed.
+            let other = format!("{}0", &legacy[..63]);
+            assert!(wrong_seed(&receipt(kind, 0x5eed), &other).is_some(), "{kind}");
+        }
     }
 
     #[test]

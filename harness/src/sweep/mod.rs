@@ -8,12 +8,9 @@ pub mod cpu;
 pub mod digest;
 pub mod float_check;
 pub mod gpu;
-pub mod perturb;
 pub mod raw;
 pub mod sizes;
 pub mod summary;
-pub mod watchdog;
-pub mod worker;
 
 use crate::cli::{SanitizeChildArgs, SweepArgs};
 use crate::junit;
@@ -206,10 +203,7 @@ fn check_variant_filters(args: &SweepArgs, seed: u64) -> Result<()> {
 /// could not run.
 pub fn run(args: &SweepArgs) -> Result<bool> {
     check_sizes(&args.sizes, None)?;
-    if let Some(from) = args.worker_from {
-        return run_as_worker(args, from);
-    }
-    let seed = args.seed.unwrap_or_else(|| crate::verdict_hash::sweep_seed(args));
+    let seed = args.seed.unwrap_or_else(fresh_seed);
     check_variant_filters(args, seed)?;
     println!("sweep: seed {seed:#x} (rerun with --seed {seed:#x})");
     let started = Instant::now();
@@ -298,7 +292,7 @@ pub fn run(args: &SweepArgs) -> Result<bool> {
             if args.mutant != 0 { format!(", MUTANT {}", args.mutant) } else { String::new() }
         );
         machine = Some(MachineInfo::collect(gpu));
-        gpu_results = run_supervised(args, &plan)?;
+        gpu_results = run_gpu_cases(gpu, &plan, args.max_failures_shown, false)?;
         summary::print_table("GPU kernels vs the model", &gpu_results);
     }
     // Every GPU case that could not run counts as skipped, never as passed.
@@ -407,95 +401,47 @@ fn junit_case(group: &str, r: &CaseResult, run_seed: u64) -> junit::TestCase {
     }
 }
 
-/// The sweep's watchdog worker: the GPU cases of the plan these arguments
-/// give (their `--seed` is always set by the parent), from case `from` on.
-fn run_as_worker(args: &SweepArgs, from: usize) -> Result<bool> {
-    let seed = args.seed.ok_or_else(|| anyhow::anyhow!("--worker-from needs --seed"))?;
-    let gpu = kernels::Gpu::open(kernels::GpuOptions { ordinal: 0, mutant: args.mutant })?;
-    worker::run_worker(&gpu, &SweepPlan::from_args(args, seed, true), from)?;
-    Ok(true)
-}
-
-/// The arguments that make a worker walk the same catalogue as `plan`.
-fn worker_args(args: &SweepArgs, plan: &SweepPlan) -> Vec<String> {
-    let mut child = vec!["sweep".to_string(), "--seed".into(), format!("{:#x}", plan.seed)];
-    child.extend(args.primitives.iter().flat_map(|p| ["--primitive".to_string(), p.name().to_string()]));
-    child.extend(args.variants.iter().flat_map(|v| ["--variant".to_string(), v.clone()]));
-    if !args.sizes.is_empty() {
-        let sizes: Vec<String> = args.sizes.iter().map(usize::to_string).collect();
-        child.extend(["--sizes".to_string(), sizes.join(",")]);
-    }
-    if args.quick {
-        child.push("--quick".into());
-    }
-    child.extend(["--mutant".to_string(), args.mutant.to_string()]);
-    child
-}
-
-/// Prints failures and progress as the supervised cases end.
-struct SweepListener {
-    progress: Option<Progress>,
-    seed: u64,
-    shown: usize,
-    max_shown: usize,
-}
-
-impl watchdog::Listener for SweepListener {
-    fn planned(&mut self, cases: usize) {
-        self.progress = Some(Progress::new("gpu sweep", cases as u64));
-    }
-
-    fn finished(&mut self, result: &CaseResult) {
-        let Some(p) = &self.progress else { return };
-        if let Verdict::Fail(m) = &result.verdict {
-            if self.shown < self.max_shown {
-                self.shown += 1;
-                p.println(&format!("FAIL {}\n     rerun: {}", failure_line(&result.id, m), result.id.repro(self.seed)));
-            }
-        }
-        p.step(&result.id.marker());
-    }
-}
-
-/// Runs the GPU catalogue of `plan` in watchdog workers (a case past its
-/// deadline fails and the rest go on in a new worker).
-fn run_supervised(args: &SweepArgs, plan: &SweepPlan) -> Result<Vec<CaseResult>> {
-    let worker = watchdog::Worker::of_self(worker_args(args, plan))?;
-    let mut listener = SweepListener { progress: None, seed: plan.seed, shown: 0, max_shown: args.max_failures_shown };
-    let results = watchdog::supervise(&worker, &mut listener)?;
-    if let Some(p) = listener.progress {
-        p.finish();
-    }
-    Ok(results)
-}
-
-/// Runs the GPU catalogue of `plan` one case at a time inside a
-/// compute-sanitizer child: each case is announced on stdout (for the
-/// attribution of findings), each failure printed as `@@primlab fail <line>`,
-/// and a case past its deadline ends the process ([`watchdog::InProcess`]).
-pub fn run_gpu_cases_marked(gpu: &kernels::Gpu, plan: &SweepPlan) -> Result<Vec<CaseResult>> {
+/// Runs the GPU catalogue of `plan` one case at a time. With `markers`, each
+/// case is announced on stdout (for compute-sanitizer attribution) and each
+/// failure printed as `@@primlab fail <line>`.
+pub fn run_gpu_cases(gpu: &kernels::Gpu, plan: &SweepPlan, max_shown: usize, markers: bool) -> Result<Vec<CaseResult>> {
     let cases = gpu::catalogue(plan);
-    let watchdog = watchdog::InProcess::start();
+    let progress = if markers { None } else { Some(Progress::new("gpu sweep", cases.len() as u64)) };
     let mut results = Vec::with_capacity(cases.len());
+    let mut shown = 0;
     let stdout = std::io::stdout();
     for case in cases {
-        {
+        if markers {
             let mut out = stdout.lock();
             let _ = writeln!(out, "{} {}", crate::sanitize::parse::CASE_MARKER, case.id.marker());
             let _ = out.flush();
         }
-        watchdog.arm(&case.id, watchdog::sanitized_case_deadline(case.id.n));
         let started = Instant::now();
         let verdict = (case.run)(gpu);
-        watchdog.disarm();
         let millis = started.elapsed().as_millis() as u64;
+        // The reference was prepared by the run (a cache hit): its digests say
+        // which input ran and which answer it was compared with.
         let digest = (case.reference)().ok();
         if let Verdict::Fail(m) = &verdict {
-            let mut out = stdout.lock();
-            let _ = writeln!(out, "@@primlab fail {}", failure_line(&case.id, m));
-            let _ = out.flush();
+            let line = failure_line(&case.id, m);
+            if markers {
+                let mut out = stdout.lock();
+                let _ = writeln!(out, "@@primlab fail {line}");
+                let _ = out.flush();
+            } else if shown < max_shown {
+                shown += 1;
+                if let Some(p) = &progress {
+                    p.println(&format!("FAIL {line}\n     rerun: {}", case.id.repro(plan.seed)));
+                }
+            }
+        }
+        if let Some(p) = &progress {
+            p.step(&case.id.marker());
         }
         results.push(CaseResult::new(case.id, verdict, millis).with_digest(digest));
+    }
+    if let Some(p) = progress {
+        p.finish();
     }
     Ok(results)
 }
@@ -511,7 +457,7 @@ pub fn run_sanitize_child(args: &SanitizeChildArgs) -> Result<bool> {
         gpu.module(*family)?;
     }
     let plan = SweepPlan::sanitizer(primitive, &args.sizes, args.seed, &args.variants);
-    let results = run_gpu_cases_marked(&gpu, &plan)?;
+    let results = run_gpu_cases(&gpu, &plan, 0, true)?;
     let failed = results.iter().filter(|r| matches!(r.verdict, Verdict::Fail(_))).count();
     println!("@@primlab done {} cases, {failed} failed", results.len());
     Ok(failed == 0)

@@ -11,32 +11,14 @@
 //! case catalogues and compares (sweep, sanitize, mutants, multi-GPU cases,
 //! registry), the build script, the manifests, `Cargo.lock` and the pinned
 //! toolchain. Out of scope: documentation (`*.md`), the bench, report and
-//! plot code, the command line's help text, and the root's `receipts/` and
-//! `fixtures/` (JSON no build reads). Folder names are skipped only at the
-//! root, as `.gitignore` does; links to files are hashed as their target,
-//! links to folders refused, and an empty scope is an error. A test holds
-//! cargo's dep-info of every crate to this scope (`dep_info_tests.rs`).
+//! plot code, the command line's help text, receipts and fixtures.
 
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 
-/// Names never walked at the repository root, as the `/name` lines of
-/// `.gitignore` and the result folders: build output, installed tools,
-/// results, the model's JSON fixtures (read by no build). Only at the root:
-/// a folder of the same name deeper down (`model/src/fixtures`, a
-/// `kernels/cuda/common/fixtures` of headers) is compiled like any other.
-const SKIPPED_AT_ROOT: [&str; 9] =
+/// Folders never walked: build output, VCS data, installed tools, results.
+const SKIPPED_DIRS: [&str; 9] =
     ["target", ".git", ".nvrtc", ".whl", "gpu-out", "gpu-logs", "receipts", "fixtures", ".gl"];
-
-/// Root names starting so are skipped too (`/.nvrtc.installing-*` of `.gitignore`).
-const SKIPPED_ROOT_PREFIX: &str = ".nvrtc.installing-";
-
-/// Whether the walk skips `name` in the folder `relative_dir` ("" at the root).
-fn skipped(relative_dir: &str, name: &str) -> bool {
-    // Version control data is never compiled, at any depth (submodules).
-    name == ".git"
-        || (relative_dir.is_empty() && (SKIPPED_AT_ROOT.contains(&name) || name.starts_with(SKIPPED_ROOT_PREFIX)))
-}
 
 /// CUDA sources under these prefixes do not decide a verdict of ours: the
 /// CUB baseline programs time, they do not check; the examples are users'.
@@ -66,29 +48,6 @@ const RUST_OUTSIDE_SCOPE: [&str; 3] = [
     "harness/src/multigpu/scaling_report.rs",
 ];
 
-/// Harness files compiled into the binary that deliberately do not decide a
-/// GPU verdict (a test holds every compiled file to the scope or this list):
-/// the bench, report and plots (timing, not verdicts), the receipt gate and
-/// `cases`/`check` (they judge, they do not run the gated catalogues), the
-/// command line, output helpers, and the scaling study's files.
-#[cfg(test)]
-pub const HARNESS_OUTSIDE_SCOPE: [&str; 14] = [
-    "harness/src/bench/",
-    "harness/src/report/",
-    "harness/src/receipts/",
-    "harness/src/cases/",
-    "harness/src/check/",
-    "harness/src/cli.rs",
-    "harness/src/main.rs",
-    "harness/src/junit.rs",
-    "harness/src/progress.rs",
-    "harness/src/fixtures.rs",
-    "harness/src/test_dir.rs",
-    "harness/src/bounded.rs",
-    "harness/assets/",
-    "harness/src/multigpu/scaling_",
-];
-
 /// Whether the file at `relative` (a `/`-separated path from the workspace
 /// root) is part of the verdict hash.
 pub fn in_scope(relative: &str) -> bool {
@@ -105,65 +64,41 @@ pub fn in_scope(relative: &str) -> bool {
     RUST_SCOPE.iter().any(|(prefix, extensions)| relative.starts_with(prefix) && extensions.contains(&extension))
 }
 
-/// Every file of the tree at `root` in scope, as sorted relative paths. A
-/// link to a file counts as the file it names (the build and `include_str!`
-/// follow it); a link to a folder is refused, as is a tree with no file in scope.
-pub fn scoped_files(root: &Path) -> Result<Vec<String>, String> {
+/// Every file of the tree at `root` in scope, as sorted relative paths.
+pub fn scoped_files(root: &Path) -> Vec<String> {
     let mut files = Vec::new();
-    walk(root, "", &mut files)?;
+    walk(root, root, &mut files);
     files.retain(|f| in_scope(f));
     files.sort();
-    if files.is_empty() {
-        return Err(format!(
-            "{} holds none of the sources the verdict hash covers (is it the workspace root?)",
-            root.display()
-        ));
-    }
-    Ok(files)
+    files
 }
 
-fn walk(root: &Path, relative_dir: &str, out: &mut Vec<String>) -> Result<(), String> {
-    let dir = root.join(relative_dir);
-    let entries = std::fs::read_dir(&dir).map_err(|e| format!("reading {}: {e}", dir.display()))?;
-    for entry in entries {
-        let entry = entry.map_err(|e| format!("reading {}: {e}", dir.display()))?;
+fn walk(root: &Path, dir: &Path, out: &mut Vec<String>) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        let path = entry.path();
         let name = entry.file_name().to_string_lossy().to_string();
-        if skipped(relative_dir, &name) {
-            continue;
-        }
-        let relative = if relative_dir.is_empty() { name.clone() } else { format!("{relative_dir}/{name}") };
-        let kind = entry.file_type().map_err(|e| format!("reading {relative}: {e}"))?;
+        let Ok(kind) = entry.file_type() else { continue };
         if kind.is_dir() {
-            walk(root, &relative, out)?;
+            if !SKIPPED_DIRS.contains(&name.as_str()) {
+                walk(root, &path, out);
+            }
         } else if kind.is_file() {
-            out.push(relative);
-        } else if kind.is_symlink() {
-            match std::fs::metadata(entry.path()) {
-                Ok(target) if target.is_file() => out.push(relative),
-                Ok(target) if target.is_dir() => {
-                    return Err(format!(
-                        "{relative} is a link to a folder: the verdict hash does not follow folder links \
-                         (the build would); replace it with the folder or remove it"
-                    ))
-                }
-                // A dangling link or one to a device: refused where it would count.
-                _ if in_scope(&relative) => return Err(format!("{relative} is a link to no regular file")),
-                _ => {}
+            if let Ok(relative) = path.strip_prefix(root) {
+                out.push(relative.to_string_lossy().replace('\\', "/"));
             }
         }
     }
-    Ok(())
 }
 
-/// SHA-256 (hex) over (path, length, bytes) of every file in scope, and
-/// their paths; an error when a file cannot be read or none is in scope.
-pub fn verdict_hash_of(root: &Path) -> Result<(String, Vec<PathBuf>), String> {
-    let files = scoped_files(root)?;
+/// SHA-256 (hex) over (path, length, bytes) of every file in scope.
+pub fn verdict_hash_of(root: &Path) -> (String, Vec<PathBuf>) {
+    let files = scoped_files(root);
     let mut hasher = Sha256::new();
     let mut read = Vec::with_capacity(files.len());
     for relative in &files {
         let path = root.join(relative);
-        let bytes = std::fs::read(&path).map_err(|e| format!("reading {}: {e}", path.display()))?;
+        let bytes = std::fs::read(&path).unwrap_or_default();
         hasher.update((relative.len() as u64).to_le_bytes());
         hasher.update(relative.as_bytes());
         hasher.update((bytes.len() as u64).to_le_bytes());
@@ -171,20 +106,5 @@ pub fn verdict_hash_of(root: &Path) -> Result<(String, Vec<PathBuf>), String> {
         read.push(path);
     }
     let hex = hasher.finalize().iter().map(|b| format!("{b:02x}")).collect();
-    Ok((hex, read))
-}
-
-/// The seed a receipt of `purpose` ("sweep", "sanitize") draws its inputs
-/// from, for sources of verdict hash `hash`: the first 8 bytes (big-endian)
-/// of SHA-256("primlab-seed/" purpose "/" hash). Other sources, other inputs.
-pub fn seed_for(purpose: &str, hash: &str) -> u64 {
-    let digest = Sha256::new()
-        .chain_update(b"primlab-seed/")
-        .chain_update(purpose)
-        .chain_update(b"/")
-        .chain_update(hash)
-        .finalize();
-    let mut first = [0u8; 8];
-    first.copy_from_slice(&digest[..8]);
-    u64::from_be_bytes(first)
+    (hex, read)
 }

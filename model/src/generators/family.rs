@@ -58,11 +58,6 @@ pub enum DataFamily {
     },
     /// Affine maps `(a odd, b)` uniform over u64 (the non-commutative operator's inputs).
     AffineMaps,
-    /// `i32::MIN` and `i32::MAX` alternating (the first from the seed).
-    AlternatingMinMax,
-    /// Runs of one value (mostly 1..=16 long, some up to 4096), values from
-    /// `{i32::MIN, -1, 0, 1, i32::MAX}` and full-range draws.
-    LongRuns,
 }
 
 impl DataFamily {
@@ -75,14 +70,9 @@ impl DataFamily {
         DataFamily::ManyTies,
     ];
 
-    /// The integer edge families (kept apart from [`DataFamily::INT_FAMILIES`], which the
-    /// fixtures and the conformance kinds enumerate).
-    pub const EDGE_INT_FAMILIES: [DataFamily; 2] = [DataFamily::AlternatingMinMax, DataFamily::LongRuns];
-
     /// Stable name: `small_ints`, `full_range_i32`, `sorted`, `reversed`, `many_ties`,
     /// `uniform_float`, `ill_conditioned_<cond as {:e}>` (e.g. `ill_conditioned_1e30`),
-    /// `softmax_rows_<mask>` (e.g. `softmax_rows_random_masks`), `affine_maps`,
-    /// `alternating_min_max`, `long_runs`.
+    /// `softmax_rows_<mask>` (e.g. `softmax_rows_random_masks`), `affine_maps`.
     pub fn name(&self) -> String {
         match self {
             DataFamily::SmallInts => "small_ints".into(),
@@ -94,8 +84,6 @@ impl DataFamily {
             DataFamily::IllConditioned { condition } => format!("ill_conditioned_{condition:e}"),
             DataFamily::SoftmaxRows { mask } => format!("softmax_rows_{}", mask.name()),
             DataFamily::AffineMaps => "affine_maps".into(),
-            DataFamily::AlternatingMinMax => "alternating_min_max".into(),
-            DataFamily::LongRuns => "long_runs".into(),
         }
     }
 
@@ -113,8 +101,6 @@ impl DataFamily {
             "many_ties" => DataFamily::ManyTies,
             "uniform_float" => DataFamily::UniformFloat,
             "affine_maps" => DataFamily::AffineMaps,
-            "alternating_min_max" => DataFamily::AlternatingMinMax,
-            "long_runs" => DataFamily::LongRuns,
             other => {
                 if let Some(c) = other.strip_prefix("ill_conditioned_") {
                     let condition: f64 = c.parse().map_err(|_| unknown())?;
@@ -131,7 +117,7 @@ impl DataFamily {
 
     /// `true` for the families [`crate::generators::ints`] generates.
     pub fn is_integer(&self) -> bool {
-        DataFamily::INT_FAMILIES.contains(self) || DataFamily::EDGE_INT_FAMILIES.contains(self)
+        DataFamily::INT_FAMILIES.contains(self)
     }
 }
 
@@ -142,7 +128,6 @@ mod tests {
     #[test]
     fn names_round_trip() {
         let mut all: Vec<DataFamily> = DataFamily::INT_FAMILIES.to_vec();
-        all.extend(DataFamily::EDGE_INT_FAMILIES);
         all.extend([
             DataFamily::UniformFloat,
             DataFamily::IllConditioned { condition: 1e30 },

@@ -1,10 +1,8 @@
 //! Seeded, reproducible input generators. Every input in the project comes from a printed
 //! `u64` seed through [`Rng`] (xoshiro256** seeded by splitmix64), so any failure reproduces
 //! forever from that seed. No generator ever returns an all-zero input (zeros hide unwritten
-//! outputs), except [`signed_zero_ties`], whose
-//! outputs are indices and counts.
+//! outputs).
 
-mod edges;
 mod family;
 mod floats;
 mod ill_conditioned;
@@ -12,11 +10,6 @@ mod ints;
 mod rng;
 mod softmax_rows;
 
-pub use edges::{
-    alternating_extremes, alternating_min_max, bin_edges_f32, f32_bin_edge, f32_bin_edge_values, float_edges,
-    long_runs, signed_zero_ties, softmax_edge_rows, sum_edges, FLOAT_EDGE_VALUES, LONG_RUN, SOFTMAX_EDGE_VALUES,
-    SUM_EDGE_MAX,
-};
 pub use family::{DataFamily, MaskPolicy};
 pub use floats::{affine_maps, segment_offsets, uniform_bf16, uniform_f32, uniform_f64};
 pub use ill_conditioned::{

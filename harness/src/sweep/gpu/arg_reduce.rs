@@ -8,7 +8,7 @@ use crate::sweep::compare;
 use crate::sweep::digest::Fingerprint;
 use crate::sweep::SweepPlan;
 use kernels::{ArgReduceVariant, ArgRowsVariant, Extremum, GpuError};
-use model::generators::{alternating_extremes, float_edges, ints, signed_zero_ties, uniform_f32, DataFamily};
+use model::generators::{ints, uniform_f32, DataFamily};
 
 /// A named float input generator.
 pub(crate) type FloatFamily = (&'static str, fn(usize, u64) -> Vec<f32>);
@@ -25,16 +25,6 @@ pub(crate) fn float_families(plan: &SweepPlan, n: usize) -> &'static [FloatFamil
         &[("many_ties_f32", tied_floats)]
     } else if n >= 1 << 24 {
         &[("uniform_float", uniform_f32)]
-    } else if n <= super::EDGE_FAMILIES_MAX {
-        // The edge families last, so the others keep their seeds (by position). All finite:
-        // the contract rejects NaN and ±inf.
-        &[
-            ("uniform_float", uniform_f32),
-            ("many_ties_f32", tied_floats),
-            ("float_edges", float_edges),
-            ("signed_zero_ties", signed_zero_ties),
-            ("alternating_extremes", alternating_extremes),
-        ]
     } else {
         &[("uniform_float", uniform_f32), ("many_ties_f32", tied_floats)]
     }

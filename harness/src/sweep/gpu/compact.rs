@@ -7,8 +7,11 @@ use crate::sweep::case::Verdict;
 use crate::sweep::compare;
 use crate::sweep::digest::Fingerprint;
 use crate::sweep::SweepPlan;
-use kernels::{CompactVariant, Selector, SelectorKind};
+use kernels::{CompactVariant, Selector, SelectorKind, POISON_BYTE};
 use model::generators::{ints, Rng};
+
+/// The int32 value of a poisoned element.
+const POISON_I32: i32 = i32::from_ne_bytes([POISON_BYTE; 4]);
 
 /// One compaction input and the model's kept items under both selectors.
 pub(crate) struct CompactCase {
@@ -66,16 +69,16 @@ pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
                             if buffer.len() != n {
                                 return Verdict::fail(n, buffer.len(), "output buffer length");
                             }
-                            // The int32 value of an element under the poison this run used.
-                            let poison = i32::from_ne_bytes([gpu.poison_kind().byte(); 4]);
                             compare::all([
                                 compare::exact(expected, &buffer[..count], "kept items, in order"),
                                 // Nothing may be written past the count: the poison survives.
                                 compare::each(
                                     n - count,
                                     "poison past the count (a rejected item wrote)",
-                                    |i| buffer[count + i] == poison,
-                                    |i| (format!("poison {poison} at {}", count + i), buffer[count + i].to_string()),
+                                    |i| buffer[count + i] == POISON_I32,
+                                    |i| {
+                                        (format!("poison {POISON_I32} at {}", count + i), buffer[count + i].to_string())
+                                    },
                                 ),
                             ])
                         },

@@ -12,7 +12,6 @@
 //! same-sign large values that carry through the limbs; and a determinism
 //! case: several forced launch configurations and 1,000 runs of one input.
 
-use super::arg_reduce::FloatFamily;
 use super::{case_seed, gpu_error, id, sized_id, GpuCase, Inputs};
 use crate::sweep::case::Verdict;
 use crate::sweep::digest::Fingerprint;
@@ -20,9 +19,7 @@ use crate::sweep::SweepPlan;
 use half::bf16;
 use kernels::{ExactSumGrid, ExactSumPlan, ExactSumVariant, FloatElement};
 use model::exact::{correctly_rounded_sum_f32, BinnedAccumulator};
-use model::generators::{
-    alternating_extremes, float_edges, ill_conditioned_f32, signed_zero_ties, sum_edges, uniform_bf16, uniform_f32, Rng,
-};
+use model::generators::{ill_conditioned_f32, uniform_bf16, uniform_f32, Rng};
 use rayon::prelude::*;
 
 /// Largest n whose expectation is also computed by rug and compared.
@@ -180,24 +177,6 @@ pub(crate) fn ill_conditions(plan: &SweepPlan, n: usize) -> &'static [f64] {
     }
 }
 
-/// The edge families of the correctly rounded sum at `n`, up to [`super::EDGE_FAMILIES_MAX`]
-/// and not in sanitizer plans: `float_edges` and `alternating_extremes` hold ±largest finite
-/// (the contract defines an overflowing exact sum: ±inf), `sum_edges` cancels big pairs among
-/// subnormals, `signed_zero_ties` sums to +0.0 (both signs present). Family `f`'s seed is
-/// `case_seed(plan.seed, "exact_sum.edges", n, f)`.
-pub(crate) fn edge_families(plan: &SweepPlan, n: usize) -> &'static [FloatFamily] {
-    if plan.one_family || n > super::EDGE_FAMILIES_MAX {
-        &[]
-    } else {
-        &[
-            ("float_edges", float_edges),
-            ("sum_edges", sum_edges),
-            ("alternating_extremes", alternating_extremes),
-            ("signed_zero_ties", signed_zero_ties),
-        ]
-    }
-}
-
 /// Appends every correctly-rounded-sum case of `plan`.
 pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
     let variant = ExactSumVariant::CorrectlyRounded.name();
@@ -242,19 +221,6 @@ pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
                 &format!("ill_conditioned_{condition:e}"),
                 seed,
             );
-            out.push(
-                input.case(case_id, variant, expected_digest, |gpu, c| {
-                    run_on(gpu, ExactSumGrid::Auto, &c.x, &c.expected)
-                }),
-            );
-        }
-    }
-    for &n in &plan.sizes {
-        for (f, &(family, make)) in edge_families(plan, n).iter().enumerate() {
-            let seed = case_seed(plan.seed, "exact_sum.edges", n, f);
-            let input =
-                f32_inputs.input(format!("{n}/{family}/{seed}"), move || Ok(f32_case(make(n, seed))), digest_f32);
-            let case_id = sized_id("exact_sum", format!("{variant}.f32.{family}"), n, family, seed);
             out.push(
                 input.case(case_id, variant, expected_digest, |gpu, c| {
                     run_on(gpu, ExactSumGrid::Auto, &c.x, &c.expected)

@@ -8,7 +8,6 @@
 //! (`model::hardware::float_schedule`), after checking that the plan
 //! launched the grids the replay assumes.
 
-use super::arg_reduce::FloatFamily;
 use super::{case_seed, gpu_error, sized_id, GpuCase, Input, Inputs};
 use crate::sweep::case::CaseId;
 use crate::sweep::case::Verdict;
@@ -17,7 +16,7 @@ use crate::sweep::float_check::{check_replay, error_of, tree_bound};
 use crate::sweep::SweepPlan;
 use half::bf16;
 use kernels::{FloatElement, FloatReducePlan, FloatReduceVariant};
-use model::generators::{ill_conditioned_f32, sum_edges, uniform_bf16, uniform_f32};
+use model::generators::{ill_conditioned_f32, uniform_bf16, uniform_f32};
 #[cfg(test)]
 use model::hardware::float_schedule::FloatLaunch;
 use model::hardware::float_schedule::{replay_float_sum_planned, FloatInput, FloatTreeSchedule};
@@ -188,37 +187,6 @@ pub(crate) fn ill_conditions(plan: &SweepPlan, n: usize) -> &'static [f64] {
     }
 }
 
-/// The edge families of the f32 sums at `n`: `sum_edges` (±0.0, subnormals, runs, pairs of
-/// ±2^105 that cancel) up to [`super::EDGE_FAMILIES_MAX`], not in sanitizer plans. Not
-/// ±largest finite: two of them overflow in some orders, which neither the declared bounds nor
-/// the order-free bound cover. Family `f`'s seed is `case_seed(plan.seed, "float_reduce.edges", n, f)`.
-pub(crate) fn edge_families(plan: &SweepPlan, n: usize) -> &'static [FloatFamily] {
-    if plan.one_family || n > super::EDGE_FAMILIES_MAX {
-        &[]
-    } else {
-        &[("sum_edges", sum_edges)]
-    }
-}
-
-/// Every variant on the edge families, held to the same bounds (and replays) as the others.
-fn edge_cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
-    let inputs: Inputs<FloatCase<f32>> = Inputs::default();
-    for n in sizes(plan) {
-        for (f, &(family, make)) in edge_families(plan, n).iter().enumerate() {
-            let seed = case_seed(plan.seed, "float_reduce.edges", n, f);
-            let input = inputs.input(
-                format!("{n}/{family}/{seed}"),
-                move || Ok(FloatCase::new(make(n, seed))),
-                |c| Fingerprint::new().f32s(&c.x).finish(),
-            );
-            for variant in FloatReduceVariant::ALL {
-                let case_id = sized_id("float_reduce", format!("{}.f32.{family}", variant.name()), n, family, seed);
-                out.push(accuracy_case(&input, case_id, variant, n));
-            }
-        }
-    }
-}
-
 /// Appends every float-reduction case of `plan`.
 pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
     let f32_inputs: Inputs<FloatCase<f32>> = Inputs::default();
@@ -270,7 +238,6 @@ pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
             }
         }
     }
-    edge_cases(plan, out);
     // Run-to-run determinism: the fixed-order variants give the same bits 100
     // times, and those are the replay's.
     let sizes: &[usize] = if plan.one_family { &[] } else { &[4099, 262_145, 1 << 22] };
@@ -394,8 +361,8 @@ mod tests {
         };
         let mut cases = Vec::new();
         super::cases(&plan, &mut cases);
-        // 2 sizes x 5 variants x (f32, bf16, two ill-conditioned, sum_edges), then 3 sizes x 3 repeats.
-        assert_eq!(cases.len(), 2 * 5 * 5 + 3 * 3);
+        // 2 sizes x 5 variants x (f32, bf16, two ill-conditioned), then 3 sizes x 3 repeats.
+        assert_eq!(cases.len(), 2 * 5 * 4 + 3 * 3);
         for case in cases.iter().filter(|c| c.id.n < 1 << 20) {
             let digest = (case.reference)();
             assert!(digest.is_ok(), "{}/{}: {digest:?}", case.id.variant, case.id.size);

@@ -8,22 +8,20 @@ use crate::sweep::compare;
 use crate::sweep::digest::Fingerprint;
 use crate::sweep::SweepPlan;
 use kernels::{HistogramSpec, HistogramVariant};
-use model::generators::{bin_edges_f32, ints, uniform_f32, DataFamily};
+use model::generators::{ints, uniform_f32, DataFamily};
 use model::histogram::histogram_even;
 
 /// (name, family, bins, lower, upper) of an int32 shape.
 pub(crate) type IntShape = (&'static str, DataFamily, usize, i32, i32);
 
-/// The int32 shapes; the last (runs of `i32::MIN`, -1, 0, 1, `i32::MAX`, which is out of range
-/// of `[i32::MIN, i32::MAX)`) only up to [`super::EDGE_FAMILIES_MAX`].
-const INT_SHAPES: [IntShape; 7] = [
+/// The int32 shapes.
+const INT_SHAPES: [IntShape; 6] = [
     ("bins19", DataFamily::SmallInts, 19, -9, 10),
     ("bins1", DataFamily::SmallInts, 1, -9, 10),
     ("narrow7", DataFamily::SmallInts, 7, -3, 4),
     ("skewed", DataFamily::SmallInts, 19, -9, 10),
     ("bins4096_full_range", DataFamily::FullRangeI32, 4096, i32::MIN, i32::MAX),
     ("bins33_wide", DataFamily::FullRangeI32, 33, -1_000_000_000, 1_000_000_000),
-    ("bins4096_runs", DataFamily::LongRuns, 4096, i32::MIN, i32::MAX),
 ];
 
 /// The int32 samples of `shape`.
@@ -59,8 +57,6 @@ pub(crate) fn int_shapes(plan: &SweepPlan, n: usize) -> &'static [IntShape] {
         &INT_SHAPES[..1]
     } else if n >= 1 << 24 {
         &LARGE
-    } else if n > super::EDGE_FAMILIES_MAX {
-        &INT_SHAPES[..6]
     } else {
         &INT_SHAPES
     }
@@ -73,28 +69,6 @@ pub(crate) const F32_SPEC: HistogramSpec<f32> = HistogramSpec { bins: 100, lower
 /// Whether the f32 shape is visited at `n`.
 pub(crate) fn visits_f32(plan: &SweepPlan, n: usize) -> bool {
     !(plan.one_family && n > 4099)
-}
-
-/// A named f32 sample generator for [`F32_SPEC`]: `make(spec, n, seed)`.
-pub(crate) type F32Family = (&'static str, fn(&HistogramSpec<f32>, usize, u64) -> Vec<f32>);
-
-fn uniform_samples(_: &HistogramSpec<f32>, n: usize, seed: u64) -> Vec<f32> {
-    uniform_f32(n, seed)
-}
-
-/// The f32 families visited at `n` (none where [`visits_f32`] says no); family `f`'s seed is
-/// `case_seed(plan.seed, "histogram.f32", n, f)`. `bin_edges` (every bin's lower edge by the
-/// model's f32 formula, one ulp either side, the range's ends, ±0.0) up to
-/// [`super::EDGE_FAMILIES_MAX`], after `uniform_float` so its seed is unchanged.
-pub(crate) fn f32_families(plan: &SweepPlan, n: usize) -> &'static [F32Family] {
-    const ALL: [F32Family; 2] = [("uniform_float", uniform_samples), ("bin_edges", bin_edges_f32)];
-    if !visits_f32(plan, n) {
-        &[]
-    } else if plan.one_family || n > super::EDGE_FAMILIES_MAX {
-        &ALL[..1]
-    } else {
-        &ALL
-    }
 }
 
 /// Appends every histogram case of `plan`.
@@ -130,26 +104,33 @@ pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
                 }));
             }
         }
-        for (f, &(family, make)) in f32_families(plan, n).iter().enumerate() {
-            let seed = case_seed(plan.seed, "histogram.f32", n, f);
-            let input = float_inputs.input(
-                format!("{n}/f32/{family}/{seed}"),
-                move || {
-                    let samples = make(&F32_SPEC, n, seed);
-                    let counts = histogram_even(&samples, &F32_SPEC).map_err(|e| e.to_string())?;
-                    Ok(HistogramCase { samples, counts })
-                },
-                |c| Fingerprint::new().f32s(&c.samples).text("bins=100 lower=-0.5 upper=0.5").finish(),
+        if !visits_f32(plan, n) {
+            continue;
+        }
+        let seed = case_seed(plan.seed, "histogram.f32", n, 0);
+        let input = float_inputs.input(
+            format!("{n}/f32/{seed}"),
+            move || {
+                let samples = uniform_f32(n, seed);
+                let counts = histogram_even(&samples, &F32_SPEC).map_err(|e| e.to_string())?;
+                Ok(HistogramCase { samples, counts })
+            },
+            |c| Fingerprint::new().f32s(&c.samples).text("bins=100 lower=-0.5 upper=0.5").finish(),
+        );
+        for variant in HistogramVariant::ALL {
+            let case_id = sized_id(
+                "histogram",
+                format!("{}.f32.bins100", variant.name()),
+                n,
+                &DataFamily::UniformFloat.name(),
+                seed,
             );
-            for variant in HistogramVariant::ALL {
-                let case_id = sized_id("histogram", format!("{}.f32.bins100", variant.name()), n, family, seed);
-                out.push(input.case(case_id, "counts", counts_digest, move |gpu, c| {
-                    match gpu.histogram_even_f32(variant, &c.samples, F32_SPEC) {
-                        Ok(got) => check(&c.counts, &got),
-                        Err(e) => gpu_error(&e),
-                    }
-                }));
-            }
+            out.push(input.case(case_id, "counts", counts_digest, move |gpu, c| {
+                match gpu.histogram_even_f32(variant, &c.samples, F32_SPEC) {
+                    Ok(got) => check(&c.counts, &got),
+                    Err(e) => gpu_error(&e),
+                }
+            }));
         }
     }
 }

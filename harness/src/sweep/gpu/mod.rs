@@ -58,22 +58,14 @@ pub fn case_seed(plan_seed: u64, primitive: &str, size: usize, family: usize) ->
     h ^ (h >> 29)
 }
 
-/// The largest size at which the edge-value families run: they target comparisons, ties and
-/// runs, which every boundary size below already exercises, and each adds a case per variant.
-pub const EDGE_FAMILIES_MAX: usize = 1 << 20;
-
-/// The integer families visited at `size`: all five for small sizes plus the edge families
-/// (`alternating_min_max`, `long_runs`) up to [`EDGE_FAMILIES_MAX`], the two cheap ones at
-/// 2^24 and above (sorting 2^28 values would dominate the sweep), the first only for
-/// sanitizer runs. The edge families
-/// come last, so the seeds of the others (by position) are unchanged.
+/// The integer families visited at `size`: all five for small sizes, the two
+/// cheap ones at 2^24 and above (sorting 2^28 values would dominate the
+/// sweep), the first only for sanitizer runs.
 pub fn int_families(plan: &SweepPlan, size: usize) -> Vec<DataFamily> {
     if plan.one_family {
         vec![DataFamily::SmallInts]
     } else if size >= 1 << 24 {
         vec![DataFamily::SmallInts, DataFamily::FullRangeI32]
-    } else if size <= EDGE_FAMILIES_MAX {
-        DataFamily::INT_FAMILIES.into_iter().chain(DataFamily::EDGE_INT_FAMILIES).collect()
     } else {
         DataFamily::INT_FAMILIES.to_vec()
     }
@@ -189,7 +181,3 @@ pub(crate) fn assert_unique_ids_and_references(cases: &[GpuCase], wanted: impl F
         }
     }
 }
-
-#[cfg(test)]
-#[path = "edge_families_tests.rs"]
-mod edge_families_tests;

@@ -6,13 +6,13 @@
 //! rejection, shift invariance and the fixed examples ([-10000, 0, 10000] ->
 //! [0, 0, 1] exactly, a lone unmasked logit -> probability 1).
 
-use super::{case_seed, contract_case, gpu_error, id, model_error, GpuCase, Input, Inputs};
+use super::{case_seed, contract_case, gpu_error, id, model_error, GpuCase, Inputs};
 use crate::sweep::case::Verdict;
 use crate::sweep::digest::Fingerprint;
 use crate::sweep::SweepPlan;
 use half::bf16;
 use kernels::{softmax_tolerance, GpuError, SoftmaxDtype, SoftmaxPlan, SoftmaxVariant};
-use model::generators::{softmax_edge_rows, softmax_rows, MaskPolicy};
+use model::generators::{softmax_rows, MaskPolicy};
 use model::softmax::softmax_exact_rows_f32;
 use std::sync::OnceLock;
 
@@ -212,30 +212,12 @@ pub(crate) fn rows_seed(plan: &SweepPlan, w: usize, cols: usize, mask: MaskPolic
     case_seed(plan.seed, "softmax", cols, w * 4 + mask as usize)
 }
 
-/// The edge-row family (`softmax_edges`: ±0.0 side by side, subnormals, ±1, -1e30, see
-/// [`softmax_edge_rows`]) is visited at width `cols` when the block of rows holds at most
-/// [`super::EDGE_FAMILIES_MAX`] logits, outside sanitizer plans. Its seed is
-/// [`edge_rows_seed`].
-pub(crate) fn visits_edge_rows(plan: &SweepPlan, cols: usize) -> bool {
-    !plan.one_family && rows_for(cols) * cols <= super::EDGE_FAMILIES_MAX
-}
-
-/// The seed of the edge rows of width `cols` (the `w`-th width): slot 3 of the width's four
-/// (the three mask policies take 0..=2).
-pub(crate) fn edge_rows_seed(plan: &SweepPlan, w: usize, cols: usize) -> u64 {
-    case_seed(plan.seed, "softmax", cols, w * 4 + 3)
-}
-
-/// The family name of the edge rows.
-pub(crate) const EDGE_ROWS: &str = "softmax_edges";
-
 /// Appends every softmax case of `plan`.
 pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
     let inputs: Inputs<SoftmaxCase> = Inputs::default();
     for (w, &cols) in widths(plan).iter().enumerate() {
         let rows = rows_for(cols);
         let size = format!("{rows}x{cols}");
-        let digest = move |c: &SoftmaxCase| Fingerprint::new().f32s(&c.input).text(&format!("{rows}x{cols}")).finish();
         for &mask in masks(plan) {
             let seed = rows_seed(plan, w, cols, mask);
             let family = format!("softmax_rows_{}", mask.name());
@@ -244,59 +226,37 @@ pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
                 move || {
                     Ok(SoftmaxCase::new(softmax_rows(rows, cols, seed, mask).map_err(|e| e.to_string())?, rows, cols))
                 },
-                digest,
+                move |c| Fingerprint::new().f32s(&c.input).text(&format!("{rows}x{cols}")).finish(),
             );
             let all_masked = mask == MaskPolicy::WithAllMaskedRows;
-            push_cases(out, &input, (rows, cols), &family, seed, all_masked);
-        }
-        if visits_edge_rows(plan, cols) {
-            let seed = edge_rows_seed(plan, w, cols);
-            let input = inputs.input(
-                format!("{size}/{EDGE_ROWS}/{seed}"),
-                move || Ok(SoftmaxCase::new(softmax_edge_rows(rows * cols, seed), rows, cols)),
-                digest,
-            );
-            push_cases(out, &input, (rows, cols), EDGE_ROWS, seed, false);
+            for variant in SoftmaxVariant::ALL.into_iter().filter(|v| cols <= v.max_cols()) {
+                let dtypes: &[SoftmaxDtype] =
+                    if all_masked { &[SoftmaxDtype::F32] } else { &[SoftmaxDtype::F32, SoftmaxDtype::Bf16] };
+                for &dtype in dtypes {
+                    let label = if all_masked { "all_masked_rows" } else { "rows" };
+                    let case_id = id(
+                        "softmax",
+                        format!("{}.{}.{label}", variant.name(), dtype.name()),
+                        size.clone(),
+                        rows * cols,
+                        &family,
+                        seed,
+                    );
+                    out.push(input.case(
+                        case_id,
+                        &format!("{}.{label}", dtype.name()),
+                        move |c| c.expected_digest(dtype, all_masked),
+                        move |gpu, c| match (all_masked, dtype) {
+                            (true, _) => run_all_masked(gpu, variant, &c.input, rows, cols),
+                            (_, SoftmaxDtype::F32) => run_f32(gpu, variant, c),
+                            (_, SoftmaxDtype::Bf16) => run_bf16(gpu, variant, c),
+                        },
+                    ));
+                }
+            }
         }
     }
     contract_cases(out);
-}
-
-/// Every variant (and, unless `all_masked`, both dtypes) on one block of rows.
-fn push_cases(
-    out: &mut Vec<GpuCase>,
-    input: &Input<SoftmaxCase>,
-    shape: (usize, usize),
-    family: &str,
-    seed: u64,
-    all_masked: bool,
-) {
-    let (rows, cols) = shape;
-    for variant in SoftmaxVariant::ALL.into_iter().filter(|v| cols <= v.max_cols()) {
-        let dtypes: &[SoftmaxDtype] =
-            if all_masked { &[SoftmaxDtype::F32] } else { &[SoftmaxDtype::F32, SoftmaxDtype::Bf16] };
-        for &dtype in dtypes {
-            let label = if all_masked { "all_masked_rows" } else { "rows" };
-            let case_id = id(
-                "softmax",
-                format!("{}.{}.{label}", variant.name(), dtype.name()),
-                format!("{rows}x{cols}"),
-                rows * cols,
-                family,
-                seed,
-            );
-            out.push(input.case(
-                case_id,
-                &format!("{}.{label}", dtype.name()),
-                move |c| c.expected_digest(dtype, all_masked),
-                move |gpu, c| match (all_masked, dtype) {
-                    (true, _) => run_all_masked(gpu, variant, &c.input, rows, cols),
-                    (_, SoftmaxDtype::F32) => run_f32(gpu, variant, c),
-                    (_, SoftmaxDtype::Bf16) => run_bf16(gpu, variant, c),
-                },
-            ));
-        }
-    }
 }
 
 /// The seed's examples, shift invariance and the nonfinite rejection.

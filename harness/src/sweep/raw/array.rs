@@ -44,16 +44,6 @@ impl Dtype {
         Dtype::ALL.into_iter().find(|d| d.name() == name)
     }
 
-    /// How the poison treats it: floats get a NaN of their width.
-    pub fn element_kind(self) -> kernels::ElementKind {
-        match self {
-            Dtype::Float32 => kernels::ElementKind::F32,
-            Dtype::Float64 => kernels::ElementKind::F64,
-            Dtype::Bfloat16 => kernels::ElementKind::BF16,
-            Dtype::Int32 | Dtype::Int64 | Dtype::Uint8 => kernels::ElementKind::Bytes,
-        }
-    }
-
     /// Bytes per element.
     pub fn size(self) -> usize {
         match self {

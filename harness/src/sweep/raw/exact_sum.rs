@@ -6,9 +6,7 @@
 //! 0x7fc00000, and a zero sum is +0.0 unless every term is -0.0.
 
 use super::{variant, Array, Buffer, Contract, Dtype, Len, RawCase, RawSpec};
-use crate::sweep::gpu::exact_sum::{
-    carry_input, contract_inputs, edge_families, expected_of, ill_conditions, CARRY_SIZES,
-};
+use crate::sweep::gpu::exact_sum::{carry_input, contract_inputs, expected_of, ill_conditions, CARRY_SIZES};
 use crate::sweep::gpu::{case_seed, id};
 use crate::sweep::SweepPlan;
 use model::generators::{ill_conditioned_f32, uniform_f32};
@@ -41,14 +39,6 @@ pub fn cases(plan: &SweepPlan, contract: &Contract, label: &str, out: &mut Vec<R
             let family = format!("ill_conditioned_{condition:e}");
             out.push(RawSpec::new(id("exact_sum", name.clone(), n.to_string(), n, &family, seed), move || {
                 case_of(ill_conditioned_f32(n, condition, seed).map_err(|e| e.to_string())?.0)
-            }));
-        }
-    }
-    for &n in &plan.sizes {
-        for (f, &(family, make)) in edge_families(plan, n).iter().enumerate() {
-            let seed = case_seed(plan.seed, "exact_sum.edges", n, f);
-            out.push(RawSpec::new(id("exact_sum", name.clone(), n.to_string(), n, family, seed), move || {
-                case_of(make(n, seed))
             }));
         }
     }

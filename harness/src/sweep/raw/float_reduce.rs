@@ -1,10 +1,10 @@
-//! Raw cases of the f32 sum: the GPU catalogue's f32 inputs (uniform,
-//! ill-conditioned and edge values; same sizes, conditions and seeds) with the exact sum
+//! Raw cases of the f32 sum: the GPU catalogue's f32 inputs (uniform and
+//! ill-conditioned; same sizes, conditions and seeds) with the exact sum
 //! rounded to float64. A result passes within the order-free bound (the
 //! bound the sweep holds our atomic variants to, whose order is free).
 
 use super::{variant, Array, Buffer, Contract, Dtype, Len, RawCase, RawSpec, Rule};
-use crate::sweep::gpu::float_reduce::{edge_families, ill_conditions, sizes};
+use crate::sweep::gpu::float_reduce::{ill_conditions, sizes};
 use crate::sweep::gpu::{case_seed, id};
 use crate::sweep::SweepPlan;
 use model::generators::{ill_conditioned_f32, uniform_f32};
@@ -39,11 +39,6 @@ pub fn cases(plan: &SweepPlan, contract: &Contract, label: &str, out: &mut Vec<R
             out.push(RawSpec::new(case_id, move || {
                 case_of(ill_conditioned_f32(n, condition, seed).map_err(|e| e.to_string())?.0)
             }));
-        }
-        for (f, &(family, make)) in edge_families(plan, n).iter().enumerate() {
-            let seed = case_seed(plan.seed, "float_reduce.edges", n, f);
-            let case_id = id("float_reduce", variant(label, contract), n.to_string(), n, family, seed);
-            out.push(RawSpec::new(case_id, move || case_of(make(n, seed))));
         }
     }
 }

@@ -1,5 +1,5 @@
 //! Raw cases of the even-bin histogram: the GPU catalogue's int32 shapes
-//! and its f32 shapes (same sizes, families, bins, ranges and seeds) with the
+//! and its f32 shape (same sizes, families, bins, ranges and seeds) with the
 //! model's counts. The bin formulas are the model's (`model::histogram`):
 //! int32 `bin = ((x - lower) * bins) / (upper - lower)` in 64-bit integers;
 //! f32 `bin = min((int)((x - lower) * scale), bins - 1)`, two f32 roundings
@@ -7,10 +7,11 @@
 //! (given as a parameter). Samples outside `[lower, upper)` are not counted.
 
 use super::{variant, Array, Buffer, Contract, Dtype, Len, Param, RawCase, RawSpec, Rule, Value};
-use crate::sweep::gpu::histogram::{f32_families, int_input, int_shapes, F32_SPEC};
+use crate::sweep::gpu::histogram::{int_input, int_shapes, visits_f32, F32_SPEC};
 use crate::sweep::gpu::{case_seed, id};
 use crate::sweep::SweepPlan;
 use kernels::HistogramSpec;
+use model::generators::{uniform_f32, DataFamily};
 use model::histogram::{f32_scale, histogram_even};
 
 const COUNTS: Buffer = Buffer { role: "counts", dtype: Dtype::Int32, len: Len::PerCase };
@@ -51,33 +52,32 @@ fn counts(counts: Vec<u64>) -> Result<Array, String> {
     narrow.map(Array::Int32).map_err(|_| "a bin count does not fit int32".to_string())
 }
 
-/// The raw case of f32 `samples` over [`F32_SPEC`].
-fn f32_case(samples: Vec<f32>) -> Result<RawCase, String> {
-    let s = F32_SPEC;
-    let expected = counts(histogram_even(&samples, &s).map_err(|e| e.to_string())?)?;
-    Ok(RawCase {
-        inputs: vec![Array::Float32(samples)],
-        params: vec![
-            Value::Int32(s.bins as i32),
-            Value::Float32(s.lower),
-            Value::Float32(s.upper),
-            Value::Float32(f32_scale(&s)),
-        ],
-        expected: vec![expected],
-    })
-}
-
 /// Appends the raw histogram cases of `contract`.
 pub fn cases(plan: &SweepPlan, contract: &Contract, label: &str, out: &mut Vec<RawSpec>) {
     let float = contract.inputs[0].dtype == Dtype::Float32;
     for &n in &plan.sizes {
         if float {
-            for (f, &(family, make)) in f32_families(plan, n).iter().enumerate() {
-                let seed = case_seed(plan.seed, "histogram.f32", n, f);
-                let family = format!("{family}.bins100");
-                let case_id = id("histogram", variant(label, contract), n.to_string(), n, &family, seed);
-                out.push(RawSpec::new(case_id, move || f32_case(make(&F32_SPEC, n, seed))));
+            if !visits_f32(plan, n) {
+                continue;
             }
+            let seed = case_seed(plan.seed, "histogram.f32", n, 0);
+            let family = format!("{}.bins100", DataFamily::UniformFloat.name());
+            let case_id = id("histogram", variant(label, contract), n.to_string(), n, &family, seed);
+            out.push(RawSpec::new(case_id, move || {
+                let samples = uniform_f32(n, seed);
+                let expected = counts(histogram_even(&samples, &F32_SPEC).map_err(|e| e.to_string())?)?;
+                let s = F32_SPEC;
+                Ok(RawCase {
+                    inputs: vec![Array::Float32(samples)],
+                    params: vec![
+                        Value::Int32(s.bins as i32),
+                        Value::Float32(s.lower),
+                        Value::Float32(s.upper),
+                        Value::Float32(f32_scale(&s)),
+                    ],
+                    expected: vec![expected],
+                })
+            }));
             continue;
         }
         for (s, &(shape, data, bins, lower, upper)) in int_shapes(plan, n).iter().enumerate() {

@@ -245,79 +245,12 @@ pub fn catalogue(plan: &SweepPlan, primitive: Primitive, contract: &Contract, la
     if let Some((_, build)) = primitive.raw_cases() {
         build(plan, contract, label, &mut out);
     }
-    first_family_from(out, LARGE_OFFSET)
-}
-
-/// From this many elements on (past 2^31, where 32-bit signed indices wrap) a catalogue keeps
-/// one data family per size: the first, the cheapest to generate and check (the check of a
-/// user's kernel visits such a size; one family there keeps it within minutes).
-pub const LARGE_OFFSET: usize = 1 << 31;
-
-/// `specs` with, at each size of at least `from` elements, only the cases of the first family
-/// met at that size.
-fn first_family_from(specs: Vec<RawSpec>, from: usize) -> Vec<RawSpec> {
-    let mut first: std::collections::BTreeMap<String, String> = std::collections::BTreeMap::new();
-    specs
-        .into_iter()
-        .filter(|s| {
-            s.id.n < from || first.entry(s.id.size.clone()).or_insert_with(|| s.id.family.clone()) == &s.id.family
-        })
-        .collect()
-}
-
-/// The cases of `more` that add, at each size `specs` visits, up to `k` families `specs` does
-/// not hold there (the first met in `more`'s order), in `more`'s order. Sizes `specs` does not
-/// visit get nothing.
-pub fn next_families(specs: &[RawSpec], more: Vec<RawSpec>, k: usize) -> Vec<RawSpec> {
-    use std::collections::{BTreeMap, BTreeSet};
-    let held: BTreeSet<(&str, &str)> = specs.iter().map(|s| (s.id.size.as_str(), s.id.family.as_str())).collect();
-    let sizes: BTreeSet<&str> = specs.iter().map(|s| s.id.size.as_str()).collect();
-    let mut added: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    for s in &more {
-        let (size, family) = (s.id.size.as_str(), s.id.family.as_str());
-        if sizes.contains(size) && !held.contains(&(size, family)) {
-            let families = added.entry(size.to_string()).or_default();
-            if families.len() < k && !families.iter().any(|f| f == family) {
-                families.push(family.to_string());
-            }
-        }
-    }
-    more.into_iter().filter(|s| added.get(&s.id.size).is_some_and(|f| f.contains(&s.id.family))).collect()
+    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn spec(n: usize, family: &str) -> RawSpec {
-        let id = crate::sweep::gpu::sized_id("scan", "v".into(), n, family, 0);
-        RawSpec::new(id, || Err("not made".into()))
-    }
-
-    fn pairs(specs: &[RawSpec]) -> Vec<(usize, String)> {
-        specs.iter().map(|s| (s.id.n, s.id.family.clone())).collect()
-    }
-
-    #[test]
-    fn past_2_31_a_catalogue_keeps_its_first_family() {
-        let big = LARGE_OFFSET + 1000;
-        let all = vec![spec(5, "a"), spec(5, "b"), spec(big, "a"), spec(big, "b"), spec(big, "a")];
-        let kept = first_family_from(all, LARGE_OFFSET);
-        assert_eq!(pairs(&kept), vec![(5, "a".into()), (5, "b".into()), (big, "a".into()), (big, "a".into())]);
-        let plan = SweepPlan::of_primitive(Primitive::Scan, &[big, 33], 1);
-        let scan = catalogue(&plan, Primitive::Scan, contract(Primitive::Scan, "exclusive.i32").unwrap(), "u");
-        assert_eq!(scan.iter().filter(|s| s.id.n == big).count(), 1, "one family past 2^31");
-        assert!(scan.iter().filter(|s| s.id.n == 33).count() >= 5, "every family at 33");
-    }
-
-    #[test]
-    fn next_families_add_the_first_unheld_families_at_held_sizes() {
-        let held = vec![spec(1, "a"), spec(2, "b")];
-        let more = vec![spec(1, "a"), spec(1, "b"), spec(1, "c"), spec(2, "a"), spec(2, "b"), spec(3, "a")];
-        assert_eq!(pairs(&next_families(&held, more, 1)), vec![(1, "b".into()), (2, "a".into())]);
-        let more = vec![spec(1, "b"), spec(1, "c"), spec(1, "b")];
-        assert_eq!(pairs(&next_families(&held, more, 2)), vec![(1, "b".into()), (1, "c".into()), (1, "b".into())]);
-    }
 
     #[test]
     fn unknown_contracts_and_primitives_without_contracts_are_named() {

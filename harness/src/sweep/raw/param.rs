@@ -43,9 +43,7 @@ impl Value {
         }
     }
 
-    /// The value of type `dtype` in `json`, or why it is not one (read
-    /// back by tests: `cases verify` regenerates parameters instead).
-    #[cfg_attr(not(test), allow(dead_code))]
+    /// The value of type `dtype` in `json`, or why it is not one.
     pub fn from_json(dtype: Dtype, json: &serde_json::Value) -> Result<Value, String> {
         let wrong = || format!("{json} is not a {} value", dtype.name());
         match dtype {

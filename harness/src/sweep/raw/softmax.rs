@@ -6,9 +6,9 @@
 
 use super::{variant, Array, Buffer, Contract, Dtype, Len, Param, RawCase, RawSpec, Rule, Value};
 use crate::sweep::gpu::id;
-use crate::sweep::gpu::softmax::{edge_rows_seed, masks, rows_for, rows_seed, visits_edge_rows, widths, EDGE_ROWS};
+use crate::sweep::gpu::softmax::{masks, rows_for, rows_seed, widths};
 use crate::sweep::SweepPlan;
-use model::generators::{softmax_edge_rows, softmax_rows};
+use model::generators::softmax_rows;
 use model::softmax::softmax_exact_rows_f32;
 use model::ModelError;
 
@@ -43,33 +43,23 @@ pub fn exact_rows(input: &[f32], rows: usize, cols: usize) -> Result<Vec<f64>, S
     }
 }
 
-/// The raw case of one block of logits.
-fn case_of(input: Vec<f32>, rows: usize, cols: usize) -> Result<RawCase, String> {
-    let exact = exact_rows(&input, rows, cols)?;
-    Ok(RawCase {
-        inputs: vec![Array::Float32(input)],
-        params: vec![Value::Int32(rows as i32), Value::Int32(cols as i32)],
-        expected: vec![Array::Float64(exact)],
-    })
-}
-
 /// Appends the raw softmax cases of `contract`.
 pub fn cases(plan: &SweepPlan, contract: &Contract, label: &str, out: &mut Vec<RawSpec>) {
     for (w, &cols) in widths(plan).iter().enumerate() {
         let rows = rows_for(cols);
-        let size = format!("{rows}x{cols}");
         for &mask in masks(plan) {
             let seed = rows_seed(plan, w, cols, mask);
             let family = format!("softmax_rows_{}", mask.name());
-            let case_id = id("softmax", variant(label, contract), size.clone(), rows * cols, &family, seed);
+            let case_id = id("softmax", variant(label, contract), format!("{rows}x{cols}"), rows * cols, &family, seed);
             out.push(RawSpec::new(case_id, move || {
-                case_of(softmax_rows(rows, cols, seed, mask).map_err(|e| e.to_string())?, rows, cols)
+                let input = softmax_rows(rows, cols, seed, mask).map_err(|e| e.to_string())?;
+                let exact = exact_rows(&input, rows, cols)?;
+                Ok(RawCase {
+                    inputs: vec![Array::Float32(input)],
+                    params: vec![Value::Int32(rows as i32), Value::Int32(cols as i32)],
+                    expected: vec![Array::Float64(exact)],
+                })
             }));
-        }
-        if visits_edge_rows(plan, cols) {
-            let seed = edge_rows_seed(plan, w, cols);
-            let case_id = id("softmax", variant(label, contract), size, rows * cols, EDGE_ROWS, seed);
-            out.push(RawSpec::new(case_id, move || case_of(softmax_edge_rows(rows * cols, seed), rows, cols)));
         }
     }
 }

@@ -12,7 +12,7 @@
 //! `plan` (how many cases the catalogue has), then per case `start` (its id
 //! and deadline) and `finish` (its result), and `done` at the end.
 
-use super::case::{CaseId, CaseResult, Verdict};
+use crate::sweep::case::{CaseId, CaseResult, Verdict};
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 use std::io::{BufRead, BufReader, Write};
@@ -314,7 +314,7 @@ impl InProcess {
                 let result = timed_out(id.clone(), *deadline, started.elapsed().as_millis() as u64);
                 if let Verdict::Fail(m) = &result.verdict {
                     let mut out = std::io::stdout().lock();
-                    let _ = writeln!(out, "@@primlab fail {}", super::case::failure_line(&result.id, m));
+                    let _ = writeln!(out, "@@primlab fail {}", crate::sweep::case::failure_line(&result.id, m));
                     let _ = out.flush();
                 }
                 kill_self();

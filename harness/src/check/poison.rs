@@ -1,5 +1,5 @@
-//! The patterns output buffers are filled with before a run, so that an
-//! element a kernel never wrote cannot pass for a result.
+//! The patterns a user kernel's output buffers are filled with before a
+//! run, so that an element a kernel never wrote cannot pass for a result.
 //!
 //! Rule: a poison must be a value no comparison accepts. Integer and opaque
 //! buffers get a repeated byte (an exact comparison sees any unwritten
@@ -10,7 +10,9 @@
 //! so a kernel that happens to write one of them, or leaves an element
 //! unwritten, cannot pass a run under each.
 
-use std::any::TypeId;
+use crate::sweep::raw::Dtype;
+use cudarc::driver::{sys, CudaSlice, DevicePtrMut, DeviceRepr};
+use kernels::{Gpu, GpuError, GpuResult};
 
 /// Which of the two poisons fills outputs.
 #[non_exhaustive]
@@ -30,8 +32,6 @@ pub enum Poison {
 pub enum ElementKind {
     /// Integers, flags and records: poisoned bytewise.
     Bytes,
-    /// IEEE binary16.
-    F16,
     /// bfloat16.
     BF16,
     /// IEEE binary32.
@@ -41,25 +41,21 @@ pub enum ElementKind {
 }
 
 impl ElementKind {
-    /// The kind of the Rust element type `T` (floats by type; anything else bytewise).
-    pub fn of<T: 'static>() -> ElementKind {
-        let t = TypeId::of::<T>();
-        if t == TypeId::of::<f32>() {
-            ElementKind::F32
-        } else if t == TypeId::of::<f64>() {
-            ElementKind::F64
-        } else if t == TypeId::of::<half::f16>() {
-            ElementKind::F16
-        } else if t == TypeId::of::<half::bf16>() {
-            ElementKind::BF16
-        } else {
-            ElementKind::Bytes
+    /// How the poison treats an element of a contract's `dtype`: floats get a
+    /// NaN of their width, integers and flags a byte.
+    pub fn of_dtype(dtype: Dtype) -> ElementKind {
+        match dtype {
+            Dtype::Float32 => ElementKind::F32,
+            Dtype::Float64 => ElementKind::F64,
+            Dtype::Bfloat16 => ElementKind::BF16,
+            Dtype::Int32 | Dtype::Int64 | Dtype::Uint8 => ElementKind::Bytes,
         }
     }
 }
 
 impl Poison {
     /// Both poisons, in run order.
+    #[cfg(test)]
     pub const ALL: [Poison; 2] = [Poison::First, Poison::Second];
 
     /// The byte of integer and opaque buffers.
@@ -78,7 +74,6 @@ impl Poison {
         let first = self == Poison::First;
         match kind {
             ElementKind::Bytes => vec![self.byte()],
-            ElementKind::F16 => (if first { 0x7ca5u16 } else { 0xfcb5 }).to_le_bytes().to_vec(),
             ElementKind::BF16 => (if first { 0x7fa5u16 } else { 0xffb5 }).to_le_bytes().to_vec(),
             ElementKind::F32 => (if first { 0x7fa5_a5a5u32 } else { 0xffb5_5a5a }).to_le_bytes().to_vec(),
             ElementKind::F64 => {
@@ -89,14 +84,10 @@ impl Poison {
 
     /// `bytes` bytes of elements of `kind` (a whole number of elements),
     /// every one this poison's pattern.
+    #[cfg(test)]
     pub fn fill(self, kind: ElementKind, bytes: usize) -> Vec<u8> {
         let pattern = self.pattern(kind);
         pattern.repeat(bytes / pattern.len())
-    }
-
-    /// Whether every element of `bytes` (elements of `kind`) still holds this poison.
-    pub fn intact(self, kind: ElementKind, bytes: &[u8]) -> bool {
-        self.first_written(kind, bytes).is_none()
     }
 
     /// The first element of `bytes` that no longer holds this poison.
@@ -104,14 +95,41 @@ impl Poison {
         let pattern = self.pattern(kind);
         bytes.chunks(pattern.len()).position(|element| element != pattern.as_slice())
     }
+}
 
-    /// The other poison.
-    pub const fn other(self) -> Poison {
-        match self {
-            Poison::First => Poison::Second,
-            Poison::Second => Poison::First,
-        }
+/// Fills `buffer` with `pattern` (1, 2, 4 or 8 bytes, repeated; its length
+/// must divide the buffer's byte length), stream-ordered on `gpu`'s stream.
+pub fn fill_pattern<T: DeviceRepr>(gpu: &Gpu, buffer: &mut CudaSlice<T>, pattern: &[u8]) -> GpuResult<()> {
+    let bytes = buffer.len() * std::mem::size_of::<T>();
+    if bytes == 0 {
+        return Ok(());
     }
+    let stream = gpu.stream().cu_stream();
+    let (ptr, _record) = buffer.device_ptr_mut(gpu.stream());
+    // SAFETY: `ptr` addresses `bytes` bytes of a live allocation, and each
+    // memset writes `bytes / width` elements of `width` bytes.
+    let result = unsafe {
+        match *pattern {
+            [b] => sys::cuMemsetD8Async(ptr, b, bytes, stream).result(),
+            [a, b] => sys::cuMemsetD16Async(ptr, u16::from_le_bytes([a, b]), bytes / 2, stream).result(),
+            [a, b, c, d] => sys::cuMemsetD32Async(ptr, u32::from_le_bytes([a, b, c, d]), bytes / 4, stream).result(),
+            _ => {
+                // No 64-bit memset exists: a 2-D memset of 32-bit words
+                // writes the low word at every even and the high word at
+                // every odd position (pitch 8 bytes, one row per element).
+                let (low, high) = pattern.split_at(4);
+                let word = |w: &[u8]| u32::from_le_bytes([w[0], w[1], w[2], w[3]]);
+                let rows = bytes / 8;
+                sys::cuMemsetD2D32Async(ptr, 8, word(low), 1, rows, stream)
+                    .result()
+                    .and_then(|_| sys::cuMemsetD2D32Async(ptr + 4, 8, word(high), 1, rows, stream).result())
+            }
+        }
+    };
+    result.map_err(|source| GpuError::Driver {
+        context: format!("filling {bytes} bytes with the pattern {pattern:02x?}"),
+        source,
+    })
 }
 
 #[cfg(test)]
@@ -128,8 +146,6 @@ mod tests {
             let f64_bits = u64::from_le_bytes(poison.pattern(ElementKind::F64).try_into().unwrap());
             assert!(f64::from_bits(f64_bits).is_nan(), "{poison:?} f64");
             assert_eq!(f64_bits & (1 << 51), 0, "{poison:?} f64 quiet bit must be clear");
-            let h = u16::from_le_bytes(poison.pattern(ElementKind::F16).try_into().unwrap());
-            assert!(half::f16::from_bits(h).is_nan() && h & 0x0200 == 0, "{poison:?} f16");
             let b = u16::from_le_bytes(poison.pattern(ElementKind::BF16).try_into().unwrap());
             assert!(half::bf16::from_bits(b).is_nan() && b & 0x0040 == 0, "{poison:?} bf16");
         }
@@ -137,7 +153,7 @@ mod tests {
 
     #[test]
     fn the_two_poisons_differ_in_every_byte() {
-        for kind in [ElementKind::Bytes, ElementKind::F16, ElementKind::BF16, ElementKind::F32, ElementKind::F64] {
+        for kind in [ElementKind::Bytes, ElementKind::BF16, ElementKind::F32, ElementKind::F64] {
             let (a, b) = (Poison::First.pattern(kind), Poison::Second.pattern(kind));
             assert_eq!(a.len(), b.len());
             assert!(a.iter().zip(&b).all(|(x, y)| x != y), "{kind:?}: {a:x?} vs {b:x?}");
@@ -151,20 +167,20 @@ mod tests {
     }
 
     #[test]
-    fn element_kinds_follow_the_rust_type() {
-        assert_eq!(ElementKind::of::<f32>(), ElementKind::F32);
-        assert_eq!(ElementKind::of::<f64>(), ElementKind::F64);
-        assert_eq!(ElementKind::of::<half::f16>(), ElementKind::F16);
-        assert_eq!(ElementKind::of::<half::bf16>(), ElementKind::BF16);
-        assert_eq!(ElementKind::of::<i64>(), ElementKind::Bytes);
-        assert_eq!(ElementKind::of::<[f32; 2]>(), ElementKind::Bytes);
+    fn float_dtypes_get_nans_and_the_rest_bytes() {
+        assert_eq!(ElementKind::of_dtype(Dtype::Float32), ElementKind::F32);
+        assert_eq!(ElementKind::of_dtype(Dtype::Float64), ElementKind::F64);
+        assert_eq!(ElementKind::of_dtype(Dtype::Bfloat16), ElementKind::BF16);
+        for d in [Dtype::Int32, Dtype::Int64, Dtype::Uint8] {
+            assert_eq!(ElementKind::of_dtype(d), ElementKind::Bytes);
+        }
     }
 
     #[test]
     fn the_first_written_element_is_found() {
         let mut bytes = Poison::Second.fill(ElementKind::F32, 20);
-        assert!(Poison::Second.intact(ElementKind::F32, &bytes));
-        assert!(!Poison::First.intact(ElementKind::F32, &bytes));
+        assert_eq!(Poison::Second.first_written(ElementKind::F32, &bytes), None);
+        assert_eq!(Poison::First.first_written(ElementKind::F32, &bytes), Some(0));
         bytes[13] = 0;
         assert_eq!(Poison::Second.first_written(ElementKind::F32, &bytes), Some(3));
     }

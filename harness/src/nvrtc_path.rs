@@ -3,17 +3,18 @@
 //! libraries under the repository's `.nvrtc/nvidia/cu13/lib`, and pip under
 //! a virtual environment's `site-packages/nvidia/cu13/lib`.
 //!
-//! Rule relied on: the dynamic loader answers a load by bare name with an
-//! object already loaded under that soname, so once `libnvrtc.so.13` (and the
-//! `libnvrtc-builtins` it loads by name) are loaded from a full path with
-//! `RTLD_GLOBAL`, cudarc's load of `libnvrtc.so.13` by name finds them.
+//! Rule relied on: the dynamic loader reads `LD_LIBRARY_PATH` once, when a
+//! process starts, and the kernels crate loads `libnvrtc.so.13` (and NVRTC
+//! its builtins) by bare name. So when no folder of that path holds the
+//! library and one of [`candidate_dirs`] does, the harness runs itself again
+//! at once ([`reexec_with_nvrtc`]: `exec`, the same process id, arguments
+//! and environment) with that folder first on the path; the children it
+//! starts (workers, sanitizer runs) inherit it.
 
 use std::path::{Path, PathBuf};
 
 /// The library cudarc loads (CUDA 13).
 const LIBRARY: &str = "libnvrtc.so.13";
-/// The builtins NVRTC loads by name at its first compile.
-const BUILTINS: &str = "libnvrtc-builtins.so.13.0";
 /// Where the wheel keeps them, below a repository or `site-packages`.
 const WHEEL_DIR: &str = "nvidia/cu13/lib";
 
@@ -50,27 +51,40 @@ pub fn first_holding(dirs: &[PathBuf]) -> Option<&PathBuf> {
     dirs.iter().find(|d| d.join(LIBRARY).is_file())
 }
 
-/// Loads NVRTC (its builtins first) from the first candidate folder that
-/// holds it, for the life of the process. Ok: that folder; Err: the folders
-/// searched, for the message that nothing was found.
-pub fn preload() -> Result<PathBuf, Vec<PathBuf>> {
-    let dirs = candidate_dirs();
-    let Some(dir) = first_holding(&dirs).cloned() else { return Err(dirs) };
-    for name in [BUILTINS, LIBRARY] {
-        let path = dir.join(name);
-        if !path.is_file() {
-            continue;
-        }
-        use libloading::os::unix::{Library, RTLD_GLOBAL, RTLD_NOW};
-        // SAFETY: loading NVRTC runs only its initialisers, as the loader's
-        // own search would; the handle is kept for the life of the process
-        // (forgotten, never closed) because cudarc holds symbols from it.
-        match unsafe { Library::open(Some(&path), RTLD_NOW | RTLD_GLOBAL) } {
-            Ok(library) => std::mem::forget(library),
-            Err(_) => return Err(vec![dir]),
-        }
+/// Set in the environment of the run again, so that it never runs itself a third time.
+const REEXEC_MARK: &str = "PRIMLAB_NVRTC_ON_PATH";
+
+/// The folder to put first on the loader path: the first of `dirs` that
+/// holds the library, when none of `loader_path` (`LD_LIBRARY_PATH`) does.
+pub fn folder_to_add(loader_path: Option<&std::ffi::OsStr>, dirs: &[PathBuf]) -> Option<PathBuf> {
+    let on_path = loader_path.map(|p| std::env::split_paths(p).collect::<Vec<_>>()).unwrap_or_default();
+    if first_holding(&on_path).is_some() {
+        return None;
     }
-    Ok(dir)
+    first_holding(dirs).cloned()
+}
+
+/// Runs this executable again with NVRTC's folder first on the loader path
+/// when that is needed (see the module docs); returns only when it is not
+/// needed or `exec` failed (then the kernels crate's own error names what it
+/// could not load).
+pub fn reexec_with_nvrtc() {
+    use std::os::unix::process::CommandExt;
+    if std::env::var_os(REEXEC_MARK).is_some() {
+        return;
+    }
+    let loader_path = std::env::var_os("LD_LIBRARY_PATH");
+    let Some(folder) = folder_to_add(loader_path.as_deref(), &candidate_dirs()) else { return };
+    let Ok(exe) = std::env::current_exe() else { return };
+    let mut path = vec![folder];
+    path.extend(loader_path.iter().flat_map(std::env::split_paths));
+    let Ok(joined) = std::env::join_paths(path) else { return };
+    // `exec` returns only on failure; the run then goes on without it.
+    let _ = std::process::Command::new(exe)
+        .args(std::env::args_os().skip(1))
+        .env("LD_LIBRARY_PATH", joined)
+        .env(REEXEC_MARK, "1")
+        .exec();
 }
 
 #[cfg(test)]
@@ -97,6 +111,22 @@ mod tests {
         let dirs = vec![root.join("missing"), empty.clone(), full.clone()];
         assert_eq!(first_holding(&dirs), Some(&full));
         assert_eq!(first_holding(&dirs[..2]), None);
+        let _ = std::fs::remove_dir_all(&root);
+    }
+
+    #[test]
+    fn a_folder_is_added_only_when_the_loader_path_lacks_the_library() {
+        let root = std::env::temp_dir().join(format!("primlab-nvrtc-path-{}", std::process::id()));
+        let (on_path, wheel) = (root.join("on_path"), root.join("wheel"));
+        std::fs::create_dir_all(&on_path).expect("mkdir");
+        std::fs::create_dir_all(&wheel).expect("mkdir");
+        std::fs::write(wheel.join(LIBRARY), b"").expect("write");
+        let dirs = vec![wheel.clone()];
+        assert_eq!(folder_to_add(None, &dirs), Some(wheel.clone()));
+        assert_eq!(folder_to_add(Some(on_path.as_os_str()), &dirs), Some(wheel.clone()));
+        std::fs::write(on_path.join(LIBRARY), b"").expect("write");
+        assert_eq!(folder_to_add(Some(on_path.as_os_str()), &dirs), None, "the path already holds it");
+        assert_eq!(folder_to_add(None, &[root.join("missing")]), None, "nothing to add");
         let _ = std::fs::remove_dir_all(&root);
     }
 }

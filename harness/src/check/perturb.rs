@@ -1,8 +1,13 @@
-//! Schedule perturbation (`perturb.cu`): a co-resident kernel on a stream of
-//! its own holds a varying share of the SMs while a case runs, so the case's
-//! blocks start in other orders and at other times. The share and the
-//! release times change from case to case ([`Perturbation::of_case`]), so a
-//! run of the catalogue sees many schedules.
+//! Schedule perturbation: a co-resident kernel on a stream of its own holds
+//! a varying share of the SMs while a case runs, so the case's blocks start
+//! in other orders and at other times. The share and the release times
+//! change from case to case ([`Perturbation::of_case`]), so a run of the
+//! catalogue sees many schedules.
+//!
+//! The holding kernel is `check`'s own tool, compiled with NVRTC from the
+//! source text below like a user's `.cu` file: it decides no verdict of our
+//! primitives, so it stays outside the verdict hash, which covers every
+//! `.cu` file of the tree.
 
 use cudarc::driver::sys::{CUdevice_attribute, CUfunction_attribute};
 use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, PushKernelArg};
@@ -11,7 +16,37 @@ use kernels::{Gpu, GpuError, GpuResult};
 use std::sync::Arc;
 
 /// The kernel's source.
-const SOURCE: &str = include_str!("perturb.cu");
+const SOURCE: &str = r#"// Schedule perturbation: a kernel that holds a share of the SMs while the
+// kernels under test run on the rest, so their blocks are scheduled in other
+// orders and at other times than on an idle GPU. Results that depend on
+// block order (look-back that trusts blockIdx order, a missing fence before a
+// flag, order-dependent atomics) show up here, where no sanitizer looks.
+//
+// Each block asks for a whole SM's shared memory (the launch sets it), so no
+// two of them share an SM and the grid size is the number of SMs held.
+// Even blocks hold until the host releases them; odd blocks let go one after
+// another, stagger_ns apart, so the share held changes while the case runs.
+// Every block also gives up at hold_ns: nothing may wait on this kernel
+// forever (a kernel under test that needs every SM resident still ends).
+extern "C" __global__ void __launch_bounds__(1024, 1)
+primlab_hold_sms(const volatile unsigned int* release, unsigned long long hold_ns, unsigned long long stagger_ns) {
+    extern __shared__ unsigned char held[];
+    unsigned long long start;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+    const unsigned long long limit =
+        start + ((blockIdx.x & 1u) ? stagger_ns * (blockIdx.x / 2u + 1u) : hold_ns);
+    if (threadIdx.x == 0) {
+        held[0] = 0;
+        unsigned long long now = start;
+        while (*release == 0u && now < limit) {
+            __nanosleep(2000);
+            asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+        }
+    }
+    // Every thread stays until thread 0 lets go (the block keeps its SM).
+    __syncthreads();
+}
+"#;
 /// Threads of one holding block (with a whole SM's shared memory, one block per SM).
 const THREADS: u32 = 1024;
 /// The longest any block holds its SM: a cap, so that a kernel under test
@@ -64,8 +99,12 @@ impl Perturber {
     /// non-blocking stream of its own (so it runs beside the Gpu's stream).
     pub fn new(gpu: &Gpu) -> GpuResult<Perturber> {
         let (major, minor) = gpu.info().compute_capability;
-        let ptx =
-            kernels::user_source::compile_user_ptx("perturb.cu", SOURCE, &format!("compute_{major}{minor}"), &[])?;
+        let ptx = kernels::user_source::compile_user_ptx(
+            "primlab_hold_sms.cu",
+            SOURCE,
+            &format!("compute_{major}{minor}"),
+            &[],
+        )?;
         let ctx = gpu.context();
         let module = driver(ctx.load_module(Ptx::from_src(ptx.ptx)), "loading the module")?;
         let function = driver(module.load_function("primlab_hold_sms"), "loading primlab_hold_sms")?;
@@ -107,7 +146,7 @@ impl Perturber {
     /// Lets every held SM go (the flag is set from `gpu`'s stream, which is
     /// idle once the case finished) and waits for the holding kernel.
     pub fn release(&mut self, gpu: &Gpu) -> GpuResult<()> {
-        gpu.fill_pattern(&mut self.release, &1u32.to_le_bytes())?;
+        super::poison::fill_pattern(gpu, &mut self.release, &1u32.to_le_bytes())?;
         driver(self.stream.synchronize(), "waiting for the held SMs")
     }
 }

@@ -1,0 +1,88 @@
+//! The cases `check` runs on a user's kernel: the sweep's catalogue of the
+//! manifest's contract ([`raw::catalogue`]), with one data family per size
+//! past 2^31 ([`cases`]), and the extra families of the sanitizer sizes
+//! ([`next_families`]).
+
+use super::manifest::Manifest;
+use crate::sweep::raw::{self, RawSpec};
+use crate::sweep::SweepPlan;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// From this many elements on (past 2^31, where 32-bit signed indices wrap)
+/// a catalogue keeps one data family per size: the first, the cheapest to
+/// generate and check (the check of a user's kernel visits such a size; one
+/// family there keeps it within minutes).
+pub const LARGE_OFFSET: usize = 1 << 31;
+
+/// The cases of `manifest`'s contract under `plan`.
+pub fn cases(plan: &SweepPlan, manifest: &Manifest) -> Vec<RawSpec> {
+    first_family_from(raw::catalogue(plan, manifest.primitive, manifest.contract, &manifest.name), LARGE_OFFSET)
+}
+
+/// `specs` with, at each size of at least `from` elements, only the cases
+/// of the first family met at that size.
+fn first_family_from(specs: Vec<RawSpec>, from: usize) -> Vec<RawSpec> {
+    let mut first: BTreeMap<String, String> = BTreeMap::new();
+    specs
+        .into_iter()
+        .filter(|s| {
+            s.id.n < from || first.entry(s.id.size.clone()).or_insert_with(|| s.id.family.clone()) == &s.id.family
+        })
+        .collect()
+}
+
+/// The cases of `more` that add, at each size `specs` visits, up to `k`
+/// families `specs` does not hold there (the first met in `more`'s order),
+/// in `more`'s order. Sizes `specs` does not visit get nothing.
+pub fn next_families(specs: &[RawSpec], more: Vec<RawSpec>, k: usize) -> Vec<RawSpec> {
+    let held: BTreeSet<(&str, &str)> = specs.iter().map(|s| (s.id.size.as_str(), s.id.family.as_str())).collect();
+    let sizes: BTreeSet<&str> = specs.iter().map(|s| s.id.size.as_str()).collect();
+    let mut added: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for s in &more {
+        let (size, family) = (s.id.size.as_str(), s.id.family.as_str());
+        if sizes.contains(size) && !held.contains(&(size, family)) {
+            let families = added.entry(size.to_string()).or_default();
+            if families.len() < k && !families.iter().any(|f| f == family) {
+                families.push(family.to_string());
+            }
+        }
+    }
+    more.into_iter().filter(|s| added.get(&s.id.size).is_some_and(|f| f.contains(&s.id.family))).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::registry::Primitive;
+
+    fn spec(n: usize, family: &str) -> RawSpec {
+        let id = crate::sweep::gpu::sized_id("scan", "v".into(), n, family, 0);
+        RawSpec::new(id, || Err("not made".into()))
+    }
+
+    fn pairs(specs: &[RawSpec]) -> Vec<(usize, String)> {
+        specs.iter().map(|s| (s.id.n, s.id.family.clone())).collect()
+    }
+
+    #[test]
+    fn past_2_31_a_catalogue_keeps_its_first_family() {
+        let big = LARGE_OFFSET + 1000;
+        let all = vec![spec(5, "a"), spec(5, "b"), spec(big, "a"), spec(big, "b"), spec(big, "a")];
+        let kept = first_family_from(all, LARGE_OFFSET);
+        assert_eq!(pairs(&kept), vec![(5, "a".into()), (5, "b".into()), (big, "a".into()), (big, "a".into())]);
+        let plan = SweepPlan::of_primitive(Primitive::Scan, &[big, 33], 1);
+        let contract = raw::contract(Primitive::Scan, "exclusive.i32").unwrap();
+        let scan = first_family_from(raw::catalogue(&plan, Primitive::Scan, contract, "u"), LARGE_OFFSET);
+        assert_eq!(scan.iter().filter(|s| s.id.n == big).count(), 1, "one family past 2^31");
+        assert!(scan.iter().filter(|s| s.id.n == 33).count() >= 5, "every family at 33");
+    }
+
+    #[test]
+    fn next_families_add_the_first_unheld_families_at_held_sizes() {
+        let held = vec![spec(1, "a"), spec(2, "b")];
+        let more = vec![spec(1, "a"), spec(1, "b"), spec(1, "c"), spec(2, "a"), spec(2, "b"), spec(3, "a")];
+        assert_eq!(pairs(&next_families(&held, more, 1)), vec![(1, "b".into()), (2, "a".into())]);
+        let more = vec![spec(1, "b"), spec(1, "c"), spec(1, "b")];
+        assert_eq!(pairs(&next_families(&held, more, 2)), vec![(1, "b".into()), (1, "c".into()), (1, "b".into())]);
+    }
+}

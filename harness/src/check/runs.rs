@@ -1,0 +1,98 @@
+//! How one case of a user's kernel is run: each case runs twice on the same
+//! inputs, under the first poison, then under the second ([`Poison`]), so
+//! that a kernel that leaves an element unwritten, or happens to write one
+//! poison's value, cannot pass both; and a kernel that keeps a counter or
+//! flag from one launch to the next fails the second run. Every run must
+//! match the model. A multi-block case then runs a third time while a
+//! co-resident kernel holds a share of the SMs ([`Perturber`]), so its
+//! blocks run in another order. A failure of a later run names it in its
+//! check (`second_run:...`, `perturbed:...`).
+
+use super::perturb::Perturber;
+use super::poison::Poison;
+use crate::sweep::case::Verdict;
+use crate::sweep::gpu::gpu_error;
+use kernels::Gpu;
+
+/// Which extra runs a case gets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Runs {
+    /// Run again under the second poison.
+    pub repeat: bool,
+    /// Run again beside the holding kernel.
+    pub perturb: bool,
+}
+
+impl Runs {
+    /// How many times the case runs.
+    pub fn count(self) -> u32 {
+        1 + u32::from(self.repeat) + u32::from(self.perturb)
+    }
+}
+
+/// A failure of a later run, with that run named in its check.
+fn tagged(verdict: Verdict, run: &str) -> Verdict {
+    match verdict {
+        Verdict::Fail(mut m) => {
+            m.what = format!("{run}:{}", m.what);
+            Verdict::Fail(m)
+        }
+        other => other,
+    }
+}
+
+/// Runs `run` (one full run of a case under the poison it is given:
+/// poisoned outputs, launches, comparison with the model) under the first
+/// poison, then as `runs` says (case `index` chooses the perturbation). The
+/// first failure is the verdict.
+pub fn run_checked(
+    gpu: &Gpu,
+    index: usize,
+    runs: Runs,
+    perturber: Option<&mut Perturber>,
+    mut run: impl FnMut(Poison) -> Verdict,
+) -> Verdict {
+    let first = run(Poison::First);
+    if !first.passed() || !runs.repeat {
+        return first;
+    }
+    let second = run(Poison::Second);
+    if !second.passed() {
+        return tagged(second, "second_run");
+    }
+    match perturber.filter(|_| runs.perturb) {
+        Some(p) => tagged(perturbed(gpu, index, p, || run(Poison::First)), "perturbed"),
+        None => Verdict::Pass,
+    }
+}
+
+/// One run beside the holding kernel.
+fn perturbed(gpu: &Gpu, index: usize, perturber: &mut Perturber, mut run: impl FnMut() -> Verdict) -> Verdict {
+    if let Err(e) = perturber.hold(perturber.perturbation(index)) {
+        return gpu_error(&e);
+    }
+    let verdict = run();
+    match perturber.release(gpu) {
+        Ok(()) => verdict,
+        Err(e) => gpu_error(&e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_case_runs_once_twice_or_three_times() {
+        assert_eq!(Runs { repeat: false, perturb: false }.count(), 1);
+        assert_eq!(Runs { repeat: true, perturb: false }.count(), 2);
+        assert_eq!(Runs { repeat: true, perturb: true }.count(), 3);
+    }
+
+    #[test]
+    fn a_later_run_names_itself_in_the_check() {
+        let Verdict::Fail(m) = tagged(Verdict::fail_at(3, 1, 2, "prefix"), "second_run") else { unreachable!() };
+        assert_eq!(m.what, "second_run:prefix");
+        assert!(tagged(Verdict::Pass, "perturbed").passed());
+    }
+}
