@@ -17,7 +17,7 @@ define step
 	@echo "==> $(1)"; $(2) || { rc=$$?; echo "make $@: FAILED at step '$(1)' (exit $$rc): $(2)" >&2; exit $$rc; }
 endef
 
-.PHONY: setup system-deps toolchain verify sweep sanitize mutants bench report fixtures gpu-receipts build-release
+.PHONY: setup system-deps toolchain python-test-deps verify sweep sanitize mutants bench report fixtures gpu-receipts build-release python
 
 # Set-up, each part once per make run: system packages and the toolchain are
 # checks that install nothing when all is there; NVRTC is installed only
@@ -33,13 +33,24 @@ toolchain:
 $(NVRTC_STAMP): | system-deps
 	$(call step,setup: NVRTC $(NVRTC_VERSION),scripts/install_nvrtc.sh >/dev/null)
 
-verify: setup
+# numpy and pytest for the Python package's tests, into .pydeps/ (once).
+python-test-deps: | system-deps
+	$(call step,setup: Python test packages,scripts/install_python_test_deps.sh)
+
+# The Python package's tests run the debug harness that cargo built just
+# before (target/debug/harness), with numpy functions as the kernels.
+PYTEST := PRIMLAB_HARNESS=$(CURDIR)/target/debug/harness \
+	PYTHONPATH=$(CURDIR)/python:$(CURDIR)/python/tests:$(CURDIR)/.pydeps \
+	python3 -m pytest -q -p no:cacheprovider python/tests
+
+verify: setup python-test-deps
 	$(call step,verify: format,cargo fmt --all -- --check)
 	$(call step,verify: clippy,cargo clippy --workspace --all-targets -- -D warnings)
 	$(call step,verify: tests,cargo test --workspace)
 	$(call step,verify: docs,RUSTDOCFLAGS='-D warnings' cargo doc --workspace --no-deps)
 	$(call step,verify: examples,cargo build --examples -p kernels)
 	$(call step,verify: fixture drift,cargo run -q -p harness -- fixtures --check)
+	$(call step,verify: python package,$(PYTEST))
 	$(call step,verify: receipt gate,cargo run -q -p harness -- receipts check)
 	@echo "make verify: every step passed"
 
@@ -54,6 +65,18 @@ report: setup
 
 build-release: setup
 	cargo build --release -p harness
+
+# The primlab wheel (python/pyproject.toml): the Python package and a release
+# build of the harness binary, into target/wheels/. maturin is installed into
+# .maturin/ once, at the version named here.
+MATURIN_VERSION := 1.16.0
+MATURIN_STAMP := .maturin/.version-$(MATURIN_VERSION)
+
+$(MATURIN_STAMP): | system-deps
+	$(call step,setup: maturin $(MATURIN_VERSION),rm -rf .maturin.installing-tmp && PIP_ROOT_USER_ACTION=ignore python3 -m pip install --quiet --disable-pip-version-check --no-warn-script-location --target .maturin.installing-tmp maturin==$(MATURIN_VERSION) && touch .maturin.installing-tmp/.version-$(MATURIN_VERSION) && rm -rf .maturin && mv .maturin.installing-tmp .maturin)
+
+python: setup $(MATURIN_STAMP)
+	$(call step,python: wheel,cd python && ../.maturin/bin/maturin build --release --locked --out ../target/wheels)
 
 # On a GPU machine (the binary is built elsewhere and carried over):
 sanitize:

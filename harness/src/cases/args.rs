@@ -24,6 +24,10 @@ pub enum CasesAction {
         /// Failure lines shown (every failure is counted).
         #[arg(long, default_value_t = 20)]
         max_failures_shown: usize,
+        /// Only these cases (their names in index.json, e.g. c00012); every case when omitted.
+        /// The others' outputs are not read, so a program may write just these.
+        #[arg(long = "case", value_delimiter = ',', value_name = "CASE,CASE,...")]
+        cases: Vec<String>,
     },
 }
 

@@ -141,11 +141,25 @@ pub fn case_id(case: &CaseEntry) -> CaseId {
     }
 }
 
-/// Runs `cases verify`; Ok(false) on any failure or when the index holds no case.
-pub fn run(dir: &Path, max_shown: usize) -> Result<bool> {
+/// Runs `cases verify`; Ok(false) on any failure or when no case was
+/// checked. `only` names the cases to check (all when empty); a name the
+/// index does not hold is an error, never a silent pass.
+pub fn run(dir: &Path, max_shown: usize, only: &[String]) -> Result<bool> {
     let catalogue = catalogue_of(dir)?;
+    if let Some(unknown) = only.iter().find(|name| !catalogue.index.cases.iter().any(|c| &c.case == *name)) {
+        bail!(
+            "cases verify: {}/index.json holds no case '{unknown}' (its cases are c00000 to c{:05})",
+            dir.display(),
+            catalogue.index.cases.len().saturating_sub(1)
+        );
+    }
     let (mut passed, mut failed, mut shown) = (0usize, 0usize, 0usize);
+    let mut total = 0usize;
     for (i, ((contract, spec), case)) in catalogue.specs.iter().zip(&catalogue.index.cases).enumerate() {
+        if !only.is_empty() && !only.contains(&case.case) {
+            continue;
+        }
+        total += 1;
         match verify_spec(dir, i, contract, spec, case) {
             Verdict::Fail(m) => {
                 failed += 1;
@@ -158,7 +172,6 @@ pub fn run(dir: &Path, max_shown: usize) -> Result<bool> {
             Verdict::Skipped { .. } => failed += 1,
         }
     }
-    let total = catalogue.index.cases.len();
     println!("cases verify: {passed} passed, {failed} failed of {total} cases in {}", dir.display());
     if total == 0 {
         eprintln!("cases verify: the index holds no case: nothing was checked");

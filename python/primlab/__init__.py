@@ -1,0 +1,27 @@
+"""primlab from Python: check a kernel written in any framework against the
+exact model, on every case of a contract's catalogue.
+
+    import primlab
+    primlab.check(my_scan, primitive="scan", contract="exclusive.i32")
+
+The `harness` binary generates every case and judges every output
+(`harness cases export` / `harness cases verify`); this package calls your
+function and moves arrays. Under pytest, `@primlab.cases(...)` turns every
+case into a test (see primlab.pytest_plugin).
+"""
+
+from ._cases import Case
+from ._check import CheckResult, check
+from ._harness import HarnessError, harness_path
+
+__all__ = ["Case", "CheckResult", "HarnessError", "cases", "check", "harness_path"]
+
+
+def cases(primitive: str, contract: str, sizes=None, seed=None):
+    """A pytest marker: the test (which takes a `case` argument) runs once
+    per catalogue case, with ids like `scan-exclusive.i32-n33-small_ints-0x5eed`.
+    `seed` pins the run seed; otherwise `--primlab-seed`, else a fresh one
+    printed in the report header."""
+    import pytest
+
+    return pytest.mark.primlab_cases(primitive=primitive, contract=contract, sizes=sizes, seed=seed)

@@ -1,0 +1,176 @@
+"""The case catalogue as the harness exports it (`harness cases export`:
+inputs and the model's outputs as .npy files plus index.json), and the
+harness's verdict on outputs written beside it (`harness cases verify`)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import pathlib
+import re
+
+import numpy as np
+
+from . import _harness
+
+# The element types of index.json (harness/src/cases/index.rs) as NumPy
+# reads them; bfloat16 is stored as its raw bits, little-endian uint16.
+DTYPES = {
+    "int32": np.dtype("<i4"),
+    "int64": np.dtype("<i8"),
+    "float32": np.dtype("<f4"),
+    "float64": np.dtype("<f8"),
+    "bfloat16": np.dtype("<u2"),
+    "uint8": np.dtype("u1"),
+}
+
+# `cases verify` prints one line per failing case: "FAIL <failure line> (<case>)".
+_FAIL = re.compile(r"^FAIL (?P<line>.*) \((?P<case>c\d+)\)$")
+
+
+@dataclasses.dataclass(frozen=True)
+class Buffer:
+    """One input or output buffer of a case, as index.json lists it."""
+
+    role: str
+    file: str
+    dtype: str
+    len: int
+
+
+@dataclasses.dataclass(frozen=True)
+class Case:
+    """One case of the catalogue: its place in the export, the id parts the
+    harness's failure line uses, its buffers and scalar parameters."""
+
+    name: str
+    primitive: str
+    contract: str
+    variant: str
+    n: int
+    size: str
+    family: str
+    seed: int
+    """The case's input seed (the failure line's `seed=`), derived by the
+    harness from the run seed, the primitive, the size and the family."""
+    run_seed: int
+    """The seed of the whole run: passing it again with this size
+    regenerates this case's input (`seed=` of check, `--primlab-seed`)."""
+    inputs: tuple
+    params: tuple
+    expected: tuple
+    outputs: tuple
+    tolerance: str
+    rule: str
+
+    @property
+    def id(self) -> str:
+        """`<primitive>-<contract>-n<size>-<family>-<run seed>`, the pytest id."""
+        return f"{self.primitive}-{self.contract}-n{self.size}-{self.family}-{self.run_seed:#x}"
+
+    def describe(self) -> str:
+        """primitive, contract, size, family and both seeds, for messages."""
+        return (
+            f"{self.primitive} {self.contract} case {self.name} (n={self.size}, family={self.family}, "
+            f"input seed {self.seed:#x}, run seed {self.run_seed:#x})"
+        )
+
+
+def _buffers(entries) -> tuple:
+    return tuple(Buffer(e["role"], e["file"], e["dtype"], int(e["len"])) for e in entries)
+
+
+class Export:
+    """A folder written by `harness cases export`."""
+
+    def __init__(self, folder: pathlib.Path):
+        self.folder = pathlib.Path(folder)
+        index = json.loads((self.folder / "index.json").read_text())
+        self.primitive = index["primitive"]
+        self.contracts = list(index["contracts"])
+        self.seed = int(index["seed"], 16)
+        self.sizes = list(index["sizes"])
+        self.cases = [
+            Case(
+                name=c["case"],
+                primitive=c["primitive"],
+                contract=c["contract"],
+                variant=c["variant"],
+                n=int(c["n"]),
+                size=str(c["size"]),
+                family=c["family"],
+                seed=int(c["seed"], 16),
+                run_seed=self.seed,
+                inputs=_buffers(c["inputs"]),
+                params=tuple((p["name"], p["dtype"], p["value"]) for p in c["params"]),
+                expected=_buffers(c["expected"]),
+                outputs=_buffers(c["outputs"]),
+                tolerance=c["tolerance"],
+                rule=c["rule"],
+            )
+            for c in index["cases"]
+        ]
+
+    @classmethod
+    def create(cls, folder: pathlib.Path, primitive: str, contract: str | None, sizes, seed: int) -> "Export":
+        """Runs `harness cases export` into `folder` (new or empty). An
+        unknown primitive, contract or size raises HarnessError with the
+        harness's message, which lists the valid values."""
+        args = ["cases", "export", "--primitive", str(primitive), "--seed", f"{seed:#x}"]
+        if contract is not None:
+            args += ["--contract", str(contract)]
+        if sizes:
+            args += ["--sizes", ",".join(str(int(n)) for n in sizes)]
+        done = _harness.run(args + [str(folder)])
+        if done.returncode != 0:
+            raise _harness.HarnessError(
+                f"harness cases export wrote no case for primitive={primitive!r} contract={contract!r} "
+                f"sizes={sizes!r} seed={seed:#x}: {done.stdout.strip()} {done.stderr.strip()}"
+            )
+        return cls(folder)
+
+    def inputs(self, case: Case) -> list:
+        """The case's input arrays (NumPy, 1-D, in the contract's order)."""
+        arrays = []
+        for b in case.inputs:
+            a = np.load(self.folder / b.file)
+            if a.dtype != DTYPES[b.dtype] or a.shape != (b.len,):
+                raise _harness.HarnessError(f"{b.file} holds {a.dtype}{a.shape}, index.json says {b.dtype}[{b.len}]")
+            arrays.append(a)
+        return arrays
+
+    def params(self, case: Case) -> dict:
+        """The case's scalar parameters by name (ints, or floats for float32 ones)."""
+        return {name: (float(v) if dtype.startswith("float") else int(v)) for name, dtype, v in case.params}
+
+    def expected(self, case: Case) -> list:
+        """The model's outputs, for the mismatch summary only (the harness
+        regenerates them for its verdict and never reads these files)."""
+        return [np.load(self.folder / b.file) for b in case.expected]
+
+    def write_outputs(self, case: Case, arrays) -> None:
+        for b, a in zip(case.outputs, arrays):
+            np.save(self.folder / b.file, a, allow_pickle=False)
+
+    def verify(self, cases=None) -> dict:
+        """The harness's verdict: {case name: failure line} for every failing
+        case among `cases` (all when None); an empty dict when all passed."""
+        args = ["cases", "verify", str(self.folder), "--max-failures-shown", str(len(self.cases) + 1)]
+        if cases is not None:
+            args += ["--case", ",".join(c.name for c in cases)]
+        done = _harness.run(args)
+        failures = {}
+        for line in done.stdout.splitlines():
+            m = _FAIL.match(line)
+            if m:
+                failures[m.group("case")] = m.group("line")
+        checked = len(self.cases) if cases is None else len(cases)
+        if done.returncode == 0 and failures:
+            raise _harness.HarnessError(f"harness cases verify passed but printed failures:\n{done.stdout}")
+        if done.returncode != 0 and not failures:
+            raise _harness.HarnessError(
+                f"harness cases verify failed {checked} case(s) without a failure line:\n{done.stdout}{done.stderr}"
+            )
+        if done.returncode == 0 and f"{checked} passed, 0 failed of {checked} cases" not in done.stdout:
+            raise _harness.HarnessError(f"harness cases verify did not pass all {checked} cases:\n{done.stdout}")
+        return failures

@@ -1,0 +1,164 @@
+"""pytest plugin (entry point `pytest11`): `@primlab.cases(primitive=...,
+contract=...)` on a test that takes `case` makes one test per catalogue
+case, with ids `<primitive>-<contract>-n<size>-<family>-<run seed>`:
+
+    @primlab.cases(primitive="scan", contract="exclusive.i32")
+    def test_my_scan(case):
+        case.check(my_scan)            # or case.check(fn, device="cuda")
+
+The run seed is the marker's `seed`, else `--primlab-seed` (or
+$PRIMLAB_SEED), else a fresh one printed in the report header; the same seed
+regenerates the same cases and ids, so `pytest --primlab-seed S -k ID` reruns
+one case. Each test's outputs are judged by `harness cases verify --case`.
+Without the installed wheel, load it with `-p primlab.pytest_plugin`.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+import tempfile
+
+import pytest
+
+from ._cases import Case, Export
+from ._check import call_on_case, failure_message
+from ._harness import HarnessError, HarnessRefused, harness_path
+
+SEED_ENV = "PRIMLAB_SEED"
+
+
+class CatalogueCase:
+    """The `case` argument of a `@primlab.cases` test: one catalogue case."""
+
+    def __init__(self, export: Export, case: Case, seed_pinned: bool):
+        self.export = export
+        self.case = case
+        self.seed_pinned = seed_pinned
+
+    def __repr__(self) -> str:
+        return f"<primlab case {self.case.id} ({self.case.name})>"
+
+    @property
+    def inputs(self) -> list:
+        """The inputs as NumPy arrays, in the contract's order."""
+        return self.export.inputs(self.case)
+
+    @property
+    def params(self) -> dict:
+        """The scalar parameters by name."""
+        return self.export.params(self.case)
+
+    def rerun(self) -> str:
+        seed = "" if self.seed_pinned else f" --primlab-seed {self.case.run_seed:#x}"
+        return f"pytest{seed} -k '{self.case.id}'"
+
+    def check(self, fn, device=None, convert=None) -> None:
+        """Runs `fn` on this case (as primlab.check does) and has the harness
+        judge it; AssertionError with the failure line, the mismatch summary
+        and the rerun command when it fails."""
+        got = call_on_case(fn, self.export, self.case, device, convert)
+        failures = self.export.verify([self.case])
+        if failures:
+            raise AssertionError(
+                failure_message(self.export, failures, {self.case.name: got}, 1, self.rerun())
+            )
+
+
+class _State:
+    def __init__(self, seed: int | None):
+        self.seed = seed if seed is not None else secrets.randbits(64)
+        self.seed_given = seed is not None
+        self.folder = None
+        self.exports = {}
+
+    def export(self, primitive, contract, sizes, seed) -> Export:
+        key = (primitive, contract, None if sizes is None else tuple(sizes), seed)
+        if key not in self.exports:
+            if self.folder is None:
+                self.folder = tempfile.mkdtemp(prefix="primlab-pytest-")
+            folder = os.path.join(self.folder, f"export{len(self.exports)}")
+            self.exports[key] = Export.create(folder, primitive, contract, sizes, seed)
+        return self.exports[key]
+
+
+def _parse_seed(text):
+    if text is None or text == "":
+        return None
+    try:
+        return int(text, 0)
+    except ValueError:
+        raise pytest.UsageError(f"--primlab-seed / ${SEED_ENV}: {text!r} is not a number (0x5eed or 24301)") from None
+
+
+def pytest_addoption(parser):
+    group = parser.getgroup("primlab")
+    group.addoption(
+        "--primlab-seed",
+        default=None,
+        help=f"run seed of @primlab.cases tests without a seed of their own (default ${SEED_ENV}, else a fresh one)",
+    )
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers",
+        "primlab_cases(primitive, contract, sizes=None, seed=None): one test per primlab catalogue case "
+        "(the test takes `case`)",
+    )
+    seed = _parse_seed(config.getoption("--primlab-seed") or os.environ.get(SEED_ENV))
+    config.stash[_STATE] = _State(seed)
+
+
+_STATE = pytest.StashKey[_State]()
+
+
+def pytest_report_header(config):
+    state = config.stash.get(_STATE, None)
+    if state is None:
+        return None
+    try:
+        binary = str(harness_path())
+    except HarnessError as error:
+        binary = str(error)
+    return f"primlab: run seed {state.seed:#x} (rerun with --primlab-seed {state.seed:#x}); harness {binary}"
+
+
+def pytest_unconfigure(config):
+    state = config.stash.get(_STATE, None)
+    if state is not None and state.folder is not None:
+        shutil.rmtree(state.folder, ignore_errors=True)
+
+
+def pytest_generate_tests(metafunc):
+    marker = metafunc.definition.get_closest_marker("primlab_cases")
+    if marker is None:
+        return
+    where = metafunc.definition.nodeid
+    if "case" not in metafunc.fixturenames:
+        raise TypeError(f"{where}: a @primlab.cases test takes a `case` argument")
+    if marker.args:
+        raise TypeError(f"{where}: @primlab.cases takes keywords only (primitive=..., contract=...)")
+    options = dict(marker.kwargs)
+    unknown = set(options) - {"primitive", "contract", "sizes", "seed"}
+    if unknown or "primitive" not in options or "contract" not in options:
+        raise TypeError(
+            f"{where}: @primlab.cases(primitive=..., contract=..., sizes=None, seed=None) "
+            f"got {sorted(options)}"
+        )
+    state = metafunc.config.stash[_STATE]
+    pinned = options.get("seed") is not None
+    seed = int(options["seed"]) if pinned else state.seed
+    try:
+        export = state.export(options["primitive"], options["contract"], options.get("sizes"), seed)
+    except HarnessRefused as error:
+        raise ValueError(
+            f"{where}: @primlab.cases(primitive={options['primitive']!r}, contract={options['contract']!r}, "
+            f"sizes={options.get('sizes')!r}, seed={seed:#x}): {error}"
+        ) from None
+    runs = [CatalogueCase(export, c, pinned) for c in export.cases]
+    ids = [c.id for c in export.cases]
+    # Two cases with one id (a size listed twice) keep apart by their export names.
+    ids = [i if ids.count(i) == 1 else f"{i}-{r.case.name}" for i, r in zip(ids, runs)]
+    metafunc.parametrize("case", runs, ids=ids)

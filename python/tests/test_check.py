@@ -1,0 +1,171 @@
+"""primlab.check against the real harness: correct numpy kernels pass,
+planted bugs fail with the harness's failure line, a mismatch summary and a
+rerun line, and bad input is refused by name."""
+
+import re
+
+import numpy as np
+import pytest
+
+import kernels
+import primlab
+
+SEED = 0x5EED
+# The harness's integer data families (README "Reading the sweep").
+INT_FAMILIES = 5
+
+
+def test_a_correct_exclusive_scan_passes_every_case():
+    result = primlab.check(kernels.exclusive_scan, primitive="scan", contract="exclusive.i32", sizes=[1, 31, 32, 33, 513], seed=SEED)
+    assert result.cases_passed == 5 * INT_FAMILIES
+    assert result.seed == SEED
+    assert result.sizes == (1, 31, 32, 33, 513)
+    assert "25 cases passed (seed 0x5eed)" in str(result)
+
+
+def test_default_sizes_and_a_fresh_seed_that_is_returned():
+    result = primlab.check(kernels.inclusive_scan, primitive="scan", contract="inclusive.i32")
+    # The sweep's boundary sizes up to 2^20 are all there.
+    assert {1, 31, 32, 33, 255, 256, 257, 511, 512, 513, 4099, 262144, 262145} <= set(result.sizes)
+    assert result.cases_passed >= 13 * INT_FAMILIES
+    again = primlab.check(kernels.inclusive_scan, primitive="scan", contract="inclusive.i32", seed=result.seed)
+    assert again.sizes == result.sizes, "the returned seed regenerates the same run"
+
+
+def test_a_correct_sum_passes():
+    result = primlab.check(kernels.sum_i32, primitive="reduce", contract="sum.i32", sizes=[1, 33, 4099], seed=SEED)
+    assert result.cases_passed == 3 * INT_FAMILIES
+
+
+def fields(line):
+    return dict(re.findall(r"(\w+)=(\S+)", line))
+
+
+def test_an_off_by_one_at_the_end_fails_with_the_line_the_summary_and_a_rerun():
+    with pytest.raises(AssertionError) as raised:
+        primlab.check(kernels.scan_off_by_one_at_the_end, primitive="scan", contract="exclusive.i32", sizes=[33], seed=SEED)
+    message = str(raised.value)
+    lines = message.splitlines()
+    assert lines[0] == f"primlab: scan exclusive.i32: {INT_FAMILIES} of {INT_FAMILIES} cases failed (run seed 0x5eed); the first:"
+    assert lines[1].startswith("FAIL scan/user.exclusive.i32 n=33 seed=0x")
+    f = fields(lines[1])
+    assert (f["check"], f["index"], f["family"]) == ("prefix", "32", "small_ints")
+    assert int(f["got"]) == int(f["expected"]) + 1
+    assert lines[2].startswith("  out (int64): 1 of 33 elements mismatched; first: [32] expected ")
+    assert lines[-1] == "     rerun: primlab.check(fn, primitive='scan', contract='exclusive.i32', sizes=[33], seed=0x5eed)"
+    # The rerun reproduces the same failure, input seed included.
+    with pytest.raises(AssertionError) as again:
+        primlab.check(kernels.scan_off_by_one_at_the_end, primitive="scan", contract="exclusive.i32", sizes=[33], seed=SEED)
+    assert str(again.value) == message
+
+
+def test_an_unwritten_last_element_fails_at_the_last_index():
+    with pytest.raises(AssertionError) as raised:
+        primlab.check(kernels.scan_last_element_unwritten, primitive="scan", contract="exclusive.i32", sizes=[1, 257, 4099], seed=SEED)
+    lines = str(raised.value).splitlines()
+    f = fields(lines[1])
+    n = int(f["n"])
+    assert n in (257, 4099), "n = 1 has no element past the loop's end"
+    assert f["index"] == str(n - 1) and f["got"] == "0"
+    assert lines[2].startswith(f"  out (int64): 1 of {n} elements mismatched; first: [{n - 1}] expected {f['expected']} got 0")
+    assert "seed=0x5eed)" in lines[-1]
+
+
+def test_a_float_sum_within_the_bound_passes_and_one_percent_off_fails_with_its_error():
+    primlab.check(kernels.float_sum_f32, primitive="float_reduce", contract="sum.f32", sizes=[1, 33, 4099], seed=SEED)
+    with pytest.raises(AssertionError) as raised:
+        primlab.check(kernels.float_sum_one_percent_high, primitive="float_reduce", contract="sum.f32", sizes=[33, 4099], seed=SEED)
+    lines = str(raised.value).splitlines()
+    assert lines[1].startswith("FAIL float_reduce/user.sum.f32 n=")
+    summary = lines[2]
+    assert "1 of 1 elements differ from the exact value" in summary
+    rel = float(re.search(r"largest rel error (\S+)", summary).group(1))
+    assert abs(rel - 0.01) < 1e-5, summary  # 1.01 x, rounded once to float32
+    assert "largest abs error" in summary
+
+
+def test_a_two_output_contract_takes_a_tuple_and_params_arrive_by_name():
+    def compact_positive(x):
+        kept = x[x > 0]
+        return kept, np.int64(len(kept))
+
+    primlab.check(compact_positive, primitive="compact", contract="positive.i32", sizes=[1, 33, 513], seed=SEED)
+
+    def segment_sums(x, offsets, segments):
+        assert len(offsets) == segments + 1
+        return np.array([x[offsets[s] : offsets[s + 1]].sum(dtype=np.int64) for s in range(segments)], dtype=np.int64)
+
+    primlab.check(segment_sums, primitive="segmented_reduce", contract="sum.i32", sizes=[1, 33, 513], seed=SEED)
+
+
+class DLPackOnly:
+    """An array of another framework: only the DLPack protocol."""
+
+    def __init__(self, array):
+        self._array = array
+
+    def __dlpack__(self, **kwargs):
+        return self._array.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self._array.__dlpack_device__()
+
+
+def test_inputs_through_convert_and_outputs_through_dlpack():
+    seen = []
+
+    def scan(x):
+        seen.append(type(x))
+        return DLPackOnly(kernels.exclusive_scan(np.from_dlpack(x)))
+
+    primlab.check(scan, primitive="scan", contract="exclusive.i32", sizes=[33], seed=SEED, convert=DLPackOnly)
+    assert seen == [DLPackOnly] * INT_FAMILIES
+
+
+def test_an_unknown_primitive_or_contract_is_refused_with_the_valid_names():
+    with pytest.raises(ValueError, match=r"(?s)primitive='scanx'.*possible values: reduce, scan"):
+        primlab.check(kernels.exclusive_scan, primitive="scanx", contract="exclusive.i32")
+    with pytest.raises(ValueError, match=r"unknown contract 'exclusive\.f32' for primitive scan: choose from exclusive\.i32, inclusive\.i32"):
+        primlab.check(kernels.exclusive_scan, primitive="scan", contract="exclusive.f32")
+    with pytest.raises(ValueError, match=r"(?s)sizes=\[0\].*0 is not a size"):
+        primlab.check(kernels.exclusive_scan, primitive="scan", contract="exclusive.i32", sizes=[0])
+
+
+def test_a_wrong_dtype_is_named_with_the_case():
+    with pytest.raises(TypeError) as raised:
+        primlab.check(lambda x: kernels.exclusive_scan(x).astype(np.int32), primitive="scan", contract="exclusive.i32", sizes=[33], seed=SEED)
+    message = str(raised.value)
+    assert "scan exclusive.i32 case c00000 (n=33, family=small_ints, input seed 0x" in message
+    assert "run seed 0x5eed): output 'out' is int32[33] where the contract's output is int64 (33 elements" in message
+
+
+def test_a_wrong_shape_or_output_count_is_named():
+    with pytest.raises(ValueError, match=r"output 'out' has shape \(1, 33\); the contract's output is 1-D \(33 elements\)"):
+        primlab.check(lambda x: kernels.exclusive_scan(x).reshape(1, -1), primitive="scan", contract="exclusive.i32", sizes=[33], seed=SEED)
+    with pytest.raises(TypeError, match=r"compact positive\.i32 .*the contract has 2 output\(s\), returned in this order: out, count"):
+        primlab.check(lambda x: x[x > 0], primitive="compact", contract="positive.i32", sizes=[33], seed=SEED)
+    with pytest.raises(TypeError, match=r"returned str; return a NumPy array"):
+        primlab.check(lambda x: "0", primitive="reduce", contract="sum.i32", sizes=[33], seed=SEED)
+
+
+def test_a_wrong_length_is_a_failure_the_harness_reports():
+    with pytest.raises(AssertionError) as raised:
+        primlab.check(lambda x: np.append(kernels.exclusive_scan(x), 0), primitive="scan", contract="exclusive.i32", sizes=[33], seed=SEED)
+    lines = str(raised.value).splitlines()
+    assert "index=- expected=33 elements got=34 elements" in lines[1]
+    assert lines[2] == "  out (int64): 34 elements where the model has 33; compared over the first 33"
+
+
+def test_an_exception_in_the_function_names_the_case():
+    def broken(x):
+        raise RuntimeError("kernel launch failed")
+
+    with pytest.raises(RuntimeError, match="kernel launch failed") as raised:
+        primlab.check(broken, primitive="scan", contract="exclusive.i32", sizes=[33], seed=SEED)
+    assert any("raised on scan exclusive.i32 case c00000 (n=33" in note for note in raised.value.__notes__)
+
+
+def test_a_missing_harness_named_by_the_environment_is_an_error(monkeypatch, tmp_path):
+    monkeypatch.setenv("PRIMLAB_HARNESS", str(tmp_path / "nothing"))
+    with pytest.raises(primlab.HarnessError, match="PRIMLAB_HARNESS names .*nothing, which is not an executable file"):
+        primlab.check(kernels.exclusive_scan, primitive="scan", contract="exclusive.i32", sizes=[33], seed=SEED)

@@ -1,0 +1,139 @@
+"""The pytest plugin, run in a pytester session: one test per catalogue case
+with ids `<primitive>-<contract>-n<size>-<family>-<run seed>`, `-k` selects
+one, a failure shows the harness's line and a rerun command."""
+
+import importlib.metadata
+import os
+import pathlib
+import re
+
+import pytest
+
+import primlab
+
+# The harness's integer data families, in catalogue order (README "Reading the sweep").
+FAMILIES = ["small_ints", "full_range_i32", "sorted", "reversed", "many_ties"]
+
+
+# The sessions run in a subprocess in another folder: the paths this one
+# was given are made absolute here, at import, in the folder pytest started in.
+PYTHONPATH = os.pathsep.join(
+    str(p)
+    for p in [pathlib.Path(primlab.__file__).resolve().parents[1]]
+    + [pathlib.Path(p).resolve() for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+)
+HARNESS = os.environ.get("PRIMLAB_HARNESS") and str(pathlib.Path(os.environ["PRIMLAB_HARNESS"]).resolve())
+
+
+@pytest.fixture
+def plugin(monkeypatch):
+    """Options that load the plugin: none when the installed wheel's entry point already does."""
+    monkeypatch.setenv("PYTHONPATH", PYTHONPATH)
+    if HARNESS:
+        monkeypatch.setenv("PRIMLAB_HARNESS", HARNESS)
+    installed = any(ep.name == "primlab" for ep in importlib.metadata.entry_points(group="pytest11"))
+    return [] if installed else ["-p", "primlab.pytest_plugin"]
+
+
+CORRECT = """
+import numpy as np
+import primlab
+
+def exclusive_scan(x):
+    out = np.zeros(len(x), dtype=np.int64)
+    out[1:] = np.cumsum(x[:-1], dtype=np.int64)
+    return out
+
+@primlab.cases(primitive="scan", contract="exclusive.i32", sizes=[1, 33]{seed})
+def test_scan(case):
+    case.check({fn})
+"""
+
+
+def write(pytester, seed=", seed=0x5eed", fn="exclusive_scan"):
+    if fn == "off_by_one":
+        extra = "\n\ndef off_by_one(x):\n    out = exclusive_scan(x)\n    out[-1] += 1\n    return out\n"
+    else:
+        extra = ""
+    pytester.makepyfile(test_kernel=CORRECT.replace("{seed}", seed).replace("{fn}", fn) + extra)
+
+
+def collected_ids(result):
+    return [m.group(1) for line in result.outlines if (m := re.match(r"test_kernel\.py::test_scan\[(.*)\]$", line))]
+
+
+def test_collection_makes_one_test_per_case_with_the_case_and_seed_in_its_id(pytester, plugin):
+    write(pytester)
+    result = pytester.runpytest_subprocess("--collect-only", "-q", *plugin)
+    assert collected_ids(result) == [f"scan-exclusive.i32-n{n}-{family}-0x5eed" for n in (1, 33) for family in FAMILIES]
+
+
+def test_every_case_passes_and_k_reruns_one(pytester, plugin):
+    write(pytester)
+    pytester.runpytest_subprocess(*plugin).assert_outcomes(passed=10)
+    pytester.runpytest_subprocess("-k", "scan-exclusive.i32-n33-small_ints-0x5eed", *plugin).assert_outcomes(passed=1, deselected=9)
+
+
+def test_a_planted_bug_fails_every_case_with_the_line_and_a_rerun(pytester, plugin):
+    write(pytester, fn="off_by_one")
+    result = pytester.runpytest_subprocess(*plugin)
+    result.assert_outcomes(failed=10)
+    result.stdout.fnmatch_lines(
+        [
+            "*FAIL scan/user.exclusive.i32 n=33 seed=0x* family=many_ties check=prefix index=32 expected=* got=* (case c00009)",
+            "*out (int64): 1 of 33 elements mismatched; first: [[]32[]] expected *",
+            "*rerun: pytest -k 'scan-exclusive.i32-n33-many_ties-0x5eed'",
+        ]
+    )
+
+
+def test_the_seed_comes_from_the_option_and_the_rerun_names_it(pytester, plugin):
+    write(pytester, seed="", fn="off_by_one")
+    result = pytester.runpytest_subprocess("--primlab-seed", "0x1234", "-k", "n33-sorted", *plugin)
+    result.assert_outcomes(failed=1, deselected=9)
+    result.stdout.fnmatch_lines(
+        ["primlab: run seed 0x1234 (rerun with --primlab-seed 0x1234); harness *", "*rerun: pytest --primlab-seed 0x1234 -k 'scan-exclusive.i32-n33-sorted-0x1234'"]
+    )
+
+
+def test_without_a_seed_a_fresh_one_is_printed_and_names_the_ids(pytester, plugin):
+    write(pytester, seed="")
+    result = pytester.runpytest_subprocess("--collect-only", *plugin)
+    text = "\n".join(result.outlines)
+    seed = re.search(r"^primlab: run seed (0x[0-9a-f]+) \(rerun with --primlab-seed \1\)", text, re.M)
+    assert seed is not None, text
+    ids = re.findall(r"<Function test_scan\[(.*)\]>", text)
+    assert ids == [f"scan-exclusive.i32-n{n}-{family}-{seed.group(1)}" for n in (1, 33) for family in FAMILIES]
+
+
+def test_a_bad_marker_is_a_collection_error_that_names_it(pytester, plugin):
+    pytester.makepyfile(
+        test_kernel="""
+import primlab
+
+@primlab.cases(primitive="scan", contract="exclusive.f32")
+def test_scan(case):
+    pass
+"""
+    )
+    result = pytester.runpytest_subprocess(*plugin)
+    result.stdout.fnmatch_lines(
+        [
+            "E   ValueError: test_kernel.py::test_scan: @primlab.cases(primitive='scan', contract='exclusive.f32', sizes=None, seed=0x*): harness cases export exited 2:",
+            "E     error: unknown contract 'exclusive.f32' for primitive scan: choose from exclusive.i32, inclusive.i32",
+        ]
+    )
+
+
+def test_a_marked_test_without_a_case_argument_is_refused(pytester, plugin):
+    pytester.makepyfile(
+        test_kernel="""
+import primlab
+
+@primlab.cases(primitive="scan", contract="exclusive.i32")
+def test_no_case_argument():
+    pass
+"""
+    )
+    result = pytester.runpytest_subprocess(*plugin)
+    result.stdout.fnmatch_lines(["E   TypeError: test_kernel.py::test_no_case_argument: a @primlab.cases test takes a `case` argument"])
