@@ -41,7 +41,7 @@ python-test-deps: | system-deps
 # before (target/debug/harness), with numpy functions as the kernels.
 PYTEST := PRIMLAB_HARNESS=$(CURDIR)/target/debug/harness \
 	PYTHONPATH=$(CURDIR)/python:$(CURDIR)/python/tests:$(CURDIR)/.pydeps \
-	python3 -m pytest -q -p no:cacheprovider python/tests
+	python3 -m pytest -q -p no:cacheprovider -p primlab.pytest_plugin python/tests examples/python/test_numpy_scan.py
 
 verify: setup python-test-deps
 	$(call step,verify: format,cargo fmt --all -- --check)

