@@ -148,6 +148,10 @@ class Export:
         regenerates them for its verdict and never reads these files)."""
         return [np.load(self.folder / b.file) for b in case.expected]
 
+    def outputs(self, case: Case) -> list:
+        """The outputs written for `case` (by write_outputs), for the summary."""
+        return [np.load(self.folder / b.file) for b in case.outputs]
+
     def write_outputs(self, case: Case, arrays) -> None:
         for b, a in zip(case.outputs, arrays):
             np.save(self.folder / b.file, a, allow_pickle=False)

@@ -130,17 +130,17 @@ def call_on_case(fn, export: Export, case: Case, device=None, convert=None) -> l
     return arrays
 
 
-def failure_message(export: Export, failures: dict, got: dict, checked: int, rerun: str) -> str:
+def failure_message(export: Export, failures: dict, checked: int, rerun: str) -> str:
     """The AssertionError text: how many cases failed, the harness's line of
-    the first, its mismatch summary, and one command that reruns it."""
+    the first, its mismatch summary (from the outputs written for it), and
+    one command that reruns it."""
     first = next(c for c in export.cases if c.name in failures)
     lines = [
         f"primlab: {first.primitive} {first.contract}: {len(failures)} of {checked} cases failed "
         f"(run seed {export.seed:#x}); the first:",
         f"FAIL {failures[first.name]} (case {first.name})",
     ]
-    if first.name in got:
-        lines += mismatch_summary(first, export.expected(first), got[first.name])
+    lines += mismatch_summary(first, export.expected(first), export.outputs(first))
     lines.append(f"     rerun: {rerun.format(case=first)}")
     return "\n".join(lines)
 
@@ -170,12 +170,14 @@ def check(fn, primitive: str, contract: str, sizes=None, seed=None, device=None,
             raise ValueError(
                 f"primlab.check(primitive={primitive!r}, contract={contract!r}, sizes={sizes!r}, seed={seed:#x}): {error}"
             ) from None
-        got = {case.name: call_on_case(fn, export, case, device, convert) for case in export.cases}
+        # One case's arrays at a time: its outputs stay in the folder only.
+        for case in export.cases:
+            call_on_case(fn, export, case, device, convert)
         failures = export.verify()
         if failures:
             sizes_arg = "" if sizes is None else f", sizes={list(sizes)!r}"
             rerun = (
                 f"primlab.check(fn, primitive={primitive!r}, contract={contract!r}{sizes_arg}, seed={seed:#x})"
             )
-            raise AssertionError(failure_message(export, failures, got, len(export.cases), rerun))
+            raise AssertionError(failure_message(export, failures, len(export.cases), rerun))
         return CheckResult(primitive, contract, len(export.cases), seed, tuple(export.sizes))

@@ -58,12 +58,10 @@ class CatalogueCase:
         """Runs `fn` on this case (as primlab.check does) and has the harness
         judge it; AssertionError with the failure line, the mismatch summary
         and the rerun command when it fails."""
-        got = call_on_case(fn, self.export, self.case, device, convert)
+        call_on_case(fn, self.export, self.case, device, convert)
         failures = self.export.verify([self.case])
         if failures:
-            raise AssertionError(
-                failure_message(self.export, failures, {self.case.name: got}, 1, self.rerun())
-            )
+            raise AssertionError(failure_message(self.export, failures, 1, self.rerun()))
 
 
 class _State:
