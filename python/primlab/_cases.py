@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import numbers
 import pathlib
 import re
 
@@ -116,6 +117,8 @@ class Export:
         """Runs `harness cases export` into `folder` (new or empty). An
         unknown primitive, contract or size raises HarnessError with the
         harness's message, which lists the valid values."""
+        if isinstance(sizes, numbers.Integral):
+            sizes = [sizes]  # one size, written as a number
         args = ["cases", "export", "--primitive", str(primitive), "--seed", f"{seed:#x}"]
         if contract is not None:
             args += ["--contract", str(contract)]

@@ -35,6 +35,8 @@ def test_default_sizes_and_a_fresh_seed_that_is_returned():
 def test_a_correct_sum_passes():
     result = primlab.check(kernels.sum_i32, primitive="reduce", contract="sum.i32", sizes=[1, 33, 4099], seed=SEED)
     assert result.cases_passed == 3 * INT_FAMILIES
+    one = primlab.check(kernels.sum_i32, primitive="reduce", contract="sum.i32", sizes=33, seed=SEED)
+    assert (one.sizes, one.cases_passed) == ((33,), INT_FAMILIES)
 
 
 def fields(line):
