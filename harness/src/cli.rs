@@ -353,9 +353,14 @@ pub const RENAMED_FLAGS: [(&str, &str, &str); 2] = [("sweep", "--json", "--recei
 
 /// The warnings for old spellings in a command line (`args[0]` is the
 /// program): a flag of [`RENAMED_FLAGS`] given to its command, alone or as
-/// `--flag=value`, before any `--`.
+/// `--flag=value`, before any `--`. None for the harness's own internal runs
+/// (the hidden `--mutant` flag: `harness mutants` starts its sweeps with the
+/// old `--json`, and their logs are not read by a person).
 pub fn old_spelling_warnings(args: &[String]) -> Vec<String> {
     let Some(command) = args.iter().skip(1).find(|a| !a.starts_with('-')) else { return Vec::new() };
+    if args.iter().any(|a| a == "--mutant" || a.starts_with("--mutant=")) {
+        return Vec::new();
+    }
     let mut warnings = Vec::new();
     for arg in args.iter().skip(1).take_while(|a| a.as_str() != "--") {
         for (cmd, old, new) in RENAMED_FLAGS {
@@ -483,6 +488,7 @@ mod tests {
         assert!(line(&["harness", "report", "--out", "d"]).is_empty());
         assert!(line(&["harness", "bench", "--reporter"]).is_empty());
         assert!(line(&["harness", "sweep", "--", "--json"]).is_empty());
+        assert!(line(&["harness", "sweep", "--mutant", "3", "--json", "r.json"]).is_empty(), "internal runs");
     }
 
     #[test]
