@@ -25,8 +25,11 @@ DTYPES = {
     "uint8": np.dtype("u1"),
 }
 
-# `cases verify` prints one line per failing case: "FAIL <failure line> (<case>)".
+# `cases verify` prints per failing case "FAIL <failure line> (<case>)", then
+# indented lines: the mismatch summary (when the outputs were compared) and
+# last a "rerun: harness cases export ..." line.
 _FAIL = re.compile(r"^FAIL (?P<line>.*) \((?P<case>c\d+)\)$")
+_DETAIL = "     "
 
 
 @dataclasses.dataclass(frozen=True)
@@ -123,7 +126,8 @@ class Export:
         if contract is not None:
             args += ["--contract", str(contract)]
         if sizes:
-            args += ["--sizes", ",".join(str(int(n)) for n in sizes)]
+            # A string passes through in the harness's size grammar ("2^20+1").
+            args += ["--sizes", ",".join(n if isinstance(n, str) else str(int(n)) for n in sizes)]
         done = _harness.run(args + [str(folder)])
         if done.returncode != 0:
             raise _harness.HarnessError(
@@ -147,30 +151,35 @@ class Export:
         return {name: (float(v) if dtype.startswith("float") else int(v)) for name, dtype, v in case.params}
 
     def expected(self, case: Case) -> list:
-        """The model's outputs, for the mismatch summary only (the harness
-        regenerates them for its verdict and never reads these files)."""
+        """The model's outputs as exported (the harness regenerates them for
+        its verdict and never reads these files)."""
         return [np.load(self.folder / b.file) for b in case.expected]
-
-    def outputs(self, case: Case) -> list:
-        """The outputs written for `case` (by write_outputs), for the summary."""
-        return [np.load(self.folder / b.file) for b in case.outputs]
 
     def write_outputs(self, case: Case, arrays) -> None:
         for b, a in zip(case.outputs, arrays):
             np.save(self.folder / b.file, a, allow_pickle=False)
 
     def verify(self, cases=None) -> dict:
-        """The harness's verdict: {case name: failure line} for every failing
-        case among `cases` (all when None); an empty dict when all passed."""
+        """The harness's verdict: {case name: (failure line, summary lines)}
+        for every failing case among `cases` (all when None); an empty dict
+        when all passed. The summary lines are the harness's own (mismatched
+        elements, first indices, largest differences), without its rerun line."""
         args = ["cases", "verify", str(self.folder), "--max-failures-shown", str(len(self.cases) + 1)]
         if cases is not None:
             args += ["--case", ",".join(c.name for c in cases)]
         done = _harness.run(args)
         failures = {}
+        current = None
         for line in done.stdout.splitlines():
             m = _FAIL.match(line)
             if m:
-                failures[m.group("case")] = m.group("line")
+                current = []
+                failures[m.group("case")] = (m.group("line"), current)
+            elif current is not None and line.startswith(_DETAIL):
+                if not line.strip().startswith("rerun:"):
+                    current.append(line.strip())
+            else:
+                current = None
         checked = len(self.cases) if cases is None else len(cases)
         if done.returncode == 0 and failures:
             raise _harness.HarnessError(f"harness cases verify passed but printed failures:\n{done.stdout}")

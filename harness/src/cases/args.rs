@@ -28,6 +28,9 @@ pub enum CasesAction {
         /// The others' outputs are not read, so a program may write just these.
         #[arg(long = "case", value_delimiter = ',', value_name = "CASE,CASE,...")]
         cases: Vec<String>,
+        /// Also write a JUnit XML report (one test case per case) to this path.
+        #[arg(long, value_name = "PATH")]
+        junit: Option<PathBuf>,
     },
 }
 
@@ -40,8 +43,8 @@ pub struct ExportArgs {
     /// One contract (every contract of the primitive when omitted).
     #[arg(long)]
     pub contract: Option<String>,
-    /// Sizes (default: the sweep's boundary and random sizes up to 2^20).
-    #[arg(long, value_delimiter = ',', value_name = "N,N,...")]
+    /// Sizes, comma separated: 1000,2^20,2^28+1 (default: the sweep's boundary and random sizes up to 2^20).
+    #[arg(long, value_delimiter = ',', value_name = "N,N,...", value_parser = crate::size_grammar::parse_size)]
     pub sizes: Vec<usize>,
     /// Seed of the inputs (a fresh one is drawn and printed when omitted).
     #[arg(long, value_parser = crate::cli::parse_seed)]

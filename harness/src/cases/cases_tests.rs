@@ -76,7 +76,7 @@ fn round_trip(primitive: Primitive, contract: &str) {
     assert!(!index.cases.is_empty(), "{tag}: no case");
     assert!(index.cases.iter().all(|c| c.contract == contract && c.variant == format!("user.{contract}")));
     answer_with_the_model(&dir, &index);
-    assert!(verify::run(&dir, 5, &[]).expect("verifies"), "{tag}: the model's own answers failed");
+    assert!(verify::run(&dir, 5, &[], None).expect("verifies"), "{tag}: the model's own answers failed");
 
     let case = index.cases.iter().rev().max_by_key(|c| c.outputs[0].len).expect("a case");
     let c = contract_of(case);
@@ -95,7 +95,7 @@ fn round_trip(primitive: Primitive, contract: &str) {
         assert_eq!(m.index, Some(at), "{tag}: {line}");
         assert!(line.contains(&format!(" index={at} ")), "{tag}: {line}");
     }
-    assert!(!verify::run(&dir, 5, &[]).expect("verifies"), "{tag}: a wrong element passed the whole run");
+    assert!(!verify::run(&dir, 5, &[], None).expect("verifies"), "{tag}: a wrong element passed the whole run");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -201,11 +201,11 @@ fn verify_of_named_cases_reads_only_theirs_and_refuses_unknown_names() {
     let (kept, removed) = (&index.cases[1], &index.cases[3]);
     std::fs::remove_file(dir.join(&removed.outputs[0].file)).expect("removed");
     // The case without an output is not read when only another is named ...
-    assert!(verify::run(&dir, 5, std::slice::from_ref(&kept.case)).expect("verifies"));
+    assert!(verify::run(&dir, 5, std::slice::from_ref(&kept.case), None).expect("verifies"));
     // ... and fails when it is named, alone or with others.
-    assert!(!verify::run(&dir, 5, std::slice::from_ref(&removed.case)).expect("verifies"));
-    assert!(!verify::run(&dir, 5, &[kept.case.clone(), removed.case.clone()]).expect("verifies"));
-    let e = verify::run(&dir, 5, &["c99999".to_string()]).unwrap_err().to_string();
+    assert!(!verify::run(&dir, 5, std::slice::from_ref(&removed.case), None).expect("verifies"));
+    assert!(!verify::run(&dir, 5, &[kept.case.clone(), removed.case.clone()], None).expect("verifies"));
+    let e = verify::run(&dir, 5, &["c99999".to_string()], None).unwrap_err().to_string();
     assert!(e.contains("holds no case 'c99999'"), "{e}");
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -215,14 +215,14 @@ fn a_missing_or_mistyped_output_is_a_failure() {
     let (dir, index) = export(Primitive::Reduce, Some("sum.i32"), &[31], "reduce");
     assert_eq!(index.cases.len(), 5, "the five int families");
     answer_with_the_model(&dir, &index);
-    assert!(verify::run(&dir, 5, &[]).expect("verifies"));
+    assert!(verify::run(&dir, 5, &[], None).expect("verifies"));
     let case = &index.cases[2];
     std::fs::remove_file(dir.join(&case.outputs[0].file)).expect("removed");
     assert_eq!(
         verify::verify_named(&dir, &case.case).expect("the catalogue"),
         Verdict::fail(format!("{} written", case.outputs[0].file), "no file", "output file")
     );
-    assert!(!verify::run(&dir, 5, &[]).expect("verifies"), "a missing output passed");
+    assert!(!verify::run(&dir, 5, &[], None).expect("verifies"), "a missing output passed");
     npy::write(&dir.join(&case.outputs[0].file), &Array::Int32(vec![0])).expect("written");
     let Verdict::Fail(m) = verify::verify_named(&dir, &case.case).expect("the catalogue") else {
         panic!("an int32 output passed")
@@ -301,26 +301,26 @@ fn export_names_are_plain_names_in_the_folder() {
 fn verify_recomputes_the_expected_outputs_and_the_case_list() {
     let (dir, index) = export(Primitive::Scan, Some("exclusive.i32"), &[33], "recompute");
     answer_with_the_model(&dir, &index);
-    assert!(verify::run(&dir, 5, &[]).expect("verifies"));
+    assert!(verify::run(&dir, 5, &[], None).expect("verifies"));
     // Zeroing an output and its expected file together no longer passes.
     let case = &index.cases[1];
     let zeros = Array::Int64(vec![0; case.outputs[0].len]);
     npy::write(&dir.join(&case.outputs[0].file), &zeros).unwrap();
     npy::write(&dir.join(&case.expected[0].file), &zeros).unwrap();
     assert!(matches!(verify::verify_named(&dir, &case.case).unwrap(), Verdict::Fail(_)));
-    assert!(!verify::run(&dir, 5, &[]).expect("verifies"));
+    assert!(!verify::run(&dir, 5, &[], None).expect("verifies"));
     answer_with_the_model(&dir, &index);
     // An index cut to one case is not the catalogue of its seed.
     let mut cut = index.clone();
     cut.cases.truncate(1);
     std::fs::write(dir.join("index.json"), serde_json::to_string(&cut).unwrap()).unwrap();
-    let e = verify::run(&dir, 5, &[]).unwrap_err().to_string();
+    let e = verify::run(&dir, 5, &[], None).unwrap_err().to_string();
     assert!(e.contains("lists 1 cases where the catalogue"), "{e}");
     // An edited entry (a looser tolerance) fails its case.
     let mut edited = index.clone();
     edited.cases[0].tolerance = "order_free_bound".into();
     std::fs::write(dir.join("index.json"), serde_json::to_string(&edited).unwrap()).unwrap();
-    assert!(!verify::run(&dir, 5, &[]).expect("verifies"));
+    assert!(!verify::run(&dir, 5, &[], None).expect("verifies"));
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -17,7 +17,9 @@ use args::{CasesAction, CasesArgs};
 pub fn run(args: &CasesArgs) -> Result<bool> {
     match &args.action {
         CasesAction::Export(export) => export::run(export),
-        CasesAction::Verify { dir, max_failures_shown, cases } => verify::run(dir, *max_failures_shown, cases),
+        CasesAction::Verify { dir, max_failures_shown, cases, junit } => {
+            verify::run(dir, *max_failures_shown, cases, junit.as_deref())
+        }
     }
 }
 
