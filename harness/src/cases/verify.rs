@@ -70,7 +70,7 @@ pub fn verify_spec(dir: &Path, i: usize, contract: &Contract, spec: &RawSpec, li
     verify_spec_detailed(dir, i, contract, spec, listed).0
 }
 
-/// [`verify_spec`], with the mismatch summary of a failed comparison of
+/// `verify_spec` (a test helper), with the mismatch summary of a failed comparison of
 /// the outputs (empty when it passed or failed before comparing).
 pub fn verify_spec_detailed(
     dir: &Path,
