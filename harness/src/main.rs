@@ -5,6 +5,7 @@ mod bounded;
 mod cases;
 mod check;
 mod cli;
+mod edge_families;
 mod fixtures;
 mod junit;
 mod multigpu;
