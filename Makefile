@@ -66,4 +66,4 @@ bench:
 	$(HARNESS) bench
 
 gpu-receipts:
-	$(HARNESS) sweep --require-gpu --json receipts/sweep.json && $(HARNESS) sanitize && $(HARNESS) mutants
+	$(HARNESS) sweep --require-gpu --receipt receipts/sweep.json && $(HARNESS) sanitize && $(HARNESS) mutants

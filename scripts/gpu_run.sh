@@ -99,7 +99,7 @@ for s in "$@"; do
       extra=()
       takes sweep --junit && extra+=(--junit "$LOGS/sweep.junit.xml")
       # The gate requires the seed derived from the sources (receipts seed).
-      step sweep 585 "$H" sweep --require-gpu --seed "$("$H" receipts seed sweep)" --json "$d/sweep.json" "${extra[@]}" &&
+      step sweep 585 "$H" sweep --require-gpu --seed "$("$H" receipts seed sweep)" --receipt "$d/sweep.json" "${extra[@]}" &&
         deliver sweep "$d/sweep.json" sweep.json receipts/sweep.json ;;
     sweep-quick)
       # A partial run: its receipt goes to $OUT only, never to receipts/.
@@ -107,7 +107,7 @@ for s in "$@"; do
       extra=()
       takes sweep --require-gpu && extra+=(--require-gpu)
       takes sweep --junit && extra+=(--junit "$LOGS/sweep-quick.junit.xml")
-      step sweep-quick 240 "$H" sweep --quick --json "$d/sweep-quick.json" "${extra[@]}" &&
+      step sweep-quick 240 "$H" sweep --quick --receipt "$d/sweep-quick.json" "${extra[@]}" &&
         deliver sweep-quick "$d/sweep-quick.json" sweep-quick.json ;;
     sanitize)
       d=$(stage_dir sanitize)
@@ -127,7 +127,7 @@ for s in "$@"; do
       [ -n "${CUB_PID:-}" ] && wait "$CUB_PID"
       [ -x target/cub_bench ] && export PRIMLAB_CUB_BENCH=$PWD/target/cub_bench
       d=$(stage_dir "$s")
-      flags=(--crossover --report "$LOGS/${s/bench/report}" --receipt "$d/bench.json")
+      flags=(--crossover --out "$LOGS/${s/bench/report}" --receipt "$d/bench.json")
       if [ "$s" = bench-quick ]; then
         # A partial run: its receipt goes to $OUT only, never to receipts/.
         TAIL=60 step "$s" 170 "$H" bench "${flags[@]}" --quick &&
@@ -143,7 +143,7 @@ for s in "$@"; do
       export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
       eval "$(scripts/nccl_env.sh)"
       g=${NCCL_GPUS:-1}
-      step nccl-sweep 45 "$H" sweep --gpu-only --gpus "$g" --variant sharded --sizes 1,4099,262145,16777216 --json "$LOGS/sweep-gpus$g-sharded.json"
+      step nccl-sweep 45 "$H" sweep --gpu-only --gpus "$g" --variant sharded --sizes 1,4099,262145,16777216 --receipt "$LOGS/sweep-gpus$g-sharded.json"
       PRIMLAB_RECEIPTS=$LOGS TAIL=40 step nccl-bench 60 "$H" bench --gpus "$g" --quick ;;
     gallery)
       # The gallery of user-kernel bugs; gallery.tsv is rewritten after every run.

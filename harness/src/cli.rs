@@ -62,9 +62,9 @@ pub struct SweepArgs {
     /// matches nothing is an error that lists the valid variants.
     #[arg(long = "variant", value_name = "TEXT")]
     pub variants: Vec<String>,
-    /// Only these sizes (comma-separated, each at least 1), instead of the
+    /// Only these sizes (comma-separated, each at least 1: 1000,2^20,2^28+1), instead of the
     /// boundary + random + large sizes.
-    #[arg(long, value_delimiter = ',', value_name = "N,N,...")]
+    #[arg(long, value_delimiter = ',', value_name = "N,N,...", value_parser = crate::size_grammar::parse_size)]
     pub sizes: Vec<usize>,
     /// Only the model checks (no GPU even if present).
     #[arg(long, conflicts_with_all = ["gpu_only", "require_gpu"])]
@@ -77,7 +77,8 @@ pub struct SweepArgs {
     pub require_gpu: bool,
     /// Write a receipt to this path. Only a full GPU run (no filters, no --quick, no
     /// mutant) may write receipts/sweep.json, and no partial run replaces a full receipt.
-    #[arg(long, value_name = "PATH")]
+    /// (`--json` is the old spelling, kept for one release with a warning.)
+    #[arg(long = "receipt", alias = "json", value_name = "PATH")]
     pub json: Option<PathBuf>,
     /// Write a JUnit XML report (one test case per check) to this path.
     #[arg(long, value_name = "PATH")]
@@ -106,8 +107,8 @@ pub struct SanitizeArgs {
     /// Only these tools (repeatable): memcheck, racecheck, synccheck, initcheck.
     #[arg(long = "tool", value_name = "TOOL")]
     pub tools: Vec<String>,
-    /// Sizes instead of 1,31,33,257,513,4099,262145.
-    #[arg(long, value_delimiter = ',', value_name = "N,N,...")]
+    /// Sizes instead of 1,31,33,257,513,4099,262145 (1000,2^20,2^28+1 style).
+    #[arg(long, value_delimiter = ',', value_name = "N,N,...", value_parser = crate::size_grammar::parse_size)]
     pub sizes: Vec<usize>,
     /// Seconds before one sanitizer job is killed.
     #[arg(long, default_value_t = 480)]
@@ -185,12 +186,14 @@ pub struct BenchArgs {
     pub crossover: bool,
     /// Directory of the Markdown report and PNG plots written after the run (default:
     /// receipts/report for a full run, receipts/partial/report for a partial one).
-    #[arg(long, value_name = "DIR")]
+    /// (`--report` is the old spelling, kept for one release with a warning.)
+    #[arg(long = "out", alias = "report", value_name = "DIR")]
     pub report: Option<PathBuf>,
-    /// Only these 1-D sizes, comma separated: log2 exponents (20 or 2^20; any value below 64)
-    /// or element counts (1048576), powers of two up to 2^30. Given alone, the row entries are
-    /// left out. Makes the run partial.
-    #[arg(long, value_name = "N,N,...", value_delimiter = ',', value_parser = crate::bench::select::parse_size)]
+    /// Only these 1-D sizes, comma separated element counts, powers of two up to 2^30 (2^20 or
+    /// 1048576). A bare number below 64 is the old spelling, a log2 exponent (20 = 2^20), kept
+    /// for one release with a warning. Given alone, the row entries are left out. Makes the run
+    /// partial.
+    #[arg(long, value_name = "N,N,...", value_delimiter = ',', value_parser = crate::size_grammar::parse_bench_size)]
     pub sizes: Vec<u32>,
     /// Only this variant (repeatable; the ceilings always run). Makes the run partial.
     #[arg(long = "variant", value_name = "TEXT")]
@@ -203,6 +206,32 @@ pub struct BenchArgs {
     /// total / calls), recorded beside the cold per-call timing as timing mode "hot".
     #[arg(long)]
     pub hot: bool,
+    /// Adaptive sampling: the fewest timed calls of a record (default 20 when --max-noise or
+    /// --max-time is given, capped at the protocol's count).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(usize))]
+    pub min_samples: Option<usize>,
+    /// Adaptive sampling: stop a record once its median's 95 % interval is within this much of
+    /// the median (3% or 0.03: the "±" of the report); at most the protocol's count of calls.
+    #[arg(long, value_name = "PERCENT", value_parser = crate::bench::export::parse_fraction)]
+    pub max_noise: Option<f64>,
+    /// Adaptive sampling: stop a record's timed calls after this many seconds (once the
+    /// minimum is taken). Each record says why it stopped.
+    #[arg(long, value_name = "SECONDS", value_parser = parse_seconds)]
+    pub max_time: Option<f64>,
+    /// Also write every record as CSV (one row each) to this path.
+    #[arg(long, value_name = "PATH")]
+    pub csv: Option<PathBuf>,
+    /// What stdout carries: text, or one JSON summary of every record (messages go to stderr).
+    #[arg(long, value_enum, default_value_t = crate::bench::export::OutputFormat::Text)]
+    pub format: crate::bench::export::OutputFormat,
+}
+
+/// Parses a positive, finite number of seconds.
+pub fn parse_seconds(text: &str) -> Result<f64, String> {
+    match text.trim().trim_end_matches('s').parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+        _ => Err(format!("'{text}' is not a positive number of seconds")),
+    }
 }
 
 impl Default for BenchArgs {
@@ -220,6 +249,11 @@ impl Default for BenchArgs {
             variants: Vec::new(),
             shapes: Vec::new(),
             hot: false,
+            min_samples: None,
+            max_noise: None,
+            max_time: None,
+            csv: None,
+            format: crate::bench::export::OutputFormat::Text,
         }
     }
 }
@@ -245,12 +279,27 @@ pub struct BenchCommand {
 #[derive(Debug, Subcommand)]
 pub enum BenchAction {
     /// Compare two bench receipts record by record: NEW / OLD median with a 95 % interval, and
-    /// faster / slower / within noise.
+    /// faster / slower / within noise. Prints the summary first, then the changed records.
+    /// Exit status: 0 no regression, 1 a record slower beyond the threshold and its noise,
+    /// 2 bad input.
     Compare {
         /// The earlier receipt.
         old: PathBuf,
         /// The later receipt.
         new: PathBuf,
+        /// A record regresses (exit 1) when the whole interval of NEW / OLD, widened by the run
+        /// drift, lies above 1 + this (3% or 0.03).
+        #[arg(long, value_name = "PERCENT", default_value = "3%", value_parser = crate::bench::export::parse_fraction)]
+        threshold: f64,
+        /// List every matched record, not only the changed ones.
+        #[arg(long)]
+        all: bool,
+        /// Also write every matched record as CSV (one row each) to this path.
+        #[arg(long, value_name = "PATH")]
+        csv: Option<PathBuf>,
+        /// What stdout carries: text, or one JSON document (summary and every matched record).
+        #[arg(long, value_enum, default_value_t = crate::bench::export::OutputFormat::Text)]
+        format: crate::bench::export::OutputFormat,
     },
 }
 
@@ -330,7 +379,7 @@ pub struct SanitizeChildArgs {
     #[arg(long)]
     pub primitive: String,
     /// Sizes to run.
-    #[arg(long, value_delimiter = ',')]
+    #[arg(long, value_delimiter = ',', value_parser = crate::size_grammar::parse_size)]
     pub sizes: Vec<usize>,
     /// Only variants whose name contains this text (repeatable).
     #[arg(long = "variant")]
@@ -341,6 +390,35 @@ pub struct SanitizeChildArgs {
     /// Seed.
     #[arg(long, default_value_t = crate::sanitize::DEFAULT_SEED, value_parser = parse_seed)]
     pub seed: u64,
+}
+
+/// Flags renamed so that every command spells them alike: (command, old
+/// spelling, new spelling). The old one is a clap alias for one release;
+/// [`old_spelling_warnings`] says so on stderr.
+pub const RENAMED_FLAGS: [(&str, &str, &str); 2] = [("sweep", "--json", "--receipt"), ("bench", "--report", "--out")];
+
+/// The warnings for old spellings in a command line (`args[0]` is the
+/// program): a flag of [`RENAMED_FLAGS`] given to its command, alone or as
+/// `--flag=value`, before any `--`. None for the harness's own internal runs
+/// (the hidden `--mutant` flag: `harness mutants` starts its sweeps with the
+/// old `--json`, and their logs are not read by a person).
+pub fn old_spelling_warnings(args: &[String]) -> Vec<String> {
+    let Some(command) = args.iter().skip(1).find(|a| !a.starts_with('-')) else { return Vec::new() };
+    if args.iter().any(|a| a == "--mutant" || a.starts_with("--mutant=")) {
+        return Vec::new();
+    }
+    let mut warnings = Vec::new();
+    for arg in args.iter().skip(1).take_while(|a| a.as_str() != "--") {
+        for (cmd, old, new) in RENAMED_FLAGS {
+            let named = arg == old || arg.strip_prefix(old).is_some_and(|rest| rest.starts_with('='));
+            if command == cmd && named {
+                warnings.push(format!(
+                    "warning: `harness {cmd} {old}` is the old spelling of {new}; it keeps working for one release"
+                ));
+            }
+        }
+    }
+    warnings
 }
 
 /// Accepts decimal or 0x-prefixed hexadecimal seeds.
@@ -373,9 +451,118 @@ mod tests {
         else {
             panic!("not bench")
         };
-        let Some(BenchAction::Compare { old, new }) = c.action else { panic!("not compare") };
+        let Some(BenchAction::Compare { old, new, threshold, all, .. }) = c.action else { panic!("not compare") };
         assert_eq!((old, new), (PathBuf::from("a.json"), PathBuf::from("b.json")));
+        assert_eq!((threshold, all), (0.03, false), "the default gate is 3 %");
+        let parsed = Cli::try_parse_from(["harness", "bench", "compare", "a", "b", "--threshold", "5%", "--all"]);
+        let Command::Bench(c) = parsed.unwrap().command else { panic!("not bench") };
+        let Some(BenchAction::Compare { threshold, all, .. }) = c.action else { panic!("not compare") };
+        assert_eq!((threshold, all), (0.05, true));
+        assert!(Cli::try_parse_from(["harness", "bench", "compare", "a", "b", "--threshold", "5"]).is_err());
+        let parsed =
+            Cli::try_parse_from(["harness", "bench", "--max-noise", "1%", "--max-time", "2", "--min-samples", "8"]);
+        let Command::Bench(b) = parsed.unwrap().command else { panic!("not bench") };
+        assert_eq!((b.args.max_noise, b.args.max_time, b.args.min_samples), (Some(0.01), Some(2.0), Some(8)));
+        assert!(Cli::try_parse_from(["harness", "bench", "--max-time", "0"]).is_err());
         assert!(Cli::try_parse_from(["harness", "bench", "--sizes", "0"]).is_err());
+    }
+
+    #[test]
+    fn every_command_reads_sizes_in_the_same_grammar() {
+        let want = vec![1000, 1 << 20, (1 << 28) + 1];
+        let Command::Sweep(a) =
+            Cli::try_parse_from(["harness", "sweep", "--sizes", "1000,2^20,2^28+1"]).unwrap().command
+        else {
+            panic!("not a sweep")
+        };
+        assert_eq!(a.sizes, want);
+        let Command::Sanitize(a) =
+            Cli::try_parse_from(["harness", "sanitize", "--sizes", "1000,2^20,2^28+1"]).unwrap().command
+        else {
+            panic!("not sanitize")
+        };
+        assert_eq!(a.sizes, want);
+        let Command::Check(a) =
+            Cli::try_parse_from(["harness", "check", "--manifest", "m.toml", "--sizes", "1000,2^20,2^28+1"])
+                .unwrap()
+                .command
+        else {
+            panic!("not check")
+        };
+        assert_eq!(a.sizes, want);
+        let Command::Cases(a) = Cli::try_parse_from([
+            "harness",
+            "cases",
+            "export",
+            "--primitive",
+            "scan",
+            "--sizes",
+            "1000,2^20,2^28+1",
+            "d",
+        ])
+        .unwrap()
+        .command
+        else {
+            panic!("not cases")
+        };
+        let crate::cases::args::CasesAction::Export(e) = a.action else { panic!("not export") };
+        assert_eq!(e.sizes, want);
+        let Command::Bench(b) =
+            Cli::try_parse_from(["harness", "bench", "--sizes", "2^20,1048576,2^10+2^10"]).unwrap().command
+        else {
+            panic!("not bench")
+        };
+        assert_eq!(b.args.sizes, vec![20, 20, 11], "bench keeps log2 exponents inside");
+        let err = Cli::try_parse_from(["harness", "sweep", "--sizes", "2^20+x"]).unwrap_err().to_string();
+        assert!(err.contains("'2^20+x' is not a size"), "{err}");
+    }
+
+    #[test]
+    fn old_spellings_still_parse_and_are_warned_about() {
+        let Command::Sweep(a) = Cli::try_parse_from(["harness", "sweep", "--json", "r.json"]).unwrap().command else {
+            panic!("not a sweep")
+        };
+        assert_eq!(a.json, Some(PathBuf::from("r.json")));
+        let Command::Sweep(a) = Cli::try_parse_from(["harness", "sweep", "--receipt", "r.json"]).unwrap().command
+        else {
+            panic!("not a sweep")
+        };
+        assert_eq!(a.json, Some(PathBuf::from("r.json")));
+        let Command::Bench(b) = Cli::try_parse_from(["harness", "bench", "--report=dir"]).unwrap().command else {
+            panic!("not bench")
+        };
+        assert_eq!(b.args.report, Some(PathBuf::from("dir")));
+        let Command::Bench(b) = Cli::try_parse_from(["harness", "bench", "--out", "dir"]).unwrap().command else {
+            panic!("not bench")
+        };
+        assert_eq!(b.args.report, Some(PathBuf::from("dir")));
+        let line = |args: &[&str]| old_spelling_warnings(&args.iter().map(|a| a.to_string()).collect::<Vec<_>>());
+        let warned = line(&["harness", "sweep", "--json", "r.json", "--quick"]);
+        assert_eq!(warned.len(), 1);
+        assert!(warned[0].contains("`harness sweep --json` is the old spelling of --receipt"), "{warned:?}");
+        assert!(line(&["harness", "bench", "--report=d"])[0].contains("of --out"));
+        assert!(line(&["harness", "sweep", "--receipt", "r.json"]).is_empty());
+        assert!(line(&["harness", "report", "--out", "d"]).is_empty());
+        assert!(line(&["harness", "bench", "--reporter"]).is_empty());
+        assert!(line(&["harness", "sweep", "--", "--json"]).is_empty());
+        assert!(line(&["harness", "sweep", "--mutant", "3", "--json", "r.json"]).is_empty(), "internal runs");
+    }
+
+    #[test]
+    fn check_and_cases_verify_write_junit() {
+        let Command::Check(a) =
+            Cli::try_parse_from(["harness", "check", "--manifest", "m.toml", "--junit", "j.xml"]).unwrap().command
+        else {
+            panic!("not check")
+        };
+        assert_eq!(a.junit, Some(PathBuf::from("j.xml")));
+        let Command::Cases(c) =
+            Cli::try_parse_from(["harness", "cases", "verify", "d", "--junit", "j.xml"]).unwrap().command
+        else {
+            panic!("not cases")
+        };
+        let crate::cases::args::CasesAction::Verify { junit, .. } = c.action else { panic!("not verify") };
+        assert_eq!(junit, Some(PathBuf::from("j.xml")));
     }
 
     #[test]

@@ -6,6 +6,7 @@ mod cases;
 mod check;
 mod cli;
 mod edge_families;
+mod exit;
 mod fixtures;
 mod junit;
 mod multigpu;
@@ -16,6 +17,7 @@ mod receipts;
 mod registry;
 mod report;
 mod sanitize;
+mod size_grammar;
 mod sweep;
 #[cfg(test)]
 mod test_dir;
@@ -26,17 +28,58 @@ use cli::{Cli, Command, ReceiptsAction};
 use std::process::ExitCode;
 use std::time::Duration;
 
+/// Exit statuses ([`exit`]): 0 passed, 1 a check failed, 2 could not run
+/// (no GPU where one is needed, no NVRTC, bad input), 141 the reader of
+/// stdout went away.
 fn main() -> ExitCode {
     nvrtc_path::reexec_with_nvrtc();
+    exit::quiet_broken_pipes();
     let cli = Cli::parse();
-    match dispatch(cli.command) {
-        Ok(true) => ExitCode::SUCCESS,
-        Ok(false) => ExitCode::FAILURE,
+    let args: Vec<String> = std::env::args_os().map(|a| a.to_string_lossy().into_owned()).collect();
+    cli::old_spelling_warnings(&args).iter().for_each(|w| eprintln!("{w}"));
+    let outcome = match &cli.command {
+        Command::Sweep(args) => match sweep_cannot_run(args) {
+            Some(line) => Err(exit::CannotRun(line).into()),
+            None => dispatch(cli.command),
+        },
+        _ => dispatch(cli.command),
+    };
+    match outcome {
+        Ok(true) => ExitCode::from(exit::PASSED),
+        Ok(false) => ExitCode::from(exit::FAILED),
         Err(e) => {
-            eprintln!("error: {e:#}");
-            ExitCode::from(2)
+            match e.downcast_ref::<exit::CannotRun>() {
+                Some(line) => eprintln!("{line}"),
+                None => eprintln!("error: {}", nvrtc_path::with_search_note(&format!("{e:#}"))),
+            }
+            ExitCode::from(exit::CANNOT_RUN)
         }
     }
+}
+
+/// For `sweep --gpu-only` or `--require-gpu` (not `--list`): the line that
+/// says why the GPU checks cannot run on this machine, decided before the
+/// sweep starts (the sweep itself would count a missing GPU as a failure,
+/// exit 1). The probe is the first step of the sweep's own `Gpu::open` (the
+/// driver library loads and reports a device, NVRTC loads), so a machine
+/// that passes it runs the sweep exactly as before.
+fn sweep_cannot_run(args: &cli::SweepArgs) -> Option<String> {
+    if !(args.gpu_only || args.require_gpu) || args.list || args.cpu_only {
+        return None;
+    }
+    let reason_of = |e: kernels::GpuError| match e {
+        kernels::GpuError::Unavailable { reason } | kernels::GpuError::NvrtcUnavailable { reason } => reason,
+        other => other.to_string(),
+    };
+    let reason = match kernels::probe_driver() {
+        Err(e) => reason_of(e),
+        Ok(_) => reason_of(kernels::compile::ensure_nvrtc().err()?),
+    };
+    let flag = if args.require_gpu { "--require-gpu" } else { "--gpu-only" };
+    Some(format!(
+        "sweep: {flag} was given but the GPU checks cannot run (no GPU: {}); nothing was checked",
+        nvrtc_path::with_search_note(&reason)
+    ))
 }
 
 /// Runs a command; Ok(false) means it ran and found failures.
@@ -72,7 +115,9 @@ fn dispatch(command: Command) -> anyhow::Result<bool> {
         Command::Mutants(args) => mutants::run(&args),
         // `bench --gpus` is the multi-GPU scaling study, in place of the single-GPU bench.
         Command::Bench(command) => match (command.action, command.gpus) {
-            (Some(cli::BenchAction::Compare { old, new }), _) => bench::compare::run(&old, &new),
+            (Some(cli::BenchAction::Compare { old, new, threshold, all, csv, format }), _) => {
+                bench::compare::run(&old, &new, &bench::compare::Options { threshold, all, csv, format })
+            }
             (None, Some(gpus)) => multigpu::scaling_bench::run(&command.args, gpus),
             (None, None) => bench::run(&command.args),
         },

@@ -51,6 +51,28 @@ pub fn first_holding(dirs: &[PathBuf]) -> Option<&PathBuf> {
     dirs.iter().find(|d| d.join(LIBRARY).is_file())
 }
 
+/// Where the harness looked for NVRTC, for a message that says it found
+/// none: the loader path, then every folder of [`candidate_dirs`].
+pub fn search_note() -> String {
+    let loader = std::env::var_os("LD_LIBRARY_PATH").map(|p| p.to_string_lossy().into_owned()).unwrap_or_default();
+    let dirs: Vec<String> = candidate_dirs().iter().map(|d| d.display().to_string()).collect();
+    format!(
+        "looked for {LIBRARY} on LD_LIBRARY_PATH ({}) and the loader's default folders, then in: {}; \
+         `make` installs it under .nvrtc/, or set PRIMLAB_NVRTC_DIR to the folder that holds it",
+        if loader.is_empty() { "unset" } else { loader.as_str() },
+        dirs.join(", ")
+    )
+}
+
+/// `reason` followed by [`search_note`] when it says NVRTC was not found.
+pub fn with_search_note(reason: &str) -> String {
+    if reason.contains("libnvrtc") && reason.contains("not found") && !reason.contains("looked for") {
+        format!("{reason}; {}", search_note())
+    } else {
+        reason.to_string()
+    }
+}
+
 /// Set in the environment of the run again, so that it never runs itself a third time.
 const REEXEC_MARK: &str = "PRIMLAB_NVRTC_ON_PATH";
 
@@ -99,6 +121,18 @@ mod tests {
             assert!(dirs.contains(&folder.join(".nvrtc").join(WHEEL_DIR)), "{}", folder.display());
         }
         assert!(dirs.contains(&PathBuf::from("/usr/local/cuda/lib64")));
+    }
+
+    #[test]
+    fn a_missing_nvrtc_message_says_where_the_harness_looked() {
+        let reason = "libnvrtc.so (CUDA 13) not found on the loader path";
+        let noted = with_search_note(reason);
+        assert!(noted.starts_with(reason), "{noted}");
+        assert!(noted.contains("/usr/local/cuda/lib64") && noted.contains("LD_LIBRARY_PATH"), "{noted}");
+        let here = std::env::current_dir().expect("cwd").join(".nvrtc").join(WHEEL_DIR);
+        assert!(noted.contains(&here.display().to_string()), "{noted}");
+        assert_eq!(with_search_note(&noted), noted, "noted once");
+        assert_eq!(with_search_note("cuInit failed"), "cuInit failed");
     }
 
     #[test]

@@ -1,10 +1,10 @@
-//! `harness check` on a machine without a GPU says so plainly and exits
-//! nonzero, after validating the manifest (the binary as users run it).
+//! `harness check` on a machine without a GPU says so plainly and exits 2
+//! (could not run), after validating the manifest (the binary as users run it).
 
 use std::process::Command;
 
 #[test]
-fn check_without_a_gpu_prints_the_cannot_run_line_and_exits_nonzero() {
+fn check_without_a_gpu_prints_the_cannot_run_line_and_exits_2() {
     // A PTX reduce and a CUDA compaction (two outputs; compiled by NVRTC first).
     for (example, valid) in
         [("reduce_ptx", "is valid: reduce sum.i32"), ("compact_cuda", "is valid: compact positive.i32")]
@@ -22,7 +22,7 @@ fn check_without_a_gpu_prints_the_cannot_run_line_and_exits_nonzero() {
             eprintln!("skipped (a GPU is present: the check ran)");
             return;
         }
-        assert!(!output.status.success(), "{example}: exit status {:?}", output.status);
+        assert_eq!(output.status.code(), Some(2), "{example}: no GPU is 'could not run', not a failed check");
         assert!(stdout.contains(valid), "{example}: the manifest was not validated first:\n{stdout}");
     }
 }

@@ -24,6 +24,9 @@ pub enum CasesAction {
         /// Failure lines shown (every failure is counted).
         #[arg(long, default_value_t = 20)]
         max_failures_shown: usize,
+        /// Also write a JUnit XML report (one test case per case) to this path.
+        #[arg(long, value_name = "PATH")]
+        junit: Option<PathBuf>,
     },
 }
 
@@ -36,8 +39,8 @@ pub struct ExportArgs {
     /// One contract (every contract of the primitive when omitted).
     #[arg(long)]
     pub contract: Option<String>,
-    /// Sizes (default: the sweep's boundary and random sizes up to 2^20).
-    #[arg(long, value_delimiter = ',', value_name = "N,N,...")]
+    /// Sizes, comma separated: 1000,2^20,2^28+1 (default: the sweep's boundary and random sizes up to 2^20).
+    #[arg(long, value_delimiter = ',', value_name = "N,N,...", value_parser = crate::size_grammar::parse_size)]
     pub sizes: Vec<usize>,
     /// Seed of the inputs (a fresh one is drawn and printed when omitted).
     #[arg(long, value_parser = crate::cli::parse_seed)]

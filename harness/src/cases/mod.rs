@@ -17,7 +17,9 @@ use args::{CasesAction, CasesArgs};
 pub fn run(args: &CasesArgs) -> Result<bool> {
     match &args.action {
         CasesAction::Export(export) => export::run(export),
-        CasesAction::Verify { dir, max_failures_shown } => verify::run(dir, *max_failures_shown),
+        CasesAction::Verify { dir, max_failures_shown, junit } => {
+            verify::run(dir, *max_failures_shown, junit.as_deref())
+        }
     }
 }
 

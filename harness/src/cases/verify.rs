@@ -65,40 +65,77 @@ pub fn catalogue_of(dir: &Path) -> Result<Catalogue> {
 /// The verdict of the i-th case on the output files in `dir`: the case is
 /// regenerated, its index entry must be the regenerated one, and only the
 /// outputs are read (at most as many elements as expected).
+#[cfg(test)]
 pub fn verify_spec(dir: &Path, i: usize, contract: &Contract, spec: &RawSpec, listed: &CaseEntry) -> Verdict {
+    verify_spec_detailed(dir, i, contract, spec, listed).0
+}
+
+/// [`verify_spec`], with the mismatch summary of a failed comparison of
+/// the outputs (empty when it passed or failed before comparing).
+pub fn verify_spec_detailed(
+    dir: &Path,
+    i: usize,
+    contract: &Contract,
+    spec: &RawSpec,
+    listed: &CaseEntry,
+) -> (Verdict, Vec<String>) {
     let data = match (spec.make)() {
         Ok(d) => d,
-        Err(e) => return Verdict::fail("the case generated", e, "catalogue"),
+        Err(e) => return (Verdict::fail("the case generated", e, "catalogue"), Vec::new()),
     };
-    let want = match entry_of(i, contract, spec, &data) {
+    match read_outputs(dir, i, contract, spec, listed, &data) {
+        Err(verdict) => (verdict, Vec::new()),
+        Ok(got) => {
+            let verdict = contract.compare(&data, &got);
+            let detail = if verdict.passed() {
+                Vec::new()
+            } else {
+                crate::check::mismatch::lines(&crate::check::mismatch::summarize(contract, &data, &got))
+            };
+            (verdict, detail)
+        }
+    }
+}
+
+/// The outputs of case `i` read from `dir`, once its index entry is seen
+/// to be the regenerated one; else the failure.
+fn read_outputs(
+    dir: &Path,
+    i: usize,
+    contract: &Contract,
+    spec: &RawSpec,
+    listed: &CaseEntry,
+    data: &crate::sweep::raw::RawCase,
+) -> std::result::Result<Vec<crate::sweep::raw::Array>, Verdict> {
+    let want = match entry_of(i, contract, spec, data) {
         Ok(w) => w,
-        Err(e) => return Verdict::fail("the case's entry", e, "catalogue"),
+        Err(e) => return Err(Verdict::fail("the case's entry", e, "catalogue")),
     };
     if &want != listed {
-        return Verdict::fail(
+        return Err(Verdict::fail(
             format!("{} as the catalogue lists it", want.case),
             difference(contract, &want, listed),
             "index",
-        );
+        ));
     }
     let mut got = Vec::new();
     for (buffer, entry) in contract.outputs.iter().zip(&want.outputs) {
         let path = dir.join(&entry.file);
         if std::fs::symlink_metadata(&path).is_err() {
-            return Verdict::fail(format!("{} written", entry.file), "no file", "output file");
+            return Err(Verdict::fail(format!("{} written", entry.file), "no file", "output file"));
         }
         match npy::read_at_most(&path, buffer.dtype, entry.len) {
             Ok(array) => got.push(array),
             Err(e) => {
-                return Verdict::fail(
+                return Err(Verdict::fail(
                     format!("{} of {} {}", entry.file, entry.len, buffer.dtype.name()),
                     e,
                     "output file",
-                )
+                ))
             }
         }
     }
-    contract.compare(&data, &got)
+    Ok(got)
 }
 
 /// What differs between the regenerated index entry and the listed one:
@@ -141,22 +178,58 @@ pub fn case_id(case: &CaseEntry) -> CaseId {
     }
 }
 
+/// The command that regenerates one case's inputs and expected outputs: an
+/// export of its contract at its size with the export's seed (from which
+/// the case's input seed in the failure line is derived).
+pub fn rerun_line(index: &Index, contract: &Contract, n: usize, case_seed: u64) -> String {
+    format!(
+        "rerun: harness cases export --primitive {} --contract {} --sizes {n} --seed {} DIR \
+         (export seed {}, from which this case's input seed={case_seed:#x} is derived)",
+        index.primitive, contract.name, index.seed, index.seed
+    )
+}
+
 /// Runs `cases verify`; Ok(false) on any failure or when the index holds no case.
-pub fn run(dir: &Path, max_shown: usize) -> Result<bool> {
+pub fn run(dir: &Path, max_shown: usize, junit_path: Option<&Path>) -> Result<bool> {
     let catalogue = catalogue_of(dir)?;
     let (mut passed, mut failed, mut shown) = (0usize, 0usize, 0usize);
+    let mut junit_cases = Vec::new();
     for (i, ((contract, spec), case)) in catalogue.specs.iter().zip(&catalogue.index.cases).enumerate() {
-        match verify_spec(dir, i, contract, spec, case) {
+        let started = std::time::Instant::now();
+        let (verdict, detail) = verify_spec_detailed(dir, i, contract, spec, case);
+        let rerun = rerun_line(&catalogue.index, contract, spec.id.n, spec.id.seed);
+        let outcome = match &verdict {
             Verdict::Fail(m) => {
                 failed += 1;
+                let line = format!("FAIL {} ({})", failure_line(&spec.id, m), case.case);
                 if shown < max_shown {
                     shown += 1;
-                    println!("FAIL {} ({})", failure_line(&spec.id, &m), case.case);
+                    println!("{line}");
+                    detail.iter().for_each(|l| println!("     {l}"));
+                    println!("     {rerun}");
                 }
+                let lines: Vec<&str> =
+                    std::iter::once(line.as_str()).chain(detail.iter().map(String::as_str)).collect();
+                crate::junit::Outcome::Failed(format!("{}\n{rerun}", lines.join("\n")))
             }
-            Verdict::Pass => passed += 1,
-            Verdict::Skipped { .. } => failed += 1,
-        }
+            Verdict::Pass => {
+                passed += 1;
+                crate::junit::Outcome::Passed
+            }
+            Verdict::Skipped { reason } => {
+                failed += 1;
+                crate::junit::Outcome::Skipped(reason.clone())
+            }
+        };
+        junit_cases.push(crate::junit::TestCase {
+            classname: format!("cases.{}", spec.id.primitive),
+            name: format!("{} {} n={} {}", case.case, spec.id.variant, spec.id.size, spec.id.family),
+            seconds: started.elapsed().as_secs_f64(),
+            outcome,
+        });
+    }
+    if let Some(path) = junit_path {
+        crate::junit::write(path, "cases", &junit_cases)?;
     }
     let total = catalogue.index.cases.len();
     println!("cases verify: {passed} passed, {failed} failed of {total} cases in {}", dir.display());

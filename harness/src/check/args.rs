@@ -9,8 +9,8 @@ pub struct CheckArgs {
     /// The manifest (TOML) naming the primitive, contract, module and launches.
     #[arg(long)]
     pub manifest: PathBuf,
-    /// Sizes (default: the sweep's boundary, random and large sizes).
-    #[arg(long, value_delimiter = ',', value_name = "N,N,...")]
+    /// Sizes, comma separated: 1000,2^20,2^28+1 (default: the sweep's boundary, random and large sizes).
+    #[arg(long, value_delimiter = ',', value_name = "N,N,...", value_parser = crate::size_grammar::parse_size)]
     pub sizes: Vec<usize>,
     /// Seed of the inputs (a fresh one is drawn and printed when omitted).
     #[arg(long, value_parser = crate::cli::parse_seed)]
@@ -24,6 +24,9 @@ pub struct CheckArgs {
     /// Where the receipt and summary go (default: check-out/ next to the manifest).
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Also write a JUnit XML report (one test case per case) to this path.
+    #[arg(long, value_name = "PATH")]
+    pub junit: Option<PathBuf>,
     /// Failure lines shown (every failure is counted).
     #[arg(long, default_value_t = 20)]
     pub max_failures_shown: usize,

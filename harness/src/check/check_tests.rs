@@ -162,7 +162,7 @@ fn the_examples_manifests_are_valid() {
 }
 
 #[test]
-fn check_without_a_gpu_cannot_run_and_fails_after_validating() {
+fn check_without_a_gpu_cannot_run_after_validating() {
     if kernels::Gpu::open(kernels::GpuOptions::default()).is_ok() {
         return; // With a GPU the check runs; this property is about machines without one.
     }
@@ -173,7 +173,9 @@ fn check_without_a_gpu_cannot_run_and_fails_after_validating() {
     else {
         unreachable!("a check")
     };
-    assert!(!run(&args).expect("a valid manifest"), "a check that ran nothing passed");
+    let e = run(&args).expect_err("a check that ran nothing passed");
+    let line = e.downcast_ref::<crate::exit::CannotRun>().expect("'could not run' (exit status 2), not a failure");
+    assert!(line.0.starts_with("check: cannot run: no GPU ("), "{line}");
     // A manifest error is still reported without a GPU.
     let dir = folder();
     std::fs::write(dir.join("check.toml"), GOOD.replace("\"scan\"", "\"sort\"")).expect("written");
@@ -240,4 +242,37 @@ fn the_planted_bug_is_the_correct_source_with_its_define() {
         other => panic!("a CUDA source compiles to PTX, got {other:?}"),
     };
     assert_ne!(ptx(&good), ptx(&bug), "PLANTED_BUG changed nothing");
+}
+
+/// A wrong answer: the mismatch summary counts and lists the wrong
+/// elements, the rerun line names the failure line's seed, and the JUnit
+/// report carries both.
+#[test]
+fn a_failure_has_a_summary_a_rerun_line_with_its_seed_and_a_junit_case() {
+    use crate::registry::Primitive;
+    use crate::sweep::raw::Array;
+    let m = manifest(GOOD).expect("valid");
+    let plan = crate::sweep::SweepPlan::of_primitive(Primitive::Scan, &[33], 0x5eed);
+    let spec =
+        crate::sweep::raw::catalogue(&plan, Primitive::Scan, m.contract, "user").into_iter().next().expect("a case");
+    let case = (spec.make)().expect("generated");
+    let mut got = case.expected.clone();
+    let Array::Int64(out) = &mut got[0] else { unreachable!("int64 prefix sums") };
+    out[7] += 1;
+    out[20] -= 3;
+    let verdict = m.contract.compare(&case, &got);
+    let Verdict::Fail(fail) = &verdict else { panic!("two wrong elements passed") };
+    assert_eq!(fail.index, Some(7));
+    let summary = mismatch::lines(&mismatch::summarize(m.contract, &case, &got));
+    assert_eq!(summary[0], "mismatched elements of out: 2 / 33 (6.1%)", "{summary:?}");
+    assert!(summary[1].contains("[7] expected") && summary[1].contains("[20] expected"), "{summary:?}");
+    assert!(summary.contains(&"greatest absolute difference: 3 at index 20".to_string()), "{summary:?}");
+    let seed = format!("seed={:#x}", spec.id.seed);
+    assert!(failure_line(&spec.id, fail).contains(&seed));
+    let rerun = rerun_line(&m.path, 33, 0x5eed, spec.id.seed);
+    assert!(rerun.contains(&seed) && rerun.contains("--sizes 33 --seed 0x5eed"), "{rerun}");
+    let results = [CaseResult::new(spec.id.clone(), Verdict::Pass, 1), CaseResult::new(spec.id.clone(), verdict, 2)];
+    let xml = crate::junit::render("check", &junit_cases(&m, 0x5eed, &results));
+    assert!(xml.contains("tests=\"2\" failures=\"1\""), "{xml}");
+    assert!(xml.contains("classname=\"check.scan\"") && xml.contains(&seed) && xml.contains("--seed 0x5eed"), "{xml}");
 }

@@ -226,7 +226,11 @@ pub fn run_once(gpu: &Gpu, on: &RunInputs, buffers: &mut Buffers, scratch: &mut 
             Err(verdict) => return verdict,
         }
     }
-    manifest.contract.compare(case, &got)
+    let verdict = manifest.contract.compare(case, &got);
+    if !verdict.passed() {
+        super::mismatch::record(manifest.contract, case, &got);
+    }
+    verdict
 }
 
 /// Where an output's elements sit in its downloaded buffer.

@@ -13,6 +13,7 @@ pub mod expr;
 pub mod extra_sizes;
 pub mod launch;
 pub mod manifest;
+pub mod mismatch;
 pub mod module;
 pub mod perturb;
 pub mod poison;
@@ -34,6 +35,16 @@ use std::path::Path;
 /// The command that reruns one size of a check.
 pub fn rerun(manifest: &Path, n: usize, seed: u64) -> String {
     format!("harness check --manifest {} --sizes {n} --seed {seed:#x}", manifest.display())
+}
+
+/// The rerun line under a failure line: [`rerun`], and how the failure
+/// line's `seed=` (the case's input seed) follows from the run seed it
+/// passes, so that the two lines name one seed.
+pub fn rerun_line(manifest: &Path, n: usize, run_seed: u64, case_seed: u64) -> String {
+    format!(
+        "rerun: {} (run seed {run_seed:#x}, from which this case's input seed={case_seed:#x} is derived)",
+        rerun(manifest, n, run_seed)
+    )
 }
 
 /// The sizes a check visits: `--sizes`, else the sweep's with one past 2^28 and one past 2^31
@@ -77,8 +88,9 @@ fn load_manifest(
     Ok((manifest, sizes))
 }
 
-/// Runs `harness check`: Ok(false) on any failure, when nothing was
-/// checked, or when it cannot run (no GPU); a manifest error is an Err.
+/// Runs `harness check`: Ok(false) on any failure or when nothing was
+/// checked; a manifest error is an Err, and so is a machine it cannot run
+/// on (no GPU: [`crate::exit::CannotRun`], exit status 2).
 pub fn run(args: &CheckArgs) -> Result<bool> {
     crate::sweep::check_sizes(&args.sizes, None)?;
     let seed = args.seed.unwrap_or_else(crate::sweep::fresh_seed);
@@ -97,8 +109,8 @@ pub fn run(args: &CheckArgs) -> Result<bool> {
     let gpu = match gpu {
         Ok(g) => g,
         Err(reason) => {
-            eprintln!("check: cannot run: no GPU ({reason})");
-            return Ok(false);
+            let reason = crate::nvrtc_path::with_search_note(&reason);
+            return Err(crate::exit::CannotRun(format!("check: cannot run: no GPU ({reason})")).into());
         }
     };
     let fitted = extra_sizes::fit_memory(&manifest, &sizes, gpu.info().total_memory);
@@ -172,6 +184,9 @@ fn finish(
         "sanitize": sanitized.as_ref().map(|s| &s.json),
         "bench": timed.as_ref().map(|t| &t.json),
     });
+    if let Some(path) = &args.junit {
+        crate::junit::write(path, "check", &junit_cases(manifest, seed, results))?;
+    }
     let receipt = out.join("receipt.json");
     Receipt::new("check", MachineInfo::collect(gpu), tally, details).save(&receipt)?;
     let text = summary::markdown(manifest, seed, results, sanitized.as_ref(), timed.as_ref(), ok);
@@ -182,6 +197,29 @@ fn finish(
     }
     println!("check: {}", if ok { "PASS" } else { "FAIL" });
     Ok(ok)
+}
+
+/// One JUnit test case per case: `check.<primitive>` / `<variant> n=<size>
+/// <family>`, a failure carrying its failure line and rerun line.
+pub fn junit_cases(manifest: &Manifest, seed: u64, results: &[CaseResult]) -> Vec<crate::junit::TestCase> {
+    use crate::junit::{Outcome, TestCase};
+    results
+        .iter()
+        .map(|r| TestCase {
+            classname: format!("check.{}", r.id.primitive),
+            name: format!("{} n={} {}", r.id.variant, r.id.size, r.id.family),
+            seconds: r.millis as f64 / 1000.0,
+            outcome: match &r.verdict {
+                Verdict::Pass => Outcome::Passed,
+                Verdict::Fail(m) => Outcome::Failed(format!(
+                    "{}\n{}",
+                    failure_line(&r.id, m),
+                    rerun_line(&manifest.path, r.id.n, seed, r.id.seed)
+                )),
+                Verdict::Skipped { reason } => Outcome::Skipped(reason.clone()),
+            },
+        })
+        .collect()
 }
 
 #[cfg(test)]

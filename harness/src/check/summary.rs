@@ -44,9 +44,9 @@ pub fn markdown(
         for r in failed.iter().take(SHOWN) {
             if let Verdict::Fail(m) = &r.verdict {
                 out.push_str(&format!(
-                    "{}\n  rerun: {}\n",
+                    "{}\n  {}\n",
                     failure_line(&r.id, m),
-                    super::rerun(&manifest.path, r.id.n, seed)
+                    super::rerun_line(&manifest.path, r.id.n, seed, r.id.seed)
                 ));
             }
         }

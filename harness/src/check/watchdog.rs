@@ -45,6 +45,14 @@ pub enum WorkerEvent {
         /// The phase's deadline in milliseconds.
         deadline_ms: u64,
     },
+    /// Case `index` failed a comparison: the mismatch summary to print
+    /// under its failure line (sent just before its `Finish`).
+    Detail {
+        /// Position in the catalogue.
+        index: usize,
+        /// The summary's lines.
+        lines: Vec<String>,
+    },
     /// Case `index` finished.
     Finish {
         /// Position in the catalogue.
@@ -148,6 +156,8 @@ impl Worker {
 pub trait Listener {
     /// The catalogue's size, when the first worker reports it.
     fn planned(&mut self, _cases: usize) {}
+    /// The mismatch summary of the case in flight (before its `finished`).
+    fn detail(&mut self, _lines: Vec<String>) {}
     /// A case ended (ran, timed out, or its worker died).
     fn finished(&mut self, result: &CaseResult);
 }
@@ -265,6 +275,7 @@ fn run_worker(
                     c.started = Instant::now();
                 }
             }
+            WorkerEvent::Detail { lines, .. } => listener.detail(lines),
             WorkerEvent::Finish { index, result } => {
                 current = None;
                 idle_since = Instant::now();

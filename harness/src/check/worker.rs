@@ -52,6 +52,7 @@ pub fn run(args: &CheckArgs, seed: u64, sizes: Vec<usize>, from: usize) -> Resul
         let runs = runs_at(&manifest, spec.id.n);
         let deadline = inputs_deadline(spec.id.n);
         report(&WorkerEvent::Start { index, id: spec.id.clone(), deadline_ms: deadline.as_millis() as u64 });
+        let _ = super::mismatch::take();
         let started = Instant::now();
         let verdict = run_case(&gpu, &manifest, &loaded, spec, &mut scratch, false, |gpu, run| {
             // The inputs are ready: from here a hang costs the runs' deadline only.
@@ -59,6 +60,10 @@ pub fn run(args: &CheckArgs, seed: u64, sizes: Vec<usize>, from: usize) -> Resul
             report(&WorkerEvent::Phase { deadline_ms: deadline.as_millis() as u64 });
             run_checked(gpu, index, runs, Some(&mut perturber), run)
         });
+        let detail = super::mismatch::take();
+        if !verdict.passed() && !detail.is_empty() {
+            report(&WorkerEvent::Detail { index, lines: detail });
+        }
         let result = CaseResult::new(spec.id.clone(), verdict, started.elapsed().as_millis() as u64);
         report(&WorkerEvent::Finish { index, result });
         // A sticky error (an illegal address, a trap) breaks this context for
@@ -106,6 +111,8 @@ struct CheckListener<'a> {
     seed: u64,
     progress: Option<crate::progress::Progress>,
     shown: usize,
+    /// The mismatch summary of the case in flight, printed under its failure line.
+    detail: Vec<String>,
 }
 
 impl watchdog::Listener for CheckListener<'_> {
@@ -113,13 +120,19 @@ impl watchdog::Listener for CheckListener<'_> {
         self.progress = Some(crate::progress::Progress::new("check", cases as u64));
     }
 
+    fn detail(&mut self, lines: Vec<String>) {
+        self.detail = lines;
+    }
+
     fn finished(&mut self, result: &CaseResult) {
+        let detail = std::mem::take(&mut self.detail);
         let Some(p) = &self.progress else { return };
         if let Verdict::Fail(m) = &result.verdict {
             if self.shown < self.args.max_failures_shown {
                 self.shown += 1;
-                let rerun = super::rerun(&self.args.manifest, result.id.n, self.seed);
-                p.println(&format!("FAIL {}\n     rerun: {rerun}", failure_line(&result.id, m)));
+                let rerun = super::rerun_line(&self.args.manifest, result.id.n, self.seed, result.id.seed);
+                let summary: String = detail.iter().map(|l| format!("\n     {l}")).collect();
+                p.println(&format!("FAIL {}{summary}\n     {rerun}", failure_line(&result.id, m)));
             }
         }
         p.step(&result.id.marker());
@@ -141,7 +154,7 @@ pub fn supervise(args: &CheckArgs, seed: u64, sizes: &[usize]) -> Result<Vec<Cas
         sizes.join(","),
     ];
     let worker = watchdog::Worker::of_self(child)?;
-    let mut listener = CheckListener { args, seed, progress: None, shown: 0 };
+    let mut listener = CheckListener { args, seed, progress: None, shown: 0, detail: Vec::new() };
     let results = watchdog::supervise(&worker, &mut listener)?;
     if let Some(p) = listener.progress {
         p.finish();

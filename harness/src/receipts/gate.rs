@@ -18,7 +18,7 @@ pub const GATED: [(&str, &str); 3] =
 /// The command that refreshes the gated receipts on a GPU machine.
 pub const REFRESH_COMMAND: &str = "make build-release here, then on a GPU machine: \
     scripts/gpu_run.sh sweep sanitize mutants (full runs: ./target/release/harness sweep --require-gpu \
-    --seed $(./target/release/harness receipts seed sweep) --json receipts/sweep.json, harness sanitize, \
+    --seed $(./target/release/harness receipts seed sweep) --receipt receipts/sweep.json, harness sanitize, \
     harness mutants), and commit receipts/";
 
 /// One reason the gate fails.
