@@ -206,6 +206,32 @@ pub struct BenchArgs {
     /// total / calls), recorded beside the cold per-call timing as timing mode "hot".
     #[arg(long)]
     pub hot: bool,
+    /// Adaptive sampling: the fewest timed calls of a record (default 20 when --max-noise or
+    /// --max-time is given, capped at the protocol's count).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(usize))]
+    pub min_samples: Option<usize>,
+    /// Adaptive sampling: stop a record once its median's 95 % interval is within this much of
+    /// the median (3% or 0.03: the "±" of the report); at most the protocol's count of calls.
+    #[arg(long, value_name = "PERCENT", value_parser = crate::bench::export::parse_fraction)]
+    pub max_noise: Option<f64>,
+    /// Adaptive sampling: stop a record's timed calls after this many seconds (once the
+    /// minimum is taken). Each record says why it stopped.
+    #[arg(long, value_name = "SECONDS", value_parser = parse_seconds)]
+    pub max_time: Option<f64>,
+    /// Also write every record as CSV (one row each) to this path.
+    #[arg(long, value_name = "PATH")]
+    pub csv: Option<PathBuf>,
+    /// What stdout carries: text, or one JSON summary of every record (messages go to stderr).
+    #[arg(long, value_enum, default_value_t = crate::bench::export::OutputFormat::Text)]
+    pub format: crate::bench::export::OutputFormat,
+}
+
+/// Parses a positive, finite number of seconds.
+pub fn parse_seconds(text: &str) -> Result<f64, String> {
+    match text.trim().trim_end_matches('s').parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+        _ => Err(format!("'{text}' is not a positive number of seconds")),
+    }
 }
 
 impl Default for BenchArgs {
@@ -223,6 +249,11 @@ impl Default for BenchArgs {
             variants: Vec::new(),
             shapes: Vec::new(),
             hot: false,
+            min_samples: None,
+            max_noise: None,
+            max_time: None,
+            csv: None,
+            format: crate::bench::export::OutputFormat::Text,
         }
     }
 }
@@ -248,12 +279,27 @@ pub struct BenchCommand {
 #[derive(Debug, Subcommand)]
 pub enum BenchAction {
     /// Compare two bench receipts record by record: NEW / OLD median with a 95 % interval, and
-    /// faster / slower / within noise.
+    /// faster / slower / within noise. Prints the summary first, then the changed records.
+    /// Exit status: 0 no regression, 1 a record slower beyond the threshold and its noise,
+    /// 2 bad input.
     Compare {
         /// The earlier receipt.
         old: PathBuf,
         /// The later receipt.
         new: PathBuf,
+        /// A record regresses (exit 1) when the whole interval of NEW / OLD, widened by the run
+        /// drift, lies above 1 + this (3% or 0.03).
+        #[arg(long, value_name = "PERCENT", default_value = "3%", value_parser = crate::bench::export::parse_fraction)]
+        threshold: f64,
+        /// List every matched record, not only the changed ones.
+        #[arg(long)]
+        all: bool,
+        /// Also write every matched record as CSV (one row each) to this path.
+        #[arg(long, value_name = "PATH")]
+        csv: Option<PathBuf>,
+        /// What stdout carries: text, or one JSON document (summary and every matched record).
+        #[arg(long, value_enum, default_value_t = crate::bench::export::OutputFormat::Text)]
+        format: crate::bench::export::OutputFormat,
     },
 }
 
@@ -405,8 +451,19 @@ mod tests {
         else {
             panic!("not bench")
         };
-        let Some(BenchAction::Compare { old, new }) = c.action else { panic!("not compare") };
+        let Some(BenchAction::Compare { old, new, threshold, all, .. }) = c.action else { panic!("not compare") };
         assert_eq!((old, new), (PathBuf::from("a.json"), PathBuf::from("b.json")));
+        assert_eq!((threshold, all), (0.03, false), "the default gate is 3 %");
+        let parsed = Cli::try_parse_from(["harness", "bench", "compare", "a", "b", "--threshold", "5%", "--all"]);
+        let Command::Bench(c) = parsed.unwrap().command else { panic!("not bench") };
+        let Some(BenchAction::Compare { threshold, all, .. }) = c.action else { panic!("not compare") };
+        assert_eq!((threshold, all), (0.05, true));
+        assert!(Cli::try_parse_from(["harness", "bench", "compare", "a", "b", "--threshold", "5"]).is_err());
+        let parsed =
+            Cli::try_parse_from(["harness", "bench", "--max-noise", "1%", "--max-time", "2", "--min-samples", "8"]);
+        let Command::Bench(b) = parsed.unwrap().command else { panic!("not bench") };
+        assert_eq!((b.args.max_noise, b.args.max_time, b.args.min_samples), (Some(0.01), Some(2.0), Some(8)));
+        assert!(Cli::try_parse_from(["harness", "bench", "--max-time", "0"]).is_err());
         assert!(Cli::try_parse_from(["harness", "bench", "--sizes", "0"]).is_err());
     }
 

@@ -5,6 +5,7 @@ mod bounded;
 mod cases;
 mod check;
 mod cli;
+mod edge_families;
 mod exit;
 mod fixtures;
 mod junit;
@@ -114,7 +115,9 @@ fn dispatch(command: Command) -> anyhow::Result<bool> {
         Command::Mutants(args) => mutants::run(&args),
         // `bench --gpus` is the multi-GPU scaling study, in place of the single-GPU bench.
         Command::Bench(command) => match (command.action, command.gpus) {
-            (Some(cli::BenchAction::Compare { old, new }), _) => bench::compare::run(&old, &new),
+            (Some(cli::BenchAction::Compare { old, new, threshold, all, csv, format }), _) => {
+                bench::compare::run(&old, &new, &bench::compare::Options { threshold, all, csv, format })
+            }
             (None, Some(gpus)) => multigpu::scaling_bench::run(&command.args, gpus),
             (None, None) => bench::run(&command.args),
         },

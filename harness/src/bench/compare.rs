@@ -1,7 +1,7 @@
 //! `harness bench compare OLD NEW`: every record timed in both receipts,
 //! matched by implementation, primitive, op, variant, size or shape, dtype
 //! and timing mode, as the ratio NEW median / OLD median with a bootstrap
-//! 95 % interval, and "faster", "slower" or "within noise".
+//! 95 % interval, and "faster", "slower", "REGRESSION" or "within noise".
 //!
 //! The two receipts come from two processes, and between processes identical
 //! work moves too (on the H200, 15-29 % at 2^16-2^20), which the bootstrap
@@ -10,19 +10,35 @@
 //! copy ceiling, the same driver copy in both runs, moved between OLD and
 //! NEW at the copy size nearest the record's (`targets::copy_margin`). A
 //! change is faster or slower only when that widened interval lies wholly on
-//! one side of 1. Receipts without copy records are judged on the bootstrap
-//! interval alone, and say so. Records without samples are judged by the
-//! ratio alone and say that their noise is unknown.
+//! one side of 1, and a regression (the exit status 1 a CI job gates on)
+//! only when it lies wholly above 1 + the threshold. Receipts without copy
+//! records are judged on the bootstrap interval alone, and say so. Records
+//! without samples are judged by the ratio alone and say that their noise is
+//! unknown.
 
 use super::details::BenchDetails;
+use super::export::{csv_document, number, OutputFormat};
 use super::record::IMPL_CEILING;
 use super::record::{BenchRecord, BenchSize, TimingMode};
-use super::stats::{ratio_interval, side, Interval, Side};
+use super::stats::{ratio_interval, Interval};
 use super::targets::{copy_margin, ProgramMargin};
 use crate::receipts::Receipt;
 use crate::report::table::Table;
 use anyhow::{bail, Context, Result};
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+/// The options of `harness bench compare`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Options {
+    /// A record regresses when its judged interval lies wholly above `1 + threshold`.
+    pub threshold: f64,
+    /// List every matched record, not only the changed ones.
+    pub all: bool,
+    /// Also write every matched record as CSV here.
+    pub csv: Option<PathBuf>,
+    /// What stdout carries.
+    pub format: OutputFormat,
+}
 
 /// What matches a record across receipts.
 type Key = (String, String, String, String, BenchSize, String, TimingMode);
@@ -44,18 +60,36 @@ fn key(r: &BenchRecord) -> Key {
 pub enum Change {
     /// NEW is faster (the whole interval below 1).
     Faster,
-    /// NEW is slower (the whole interval above 1).
+    /// NEW is slower (the whole interval above 1), by no more than the threshold.
     Slower,
+    /// NEW is slower beyond the threshold (the whole interval above 1 + threshold): the gate fails.
+    Regression,
     /// The interval holds 1.
     WithinNoise,
 }
 
 impl Change {
+    /// Whether the record moved (anything but within noise).
+    pub fn changed(self) -> bool {
+        self != Change::WithinNoise
+    }
+
+    /// The order of the listing: regressions first, within noise last.
+    fn rank(self) -> u8 {
+        match self {
+            Change::Regression => 0,
+            Change::Slower => 1,
+            Change::Faster => 2,
+            Change::WithinNoise => 3,
+        }
+    }
+
     /// The word the table prints.
     pub fn word(self) -> &'static str {
         match self {
             Change::Faster => "faster",
             Change::Slower => "slower",
+            Change::Regression => "REGRESSION",
             Change::WithinNoise => "within noise",
         }
     }
@@ -66,6 +100,8 @@ impl Change {
 pub struct Comparison {
     /// The record's label and size, e.g. `primlab single_pass reduce_sum_i32_i64 2^20`.
     pub label: String,
+    /// The NEW record (its identity: impl, primitive, op, variant, size, dtype, mode).
+    pub record: BenchRecord,
     /// OLD median, microseconds.
     pub old_us: f64,
     /// NEW median, microseconds.
@@ -83,9 +119,25 @@ pub struct Comparison {
     pub change: Change,
 }
 
+/// The verdict on `ratio` (NEW / OLD) judged on `judged` (`None`: noise
+/// unknown, the ratio alone decides): faster or slower when the interval lies
+/// wholly below or above 1, a regression when wholly above `1 + threshold`.
+pub fn verdict(ratio: f64, judged: Option<Interval>, threshold: f64) -> Change {
+    let (low, high) = judged.map_or((ratio, ratio), |i| (i.low, i.high));
+    if low > 1.0 + threshold {
+        Change::Regression
+    } else if low > 1.0 {
+        Change::Slower
+    } else if high < 1.0 {
+        Change::Faster
+    } else {
+        Change::WithinNoise
+    }
+}
+
 /// Every record timed in both `old` and `new`, in NEW's order, and the
 /// number of timed records only in OLD and only in NEW.
-pub fn compare(old: &[BenchRecord], new: &[BenchRecord]) -> (Vec<Comparison>, usize, usize) {
+pub fn compare(old: &[BenchRecord], new: &[BenchRecord], threshold: f64) -> (Vec<Comparison>, usize, usize) {
     let timed = |r: &&BenchRecord| r.timed_median().is_some();
     let mut out = Vec::new();
     for n in new.iter().filter(timed) {
@@ -98,15 +150,10 @@ pub fn compare(old: &[BenchRecord], new: &[BenchRecord]) -> (Vec<Comparison>, us
             (Some(i), Some(d)) => Some(d.widen(i)),
             (i, _) => i,
         };
-        // `side` puts a bound equal to 1 above it; a change needs the whole interval (or,
-        // noise unknown, the ratio) strictly past 1.
-        let change = match side(ratio, judged, 1.0) {
-            (Side::Below, _) => Change::Faster,
-            (Side::Above, _) if judged.map_or(ratio > 1.0, |i| i.low > 1.0) => Change::Slower,
-            _ => Change::WithinNoise,
-        };
+        let change = verdict(ratio, judged, threshold);
         out.push(Comparison {
             label: format!("{} {} {}", n.label(), n.op, n.size().label()),
+            record: n.clone(),
             old_us,
             new_us,
             ratio,
@@ -122,17 +169,86 @@ pub fn compare(old: &[BenchRecord], new: &[BenchRecord]) -> (Vec<Comparison>, us
     (out, only(old, new), only(new, old))
 }
 
-/// The table and summary `harness bench compare` prints.
-pub fn render(comparisons: &[Comparison], only_old: usize, only_new: usize) -> String {
-    let mut t = Table::new(["record", "old", "new", "new / old", "95 % CI", "judged on (run drift)", "verdict"]);
-    for c in comparisons {
-        let range = |i: Interval| format!("{:.3}-{:.3}", i.low, i.high);
-        let interval = c.interval.map(range).unwrap_or_else(|| "unknown".into());
+/// The counts of a comparison.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Summary {
+    /// Records in both receipts.
+    pub matched: usize,
+    /// Records faster, slower (within the threshold), regressed and within noise.
+    pub faster: usize,
+    /// See `faster`.
+    pub slower: usize,
+    /// See `faster`.
+    pub regressions: usize,
+    /// See `faster`.
+    pub within_noise: usize,
+    /// Geometric mean of NEW / OLD (NaN when no ratio is finite).
+    pub geomean: f64,
+    /// Timed records only in OLD.
+    pub only_old: usize,
+    /// Timed records only in NEW.
+    pub only_new: usize,
+}
+
+/// The counts of `comparisons`.
+pub fn summarize(comparisons: &[Comparison], only_old: usize, only_new: usize) -> Summary {
+    let count = |change| comparisons.iter().filter(|c| c.change == change).count();
+    let logs: Vec<f64> = comparisons.iter().map(|c| c.ratio.ln()).filter(|l| l.is_finite()).collect();
+    let geomean = if logs.is_empty() { f64::NAN } else { (logs.iter().sum::<f64>() / logs.len() as f64).exp() };
+    Summary {
+        matched: comparisons.len(),
+        faster: count(Change::Faster),
+        slower: count(Change::Slower),
+        regressions: count(Change::Regression),
+        within_noise: count(Change::WithinNoise),
+        geomean,
+        only_old,
+        only_new,
+    }
+}
+
+/// The summary lines printed before any table: the counts, the gate's
+/// verdict, and what the verdicts are judged on.
+fn summary_text(s: &Summary, threshold: f64, drift_measured: bool) -> String {
+    let percent = 100.0 * threshold;
+    let gate = if s.regressions > 0 {
+        format!("gate: FAIL: {} record(s) slower by more than {percent:.1} % beyond their noise", s.regressions)
+    } else {
+        format!("gate: pass: no record slower by more than {percent:.1} % beyond its noise")
+    };
+    let drift_note = if drift_measured {
+        "Verdicts are taken on the 95 % interval widened by the run drift (how far the harness's copy ceiling, the \
+         same device copy in both runs, moved between OLD and NEW at the nearest size)."
+    } else {
+        "The two receipts share no copy ceiling record, so no run drift was measured: the verdicts see only the \
+         spread of calls within each process."
+    };
+    format!(
+        "{} records in both: {} faster, {} slower, {} REGRESSION, {} within noise; geometric mean new / old {:.3}. \
+         {} timed only in OLD, {} only in NEW.\n{gate}\n{drift_note}\n",
+        s.matched, s.faster, s.slower, s.regressions, s.within_noise, s.geomean, s.only_old, s.only_new
+    )
+}
+
+/// `low-high` of an interval, or `unknown`.
+fn range(interval: Option<Interval>) -> String {
+    interval.map(|i| format!("{:.3}-{:.3}", i.low, i.high)).unwrap_or_else(|| "unknown".into())
+}
+
+/// The table of `comparisons`: regressions first, then slower, faster and
+/// within noise, each by how far the ratio is from 1.
+fn table(comparisons: &[&Comparison]) -> Table {
+    let mut sorted = comparisons.to_vec();
+    sorted.sort_by(|a, b| {
+        (a.change.rank(), -a.ratio.ln().abs())
+            .partial_cmp(&(b.change.rank(), -b.ratio.ln().abs()))
+            .unwrap_or(std::cmp::Ordering::Equal)
+    });
+    let mut t = Table::new(["verdict", "record", "old", "new", "new / old", "95 % CI", "judged on (run drift)"]);
+    for c in sorted {
         let judged = match (c.judged, c.drift) {
-            (Some(j), Some(d)) => {
-                format!("{} ({})", range(j), d.describe())
-            }
-            (Some(j), None) => format!("{} (drift unknown)", range(j)),
+            (Some(_), Some(d)) => format!("{} ({})", range(c.judged), d.describe()),
+            (Some(_), None) => format!("{} (drift unknown)", range(c.judged)),
             (None, _) => "-".into(),
         };
         let word = if c.interval.is_some() {
@@ -141,35 +257,139 @@ pub fn render(comparisons: &[Comparison], only_old: usize, only_new: usize) -> S
             format!("{} (noise unknown)", c.change.word())
         };
         t.row([
+            word,
             c.label.clone(),
             format!("{:.2} us", c.old_us),
             format!("{:.2} us", c.new_us),
             format!("{:.3}", c.ratio),
-            interval,
+            range(c.interval),
             judged,
-            word,
         ]);
     }
-    let count = |change| comparisons.iter().filter(|c| c.change == change).count();
-    let logs: Vec<f64> = comparisons.iter().map(|c| c.ratio.ln()).filter(|l| l.is_finite()).collect();
-    let geomean = if logs.is_empty() { f64::NAN } else { (logs.iter().sum::<f64>() / logs.len() as f64).exp() };
-    let drift_note = if comparisons.iter().any(|c| c.drift.is_some()) {
-        "A verdict is taken on the 95 % interval widened by the run drift: how far the harness's copy ceiling (the same \
-         device copy in both runs) moved between OLD and NEW at the nearest size."
+    t
+}
+
+/// What `harness bench compare` prints as text: the summary, then the
+/// changed records (every record with `all`).
+pub fn render(comparisons: &[Comparison], only_old: usize, only_new: usize, threshold: f64, all: bool) -> String {
+    let summary = summarize(comparisons, only_old, only_new);
+    let drift_measured = comparisons.iter().any(|c| c.drift.is_some());
+    let mut out = summary_text(&summary, threshold, drift_measured);
+    let listed: Vec<&Comparison> = comparisons.iter().filter(|c| all || c.change.changed()).collect();
+    if listed.is_empty() {
+        out.push_str("\nNo record changed beyond its noise.\n");
+        return out;
+    }
+    let which = if all {
+        format!("All {} records", listed.len())
     } else {
-        "The two receipts share no copy ceiling record, so no run drift was measured: the verdicts see only the \
-         spread of calls within each process."
+        format!("The {} changed records (--all lists all {})", listed.len(), comparisons.len())
     };
-    format!(
-        "{}\n{} records in both: {} faster, {} slower, {} within noise; geometric mean new / old {:.3}. \
-         {only_old} timed only in OLD, {only_new} only in NEW.\n{drift_note}\n",
-        t.render(),
-        comparisons.len(),
-        count(Change::Faster),
-        count(Change::Slower),
-        count(Change::WithinNoise),
-        geomean
-    )
+    out.push_str(&format!("\n{which}:\n\n{}", table(&listed).render()));
+    out
+}
+
+/// The interval as a JSON pair, or null.
+fn interval_json(interval: Option<Interval>) -> serde_json::Value {
+    interval.map_or(serde_json::Value::Null, |i| serde_json::json!([i.low, i.high]))
+}
+
+/// One matched record as JSON.
+fn comparison_json(c: &Comparison) -> serde_json::Value {
+    let r = &c.record;
+    serde_json::json!({
+        "impl": r.implementation,
+        "primitive": r.primitive,
+        "op": r.op,
+        "variant": r.variant,
+        "size": r.size().label(),
+        "n": r.n,
+        "dtype": r.dtype,
+        "timing_mode": r.timing_mode.name(),
+        "old_us": c.old_us,
+        "new_us": c.new_us,
+        "ratio": c.ratio,
+        "ci95": interval_json(c.interval),
+        "judged": interval_json(c.judged),
+        "drift_percent": c.drift.map(|d| d.percent()),
+        "verdict": c.change.word().to_lowercase(),
+    })
+}
+
+/// The `--format json` document: the summary, the gate, every matched record.
+pub fn to_json(comparisons: &[Comparison], only_old: usize, only_new: usize, threshold: f64) -> serde_json::Value {
+    let s = summarize(comparisons, only_old, only_new);
+    serde_json::json!({
+        "threshold": threshold,
+        "gate": if s.regressions > 0 { "fail" } else { "pass" },
+        "summary": {
+            "matched": s.matched,
+            "faster": s.faster,
+            "slower": s.slower,
+            "regression": s.regressions,
+            "within_noise": s.within_noise,
+            "geomean_new_over_old": number_json(s.geomean),
+            "only_old": s.only_old,
+            "only_new": s.only_new,
+        },
+        "records": comparisons.iter().map(comparison_json).collect::<Vec<_>>(),
+    })
+}
+
+/// A finite number, or null (JSON has no NaN).
+fn number_json(v: f64) -> serde_json::Value {
+    if v.is_finite() {
+        serde_json::json!(v)
+    } else {
+        serde_json::Value::Null
+    }
+}
+
+/// The columns of [`to_csv`].
+pub const CSV_COLUMNS: [&str; 15] = [
+    "impl",
+    "primitive",
+    "op",
+    "variant",
+    "size",
+    "dtype",
+    "timing_mode",
+    "old_us",
+    "new_us",
+    "ratio",
+    "ci_low",
+    "ci_high",
+    "judged_low",
+    "judged_high",
+    "verdict",
+];
+
+/// Every matched record as CSV, one row each ([`CSV_COLUMNS`]).
+pub fn to_csv(comparisons: &[Comparison]) -> String {
+    let rows: Vec<Vec<String>> = comparisons
+        .iter()
+        .map(|c| {
+            let r = &c.record;
+            vec![
+                r.implementation.clone(),
+                r.primitive.clone(),
+                r.op.clone(),
+                r.variant.clone(),
+                r.size().label(),
+                r.dtype.clone(),
+                r.timing_mode.name().to_string(),
+                number(Some(c.old_us)),
+                number(Some(c.new_us)),
+                number(Some(c.ratio)),
+                number(c.interval.map(|i| i.low)),
+                number(c.interval.map(|i| i.high)),
+                number(c.judged.map(|i| i.low)),
+                number(c.judged.map(|i| i.high)),
+                c.change.word().to_lowercase(),
+            ]
+        })
+        .collect();
+    csv_document(&CSV_COLUMNS, &rows)
 }
 
 fn records_of(path: &Path) -> Result<Vec<BenchRecord>> {
@@ -182,11 +402,16 @@ fn records_of(path: &Path) -> Result<Vec<BenchRecord>> {
     Ok(details.records)
 }
 
-/// `harness bench compare OLD NEW`: prints the comparison. Errors when a
-/// receipt cannot be read or the two share no timed record.
-pub fn run(old: &Path, new: &Path) -> Result<bool> {
+/// `harness bench compare OLD NEW`: prints the comparison (and writes the
+/// CSV when asked). Ok(false), the exit status 1, when a record regressed;
+/// an error (exit 2) when a receipt cannot be read or the two share no timed
+/// record.
+pub fn run(old: &Path, new: &Path, options: &Options) -> Result<bool> {
+    if !(options.threshold.is_finite() && options.threshold >= 0.0) {
+        bail!("--threshold must be a finite amount of at least 0, not {}", options.threshold);
+    }
     let (old_records, new_records) = (records_of(old)?, records_of(new)?);
-    let (comparisons, only_old, only_new) = compare(&old_records, &new_records);
+    let (comparisons, only_old, only_new) = compare(&old_records, &new_records, options.threshold);
     if comparisons.is_empty() {
         bail!(
             "{} and {} share no timed record (matched by impl, primitive, op, variant, size, dtype, timing mode)",
@@ -194,8 +419,22 @@ pub fn run(old: &Path, new: &Path) -> Result<bool> {
             new.display()
         );
     }
-    print!("{}", render(&comparisons, only_old, only_new));
-    Ok(true)
+    if let Some(path) = &options.csv {
+        super::export::write_text(path, &to_csv(&comparisons))?;
+    }
+    match options.format {
+        OutputFormat::Text => {
+            print!("{}", render(&comparisons, only_old, only_new, options.threshold, options.all));
+            if let Some(path) = &options.csv {
+                println!("CSV of all {} records: {}", comparisons.len(), path.display());
+            }
+        }
+        OutputFormat::Json => {
+            let document = to_json(&comparisons, only_old, only_new, options.threshold);
+            println!("{}", serde_json::to_string_pretty(&document)?);
+        }
+    }
+    Ok(!comparisons.iter().any(|c| c.change == Change::Regression))
 }
 
 #[cfg(test)]
@@ -209,6 +448,10 @@ mod tests {
         let samples = (0..31).map(|i| centre - spread + 2.0 * spread * i as f64 / 30.0).collect();
         BenchRecord::synthetic("primlab", "scan", "exclusive_scan_i32_i64", variant, n, centre, 12 * n as u64)
             .with_samples(samples)
+    }
+
+    fn options(threshold: f64) -> Options {
+        Options { threshold, all: false, csv: None, format: OutputFormat::Text }
     }
 
     fn receipt(records: Vec<BenchRecord>, path: &Path) {
@@ -264,7 +507,7 @@ mod tests {
         let mut new_records = side(|row| row.3);
         new_records.push(unsampled);
         receipt(new_records, &new);
-        let (comparisons, only_old, only_new) = compare(&records_of(&old).unwrap(), &records_of(&new).unwrap());
+        let (comparisons, only_old, only_new) = compare(&records_of(&old).unwrap(), &records_of(&new).unwrap(), 0.5);
         let changes: Vec<Change> = comparisons.iter().map(|c| c.change).collect();
         assert_eq!(changes, [Change::Faster, Change::Slower, Change::WithinNoise, Change::Slower]);
         assert!((comparisons[0].ratio - 0.8).abs() < 1e-9);
@@ -272,14 +515,18 @@ mod tests {
         assert_eq!(comparisons[3].interval, None);
         assert_eq!((only_old, only_new), (1, 1));
         assert!(comparisons.iter().all(|c| c.drift.is_none() && c.judged == c.interval));
-        let text = render(&comparisons, only_old, only_new);
-        assert!(text.contains("4 records in both: 1 faster, 2 slower, 1 within noise"), "{text}");
+        let text = render(&comparisons, only_old, only_new, 0.5, false);
+        assert!(text.starts_with("4 records in both: 1 faster, 2 slower, 0 REGRESSION, 1 within noise"), "{text}");
         assert!(text.contains("no run drift was measured"), "{text}");
         assert!(text.contains("slower (noise unknown)"), "{text}");
-        assert!(run(&old, &new).unwrap());
+        assert!(text.contains("The 3 changed records (--all lists all 4)"), "{text}");
+        assert!(!text.contains("within noise  "), "only changed records are listed: {text}");
+        assert!(render(&comparisons, only_old, only_new, 0.5, true).contains("All 4 records"));
+        // At a 50 % threshold a 20 % slowdown passes the gate.
+        assert!(run(&old, &new, &options(0.5)).unwrap());
         // A receipt of another kind is refused.
         Receipt::new("sweep", MachineInfo::default(), Tally::default(), serde_json::json!({})).save(&old).unwrap();
-        assert!(run(&old, &new).unwrap_err().to_string().contains("not a bench receipt"));
+        assert!(run(&old, &new, &options(0.5)).unwrap_err().to_string().contains("not a bench receipt"));
     }
 
     /// The harness's copy ceiling of the same size in OLD and NEW.
@@ -308,7 +555,7 @@ mod tests {
             old.push(rec(variant, n, before, 0.001));
             new.push(rec(variant, n, after, 0.001));
         }
-        let (comparisons, _, _) = compare(&old, &new);
+        let (comparisons, _, _) = compare(&old, &new, 0.5);
         let scan: Vec<&Comparison> = comparisons.iter().filter(|c| c.label.contains("exclusive_scan")).collect();
         assert_eq!(scan.len(), DRIFT_CASES.len());
         for (c, &(n, _, _, expected)) in scan.iter().zip(DRIFT_CASES.iter()) {
@@ -321,8 +568,110 @@ mod tests {
         // The 10 % drift at 2^20 is what turned a bootstrap "slower" into "within noise".
         assert!(scan[0].interval.unwrap().low > 1.0);
         assert!((scan[0].drift.unwrap().percent() - 10.0).abs() < 1e-6);
-        let text = render(&comparisons, 0, 0);
+        let text = render(&comparisons, 0, 0, 0.5, true);
         assert!(text.contains("(10.0 % at 2^20)"), "{text}");
         assert!(text.contains("widened by the run drift"), "{text}");
+    }
+
+    /// A fresh folder with OLD holding `old` and NEW holding `new`.
+    fn pair(name: &str, old: Vec<BenchRecord>, new: Vec<BenchRecord>) -> (PathBuf, PathBuf) {
+        let dir = crate::test_dir::fresh_temp_dir(name);
+        let (old_path, new_path) = (dir.join("old.json"), dir.join("new.json"));
+        receipt(old, &old_path);
+        receipt(new, &new_path);
+        (old_path, new_path)
+    }
+
+    /// A receipt's records: the copy ceiling at 2^20 and 2^28 (the same in
+    /// OLD and NEW) and two scans, `scale` x 10 us and 100 us, spread +-1 %.
+    fn run_of(scale: f64) -> Vec<BenchRecord> {
+        vec![
+            copy(1 << 20, 10.0),
+            copy(1 << 28, 1000.0),
+            rec("s1", 1 << 20, 10.0 * scale, 0.1 * scale),
+            rec("s2", 1 << 28, 100.0, 1.0),
+        ]
+    }
+
+    #[test]
+    fn a_planted_ten_percent_slowdown_fails_the_three_percent_gate() {
+        let (old, new) = pair("compare-gate-slow", run_of(1.0), run_of(1.1));
+        assert!(!run(&old, &new, &options(0.03)).unwrap(), "exit 1: s1 is 10 % slower, its noise about 1 %");
+        // The same slowdown within a 20 % threshold passes, and is still listed as slower.
+        assert!(run(&old, &new, &options(0.2)).unwrap());
+        let (comparisons, _, _) = compare(&records_of(&old).unwrap(), &records_of(&new).unwrap(), 0.03);
+        let s1 = comparisons.iter().find(|c| c.label.contains("s1")).unwrap();
+        assert_eq!(s1.change, Change::Regression);
+        assert!(render(&comparisons, 0, 0, 0.03, false).contains("gate: FAIL: 1 record(s) slower by more than 3.0 %"));
+    }
+
+    #[test]
+    fn an_unchanged_or_faster_receipt_passes_the_gate() {
+        let (old, same) = pair("compare-gate-same", run_of(1.0), run_of(1.0));
+        assert!(run(&old, &same, &options(0.03)).unwrap(), "exit 0: nothing moved");
+        let (old, faster) = pair("compare-gate-faster", run_of(1.0), run_of(0.8));
+        assert!(run(&old, &faster, &options(0.03)).unwrap(), "exit 0: 20 % faster is no regression");
+    }
+
+    #[test]
+    fn a_slowdown_within_the_noise_passes_the_gate() {
+        // 10 % slower medians, but samples spread +-40 %: the interval holds 1.03.
+        let noisy = |scale: f64| vec![rec("s1", 1 << 20, 10.0 * scale, 4.0 * scale)];
+        let (old, new) = pair("compare-gate-noisy", noisy(1.0), noisy(1.1));
+        let (comparisons, _, _) = compare(&records_of(&old).unwrap(), &records_of(&new).unwrap(), 0.03);
+        assert!(comparisons[0].interval.unwrap().low < 1.03, "{:?}", comparisons[0]);
+        assert!(run(&old, &new, &options(0.03)).unwrap(), "exit 0: within noise");
+    }
+
+    #[test]
+    fn bad_input_is_an_error_not_a_verdict() {
+        let (old, new) = pair("compare-gate-bad", run_of(1.0), vec![rec("other", 1 << 10, 1.0, 0.1)]);
+        let e = run(&old, &new, &options(0.03)).unwrap_err().to_string();
+        assert!(e.contains("share no timed record"), "{e}");
+        let missing = old.with_file_name("missing.json");
+        assert!(run(&missing, &old, &options(0.03)).is_err());
+        std::fs::write(&missing, "{ not json").unwrap();
+        assert!(run(&missing, &old, &options(0.03)).is_err());
+        assert!(run(&old, &old, &options(f64::NAN)).unwrap_err().to_string().contains("--threshold"));
+    }
+
+    #[test]
+    fn verdicts_against_the_threshold() {
+        let i = |low, high| Some(Interval { low, high });
+        assert_eq!(verdict(1.10, i(1.08, 1.12), 0.03), Change::Regression);
+        assert_eq!(verdict(1.04, i(1.02, 1.06), 0.03), Change::Slower);
+        assert_eq!(verdict(1.04, i(0.99, 1.06), 0.03), Change::WithinNoise);
+        assert_eq!(verdict(0.90, i(0.88, 0.92), 0.03), Change::Faster);
+        // Noise unknown: the ratio alone decides.
+        assert_eq!(verdict(1.05, None, 0.03), Change::Regression);
+        assert_eq!(verdict(1.0, None, 0.03), Change::WithinNoise);
+    }
+
+    #[test]
+    fn json_and_csv_carry_every_matched_record_and_the_gate() {
+        let (old, new) = pair("compare-formats", run_of(1.0), run_of(1.1));
+        let (comparisons, only_old, only_new) = compare(&records_of(&old).unwrap(), &records_of(&new).unwrap(), 0.03);
+        let json = to_json(&comparisons, only_old, only_new, 0.03);
+        assert_eq!(json["gate"], "fail");
+        assert_eq!(json["summary"]["matched"], 4);
+        assert_eq!(json["summary"]["regression"], 1);
+        let records = json["records"].as_array().unwrap();
+        assert_eq!(records.len(), 4);
+        let s1 = records.iter().find(|r| r["variant"] == "s1").unwrap();
+        assert_eq!((s1["verdict"].as_str(), s1["size"].as_str()), (Some("regression"), Some("2^20")));
+        assert!((s1["ratio"].as_f64().unwrap() - 1.1).abs() < 1e-9);
+        assert_eq!(s1["judged"].as_array().unwrap().len(), 2);
+        let csv = to_csv(&comparisons);
+        let lines: Vec<&str> = csv.lines().collect();
+        assert_eq!(lines.len(), 5, "a header and one line per matched record");
+        assert_eq!(lines[0], CSV_COLUMNS.join(","));
+        assert!(lines
+            .iter()
+            .any(|l| l.starts_with("primlab,scan,exclusive_scan_i32_i64,s1,2^20,") && l.ends_with(",regression")));
+        // --csv writes the same file.
+        let path = old.with_file_name("out.csv");
+        let csv_options = Options { csv: Some(path.clone()), ..options(0.03) };
+        assert!(!run(&old, &new, &csv_options).unwrap());
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), csv);
     }
 }

@@ -41,16 +41,53 @@ pub struct Protocol {
     /// record of timing mode "hot". Absent in older receipts: cold only.
     #[serde(default)]
     pub hot: bool,
+    /// `--min-samples`: the fewest timed calls of an adaptive record (absent: the default of
+    /// `sampling::StopRule::new`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_samples: Option<usize>,
+    /// `--max-noise`: stop a record's timed calls once its median's 95 % interval half width is
+    /// at most this fraction of the median (absent: no noise target).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_noise: Option<f64>,
+    /// `--max-time`: stop a record's timed calls after this many seconds, once the minimum is
+    /// taken (absent: no limit beyond `entry_budget_s`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_time_s: Option<f64>,
 }
 
 impl Protocol {
+    /// The fields every fixed-count protocol shares: cold only, no adaptive sampling.
+    const FIXED: Protocol = Protocol {
+        warmups: 0,
+        iters_small: 0,
+        iters_large: 0,
+        entry_budget_s: 0.0,
+        min_iters: 0,
+        hot: false,
+        min_samples: None,
+        max_noise: None,
+        max_time_s: None,
+    };
+
     /// The protocol of a full run (`quick = false`) or a `--quick` one.
     pub fn new(quick: bool) -> Protocol {
         if quick {
-            Protocol { warmups: 3, iters_small: 20, iters_large: 10, entry_budget_s: 1.5, min_iters: 5, hot: false }
+            Protocol { warmups: 3, iters_small: 20, iters_large: 10, entry_budget_s: 1.5, min_iters: 5, ..Self::FIXED }
         } else {
-            Protocol { warmups: 5, iters_small: 200, iters_large: 30, entry_budget_s: 5.0, min_iters: 10, hot: false }
+            Protocol {
+                warmups: 5,
+                iters_small: 200,
+                iters_large: 30,
+                entry_budget_s: 5.0,
+                min_iters: 10,
+                ..Self::FIXED
+            }
         }
+    }
+
+    /// The stopping rule of a record allowed `max_samples` timed calls (after the budget cap).
+    pub fn stop_rule(&self, max_samples: usize) -> super::sampling::StopRule {
+        super::sampling::StopRule::new(max_samples, self.min_samples, self.max_noise, self.max_time_s)
     }
 
     /// Timed calls for an entry of `elements` elements, before any budget cap.
@@ -105,7 +142,13 @@ impl BenchConfig {
             sizes_log2,
             row_shapes,
             segment_lens,
-            protocol: Protocol { hot: args.hot, ..Protocol::new(args.quick) },
+            protocol: Protocol {
+                hot: args.hot,
+                min_samples: args.min_samples,
+                max_noise: args.max_noise,
+                max_time_s: args.max_time,
+                ..Protocol::new(args.quick)
+            },
             primitives: args.primitives.iter().map(|p| p.name().to_string()).collect(),
             crossover: args.crossover || (!args.quick && args.primitives.is_empty()),
             baselines: !args.no_baselines,

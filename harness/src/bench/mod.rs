@@ -15,6 +15,7 @@ pub mod config;
 pub mod crossover;
 pub mod details;
 pub mod entries;
+pub mod export;
 pub mod inputs;
 pub mod ncu;
 pub mod ops;
@@ -28,6 +29,7 @@ pub mod report_peers;
 pub mod report_targets;
 pub mod rotation;
 pub mod runner;
+pub mod sampling;
 pub mod select;
 pub mod stats;
 pub mod targets;
@@ -45,6 +47,18 @@ use kernels::{Gpu, GpuOptions, KernelFamily};
 use record::{IMPL_CEILING, IMPL_CUB, IMPL_PRIMLAB, IMPL_TORCH};
 use std::time::{Duration, Instant};
 
+/// A line for a person: on stdout, or on stderr when stdout carries the
+/// `--format json` document.
+macro_rules! say {
+    ($json:expr, $($arg:tt)*) => {
+        if $json {
+            eprintln!($($arg)*)
+        } else {
+            println!($($arg)*)
+        }
+    };
+}
+
 /// The kernel families the selected primitives need (compiled before timing).
 fn families(config: &BenchConfig) -> Vec<(&'static str, KernelFamily)> {
     let mut out = vec![(entries::CEILINGS, KernelFamily::Ceilings)];
@@ -60,6 +74,7 @@ fn families(config: &BenchConfig) -> Vec<(&'static str, KernelFamily)> {
 /// `harness bench`. Ok(false) when a primlab entry or ceiling failed its check or errored.
 pub fn run(args: &BenchArgs) -> Result<bool> {
     let config = BenchConfig::from_args(args);
+    let json = args.format == export::OutputFormat::Json;
     // A selection that matches nothing is refused before the GPU is opened
     // (registering entries touches no device).
     config.selection.apply(entries::register_all(&config))?;
@@ -68,12 +83,13 @@ pub fn run(args: &BenchArgs) -> Result<bool> {
     let receipt_file = receipt_path(args.receipt.as_deref(), &receipts_dir(), output::RECEIPT_FILE, &coverage)?;
     let report_dir = output::report_dir(args.report.as_deref(), &receipts_dir(), &coverage)?;
     if let crate::receipts::Coverage::Partial(why) = &coverage {
-        println!("bench: a partial run ({why}): receipt {}, report {}", receipt_file.display(), report_dir.display());
+        say!(json, "bench: a partial run ({why}): receipt {}, report {}", receipt_file.display(), report_dir.display());
     }
     let started = Instant::now();
     let gpu = Gpu::open(GpuOptions::default()).map_err(|e| anyhow!("harness bench needs a GPU: {e}"))?;
     let info = gpu.info().clone();
-    println!(
+    say!(
+        json,
         "bench: {} (sm_{}{}, {} SMs, L2 {} MiB), {} run, n = 2^{{{}}}",
         info.name,
         info.compute_capability.0,
@@ -138,7 +154,7 @@ pub fn run(args: &BenchArgs) -> Result<bool> {
         Receipt::new("bench", machine.clone(), tally, serde_json::to_value(&details)?)
             .with_coverage(&unfinished)
             .save(&checkpoint)?;
-        println!("bench: checkpoint {} (removed once the receipt is saved)", checkpoint.display());
+        say!(json, "bench: checkpoint {} (removed once the receipt is saved)", checkpoint.display());
         state.baselines.clear();
     }
 
@@ -166,7 +182,7 @@ pub fn run(args: &BenchArgs) -> Result<bool> {
     state.clocks = clock_monitor.finish();
 
     let (details, tally) = state.details();
-    print_targets(&details);
+    print_targets(&details, json);
     Receipt::new("bench", machine, tally, serde_json::to_value(&details)?)
         .with_coverage(&coverage)
         .save(&receipt_file)?;
@@ -174,7 +190,8 @@ pub fn run(args: &BenchArgs) -> Result<bool> {
         // Only the checkpoint this run wrote above.
         let _ = std::fs::remove_file(&checkpoint);
     }
-    println!(
+    say!(
+        json,
         "bench: {} ok, {} failed, {} not run in {:.0} s; receipt {}",
         tally.passed,
         tally.failed,
@@ -182,10 +199,20 @@ pub fn run(args: &BenchArgs) -> Result<bool> {
         details.wall_seconds,
         receipt_file.display()
     );
+    if let Some(path) = &args.csv {
+        match export::write_text(path, &export::records_csv(&details.records)) {
+            Ok(()) => say!(json, "bench: CSV of {} records: {}", details.records.len(), path.display()),
+            Err(e) => eprintln!("bench: the CSV could not be written ({e:#}); the receipt is saved"),
+        }
+    }
+    if json {
+        let document = export::run_json(&receipt_file, &tally, &details.records);
+        println!("{}", serde_json::to_string_pretty(&document)?);
+    }
     // The receipt is saved: a report failure (or panic) must not cost the run.
     let written = std::panic::catch_unwind(|| report::write_report(&receipt_file, &report_dir));
     match written {
-        Ok(Ok(files)) => println!("bench: report {} and {} plot(s)", files.markdown.display(), files.plots.len()),
+        Ok(Ok(files)) => say!(json, "bench: report {} and {} plot(s)", files.markdown.display(), files.plots.len()),
         Ok(Err(e)) => eprintln!("bench: the report could not be written ({e:#}); rerun `harness report`"),
         Err(_) => eprintln!("bench: the report panicked; the receipt is saved; rerun `harness report`"),
     }
@@ -273,7 +300,7 @@ impl RunState<'_> {
 }
 
 /// The targets table on the terminal.
-fn print_targets(details: &BenchDetails) {
+fn print_targets(details: &BenchDetails, json: bool) {
     let mut t = Table::new(["target", "requirement", "primlab", "ratio", "verdict"]);
     for r in &details.targets {
         t.row([
@@ -284,5 +311,5 @@ fn print_targets(details: &BenchDetails) {
             r.verdict.clone(),
         ]);
     }
-    println!("\n{}", t.render());
+    say!(json, "\n{}", t.render());
 }

@@ -1,43 +1,23 @@
-//! Nsight Compute evidence for missed targets: text files the lead writes
-//! on the GPU machine as `receipts/ncu/<target id>.txt` (e.g. `ncu
-//! --clock-control none --section SpeedOfLight ... > receipts/ncu/scan_2p28.txt`).
-//! The report quotes the lines that carry the verdict (durations,
-//! throughputs, occupancy, registers, bytes).
+//! Nsight Compute evidence for missed targets and other studies: text files
+//! the lead writes on the GPU machine under `receipts/ncu/` (a missed
+//! target's file is `<target id>.txt`, e.g. `ncu --clock-control none
+//! --section SpeedOfLight ... > receipts/ncu/scan_2p28.txt`). The report
+//! links each file by path with its length and a one-line description, and
+//! never inlines it (a person opens the file; the report stays short).
 
 use std::path::{Path, PathBuf};
 
-/// Lines quoted from one file at most.
-pub const MAX_EXCERPT_LINES: usize = 40;
-
-/// Substrings (lower case) of the lines worth quoting.
-const KEYWORDS: [&str; 18] = [
-    "duration",
-    "dram throughput",
-    "memory throughput",
-    "dram__bytes",
-    "lts__t_bytes",
-    "l2 hit",
-    "l1/tex hit",
-    "achieved occupancy",
-    "theoretical occupancy",
-    "registers per thread",
-    "block limit",
-    "grid size",
-    "block size",
-    "waves per sm",
-    "compute (sm) throughput",
-    "elapsed cycles",
-    "gpu__time_duration",
-    "launch__",
-];
+/// Characters of a description at most (a longer first line is cut, with "...").
+pub const MAX_TITLE_CHARS: usize = 160;
 
 /// One evidence file.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NcuEvidence {
     /// The file.
     pub path: PathBuf,
-    /// The quoted lines.
-    pub excerpt: Vec<String>,
+    /// What it is: its first comment line (`# ...`), else its first kernel
+    /// header, else none.
+    pub title: Option<String>,
     /// Lines in the file.
     pub total_lines: usize,
 }
@@ -47,21 +27,20 @@ fn is_kernel_header(line: &str) -> bool {
     line.contains("Context") && line.contains("Stream")
 }
 
-fn wanted(line: &str) -> bool {
-    let lower = line.to_lowercase();
-    is_kernel_header(line) || KEYWORDS.iter().any(|k| lower.contains(k))
+/// `text` cut to [`MAX_TITLE_CHARS`] characters.
+fn shortened(text: &str) -> String {
+    if text.chars().count() <= MAX_TITLE_CHARS {
+        return text.to_string();
+    }
+    let cut: String = text.chars().take(MAX_TITLE_CHARS).collect();
+    format!("{}...", cut.trim_end())
 }
 
-/// The excerpt of `text`: kernel headers and verdict lines, or the first
-/// lines when none match.
-pub fn excerpt(text: &str) -> Vec<String> {
-    let picked: Vec<String> =
-        text.lines().filter(|l| wanted(l)).take(MAX_EXCERPT_LINES).map(|l| l.trim_end().to_string()).collect();
-    if picked.is_empty() {
-        text.lines().take(20).map(|l| l.trim_end().to_string()).collect()
-    } else {
-        picked
-    }
+/// The description of `text`: its first `#` line, else its first kernel header.
+pub fn title(text: &str) -> Option<String> {
+    let comment = text.lines().find_map(|l| l.trim_start().strip_prefix('#')).map(|l| l.trim_start_matches('#').trim());
+    let header = || text.lines().find(|l| is_kernel_header(l)).map(str::trim);
+    comment.filter(|c| !c.is_empty()).or_else(header).map(shortened)
 }
 
 /// The evidence file of target `id` under `dir`, when it exists.
@@ -72,7 +51,7 @@ pub fn evidence(dir: &Path, id: &str) -> Option<NcuEvidence> {
 fn read(path: &Path) -> Option<NcuEvidence> {
     let bytes = std::fs::read(path).ok()?;
     let text = String::from_utf8_lossy(&bytes);
-    Some(NcuEvidence { path: path.to_path_buf(), excerpt: excerpt(&text), total_lines: text.lines().count() })
+    Some(NcuEvidence { path: path.to_path_buf(), title: title(&text), total_lines: text.lines().count() })
 }
 
 /// Every `*.txt` under `dir`, sorted by name.
@@ -90,24 +69,32 @@ pub fn all(dir: &Path) -> Vec<NcuEvidence> {
 mod tests {
     use super::*;
 
-    const SAMPLE: &str = "==PROF== Connected to process 1\n  scan_decoupled_lookback_exclusive_i32 (65536, 1, 1)x(256, 1, 1), Context 1, Stream 7, Device 0, CC 9.0\n    Section: GPU Speed Of Light Throughput\n    DRAM Throughput                 %        71.20\n    Duration                       us      1312.45\n    Achieved Occupancy              %        45.10\n    Something else                          1\n";
+    const SAMPLE: &str = "==PROF== Connected to process 1\n  scan_decoupled_lookback_exclusive_i32 (65536, 1, 1)x(256, 1, 1), Context 1, Stream 7, Device 0, CC 9.0\n    DRAM Throughput                 %        71.20\n";
 
     #[test]
-    fn the_excerpt_keeps_headers_and_verdict_lines() {
-        let lines = excerpt(SAMPLE);
-        assert_eq!(lines.len(), 4, "{lines:?}");
-        assert!(lines[0].contains("scan_decoupled_lookback"));
-        assert!(lines.iter().any(|l| l.contains("DRAM Throughput")));
-        assert!(!lines.iter().any(|l| l.contains("Something else")));
+    fn a_file_is_described_by_its_first_comment_else_its_first_kernel() {
+        assert_eq!(
+            title("# arg_reduce old against new\n# more\ndata\n").as_deref(),
+            Some("arg_reduce old against new")
+        );
+        assert_eq!(
+            title(SAMPLE).as_deref(),
+            Some("scan_decoupled_lookback_exclusive_i32 (65536, 1, 1)x(256, 1, 1), Context 1, Stream 7, Device 0, CC 9.0")
+        );
+        assert_eq!(title("just numbers\n1 2 3\n"), None);
+        let long = format!("# {}", "x".repeat(500));
+        let cut = title(&long).unwrap();
+        assert_eq!(cut.chars().count(), MAX_TITLE_CHARS + 3);
+        assert!(cut.ends_with("..."));
     }
 
     #[test]
     fn files_are_found_by_target_id() {
-        let dir = std::env::temp_dir().join(format!("primlab-ncu-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = crate::test_dir::fresh_temp_dir("ncu-files");
         std::fs::write(dir.join("scan_2p28.txt"), SAMPLE).unwrap();
         std::fs::write(dir.join("notes.md"), "x").unwrap();
-        assert!(evidence(&dir, "scan_2p28").is_some());
+        let found = evidence(&dir, "scan_2p28").unwrap();
+        assert_eq!(found.total_lines, 3);
         assert!(evidence(&dir, "reduce_2p28").is_none());
         assert_eq!(all(&dir).len(), 1);
     }

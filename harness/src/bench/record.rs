@@ -144,6 +144,10 @@ pub struct BenchRecord {
     /// A remark the report prints beside the number (e.g. a capped iteration count).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// Why the timed calls stopped (absent in receipts that predate adaptive sampling, and in
+    /// the baselines' records: their counts are fixed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_reason: Option<super::sampling::StopReason>,
 }
 
 impl BenchRecord {
@@ -237,6 +241,7 @@ impl BenchRecord {
             launches: None,
             params: serde_json::Value::Null,
             note: None,
+            stop_reason: None,
         }
     }
 }
@@ -301,6 +306,7 @@ mod tests {
             launches: Some(2),
             params: serde_json::json!({}),
             note: None,
+            stop_reason: Some(super::super::sampling::StopReason::NoiseTarget),
         };
         let text = serde_json::to_string(&record).unwrap();
         assert!(text.contains("\"impl\":\"primlab\""));

@@ -11,7 +11,7 @@ use super::plot;
 use super::record::{BenchRecord, IMPL_CEILING, IMPL_CUB, IMPL_PRIMLAB, IMPL_TORCH};
 use super::report_peers;
 use super::report_targets;
-use super::targets::{self, fastest, TargetResult};
+use super::targets::{self, fastest};
 use crate::bench::output;
 use crate::receipts::{Coverage, Receipt};
 use crate::report::table::Table;
@@ -26,10 +26,16 @@ pub struct ReportFiles {
     pub markdown: PathBuf,
     /// The plots, one per primitive.
     pub plots: Vec<PathBuf>,
+    /// Every record, one CSV row each (the report's appendix).
+    pub csv: PathBuf,
 }
 
+/// The file name of the records' CSV beside the report.
+pub const RECORDS_CSV: &str = "records.csv";
+
 /// Reads the bench receipt at `receipt_path` and writes `report.md` and the
-/// plots into `out_dir`. `receipts/ncu/*.txt` beside the receipt are quoted.
+/// plots into `out_dir`, with every record as CSV ([`RECORDS_CSV`]).
+/// `receipts/ncu/*.txt` beside the receipt are linked.
 pub fn write_report(receipt_path: &Path, out_dir: &Path) -> Result<ReportFiles> {
     let receipt = Receipt::load(receipt_path)?;
     if receipt.kind != "bench" {
@@ -41,10 +47,29 @@ pub fn write_report(receipt_path: &Path, out_dir: &Path) -> Result<ReportFiles> 
     // Every file is renamed into place whole (plot::draw_all and write_atomic).
     let ncu_dir = receipt_path.parent().unwrap_or(Path::new(".")).join("ncu");
     let plots = plot::draw_all(&details.records, out_dir, &figure_metadata(&receipt, &details))?;
-    let markdown = render(&receipt, &details, &plots, &ncu_dir);
+    let ncu_link = relative_path(out_dir, &ncu_dir);
+    let markdown = render(&receipt, &details, &plots, (&ncu_dir, &ncu_link));
     let path = out_dir.join("report.md");
     crate::receipts::write_atomic(&path, markdown.as_bytes())?;
-    Ok(ReportFiles { markdown: path, plots: plots.into_iter().map(|(_, p)| p).collect() })
+    let csv = out_dir.join(RECORDS_CSV);
+    crate::receipts::write_atomic(&csv, super::export::records_csv(&details.records).as_bytes())?;
+    Ok(ReportFiles { markdown: path, plots: plots.into_iter().map(|(_, p)| p).collect(), csv })
+}
+
+/// `to` as a path relative to the folder `from` (both resolved; `to` as
+/// given when either cannot be): what a Markdown link in `from` needs.
+pub fn relative_path(from: &Path, to: &Path) -> PathBuf {
+    let (Ok(from), Ok(to_resolved)) = (from.canonicalize(), to.canonicalize()) else { return to.to_path_buf() };
+    let (a, b): (Vec<_>, Vec<_>) = (from.components().collect(), to_resolved.components().collect());
+    let shared = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
+    let mut out = PathBuf::new();
+    for _ in shared..a.len() {
+        out.push("..");
+    }
+    for part in &b[shared..] {
+        out.push(part);
+    }
+    out
 }
 
 /// The line every figure carries: GPU, kernel sources, coverage, calls.
@@ -73,19 +98,21 @@ fn absence(baselines: &[BaselineRun], who: &str) -> Option<String> {
 }
 
 /// The whole Markdown text.
-pub fn render(receipt: &Receipt, details: &BenchDetails, plots: &[(String, PathBuf)], ncu_dir: &Path) -> String {
+/// `ncu` is the evidence folder and the same folder as the report links it.
+pub fn render(receipt: &Receipt, details: &BenchDetails, plots: &[(String, PathBuf)], ncu: (&Path, &Path)) -> String {
     let targets = targets::evaluate_all(&details.records, &|who| absence(&details.baselines, who));
     let mut md = String::new();
     let _ = writeln!(md, "# primlab benchmark report\n");
     let _ = writeln!(
         md,
-        "{} run of `{}` on {}, finished {} ({:.0} s). Kernel sources `{}`.\n",
+        "{} run on {}, finished {} ({:.0} s), kernel sources `{}`. Sections: targets, the faster peer, missed \
+         targets, results by primitive (plots), crossover, machine, absences, method, evidence files; every \
+         record is in [`{RECORDS_CSV}`]({RECORDS_CSV}).\n",
         if details.quick { "A `--quick`" } else { "A full" },
-        receipt.command,
         receipt.machine.gpu,
         receipt.created_utc,
         details.wall_seconds,
-        receipt.source_hash
+        &receipt.source_hash[..receipt.source_hash.len().min(12)]
     );
     let _ = match output::receipt_coverage(receipt) {
         Coverage::Full => writeln!(md, "{}\n", output::FULL_REPORT_LINE),
@@ -95,15 +122,14 @@ pub fn render(receipt: &Receipt, details: &BenchDetails, plots: &[(String, PathB
         let _ = writeln!(md, "**The run stopped early:** {reason}. Entries after it were not run.\n");
     }
     report_targets::targets_section(&mut md, &targets);
-    report_targets::missed_section(&mut md, &targets, &details.records, ncu_dir);
     report_peers::peers_section(&mut md, &details.records);
-    machine_section(&mut md, receipt, details);
-    absent_section(&mut md, details);
+    report_targets::missed_section(&mut md, &targets, &details.records, ncu);
     results_section(&mut md, details, plots);
     crossover_section(&mut md, details);
-    method_section(&mut md, details);
-    ncu_files_section(&mut md, ncu_dir, &targets);
-    appendix_section(&mut md, &details.records);
+    machine_section(&mut md, receipt, details);
+    absent_section(&mut md, details);
+    method_section(&mut md, receipt, details);
+    ncu_files_section(&mut md, ncu);
     md
 }
 
@@ -141,10 +167,22 @@ fn machine_section(md: &mut String, receipt: &Receipt, details: &BenchDetails) {
     }
 }
 
-fn method_section(md: &mut String, details: &BenchDetails) {
+fn method_section(md: &mut String, receipt: &Receipt, details: &BenchDetails) {
     let p = &details.protocol;
     let _ = writeln!(md, "## Method\n");
+    let _ = writeln!(md, "- Command: `{}`", receipt.command);
     let _ = writeln!(md, "- Timing: {}", details.timing);
+    let _ = writeln!(
+        md,
+        "- Verdicts (targets, peers): a ratio compares cold-timed records of the same run. Its 95 % interval is a \
+         bootstrap of both medians (the spread of calls within a process), widened against a baseline by the \
+         run's program margin: how far the harness's and cub_bench's timings of the same device copy disagreed \
+         at the nearest size, because the two sides are timed by different processes and between processes \
+         identical work moves too. Met or missed (ahead or behind) only when that whole interval lies on one \
+         side. primlab is judged on its default entry point (variant `default`: the schedule the dispatcher \
+         picks at that size, named in brackets)."
+    );
+    let _ = writeln!(md, "- {}", stop_reasons(details));
     let _ = writeln!(
         md,
         "- Calls: {} warm-ups, then {} timed calls below 2^24 elements and {} from 2^24 on (an entry whose warm-ups \
@@ -174,6 +212,34 @@ fn method_section(md: &mut String, details: &BenchDetails) {
          reduce 4n, int32->int64 scan 12n, compaction 4n + 4 x kept, segmented sum 4n, histogram 4n, argmax 4n, \
          softmax 2 x element size x rows x cols. Ratios are baseline median / primlab median at equal logical bytes.\n"
     );
+}
+
+/// How the records' timed calls stopped, counted by reason.
+fn stop_reasons(details: &BenchDetails) -> String {
+    let mut counts: Vec<(String, usize)> = Vec::new();
+    for r in details.records.iter().filter(|r| r.ok) {
+        let name = r.stop_reason.map(|s| s.name().to_string()).unwrap_or_else(|| "not recorded".into());
+        match counts.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, c)) => *c += 1,
+            None => counts.push((name, 1)),
+        }
+    }
+    let p = &details.protocol;
+    let rule = match (p.max_noise, p.max_time_s) {
+        (None, None) => "a fixed count".to_string(),
+        (noise, time) => format!(
+            "adaptive: at least {} calls, then until the median's interval is within {} or {} of timing",
+            p.min_samples.map_or("the default".to_string(), |m| m.to_string()),
+            noise.map_or("(no target)".to_string(), |n| format!("±{:.1} %", 100.0 * n)),
+            time.map_or("(no limit)".to_string(), |t| format!("{t} s"))
+        ),
+    };
+    let counted: Vec<String> = counts.iter().map(|(n, c)| format!("{c} {n}")).collect();
+    format!(
+        "Sampling: {rule}. Why the checked records stopped: {} (`not recorded`: the receipt predates stop reasons, or \
+         a baseline's fixed count).",
+        if counted.is_empty() { "no record".to_string() } else { counted.join(", ") }
+    )
 }
 
 /// Microseconds as a report cell.
@@ -344,7 +410,10 @@ fn results_section(md: &mut String, details: &BenchDetails, plots: &[(String, Pa
         let _ = writeln!(md, "### {primitive}\n");
         if let Some((_, path)) = plots.iter().find(|(p, _)| *p == primitive) {
             let name = path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
-            let _ = writeln!(md, "![{primitive}: logical GB/s vs n]({name})\n");
+            let _ = writeln!(
+                md,
+                "![{primitive}: median time per call against n, and the ratio to the faster peer]({name})\n"
+            );
         }
         let ops = distinct(details.records.iter().filter(|r| r.primitive == primitive).map(|r| r.op.clone()));
         for op in ops {
@@ -408,87 +477,29 @@ pub fn render_crossover(md: &mut String, study: &CrossoverStudy) {
     let _ = writeln!(md);
 }
 
-fn ncu_files_section(md: &mut String, ncu_dir: &Path, targets: &[TargetResult]) {
-    let quoted: Vec<String> =
-        targets.iter().filter(|t| t.met == Some(false)).map(|t| format!("{}.txt", t.id)).collect();
-    let others: Vec<ncu::NcuEvidence> = ncu::all(ncu_dir)
-        .into_iter()
-        .filter(|e| !quoted.iter().any(|q| e.path.file_name().is_some_and(|f| f.to_string_lossy() == *q)))
-        .collect();
-    if others.is_empty() {
+/// Every evidence file under the ncu folder, linked by path with its
+/// length and first line; none is inlined.
+fn ncu_files_section(md: &mut String, (ncu_dir, ncu_link): (&Path, &Path)) {
+    let files = ncu::all(ncu_dir);
+    if files.is_empty() {
         return;
     }
-    let _ = writeln!(md, "## Other ncu evidence files\n");
-    for e in others {
-        let _ =
-            writeln!(md, "{} ({} lines):\n\n```text\n{}\n```\n", e.path.display(), e.total_lines, e.excerpt.join("\n"));
-    }
-}
-
-fn appendix_section(md: &mut String, records: &[BenchRecord]) {
-    let _ = writeln!(md, "## Appendix: every record\n");
-    let primitives = distinct(records.iter().map(|r| r.primitive.clone()));
-    for primitive in primitives {
-        let mut t = Table::new([
-            "impl",
-            "variant",
-            "mode",
-            "op",
-            "size",
-            "median",
-            "95 % CI",
-            "RSD",
-            "min",
-            "max",
-            "samples",
-            "warm-ups",
-            "logical bytes",
-            "GB/s",
-            "launches",
-            "note",
+    let _ = writeln!(md, "## Evidence files\n");
+    let _ = writeln!(
+        md,
+        "Nsight Compute runs and old-against-new studies made on the GPU machine, under `{}`:\n",
+        ncu_dir.display()
+    );
+    let mut t = Table::new(["file", "lines", "what"]);
+    for e in files {
+        let name = e.path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
+        t.row([
+            format!("[`{name}`]({})", ncu_link.join(&name).display()),
+            e.total_lines.to_string(),
+            e.title.unwrap_or_default().replace('|', "/"),
         ]);
-        let mine: Vec<&BenchRecord> = records.iter().filter(|r| r.primitive == primitive).collect();
-        for r in &mine {
-            let opt = |v: Option<f64>| v.map(us).unwrap_or_else(|| "-".into());
-            let noise = r.noise();
-            t.row([
-                r.implementation.clone(),
-                r.variant.clone(),
-                r.timing_mode.name().to_string(),
-                r.op.clone(),
-                r.size().label(),
-                if r.ok { opt(r.median_us) } else { "FAILED".into() },
-                noise
-                    .map(|n| format!("{}-{}", us(n.median_interval.low), us(n.median_interval.high)))
-                    .unwrap_or_else(|| "unknown".into()),
-                noise.map(|n| format!("{:.1} %", n.rsd_percent)).unwrap_or_else(|| "unknown".into()),
-                opt(r.min_us),
-                opt(r.max_us),
-                format!("{} of {}", r.samples_us.len(), r.iters),
-                r.warmups.to_string(),
-                r.logical_bytes.to_string(),
-                r.gbps.map(|g| format!("{g:.0}")).unwrap_or_else(|| "-".into()),
-                r.launches.map(|l| l.to_string()).unwrap_or_else(|| "-".into()),
-                r.note.clone().or_else(|| r.error.clone()).unwrap_or_default(),
-            ]);
-        }
-        // Cache policies and timed regions repeat across sizes: each distinct text once.
-        let mut facts = String::new();
-        for (what, texts) in [
-            ("cache policy", distinct(mine.iter().map(|r| r.cache_policy.clone()))),
-            ("timed region", distinct(mine.iter().map(|r| format!("{} {}: {}", r.label(), r.op, r.timed_region)))),
-        ] {
-            for text in texts.iter().filter(|t| !t.trim().is_empty() && !t.ends_with(": ")) {
-                let _ = writeln!(facts, "- {what}: {text}");
-            }
-        }
-        let _ = writeln!(
-            md,
-            "<details><summary>{primitive} ({} records)</summary>\n\n{}\n{facts}\n</details>\n",
-            mine.len(),
-            t.render_markdown()
-        );
     }
+    let _ = writeln!(md, "{}", t.render_markdown());
 }
 
 #[cfg(test)]

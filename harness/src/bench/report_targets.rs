@@ -11,70 +11,35 @@ use crate::report::table::Table;
 use std::fmt::Write as _;
 use std::path::Path;
 
-/// The targets table, verdicts first.
+/// The targets table, verdicts first: one line per target, the judgement's
+/// explanation in the Method section.
 pub fn targets_section(md: &mut String, targets: &[TargetResult]) {
-    let mut t = Table::new([
-        "target",
-        "verdict",
-        "ratio",
-        "95 % CI of the ratio",
-        "judged on (program margin)",
-        "requirement",
-        "primlab (default entry)",
-        "fastest variant (its ratio, for information)",
-        "reference",
-        "detail",
-    ]);
+    let mut t =
+        Table::new(["target", "verdict", "ratio", "judged on", "requirement", "primlab (default entry)", "reference"]);
     for r in targets {
         let pick = |name: &str, median: f64, gbps: f64| format!("{name} {} ({gbps:.0} GB/s)", us(median));
         let ours = r.ours.as_ref().map(|o| pick(&o.name(), o.median_us, o.gbps)).unwrap_or_else(|| "-".into());
-        let best = match (&r.best, r.best_ratio) {
-            (Some(b), Some(ratio)) => format!("{} ({ratio:.2}x)", pick(&b.variant, b.median_us, b.gbps)),
-            (Some(b), None) => pick(&b.variant, b.median_us, b.gbps),
-            (None, _) => "-".into(),
-        };
         let reference =
             r.reference.as_ref().map(|o| pick(&o.implementation, o.median_us, o.gbps)).unwrap_or_else(|| "-".into());
         let ratio = r.ratio.map(|x| format!("{x:.2}x")).unwrap_or_else(|| "-".into());
-        let interval = match (r.ratio, r.ratio_interval) {
-            (Some(_), Some(i)) => format!("{:.2}-{:.2}x", i.low, i.high),
-            (Some(_), None) => "unknown (no samples)".into(),
-            (None, _) => "-".into(),
-        };
-        let judged = match (r.judged_interval, r.program_margin) {
-            (Some(i), Some(m)) => format!("{:.2}-{:.2}x ({})", i.low, i.high, m.describe()),
-            (Some(i), None) => format!("{:.2}-{:.2}x (none: one program)", i.low, i.high),
-            (None, _) => "-".into(),
+        let judged = match (r.ratio, r.judged_interval, r.program_margin) {
+            (Some(_), Some(i), Some(m)) => format!("{:.2}-{:.2}x (± {:.1} % margin)", i.low, i.high, m.percent()),
+            (Some(_), Some(i), None) => format!("{:.2}-{:.2}x", i.low, i.high),
+            (Some(_), None, _) => "noise unknown".into(),
+            (None, _, _) => "-".into(),
         };
         let word = match r.outcome {
             TargetOutcome::Missed => "**MISSED**".to_string(),
             other => other.word().to_string(),
         };
-        t.row([
-            r.label.clone(),
-            word,
-            ratio,
-            interval,
-            judged,
-            r.requirement.clone(),
-            ours,
-            best,
-            reference,
-            r.verdict.clone(),
-        ]);
+        t.row([r.label.clone(), word, ratio, judged, r.requirement.clone(), ours, reference]);
     }
     let count = |o: TargetOutcome| targets.iter().filter(|r| r.outcome == o).count();
     let _ = writeln!(
         md,
-        "## Targets\n\n{} met, {} missed, {} within noise, {} not measured. A verdict is met or missed only when \
-         the whole interval it is judged on lies on one side of the target; within noise when it straddles it. \
-         That interval is the ratio's 95 % interval (bootstrap of both medians, the spread of calls within a \
-         process), widened against a baseline by the run's program margin: how far the harness's and \
-         cub_bench's timings of the same device copy disagreed at the nearest size, because the two sides are \
-         timed by different processes and between processes identical work moves too. Each ratio compares \
-         cold-timed records of the same run. primlab is judged on its \
-         default entry point (variant `default`: the schedule the primitive's dispatcher picks at that size, \
-         named in brackets); the fastest variant, chosen after the fact, is shown for information.\n\n{}",
+        "## Targets\n\n{} met, {} missed, {} within noise, {} not measured. primlab's default entry point against \
+         the reference; met or missed only when the whole interval (the ratio's 95 % interval, widened by the \
+         program margin) lies on one side of the target (see Method).\n\n{}",
         count(TargetOutcome::Met),
         count(TargetOutcome::Missed),
         count(TargetOutcome::WithinNoise),
@@ -95,7 +60,12 @@ fn ceiling_gbps(records: &[BenchRecord], op: &str, size: BenchSize) -> Option<f6
 }
 
 /// Each missed target with its numbers and ncu evidence.
-pub fn missed_section(md: &mut String, targets: &[TargetResult], records: &[BenchRecord], ncu_dir: &Path) {
+pub fn missed_section(
+    md: &mut String,
+    targets: &[TargetResult],
+    records: &[BenchRecord],
+    (ncu_dir, ncu_link): (&Path, &Path),
+) {
     let _ = writeln!(md, "## Missed targets: measured numbers and evidence\n");
     let missed: Vec<&TargetResult> = targets.iter().filter(|r| r.met == Some(false)).collect();
     if missed.is_empty() {
@@ -104,10 +74,8 @@ pub fn missed_section(md: &mut String, targets: &[TargetResult], records: &[Benc
     }
     let _ = writeln!(
         md,
-        "For each missed target: what was counted against an estimate of what the schedule moves (DRAM bytes when \
-         nothing stays in L2, from the algorithm, not measured), the launches in the timed region, and the \
-         ceilings of the same run. The reasons come from Nsight Compute (`ncu --clock-control none`) runs on the \
-         GPU machine, filed as `receipts/ncu/<target id>.txt`.\n"
+        "Bytes moved are an estimate from the algorithm (DRAM bytes when nothing stays in L2), not measured; the \
+         reasons are Nsight Compute runs (`ncu --clock-control none`), linked, not quoted.\n"
     );
     for r in missed {
         let _ = writeln!(md, "### {} — {}\n", r.label, r.verdict);
@@ -164,23 +132,20 @@ pub fn missed_section(md: &mut String, targets: &[TargetResult], records: &[Benc
                 reference.gbps
             );
         }
-        let relative = format!("receipts/ncu/{}.txt", r.id);
-        let _ = writeln!(md, "- Why: ncu evidence: see {relative}");
-        match ncu::evidence(ncu_dir, &r.id) {
-            Some(evidence) => {
-                let _ = writeln!(
-                    md,
-                    "\n  Excerpt ({} of {} lines of {}):\n\n```text\n{}\n```\n",
-                    evidence.excerpt.len(),
-                    evidence.total_lines,
-                    evidence.path.display(),
-                    evidence.excerpt.join("\n")
-                );
-            }
-            None => {
-                let _ =
-                    writeln!(md, "  (not yet filed: no {} found)\n", ncu_dir.join(format!("{}.txt", r.id)).display());
-            }
-        }
+        let _ = writeln!(md, "- Why: {}\n", evidence_line(ncu_dir, ncu_link, &r.id));
+    }
+}
+
+/// The evidence of target `id`: a link to its file, or a note that none is filed.
+fn evidence_line(ncu_dir: &Path, ncu_link: &Path, id: &str) -> String {
+    let name = format!("{id}.txt");
+    match ncu::evidence(ncu_dir, id) {
+        Some(e) => format!(
+            "ncu evidence [`{}`]({}) ({} lines)",
+            e.path.display(),
+            ncu_link.join(&name).display(),
+            e.total_lines
+        ),
+        None => format!("no ncu evidence filed yet (no {})", ncu_dir.join(name).display()),
     }
 }

@@ -56,6 +56,7 @@ pub fn record_of(id: &EntryId, outcome: Outcome) -> BenchRecord {
         launches: described.launches,
         params: described.params,
         note: None,
+        stop_reason: None,
     };
     match verdict {
         Ok(timing) => {
@@ -68,6 +69,7 @@ pub fn record_of(id: &EntryId, outcome: Outcome) -> BenchRecord {
             record.warmups = timing.warmups;
             record.samples_us = timing.samples_us;
             record.note = timing.capped;
+            record.stop_reason = Some(timing.stop_reason);
         }
         Err(mismatch) => record.error = Some(format!("{}: wrong result (not timed): {mismatch}", id.label())),
     }
@@ -91,7 +93,9 @@ pub fn records_of(id: &EntryId, mut outcome: Outcome) -> Vec<BenchRecord> {
 /// The hot record beside `cold`: the same entry, timing mode "hot", its
 /// samples the batches' per-call times. No batch: not ok, with the reason.
 pub fn hot_record(cold: &BenchRecord, hot: HotTiming) -> BenchRecord {
-    let mut record = BenchRecord { timing_mode: TimingMode::Hot, note: None, ..cold.clone() };
+    // Its batches are planned from the cold count: a fixed count.
+    let stop_reason = Some(super::sampling::StopReason::FixedCount);
+    let mut record = BenchRecord { timing_mode: TimingMode::Hot, note: None, stop_reason, ..cold.clone() };
     record.timed_region = format!(
         "{} calls back to back between two events, per call = total / {}; each call: {}",
         hot.calls_per_batch, hot.calls_per_batch, cold.timed_region
@@ -257,6 +261,7 @@ mod tests {
             capped: None,
             samples_us: vec![9.0, 10.0, 12.0],
             hot: None,
+            stop_reason: crate::bench::sampling::StopReason::FixedCount,
         };
         let records = records_of(&id(), outcome(Ok(timing)));
         assert_eq!(records.len(), 1);
@@ -280,6 +285,7 @@ mod tests {
             capped: None,
             samples_us: vec![10.0; 60],
             hot: Some(hot),
+            stop_reason: crate::bench::sampling::StopReason::FixedCount,
         };
         let records = records_of(&id(), outcome(Ok(timing)));
         assert_eq!(records.len(), 2);

@@ -78,6 +78,8 @@ pub struct Timing {
     pub samples_us: Vec<f64>,
     /// The back-to-back timing, when the protocol asks for it.
     pub hot: Option<HotTiming>,
+    /// Why the timed calls stopped.
+    pub stop_reason: super::sampling::StopReason,
 }
 
 /// Back-to-back timing of one entry: `batches` batches of `calls_per_batch`
@@ -161,14 +163,23 @@ pub fn measure(
     }
     gpu.synchronize()?;
     let per_call_s = started.elapsed().as_secs_f64() / protocol.warmups.max(1) as f64;
-    let (iters, capped) = capped_iters(protocol, elements, per_call_s);
-    let mut samples = Vec::with_capacity(iters);
-    for _ in 0..iters {
+    let (most, capped) = capped_iters(protocol, elements, per_call_s);
+    // The stopping rule (sampling.rs) is asked after every call; a fixed
+    // protocol stops at `most`, as before.
+    let rule = protocol.stop_rule(most);
+    let mut samples = Vec::with_capacity(most);
+    let timing_started = Instant::now();
+    let stop_reason = loop {
         samples.push(timer.time_one(gpu, &mut enqueue)?);
-    }
+        if let Some(reason) = super::sampling::next_step(&rule, &samples, timing_started.elapsed().as_secs_f64()) {
+            break reason;
+        }
+    };
+    let iters = samples.len();
     let (median_us, min_us, max_us) = summarize(&samples).context("no timed call")?;
     let hot = if protocol.hot { Some(measure_hot(gpu, timer, iters, &mut enqueue)?) } else { None };
-    Ok(Timing { median_us, min_us, max_us, iters, warmups: protocol.warmups, capped, samples_us: samples, hot })
+    let warmups = protocol.warmups;
+    Ok(Timing { median_us, min_us, max_us, iters, warmups, capped, samples_us: samples, hot, stop_reason })
 }
 
 /// The hot timing after the cold one (the warm-ups already ran): the

@@ -142,8 +142,9 @@ fn every_primitive_has_contracts_and_every_contract_is_stamped() {
 #[test]
 fn the_failure_line_of_an_exact_contract_is_the_sweeps() {
     let (dir, index) = export(Primitive::Scan, None, &[1, 33, 257], "scan");
-    // Every int family at each size (five), both contracts.
-    assert_eq!(index.cases.len(), 3 * 5 * 2);
+    // Every int family at each size (five), then the two integer edge families
+    // (`alternating_min_max`, `long_runs`), both contracts.
+    assert_eq!(index.cases.len(), 3 * (5 + 2) * 2);
     let first = &index.cases[0];
     assert_eq!((first.contract.as_str(), first.n, first.tolerance.as_str()), ("exclusive.i32", 1, "exact"));
     assert_eq!(
@@ -213,7 +214,7 @@ fn verify_of_named_cases_reads_only_theirs_and_refuses_unknown_names() {
 #[test]
 fn a_missing_or_mistyped_output_is_a_failure() {
     let (dir, index) = export(Primitive::Reduce, Some("sum.i32"), &[31], "reduce");
-    assert_eq!(index.cases.len(), 5, "the five int families");
+    assert_eq!(index.cases.len(), 5 + 2, "the five int families, then the two integer edge families");
     answer_with_the_model(&dir, &index);
     assert!(verify::run(&dir, 5, &[], None).expect("verifies"));
     let case = &index.cases[2];

@@ -4,6 +4,7 @@
 use super::args::ExportArgs;
 use super::index::{CaseEntry, FileEntry, Index, ParamEntry, FORMAT};
 use super::npy;
+use crate::edge_families;
 use crate::progress::Progress;
 use crate::registry::Primitive;
 use crate::sweep::raw::{self, Buffer, Contract};
@@ -76,13 +77,19 @@ pub fn contracts_of(primitive: Primitive, name: Option<&str>) -> Result<Vec<&'st
     }
 }
 
-/// Every case of an export, in file order (case `c{i:05}` is the i-th).
+/// Every case of an export, in file order (case `c{i:05}` is the i-th): for each
+/// contract, the raw catalogue's cases and then its edge-value families'
+/// ([`edge_families::with_catalogue`], the list `check` runs). `cases verify`
+/// regenerates the same list.
 pub fn specs(
     primitive: Primitive,
     contracts: &[&'static Contract],
     plan: &SweepPlan,
 ) -> Vec<(&'static Contract, raw::RawSpec)> {
-    contracts.iter().flat_map(|c| raw::catalogue(plan, primitive, c, LABEL).into_iter().map(move |s| (*c, s))).collect()
+    contracts
+        .iter()
+        .flat_map(|c| edge_families::with_catalogue(plan, primitive, c, LABEL).into_iter().map(move |s| (*c, s)))
+        .collect()
 }
 
 /// The name of the i-th case, the stem of its files.

@@ -1,10 +1,12 @@
 //! The cases `check` runs on a user's kernel: the sweep's catalogue of the
-//! manifest's contract ([`raw::catalogue`]), with one data family per size
-//! past 2^31 ([`cases`]), and the extra families of the sanitizer sizes
+//! manifest's contract ([`catalogue`](crate::sweep::raw::catalogue)) followed by its edge-value
+//! families ([`edge_families`]), with one data family per size past 2^31
+//! ([`cases`]), and the extra families of the sanitizer sizes
 //! ([`next_families`]).
 
 use super::manifest::Manifest;
-use crate::sweep::raw::{self, RawSpec};
+use crate::edge_families;
+use crate::sweep::raw::RawSpec;
 use crate::sweep::SweepPlan;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -14,9 +16,12 @@ use std::collections::{BTreeMap, BTreeSet};
 /// family there keeps it within minutes).
 pub const LARGE_OFFSET: usize = 1 << 31;
 
-/// The cases of `manifest`'s contract under `plan`.
+/// The cases of `manifest`'s contract under `plan`: the raw catalogue's, then the
+/// edge-value families' (at sizes up to 2^20, so the filter past 2^31 keeps the
+/// catalogue's first family there).
 pub fn cases(plan: &SweepPlan, manifest: &Manifest) -> Vec<RawSpec> {
-    first_family_from(raw::catalogue(plan, manifest.primitive, manifest.contract, &manifest.name), LARGE_OFFSET)
+    let specs = edge_families::with_catalogue(plan, manifest.primitive, manifest.contract, &manifest.name);
+    first_family_from(specs, LARGE_OFFSET)
 }
 
 /// `specs` with, at each size of at least `from` elements, only the cases
@@ -54,6 +59,7 @@ pub fn next_families(specs: &[RawSpec], more: Vec<RawSpec>, k: usize) -> Vec<Raw
 mod tests {
     use super::*;
     use crate::registry::Primitive;
+    use crate::sweep::raw;
 
     fn spec(n: usize, family: &str) -> RawSpec {
         let id = crate::sweep::gpu::sized_id("scan", "v".into(), n, family, 0);
@@ -75,6 +81,27 @@ mod tests {
         let scan = first_family_from(raw::catalogue(&plan, Primitive::Scan, contract, "u"), LARGE_OFFSET);
         assert_eq!(scan.iter().filter(|s| s.id.n == big).count(), 1, "one family past 2^31");
         assert!(scan.iter().filter(|s| s.id.n == 33).count() >= 5, "every family at 33");
+    }
+
+    #[test]
+    fn a_checks_cases_are_the_catalogues_then_the_edge_families_up_to_2_20() {
+        let dir = crate::check::tests::folder();
+        let text = "primitive = \"arg_reduce\"\ncontract = \"argmax.f32\"\n[module]\nptx = \"k.ptx\"\n\
+            [[launch]]\nkernel = \"scan3\"\nargs = [\"in\", \"index\", \"n\"]\ngrid = \"ceil_div(n, 1024)\"\nblock = \"256\"\n";
+        std::fs::write(dir.join("check.toml"), text).expect("manifest written");
+        let big = (1 << 20) + 1;
+        let sizes = [33, big];
+        let manifest = super::super::manifest::load(&dir.join("check.toml"), &sizes, None).expect("valid");
+        let specs = cases(&SweepPlan::of_primitive(Primitive::ArgReduce, &sizes, 7), &manifest);
+        let families =
+            |n: usize| specs.iter().filter(|s| s.id.n == n).map(|s| s.id.family.as_str()).collect::<Vec<_>>();
+        // The catalogue's two f32 families, then the three edge families (finite: the contract
+        // rejects NaN and ±inf); past 2^20 the catalogue's only.
+        let edges = ["float_edges", "signed_zero_ties", "alternating_extremes"];
+        assert_eq!(families(33), [&["uniform_float", "many_ties_f32"][..], &edges].concat());
+        assert_eq!(families(big), ["uniform_float", "many_ties_f32"]);
+        let first_edge = specs.iter().position(|s| s.id.family == edges[0]).expect("an edge case");
+        assert!(specs[first_edge..].iter().all(|s| edges.contains(&s.id.family.as_str())), "edges after the catalogue");
     }
 
     #[test]

@@ -24,7 +24,7 @@ pub fn run(args: &crate::cli::ReportArgs) -> anyhow::Result<bool> {
     }
     claim(&out)?;
     let files = crate::bench::report::write_report(&args.receipt, &out)?;
-    record(&out, std::iter::once(&files.markdown).chain(&files.plots))?;
+    record(&out, [&files.markdown, &files.csv].into_iter().chain(&files.plots))?;
     println!("report: {} and {} plot(s) in {}", files.markdown.display(), files.plots.len(), out.display());
     Ok(true)
 }
@@ -41,7 +41,7 @@ fn ours(dir: &Path, name: &str, listed: &[String]) -> bool {
     let plot = name
         .strip_suffix(".png")
         .is_some_and(|stem| stem == "ceilings" || crate::registry::Primitive::ALL.iter().any(|p| p.name() == stem));
-    titled && (name == "report.md" || plot)
+    titled && (name == "report.md" || name == crate::bench::report::RECORDS_CSV || plot)
 }
 
 /// Accepts `dir` when it is new or holds only what a report wrote; refuses

@@ -90,6 +90,7 @@ fn record_of(v: &Value, implementation: &str, op: &str) -> BenchRecord {
         launches: None,
         params,
         note: None,
+        stop_reason: None,
     }
 }
 
