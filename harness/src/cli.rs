@@ -216,7 +216,7 @@ pub struct BenchArgs {
     pub max_noise: Option<f64>,
     /// Adaptive sampling: stop a record's timed calls after this many seconds (once the
     /// minimum is taken). Each record says why it stopped.
-    #[arg(long, value_name = "SECONDS", value_parser = parse_seconds)]
+    #[arg(long, visible_alias = "timeout", value_name = "SECONDS", value_parser = parse_seconds)]
     pub max_time: Option<f64>,
     /// Also write every record as CSV (one row each) to this path.
     #[arg(long, value_name = "PATH")]
@@ -463,6 +463,9 @@ mod tests {
             Cli::try_parse_from(["harness", "bench", "--max-noise", "1%", "--max-time", "2", "--min-samples", "8"]);
         let Command::Bench(b) = parsed.unwrap().command else { panic!("not bench") };
         assert_eq!((b.args.max_noise, b.args.max_time, b.args.min_samples), (Some(0.01), Some(2.0), Some(8)));
+        let parsed = Cli::try_parse_from(["harness", "bench", "--timeout", "3", "--format", "csv"]);
+        let Command::Bench(b) = parsed.unwrap().command else { panic!("not bench") };
+        assert_eq!((b.args.max_time, b.args.format), (Some(3.0), crate::bench::export::OutputFormat::Csv));
         assert!(Cli::try_parse_from(["harness", "bench", "--max-time", "0"]).is_err());
         assert!(Cli::try_parse_from(["harness", "bench", "--sizes", "0"]).is_err());
     }

@@ -77,6 +77,10 @@ fn a_planted_slowdown_fails_the_gate_and_an_unchanged_receipt_passes() {
     let rows = std::fs::read_to_string(&csv).expect("the CSV");
     assert_eq!(rows.lines().count() as u64, doc["summary"]["matched"].as_u64().expect("a count") + 1);
     assert_eq!(rows.lines().filter(|l| l.ends_with(",regression")).count() as u64, regressions);
+    // `--format csv` puts the same rows on stdout, and only them.
+    let (code, stdout, _) = harness(&["bench", "compare", &a, &b, "--format", "csv"]);
+    assert_eq!(code, Some(1));
+    assert_eq!(stdout, rows, "stdout is the CSV document");
 
     // Bad input: a missing receipt and a bad threshold exit 2.
     let missing = dir.join("missing.json");

@@ -433,6 +433,7 @@ pub fn run(old: &Path, new: &Path, options: &Options) -> Result<bool> {
             let document = to_json(&comparisons, only_old, only_new, options.threshold);
             println!("{}", serde_json::to_string_pretty(&document)?);
         }
+        OutputFormat::Csv => print!("{}", to_csv(&comparisons)),
     }
     Ok(!comparisons.iter().any(|c| c.change == Change::Regression))
 }

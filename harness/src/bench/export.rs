@@ -14,6 +14,15 @@ pub enum OutputFormat {
     Text,
     /// One JSON document (the summary and every record), nothing else; messages go to stderr.
     Json,
+    /// CSV, one row per record, nothing else; messages go to stderr.
+    Csv,
+}
+
+impl OutputFormat {
+    /// Whether stdout carries only the machine-readable document (messages go to stderr).
+    pub fn is_document(self) -> bool {
+        self != OutputFormat::Text
+    }
 }
 
 /// Parses a relative amount: `3%`, `3 %` or a fraction `0.03`. Refuses a

@@ -74,7 +74,7 @@ fn families(config: &BenchConfig) -> Vec<(&'static str, KernelFamily)> {
 /// `harness bench`. Ok(false) when a primlab entry or ceiling failed its check or errored.
 pub fn run(args: &BenchArgs) -> Result<bool> {
     let config = BenchConfig::from_args(args);
-    let json = args.format == export::OutputFormat::Json;
+    let json = args.format.is_document();
     // A selection that matches nothing is refused before the GPU is opened
     // (registering entries touches no device).
     config.selection.apply(entries::register_all(&config))?;
@@ -205,7 +205,9 @@ pub fn run(args: &BenchArgs) -> Result<bool> {
             Err(e) => eprintln!("bench: the CSV could not be written ({e:#}); the receipt is saved"),
         }
     }
-    if json {
+    if args.format == export::OutputFormat::Csv {
+        print!("{}", export::records_csv(&details.records));
+    } else if json {
         let document = export::run_json(&receipt_file, &tally, &details.records);
         println!("{}", serde_json::to_string_pretty(&document)?);
     }
