@@ -79,16 +79,18 @@ fn a_closed_stdout_ends_the_run_quietly_with_141() {
     let dir = temp("pipe");
     export(&dir);
     for args in [vec!["cases", "verify", dir.to_str().expect("utf-8")], vec!["receipts", "hash", "--files"]] {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_harness"))
+        // A pipe whose reader is gone before the harness starts (`| head -0`):
+        // its first write fails, whatever the timing (a reader closed after
+        // the spawn could come too late, once the lines sat in the pipe).
+        let (reader, writer) = std::io::pipe().expect("a pipe");
+        drop(reader);
+        let out = Command::new(env!("CARGO_BIN_EXE_harness"))
             .args(&args)
             .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
-            .stdout(Stdio::piped())
+            .stdout(Stdio::from(writer))
             .stderr(Stdio::piped())
-            .spawn()
+            .output()
             .expect("the harness runs");
-        // The reader goes away before the first line (`| head -0`).
-        drop(child.stdout.take());
-        let out = child.wait_with_output().expect("it ends");
         let stderr = text(&out.stderr);
         assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
         assert_eq!(out.status.code(), Some(141), "{args:?}: {stderr}");
