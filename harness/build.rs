@@ -11,7 +11,8 @@ use std::path::PathBuf;
 fn main() {
     let manifest_dir = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets it"));
     let root = manifest_dir.parent().expect("the harness lives in the workspace").to_path_buf();
-    let (hash, files) = scope::verdict_hash_of(&root);
+    // A build script fails by panicking: the message is the build error.
+    let (hash, files) = scope::verdict_hash_of(&root).unwrap_or_else(|e| panic!("verdict hash: {e}"));
     // Rebuild when a hashed file changes, or a file appears in a hashed folder.
     for file in &files {
         println!("cargo:rerun-if-changed={}", file.display());

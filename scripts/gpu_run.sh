@@ -12,12 +12,12 @@
 # leaves receipts/ untouched and copies nothing, so no old receipt is ever
 # passed off as this run's.
 #
-#   scripts/gpu_run.sh info sweep sanitize mutants cub-build bench-quick nccl ncu check-examples gallery pack bundle
+#   scripts/gpu_run.sh info proof cub-build bench-quick nccl ncu check-examples gallery pack bundle
 #
-# Device time: the full sweep takes about 7.5 minutes alone; run it alone (its
-# repeats and watchdog deadlines assume a machine it does not share with the
-# gallery), then `sanitize mutants` (about 1.5 minutes together), then the
-# gallery in calls of its own. End each call with `bundle`.
+# `proof` remakes exactly the gated receipts `harness receipts status` calls
+# stale (sweep, then sanitize and mutants side by side) and does nothing when
+# none is; `sweep`, `sanitize` and `mutants` remake one each, stale or not.
+# Run the gallery in calls of its own. End each call with `bundle`.
 #
 # `gallery` runs scripts/check_gallery.sh: every kernel of examples/check/bugs/
 # (user-kernel bugs and correct controls) through `harness check` with its
@@ -113,12 +113,47 @@ for s in "$@"; do
       d=$(stage_dir sanitize)
       extra=()
       takes sanitize --junit && extra+=(--junit "$LOGS/sanitize.junit.xml")
-      step sanitize 380 "$H" sanitize --jobs 6 --log-dir "$LOGS/sanitize" --receipt "$d/sanitize.json" "${extra[@]}" &&
+      step sanitize 380 "$H" sanitize --jobs "${SANITIZE_JOBS:-6}" --log-dir "$LOGS/sanitize" --receipt "$d/sanitize.json" "${extra[@]}" &&
         deliver sanitize "$d/sanitize.json" sanitize.json receipts/sanitize.json ;;
     mutants)
       d=$(stage_dir mutants)
-      TAIL=40 step mutants 420 "$H" mutants --jobs 6 --timeout-secs 240 --log-dir "$LOGS/mutants" --receipt "$d/mutants.json" &&
+      TAIL=40 step mutants 420 "$H" mutants --jobs "${MUTANTS_JOBS:-6}" --timeout-secs 240 --log-dir "$LOGS/mutants" --receipt "$d/mutants.json" &&
         deliver mutants "$d/mutants.json" mutants.json receipts/mutants.json ;;
+    proof)
+      # Remakes exactly the gated receipts these sources made stale (harness
+      # receipts status), each at the seed the gate requires, and says how
+      # long each part took: the sweep alone (it holds the GPU and the host's
+      # cores), then sanitize and mutants side by side (two pools of
+      # compute-sanitizer processes). Each part is this script's own step, so
+      # a failed part leaves its committed receipt as it was.
+      started=$SECONDS
+      "$H" receipts status | tee "$OUT/proof-status.txt"
+      stale=$("$H" receipts status --names)
+      rc=$?
+      if [ $rc -eq 2 ] || { [ $rc -ne 0 ] && [ -z "$stale" ]; }; then
+        echo "=== proof: cannot tell which receipts are stale (exit $rc); nothing remade"
+        status=1
+        continue
+      fi
+      if [ -z "$stale" ]; then
+        echo "=== proof: every gated receipt is fresh for these sources; nothing to remake"
+        continue
+      fi
+      wants() { printf '%s\n' "$stale" | grep -qx "$1"; }
+      times=""
+      if wants sweep; then
+        part=$SECONDS
+        "$0" sweep || status=1
+        times="$times sweep $((SECONDS - part)) s;"
+      fi
+      part=$SECONDS
+      pids=()
+      if wants sanitize; then SANITIZE_JOBS=${SANITIZE_JOBS:-6} "$0" sanitize >"$LOGS/proof-sanitize.out" 2>&1 & pids+=($!); fi
+      if wants mutants; then MUTANTS_JOBS=${MUTANTS_JOBS:-10} "$0" mutants >"$LOGS/proof-mutants.out" 2>&1 & pids+=($!); fi
+      for pid in "${pids[@]}"; do wait "$pid" || status=1; done
+      for f in "$LOGS/proof-sanitize.out" "$LOGS/proof-mutants.out"; do [ -f "$f" ] && cat "$f"; done
+      [ ${#pids[@]} -gt 0 ] && times="$times sanitize and mutants side by side $((SECONDS - part)) s;"
+      echo "=== proof: remade $(echo $stale) in $((SECONDS - started)) s:$times see the exits above" | tee -a "$OUT/proof-status.txt" ;;
     cub-build)
       # In the background: nvcc takes about a minute; bench waits for it.
       (nvcc -O3 -std=c++17 -arch=sm_90 -o target/cub_bench scripts/baselines/cub_bench.cu >"$LOGS/cub-build.log" 2>&1; echo "exit $?" >>"$LOGS/cub-build.log") &

@@ -151,9 +151,13 @@ pub struct MutantsArgs {
     /// Seconds before one check (a sweep or one sanitizer tool) of one build is killed.
     #[arg(long, default_value_t = 120)]
     pub timeout_secs: u64,
-    /// Builds (mutants and real-kernel controls) checked at once.
+    /// Checks (a build's sweep or one sanitizer tool on it) run at once.
     #[arg(long, default_value_t = 4)]
     pub jobs: usize,
+    /// Seed of every build's inputs (default: derived from the verdict hash, as the receipt
+    /// gate requires; any other seed makes a partial run).
+    #[arg(long, value_parser = parse_seed)]
+    pub seed: Option<u64>,
     /// List the gallery and exit (no GPU needed).
     #[arg(long)]
     pub list: bool,
@@ -353,12 +357,27 @@ pub enum ReceiptsAction {
         #[arg(long, value_name = "PATH")]
         junit: Option<PathBuf>,
     },
-    /// Print the seed a gated run of this binary's sources must use (`sweep` or `sanitize`):
-    /// derived from the verdict hash, so that a receipt re-keyed to other sources names the
-    /// wrong inputs. `harness sanitize` uses it by default; pass it to `harness sweep --seed`.
+    /// Say which gated receipts (sweep, sanitize, mutants) the checkout's sources made stale,
+    /// from the receipts alone (no GPU, no catalogue recomputed), and the command that remakes
+    /// exactly those. Exit 0: nothing is stale; 1: something is; 2: it cannot tell (no sources
+    /// at --root, or this binary was built from other sources than the checkout's).
+    Status {
+        /// Receipt directory.
+        #[arg(long, default_value = "receipts")]
+        dir: PathBuf,
+        /// Workspace root whose sources the receipts must match.
+        #[arg(long, default_value = ".")]
+        root: PathBuf,
+        /// Print only the stale kinds, one per line (for scripts).
+        #[arg(long)]
+        names: bool,
+    },
+    /// Print the seed a gated run of this binary's sources must use (`sweep`, `sanitize` or
+    /// `mutants`): derived from the verdict hash, so that a receipt re-keyed to other sources
+    /// names the wrong inputs. Each of the three uses it by default.
     Seed {
-        /// The run: sweep or sanitize.
-        #[arg(value_parser = ["sweep", "sanitize"])]
+        /// The run: sweep, sanitize or mutants.
+        #[arg(value_parser = ["sweep", "sanitize", "mutants"])]
         purpose: String,
     },
     /// Print the verdict hash of the workspace (and of this binary's build), and the files it covers.

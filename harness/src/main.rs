@@ -103,7 +103,7 @@ fn dispatch(command: Command) -> anyhow::Result<bool> {
                 primitives: args.primitives.iter().map(|p| p.name().to_string()).collect(),
                 tools,
                 sizes: args.sizes,
-                seed: args.seed.unwrap_or_else(|| receipts::seed::gated_seed("sanitize")),
+                seed: args.seed.unwrap_or_else(verdict_hash::sanitize_seed),
                 timeout: Duration::from_secs(args.timeout_secs),
                 jobs: args.jobs,
                 log_dir: args.log_dir,
@@ -125,8 +125,7 @@ fn dispatch(command: Command) -> anyhow::Result<bool> {
         Command::Fixtures(args) => fixtures::run(&args),
         Command::Receipts(args) => match args.action {
             ReceiptsAction::Hash { root, files } => {
-                let (hash, scoped) = verdict_hash::scope::verdict_hash_of(&root);
-                no_sources_at(&root, scoped.len())?;
+                let (hash, scoped) = verdict_hash::scope::verdict_hash_of(&root).map_err(anyhow::Error::msg)?;
                 println!("{hash}");
                 if hash != verdict_hash::VERDICT_HASH {
                     eprintln!(
@@ -142,24 +141,39 @@ fn dispatch(command: Command) -> anyhow::Result<bool> {
                 Ok(true)
             }
             ReceiptsAction::Seed { purpose } => {
-                println!("{:#x}", receipts::seed::gated_seed(&purpose));
+                println!("{:#x}", verdict_hash::seed_for(&purpose, verdict_hash::VERDICT_HASH));
                 Ok(true)
             }
             ReceiptsAction::Check { dir, root, junit } => receipts_check(&dir, &root, junit.as_deref()),
+            ReceiptsAction::Status { dir, root, names } => receipts_status(&dir, &root, names),
         },
     }
 }
 
-/// An error when `root` holds none of the sources the verdict hash covers
-/// (a wrong `--root`: the hash of nothing keys no receipt).
-fn no_sources_at(root: &std::path::Path, files: usize) -> anyhow::Result<()> {
-    if files == 0 {
-        anyhow::bail!(
-            "{} holds none of the sources the verdict hash covers (is it the workspace root?)",
-            root.display()
-        );
+/// `harness receipts status`: which gated receipts are stale (exit 1 when
+/// any is), and the command that remakes them. A binary built from other
+/// sources than the checkout's cannot remake them: exit 2.
+fn receipts_status(dir: &std::path::Path, root: &std::path::Path, names: bool) -> anyhow::Result<bool> {
+    let (current, _) = verdict_hash::of_tree(root)
+        .map_err(|e| e.context("receipts status: run it from the workspace root or pass --root"))?;
+    if current != verdict_hash::VERDICT_HASH {
+        return Err(exit::CannotRun(format!(
+            "receipts status: this harness was built from sources {} but {} hashes to {}: rebuild it \
+             (make build-release) before remaking receipts, or they would be keyed to other sources",
+            &verdict_hash::VERDICT_HASH[..12],
+            root.display(),
+            &current[..12]
+        ))
+        .into());
     }
-    Ok(())
+    let statuses = receipts::status::status(dir, &current);
+    let stale = receipts::status::stale_kinds(&statuses);
+    if names {
+        stale.iter().for_each(|kind| println!("{kind}"));
+    } else {
+        print!("{}", receipts::status::describe(&statuses, &current));
+    }
+    Ok(stale.is_empty())
 }
 
 /// `harness receipts check`: the gate of `make verify`.
@@ -169,8 +183,7 @@ fn receipts_check(
     junit_path: Option<&std::path::Path>,
 ) -> anyhow::Result<bool> {
     let started = std::time::Instant::now();
-    let (current, files) = verdict_hash::of_tree(root);
-    no_sources_at(root, files)
+    let (current, files) = verdict_hash::of_tree(root)
         .map_err(|e| e.context("receipts check: run it from the workspace root or pass --root"))?;
     if current != verdict_hash::VERDICT_HASH {
         eprintln!(

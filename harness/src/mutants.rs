@@ -18,9 +18,6 @@ use serde::Serialize;
 use std::path::Path;
 use std::time::Duration;
 
-/// The fixed seed of every mutant run (reproducible tables).
-const MUTANT_SEED: u64 = 0x6d75_7461_6e74;
-
 /// What one check came to on one build. Only `Caught` is a catch; a check
 /// that did not compile, timed out or broke proved nothing either way.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -148,14 +145,8 @@ fn sweep_outcome(
     }
 }
 
-fn sweep_check(
-    exe: &Path,
-    m: &Mutant,
-    id: u32,
-    label: &str,
-    log_dir: &Path,
-    timeout: Duration,
-) -> Result<CheckVerdict> {
+fn sweep_check(exe: &Path, build: &Build, log_dir: &Path, timeout: Duration) -> Result<CheckVerdict> {
+    let (m, id, label) = (&build.mutant, build.id, build.label.as_str());
     let json = log_dir.join(format!("{label}-sweep.json"));
     let log = log_dir.join(format!("{label}-sweep.log"));
     let sizes = m.sizes.iter().map(usize::to_string).collect::<Vec<_>>().join(",");
@@ -167,7 +158,7 @@ fn sweep_check(
         "--sizes".into(),
         sizes,
         "--seed".into(),
-        format!("{MUTANT_SEED:#x}"),
+        format!("{:#x}", build.seed),
         "--mutant".into(),
         id.to_string(),
         "--json".into(),
@@ -185,22 +176,20 @@ fn sweep_check(
     Ok(CheckVerdict { check: "sweep".into(), outcome, seconds: finished.seconds })
 }
 
-#[allow(clippy::too_many_arguments)]
 fn sanitizer_check(
-    sanitizer: &Path,
-    options: &SanitizerOptions,
+    sanitizer: (&Path, &SanitizerOptions),
     exe: &Path,
-    m: &Mutant,
-    id: u32,
-    label: &str,
+    build: &Build,
     tool: Tool,
     log_dir: &Path,
     timeout: Duration,
 ) -> Result<CheckVerdict> {
+    let (sanitizer, options) = sanitizer;
+    let (m, id, label, seed) = (&build.mutant, build.id, build.label.as_str(), build.seed);
     let variants: Vec<String> = if m.variant.is_empty() { vec![] } else { vec![m.variant.to_string()] };
-    let plan = crate::sanitize::sanitizer_plan(m.primitive, m.sizes, MUTANT_SEED, &variants)?;
+    let plan = crate::sanitize::sanitizer_plan(m.primitive, m.sizes, seed, &variants)?;
     let expected = crate::sanitize::expected_cases(&plan);
-    let child_args = crate::sanitize::child_args(m.primitive, m.sizes, MUTANT_SEED, &variants, id);
+    let child_args = crate::sanitize::child_args(m.primitive, m.sizes, seed, &variants, id);
     let job = Job { tool, primitive: m.primitive.to_string(), label: label.to_string(), child_args };
     let outcome = run_job(sanitizer, options, exe, &job, log_dir, timeout)?;
     let report = attribute(&outcome, &expected, PRINT_LIMIT);
@@ -242,48 +231,94 @@ fn build_label(m: &Mutant, id: u32, index: usize) -> String {
     }
 }
 
-#[allow(clippy::too_many_arguments)]
-fn run_build(
+/// One build to check: a mutant (id > 0) or the real kernels (id 0) on a
+/// mutant's primitive, variant and sizes.
+struct Build {
+    mutant: Mutant,
+    id: u32,
+    /// The stem of its log files ([`build_label`]).
+    label: String,
+    /// The seed of its inputs.
+    seed: u64,
+}
+
+/// The checks a build gets: the sweep, then each sanitizer tool if one was found.
+fn checks_of(sanitizer_found: bool) -> Vec<Option<Tool>> {
+    let mut checks = vec![None];
+    if sanitizer_found {
+        checks.extend(Tool::ALL.into_iter().map(Some));
+    }
+    checks
+}
+
+/// Runs one check (`None`: the sweep) of one build.
+fn run_check(
     sanitizer: Option<(&Path, &SanitizerOptions)>,
     exe: &Path,
-    m: &Mutant,
-    id: u32,
-    index: usize,
+    build: &Build,
+    check: Option<Tool>,
     log_dir: &Path,
     timeout: Duration,
-    progress: &Progress,
-) -> Result<BuildVerdict> {
-    let stem = build_label(m, id, index);
-    let label = if id == 0 { format!("real {}", m.primitive) } else { format!("mutant {id}") };
-    let mut checks = vec![sweep_check(exe, m, id, &stem, log_dir, timeout)?];
-    progress.step(&format!("{label} sweep"));
-    if let Some((sanitizer, options)) = sanitizer {
-        let verdicts: Vec<Result<CheckVerdict>> = std::thread::scope(|scope| {
-            let handles: Vec<_> = Tool::ALL
-                .into_iter()
-                .map(|tool| {
-                    let stem = stem.as_str();
-                    scope.spawn(move || sanitizer_check(sanitizer, options, exe, m, id, stem, tool, log_dir, timeout))
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| h.join().unwrap_or_else(|_| Err(anyhow::anyhow!("check thread panicked"))))
-                .collect()
-        });
-        for verdict in verdicts {
-            checks.push(verdict?);
-            progress.step(&format!("{label} sanitizer"));
-        }
+) -> Result<CheckVerdict> {
+    match (check, sanitizer) {
+        (Some(tool), Some(sanitizer)) => sanitizer_check(sanitizer, exe, build, tool, log_dir, timeout),
+        _ => sweep_check(exe, build, log_dir, timeout),
     }
-    Ok(BuildVerdict {
-        id,
-        name: if id == 0 { "real kernels".into() } else { m.name.into() },
-        primitive: m.primitive.into(),
-        variant: m.variant.into(),
-        sizes: m.sizes.to_vec(),
-        checks,
-    })
+}
+
+/// Every check of every build, `jobs` at a time from one queue: the sweeps
+/// first (each compiles its build's kernels into the kernel cache, so the
+/// sanitizer runs of that build after it find them compiled), then the
+/// sanitizer runs. Returns each build's verdict, in the order of `builds`.
+fn run_builds(
+    sanitizer: Option<(&Path, &SanitizerOptions)>,
+    exe: &Path,
+    builds: &[Build],
+    args: &MutantsArgs,
+    progress: &Progress,
+) -> Result<Vec<BuildVerdict>> {
+    let timeout = Duration::from_secs(args.timeout_secs);
+    let tasks: Vec<(usize, Option<Tool>)> = checks_of(sanitizer.is_some())
+        .into_iter()
+        .flat_map(|check| (0..builds.len()).map(move |b| (b, check)))
+        .collect();
+    let results: std::sync::Mutex<Vec<(usize, Result<CheckVerdict>)>> = std::sync::Mutex::new(Vec::new());
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    std::thread::scope(|scope| {
+        for _ in 0..args.jobs.max(1) {
+            scope.spawn(|| loop {
+                let t = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(&(b, check)) = tasks.get(t) else { break };
+                let verdict = run_check(sanitizer, exe, &builds[b], check, &args.log_dir, timeout);
+                let what = check.map_or("sweep", |tool| tool.name());
+                let label = if builds[b].id == 0 {
+                    format!("real {}", builds[b].mutant.primitive)
+                } else {
+                    format!("mutant {}", builds[b].id)
+                };
+                progress.step(&format!("{label} {what}"));
+                results.lock().unwrap_or_else(|p| p.into_inner()).push((t, verdict));
+            });
+        }
+    });
+    let mut results = results.into_inner().unwrap_or_else(|p| p.into_inner());
+    results.sort_by_key(|(t, _)| *t);
+    let mut checks: Vec<Vec<CheckVerdict>> = builds.iter().map(|_| Vec::new()).collect();
+    for (t, verdict) in results {
+        checks[tasks[t].0].push(verdict?);
+    }
+    Ok(builds
+        .iter()
+        .zip(checks)
+        .map(|(b, checks)| BuildVerdict {
+            id: b.id,
+            name: if b.id == 0 { "real kernels".into() } else { b.mutant.name.into() },
+            primitive: b.mutant.primitive.into(),
+            variant: b.mutant.variant.into(),
+            sizes: b.mutant.sizes.to_vec(),
+            checks,
+        })
+        .collect())
 }
 
 /// The gallery as a table (no GPU needed).
@@ -302,8 +337,11 @@ pub fn gallery_table() -> Table {
 }
 
 /// Why a mutants run covers less than the gated receipt needs.
-fn coverage(ids: &[u32], sanitizer_found: bool) -> Coverage {
+fn coverage(ids: &[u32], sanitizer_found: bool, seed: u64) -> Coverage {
     let mut reasons = Vec::new();
+    if seed != crate::verdict_hash::mutants_seed() {
+        reasons.push(format!("--seed {seed:#x} (a gated run draws its seed from the verdict hash)"));
+    }
     if !GALLERY.iter().all(|m| ids.is_empty() || ids.contains(&m.id)) {
         let list = ids.iter().map(u32::to_string).collect::<Vec<_>>().join(",");
         reasons.push(format!("--id {list}"));
@@ -426,13 +464,12 @@ pub fn run(args: &MutantsArgs) -> Result<bool> {
             None
         }
     };
-    let coverage = coverage(&args.ids, sanitizer.is_some());
+    let seed = args.seed.unwrap_or_else(crate::verdict_hash::mutants_seed);
+    let coverage = coverage(&args.ids, sanitizer.is_some(), seed);
     // Decided before any GPU time is spent: a subset may not overwrite the gated receipt.
     let receipt_file = receipt_path(args.receipt.as_deref(), &receipts_dir(), "mutants.json", &coverage)?;
     let exe = std::env::current_exe().context("locating the harness executable")?;
     std::fs::create_dir_all(&args.log_dir).with_context(|| format!("creating {}", args.log_dir.display()))?;
-    let timeout = Duration::from_secs(args.timeout_secs);
-    let checks_per_build = 1 + if sanitizer.is_some() { 4 } else { 0 };
     // The control builds: each primitive the selection touches, real kernels, same filters.
     let mut controls: Vec<Mutant> = Vec::new();
     for m in &selected {
@@ -440,36 +477,26 @@ pub fn run(args: &MutantsArgs) -> Result<bool> {
             controls.push(**m);
         }
     }
-    let progress = Progress::new("mutants", ((selected.len() + controls.len()) * checks_per_build) as u64);
-    // Builds run `jobs` at a time (each runs its sweep, then its four sanitizer tools at once).
-    let mut work: Vec<(Mutant, u32)> = selected.iter().map(|m| (**m, m.id)).collect();
-    work.extend(controls.iter().map(|c| (*c, 0)));
-    let results: std::sync::Mutex<Vec<(usize, Result<BuildVerdict>)>> = std::sync::Mutex::new(Vec::new());
-    let next = std::sync::atomic::AtomicUsize::new(0);
+    let builds: Vec<Build> = selected
+        .iter()
+        .map(|m| (**m, m.id))
+        .chain(controls.iter().map(|c| (*c, 0)))
+        .enumerate()
+        .map(|(i, (mutant, id))| Build { label: build_label(&mutant, id, i), mutant, id, seed })
+        .collect();
+    println!(
+        "mutants: seed {seed:#x}, {} builds x {} checks, {} at once",
+        builds.len(),
+        checks_of(sanitizer.is_some()).len(),
+        args.jobs.max(1)
+    );
+    let progress = Progress::new("mutants", (builds.len() * checks_of(sanitizer.is_some()).len()) as u64);
     let tools = sanitizer.as_ref().map(|(p, o)| (p.as_path(), o));
-    std::thread::scope(|scope| {
-        for _ in 0..args.jobs.max(1) {
-            scope.spawn(|| loop {
-                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let Some((m, id)) = work.get(i) else { break };
-                let verdict = run_build(tools, &exe, m, *id, i, &args.log_dir, timeout, &progress);
-                results.lock().unwrap_or_else(|p| p.into_inner()).push((i, verdict));
-            });
-        }
-    });
+    let all = run_builds(tools, &exe, &builds, args, &progress)?;
     progress.finish();
-    let mut results = results.into_inner().unwrap_or_else(|p| p.into_inner());
-    results.sort_by_key(|(i, _)| *i);
-    let mut verdicts = Vec::new();
-    let mut control_verdicts = Vec::new();
-    for (i, verdict) in results {
-        let verdict = verdict?;
-        if i < selected.len() {
-            verdicts.push(verdict);
-        } else {
-            control_verdicts.push(verdict);
-        }
-    }
+    let control_verdicts = all[selected.len()..].to_vec();
+    let mut verdicts = all;
+    verdicts.truncate(selected.len());
 
     let table = verdict_table(&verdicts, &control_verdicts);
     println!("\n{}", table.render());
@@ -492,7 +519,7 @@ pub fn run(args: &MutantsArgs) -> Result<bool> {
         control_verdicts.len()
     );
     let details = serde_json::json!({
-        "seed": format!("{MUTANT_SEED:#x}"),
+        "seed": format!("{seed:#x}"),
         "sanitizer": sanitizer.as_ref().map(|(p, _)| p.display().to_string()),
         "options": sanitizer.as_ref().map(|(_, o)| o.summary()),
         "table_markdown": table.render_markdown(),

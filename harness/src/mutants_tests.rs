@@ -94,13 +94,23 @@ fn sweep_outcomes_tell_compile_errors_timeouts_and_crashes_apart() {
     assert!(matches!(sweep_outcome(false, 1.0, Some(139), "Segmentation fault", None), CheckOutcome::Broken(_)));
 }
 
+fn seed() -> u64 {
+    crate::verdict_hash::mutants_seed()
+}
+
+#[test]
+fn a_run_at_another_seed_than_the_hash_derives_is_partial() {
+    let other = coverage(&[], true, seed() ^ 1);
+    assert!(matches!(&other, Coverage::Partial(why) if why.contains("--seed")), "{other:?}");
+}
+
 #[test]
 fn a_subset_of_the_gallery_is_a_partial_run() {
-    assert_eq!(coverage(&[], true), Coverage::Full);
+    assert_eq!(coverage(&[], true, seed()), Coverage::Full);
     let all: Vec<u32> = GALLERY.iter().map(|m| m.id).collect();
-    assert_eq!(coverage(&all, true), Coverage::Full);
-    assert_eq!(coverage(&[3], true), Coverage::Partial("--id 3".into()));
-    assert!(!coverage(&[], false).is_full());
+    assert_eq!(coverage(&all, true, seed()), Coverage::Full);
+    assert_eq!(coverage(&[3], true, seed()), Coverage::Partial("--id 3".into()));
+    assert!(!coverage(&[], false, seed()).is_full());
 }
 
 /// The family a mutant is planted in is one its primitive's run loads, so the

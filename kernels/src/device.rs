@@ -61,8 +61,16 @@ pub struct Gpu {
     stream: Arc<CudaStream>,
     info: DeviceInfo,
     mutant: u32,
-    modules: Mutex<HashMap<KernelFamily, Arc<CudaModule>>>,
+    modules: Arc<ModuleCache>,
 }
+
+/// One slot per family, each filled once: a family is compiled by the first
+/// caller that needs it while callers of other families go on (the slot's
+/// own lock is held during its compilation, the map's only to find it).
+type ModuleSlot = Arc<Mutex<Option<Arc<CudaModule>>>>;
+
+/// The compiled modules of one context, shared by every [`Gpu`] on it.
+type ModuleCache = Mutex<HashMap<KernelFamily, ModuleSlot>>;
 
 impl std::fmt::Debug for Gpu {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -149,7 +157,7 @@ impl Gpu {
             sm_clock_mhz: attribute(A::CU_DEVICE_ATTRIBUTE_CLOCK_RATE)? / 1000,
             memory_clock_mhz: attribute(A::CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE)? / 1000,
         };
-        Ok(Gpu { ctx, stream, info, mutant: options.mutant, modules: Mutex::new(HashMap::new()) })
+        Ok(Gpu { ctx, stream, info, mutant: options.mutant, modules: Arc::new(Mutex::new(HashMap::new())) })
     }
 
     /// Device and toolchain facts.
@@ -174,15 +182,35 @@ impl Gpu {
 
     /// The module of `family`, compiled and loaded on first use.
     pub fn module(&self, family: KernelFamily) -> GpuResult<Arc<CudaModule>> {
-        let mut modules = self.modules.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        if let Some(module) = modules.get(&family) {
+        let slot = {
+            let mut modules = self.modules.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            modules.entry(family).or_default().clone()
+        };
+        let mut slot = slot.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(module) = slot.as_ref() {
             return Ok(module.clone());
         }
         let cubin = cached_cubin(family, &self.info.arch, self.mutant)?;
         let module =
             self.ctx.load_module(Ptx::from_binary(cubin)).context(|| format!("loading module {}", family.file()))?;
-        modules.insert(family, module.clone());
+        *slot = Some(module.clone());
         Ok(module)
+    }
+
+    /// Another `Gpu` on this one's context, with a stream of its own and
+    /// this one's compiled modules: work on the two streams may overlap, so
+    /// each must use its own buffers (every primitive of this crate
+    /// allocates its own). For running independent cases from several
+    /// threads at once.
+    pub fn on_new_stream(&self) -> GpuResult<Gpu> {
+        let stream = self.ctx.new_stream().context(|| "creating a stream".into())?;
+        Ok(Gpu {
+            ctx: self.ctx.clone(),
+            stream,
+            info: self.info.clone(),
+            mutant: self.mutant,
+            modules: self.modules.clone(),
+        })
     }
 
     /// Compiles and loads every family now (so that later timings and

@@ -45,6 +45,47 @@ pub fn argmin<T: Scalar>(values: &[T]) -> Result<(T, usize), ModelError> {
     arg_best("argmin", values, 0, |a, b| a < b)
 }
 
+/// [`argmax`] or [`argmin`] of one input given a piece at a time, in order:
+/// the same answer and the same errors (the first offending index of the
+/// whole input; `EmptyInput` when no piece held an item).
+pub struct PieceArg<T> {
+    primitive: &'static str,
+    better: fn(T, T) -> bool,
+    best: Option<(T, usize)>,
+    at: usize,
+}
+
+impl<T: Scalar> PieceArg<T> {
+    /// The arg max.
+    pub fn max() -> Self {
+        PieceArg { primitive: "argmax", better: |a, b| a > b, best: None, at: 0 }
+    }
+
+    /// The arg min.
+    pub fn min() -> Self {
+        PieceArg { primitive: "argmin", better: |a, b| a < b, best: None, at: 0 }
+    }
+
+    /// Takes the next piece in.
+    pub fn piece(&mut self, values: &[T]) -> Result<(), ModelError> {
+        if values.is_empty() {
+            return Ok(());
+        }
+        let (v, i) = arg_best(self.primitive, values, self.at, self.better)?;
+        // Strictly better only: an equal value of a later piece has a higher index.
+        if self.best.is_none_or(|(b, _)| (self.better)(v, b)) {
+            self.best = Some((v, self.at + i));
+        }
+        self.at += values.len();
+        Ok(())
+    }
+
+    /// `(value, index)` over every piece.
+    pub fn finish(&self) -> Result<(T, usize), ModelError> {
+        self.best.ok_or(ModelError::EmptyInput { primitive: self.primitive })
+    }
+}
+
 fn rows_of<T: Scalar>(
     primitive: &'static str,
     data: &[T],
@@ -81,6 +122,24 @@ pub fn argmin_rows<T: Scalar>(data: &[T], rows: usize, cols: usize) -> Result<Ve
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn arg_in_pieces_is_the_whole_arg() {
+        let x: Vec<i32> = (0..97).map(|i| (i * 31 % 11) - 5).collect();
+        for piece in [1usize, 4, 11, 97] {
+            let (mut max, mut min) = (PieceArg::max(), PieceArg::min());
+            for chunk in x.chunks(piece) {
+                max.piece(chunk).unwrap();
+                min.piece(chunk).unwrap();
+            }
+            assert_eq!(max.finish().unwrap(), argmax(&x).unwrap(), "piece {piece}");
+            assert_eq!(min.finish().unwrap(), argmin(&x).unwrap(), "piece {piece}");
+        }
+        let mut nan = PieceArg::max();
+        nan.piece(&[1.0f32, 2.0]).unwrap();
+        assert!(matches!(nan.piece(&[3.0, f32::NAN]), Err(ModelError::NonFinite { index: 3, .. })));
+        assert!(matches!(PieceArg::<f32>::min().finish(), Err(ModelError::EmptyInput { primitive: "argmin" })));
+    }
     use crate::operator::ArgMax;
     use crate::reduce::reduce;
     use proptest::prelude::*;

@@ -9,7 +9,8 @@
 //!   and the recursive device scan, combine for combine in the order the CUDA kernels use, so
 //!   overflow is detected where the GPU would hit it and float trees are reproduced bit for
 //!   bit.
-//! * **Tooling**: seeded [`generators`], JSON [`fixtures`], and the CPU [`conformance`] sweep.
+//! * **Tooling**: seeded [`generators`], JSON [`fixtures`], the CPU [`conformance`] sweep, and
+//!   the [`digest`]s receipts keep of inputs and expected outputs.
 //!
 //! Everything is generic over one [`operator::Operator`] trait: the schedule never knows
 //! which operator it runs. No function panics on user input; failures are [`ModelError`]s
@@ -20,6 +21,7 @@
 pub mod arg_reduce;
 pub mod compact;
 pub mod conformance;
+pub mod digest;
 mod error;
 pub mod exact;
 pub mod fixtures;
@@ -27,6 +29,7 @@ pub mod generators;
 pub mod hardware;
 pub mod histogram;
 pub mod operator;
+pub mod pieces;
 pub mod reduce;
 pub mod scalar;
 pub mod scan;

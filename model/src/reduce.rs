@@ -3,14 +3,43 @@
 use crate::operator::{Operator, SumI64};
 use crate::ModelError;
 
+/// A left-to-right reduction of one input given a piece at a time, in
+/// order (the whole [`reduce`] is one piece).
+pub struct PieceReduce<'a, Op: Operator> {
+    op: &'a Op,
+    acc: Op::Value,
+    at: usize,
+}
+
+impl<'a, Op: Operator> PieceReduce<'a, Op> {
+    /// Nothing reduced yet (the identity).
+    pub fn new(op: &'a Op) -> Self {
+        PieceReduce { op, acc: op.identity(), at: 0 }
+    }
+
+    /// Folds the next piece in. Errors: the first failing combine, with its
+    /// index in the whole input.
+    pub fn piece(&mut self, items: &[Op::Value]) -> Result<(), ModelError> {
+        for x in items {
+            self.acc = self.op.combine(&self.acc, x).map_err(|e| e.at("reduce", format!("index {}", self.at)))?;
+            self.at += 1;
+        }
+        Ok(())
+    }
+
+    /// The reduction of every piece so far.
+    pub fn value(&self) -> &Op::Value {
+        &self.acc
+    }
+}
+
 /// `identity ⊕ x[0] ⊕ x[1] ⊕ … ⊕ x[n−1]`, combined strictly left to right (the serial
 /// one-thread baseline). Empty input → the identity. Errors: the first failing combine,
 /// relocated to `reduce` with its index.
 pub fn reduce<Op: Operator>(op: &Op, items: &[Op::Value]) -> Result<Op::Value, ModelError> {
-    items
-        .iter()
-        .enumerate()
-        .try_fold(op.identity(), |acc, (i, x)| op.combine(&acc, x).map_err(|e| e.at("reduce", format!("index {i}"))))
+    let mut fold = PieceReduce::new(op);
+    fold.piece(items)?;
+    Ok(fold.acc)
 }
 
 /// Sum of integers (`i32` or `i64` inputs) with checked int64 accumulation, left to right.

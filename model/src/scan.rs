@@ -3,32 +3,65 @@
 use crate::operator::{Operator, SumI64};
 use crate::ModelError;
 
+/// A scan of one input given a piece at a time, in order: each piece's
+/// outputs follow from every earlier piece (the running total is carried),
+/// so an input too large to hold is scanned as it is generated. The whole
+/// scans below are one piece.
+pub struct PieceScan<'a, Op: Operator> {
+    op: &'a Op,
+    acc: Op::Value,
+    at: usize,
+    len: usize,
+    inclusive: bool,
+}
+
+impl<'a, Op: Operator> PieceScan<'a, Op> {
+    /// The exclusive scan of an input of `len` items (see [`exclusive_scan`]).
+    pub fn exclusive(op: &'a Op, len: usize) -> Self {
+        PieceScan { op, acc: op.identity(), at: 0, len, inclusive: false }
+    }
+
+    /// The inclusive scan of an input of `len` items (see [`inclusive_scan`]).
+    pub fn inclusive(op: &'a Op, len: usize) -> Self {
+        PieceScan { op, acc: op.identity(), at: 0, len, inclusive: true }
+    }
+
+    /// The outputs of the next piece. Errors: the first failing combine,
+    /// with its index in the whole input.
+    pub fn piece(&mut self, items: &[Op::Value]) -> Result<Vec<Op::Value>, ModelError> {
+        let mut out = Vec::with_capacity(items.len());
+        for x in items {
+            let i = self.at;
+            self.at += 1;
+            if self.inclusive {
+                self.acc = self.op.combine(&self.acc, x).map_err(|e| e.at("inclusive_scan", format!("index {i}")))?;
+                out.push(self.acc.clone());
+            } else {
+                out.push(self.acc.clone());
+                // The total of all items is no output: its combine is not performed.
+                if i + 1 < self.len {
+                    self.acc = self
+                        .op
+                        .combine(&self.acc, x)
+                        .map_err(|e| e.at("exclusive_scan", format!("index {}", i + 1)))?;
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
 /// `out[0] = identity`, `out[i] = x[0] ⊕ … ⊕ x[i−1]`, left to right. Only the `n − 1`
 /// combines whose results are outputs are performed (the total of all `n` items is not).
 /// Errors: the first failing combine, relocated to `exclusive_scan` with its index.
 pub fn exclusive_scan<Op: Operator>(op: &Op, items: &[Op::Value]) -> Result<Vec<Op::Value>, ModelError> {
-    let mut out = Vec::with_capacity(items.len());
-    if let Some((_, all_but_last)) = items.split_last() {
-        let mut acc = op.identity();
-        out.push(acc.clone());
-        for (i, x) in all_but_last.iter().enumerate() {
-            acc = op.combine(&acc, x).map_err(|e| e.at("exclusive_scan", format!("index {}", i + 1)))?;
-            out.push(acc.clone());
-        }
-    }
-    Ok(out)
+    PieceScan::exclusive(op, items.len()).piece(items)
 }
 
 /// `out[i] = x[0] ⊕ … ⊕ x[i]` = `exclusive[i] ⊕ x[i]`, left to right. Errors: the first
 /// failing combine, relocated to `inclusive_scan` with its index.
 pub fn inclusive_scan<Op: Operator>(op: &Op, items: &[Op::Value]) -> Result<Vec<Op::Value>, ModelError> {
-    let mut out = Vec::with_capacity(items.len());
-    let mut acc = op.identity();
-    for (i, x) in items.iter().enumerate() {
-        acc = op.combine(&acc, x).map_err(|e| e.at("inclusive_scan", format!("index {i}")))?;
-        out.push(acc.clone());
-    }
-    Ok(out)
+    PieceScan::inclusive(op, items.len()).piece(items)
 }
 
 /// Exclusive sum scan of `i32`/`i64` inputs into checked `i64` (identity 0 at index 0).
@@ -52,6 +85,29 @@ mod tests {
     use proptest::prelude::*;
 
     const X: [i32; 8] = [3, -1, 4, 1, 5, -9, 2, 6];
+
+    #[test]
+    fn scans_in_pieces_are_the_whole_scans() {
+        let x: Vec<i64> = (0..100).map(|i| (i * 37 % 19) - 9).collect();
+        for piece in [1usize, 3, 50, 100] {
+            let mut ex = PieceScan::exclusive(&SumI64, x.len());
+            let mut inc = PieceScan::inclusive(&SumI64, x.len());
+            let (mut e, mut i) = (vec![], vec![]);
+            for chunk in x.chunks(piece) {
+                e.extend(ex.piece(chunk).unwrap());
+                i.extend(inc.piece(chunk).unwrap());
+            }
+            assert_eq!(e, exclusive_scan(&SumI64, &x).unwrap(), "piece {piece}");
+            assert_eq!(i, inclusive_scan(&SumI64, &x).unwrap(), "piece {piece}");
+        }
+        // The overflow of the (unused) total is no error of the exclusive scan, in pieces too.
+        let big = [i64::MAX, 1];
+        let mut ex = PieceScan::exclusive(&SumI64, 2);
+        assert!(ex.piece(&big[..1]).is_ok() && ex.piece(&big[1..]).is_ok());
+        let mut inc = PieceScan::inclusive(&SumI64, 2);
+        let _ = inc.piece(&big[..1]);
+        assert!(inc.piece(&big[1..]).unwrap_err().to_string().contains("index 1"));
+    }
 
     #[test]
     fn seed_scans() {

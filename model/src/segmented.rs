@@ -27,6 +27,63 @@ pub fn validate_offsets(offsets: &[usize], n: usize) -> Result<(), ModelError> {
     Ok(())
 }
 
+/// What a [`SegmentWalk`] reports, in input order.
+#[derive(Debug, PartialEq, Eq)]
+pub enum SegmentEvent<'a, T> {
+    /// Items of segment `.0` (consecutive, in order; a segment may get several).
+    Items(usize, &'a [T]),
+    /// Segment `.0` is complete (every segment ends once, in order, empty ones included).
+    End(usize),
+}
+
+/// Walks the pieces of one input, in order, against half-open offsets,
+/// reporting each segment's items and its end ([`SegmentEvent`]). Items
+/// before the first offset or after the last belong to no segment. This is
+/// how a segmented answer is made a piece at a time, holding one segment's
+/// state at once.
+pub struct SegmentWalk {
+    offsets: Vec<usize>,
+    segment: usize,
+    at: usize,
+}
+
+impl SegmentWalk {
+    /// A walk over an input of `n` items. Errors: [`validate_offsets`]'s.
+    pub fn new(offsets: &[usize], n: usize) -> Result<SegmentWalk, ModelError> {
+        validate_offsets(offsets, n)?;
+        Ok(SegmentWalk { offsets: offsets.to_vec(), segment: 0, at: 0 })
+    }
+
+    fn segments(&self) -> usize {
+        self.offsets.len() - 1
+    }
+
+    /// Takes the next piece.
+    pub fn piece<T>(&mut self, items: &[T], mut event: impl FnMut(SegmentEvent<'_, T>)) {
+        let (start, stop) = (self.at, self.at + items.len());
+        while self.segment < self.segments() {
+            let (from, to) = (self.offsets[self.segment].max(start), self.offsets[self.segment + 1].min(stop));
+            if from < to {
+                event(SegmentEvent::Items(self.segment, &items[from - start..to - start]));
+            }
+            if self.offsets[self.segment + 1] > stop {
+                break;
+            }
+            event(SegmentEvent::End(self.segment));
+            self.segment += 1;
+        }
+        self.at = stop;
+    }
+
+    /// Ends the segments no piece reached (those ending at the input's end when it is empty).
+    pub fn finish<T>(&mut self, mut event: impl FnMut(SegmentEvent<'_, T>)) {
+        while self.segment < self.segments() {
+            event(SegmentEvent::End(self.segment));
+            self.segment += 1;
+        }
+    }
+}
+
 /// One value per segment: [`reduce`] of `items[offsets[s]..offsets[s+1]]`; an empty segment
 /// yields the identity. Errors: [`validate_offsets`]'s, then combine errors relocated to
 /// `segmented_reduce` with the segment.
@@ -79,6 +136,33 @@ pub fn segmented_argmax<T: Scalar>(items: &[T], offsets: &[usize]) -> Result<Vec
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_walk_in_pieces_gives_every_segment_its_items_once() {
+        let x: Vec<i64> = (0..40).collect();
+        for offsets in [vec![0, 0, 3, 3, 17, 40], vec![5, 5, 39], vec![0, 40], vec![40, 40], vec![0]] {
+            for piece in [1usize, 3, 16, 40] {
+                let mut walk = SegmentWalk::new(&offsets, x.len()).unwrap();
+                let mut sums = vec![0i64; offsets.len() - 1];
+                let mut ended = Vec::new();
+                let mut on = |event: SegmentEvent<'_, i64>| match event {
+                    SegmentEvent::Items(s, items) => sums[s] += items.iter().sum::<i64>(),
+                    SegmentEvent::End(s) => ended.push(s),
+                };
+                for chunk in x.chunks(piece) {
+                    walk.piece(chunk, &mut on);
+                }
+                walk.finish(&mut on);
+                assert_eq!(ended, (0..offsets.len() - 1).collect::<Vec<_>>(), "{offsets:?} piece {piece}");
+                assert_eq!(sums, segmented_sum(&x, &offsets).unwrap(), "{offsets:?} piece {piece}");
+            }
+        }
+        let mut empty = SegmentWalk::new(&[0, 0, 0], 0).unwrap();
+        let mut ended = 0;
+        empty.finish(|_: SegmentEvent<'_, i32>| ended += 1);
+        assert_eq!(ended, 2);
+        assert!(SegmentWalk::new(&[0, 5], 4).is_err());
+    }
     use proptest::prelude::*;
 
     const X: [i32; 8] = [3, -1, 4, 1, 5, -9, 2, 6];

@@ -211,7 +211,7 @@ struct Spread {
 
 /// Runs of consecutive catalogue cases that share one generated input
 /// (same primitive, size, family and seed): a worker takes a whole run, so
-/// its catalogue's memo generates that input once.
+/// it prepares that input once.
 fn input_groups(ids: &[CaseId]) -> Vec<std::ops::Range<usize>> {
     let mut groups = Vec::new();
     let mut start = 0;
@@ -299,10 +299,16 @@ fn spread_catalogue(plan: &SweepPlan, k: usize, mutant: u32, max_shown: usize) -
                     loop {
                         let g = next.fetch_add(1, Ordering::Relaxed);
                         let Some(group) = groups.get(g) else { break };
+                        let mut prepared: Option<(String, crate::sweep::gpu::PreparedInput)> = None;
                         for index in group.clone() {
                             let case = &cases[index];
                             let started = Instant::now();
-                            let verdict = (case.run)(gpu);
+                            // A group is one input by its ids; the key decides.
+                            if prepared.as_ref().is_none_or(|(key, _)| key != case.input_key()) {
+                                prepared = Some((case.input_key().to_string(), case.prepare()));
+                            }
+                            let Some((_, input)) = &prepared else { continue };
+                            let verdict = case.run(gpu, input);
                             let millis = started.elapsed().as_millis() as u64;
                             if let Verdict::Fail(m) = &verdict {
                                 if shown.fetch_add(1, Ordering::Relaxed) < max_shown {
@@ -316,7 +322,8 @@ fn spread_catalogue(plan: &SweepPlan, k: usize, mutant: u32, max_shown: usize) -
                             progress.step(&case.id.marker());
                             collected.lock().unwrap_or_else(|p| p.into_inner()).push((
                                 index,
-                                CaseResult::new(case.id.clone(), verdict, millis).with_digest((case.reference)().ok()),
+                                CaseResult::new(case.id.clone(), verdict, millis)
+                                    .with_digest(case.reference(input).ok()),
                             ));
                             done += 1;
                         }

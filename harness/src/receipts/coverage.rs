@@ -8,9 +8,10 @@ use super::Receipt;
 use crate::registry::Primitive;
 use crate::sweep::gpu::catalogue;
 use crate::sweep::SweepPlan;
-use rayon::prelude::*;
 use serde_json::Value;
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
 
 /// How many case ids a problem line names before "and N more".
 const SHOWN: usize = 5;
@@ -61,40 +62,76 @@ fn entry_key(entry: &Value) -> Option<String> {
 pub type Reference = Result<(String, String), String>;
 
 /// The reference of every case of `plan`: key -> (input digest, expected
-/// digest), or the generator's error. Primitives are prepared in parallel,
-/// each in catalogue order (consecutive cases share one generated input).
+/// digest), or the generator's error. Inputs are digested on
+/// [`GATE_THREADS`] threads, the largest first: an input made a piece at a
+/// time holds one piece (`sweep::gpu::pieces`), any other is made whole,
+/// and the elements of whole inputs held at once stay within
+/// [`GATE_WHOLE_ELEMENTS`], so that the gate fits a small CI machine.
 pub fn reference_digests(plan: &SweepPlan) -> BTreeMap<String, Reference> {
-    // Two primitives at a time, each on its own thread in catalogue order:
-    // each thread holds one prepared input (see `sweep::gpu::memo`), and the
-    // largest (a 2^28 scan with its expected prefixes, about 5 GB) must fit
-    // beside one other in a CI machine's memory.
-    let selected: Vec<Primitive> = Primitive::ALL.into_iter().filter(|p| plan.wants(*p)).collect();
-    let prepare = |p: Primitive| -> Vec<(String, Reference)> {
-        let started = std::time::Instant::now();
-        let mut one = plan.clone();
-        one.primitives = vec![p];
-        let cases = catalogue(&one);
-        let count = cases.len();
-        let out: Vec<_> = cases
-            .into_iter()
-            .map(|case| (case.id.key(), (case.reference)().map(|d| (d.input_digest, d.expected_digest))))
-            .collect();
-        if std::env::var_os("PRIMLAB_GATE_TIMING").is_some() {
-            eprintln!("receipts: {p}: {count} cases prepared in {:.1} s", started.elapsed().as_secs_f64());
+    let cases = catalogue(plan);
+    let ranges = crate::sweep::gpu::groups(&cases);
+    let weight = |r: &std::ops::Range<usize>| {
+        if cases[r.start].pieced() {
+            model::generators::PIECE
+        } else {
+            cases[r.clone()].iter().map(|c| c.id.n).max().unwrap_or(1)
         }
-        out
     };
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(GATE_THREADS).build();
-    let groups: Vec<Vec<(String, Reference)>> = match pool {
-        Ok(pool) => pool.install(|| selected.par_iter().map(|&p| prepare(p)).collect()),
-        Err(_) => selected.iter().map(|&p| prepare(p)).collect(),
-    };
-    groups.into_iter().flatten().collect()
+    let mut order: Vec<usize> = (0..ranges.len()).collect();
+    order.sort_by_key(|&g| std::cmp::Reverse(cases[ranges[g].start].id.n));
+    let budget = crate::sweep::runner::Budget::new(GATE_WHOLE_ELEMENTS);
+    let next = AtomicUsize::new(0);
+    let results: Mutex<Vec<(usize, Vec<Reference>)>> = Mutex::new(Vec::with_capacity(ranges.len()));
+    let seconds: Mutex<BTreeMap<String, f64>> = Mutex::new(BTreeMap::new());
+    let slowest: Mutex<Vec<(f64, String)>> = Mutex::new(Vec::new());
+    std::thread::scope(|scope| {
+        for _ in 0..GATE_THREADS {
+            scope.spawn(|| {
+                while let Some(&g) = order.get(next.fetch_add(1, Ordering::Relaxed)) {
+                    let range = ranges[g].clone();
+                    let started = std::time::Instant::now();
+                    let taken = budget.take(weight(&range));
+                    let digests = crate::sweep::gpu::digest_references(&cases[range.clone()]);
+                    budget.give(taken);
+                    let refs = digests.into_iter().map(|d| d.map(|d| (d.input_digest, d.expected_digest))).collect();
+                    let primitive = cases[range.start].id.primitive.clone();
+                    let spent = started.elapsed().as_secs_f64();
+                    *seconds.lock().unwrap_or_else(|p| p.into_inner()).entry(primitive).or_default() += spent;
+                    slowest
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .push((spent, cases[range.start].input_key().to_string()));
+                    results.lock().unwrap_or_else(|p| p.into_inner()).push((g, refs));
+                }
+            });
+        }
+    });
+    if std::env::var_os("PRIMLAB_GATE_TIMING").is_some() {
+        for (primitive, s) in seconds.into_inner().unwrap_or_else(|p| p.into_inner()) {
+            eprintln!("receipts: {primitive}: references in {s:.1} thread-s");
+        }
+        let mut slowest = slowest.into_inner().unwrap_or_else(|p| p.into_inner());
+        slowest.sort_by(|a, b| b.0.total_cmp(&a.0));
+        for (s, key) in slowest.iter().take(15) {
+            eprintln!("receipts:   {s:6.2} s  {key}");
+        }
+    }
+    let mut out = BTreeMap::new();
+    for (g, refs) in results.into_inner().unwrap_or_else(|p| p.into_inner()) {
+        for (case, reference) in cases[ranges[g].clone()].iter().zip(refs) {
+            out.insert(case.id.key(), reference);
+        }
+    }
+    out
 }
 
-/// Primitives whose reference is prepared at once by the gate (memory, not
-/// cores, is the limit: see [`reference_digests`]).
+/// Threads the gate digests inputs on (the CI machine has two cores).
 const GATE_THREADS: usize = 2;
+
+/// Elements of inputs made whole that the gate holds at once: one of 2^24
+/// and a few small ones (a whole 2^24 f32 input with its widened copy and
+/// the model's replays is about 250 MB).
+const GATE_WHOLE_ELEMENTS: usize = (1 << 24) + (1 << 22);
 
 /// Checks a sweep receipt against the full catalogue of its seed.
 pub fn check_sweep_coverage(receipt: &Receipt) -> CoverageReport {

@@ -5,9 +5,9 @@
 //! sources (the verdict hash), with a tally equal to its verdicts.
 
 use super::coverage::{check_sanitize_coverage, check_sweep_coverage, CoverageReport};
-use super::seed::{seed_for, RECEIPTS_BEFORE_DERIVED_SEEDS, SEEDED};
 use super::Receipt;
 use crate::junit;
+use crate::verdict_hash::{seed_for, SEEDED};
 use std::fmt;
 use std::path::Path;
 
@@ -16,10 +16,8 @@ pub const GATED: [(&str, &str); 3] =
     [("sweep", "sweep.json"), ("sanitize", "sanitize.json"), ("mutants", "mutants.json")];
 
 /// The command that refreshes the gated receipts on a GPU machine.
-pub const REFRESH_COMMAND: &str = "make build-release here, then on a GPU machine: \
-    scripts/gpu_run.sh sweep sanitize mutants (full runs: ./target/release/harness sweep --require-gpu \
-    --seed $(./target/release/harness receipts seed sweep) --receipt receipts/sweep.json, harness sanitize, \
-    harness mutants), and commit receipts/";
+pub const REFRESH_COMMAND: &str = "`harness receipts status` names the stale receipts; make build-release here, \
+    then on a GPU machine `scripts/gpu_run.sh proof` remakes exactly those, and commit receipts/";
 
 /// One reason the gate fails.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -161,12 +159,9 @@ pub fn check_gate(dir: &Path, current_hash: &str, only: Option<&[&str]>) -> Gate
 /// Why the receipt's seed is not the one its sources derive, if it is not.
 /// Gated inputs are drawn from [`seed_for`] of the verdict hash, so a
 /// receipt re-keyed by hand to other sources names other inputs than
-/// theirs (see [`super::seed`] for the one exempt hash).
+/// theirs.
 fn wrong_seed(receipt: &Receipt, current_hash: &str) -> Option<String> {
     let purpose = SEEDED.iter().find(|p| **p == receipt.kind)?;
-    if current_hash == RECEIPTS_BEFORE_DERIVED_SEEDS {
-        return None;
-    }
     let want = seed_for(purpose, current_hash);
     let got = super::coverage::seed_of(receipt.details.get("seed"));
     (got != Some(want)).then(|| {
@@ -324,22 +319,7 @@ mod tests {
             unseeded.details = serde_json::json!({});
             assert!(wrong_seed(&unseeded, "new").expect("no seed").contains("details.seed is missing"));
         }
-        assert_eq!(wrong_seed(&seeded("mutants", "old"), "new"), None, "harness mutants has a fixed seed of its own");
-    }
-
-    #[test]
-    fn only_the_receipts_made_before_the_rule_keep_their_own_seeds() {
-        let legacy = RECEIPTS_BEFORE_DERIVED_SEEDS;
-        let receipt = |kind: &str, seed: u64| {
-            let details = serde_json::json!({"seed": format!("{seed:#x}")});
-            Receipt::new(kind, MachineInfo::default(), Tally::default(), details)
-        };
-        for kind in SEEDED {
-            assert_eq!(wrong_seed(&receipt(kind, 0x5eed), legacy), None, "{kind}: made at the seed of its time");
-            // The same receipt for any other sources must carry their derived seed.
-            let other = format!("{}0", &legacy[..63]);
-            assert!(wrong_seed(&receipt(kind, 0x5eed), &other).is_some(), "{kind}");
-        }
+        assert_eq!(wrong_seed(&mutants_receipt("h"), "h"), None, "the mutants run draws its seed from its hash too");
     }
 
     #[test]

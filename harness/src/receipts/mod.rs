@@ -7,7 +7,7 @@ mod gate;
 pub mod judge;
 mod machine;
 pub mod output;
-pub mod seed;
+pub mod status;
 mod time;
 
 pub use gate::{check_gate, junit_cases, REFRESH_COMMAND};

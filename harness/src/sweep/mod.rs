@@ -9,18 +9,17 @@ pub mod digest;
 pub mod float_check;
 pub mod gpu;
 pub mod raw;
+pub mod runner;
 pub mod sizes;
 pub mod summary;
 
 use crate::cli::{SanitizeChildArgs, SweepArgs};
 use crate::junit;
-use crate::progress::Progress;
 use crate::receipts::{receipt_path, receipts_dir, Coverage, MachineInfo, Receipt};
 use crate::registry::Primitive;
 use anyhow::{bail, Result};
 use case::{failure_line, CaseResult, Verdict};
 use std::collections::BTreeSet;
-use std::io::Write;
 use std::time::Instant;
 
 /// What a sweep covers.
@@ -203,7 +202,7 @@ fn check_variant_filters(args: &SweepArgs, seed: u64) -> Result<()> {
 /// could not run.
 pub fn run(args: &SweepArgs) -> Result<bool> {
     check_sizes(&args.sizes, None)?;
-    let seed = args.seed.unwrap_or_else(fresh_seed);
+    let seed = args.seed.unwrap_or_else(|| crate::verdict_hash::sweep_seed(args));
     check_variant_filters(args, seed)?;
     println!("sweep: seed {seed:#x} (rerun with --seed {seed:#x})");
     let started = Instant::now();
@@ -269,6 +268,7 @@ pub fn run(args: &SweepArgs) -> Result<bool> {
 
     let mut machine = None;
     let mut gpu_results = Vec::new();
+    let mut run_times = None;
     let mut multigpu_details = None;
     if let Some((pre, plan)) = &multigpu {
         let run =
@@ -292,8 +292,11 @@ pub fn run(args: &SweepArgs) -> Result<bool> {
             if args.mutant != 0 { format!(", MUTANT {}", args.mutant) } else { String::new() }
         );
         machine = Some(MachineInfo::collect(gpu));
-        gpu_results = run_gpu_cases(gpu, &plan, args.max_failures_shown, false)?;
+        let (results, times) = runner::run_gpu_cases(gpu, &plan, runner::RunOptions::sweep(args.max_failures_shown))?;
+        gpu_results = results;
         summary::print_table("GPU kernels vs the model", &gpu_results);
+        println!("sweep: GPU cases: {}", times.describe());
+        run_times = Some(times);
     }
     // Every GPU case that could not run counts as skipped, never as passed.
     let mut skipped_ids = Vec::new();
@@ -356,6 +359,10 @@ pub fn run(args: &SweepArgs) -> Result<bool> {
             "gpu_cases": gpu_results,
             "cpu_cases": cpu_results,
             "multigpu": multigpu_details,
+            "gpu_times": run_times.map(|t: runner::RunTimes| serde_json::json!({
+                "wall_s": t.wall, "compile_s": t.compile, "prepare_thread_s": t.prepare,
+                "cases_thread_s": t.cases, "workers": t.workers,
+            })),
         });
         let kind = if gpu_ran { "sweep" } else { "sweep-cpu" };
         Receipt::new(kind, machine.unwrap_or_default(), tally, details).with_coverage(&coverage).save(&path)?;
@@ -401,51 +408,6 @@ fn junit_case(group: &str, r: &CaseResult, run_seed: u64) -> junit::TestCase {
     }
 }
 
-/// Runs the GPU catalogue of `plan` one case at a time. With `markers`, each
-/// case is announced on stdout (for compute-sanitizer attribution) and each
-/// failure printed as `@@primlab fail <line>`.
-pub fn run_gpu_cases(gpu: &kernels::Gpu, plan: &SweepPlan, max_shown: usize, markers: bool) -> Result<Vec<CaseResult>> {
-    let cases = gpu::catalogue(plan);
-    let progress = if markers { None } else { Some(Progress::new("gpu sweep", cases.len() as u64)) };
-    let mut results = Vec::with_capacity(cases.len());
-    let mut shown = 0;
-    let stdout = std::io::stdout();
-    for case in cases {
-        if markers {
-            let mut out = stdout.lock();
-            let _ = writeln!(out, "{} {}", crate::sanitize::parse::CASE_MARKER, case.id.marker());
-            let _ = out.flush();
-        }
-        let started = Instant::now();
-        let verdict = (case.run)(gpu);
-        let millis = started.elapsed().as_millis() as u64;
-        // The reference was prepared by the run (a cache hit): its digests say
-        // which input ran and which answer it was compared with.
-        let digest = (case.reference)().ok();
-        if let Verdict::Fail(m) = &verdict {
-            let line = failure_line(&case.id, m);
-            if markers {
-                let mut out = stdout.lock();
-                let _ = writeln!(out, "@@primlab fail {line}");
-                let _ = out.flush();
-            } else if shown < max_shown {
-                shown += 1;
-                if let Some(p) = &progress {
-                    p.println(&format!("FAIL {line}\n     rerun: {}", case.id.repro(plan.seed)));
-                }
-            }
-        }
-        if let Some(p) = &progress {
-            p.step(&case.id.marker());
-        }
-        results.push(CaseResult::new(case.id, verdict, millis).with_digest(digest));
-    }
-    if let Some(p) = progress {
-        p.finish();
-    }
-    Ok(results)
-}
-
 /// The internal child that compute-sanitizer wraps: one primitive's cases at
 /// the given sizes, one data family, markers on stdout. Exit 1 on a mismatch.
 pub fn run_sanitize_child(args: &SanitizeChildArgs) -> Result<bool> {
@@ -457,7 +419,7 @@ pub fn run_sanitize_child(args: &SanitizeChildArgs) -> Result<bool> {
         gpu.module(*family)?;
     }
     let plan = SweepPlan::sanitizer(primitive, &args.sizes, args.seed, &args.variants);
-    let results = run_gpu_cases(&gpu, &plan, 0, true)?;
+    let (results, _) = runner::run_gpu_cases(&gpu, &plan, runner::RunOptions::markers())?;
     let failed = results.iter().filter(|r| matches!(r.verdict, Verdict::Fail(_))).count();
     println!("@@primlab done {} cases, {failed} failed", results.len());
     Ok(failed == 0)

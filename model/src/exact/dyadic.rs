@@ -20,6 +20,11 @@ impl Dyadic {
         Dyadic::default()
     }
 
+    /// The value `scaled · 2^-1074`.
+    pub(crate) fn from_scaled(scaled: Integer) -> Dyadic {
+        Dyadic { scaled }
+    }
+
     /// The exact value of a finite `x`; `None` for NaN/±inf.
     pub fn from_f64(x: f64) -> Option<Dyadic> {
         if !x.is_finite() {

@@ -6,6 +6,7 @@ use rug::Float;
 use serde::Serialize;
 
 use super::dyadic::Dyadic;
+use super::fixed_point::FixedSum;
 use crate::ModelError;
 
 /// The exact sum of a float input and what a checker needs beside it.
@@ -24,15 +25,18 @@ pub struct ExactSum {
     pub condition: f64,
 }
 
+/// The exact Σx and Σ|x| (fixed point: no allocation per term).
 fn accumulate(primitive: &'static str, values: impl Iterator<Item = f64>) -> Result<(Dyadic, Dyadic), ModelError> {
-    let mut sum = Dyadic::zero();
-    let mut sum_abs = Dyadic::zero();
+    let mut sum = FixedSum::new();
+    let mut sum_abs = FixedSum::new();
     for (index, x) in values.enumerate() {
-        let exact = Dyadic::from_f64(x).ok_or(ModelError::NonFinite { primitive, index, value: x })?;
-        sum.add(&exact);
-        sum_abs.add(&exact.abs());
+        if !x.is_finite() {
+            return Err(ModelError::NonFinite { primitive, index, value: x });
+        }
+        sum.add(x);
+        sum_abs.add(x.abs());
     }
-    Ok((sum, sum_abs))
+    Ok((sum.to_dyadic(), sum_abs.to_dyadic()))
 }
 
 fn condition_of(sum: &Dyadic, sum_abs: &Dyadic) -> f64 {

@@ -2,19 +2,14 @@
 
 use half::bf16;
 
+use super::pieces::{affine_map_pieces, uniform_f32_pieces};
 use super::rng::Rng;
 use crate::operator::AffineMap;
 
-/// `n` f32 values uniform in `[-1, 1)` (a 53-bit draw rounded to f32).
+/// `n` f32 values uniform in `[-1, 1)` (a 53-bit draw rounded to f32); never all zeros
+/// (element 0 becomes 0.5). The pieces of [`uniform_f32_pieces`] collected.
 pub fn uniform_f32(n: usize, seed: u64) -> Vec<f32> {
-    let mut rng = Rng::new(seed);
-    let mut v: Vec<f32> = (0..n).map(|_| rng.signed_unit_f64() as f32).collect();
-    if let Some(first) = v.first().copied() {
-        if first == 0.0 && v.iter().all(|&x| x == 0.0) {
-            v[0] = 0.5;
-        }
-    }
-    v
+    uniform_f32_pieces(n, seed).collect_all()
 }
 
 /// `n` f64 values uniform in `[-1, 1)`.
@@ -37,8 +32,7 @@ pub fn uniform_bf16(n: usize, seed: u64) -> Vec<bf16> {
 /// `n` affine maps with `a` odd (so compositions never collapse to the constant map) and `b`
 /// uniform over u64.
 pub fn affine_maps(n: usize, seed: u64) -> Vec<AffineMap> {
-    let mut rng = Rng::new(seed);
-    (0..n).map(|_| AffineMap { a: rng.next_u64() | 1, b: rng.next_u64() }).collect()
+    affine_map_pieces(n, seed).collect_all()
 }
 
 /// Offsets for segmenting an `n`-item input: starts at 0, ends at `n`, non-decreasing, about

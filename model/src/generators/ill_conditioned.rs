@@ -128,14 +128,13 @@ fn gen_sum(
         let e = top - (top - bottom) * (j + 1) as f64 / second_half as f64;
         let target = rng.signed_unit_f64() * 2f64.powi(e.round() as i32);
         let mut x = format.round(target - format.round_exact(&sum));
-        let mut next = sum.clone();
-        next.add(&exact(x));
-        if next.is_zero() {
+        sum.add(&exact(x));
+        if sum.is_zero() {
+            // Take x back (the sum is exactly -x) and move it one ulp.
+            sum.add(&exact(-x));
             x = format.next_up(x);
-            next = sum.clone();
-            next.add(&exact(x));
+            sum.add(&exact(x));
         }
-        sum = next;
         values.push(x);
     }
     rng.shuffle(&mut values);

@@ -1,57 +1,15 @@
 //! Integer input families.
 
 use super::family::DataFamily;
-use super::rng::Rng;
+use super::pieces::int_pieces;
 use crate::ModelError;
 
-fn full_range(rng: &mut Rng, n: usize) -> Vec<i32> {
-    let mut v: Vec<i32> = (0..n).map(|_| rng.next_u64() as i32).collect();
-    if n >= 2 {
-        let i = rng.index(n);
-        let mut j = rng.index(n - 1);
-        if j >= i {
-            j += 1;
-        }
-        v[i] = i32::MIN;
-        v[j] = i32::MAX;
-    } else if n == 1 {
-        v[0] = if rng.next_u64() & 1 == 0 { i32::MIN } else { i32::MAX };
-    }
-    v
-}
-
 /// `n` integers of an integer `family` from `seed` (see [`DataFamily`] for each distribution).
-/// Never all zeros: if a draw is all zeros, element 0 becomes 1.
+/// Never all zeros: if a draw is all zeros, element 0 becomes 1. These are the pieces of
+/// [`int_pieces`] collected.
 /// Error: `BadGenerator` for a non-integer family.
 pub fn ints(family: DataFamily, n: usize, seed: u64) -> Result<Vec<i32>, ModelError> {
-    let mut rng = Rng::new(seed);
-    let mut v: Vec<i32> = match family {
-        DataFamily::SmallInts => (0..n).map(|_| rng.range_i64(-9, 9) as i32).collect(),
-        DataFamily::FullRangeI32 => full_range(&mut rng, n),
-        DataFamily::Sorted => {
-            let mut v = full_range(&mut rng, n);
-            v.sort_unstable();
-            v
-        }
-        DataFamily::Reversed => {
-            let mut v = full_range(&mut rng, n);
-            v.sort_unstable_by(|a, b| b.cmp(a));
-            v
-        }
-        DataFamily::ManyTies => (0..n).map(|_| rng.range_i64(-2, 2) as i32).collect(),
-        other => {
-            return Err(ModelError::BadGenerator {
-                generator: "ints",
-                detail: format!("{} is not an integer family", other.name()),
-            })
-        }
-    };
-    if let Some(first) = v.first().copied() {
-        if first == 0 && v.iter().all(|&x| x == 0) {
-            v[0] = 1;
-        }
-    }
-    Ok(v)
+    Ok(int_pieces(family, n, seed)?.collect_all())
 }
 
 #[cfg(test)]

@@ -7,6 +7,7 @@ mod family;
 mod floats;
 mod ill_conditioned;
 mod ints;
+mod pieces;
 mod rng;
 mod softmax_rows;
 
@@ -17,5 +18,6 @@ pub use ill_conditioned::{
     F64_TOP_EXPONENT,
 };
 pub use ints::ints;
+pub use pieces::{affine_map_pieces, compaction_flag_pieces, int_pieces, uniform_f32_pieces, Pieces, PIECE};
 pub use rng::{splitmix64, Rng};
 pub use softmax_rows::softmax_rows;

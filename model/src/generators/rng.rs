@@ -38,17 +38,22 @@ impl Rng {
     }
 
     /// Uniform in `0..bound` without bias (Lemire's multiply-and-reject); 0 when `bound == 0`.
+    /// A draw is rejected when the low half of the product is below
+    /// `threshold = 2^64 mod bound`; as `threshold < bound`, no draw whose low half is at
+    /// least `bound` can be rejected, so the division is done only for the rare draws below
+    /// `bound` (Lemire 2019, "nearly divisionless"): the same values, the same draws.
     pub fn below(&mut self, bound: u64) -> u64 {
         if bound == 0 {
             return 0;
         }
-        let threshold = bound.wrapping_neg() % bound;
-        loop {
-            let m = u128::from(self.next_u64()) * u128::from(bound);
-            if (m as u64) >= threshold {
-                return (m >> 64) as u64;
+        let mut m = u128::from(self.next_u64()) * u128::from(bound);
+        if (m as u64) < bound {
+            let threshold = bound.wrapping_neg() % bound;
+            while (m as u64) < threshold {
+                m = u128::from(self.next_u64()) * u128::from(bound);
             }
         }
+        (m >> 64) as u64
     }
 
     /// Uniform index in `0..n` (0 when `n == 0`).
@@ -122,6 +127,27 @@ mod tests {
     }
 
     const PINNED_SEED0: [u64; 3] = [11091344671253066420, 13793997310169335082, 1900383378846508768];
+
+    /// The divisionless path gives the values of the plain multiply-and-reject.
+    #[test]
+    fn below_is_the_plain_rejection_method() {
+        let plain = |rng: &mut Rng, bound: u64| {
+            let threshold = bound.wrapping_neg() % bound;
+            loop {
+                let m = u128::from(rng.next_u64()) * u128::from(bound);
+                if (m as u64) >= threshold {
+                    return (m >> 64) as u64;
+                }
+            }
+        };
+        for bound in [1u64, 2, 3, 4, 19, 1000, (1 << 63) + 1, u64::MAX - 1, u64::MAX] {
+            let (mut a, mut b) = (Rng::new(bound), Rng::new(bound));
+            for _ in 0..2000 {
+                assert_eq!(a.below(bound), plain(&mut b, bound), "bound {bound}");
+            }
+            assert_eq!(a, b, "the same draws consumed");
+        }
+    }
 
     #[test]
     fn ranges() {

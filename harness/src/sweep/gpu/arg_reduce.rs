@@ -2,13 +2,15 @@
 //! every variant, ties (lowest index wins), and the contract errors (empty
 //! input; NaN or ±inf naming the first offending index).
 
-use super::{case_seed, contract_case, gpu_error, id, int_families, sized_id, GpuCase, Inputs};
+use super::pieces::{pieced, Part};
+use super::{case_seed, contract_case, gpu_error, id, int_families, sized_id, GpuCase, Inputs, Keep, Pieced};
 use crate::sweep::case::Verdict;
 use crate::sweep::compare;
 use crate::sweep::digest::Fingerprint;
 use crate::sweep::SweepPlan;
 use kernels::{ArgReduceVariant, ArgRowsVariant, Extremum, GpuError};
-use model::generators::{ints, uniform_f32, DataFamily};
+use model::generators::{int_pieces, ints, uniform_f32, uniform_f32_pieces, DataFamily};
+use model::pieces::{ArgsF32, ArgsI32};
 
 /// A named float input generator.
 pub(crate) type FloatFamily = (&'static str, fn(usize, u64) -> Vec<f32>);
@@ -20,6 +22,8 @@ pub(crate) fn whole_sizes(plan: &SweepPlan) -> impl Iterator<Item = usize> + '_ 
 
 /// The f32 families of the whole-array cases at `n`, in order; family `f`'s
 /// seed is `case_seed(plan.seed, "arg_reduce.f32", n, f)`.
+/// From 2^24 on, the one family is `uniform_float`, made a piece at a time
+/// (`uniform_f32_pieces`, which collected is `uniform_f32`).
 pub(crate) fn float_families(plan: &SweepPlan, n: usize) -> &'static [FloatFamily] {
     if plan.one_family {
         &[("many_ties_f32", tied_floats)]
@@ -77,10 +81,57 @@ impl<T: Copy> WholeCase<T> {
     }
 }
 
-fn whole_case<T: model::scalar::Scalar + Copy>(data: Vec<T>) -> Result<WholeCase<T>, String> {
-    let max = expected(Extremum::Max, &data).map_err(|e| e.to_string())?;
-    let min = expected(Extremum::Min, &data).map_err(|e| e.to_string())?;
-    Ok(WholeCase { data, max, min })
+/// The (max, min) (value, index) pairs of pieces, folded by the model.
+type ArgFold<'a, T> = (&'a mut dyn FnMut(&[T]) -> Result<(), model::ModelError>, ArgFinish<'a, T>);
+type ArgFinish<'a, T> = &'a dyn Fn() -> Result<model::pieces::Extremes<T>, model::ModelError>;
+
+/// A whole-array input of `n` values from `pieces`, digested and reduced
+/// to its (value, index) under both extrema by `fold` as it is made.
+fn whole_pieced<T>(
+    pieces: impl Iterator<Item = Vec<T>>,
+    n: usize,
+    keep: Keep,
+    fold: ArgFold<'_, T>,
+    pair_digest: fn(&[(T, usize)]) -> String,
+) -> Result<Pieced<WholeCase<T>>, String>
+where
+    T: model::digest::DigestElement,
+{
+    let mut input = Part::<T>::new(keep, n);
+    for piece in pieces {
+        (fold.0)(&piece).map_err(|e| e.to_string())?;
+        input.push(&piece);
+    }
+    let (max, min) = (fold.1)().map_err(|e| e.to_string())?;
+    let (digest, data) = input.finish()?;
+    let answers =
+        vec![(extremum_name(Extremum::Max), pair_digest(&[max])), (extremum_name(Extremum::Min), pair_digest(&[min]))];
+    Ok(pieced(digest, answers, || Some(WholeCase { data: data?, max, min })))
+}
+
+/// [`whole_pieced`] of int32 pieces.
+fn int_whole(pieces: impl Iterator<Item = Vec<i32>>, n: usize, keep: Keep) -> Result<Pieced<WholeCase<i32>>, String> {
+    let args = std::cell::RefCell::new(ArgsI32::default());
+    let mut fold = |x: &[i32]| args.borrow_mut().piece(x);
+    whole_pieced(pieces, n, keep, (&mut fold, &|| args.borrow().finish()), pair_digest_i32)
+}
+
+/// [`whole_pieced`] of f32 pieces.
+fn float_whole(pieces: impl Iterator<Item = Vec<f32>>, n: usize, keep: Keep) -> Result<Pieced<WholeCase<f32>>, String> {
+    let args = std::cell::RefCell::new(ArgsF32::default());
+    let mut fold = |x: &[f32]| args.borrow_mut().piece(x);
+    whole_pieced(pieces, n, keep, (&mut fold, &|| args.borrow().finish()), pair_digest_f32)
+}
+
+/// The f32 values of `family` at (n, seed) a piece at a time: the large
+/// sizes' one family ([`float_families`]) from its piece generator, the
+/// small sizes' families whole, as one piece.
+fn float_pieces(family: &FloatFamily, n: usize, seed: u64) -> Box<dyn Iterator<Item = Vec<f32>> + Send> {
+    if n >= 1 << 24 && family.0 == "uniform_float" {
+        Box::new(uniform_f32_pieces(n, seed))
+    } else {
+        Box::new(std::iter::once((family.1)(n, seed)).filter(|v| !v.is_empty()))
+    }
 }
 
 fn whole<T>(gpu: &kernels::Gpu, variant: ArgReduceVariant, e: Extremum, case: &WholeCase<T>) -> Verdict
@@ -162,11 +213,9 @@ pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
     for n in whole_sizes(plan) {
         for (f, family) in int_families(plan, n).into_iter().enumerate() {
             let seed = case_seed(plan.seed, "arg_reduce", n, f);
-            let input = int_inputs.input(
-                format!("{n}/{}/{seed}", family.name()),
-                move || whole_case(ints(family, n, seed).map_err(|e| e.to_string())?),
-                |c| Fingerprint::new().i32s(&c.data).finish(),
-            );
+            let input = int_inputs.pieced(format!("{n}/{}/{seed}", family.name()), move |keep| {
+                int_whole(int_pieces(family, n, seed).map_err(|e| e.to_string())?, n, keep)
+            });
             for variant in ArgReduceVariant::ALL {
                 for e in extrema {
                     let case_id = sized_id(
@@ -185,14 +234,12 @@ pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
                 }
             }
         }
-        for (f, (family, make)) in float_families(plan, n).iter().enumerate() {
+        for (f, generator) in float_families(plan, n).iter().enumerate() {
             let seed = case_seed(plan.seed, "arg_reduce.f32", n, f);
-            let make = *make;
-            let input = float_inputs.input(
-                format!("{n}/{family}/{seed}"),
-                move || whole_case(make(n, seed)),
-                |c| Fingerprint::new().f32s(&c.data).finish(),
-            );
+            let (family, generator) = (generator.0, *generator);
+            let input = float_inputs.pieced(format!("{n}/{family}/{seed}"), move |keep| {
+                float_whole(float_pieces(&generator, n, seed), n, keep)
+            });
             for variant in ArgReduceVariant::ALL {
                 for e in extrema {
                     let case_id =

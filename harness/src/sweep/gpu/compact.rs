@@ -2,13 +2,15 @@
 //! every variant; the whole poisoned output buffer is downloaded so that a
 //! rejected item that writes anything past the kept count is caught.
 
-use super::{gpu_error, int_family_inputs, sized_id, GpuCase, Inputs};
+use super::pieces::{pieced, Part, UnsizedPart};
+use super::{gpu_error, int_family_inputs, sized_id, GpuCase, Inputs, Keep, Pieced};
 use crate::sweep::case::Verdict;
 use crate::sweep::compare;
 use crate::sweep::digest::Fingerprint;
 use crate::sweep::SweepPlan;
 use kernels::{CompactVariant, Selector, SelectorKind, POISON_BYTE};
-use model::generators::{ints, Rng};
+use model::generators::{compaction_flag_pieces, int_pieces, DataFamily};
+use model::pieces::compact_piece;
 
 /// The int32 value of a poisoned element.
 const POISON_I32: i32 = i32::from_ne_bytes([POISON_BYTE; 4]);
@@ -23,28 +25,41 @@ pub(crate) struct CompactCase {
 }
 
 /// The input of one (family, size, seed) with its flags and the model's kept items.
-pub(crate) fn make(family: model::generators::DataFamily, n: usize, seed: u64) -> Result<CompactCase, String> {
-    let input = ints(family, n, seed).map_err(|e| e.to_string())?;
-    let mut rng = Rng::new(seed ^ 0x0f1a_6500);
-    let flags: Vec<u8> = (0..n)
-        .map(|_| match rng.below(4) {
-            0 | 1 => 0,
-            2 => 1,
-            _ => [7u8, 255][rng.below(2) as usize],
-        })
-        .collect();
-    let binary: Vec<u8> = flags.iter().map(|&f| u8::from(f != 0)).collect();
-    let kept_positive = model::compact::compact_positive(&input).output;
-    let kept_flagged = model::compact::compact_flags(&input, &binary).map_err(|e| e.to_string())?.output;
-    Ok(CompactCase { input, flags, kept_positive, kept_flagged })
+pub(crate) fn make(family: DataFamily, n: usize, seed: u64) -> Result<CompactCase, String> {
+    pieced_case(family, n, seed, Keep::Data)?.data.ok_or_else(|| "no data kept".to_string())
+}
+
+/// [`make`] a piece at a time, in one pass: the input's digest is the
+/// digest of its two parts' digests (the values, then the flags, each fed
+/// as its pieces come), and the kept items, whose counts are known only at
+/// the end, are unsized parts.
+fn pieced_case(family: DataFamily, n: usize, seed: u64, keep: Keep) -> Result<Pieced<CompactCase>, String> {
+    let (mut input, mut flags) = (Part::<i32>::new(keep, n), Part::<u8>::new(keep, n));
+    let (mut positive, mut flagged) = (UnsizedPart::<i32>::new(keep), UnsizedPart::<i32>::new(keep));
+    let ints = int_pieces(family, n, seed).map_err(|e| e.to_string())?;
+    for (piece, piece_flags) in ints.zip(compaction_flag_pieces(n, seed)) {
+        let kept = compact_piece(&piece, &piece_flags).map_err(|e| e.to_string())?;
+        positive.push(&kept.0);
+        flagged.push(&kept.1);
+        input.push(&piece);
+        flags.push(&piece_flags);
+    }
+    let (values_digest, input) = input.finish()?;
+    let (flags_digest, flags) = flags.finish()?;
+    let digest = Fingerprint::new().text("values, flags").text(&values_digest).text(&flags_digest).finish();
+    let (positive_digest, kept_positive) = positive.finish();
+    let (flagged_digest, kept_flagged) = flagged.finish();
+    let answers = vec![(SelectorKind::Positive.name(), positive_digest), (SelectorKind::Flags.name(), flagged_digest)];
+    Ok(pieced(digest, answers, || {
+        Some(CompactCase { input: input?, flags: flags?, kept_positive: kept_positive?, kept_flagged: kept_flagged? })
+    }))
 }
 
 /// Appends every compaction case of `plan`.
 pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
     let inputs: Inputs<CompactCase> = Inputs::default();
     for &n in &plan.sizes {
-        let digest = |c: &CompactCase| Fingerprint::new().i32s(&c.input).bytes(&c.flags).finish();
-        for (family_name, seed, input) in int_family_inputs(plan, "compact", n, &inputs, make, digest) {
+        for (family_name, seed, input) in int_family_inputs(plan, "compact", n, &inputs, pieced_case) {
             for variant in CompactVariant::ALL {
                 for selector in [SelectorKind::Positive, SelectorKind::Flags] {
                     let case_id =

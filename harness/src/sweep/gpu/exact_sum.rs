@@ -12,14 +12,15 @@
 //! same-sign large values that carry through the limbs; and a determinism
 //! case: several forced launch configurations and 1,000 runs of one input.
 
-use super::{case_seed, gpu_error, id, sized_id, GpuCase, Inputs};
+use super::pieces::{pieced, Part};
+use super::{case_seed, gpu_error, id, sized_id, GpuCase, Inputs, Keep, Pieced};
 use crate::sweep::case::Verdict;
 use crate::sweep::digest::Fingerprint;
 use crate::sweep::SweepPlan;
 use half::bf16;
 use kernels::{ExactSumGrid, ExactSumPlan, ExactSumVariant, FloatElement};
 use model::exact::{correctly_rounded_sum_f32, BinnedAccumulator};
-use model::generators::{ill_conditioned_f32, uniform_bf16, uniform_f32, Rng};
+use model::generators::{ill_conditioned_f32, uniform_bf16, uniform_f32, uniform_f32_pieces, Rng};
 use rayon::prelude::*;
 
 /// Largest n whose expectation is also computed by rug and compared.
@@ -40,6 +41,11 @@ struct SumCase<T> {
 
 /// The binned-limb sum of `x`, over parallel chunks merged exactly.
 fn binned_sum(x: &[f32]) -> f32 {
+    binned_accumulator(x).round()
+}
+
+/// The binned accumulator of `x`, over parallel chunks merged exactly.
+fn binned_accumulator(x: &[f32]) -> BinnedAccumulator {
     x.par_chunks(1 << 16)
         .map(|chunk| {
             let mut acc = BinnedAccumulator::new();
@@ -50,13 +56,38 @@ fn binned_sum(x: &[f32]) -> f32 {
             a.merge(&b);
             a
         })
-        .round()
+}
+
+/// The uniform f32 input of (n, seed) and its correctly rounded sum, a
+/// piece at a time (accumulators of disjoint pieces merge exactly).
+fn uniform_pieced(n: usize, seed: u64, keep: Keep) -> Result<Pieced<SumCase<f32>>, String> {
+    let mut input = Part::<f32>::new(keep, n);
+    let mut sum = BinnedAccumulator::new();
+    let mut small = Vec::new();
+    for piece in uniform_f32_pieces(n, seed) {
+        sum.merge(&binned_accumulator(&piece));
+        if n <= RUG_CROSS_CHECK_MAX {
+            small.extend_from_slice(&piece);
+        }
+        input.push(&piece);
+    }
+    let small = (n <= RUG_CROSS_CHECK_MAX).then_some(small.as_slice());
+    let case = SumCase { x: vec![], expected: cross_checked(sum.round(), small) };
+    let (digest, x) = input.finish()?;
+    let answer = expected_digest(&case);
+    Ok(pieced(digest, vec![(ExactSumVariant::CorrectlyRounded.name(), answer)], || Some(SumCase { x: x?, ..case })))
 }
 
 /// The expected sum of `wide`, cross-checked against rug for small inputs.
 pub(crate) fn expected_of(wide: &[f32]) -> Result<f32, String> {
-    let binned = binned_sum(wide);
-    if wide.len() <= RUG_CROSS_CHECK_MAX {
+    cross_checked(binned_sum(wide), (wide.len() <= RUG_CROSS_CHECK_MAX).then_some(wide))
+}
+
+/// `binned`, the binned model's sum of an input, cross-checked against rug
+/// on `small`, the input itself when it is small enough (`None` past
+/// [`RUG_CROSS_CHECK_MAX`]: the rug sum of every input is too slow).
+fn cross_checked(binned: f32, small: Option<&[f32]>) -> Result<f32, String> {
+    if let Some(wide) = small {
         let rug = correctly_rounded_sum_f32(wide);
         if rug.to_bits() != binned.to_bits() {
             return Err(format!(
@@ -185,8 +216,7 @@ pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
     let digest_f32 = |c: &SumCase<f32>| Fingerprint::new().f32s(&c.x).finish();
     for &n in &plan.sizes {
         let seed = case_seed(plan.seed, "exact_sum", n, 0);
-        let uniform =
-            f32_inputs.input(format!("{n}/f32/{seed}"), move || Ok(f32_case(uniform_f32(n, seed))), digest_f32);
+        let uniform = f32_inputs.pieced(format!("{n}/f32/{seed}"), move |keep| uniform_pieced(n, seed, keep));
         let case_id = sized_id("exact_sum", format!("{variant}.f32"), n, "uniform_float", seed);
         out.push(
             uniform

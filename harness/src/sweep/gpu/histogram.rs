@@ -2,14 +2,15 @@
 //! variant, uniform and skewed (all samples in one bin) data, 1 to 4096
 //! bins, ranges narrower than the data (out-of-range samples not counted).
 
-use super::{case_seed, gpu_error, sized_id, GpuCase, Inputs};
+use super::pieces::{pieced, Part};
+use super::{case_seed, gpu_error, sized_id, GpuCase, Inputs, Keep, Pieced};
 use crate::sweep::case::Verdict;
 use crate::sweep::compare;
 use crate::sweep::digest::Fingerprint;
 use crate::sweep::SweepPlan;
 use kernels::{HistogramSpec, HistogramVariant};
-use model::generators::{ints, uniform_f32, DataFamily};
-use model::histogram::histogram_even;
+use model::generators::{int_pieces, ints, uniform_f32_pieces, DataFamily, PIECE};
+use model::pieces::{histogram_piece_f32, histogram_piece_i32};
 
 /// (name, family, bins, lower, upper) of an int32 shape.
 pub(crate) type IntShape = (&'static str, DataFamily, usize, i32, i32);
@@ -31,6 +32,52 @@ pub(crate) fn int_input(shape: &str, family: DataFamily, n: usize, seed: u64) ->
         return Ok(vec![3; n]);
     }
     ints(family, n, seed).map_err(|e| e.to_string())
+}
+
+/// The int32 samples of `shape`, a piece at a time.
+fn int_sample_pieces(
+    shape: &str,
+    family: DataFamily,
+    n: usize,
+    seed: u64,
+) -> Result<Box<dyn Iterator<Item = Vec<i32>> + Send>, String> {
+    if shape == "skewed" {
+        let mut left = n;
+        return Ok(Box::new(std::iter::from_fn(move || {
+            let k = PIECE.min(left);
+            left -= k;
+            (k > 0).then(|| vec![3; k])
+        })));
+    }
+    Ok(Box::new(int_pieces(family, n, seed).map_err(|e| e.to_string())?))
+}
+
+/// Adds the counts of one piece of samples to the counts so far (the model's).
+type CountPiece<T> = fn(&[T], &HistogramSpec<T>, &mut [u64]) -> Result<(), model::ModelError>;
+
+/// Samples from `pieces` and their counts under `spec` (added up piece by
+/// piece by `count`: counts of disjoint pieces add up to the whole's),
+/// digested as they are made.
+fn histogram_pieced<T>(
+    pieces: impl Iterator<Item = Vec<T>>,
+    n: usize,
+    (spec, spec_text): (&HistogramSpec<T>, &str),
+    count: CountPiece<T>,
+    keep: Keep,
+) -> Result<Pieced<HistogramCase<T>>, String>
+where
+    T: model::digest::DigestElement,
+{
+    let mut samples = Part::<T>::new(keep, n);
+    let mut counts = vec![0u64; spec.bins as usize];
+    for piece in pieces {
+        count(&piece, spec, &mut counts).map_err(|e| e.to_string())?;
+        samples.push(&piece);
+    }
+    let (fingerprint, samples) = samples.end()?;
+    let digest = fingerprint.text(spec_text).finish();
+    let counts_digest = Fingerprint::new().u64s(counts.iter().copied()).finish();
+    Ok(pieced(digest, vec![("counts", counts_digest)], || Some(HistogramCase { samples: samples?, counts })))
 }
 
 fn check(expected: &[u64], got: &[u32]) -> Verdict {
@@ -78,21 +125,17 @@ pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
     for &n in &plan.sizes {
         for (s, &(shape, family, bins, lower, upper)) in int_shapes(plan, n).iter().enumerate() {
             let seed = case_seed(plan.seed, "histogram", n, s);
-            let input = int_inputs.input(
-                format!("{n}/{shape}/{seed}"),
-                move || {
-                    let samples = int_input(shape, family, n, seed)?;
-                    let spec = HistogramSpec { bins: bins as u32, lower, upper };
-                    let counts = histogram_even(&samples, &spec).map_err(|e| e.to_string())?;
-                    Ok(HistogramCase { samples, counts })
-                },
-                move |c| {
-                    Fingerprint::new()
-                        .i32s(&c.samples)
-                        .text(&format!("bins={bins} lower={lower} upper={upper}"))
-                        .finish()
-                },
-            );
+            let input = int_inputs.pieced(format!("{n}/{shape}/{seed}"), move |keep| {
+                let spec = HistogramSpec { bins: bins as u32, lower, upper };
+                let text = format!("bins={bins} lower={lower} upper={upper}");
+                histogram_pieced(
+                    int_sample_pieces(shape, family, n, seed)?,
+                    n,
+                    (&spec, &text),
+                    histogram_piece_i32,
+                    keep,
+                )
+            });
             for variant in HistogramVariant::ALL {
                 let case_id = sized_id("histogram", format!("{}.i32.{shape}", variant.name()), n, &family.name(), seed);
                 out.push(input.case(case_id, "counts", counts_digest, move |gpu, c| {
@@ -108,15 +151,10 @@ pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
             continue;
         }
         let seed = case_seed(plan.seed, "histogram.f32", n, 0);
-        let input = float_inputs.input(
-            format!("{n}/f32/{seed}"),
-            move || {
-                let samples = uniform_f32(n, seed);
-                let counts = histogram_even(&samples, &F32_SPEC).map_err(|e| e.to_string())?;
-                Ok(HistogramCase { samples, counts })
-            },
-            |c| Fingerprint::new().f32s(&c.samples).text("bins=100 lower=-0.5 upper=0.5").finish(),
-        );
+        let input = float_inputs.pieced(format!("{n}/f32/{seed}"), move |keep| {
+            let spec = (&F32_SPEC, "bins=100 lower=-0.5 upper=0.5");
+            histogram_pieced(uniform_f32_pieces(n, seed), n, spec, histogram_piece_f32, keep)
+        });
         for variant in HistogramVariant::ALL {
             let case_id = sized_id(
                 "histogram",

@@ -9,28 +9,89 @@ pub mod exact_sum;
 pub mod float_reduce;
 pub mod histogram;
 mod memo;
+pub mod pieces;
 pub mod reduce;
 pub mod scan;
 pub mod segmented_reduce;
 pub mod softmax;
 
-pub use memo::{Input, Inputs};
+pub use memo::{groups, FixedInput, Input, InputSource, Inputs, Keep, Pieced, PreparedInput, INPUT_PART};
 
 use super::case::{CaseId, Verdict};
 use super::digest::CaseDigest;
 use super::SweepPlan;
 use crate::registry::Primitive;
+use kernels::AffineMap;
 use model::generators::DataFamily;
 
-/// One GPU check: its id, its reference (CPU) and the closure that runs it.
+/// One GPU check: its id, the input it reads, its reference (CPU) and the
+/// closure that runs it. Cases are run and digested on a [`PreparedInput`]
+/// (its [`GpuCase::prepare`]): consecutive cases of one input share it.
 pub struct GpuCase {
     /// What it checks.
     pub id: CaseId,
-    /// Generates the input and the model's expectation (no GPU) and returns
-    /// their digests; an error is the generator's or the model's.
-    pub reference: Box<dyn Fn() -> Result<CaseDigest, String> + Send + Sync>,
-    /// Generates the input, runs the kernel on poisoned outputs, compares with the model.
-    pub run: Box<dyn Fn(&kernels::Gpu) -> Verdict + Send + Sync>,
+    input: std::sync::Arc<dyn InputSource>,
+    /// The name of the model's answer it is compared with (cases of one
+    /// input with the same part share the answer and its digest).
+    expected_part: String,
+    /// The digests of the input and of the model's expectation (no GPU); an
+    /// error is the generator's or the model's.
+    reference: ReferenceFn,
+    /// Runs the kernel on poisoned outputs and compares with the model.
+    run: RunFn,
+}
+
+/// A case's reference on its prepared input.
+type ReferenceFn = Box<dyn Fn(&PreparedInput) -> Result<CaseDigest, String> + Send + Sync>;
+/// A case's run on a GPU with its prepared input.
+type RunFn = Box<dyn Fn(&kernels::Gpu, &PreparedInput) -> Verdict + Send + Sync>;
+
+impl GpuCase {
+    /// The key of the input it reads (equal keys: one input).
+    pub fn input_key(&self) -> &str {
+        self.input.key()
+    }
+
+    /// Generates its input.
+    pub fn prepare(&self) -> PreparedInput {
+        self.input.prepare()
+    }
+
+    /// The digests of its input and of the model's answer, on `input` (this
+    /// case's [`GpuCase::prepare`], or a case's of the same input key).
+    pub fn reference(&self, input: &PreparedInput) -> Result<CaseDigest, String> {
+        (self.reference)(input)
+    }
+
+    /// Runs it on `gpu` with `input` (as for [`GpuCase::reference`]).
+    pub fn run(&self, gpu: &kernels::Gpu, input: &PreparedInput) -> Verdict {
+        (self.run)(gpu, input)
+    }
+
+    /// Its reference from the digests of a pieced input
+    /// ([`InputSource::digests_only`]).
+    pub fn reference_from(&self, digests: &std::collections::BTreeMap<String, String>) -> Result<CaseDigest, String> {
+        let part = |name: &str| {
+            digests.get(name).cloned().ok_or_else(|| format!("no digest of part '{name}' (a catalogue bug)"))
+        };
+        Ok(CaseDigest { input_digest: part(INPUT_PART)?, expected_digest: part(&self.expected_part)? })
+    }
+
+    /// Whether its input is made a piece at a time ([`GpuCase::digests_only`] gives its digests).
+    pub fn pieced(&self) -> bool {
+        self.input.pieced()
+    }
+
+    /// The digests of its input in pieces, if it is made so.
+    pub fn digests_only(&self) -> Option<Result<std::collections::BTreeMap<String, String>, String>> {
+        self.input.digests_only()
+    }
+
+    /// Its reference on an input prepared for it alone.
+    #[cfg(test)]
+    pub fn standalone_reference(&self) -> Result<CaseDigest, String> {
+        self.reference(&self.prepare())
+    }
 }
 
 /// Every case `plan` selects, in a fixed order (by primitive, then size and
@@ -44,6 +105,36 @@ pub fn catalogue(plan: &SweepPlan) -> Vec<GpuCase> {
     }
     cases.retain(|c| plan.wants_variant(&c.id.variant));
     cases
+}
+
+/// The reference of every case, in order, each input prepared once (as the
+/// sweep's runs compute them).
+#[cfg(test)]
+pub fn references(cases: &[GpuCase]) -> Vec<Result<CaseDigest, String>> {
+    let mut out = Vec::with_capacity(cases.len());
+    for range in groups(cases) {
+        let input = cases[range.start].prepare();
+        out.extend(cases[range].iter().map(|case| case.reference(&input)));
+    }
+    out
+}
+
+/// The references of every case, in order, holding as little as the
+/// receipt gate can: an input made a piece at a time gives its digests from
+/// its pieces without keeping them, any other is prepared once for its cases.
+pub fn digest_references(cases: &[GpuCase]) -> Vec<Result<CaseDigest, String>> {
+    let mut out = Vec::with_capacity(cases.len());
+    for range in groups(cases) {
+        match cases[range.start].digests_only() {
+            Some(Ok(digests)) => out.extend(cases[range].iter().map(|case| case.reference_from(&digests))),
+            Some(Err(e)) => out.extend(cases[range].iter().map(|_| Err(e.clone()))),
+            None => {
+                let input = cases[range.start].prepare();
+                out.extend(cases[range].iter().map(|case| case.reference(&input)));
+            }
+        }
+    }
+    out
 }
 
 /// The seed of one (primitive, size, family) input: every variant of a
@@ -72,22 +163,21 @@ pub fn int_families(plan: &SweepPlan, size: usize) -> Vec<DataFamily> {
 }
 
 /// The inputs of `primitive` at size `n`, one per member of [`int_families`], each with its
-/// family's name and its seed ([`case_seed`] by the family's position): made by
-/// `make(family, n, seed)`, digested by `digest`, keyed by size, family and seed.
+/// family's name and its seed ([`case_seed`] by the family's position): made a piece at a
+/// time by `make(family, n, seed, keep)`, keyed by size, family and seed.
 pub fn int_family_inputs<P: Send + Sync + 'static>(
     plan: &SweepPlan,
     primitive: &str,
     n: usize,
     inputs: &Inputs<P>,
-    make: fn(DataFamily, usize, u64) -> Result<P, String>,
-    digest: fn(&P) -> String,
+    make: fn(DataFamily, usize, u64, Keep) -> Result<Pieced<P>, String>,
 ) -> Vec<(String, u64, Input<P>)> {
     let families = int_families(plan, n).into_iter().enumerate();
     families
         .map(|(f, family)| {
             let seed = case_seed(plan.seed, primitive, n, f);
             let name = family.name();
-            let input = inputs.input(format!("{n}/{name}/{seed}"), move || make(family, n, seed), digest);
+            let input = inputs.pieced(format!("{n}/{name}/{seed}"), move |keep| make(family, n, seed, keep));
             (name, seed, input)
         })
         .collect()
@@ -105,21 +195,25 @@ pub fn affine_cases_at(plan: &SweepPlan, n: usize) -> bool {
     n <= AFFINE_MAX && !(plan.one_family && n > 1 << 20)
 }
 
-/// The affine-map input of `primitive` (e.g. `"scan.affine"`) at size `n` with its seed, made by
-/// `make(n, seed)` and digested by `digest`; `None` where [`affine_cases_at`] says no.
+/// The affine-map input of `primitive` (e.g. `"scan.affine"`) at size `n` with its seed, made a
+/// piece at a time by `make(n, seed, keep)`; `None` where [`affine_cases_at`] says no.
 pub fn affine_input<P: Send + Sync + 'static>(
     plan: &SweepPlan,
     primitive: &str,
     n: usize,
     inputs: &Inputs<P>,
-    make: fn(usize, u64) -> Result<P, String>,
-    digest: fn(&P) -> String,
+    make: fn(usize, u64, Keep) -> Result<Pieced<P>, String>,
 ) -> Option<(u64, Input<P>)> {
     if !affine_cases_at(plan, n) {
         return None;
     }
     let seed = case_seed(plan.seed, primitive, n, 0);
-    Some((seed, inputs.input(format!("{n}/affine/{seed}"), move || make(n, seed), digest)))
+    Some((seed, inputs.pieced(format!("{n}/affine/{seed}"), move |keep| make(n, seed, keep))))
+}
+
+/// The (a, b) words of affine maps in order: how their digests read them.
+pub fn affine_words(maps: &[AffineMap]) -> Vec<u64> {
+    maps.iter().flat_map(|m| [m.a, m.b]).collect()
 }
 
 /// A case id.
@@ -158,11 +252,13 @@ pub fn contract_case(
     let input_digest = super::digest::Fingerprint::new().text(&input).finish();
     let expected_digest = super::digest::Fingerprint::new().text(&expected).finish();
     GpuCase {
+        input: std::sync::Arc::new(FixedInput::of(&id)),
+        expected_part: String::new(),
         id,
-        reference: Box::new(move || {
+        reference: Box::new(move |_| {
             Ok(CaseDigest { input_digest: input_digest.clone(), expected_digest: expected_digest.clone() })
         }),
-        run: Box::new(run),
+        run: Box::new(move |gpu, _| run(gpu)),
     }
 }
 
@@ -175,9 +271,52 @@ pub(crate) fn assert_unique_ids_and_references(cases: &[GpuCase], wanted: impl F
     keys.sort();
     keys.dedup();
     assert_eq!(keys.len(), cases.len(), "case ids are unique");
-    for case in cases.iter().filter(|c| wanted(c)) {
-        if let Err(e) = (case.reference)() {
-            panic!("{}: {e}", case.id.marker());
+    for range in groups(cases) {
+        let mut prepared = None;
+        for case in cases[range].iter().filter(|c| wanted(c)) {
+            let input = prepared.get_or_insert_with(|| case.prepare());
+            if let Err(e) = case.reference(input) {
+                panic!("{}: {e}", case.id.marker());
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod pieced_tests {
+    use super::*;
+
+    /// The receipt gate's digests (pieced inputs from their pieces, held one
+    /// piece at a time) are the sweep's (every input kept), at sizes on both
+    /// sides of a piece boundary.
+    #[test]
+    fn the_gate_s_digests_are_the_sweep_s() {
+        let piece = model::generators::PIECE;
+        for primitive in [
+            Primitive::Reduce,
+            Primitive::Scan,
+            Primitive::ArgReduce,
+            Primitive::Compact,
+            Primitive::Histogram,
+            Primitive::SegmentedReduce,
+            Primitive::ExactSum,
+        ] {
+            let plan = SweepPlan {
+                seed: 3,
+                sizes: vec![1, 33, piece, piece + 7],
+                quick: false,
+                primitives: vec![primitive],
+                variants: vec![],
+                one_family: false,
+            };
+            let cases = catalogue(&plan);
+            assert!(cases.iter().any(|c| c.pieced()), "{primitive} has pieced inputs");
+            let kept = references(&cases);
+            let digested = digest_references(&cases);
+            for ((case, a), b) in cases.iter().zip(&kept).zip(&digested) {
+                assert_eq!(a, b, "{}", case.id.marker());
+                assert!(a.is_ok(), "{}: {a:?}", case.id.marker());
+            }
         }
     }
 }

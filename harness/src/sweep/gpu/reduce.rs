@@ -1,17 +1,20 @@
 //! GPU cases of the integer reduce (int32 -> int64) and of the affine-map
 //! reduce (the non-commutative operator, proving each schedule keeps order).
 
+use super::pieces::{pieced, Part};
 use super::GpuCase;
 use super::HARDWARE_MODEL_MAX;
-use super::{affine_input, gpu_error, int_family_inputs, model_error, sized_id, Inputs};
+use super::{affine_input, affine_words, gpu_error, int_family_inputs, model_error, sized_id, Inputs, Keep, Pieced};
 use crate::sweep::case::Verdict;
 use crate::sweep::digest::Fingerprint;
 use crate::sweep::SweepPlan;
 use kernels::{AffineMap, ReduceVariant};
-use model::generators::{affine_maps, ints, DataFamily};
+use model::generators::{affine_map_pieces, int_pieces, DataFamily};
 use model::hardware::block_reduce::BlockLayout;
 use model::hardware::multipass_reduce::multipass_reduce;
 use model::operator::{Affine, SumI64};
+use model::pieces::SumI32;
+use model::reduce::PieceReduce;
 
 /// An int32 input and its exact sum.
 pub(crate) struct IntInput {
@@ -21,9 +24,24 @@ pub(crate) struct IntInput {
 
 /// The generated input of one (size, family) with the model's sum of it.
 pub(crate) fn int_input(family: DataFamily, n: usize, seed: u64) -> Result<IntInput, String> {
-    let x = ints(family, n, seed).map_err(|e| e.to_string())?;
-    let sum = model::reduce::reduce_i64(&x).map_err(|e| e.to_string())?;
-    Ok(IntInput { x, sum })
+    int_pieced(family, n, seed, Keep::Data)?.data.ok_or_else(|| "no data kept".to_string())
+}
+
+/// [`int_input`] a piece at a time: the input digested and summed as it is made.
+fn int_pieced(family: DataFamily, n: usize, seed: u64, keep: Keep) -> Result<Pieced<IntInput>, String> {
+    let mut input = Part::<i32>::new(keep, n);
+    let mut sum = SumI32::new(n);
+    for piece in int_pieces(family, n, seed).map_err(|e| e.to_string())? {
+        sum.piece(&piece).map_err(|e| e.to_string())?;
+        input.push(&piece);
+    }
+    let (digest, x) = input.finish()?;
+    let sum = sum.value();
+    Ok(pieced(digest, vec![("sum", sum_digest(sum))], || Some(IntInput { x: x?, sum })))
+}
+
+fn sum_digest(sum: i64) -> String {
+    Fingerprint::new().i64s(&[sum]).finish()
 }
 
 /// Affine maps and their left-to-right composition.
@@ -34,13 +52,24 @@ struct AffineInput {
 
 /// The digest of affine maps (a, b pairs in order).
 pub fn affine_digest(maps: &[AffineMap]) -> String {
-    Fingerprint::new().u64s(maps.iter().flat_map(|m| [m.a, m.b]).collect::<Vec<_>>().into_iter()).finish()
+    Fingerprint::new().u64s(affine_words(maps).into_iter()).finish()
 }
 
-fn affine_case(n: usize, seed: u64) -> Result<AffineInput, String> {
-    let maps = affine_maps(n, seed);
-    let composed = model::reduce::reduce(&Affine, &maps).map_err(|e| e.to_string())?;
-    Ok(AffineInput { x: maps, composed })
+/// The affine maps of (n, seed) and their composition, a piece at a time.
+fn affine_case(n: usize, seed: u64, keep: Keep) -> Result<Pieced<AffineInput>, String> {
+    let mut words = Part::<u64>::new(Keep::DigestsOnly, 2 * n);
+    let mut maps = (keep == Keep::Data).then(|| Vec::with_capacity(n));
+    let mut composed = PieceReduce::new(&Affine);
+    for piece in affine_map_pieces(n, seed) {
+        composed.piece(&piece).map_err(|e| e.to_string())?;
+        words.push(&affine_words(&piece));
+        if let Some(maps) = &mut maps {
+            maps.extend_from_slice(&piece);
+        }
+    }
+    let composed = *composed.value();
+    let (digest, _) = words.finish()?;
+    Ok(pieced(digest, vec![("composed", affine_digest(&[composed]))], || Some(AffineInput { x: maps?, composed })))
 }
 
 /// Appends every reduce case of `plan`.
@@ -48,14 +77,13 @@ pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
     let int_inputs: Inputs<IntInput> = Inputs::default();
     let affine_inputs: Inputs<AffineInput> = Inputs::default();
     for &n in &plan.sizes {
-        let digest = |p: &IntInput| Fingerprint::new().i32s(&p.x).finish();
-        for (family_name, seed, input) in int_family_inputs(plan, "reduce", n, &int_inputs, int_input, digest) {
+        for (family_name, seed, input) in int_family_inputs(plan, "reduce", n, &int_inputs, int_pieced) {
             for variant in ReduceVariant::ALL.into_iter().filter(|v| n <= v.max_len()) {
                 let case_id = sized_id("reduce", format!("{}.i32", variant.name()), n, &family_name, seed);
                 out.push(input.case(
                     case_id,
                     "sum",
-                    |p| Fingerprint::new().i64s(&[p.sum]).finish(),
+                    |p| sum_digest(p.sum),
                     move |gpu, p| {
                         let got = match gpu.reduce_i32(variant, &p.x) {
                             Ok(v) => v,
@@ -79,8 +107,7 @@ pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
             }
         }
         // The non-commutative operator through every schedule.
-        let digest = |p: &AffineInput| affine_digest(&p.x);
-        let Some((seed, input)) = affine_input(plan, "reduce.affine", n, &affine_inputs, affine_case, digest) else {
+        let Some((seed, input)) = affine_input(plan, "reduce.affine", n, &affine_inputs, affine_case) else {
             continue;
         };
         for variant in ReduceVariant::ALL.into_iter().filter(|v| n <= v.max_len()) {

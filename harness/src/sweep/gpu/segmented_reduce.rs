@@ -4,14 +4,16 @@
 //! from many tiny segments to a few huge ones, empty segments included; and
 //! the rejection of bad offsets.
 
-use super::{case_seed, contract_case, gpu_error, id, sized_id, GpuCase, Inputs};
+use super::pieces::{pieced, Part};
+use super::{case_seed, contract_case, gpu_error, id, sized_id, GpuCase, Inputs, Keep, Pieced};
 use crate::sweep::case::Verdict;
 use crate::sweep::compare;
 use crate::sweep::digest::Fingerprint;
 use crate::sweep::float_check::{error_of, order_free_bound};
 use crate::sweep::SweepPlan;
 use kernels::{GpuError, SegmentedVariant};
-use model::generators::{ints, segment_offsets, uniform_f32, DataFamily};
+use model::generators::{int_pieces, segment_offsets, uniform_f32_pieces, DataFamily};
+use model::pieces::{SegmentsF32, SegmentsI32};
 use rayon::prelude::*;
 
 /// The segment lengths cycled by the "lengths" shape: empty, single, and
@@ -48,44 +50,63 @@ fn offsets_for(shape: &str, n: usize, seed: u64) -> Vec<usize> {
     }
 }
 
+/// The operations of the segmented cases (the expected parts' names).
+const OPS: [&str; 4] = ["sum_i32", "max_i32", "sum_f32", "argmax_f32"];
+
+/// One segmented input (offsets, int32 and f32 values) and the model's
+/// answers of every operation, made a piece at a time.
 struct SegmentedCase {
     offsets: Vec<usize>,
     ints: Vec<i32>,
     floats: Vec<f32>,
+    sums: Vec<i64>,
+    maxima: Vec<i64>,
+    argmax: Vec<(f32, u64)>,
 }
 
-/// The model's answer of `op` on `case`, digested: exact int64 sums and
-/// maxima, (exact sum rounded to f64, sum|x| rounded up) per f32 segment,
-/// (value, global index) per argmax segment.
-fn expected_digest(case: &SegmentedCase, op: &str) -> String {
-    let offsets = &case.offsets;
-    let model = |r: Result<Vec<i64>, model::ModelError>| match r {
-        Ok(v) => Fingerprint::new().i64s(&v).finish(),
-        Err(e) => Fingerprint::new().text(&format!("model error: {e}")).finish(),
-    };
-    match op {
-        "sum_i32" => model(model::segmented::segmented_sum(&case.ints, offsets)),
-        "max_i32" => model(model::segmented::segmented_max(&case.ints, offsets)),
-        "sum_f32" => {
-            let exact: Vec<f64> = (0..offsets.len() - 1)
-                .into_par_iter()
-                .flat_map_iter(|s| {
-                    let segment: Vec<f64> = case.floats[offsets[s]..offsets[s + 1]].iter().map(|&x| x as f64).collect();
-                    match model::exact::exact_sum_f64(&segment) {
-                        Ok(e) => [e.rounded_f64, e.sum_abs],
-                        Err(_) => [f64::NAN, f64::NAN],
-                    }
-                })
-                .collect();
-            Fingerprint::new().f64s(&exact).finish()
-        }
-        _ => match model::segmented::segmented_argmax(&case.floats, offsets) {
-            Ok(v) => {
-                Fingerprint::new().f32s(&v.iter().map(|p| p.0).collect::<Vec<_>>()).u64s(v.iter().map(|p| p.1)).finish()
-            }
-            Err(e) => Fingerprint::new().text(&format!("model error: {e}")).finish(),
-        },
+/// The input of `shape` at (n, seed) with the model's answers, digested as it
+/// is made: the offsets, then the ints (summed and maximised per segment),
+/// then the floats (summed exactly and arg-maximised per segment), in the
+/// order of the input's digest.
+fn segmented_pieced(shape: &'static str, n: usize, seed: u64, keep: Keep) -> Result<Pieced<SegmentedCase>, String> {
+    let offsets = offsets(shape, n, seed);
+    let fingerprint = Fingerprint::new().u64s(offsets.iter().map(|&o| o as u64));
+    let mut ints = Part::<i32>::after(fingerprint, keep, n);
+    let mut int_segments = SegmentsI32::new(&offsets, n).map_err(|e| e.to_string())?;
+    for piece in int_pieces(DataFamily::SmallInts, n, seed).map_err(|e| e.to_string())? {
+        int_segments.piece(&piece);
+        ints.push(&piece);
     }
+    let (sums, maxima) = int_segments.finish();
+    let (fingerprint, ints) = ints.end()?;
+    let mut floats = Part::<f32>::after(fingerprint, keep, n);
+    // The f32 answers only where a case compares with them (their exact sums cost most).
+    let float_answers = visits("sum_f32", n) || visits("argmax_f32", n);
+    let mut float_segments =
+        if float_answers { Some(SegmentsF32::new(&offsets, n).map_err(|e| e.to_string())?) } else { None };
+    for piece in uniform_f32_pieces(n, seed) {
+        if let Some(segments) = &mut float_segments {
+            segments.piece(&piece).map_err(|e| e.to_string())?;
+        }
+        floats.push(&piece);
+    }
+    let (exact, argmax) = match float_segments {
+        Some(segments) => segments.finish().map_err(|e| e.to_string())?,
+        None => (vec![], vec![]),
+    };
+    let (digest, floats) = floats.finish()?;
+    let mut answers = vec![
+        ("sum_i32", Fingerprint::new().i64s(&sums).finish()),
+        ("max_i32", Fingerprint::new().i64s(&maxima).finish()),
+    ];
+    if float_answers {
+        answers.extend([("sum_f32", Fingerprint::new().f64s(&exact).finish()), ("argmax_f32", argmax_digest(&argmax))]);
+    }
+    Ok(pieced(digest, answers, || Some(SegmentedCase { offsets, ints: ints?, floats: floats?, sums, maxima, argmax })))
+}
+
+fn argmax_digest(pairs: &[(f32, u64)]) -> String {
+    Fingerprint::new().f32s(&pairs.iter().map(|p| p.0).collect::<Vec<_>>()).u64s(pairs.iter().map(|p| p.1)).finish()
 }
 
 /// The segment shapes visited at `n`; shape `s`'s seed is
@@ -143,16 +164,9 @@ pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
         for (s, shape) in shapes(plan, n).into_iter().enumerate() {
             let seed = case_seed(plan.seed, "segmented_reduce", n, s);
             let shape_name = shape_name(shape, n);
-            let input = inputs.input(
-                format!("{n}/{shape_name}/{seed}"),
-                move || {
-                    let offsets = offsets(shape, n, seed);
-                    let ints = ints(DataFamily::SmallInts, n, seed).map_err(|e| e.to_string())?;
-                    Ok(SegmentedCase { offsets, ints, floats: uniform_f32(n, seed) })
-                },
-                |c| Fingerprint::new().u64s(c.offsets.iter().map(|&o| o as u64)).i32s(&c.ints).f32s(&c.floats).finish(),
-            );
-            for op in ["sum_i32", "max_i32", "sum_f32", "argmax_f32"] {
+            let input =
+                inputs.pieced(format!("{n}/{shape_name}/{seed}"), move |keep| segmented_pieced(shape, n, seed, keep));
+            for op in OPS {
                 if !visits(op, n) {
                     continue;
                 }
@@ -167,7 +181,7 @@ pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
                     out.push(input.case(
                         case_id,
                         op,
-                        move |c| expected_digest(c, op),
+                        |_| "the digest is made with the pieces".to_string(),
                         move |gpu, c| run_op(gpu, variant, op, c),
                     ));
                 }
@@ -206,16 +220,12 @@ pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
 fn run_op(gpu: &kernels::Gpu, variant: SegmentedVariant, op: &str, case: &SegmentedCase) -> Verdict {
     let offsets = &case.offsets;
     match op {
-        "sum_i32" => both(
-            model::segmented::segmented_sum(&case.ints, offsets),
-            gpu.segmented_sum_i32(variant, &case.ints, offsets),
-            |e, g| compare::exact(&e, &g, "segment sums"),
-        ),
-        "max_i32" => both(
-            model::segmented::segmented_max(&case.ints, offsets),
-            gpu.segmented_max_i32(variant, &case.ints, offsets),
-            |e, g| compare::exact(&e, &g, "segment maxima (empty = i64::MIN)"),
-        ),
+        "sum_i32" => both(Ok(case.sums.clone()), gpu.segmented_sum_i32(variant, &case.ints, offsets), |e, g| {
+            compare::exact(&e, &g, "segment sums")
+        }),
+        "max_i32" => both(Ok(case.maxima.clone()), gpu.segmented_max_i32(variant, &case.ints, offsets), |e, g| {
+            compare::exact(&e, &g, "segment maxima (empty = i64::MIN)")
+        }),
         "sum_f32" => match gpu.segmented_sum_f32(variant, &case.floats, offsets) {
             Err(e) => gpu_error(&e),
             Ok(got) => {
@@ -249,10 +259,8 @@ fn run_op(gpu: &kernels::Gpu, variant: SegmentedVariant, op: &str, case: &Segmen
                 }
             }
         },
-        _ => both(
-            model::segmented::segmented_argmax(&case.floats, offsets),
-            gpu.segmented_argmax_f32(variant, &case.floats, offsets),
-            |expected, got| {
+        _ => {
+            both(Ok(case.argmax.clone()), gpu.segmented_argmax_f32(variant, &case.floats, offsets), |expected, got| {
                 if expected.len() != got.len() {
                     return Verdict::fail(expected.len(), got.len(), "segment count");
                 }
@@ -270,8 +278,8 @@ fn run_op(gpu: &kernels::Gpu, variant: SegmentedVariant, op: &str, case: &Segmen
                     },
                     |s| (format!("{:?} (global)", expected[s]), format!("{:?} (relative)", got[s])),
                 )
-            },
-        ),
+            })
+        }
     }
 }
 

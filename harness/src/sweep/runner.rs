@@ -1,0 +1,272 @@
+//! Running the GPU catalogue. The unit of work is one input and every case
+//! that reads it: prepare the input (generate it, digest it, let the model
+//! answer), run its cases, drop it. With markers (the sanitizer child, whose
+//! attribution reads the case order) inputs run one after another on one
+//! stream; otherwise several workers each take the next input, on a stream
+//! of their own, so that host work (generation, the model, digests,
+//! comparisons), transfers and kernels of different inputs overlap. The
+//! largest inputs start first, and the elements of the inputs held at once
+//! stay within a budget taken from the host's free memory. Results keep
+//! the catalogue's order whatever order they finish in.
+
+use super::case::{failure_line, CaseResult, Verdict};
+use super::gpu::{catalogue, groups, GpuCase};
+use super::SweepPlan;
+use crate::progress::Progress;
+use crate::registry::Primitive;
+use anyhow::Result;
+use std::io::Write;
+use std::ops::Range;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+/// How a catalogue is run.
+#[derive(Debug, Clone, Copy)]
+pub struct RunOptions {
+    /// Failures printed in full, with their rerun line (all are counted).
+    pub max_shown: usize,
+    /// Announce each case on stdout before it runs and print failures as
+    /// `@@primlab fail <line>` (the sanitizer child): one case at a time, in order.
+    pub markers: bool,
+    /// Workers running inputs at once (1: in catalogue order, on the given
+    /// `Gpu`'s stream).
+    pub workers: usize,
+}
+
+impl RunOptions {
+    /// A sweep's run: one worker per core.
+    pub fn sweep(max_shown: usize) -> RunOptions {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        RunOptions { max_shown, markers: false, workers: cores }
+    }
+
+    /// The sanitizer child's run: in order, with markers.
+    pub fn markers() -> RunOptions {
+        RunOptions { max_shown: 0, markers: true, workers: 1 }
+    }
+}
+
+/// Where a run's time went: wall-clock time, and thread time summed over
+/// workers (preparing inputs; running, comparing and digesting cases).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RunTimes {
+    /// Seconds from the first input to the last result.
+    pub wall: f64,
+    /// Seconds spent compiling the kernels before the first case.
+    pub compile: f64,
+    /// Thread-seconds spent generating inputs.
+    pub prepare: f64,
+    /// Thread-seconds spent in the cases (GPU, model answers, comparison, digests).
+    pub cases: f64,
+    /// Workers.
+    pub workers: usize,
+}
+
+impl RunTimes {
+    /// One line for the log.
+    pub fn describe(&self) -> String {
+        format!(
+            "{:.1} s wall with {} worker(s): kernels compiled in {:.1} s, then {:.1} thread-s preparing inputs, \
+             {:.1} thread-s running, comparing and digesting cases",
+            self.wall, self.workers, self.compile, self.prepare, self.cases
+        )
+    }
+}
+
+/// Runs every case of `plan`'s catalogue; results in catalogue order.
+pub fn run_gpu_cases(gpu: &kernels::Gpu, plan: &SweepPlan, options: RunOptions) -> Result<(Vec<CaseResult>, RunTimes)> {
+    let started = Instant::now();
+    let cases = catalogue(plan);
+    let ranges = groups(&cases);
+    let progress = if options.markers { None } else { Some(Progress::new("gpu sweep", cases.len() as u64)) };
+    let shared = Shared {
+        cases: &cases,
+        plan,
+        options,
+        progress: progress.as_ref(),
+        shown: AtomicUsize::new(0),
+        results: Mutex::new((0..cases.len()).map(|_| None).collect()),
+        prepare_nanos: AtomicUsize::new(0),
+        case_nanos: AtomicUsize::new(0),
+    };
+    let workers = options.workers.clamp(1, ranges.len().max(1));
+    let mut times = RunTimes { workers, ..RunTimes::default() };
+    if options.markers || workers == 1 {
+        for range in &ranges {
+            shared.run_group(gpu, range.clone());
+        }
+    } else {
+        let compile_started = Instant::now();
+        compile_families(gpu, plan);
+        times.compile = compile_started.elapsed().as_secs_f64();
+        run_parallel(gpu, &shared, &ranges, workers)?;
+    }
+    if let Some(p) = &progress {
+        p.finish();
+    }
+    times.wall = started.elapsed().as_secs_f64();
+    times.prepare = shared.prepare_nanos.load(Ordering::Relaxed) as f64 * 1e-9;
+    times.cases = shared.case_nanos.load(Ordering::Relaxed) as f64 * 1e-9;
+    let results = shared.results.into_inner().unwrap_or_else(|p| p.into_inner());
+    let results = results.into_iter().collect::<Option<Vec<_>>>();
+    let results = results.ok_or_else(|| anyhow::anyhow!("a worker stopped before every case had a result"))?;
+    Ok((results, times))
+}
+
+/// What the workers share.
+struct Shared<'a> {
+    cases: &'a [GpuCase],
+    plan: &'a SweepPlan,
+    options: RunOptions,
+    progress: Option<&'a Progress>,
+    shown: AtomicUsize,
+    results: Mutex<Vec<Option<CaseResult>>>,
+    prepare_nanos: AtomicUsize,
+    case_nanos: AtomicUsize,
+}
+
+impl Shared<'_> {
+    /// Prepares the input of `range` and runs its cases on `gpu`.
+    fn run_group(&self, gpu: &kernels::Gpu, range: Range<usize>) {
+        let started = Instant::now();
+        let first = range.start;
+        let input = self.cases[first].prepare();
+        let prepare = started.elapsed();
+        add_nanos(&self.prepare_nanos, prepare);
+        for index in range {
+            let case = &self.cases[index];
+            if self.options.markers {
+                let mut out = std::io::stdout().lock();
+                let _ = writeln!(out, "{} {}", crate::sanitize::parse::CASE_MARKER, case.id.marker());
+                let _ = out.flush();
+            }
+            let case_started = Instant::now();
+            let verdict = case.run(gpu, &input);
+            // The model's answers were made for the run: the digests say which
+            // input ran and which answer it was compared with.
+            let digest = case.reference(&input).ok();
+            let spent = case_started.elapsed();
+            add_nanos(&self.case_nanos, spent);
+            // The first case of an input carries its generation, as it always has.
+            let millis = (spent + if index == first { prepare } else { Duration::ZERO }).as_millis() as u64;
+            self.report(case, &verdict);
+            let result = CaseResult::new(case.id.clone(), verdict, millis).with_digest(digest);
+            self.results.lock().unwrap_or_else(|p| p.into_inner())[index] = Some(result);
+        }
+    }
+
+    /// Prints a failure (as many as `max_shown` in full) and steps the progress.
+    fn report(&self, case: &GpuCase, verdict: &Verdict) {
+        if let Verdict::Fail(m) = verdict {
+            let line = failure_line(&case.id, m);
+            if self.options.markers {
+                let mut out = std::io::stdout().lock();
+                let _ = writeln!(out, "@@primlab fail {line}");
+                let _ = out.flush();
+            } else if self.shown.fetch_add(1, Ordering::Relaxed) < self.options.max_shown {
+                if let Some(p) = self.progress {
+                    p.println(&format!("FAIL {line}\n     rerun: {}", case.id.repro(self.plan.seed)));
+                }
+            }
+        }
+        if let Some(p) = self.progress {
+            p.step(&case.id.marker());
+        }
+    }
+}
+
+fn add_nanos(total: &AtomicUsize, spent: Duration) {
+    total.fetch_add(spent.as_nanos().min(usize::MAX as u128) as usize, Ordering::Relaxed);
+}
+
+/// Compiles the kernel families of the plan's primitives at once, one
+/// thread each, so that no worker waits for a compilation another family's
+/// worker could have overlapped. A family that does not compile is left
+/// to its cases, which report the error.
+fn compile_families(gpu: &kernels::Gpu, plan: &SweepPlan) {
+    let mut families: Vec<kernels::KernelFamily> = Vec::new();
+    for family in Primitive::ALL.into_iter().filter(|p| plan.wants(*p)).flat_map(|p| p.families().iter().copied()) {
+        if !families.contains(&family) {
+            families.push(family);
+        }
+    }
+    std::thread::scope(|scope| {
+        for family in families {
+            scope.spawn(move || gpu.module(family).map(|_| ()));
+        }
+    });
+}
+
+/// The elements an input of `range` holds (its largest case's n).
+fn weight(cases: &[GpuCase], range: &Range<usize>) -> usize {
+    cases[range.clone()].iter().map(|c| c.id.n).max().unwrap_or(1).max(1)
+}
+
+/// Elements of inputs held at once: a 64th of the host's available memory
+/// in bytes (a prepared input with its answers and the downloaded outputs
+/// is at most about 30 bytes an element), at least one 2^28 input and at
+/// most eight.
+fn element_budget() -> usize {
+    let available = std::fs::read_to_string("/proc/meminfo").ok().and_then(|text| {
+        let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+        line.split_whitespace().nth(1)?.parse::<usize>().ok().map(|kib| kib * 1024)
+    });
+    available.map_or(1 << 28, |bytes| bytes / 64).clamp(1 << 28, 8 << 28)
+}
+
+/// A count of elements that workers take before preparing an input and
+/// give back after its cases ran (a request above the whole budget waits
+/// for all of it).
+pub struct Budget {
+    free: Mutex<usize>,
+    freed: Condvar,
+    total: usize,
+}
+
+impl Budget {
+    /// A budget of `total` elements.
+    pub fn new(total: usize) -> Budget {
+        Budget { free: Mutex::new(total), freed: Condvar::new(), total }
+    }
+
+    /// Waits for `want` elements (at most the total) and returns how many it took.
+    pub fn take(&self, want: usize) -> usize {
+        let want = want.min(self.total);
+        let mut free = self.free.lock().unwrap_or_else(|p| p.into_inner());
+        while *free < want {
+            free = self.freed.wait(free).unwrap_or_else(|p| p.into_inner());
+        }
+        *free -= want;
+        want
+    }
+
+    /// Gives back what [`Budget::take`] took.
+    pub fn give(&self, taken: usize) {
+        *self.free.lock().unwrap_or_else(|p| p.into_inner()) += taken;
+        self.freed.notify_all();
+    }
+}
+
+/// Runs the inputs of `ranges` on `workers` threads, each with a stream of
+/// its own, the largest first.
+fn run_parallel(gpu: &kernels::Gpu, shared: &Shared, ranges: &[Range<usize>], workers: usize) -> Result<()> {
+    let mut order: Vec<usize> = (0..ranges.len()).collect();
+    order.sort_by_key(|&g| std::cmp::Reverse(weight(shared.cases, &ranges[g])));
+    let budget = Budget::new(element_budget());
+    let next = AtomicUsize::new(0);
+    let streams: Vec<kernels::Gpu> = (0..workers).map(|_| gpu.on_new_stream()).collect::<Result<_, _>>()?;
+    std::thread::scope(|scope| {
+        for stream in &streams {
+            let (order, budget, next) = (&order, &budget, &next);
+            scope.spawn(move || {
+                while let Some(&g) = order.get(next.fetch_add(1, Ordering::Relaxed)) {
+                    let taken = budget.take(weight(shared.cases, &ranges[g]));
+                    shared.run_group(stream, ranges[g].clone());
+                    budget.give(taken);
+                }
+            });
+        }
+    });
+    Ok(())
+}

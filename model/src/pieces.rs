@@ -1,0 +1,379 @@
+//! The model's answers for the catalogue's inputs, a piece at a time: the
+//! direct definitions ([`crate::scan`], [`crate::reduce`],
+//! [`crate::arg_reduce`], [`crate::compact`], [`crate::histogram`],
+//! [`crate::segmented`], [`crate::exact`]) folded over consecutive pieces
+//! of one input, so that an input of 2^28 items is answered (and digested)
+//! while holding one piece. Each is concrete (int32 or f32 items, no type
+//! parameter), so that it is compiled here, in this crate's optimised
+//! build, whatever the profile of the caller: the receipt gate runs these
+//! over gigabytes in a test-profile build.
+
+use crate::arg_reduce::PieceArg;
+use crate::exact::FixedSum;
+use crate::histogram::histogram_even;
+use crate::operator::SumI64;
+use crate::reduce::PieceReduce;
+use crate::scan::PieceScan;
+use crate::segmented::{SegmentEvent, SegmentWalk};
+use crate::ModelError;
+use primlab_types::HistogramSpec;
+
+static SUM: SumI64 = SumI64;
+
+/// ((value, index) of the max, (value, index) of the min).
+pub type Extremes<T> = ((T, usize), (T, usize));
+
+/// Per segment: the exact sum rounded to nearest and Σ|x| rounded up (two
+/// f64 a segment, flattened), and the arg max (value, global index).
+pub type FloatSegmentAnswers = (Vec<f64>, Vec<(f32, u64)>);
+
+fn widen(items: &[i32]) -> Vec<i64> {
+    items.iter().map(|&x| i64::from(x)).collect()
+}
+
+/// The exclusive and inclusive int64 sum scans of int32 pieces. A prefix
+/// of fewer than 2^32 int32 items has magnitude at most 2^31 · 2^32 = 2^63
+/// minus one term, so it never leaves i64 and the checked combines of
+/// [`crate::scan::exclusive_scan_i64`] cannot fail: the adds are plain
+/// (inputs of 2^32 items or more take the checked scans).
+pub struct SumScansI32 {
+    running: i64,
+    checked: Option<(PieceScan<'static, SumI64>, PieceScan<'static, SumI64>)>,
+}
+
+impl SumScansI32 {
+    /// The scans of an input of `len` items.
+    pub fn new(len: usize) -> SumScansI32 {
+        let checked =
+            (len as u64 >= 1 << 32).then(|| (PieceScan::exclusive(&SUM, len), PieceScan::inclusive(&SUM, len)));
+        SumScansI32 { running: 0, checked }
+    }
+
+    /// The (exclusive, inclusive) outputs of the next piece.
+    pub fn piece(&mut self, items: &[i32]) -> Result<(Vec<i64>, Vec<i64>), ModelError> {
+        if let Some((exclusive, inclusive)) = &mut self.checked {
+            let wide = widen(items);
+            return Ok((exclusive.piece(&wide)?, inclusive.piece(&wide)?));
+        }
+        let mut exclusive = Vec::with_capacity(items.len());
+        let mut inclusive = Vec::with_capacity(items.len());
+        for &x in items {
+            exclusive.push(self.running);
+            self.running += i64::from(x);
+            inclusive.push(self.running);
+        }
+        Ok((exclusive, inclusive))
+    }
+}
+
+/// The int64 sum of int32 pieces ([`crate::reduce::reduce_i64`]); by the
+/// bound of [`SumScansI32`] no prefix of fewer than 2^32 items overflows, so
+/// the adds are plain (inputs of 2^32 items or more take the checked fold).
+pub struct SumI32 {
+    running: i64,
+    checked: Option<PieceReduce<'static, SumI64>>,
+}
+
+impl SumI32 {
+    /// The sum of an input of `len` items.
+    pub fn new(len: usize) -> SumI32 {
+        SumI32 { running: 0, checked: (len as u64 >= 1 << 32).then(|| PieceReduce::new(&SUM)) }
+    }
+
+    /// Adds the next piece.
+    pub fn piece(&mut self, items: &[i32]) -> Result<(), ModelError> {
+        match &mut self.checked {
+            Some(fold) => fold.piece(&widen(items)),
+            None => {
+                self.running += items.iter().map(|&x| i64::from(x)).sum::<i64>();
+                Ok(())
+            }
+        }
+    }
+
+    /// The sum so far.
+    pub fn value(&self) -> i64 {
+        self.checked.as_ref().map_or(self.running, |fold| *fold.value())
+    }
+}
+
+/// Arg max and arg min of int32 pieces.
+pub struct ArgsI32 {
+    max: PieceArg<i32>,
+    min: PieceArg<i32>,
+}
+
+impl Default for ArgsI32 {
+    fn default() -> Self {
+        ArgsI32 { max: PieceArg::max(), min: PieceArg::min() }
+    }
+}
+
+impl ArgsI32 {
+    /// Takes the next piece.
+    pub fn piece(&mut self, items: &[i32]) -> Result<(), ModelError> {
+        self.max.piece(items)?;
+        self.min.piece(items)
+    }
+
+    /// ((value, index) of the max, of the min).
+    pub fn finish(&self) -> Result<Extremes<i32>, ModelError> {
+        Ok((self.max.finish()?, self.min.finish()?))
+    }
+}
+
+/// Arg max and arg min of f32 pieces.
+pub struct ArgsF32 {
+    max: PieceArg<f32>,
+    min: PieceArg<f32>,
+}
+
+impl Default for ArgsF32 {
+    fn default() -> Self {
+        ArgsF32 { max: PieceArg::max(), min: PieceArg::min() }
+    }
+}
+
+impl ArgsF32 {
+    /// Takes the next piece.
+    pub fn piece(&mut self, items: &[f32]) -> Result<(), ModelError> {
+        self.max.piece(items)?;
+        self.min.piece(items)
+    }
+
+    /// ((value, index) of the max, of the min).
+    pub fn finish(&self) -> Result<Extremes<f32>, ModelError> {
+        Ok((self.max.finish()?, self.min.finish()?))
+    }
+}
+
+/// The kept items of one piece of a compaction: by the predicate x > 0
+/// ([`crate::compact::compact_positive`]'s output) and by `flags` (a nonzero
+/// flag keeps: [`crate::compact::compact_flags`]'s output for the 0/1
+/// flags). Items are kept independently and in order, so the kept items of
+/// the whole are the pieces' kept items in order. Error: flags of another
+/// length than the items.
+pub fn compact_piece(items: &[i32], flags: &[u8]) -> Result<(Vec<i32>, Vec<i32>), ModelError> {
+    if items.len() != flags.len() {
+        return Err(ModelError::BadShape {
+            primitive: "compact",
+            detail: format!("{} items but {} flags", items.len(), flags.len()),
+        });
+    }
+    let positive = items.iter().copied().filter(|&x| x > 0).collect();
+    let flagged = items.iter().zip(flags).filter(|(_, &f)| f != 0).map(|(&x, _)| x).collect();
+    Ok((positive, flagged))
+}
+
+/// Adds the bin counts of one piece of int32 samples to `counts` (counts
+/// of disjoint pieces add up to the whole's [`histogram_even`]).
+pub fn histogram_piece_i32(samples: &[i32], spec: &HistogramSpec<i32>, counts: &mut [u64]) -> Result<(), ModelError> {
+    add_counts(histogram_even(samples, spec)?, counts)
+}
+
+/// [`histogram_piece_i32`] for f32 samples.
+pub fn histogram_piece_f32(samples: &[f32], spec: &HistogramSpec<f32>, counts: &mut [u64]) -> Result<(), ModelError> {
+    add_counts(histogram_even(samples, spec)?, counts)
+}
+
+fn add_counts(piece: Vec<u64>, counts: &mut [u64]) -> Result<(), ModelError> {
+    if piece.len() != counts.len() {
+        return Err(ModelError::BadShape {
+            primitive: "histogram",
+            detail: format!("{} counts for {} bins", piece.len(), counts.len()),
+        });
+    }
+    counts.iter_mut().zip(piece).for_each(|(c, p)| *c += p);
+    Ok(())
+}
+
+/// Per-segment int64 sums and maxima of int32 pieces over half-open
+/// offsets ([`crate::segmented::segmented_sum`], [`crate::segmented::segmented_max`]):
+/// an empty segment sums to 0 and has the maximum `i64::MIN`. The sums are
+/// plain `i64` additions: fewer than 2^32 terms of magnitude at most 2^31
+/// stay below 2^63.
+pub struct SegmentsI32 {
+    walk: SegmentWalk,
+    sums: Vec<i64>,
+    maxima: Vec<i64>,
+}
+
+impl SegmentsI32 {
+    /// The segments of an input of `n` items. Errors: bad offsets.
+    pub fn new(offsets: &[usize], n: usize) -> Result<SegmentsI32, ModelError> {
+        let segments = offsets.len().saturating_sub(1);
+        Ok(SegmentsI32 {
+            walk: SegmentWalk::new(offsets, n)?,
+            sums: vec![0; segments],
+            maxima: vec![i64::MIN; segments],
+        })
+    }
+
+    /// Takes the next piece.
+    pub fn piece(&mut self, items: &[i32]) {
+        let (sums, maxima) = (&mut self.sums, &mut self.maxima);
+        self.walk.piece(items, |event| {
+            if let SegmentEvent::Items(s, items) = event {
+                for &x in items {
+                    sums[s] += i64::from(x);
+                    maxima[s] = maxima[s].max(i64::from(x));
+                }
+            }
+        });
+    }
+
+    /// (sums, maxima), one per segment.
+    pub fn finish(self) -> (Vec<i64>, Vec<i64>) {
+        (self.sums, self.maxima)
+    }
+}
+
+/// Per segment of f32 pieces: the exact sum rounded to nearest f64 and
+/// Σ|x| rounded up (the digest of [`crate::exact::exact_sum_f32`]'s
+/// `rounded_f64` and `sum_abs`), and the arg max with its global index
+/// ([`crate::segmented::segmented_argmax`]: the first of equal values;
+/// `(-inf, u64::MAX)` for an empty segment). One segment's accumulators
+/// are held at a time. Errors: a NaN or ±inf inside a segment.
+pub struct SegmentsF32 {
+    walk: SegmentWalk,
+    state: FloatSegmentState,
+}
+
+/// What [`SegmentsF32`] holds besides its walk.
+struct FloatSegmentState {
+    offsets: Vec<usize>,
+    sum: FixedSum,
+    sum_abs: FixedSum,
+    best: (f32, u64),
+    exact: Vec<f64>,
+    argmax: Vec<(f32, u64)>,
+    at: usize,
+    failure: Option<ModelError>,
+}
+
+impl FloatSegmentState {
+    /// Takes one event of a piece that starts at item `start`.
+    fn on(&mut self, event: SegmentEvent<'_, f32>, start: usize) {
+        match event {
+            SegmentEvent::Items(s, items) => {
+                let first = self.offsets[s].max(start);
+                for (k, &x) in items.iter().enumerate() {
+                    if !x.is_finite() {
+                        let index = first + k;
+                        let error = ModelError::NonFinite { primitive: "segmented_argmax", index, value: f64::from(x) };
+                        self.failure.get_or_insert(error);
+                        return;
+                    }
+                    self.sum.add(f64::from(x));
+                    self.sum_abs.add(f64::from(x.abs()));
+                    if x > self.best.0 {
+                        self.best = (x, (first + k) as u64);
+                    }
+                }
+            }
+            SegmentEvent::End(_) => {
+                self.exact.extend([self.sum.to_f64(), self.sum_abs.to_f64_up()]);
+                self.argmax.push(self.best);
+                (self.sum, self.sum_abs, self.best) = (FixedSum::new(), FixedSum::new(), (f32::NEG_INFINITY, u64::MAX));
+            }
+        }
+    }
+}
+
+impl SegmentsF32 {
+    /// The segments of an input of `n` items. Errors: bad offsets.
+    pub fn new(offsets: &[usize], n: usize) -> Result<SegmentsF32, ModelError> {
+        let segments = offsets.len().saturating_sub(1);
+        let state = FloatSegmentState {
+            offsets: offsets.to_vec(),
+            sum: FixedSum::new(),
+            sum_abs: FixedSum::new(),
+            best: (f32::NEG_INFINITY, u64::MAX),
+            exact: Vec::with_capacity(2 * segments),
+            argmax: Vec::with_capacity(segments),
+            at: 0,
+            failure: None,
+        };
+        Ok(SegmentsF32 { walk: SegmentWalk::new(offsets, n)?, state })
+    }
+
+    /// Takes the next piece.
+    pub fn piece(&mut self, items: &[f32]) -> Result<(), ModelError> {
+        let start = self.state.at;
+        let state = &mut self.state;
+        self.walk.piece(items, |event| state.on(event, start));
+        state.at += items.len();
+        state.failure.take().map_or(Ok(()), Err)
+    }
+
+    /// (exact sums as [rounded, Σ|x| up] pairs flattened, arg max pairs), one per segment.
+    pub fn finish(mut self) -> Result<FloatSegmentAnswers, ModelError> {
+        let at = self.state.at;
+        let state = &mut self.state;
+        self.walk.finish(|event| state.on(event, at));
+        match self.state.failure {
+            Some(e) => Err(e),
+            None => Ok((self.state.exact, self.state.argmax)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_fold_in_pieces_is_its_direct_definition() {
+        let x: Vec<i32> = (0..3001).map(|i| ((i * 7919) % 41) - 20).collect();
+        let f: Vec<f32> = x.iter().map(|&v| v as f32 * 0.37).collect();
+        let flags: Vec<u8> = (0..x.len()).map(|i| [0u8, 1, 7, 255][i % 4]).collect();
+        let offsets = vec![0, 0, 5, 1000, 1000, 2999, 3001];
+        let spec = HistogramSpec { bins: 7, lower: -10, upper: 11 };
+        for piece in [1usize, 64, 1000, 3001] {
+            let (mut scans, mut sum, mut args, mut fargs) =
+                (SumScansI32::new(x.len()), SumI32::new(x.len()), ArgsI32::default(), ArgsF32::default());
+            let (mut ints, mut floats) =
+                (SegmentsI32::new(&offsets, x.len()).unwrap(), SegmentsF32::new(&offsets, x.len()).unwrap());
+            let (mut ex, mut inc, mut positive, mut flagged) = (vec![], vec![], vec![], vec![]);
+            let mut counts = vec![0u64; 7];
+            for ((xs, fs), gs) in x.chunks(piece).zip(f.chunks(piece)).zip(flags.chunks(piece)) {
+                let (e, i) = scans.piece(xs).unwrap();
+                ex.extend(e);
+                inc.extend(i);
+                sum.piece(xs).unwrap();
+                args.piece(xs).unwrap();
+                fargs.piece(fs).unwrap();
+                ints.piece(xs);
+                floats.piece(fs).unwrap();
+                let (p, g) = compact_piece(xs, gs).unwrap();
+                positive.extend(p);
+                flagged.extend(g);
+                histogram_piece_i32(xs, &spec, &mut counts).unwrap();
+            }
+            assert_eq!(ex, crate::scan::exclusive_scan_i64(&x).unwrap());
+            assert_eq!(inc, crate::scan::inclusive_scan_i64(&x).unwrap());
+            assert_eq!(sum.value(), crate::reduce::reduce_i64(&x).unwrap());
+            let argmax = crate::arg_reduce::argmax(&x).unwrap();
+            assert_eq!(args.finish().unwrap(), (argmax, crate::arg_reduce::argmin(&x).unwrap()));
+            let float_args = fargs.finish().unwrap();
+            assert_eq!(float_args, (crate::arg_reduce::argmax(&f).unwrap(), crate::arg_reduce::argmin(&f).unwrap()));
+            assert_eq!(positive, crate::compact::compact_positive(&x).output);
+            let binary: Vec<u8> = flags.iter().map(|&g| u8::from(g != 0)).collect();
+            assert_eq!(flagged, crate::compact::compact_flags(&x, &binary).unwrap().output);
+            assert_eq!(counts, histogram_even(&x, &spec).unwrap());
+            let (sums, maxima) = ints.finish();
+            assert_eq!(sums, crate::segmented::segmented_sum(&x, &offsets).unwrap());
+            assert_eq!(maxima, crate::segmented::segmented_max(&x, &offsets).unwrap());
+            let (exact, argmax) = floats.finish().unwrap();
+            let want: Vec<f64> = offsets
+                .windows(2)
+                .flat_map(|w| {
+                    let e = crate::exact::exact_sum_f32(&f[w[0]..w[1]]).unwrap();
+                    [e.rounded_f64, e.sum_abs]
+                })
+                .collect();
+            assert_eq!(exact, want, "piece {piece}");
+            assert_eq!(argmax, crate::segmented::segmented_argmax(&f, &offsets).unwrap(), "piece {piece}");
+        }
+    }
+}
