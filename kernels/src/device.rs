@@ -222,8 +222,13 @@ impl Gpu {
         Ok(())
     }
 
-    /// The `extern "C"` kernel `name` of `family`.
+    /// The `extern "C"` kernel `name` of `family`. The context is made the
+    /// calling thread's current one first: a driver call made on the function
+    /// outside cudarc's own (the occupancy query of `launch`) acts on the
+    /// current context, which a thread other than the one that opened this
+    /// `Gpu` does not otherwise have.
     pub fn function(&self, family: KernelFamily, name: &str) -> GpuResult<CudaFunction> {
+        self.ctx.bind_to_thread().context(|| "making the CUDA context current on this thread".into())?;
         self.module(family)?.load_function(name).context(|| format!("loading kernel {name} from {}", family.file()))
     }
 

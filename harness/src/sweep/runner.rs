@@ -260,6 +260,10 @@ fn run_parallel(gpu: &kernels::Gpu, shared: &Shared, ranges: &[Range<usize>], wo
         for stream in &streams {
             let (order, budget, next) = (&order, &budget, &next);
             scope.spawn(move || {
+                // The context is current on the thread that opened it only.
+                if let Err(e) = stream.context().bind_to_thread() {
+                    eprintln!("sweep: a worker could not make the CUDA context current ({e}); its cases will say why");
+                }
                 while let Some(&g) = order.get(next.fetch_add(1, Ordering::Relaxed)) {
                     let taken = budget.take(weight(shared.cases, &ranges[g]));
                     shared.run_group(stream, ranges[g].clone());
