@@ -1,7 +1,6 @@
 //! The command line: `harness <command> [options]`.
 
-use clap::{Args, Parser, Subcommand};
-use std::path::PathBuf;
+use clap::{Parser, Subcommand};
 
 /// primlab harness: proves GPU primitives right against an exact model, race-free under
 /// compute-sanitizer, and times them beside CUB and PyTorch.
@@ -22,393 +21,27 @@ pub enum Command {
     /// Check every primitive at the sizes where kernels break: the model's hardware-scope
     /// algorithms against the direct definitions (CPU), then every GPU kernel variant against
     /// the model with poisoned outputs (GPU, when one is present). Exits nonzero on any mismatch.
-    Sweep(SweepArgs),
+    Sweep(crate::commands::sweep::SweepArgs),
     /// Run every kernel variant under compute-sanitizer memcheck, racecheck, synccheck and
     /// initcheck at the boundary sizes; print a variant x tool table; write receipts/sanitize.json.
-    Sanitize(SanitizeArgs),
+    Sanitize(crate::commands::sanitize::SanitizeArgs),
     /// Run the planted-bug gallery through sweep and sanitize and report which check caught each.
-    Mutants(MutantsArgs),
+    Mutants(crate::commands::mutants::MutantsArgs),
     /// Time every primitive beside CUB, PyTorch and bandwidth ceilings; write receipts and a report.
-    Bench(BenchCommand),
+    Bench(crate::commands::bench::BenchCommand),
     /// Regenerate the Markdown report and PNG plots from receipts (no GPU needed).
-    Report(ReportArgs),
+    Report(crate::commands::report::ReportArgs),
     /// Write the model's JSON fixtures into fixtures/ (or, with --check, fail if they drifted).
-    Fixtures(FixturesArgs),
+    Fixtures(crate::commands::fixtures::FixturesArgs),
     /// Inspect the committed GPU receipts.
-    Receipts(ReceiptsArgs),
+    Receipts(crate::commands::receipts::ReceiptsArgs),
     /// (internal) Run one primitive's GPU cases with case markers, for compute-sanitizer.
     #[command(hide = true)]
-    SanitizeChild(SanitizeChildArgs),
+    SanitizeChild(crate::commands::sweep::SanitizeChildArgs),
     /// Check your own kernel (CUDA C++, PTX or cubin, described by a TOML manifest) against the case catalogue.
-    Check(crate::check::args::CheckArgs),
+    Check(crate::commands::check::CheckArgs),
     /// Export the case catalogue as .npy files for other frameworks, and verify their outputs.
-    Cases(crate::cases::args::CasesArgs),
-}
-
-/// Options of `harness sweep`.
-#[derive(Debug, Args)]
-pub struct SweepArgs {
-    /// Seed of every generated input (when omitted: a fresh one, printed). A receipt for the
-    /// gate needs the seed derived from the verdict hash: `harness receipts seed sweep`.
-    #[arg(long, value_parser = parse_seed)]
-    pub seed: Option<u64>,
-    /// Skip the largest sizes (2^24, 2^28) and use fewer random sizes.
-    #[arg(long)]
-    pub quick: bool,
-    /// Only these primitives (repeatable).
-    #[arg(long = "primitive", value_name = "NAME", value_enum)]
-    pub primitives: Vec<crate::registry::Primitive>,
-    /// Only variants whose name contains this text (repeatable); a filter that
-    /// matches nothing is an error that lists the valid variants.
-    #[arg(long = "variant", value_name = "TEXT")]
-    pub variants: Vec<String>,
-    /// Only these sizes (comma-separated, each at least 1: 1000,2^20,2^28+1), instead of the
-    /// boundary + random + large sizes.
-    #[arg(long, value_delimiter = ',', value_name = "N,N,...", value_parser = crate::size_grammar::parse_size)]
-    pub sizes: Vec<usize>,
-    /// Only the model checks (no GPU even if present).
-    #[arg(long, conflicts_with_all = ["gpu_only", "require_gpu"])]
-    pub cpu_only: bool,
-    /// Only the GPU checks (skip the model self-checks); fails when no GPU is present.
-    #[arg(long)]
-    pub gpu_only: bool,
-    /// Fail (exit nonzero) when the GPU checks cannot run, instead of counting them as skipped.
-    #[arg(long)]
-    pub require_gpu: bool,
-    /// Write a receipt to this path. Only a full GPU run (no filters, no --quick, no
-    /// mutant) may write receipts/sweep.json, and no partial run replaces a full receipt.
-    /// (`--json` is the old spelling, kept for one release with a warning.)
-    #[arg(long = "receipt", alias = "json", value_name = "PATH")]
-    pub json: Option<PathBuf>,
-    /// Write a JUnit XML report (one test case per check) to this path.
-    #[arg(long, value_name = "PATH")]
-    pub junit: Option<PathBuf>,
-    /// Compile a planted bug into the kernels (used by `harness mutants`).
-    #[arg(long, default_value_t = 0, hide = true)]
-    pub mutant: u32,
-    /// Print the GPU cases the options select (no GPU needed) and exit.
-    #[arg(long)]
-    pub list: bool,
-    /// Stop after this many failures are printed (all are still counted).
-    #[arg(long, default_value_t = 50)]
-    pub max_failures_shown: usize,
-    /// Spread the GPU cases over N GPUs (or 'all'), one thread per GPU, and add the sharded
-    /// reduce and scan cases over all N through NCCL (needs libnccl.so: scripts/nccl_env.sh).
-    #[arg(long, value_name = "N|all", value_parser = crate::multigpu::parse_gpus, conflicts_with = "cpu_only")]
-    pub gpus: Option<crate::multigpu::GpuCount>,
-}
-
-/// Options of `harness sanitize`.
-#[derive(Debug, Args)]
-pub struct SanitizeArgs {
-    /// Only these primitives (repeatable).
-    #[arg(long = "primitive", value_name = "NAME", value_enum)]
-    pub primitives: Vec<crate::registry::Primitive>,
-    /// Only these tools (repeatable): memcheck, racecheck, synccheck, initcheck.
-    #[arg(long = "tool", value_name = "TOOL")]
-    pub tools: Vec<String>,
-    /// Sizes instead of 1,31,33,257,513,4099,262145 (1000,2^20,2^28+1 style).
-    #[arg(long, value_delimiter = ',', value_name = "N,N,...", value_parser = crate::size_grammar::parse_size)]
-    pub sizes: Vec<usize>,
-    /// Seconds before one sanitizer job is killed.
-    #[arg(long, default_value_t = 480)]
-    pub timeout_secs: u64,
-    /// Sanitizer jobs run at once.
-    #[arg(long, default_value_t = 4)]
-    pub jobs: usize,
-    /// Directory for the full logs.
-    #[arg(long, default_value = "target/sanitize-logs")]
-    pub log_dir: PathBuf,
-    /// Seed of every generated input (decimal or 0x-hex; default: derived from the verdict hash,
-    /// as the receipt gate requires); recorded in the receipt.
-    #[arg(long, value_parser = parse_seed)]
-    pub seed: Option<u64>,
-    /// Receipt path (default: receipts/sanitize.json for a run of every primitive, tool and
-    /// default size; receipts/partial/sanitize.json otherwise).
-    #[arg(long)]
-    pub receipt: Option<PathBuf>,
-    /// Also write a JUnit XML report: one test case per (case, tool).
-    #[arg(long, value_name = "PATH")]
-    pub junit: Option<PathBuf>,
-    /// Compile a planted bug into the kernels (used by `harness mutants`).
-    #[arg(long, default_value_t = 0, hide = true)]
-    pub mutant: u32,
-}
-
-/// Options of `harness mutants`.
-#[derive(Debug, Args)]
-pub struct MutantsArgs {
-    /// Only these mutant ids (repeatable).
-    #[arg(long = "id")]
-    pub ids: Vec<u32>,
-    /// Directory for sanitizer logs of the mutants.
-    #[arg(long, default_value = "target/mutant-logs")]
-    pub log_dir: PathBuf,
-    /// Receipt path (default: receipts/mutants.json for the whole gallery,
-    /// receipts/partial/mutants.json for an --id subset).
-    #[arg(long)]
-    pub receipt: Option<PathBuf>,
-    /// Seconds before one check (a sweep or one sanitizer tool) of one build is killed.
-    #[arg(long, default_value_t = 120)]
-    pub timeout_secs: u64,
-    /// Checks (a build's sweep or one sanitizer tool on it) run at once.
-    #[arg(long, default_value_t = 4)]
-    pub jobs: usize,
-    /// Seed of every build's inputs (default: derived from the verdict hash, as the receipt
-    /// gate requires; any other seed makes a partial run).
-    #[arg(long, value_parser = parse_seed)]
-    pub seed: Option<u64>,
-    /// List the gallery and exit (no GPU needed).
-    #[arg(long)]
-    pub list: bool,
-}
-
-/// Options of `harness bench`.
-#[derive(Debug, Args)]
-pub struct BenchArgs {
-    /// A short run: n = 2^10, 2^16, 2^20, 2^24, 2^28, 3 warm-ups and 20 / 10 timed calls,
-    /// baselines with --quick (under 2 minutes on an H200).
-    #[arg(long)]
-    pub quick: bool,
-    /// Only these primitives (repeatable; the ceilings always run).
-    #[arg(long = "primitive", value_name = "NAME", value_enum)]
-    pub primitives: Vec<crate::registry::Primitive>,
-    /// Directory of the CUB/PyTorch baseline programs.
-    #[arg(long, default_value = "scripts/baselines")]
-    pub baselines: PathBuf,
-    /// Skip the CUB and PyTorch baselines (the report says so).
-    #[arg(long)]
-    pub no_baselines: bool,
-    /// Receipt path (default: receipts/bench.json for a full run, receipts/partial/bench.json
-    /// for a partial one: --quick, --primitive or --no-baselines; a partial run is refused
-    /// receipts/bench.json and never replaces a full run's receipt).
-    #[arg(long, value_name = "PATH")]
-    pub receipt: Option<PathBuf>,
-    /// Run the float atomic crossover study (always part of a full run; with
-    /// --quick or --primitive only when asked).
-    #[arg(long)]
-    pub crossover: bool,
-    /// Directory of the Markdown report and PNG plots written after the run (default:
-    /// receipts/report for a full run, receipts/partial/report for a partial one).
-    /// (`--report` is the old spelling, kept for one release with a warning.)
-    #[arg(long = "out", alias = "report", value_name = "DIR")]
-    pub report: Option<PathBuf>,
-    /// Only these 1-D sizes, comma separated element counts, powers of two up to 2^30 (2^20 or
-    /// 1048576). A bare number below 64 is the old spelling, a log2 exponent (20 = 2^20), kept
-    /// for one release with a warning. Given alone, the row entries are left out. Makes the run
-    /// partial.
-    #[arg(long, value_name = "N,N,...", value_delimiter = ',', value_parser = crate::size_grammar::parse_bench_size)]
-    pub sizes: Vec<u32>,
-    /// Only this variant (repeatable; the ceilings always run). Makes the run partial.
-    #[arg(long = "variant", value_name = "TEXT")]
-    pub variants: Vec<String>,
-    /// Only this row shape of the row primitives, ROWSxCOLS (repeatable). Given alone, the
-    /// 1-D entries are left out. Makes the run partial.
-    #[arg(long = "shape", value_name = "ROWSxCOLS", value_parser = crate::bench::select::parse_shape)]
-    pub shapes: Vec<(usize, usize)>,
-    /// Also time every entry back to back (batches of calls between two events, per call =
-    /// total / calls), recorded beside the cold per-call timing as timing mode "hot".
-    #[arg(long)]
-    pub hot: bool,
-    /// Adaptive sampling: the fewest timed calls of a record (default 20 when --max-noise or
-    /// --max-time is given, capped at the protocol's count).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(usize))]
-    pub min_samples: Option<usize>,
-    /// Adaptive sampling: stop a record once its median's 95 % interval is within this much of
-    /// the median (3% or 0.03: the "±" of the report); at most the protocol's count of calls.
-    #[arg(long, value_name = "PERCENT", value_parser = crate::bench::export::parse_fraction)]
-    pub max_noise: Option<f64>,
-    /// Adaptive sampling: stop a record's timed calls after this many seconds (once the
-    /// minimum is taken). Each record says why it stopped.
-    #[arg(long, visible_alias = "timeout", value_name = "SECONDS", value_parser = parse_seconds)]
-    pub max_time: Option<f64>,
-    /// Also write every record as CSV (one row each) to this path.
-    #[arg(long, value_name = "PATH")]
-    pub csv: Option<PathBuf>,
-    /// What stdout carries: text, or one JSON summary of every record (messages go to stderr).
-    #[arg(long, value_enum, default_value_t = crate::bench::export::OutputFormat::Text)]
-    pub format: crate::bench::export::OutputFormat,
-}
-
-/// Parses a positive, finite number of seconds.
-pub fn parse_seconds(text: &str) -> Result<f64, String> {
-    match text.trim().trim_end_matches('s').parse::<f64>() {
-        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
-        _ => Err(format!("'{text}' is not a positive number of seconds")),
-    }
-}
-
-impl Default for BenchArgs {
-    /// The options of a plain `harness bench` (a full run): the `#[arg]` defaults above.
-    fn default() -> BenchArgs {
-        BenchArgs {
-            quick: false,
-            primitives: Vec::new(),
-            baselines: "scripts/baselines".into(),
-            no_baselines: false,
-            receipt: None,
-            crossover: false,
-            report: None,
-            sizes: Vec::new(),
-            variants: Vec::new(),
-            shapes: Vec::new(),
-            hot: false,
-            min_samples: None,
-            max_noise: None,
-            max_time: None,
-            csv: None,
-            format: crate::bench::export::OutputFormat::Text,
-        }
-    }
-}
-
-/// `harness bench`: the single-GPU options, plus `--gpus` (kept out of
-/// [`BenchArgs`] so that the single-GPU bench is untouched by it).
-#[derive(Debug, Args)]
-#[command(args_conflicts_with_subcommands = true)]
-pub struct BenchCommand {
-    /// The single-GPU bench's options (`--quick` also shortens `--gpus` runs).
-    #[command(flatten)]
-    pub args: BenchArgs,
-    /// Instead: weak (2^30 int32 per GPU) and strong (2^32 in all) scaling of the sharded
-    /// reduce and scan over 1, 2, 4, ... N GPUs through NCCL; writes receipts/multigpu-bench.json.
-    #[arg(long, value_name = "N|all", value_parser = crate::multigpu::parse_gpus)]
-    pub gpus: Option<crate::multigpu::GpuCount>,
-    /// Instead of a run: a tool over bench receipts (no GPU needed).
-    #[command(subcommand)]
-    pub action: Option<BenchAction>,
-}
-
-/// `harness bench <action>`.
-#[derive(Debug, Subcommand)]
-pub enum BenchAction {
-    /// Compare two bench receipts record by record: NEW / OLD median with a 95 % interval, and
-    /// faster / slower / within noise. Prints the summary first, then the changed records.
-    /// Exit status: 0 no regression, 1 a record slower beyond the threshold and its noise,
-    /// 2 bad input.
-    Compare {
-        /// The earlier receipt.
-        old: PathBuf,
-        /// The later receipt.
-        new: PathBuf,
-        /// A record regresses (exit 1) when the whole interval of NEW / OLD, widened by the run
-        /// drift, lies above 1 + this (3% or 0.03).
-        #[arg(long, value_name = "PERCENT", default_value = "3%", value_parser = crate::bench::export::parse_fraction)]
-        threshold: f64,
-        /// List every matched record, not only the changed ones.
-        #[arg(long)]
-        all: bool,
-        /// Also write every matched record as CSV (one row each) to this path.
-        #[arg(long, value_name = "PATH")]
-        csv: Option<PathBuf>,
-        /// What stdout carries: text, or one JSON document (summary and every matched record).
-        #[arg(long, value_enum, default_value_t = crate::bench::export::OutputFormat::Text)]
-        format: crate::bench::export::OutputFormat,
-    },
-}
-
-/// Options of `harness report`.
-#[derive(Debug, Args)]
-pub struct ReportArgs {
-    /// Benchmark receipt to read.
-    #[arg(long, default_value = "receipts/bench.json")]
-    pub receipt: PathBuf,
-    /// Output directory for report.md and the PNG plots (default: receipts/report when the
-    /// receipt is a full run's, receipts/partial/report otherwise; a partial receipt's report
-    /// never replaces receipts/report or any full run's report).
-    #[arg(long, value_name = "DIR")]
-    pub out: Option<PathBuf>,
-}
-
-/// Options of `harness fixtures`.
-#[derive(Debug, Args)]
-pub struct FixturesArgs {
-    /// Compare with the committed fixtures instead of writing; exit nonzero on drift.
-    #[arg(long)]
-    pub check: bool,
-    /// Fixture directory.
-    #[arg(long, default_value = "fixtures")]
-    pub dir: PathBuf,
-}
-
-/// Options of `harness receipts`.
-#[derive(Debug, Args)]
-pub struct ReceiptsArgs {
-    /// What to do with them.
-    #[command(subcommand)]
-    pub action: ReceiptsAction,
-}
-
-/// Receipt actions.
-#[derive(Debug, Subcommand)]
-pub enum ReceiptsAction {
-    /// Fail unless receipts/sweep.json, sanitize.json and mutants.json were made by full GPU
-    /// runs of the current sources and hold a passing verdict for every case of the catalogue
-    /// the sources define (recomputed here on the CPU: ids, input and expected-output digests).
-    /// The gate `make verify` runs.
-    Check {
-        /// Receipt directory.
-        #[arg(long, default_value = "receipts")]
-        dir: PathBuf,
-        /// Workspace root whose sources the receipts must match.
-        #[arg(long, default_value = ".")]
-        root: PathBuf,
-        /// Write a JUnit XML report (one test case per gated receipt) to this path.
-        #[arg(long, value_name = "PATH")]
-        junit: Option<PathBuf>,
-    },
-    /// Say which gated receipts (sweep, sanitize, mutants) the checkout's sources made stale,
-    /// from the receipts alone (no GPU, no catalogue recomputed), and the command that remakes
-    /// exactly those. Exit 0: nothing is stale; 1: something is; 2: it cannot tell (no sources
-    /// at --root, or this binary was built from other sources than the checkout's).
-    Status {
-        /// Receipt directory.
-        #[arg(long, default_value = "receipts")]
-        dir: PathBuf,
-        /// Workspace root whose sources the receipts must match.
-        #[arg(long, default_value = ".")]
-        root: PathBuf,
-        /// Print only the stale kinds, one per line (for scripts).
-        #[arg(long)]
-        names: bool,
-    },
-    /// Print the seed a gated run of this binary's sources must use (`sweep`, `sanitize` or
-    /// `mutants`): derived from the verdict hash, so that a receipt re-keyed to other sources
-    /// names the wrong inputs. Each of the three uses it by default.
-    Seed {
-        /// The run: sweep, sanitize or mutants.
-        #[arg(value_parser = ["sweep", "sanitize", "mutants"])]
-        purpose: String,
-    },
-    /// Print the verdict hash of the workspace (and of this binary's build), and the files it covers.
-    Hash {
-        /// Workspace root.
-        #[arg(long, default_value = ".")]
-        root: PathBuf,
-        /// Also list every file the hash covers.
-        #[arg(long)]
-        files: bool,
-    },
-}
-
-/// Options of the internal `sanitize-child`.
-#[derive(Debug, Args)]
-pub struct SanitizeChildArgs {
-    /// The primitive whose cases to run.
-    #[arg(long)]
-    pub primitive: String,
-    /// Sizes to run.
-    #[arg(long, value_delimiter = ',', value_parser = crate::size_grammar::parse_size)]
-    pub sizes: Vec<usize>,
-    /// Only variants whose name contains this text (repeatable).
-    #[arg(long = "variant")]
-    pub variants: Vec<String>,
-    /// Planted bug id.
-    #[arg(long, default_value_t = 0)]
-    pub mutant: u32,
-    /// Seed.
-    #[arg(long, default_value_t = crate::sanitize::DEFAULT_SEED, value_parser = parse_seed)]
-    pub seed: u64,
+    Cases(crate::commands::cases::CasesArgs),
 }
 
 /// Flags renamed so that every command spells them alike: (command, old
@@ -440,19 +73,27 @@ pub fn old_spelling_warnings(args: &[String]) -> Vec<String> {
     warnings
 }
 
-/// Accepts decimal or 0x-prefixed hexadecimal seeds.
-pub fn parse_seed(text: &str) -> Result<u64, String> {
-    let parsed = match text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
-        Some(hex) => u64::from_str_radix(hex, 16),
-        None => text.parse(),
-    };
-    parsed.map_err(|_| format!("'{text}' is not a seed: give a decimal or 0x-hex 64-bit number"))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::commands::bench::BenchAction;
+    use crate::registry::Primitive;
     use clap::CommandFactory;
+    use std::path::PathBuf;
+
+    /// Every command's `--primitive` takes exactly the registry's values.
+    #[test]
+    fn every_command_line_primitive_list_is_the_registry() {
+        use clap::CommandFactory;
+        let names: Vec<String> = Primitive::ALL.iter().map(|p| p.name().to_string()).collect();
+        let cli = Cli::command();
+        for command in ["sweep", "sanitize", "bench"] {
+            let sub = cli.find_subcommand(command).expect("command exists");
+            let arg = sub.get_arguments().find(|a| a.get_id() == "primitives").expect("--primitive");
+            let values: Vec<String> = arg.get_possible_values().iter().map(|v| v.get_name().to_string()).collect();
+            assert_eq!(values, names, "harness {command} --primitive");
+        }
+    }
 
     #[test]
     fn the_cli_definition_is_consistent() {
@@ -527,7 +168,7 @@ mod tests {
         else {
             panic!("not cases")
         };
-        let crate::cases::args::CasesAction::Export(e) = a.action else { panic!("not export") };
+        let crate::commands::cases::CasesAction::Export(e) = a.action else { panic!("not export") };
         assert_eq!(e.sizes, want);
         let Command::Bench(b) =
             Cli::try_parse_from(["harness", "bench", "--sizes", "2^20,1048576,2^10+2^10"]).unwrap().command
@@ -583,15 +224,8 @@ mod tests {
         else {
             panic!("not cases")
         };
-        let crate::cases::args::CasesAction::Verify { junit, .. } = c.action else { panic!("not verify") };
+        let crate::commands::cases::CasesAction::Verify { junit, .. } = c.action else { panic!("not verify") };
         assert_eq!(junit, Some(PathBuf::from("j.xml")));
-    }
-
-    #[test]
-    fn seeds_parse_in_decimal_and_hex() {
-        assert_eq!(parse_seed("42"), Ok(42));
-        assert_eq!(parse_seed("0x2a"), Ok(42));
-        assert!(parse_seed("forty-two").unwrap_err().contains("not a seed"));
     }
 
     #[test]

@@ -3,20 +3,38 @@
 //! compute-sanitizer tools, and reports which check caught it; then runs the
 //! real kernels through the same checks to show that none is flagged.
 
-use crate::cli::MutantsArgs;
 use crate::progress::Progress;
 use crate::receipts::{receipt_path, receipts_dir, Coverage, MachineInfo, Receipt, Tally};
-use crate::report::table::Table;
 use crate::sanitize::attribute::attribute;
 use crate::sanitize::options::{SanitizerOptions, PRINT_LIMIT};
 use crate::sanitize::parse::Tool;
 use crate::sanitize::process::run_with_timeout;
 use crate::sanitize::run::{compile_error_line, run_job, Job, COMPILE_ERROR_TEXT};
+use crate::table::Table;
 use anyhow::{Context, Result};
 use kernels::mutant::{Mutant, GALLERY};
 use serde::Serialize;
 use std::path::Path;
 use std::time::Duration;
+
+/// What `harness mutants` runs (its command's options, as plain values).
+#[derive(Debug, Clone)]
+pub struct MutantsOptions {
+    /// Only these mutant ids (empty: the whole gallery).
+    pub ids: Vec<u32>,
+    /// Where the checks' logs go.
+    pub log_dir: std::path::PathBuf,
+    /// Receipt path (default: receipts/mutants.json for the whole gallery, receipts/partial/ otherwise).
+    pub receipt: Option<std::path::PathBuf>,
+    /// Seconds before one check of one build is killed.
+    pub timeout_secs: u64,
+    /// Checks run at once.
+    pub jobs: usize,
+    /// Seed of every build's inputs (default: derived from the verdict hash).
+    pub seed: Option<u64>,
+    /// List the gallery and exit.
+    pub list: bool,
+}
 
 /// What one check came to on one build. Only `Caught` is a catch; a check
 /// that did not compile, timed out or broke proved nothing either way.
@@ -274,7 +292,7 @@ fn run_builds(
     sanitizer: Option<(&Path, &SanitizerOptions)>,
     exe: &Path,
     builds: &[Build],
-    args: &MutantsArgs,
+    args: &MutantsOptions,
     progress: &Progress,
 ) -> Result<Vec<BuildVerdict>> {
     let timeout = Duration::from_secs(args.timeout_secs);
@@ -438,7 +456,7 @@ fn judge(verdicts: &[BuildVerdict], controls: &[BuildVerdict]) -> (Tally, Vec<St
 }
 
 /// `harness mutants`.
-pub fn run(args: &MutantsArgs) -> Result<bool> {
+pub fn run(args: &MutantsOptions) -> Result<bool> {
     if args.list {
         println!("{}", gallery_table().render());
         return Ok(true);

@@ -23,7 +23,7 @@ use super::record::{BenchRecord, BenchSize, TimingMode};
 use super::stats::{ratio_interval, Interval};
 use super::targets::{copy_margin, ProgramMargin};
 use crate::receipts::Receipt;
-use crate::report::table::Table;
+use crate::table::Table;
 use anyhow::{bail, Context, Result};
 use std::path::{Path, PathBuf};
 

@@ -1,7 +1,7 @@
 //! What one `harness bench` run covers and how it times: sizes, shapes,
 //! iteration counts and the per-entry time budget, from the command line.
 
-use crate::cli::BenchArgs;
+use crate::bench::BenchOptions;
 use serde::{Deserialize, Serialize};
 
 /// log2 of the sizes of a full run: 2^10, 2^12, ..., 2^28.
@@ -100,7 +100,7 @@ impl Protocol {
     }
 }
 
-/// Everything a run needs to know, derived from [`BenchArgs`].
+/// Everything a run needs to know, derived from [`BenchOptions`].
 #[derive(Debug, Clone)]
 pub struct BenchConfig {
     /// A `--quick` run.
@@ -126,7 +126,7 @@ pub struct BenchConfig {
 impl BenchConfig {
     /// The run `args` asks for. A full run always includes the crossover
     /// study; a `--quick` one only with `--crossover`.
-    pub fn from_args(args: &BenchArgs) -> BenchConfig {
+    pub fn from_args(args: &BenchOptions) -> BenchConfig {
         let default_sizes = if args.quick { QUICK_SIZES_LOG2.to_vec() } else { FULL_SIZES_LOG2.to_vec() };
         let mut selected_sizes = args.sizes.clone();
         selected_sizes.sort_unstable();
@@ -184,8 +184,8 @@ pub fn size_label(n: u64) -> String {
 mod tests {
     use super::*;
 
-    fn args(quick: bool) -> BenchArgs {
-        BenchArgs { quick, ..BenchArgs::default() }
+    fn args(quick: bool) -> BenchOptions {
+        BenchOptions { quick, ..BenchOptions::default() }
     }
 
     #[test]

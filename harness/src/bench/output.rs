@@ -6,7 +6,7 @@
 //! and never replaces a full run's receipt or report wherever it is. Every
 //! file is written to a temporary name in its own folder and renamed.
 
-use crate::cli::BenchArgs;
+use crate::bench::BenchOptions;
 use crate::receipts::output::{gated_output_path, GatedOutput};
 use crate::receipts::{Coverage, Receipt};
 use anyhow::{Context, Result};
@@ -22,7 +22,7 @@ pub const FULL_REPORT_LINE: &str = "Coverage: full run.";
 
 /// The coverage of a single-GPU bench run: partial when anything of the
 /// catalogue was left out.
-pub fn coverage(args: &BenchArgs) -> Coverage {
+pub fn coverage(args: &BenchOptions) -> Coverage {
     let mut reasons = Vec::new();
     if args.quick {
         reasons.push("--quick".to_string());
@@ -107,33 +107,33 @@ mod tests {
         crate::test_dir::fresh_temp_dir(&format!("bench-output-{name}"))
     }
 
-    fn args() -> BenchArgs {
-        BenchArgs::default()
+    fn args() -> BenchOptions {
+        BenchOptions::default()
     }
 
     #[test]
     fn quick_primitive_and_no_baselines_runs_are_partial() {
         assert_eq!(coverage(&args()), Coverage::Full);
-        let quick = BenchArgs { quick: true, ..args() };
+        let quick = BenchOptions { quick: true, ..args() };
         assert_eq!(coverage(&quick), Coverage::Partial("--quick".into()));
-        let some = BenchArgs {
+        let some = BenchOptions {
             primitives: vec![crate::registry::Primitive::Scan, crate::registry::Primitive::Reduce],
             no_baselines: true,
             ..args()
         };
         assert_eq!(coverage(&some), Coverage::Partial("--primitive scan,reduce, --no-baselines".into()));
-        let narrowed = BenchArgs { sizes: vec![20], variants: vec!["single_pass".into()], ..args() };
+        let narrowed = BenchOptions { sizes: vec![20], variants: vec!["single_pass".into()], ..args() };
         assert_eq!(coverage(&narrowed), Coverage::Partial("--sizes 2^20, --variant single_pass".into()));
-        assert_eq!(coverage(&BenchArgs { hot: true, ..args() }), Coverage::Full);
+        assert_eq!(coverage(&BenchOptions { hot: true, ..args() }), Coverage::Full);
     }
 
     #[test]
     fn partial_runs_never_write_the_full_receipt_or_report() {
         let dir = temp_dir("paths");
         for a in [
-            BenchArgs { quick: true, ..args() },
-            BenchArgs { primitives: vec![crate::registry::Primitive::Scan], ..args() },
-            BenchArgs { no_baselines: true, ..args() },
+            BenchOptions { quick: true, ..args() },
+            BenchOptions { primitives: vec![crate::registry::Primitive::Scan], ..args() },
+            BenchOptions { no_baselines: true, ..args() },
         ] {
             let c = coverage(&a);
             let receipt = crate::receipts::receipt_path(None, &dir, RECEIPT_FILE, &c).unwrap();

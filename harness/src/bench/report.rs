@@ -14,7 +14,7 @@ use super::report_targets;
 use super::targets::{self, fastest};
 use crate::bench::output;
 use crate::receipts::{Coverage, Receipt};
-use crate::report::table::Table;
+use crate::table::Table;
 use anyhow::{Context, Result};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};

@@ -10,7 +10,7 @@ use super::record::{BenchRecord, BenchSize, TimingMode, IMPL_CUB, IMPL_PRIMLAB, 
 use super::report::us;
 use super::stats::{ratio_interval, side, Interval, Side};
 use super::targets::{fastest, program_margin, ProgramMargin};
-use crate::report::table::Table;
+use crate::table::Table;
 use std::fmt::Write as _;
 
 /// One (op, size) where primlab's default entry and a peer were both timed.

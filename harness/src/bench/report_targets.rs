@@ -7,7 +7,7 @@ use super::ncu;
 use super::record::{BenchRecord, BenchSize, IMPL_CEILING};
 use super::report::us;
 use super::targets::{fastest, judged_record, TargetOutcome, TargetResult, TARGETS};
-use crate::report::table::Table;
+use crate::table::Table;
 use std::fmt::Write as _;
 use std::path::Path;
 

@@ -3,7 +3,7 @@
 //! for every contract of the registry (one test each, stamped from a
 //! table in the registry's order that must list them all); a missing output is a failure. No GPU needed.
 
-use super::args::ExportArgs;
+use super::export::ExportOptions;
 use super::index::{CaseEntry, Index};
 use super::model_answers::answer;
 use super::*;
@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 fn export(primitive: Primitive, contract: Option<&str>, sizes: &[usize], tag: &str) -> (PathBuf, Index) {
     let dir = std::env::temp_dir().join(format!("primlab-cases-{tag}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    let args = ExportArgs {
+    let args = ExportOptions {
         primitive,
         contract: contract.map(str::to_string),
         sizes: sizes.to_vec(),
@@ -236,7 +236,7 @@ fn a_missing_or_mistyped_output_is_a_failure() {
 fn export_refuses_a_folder_with_foreign_files_and_reuses_its_own() {
     let (dir, _) = export(Primitive::Reduce, Some("sum.i32"), &[1], "foreign");
     let again =
-        ExportArgs { primitive: Primitive::Reduce, contract: None, sizes: vec![1], seed: Some(1), dir: dir.clone() };
+        ExportOptions { primitive: Primitive::Reduce, contract: None, sizes: vec![1], seed: Some(1), dir: dir.clone() };
     assert!(export::run(&again).expect("our own export is replaced"));
     std::fs::write(dir.join("notes.txt"), "mine").expect("written");
     let e = export::run(&again).unwrap_err().to_string();
@@ -266,7 +266,7 @@ fn export_never_deletes_what_an_index_names_outside_its_folder() {
                 "size": "1", "family": "f", "seed": "0x1", "inputs": [{"role": "in", "file": named, "dtype": "int32", "len": 1}],
                 "params": [], "expected": [], "outputs": [], "tolerance": "exact", "rule": "exact"}]});
         std::fs::write(dir.join("index.json"), index.to_string()).unwrap();
-        let args = ExportArgs {
+        let args = ExportOptions {
             primitive: Primitive::Reduce,
             contract: None,
             sizes: vec![1],
@@ -329,7 +329,7 @@ fn verify_recomputes_the_expected_outputs_and_the_case_list() {
 fn sizes_past_the_host_or_u32_are_refused_before_any_allocation() {
     let dir = crate::test_dir::fresh_temp_dir("cases-huge");
     for n in [usize::MAX, 1usize << 32] {
-        let args = ExportArgs {
+        let args = ExportOptions {
             primitive: Primitive::Scan,
             contract: None,
             sizes: vec![n],

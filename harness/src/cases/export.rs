@@ -1,7 +1,6 @@
 //! `harness cases export`: every raw case of a primitive (one contract or
 //! all) as `.npy` inputs and expected outputs, plus `index.json`.
 
-use super::args::ExportArgs;
 use super::index::{CaseEntry, FileEntry, Index, ParamEntry, FORMAT};
 use super::npy;
 use crate::edge_families;
@@ -184,8 +183,23 @@ impl Written {
     }
 }
 
+/// What `harness cases export` writes (its options, as plain values).
+#[derive(Debug, Clone)]
+pub struct ExportOptions {
+    /// The primitive whose cases to write.
+    pub primitive: crate::registry::Primitive,
+    /// One contract (every contract of the primitive when `None`).
+    pub contract: Option<String>,
+    /// Sizes (default: the sweep's boundary and random sizes up to 2^20).
+    pub sizes: Vec<usize>,
+    /// Seed of the inputs (a fresh one, printed, when `None`).
+    pub seed: Option<u64>,
+    /// The folder to write (created; it must be empty or hold an earlier export).
+    pub dir: std::path::PathBuf,
+}
+
 /// Runs `cases export`; Ok(false) when no case was written.
-pub fn run(args: &ExportArgs) -> Result<bool> {
+pub fn run(args: &ExportOptions) -> Result<bool> {
     check_host_sizes(&args.sizes)?;
     let contracts = contracts_of(args.primitive, args.contract.as_deref())?;
     let seed = args.seed.unwrap_or_else(crate::sweep::fresh_seed);

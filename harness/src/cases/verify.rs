@@ -40,7 +40,7 @@ pub fn catalogue_of(dir: &Path) -> Result<Catalogue> {
     }
     let primitive = Primitive::from_name(&index.primitive)
         .ok_or_else(|| anyhow!("{}: unknown primitive '{}'", path.display(), index.primitive))?;
-    let seed = crate::cli::parse_seed(&index.seed).map_err(|e| anyhow!("{}: {e}", path.display()))?;
+    let seed = crate::grammar::parse_seed(&index.seed).map_err(|e| anyhow!("{}: {e}", path.display()))?;
     if index.contracts.is_empty() {
         bail!("{}: lists no contracts (an export before contracts were recorded): export again", path.display());
     }
@@ -90,7 +90,7 @@ pub fn verify_spec_detailed(
             let detail = if verdict.passed() {
                 Vec::new()
             } else {
-                crate::check::mismatch::lines(&crate::check::mismatch::summarize(contract, &data, &got))
+                crate::sweep::raw::mismatch::lines(&crate::sweep::raw::mismatch::summarize(contract, &data, &got))
             };
             (verdict, detail)
         }
@@ -167,7 +167,7 @@ pub fn verify_named(dir: &Path, name: &str) -> Result<Verdict> {
 /// The case id of an index entry (for failure lines).
 #[cfg(test)]
 pub fn case_id(case: &CaseEntry) -> CaseId {
-    let seed = crate::cli::parse_seed(&case.seed).unwrap_or(0);
+    let seed = crate::grammar::parse_seed(&case.seed).unwrap_or(0);
     CaseId {
         primitive: case.primitive.clone(),
         variant: case.variant.clone(),

@@ -4,9 +4,7 @@
 use super::error::ManifestError;
 use super::manifest::{load, Manifest};
 use super::*;
-use crate::cli::{Cli, Command};
 use crate::sweep::sizes::BOUNDARY_SIZES;
-use clap::Parser;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -167,25 +165,16 @@ fn check_without_a_gpu_cannot_run_after_validating() {
         return; // With a GPU the check runs; this property is about machines without one.
     }
     let path = examples().join("reduce_ptx/check.toml");
-    let path = path.to_string_lossy();
-    let Command::Check(args) =
-        Cli::try_parse_from(["harness", "check", "--manifest", &path, "--sizes", "33"]).expect("parses").command
-    else {
-        unreachable!("a check")
-    };
-    let e = run(&args).expect_err("a check that ran nothing passed");
+    let args = CheckOptions { manifest: path, sizes: vec![33], max_failures_shown: 20, ..Default::default() };
+    let e = run(&args, None).expect_err("a check that ran nothing passed");
     let line = e.downcast_ref::<crate::exit::CannotRun>().expect("'could not run' (exit status 2), not a failure");
     assert!(line.0.starts_with("check: cannot run: no GPU ("), "{line}");
     // A manifest error is still reported without a GPU.
     let dir = folder();
     std::fs::write(dir.join("check.toml"), GOOD.replace("\"scan\"", "\"sort\"")).expect("written");
     let bad = dir.join("check.toml");
-    let bad = bad.to_string_lossy();
-    let Command::Check(args) = Cli::try_parse_from(["harness", "check", "--manifest", &bad]).expect("parses").command
-    else {
-        unreachable!("a check")
-    };
-    assert!(run(&args).unwrap_err().to_string().starts_with("unknown primitive 'sort'"));
+    let args = CheckOptions { manifest: bad, max_failures_shown: 20, ..Default::default() };
+    assert!(run(&args, None).unwrap_err().to_string().starts_with("unknown primitive 'sort'"));
 }
 
 /// The failure line the planted-bug README promises names the case seed and
@@ -263,7 +252,7 @@ fn a_failure_has_a_summary_a_rerun_line_with_its_seed_and_a_junit_case() {
     let verdict = m.contract.compare(&case, &got);
     let Verdict::Fail(fail) = &verdict else { panic!("two wrong elements passed") };
     assert_eq!(fail.index, Some(7));
-    let summary = mismatch::lines(&mismatch::summarize(m.contract, &case, &got));
+    let summary = crate::sweep::raw::mismatch::lines(&crate::sweep::raw::mismatch::summarize(m.contract, &case, &got));
     assert_eq!(summary[0], "mismatched elements of out: 2 / 33 (6.1%)", "{summary:?}");
     assert!(summary[1].contains("[7] expected") && summary[1].contains("[20] expected"), "{summary:?}");
     assert!(summary.contains(&"greatest absolute difference: 3 at index 20".to_string()), "{summary:?}");

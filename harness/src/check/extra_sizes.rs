@@ -283,11 +283,11 @@ pub fn sanitizer_sizes(launches: &[(String, Expr)], defaults: &[usize]) -> Vec<S
     chosen
 }
 
-/// [`sanitizer_sizes`] for `manifest`'s launches, with [`crate::sanitize::SANITIZE_SIZES`] as
+/// [`sanitizer_sizes`] for `manifest`'s launches, with [`crate::sweep::sizes::SANITIZE_SIZES`] as
 /// the defaults.
 pub fn manifest_sanitizer_sizes(manifest: &Manifest) -> Vec<SanitizerSize> {
     let launches: Vec<(String, Expr)> = manifest.launches.iter().map(|l| (l.kernel.clone(), l.grid.clone())).collect();
-    sanitizer_sizes(&launches, &crate::sanitize::SANITIZE_SIZES)
+    sanitizer_sizes(&launches, &crate::sweep::sizes::SANITIZE_SIZES)
 }
 
 #[cfg(test)]

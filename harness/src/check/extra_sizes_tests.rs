@@ -47,8 +47,8 @@ fn a_grid_of_several_blocks_at_one_item_steps_from_there() {
 #[test]
 fn constant_grids_fall_back_to_the_default_sizes() {
     let launches = vec![("one".to_string(), parse("1").unwrap()), ("two".to_string(), parse("2").unwrap())];
-    let chosen = sanitizer_sizes(&launches, &crate::sanitize::SANITIZE_SIZES);
-    assert_eq!(ns(&chosen), crate::sanitize::SANITIZE_SIZES.to_vec());
+    let chosen = sanitizer_sizes(&launches, &crate::sweep::sizes::SANITIZE_SIZES);
+    assert_eq!(ns(&chosen), crate::sweep::sizes::SANITIZE_SIZES.to_vec());
     assert!(chosen[1].why.contains("constant"), "{:?}", chosen[1]);
 }
 
@@ -61,8 +61,10 @@ fn several_launches_share_sizes_and_stay_within_the_cap() {
     for must in [1, 1024, 1025, 512, 513, 256, 257] {
         assert!(n.contains(&must), "{must} in {n:?}");
     }
-    let with_defaults =
-        sanitizer_sizes(&[("k".to_string(), parse("ceil_div(n, 1024)").unwrap())], &crate::sanitize::SANITIZE_SIZES);
+    let with_defaults = sanitizer_sizes(
+        &[("k".to_string(), parse("ceil_div(n, 1024)").unwrap())],
+        &crate::sweep::sizes::SANITIZE_SIZES,
+    );
     assert_eq!(with_defaults.len(), 11, "5 from the grid, 6 defaults (1 is shared)");
     assert!(with_defaults.iter().any(|s| s.n == 262_145 && s.why == "a default sanitizer size"));
 }

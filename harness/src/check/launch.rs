@@ -228,7 +228,7 @@ pub fn run_once(gpu: &Gpu, on: &RunInputs, buffers: &mut Buffers, scratch: &mut 
     }
     let verdict = manifest.contract.compare(case, &got);
     if !verdict.passed() {
-        super::mismatch::record(manifest.contract, case, &got);
+        crate::sweep::raw::mismatch::record(manifest.contract, case, &got);
     }
     verdict
 }

@@ -4,16 +4,12 @@
 //! manifest; optionally under the four compute-sanitizer tools and timed
 //! beside our default variant and CUB. Writes a receipt and a Markdown summary.
 
-pub mod args;
-pub mod bench;
 pub mod catalogue;
-pub mod cub;
 pub mod error;
 pub mod expr;
 pub mod extra_sizes;
 pub mod launch;
 pub mod manifest;
-pub mod mismatch;
 pub mod module;
 pub mod perturb;
 pub mod poison;
@@ -21,6 +17,7 @@ pub mod report;
 pub mod runs;
 pub mod sanitize;
 pub mod summary;
+pub mod timed;
 pub mod watchdog;
 pub mod worker;
 
@@ -28,9 +25,37 @@ use crate::receipts::{MachineInfo, Receipt};
 use crate::sweep::case::{failure_line, CaseResult, Verdict};
 use crate::sweep::sizes;
 use anyhow::Result;
-use args::CheckArgs;
 use manifest::Manifest;
 use std::path::Path;
+
+/// What `harness check` does (its options, as plain values).
+#[derive(Debug, Clone, Default)]
+pub struct CheckOptions {
+    /// The manifest (TOML) naming the primitive, contract, module and launches.
+    pub manifest: std::path::PathBuf,
+    /// Sizes (default: the sweep's boundary, random and large sizes).
+    pub sizes: Vec<usize>,
+    /// Seed of the inputs (a fresh one, printed, when `None`).
+    pub seed: Option<u64>,
+    /// Also run the cases under compute-sanitizer's four tools.
+    pub sanitize: bool,
+    /// Where the receipt and summary go (default: check-out/ next to the manifest).
+    pub out: Option<std::path::PathBuf>,
+    /// Also write a JUnit XML report here.
+    pub junit: Option<std::path::PathBuf>,
+    /// Failure lines shown (every failure is counted).
+    pub max_failures_shown: usize,
+    /// Validate the manifest (and compile its module) without running anything.
+    pub validate_only: bool,
+    /// The compute-sanitizer child (sanitizer sizes, one family, case markers).
+    pub sanitize_child: bool,
+    /// Run the cases from this position on as a watchdog worker.
+    pub worker_from: Option<usize>,
+}
+
+/// Times the user's kernel for `check --bench` (the bench's timing,
+/// composed by the command): the device, the manifest, its loaded module.
+pub type UserTimer = dyn Fn(&kernels::Gpu, &Manifest, &launch::Loaded) -> timed::Timed + Sync;
 
 /// The command that reruns one size of a check.
 pub fn rerun(manifest: &Path, n: usize, seed: u64) -> String {
@@ -50,16 +75,16 @@ pub fn rerun_line(manifest: &Path, n: usize, run_seed: u64, case_seed: u64) -> S
 /// The sizes a check visits: `--sizes`, else the sweep's with one past 2^28 and one past 2^31
 /// ([`extra_sizes::default_sizes`]; the sanitizer's for the child, whose parent passes the
 /// sizes it chose from the launches).
-pub fn visited_sizes(args: &CheckArgs, seed: u64) -> Vec<usize> {
+pub fn visited_sizes(args: &CheckOptions, seed: u64) -> Vec<usize> {
     match (args.sizes.is_empty(), args.sanitize_child) {
-        (true, true) => crate::sanitize::SANITIZE_SIZES.to_vec(),
+        (true, true) => crate::sweep::sizes::SANITIZE_SIZES.to_vec(),
         (true, false) => extra_sizes::default_sizes(seed),
         _ => sizes::sweep_sizes(&args.sizes, seed, false, true),
     }
 }
 
 /// The GPU `check` runs on, or why it cannot run.
-fn open_gpu(args: &CheckArgs) -> std::result::Result<kernels::Gpu, String> {
+fn open_gpu(args: &CheckOptions) -> std::result::Result<kernels::Gpu, String> {
     if args.validate_only {
         return Err("--validate-only was given".to_string());
     }
@@ -73,7 +98,7 @@ fn open_gpu(args: &CheckArgs) -> std::result::Result<kernels::Gpu, String> {
 /// any), with the sizes it can launch at: a default size past 2^28 or 2^31
 /// that its geometry cannot hold is dropped, and said so.
 fn load_manifest(
-    args: &CheckArgs,
+    args: &CheckOptions,
     sizes: Vec<usize>,
     gpu: Option<&kernels::Gpu>,
 ) -> Result<(Manifest, Vec<usize>), error::ManifestError> {
@@ -91,7 +116,7 @@ fn load_manifest(
 /// Runs `harness check`: Ok(false) on any failure or when nothing was
 /// checked; a manifest error is an Err, and so is a machine it cannot run
 /// on (no GPU: [`crate::exit::CannotRun`], exit status 2).
-pub fn run(args: &CheckArgs) -> Result<bool> {
+pub fn run(args: &CheckOptions, timer: Option<&UserTimer>) -> Result<bool> {
     crate::sweep::check_sizes(&args.sizes, None)?;
     let seed = args.seed.unwrap_or_else(crate::sweep::fresh_seed);
     let sizes = visited_sizes(args, seed);
@@ -122,10 +147,10 @@ pub fn run(args: &CheckArgs) -> Result<bool> {
     }
     println!("check: seed {seed:#x}, sizes {sizes:?} on {} (rerun with --seed {seed:#x})", gpu.info().name);
     let results = worker::supervise(args, seed, &sizes)?;
-    finish(args, &gpu, &manifest, seed, &sizes, &results)
+    finish(args, timer, &gpu, &manifest, seed, &sizes, &results)
 }
 
-fn print_validated(args: &CheckArgs, manifest: &Manifest) {
+fn print_validated(args: &CheckOptions, manifest: &Manifest) {
     println!(
         "check: {} is valid: {} {} ({}), module {}{}, {} launch(es), {} scratch buffer(s)",
         args.manifest.display(),
@@ -142,7 +167,8 @@ fn print_validated(args: &CheckArgs, manifest: &Manifest) {
 /// After the cases: the sanitizers and timing when asked, the receipt, the
 /// summary and the verdict.
 fn finish(
-    args: &CheckArgs,
+    args: &CheckOptions,
+    timer: Option<&UserTimer>,
     gpu: &kernels::Gpu,
     manifest: &Manifest,
     seed: u64,
@@ -155,7 +181,10 @@ fn finish(
     let out = report::out_dir(args.out.as_deref(), &args.manifest);
     report::claim(&out)?;
     let sanitized = if args.sanitize { Some(sanitize::run(manifest, seed, &out)?) } else { None };
-    let timed = if args.bench { Some(bench::run(gpu, manifest, &launch::load(gpu, manifest)?)) } else { None };
+    let timed = match timer {
+        Some(time) => Some(time(gpu, manifest, &launch::load(gpu, manifest)?)),
+        None => None,
+    };
     let ok = failed == 0
         && passed > 0
         && sanitized.as_ref().is_none_or(|s| s.clean)

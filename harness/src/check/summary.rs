@@ -1,9 +1,9 @@
 //! The Markdown summary of a check: verdict, what ran, the first failures
 //! with their rerun commands, sanitizer lines and timings.
 
-use super::bench::Timed;
 use super::manifest::Manifest;
 use super::sanitize::Sanitized;
+use super::timed::Timed;
 use crate::sweep::case::{failure_line, CaseResult, Verdict};
 
 /// Failure lines listed in the summary (the receipt holds all).

@@ -9,13 +9,13 @@
 //! time beside the schedule-perturbing kernel ([`super::runs`]).
 //! Scratch carries over from run to run and case to case.
 
-use super::args::CheckArgs;
 use super::launch::{self, Loaded, Scratch};
 use super::manifest::{at, Manifest};
 use super::perturb::Perturber;
 use super::poison::Poison;
 use super::runs::{run_checked, Runs};
 use super::watchdog::{self, inputs_deadline, report, runs_deadline, WorkerEvent};
+use super::CheckOptions;
 use crate::sanitize::parse::{CASE_MARKER, DONE_MARKER};
 use crate::sweep::case::{failure_line, CaseResult, Verdict};
 use crate::sweep::raw::RawSpec;
@@ -39,7 +39,7 @@ pub fn runs_at(manifest: &Manifest, n: usize) -> Runs {
 pub const PERTURB_MAX_LEN: usize = 1 << 22;
 
 /// The worker: cases from `from` on, reported as JSON lines.
-pub fn run(args: &CheckArgs, seed: u64, sizes: Vec<usize>, from: usize) -> Result<bool> {
+pub fn run(args: &CheckOptions, seed: u64, sizes: Vec<usize>, from: usize) -> Result<bool> {
     let gpu = Gpu::open(kernels::GpuOptions { ordinal: 0, mutant: 0 })?;
     let (manifest, sizes) = super::load_manifest(args, sizes, Some(&gpu))?;
     let loaded = launch::load(&gpu, &manifest)?;
@@ -52,7 +52,7 @@ pub fn run(args: &CheckArgs, seed: u64, sizes: Vec<usize>, from: usize) -> Resul
         let runs = runs_at(&manifest, spec.id.n);
         let deadline = inputs_deadline(spec.id.n);
         report(&WorkerEvent::Start { index, id: spec.id.clone(), deadline_ms: deadline.as_millis() as u64 });
-        let _ = super::mismatch::take();
+        let _ = crate::sweep::raw::mismatch::take();
         let started = Instant::now();
         let verdict = run_case(&gpu, &manifest, &loaded, spec, &mut scratch, false, |gpu, run| {
             // The inputs are ready: from here a hang costs the runs' deadline only.
@@ -60,7 +60,7 @@ pub fn run(args: &CheckArgs, seed: u64, sizes: Vec<usize>, from: usize) -> Resul
             report(&WorkerEvent::Phase { deadline_ms: deadline.as_millis() as u64 });
             run_checked(gpu, index, runs, Some(&mut perturber), run)
         });
-        let detail = super::mismatch::take();
+        let detail = crate::sweep::raw::mismatch::take();
         if !verdict.passed() && !detail.is_empty() {
             report(&WorkerEvent::Detail { index, lines: detail });
         }
@@ -107,7 +107,7 @@ fn run_case(
 
 /// Prints failures and progress as the supervised cases end.
 struct CheckListener<'a> {
-    args: &'a CheckArgs,
+    args: &'a CheckOptions,
     seed: u64,
     progress: Option<crate::progress::Progress>,
     shown: usize,
@@ -141,7 +141,7 @@ impl watchdog::Listener for CheckListener<'_> {
 
 /// Runs every case in watchdog workers (`check --worker-from K` children
 /// with the same manifest, seed and sizes).
-pub fn supervise(args: &CheckArgs, seed: u64, sizes: &[usize]) -> Result<Vec<CaseResult>> {
+pub fn supervise(args: &CheckOptions, seed: u64, sizes: &[usize]) -> Result<Vec<CaseResult>> {
     let manifest = std::fs::canonicalize(&args.manifest).unwrap_or_else(|_| args.manifest.clone());
     let sizes: Vec<String> = sizes.iter().map(usize::to_string).collect();
     let child = vec![

@@ -30,7 +30,7 @@ use super::shard::{partition, Shard, ShardError, ValueRange};
 use super::sharded_reduce::ReduceRank;
 use super::sharded_scan::ScanRank;
 use super::topology::{resolve_on_this_machine, scaling_steps, GpuCount};
-use crate::cli::BenchArgs;
+use crate::bench::BenchOptions;
 use crate::receipts::{receipt_path, receipts_dir, Coverage, MachineInfo, Receipt, Tally};
 use anyhow::{anyhow, Result};
 use cudarc::driver::{sys::CUevent_flags, CudaEvent};
@@ -419,7 +419,7 @@ fn measure(
 
 /// Runs the scaling benchmark on `asked` GPUs; writes
 /// `receipts/multigpu-bench.json`. Ok(false) if a result was wrong.
-pub fn run(args: &BenchArgs, asked: GpuCount) -> Result<bool> {
+pub fn run(args: &BenchOptions, asked: GpuCount) -> Result<bool> {
     let env_notes = nccl::enforce_no_multicast_env();
     let k = resolve_on_this_machine(asked)?;
     let nccl_info = nccl::probe()?;

@@ -3,7 +3,7 @@
 //! shares of the 1-GPU time, and whether the targets are met.
 
 use super::scaling_bench::{ConfigResult, Workload, TARGET_COMBINE_FRACTION, TARGET_WEAK_EFFICIENCY};
-use crate::report::table::Table;
+use crate::table::Table;
 use serde::Serialize;
 
 /// Derived numbers of one (workload, primitive, GPUs).

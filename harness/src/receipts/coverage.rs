@@ -39,7 +39,7 @@ fn listed(what: &str, keys: &[String]) -> String {
 pub fn seed_of(value: Option<&Value>) -> Option<u64> {
     match value? {
         Value::Number(n) => n.as_u64(),
-        Value::String(s) => crate::cli::parse_seed(s).ok(),
+        Value::String(s) => crate::grammar::parse_seed(s).ok(),
         _ => None,
     }
 }
@@ -79,7 +79,7 @@ pub fn reference_digests(plan: &SweepPlan) -> BTreeMap<String, Reference> {
     };
     let mut order: Vec<usize> = (0..ranges.len()).collect();
     order.sort_by_key(|&g| std::cmp::Reverse(cases[ranges[g].start].id.n));
-    let budget = crate::sweep::runner::Budget::new(GATE_WHOLE_ELEMENTS);
+    let budget = crate::budget::Budget::new(GATE_WHOLE_ELEMENTS);
     let next = AtomicUsize::new(0);
     let results: Mutex<Vec<(usize, Vec<Reference>)>> = Mutex::new(Vec::with_capacity(ranges.len()));
     let seconds: Mutex<BTreeMap<String, f64>> = Mutex::new(BTreeMap::new());
@@ -267,7 +267,7 @@ pub fn check_sanitize_coverage(receipt: &Receipt) -> CoverageReport {
     };
     let required: Vec<String> = Primitive::ALL
         .iter()
-        .flat_map(|&p| catalogue(&SweepPlan::sanitizer(p, &crate::sanitize::SANITIZE_SIZES, seed, &[])))
+        .flat_map(|&p| catalogue(&SweepPlan::sanitizer(p, &crate::sweep::sizes::SANITIZE_SIZES, seed, &[])))
         .flat_map(|case| GATED_TOOLS.map(|tool| format!("{} {tool}", case.id.key())))
         .collect();
     check_tool_cases(receipt, &required)

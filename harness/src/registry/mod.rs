@@ -37,9 +37,6 @@ pub enum Primitive {
 /// Appends one primitive's GPU cases to the catalogue.
 pub type CaseBuilder = fn(&SweepPlan, &mut Vec<GpuCase>);
 
-/// Registers one primitive's benchmark entries (one per variant and size or shape).
-pub type BenchRegistrar = fn(&crate::bench::config::BenchConfig, &mut crate::bench::entries::Registry);
-
 impl Primitive {
     /// Every primitive, in the catalogue's order.
     pub const ALL: [Primitive; 9] = [
@@ -97,39 +94,20 @@ impl Primitive {
 
     /// The builder of its GPU cases.
     pub fn gpu_cases(self) -> CaseBuilder {
-        self.runners().0
-    }
-
-    /// The registrar of its benchmark entries.
-    pub fn bench_entries(self) -> BenchRegistrar {
-        self.runners().1
-    }
-
-    /// Its GPU case builder and its benchmark registrar, one row per
-    /// primitive (so a new primitive is wired into both in one place).
-    fn runners(self) -> (CaseBuilder, BenchRegistrar) {
-        use crate::bench::entries as e;
         match self {
-            Primitive::Reduce => (gpu::reduce::cases, e::reduce::register),
-            Primitive::Scan => (gpu::scan::cases, e::scan::register),
-            Primitive::ArgReduce => (gpu::arg_reduce::cases, e::arg_reduce::register),
-            Primitive::Softmax => (gpu::softmax::cases, e::softmax::register),
-            Primitive::Compact => (gpu::compact::cases, e::compact::register),
-            Primitive::SegmentedReduce => (gpu::segmented_reduce::cases, e::segmented::register),
-            Primitive::Histogram => (gpu::histogram::cases, e::histogram::register),
-            Primitive::FloatReduce => (gpu::float_reduce::cases, e::float_reduce::register),
-            Primitive::ExactSum => (
-                // The whole-input sums, then the segmented ones (one contract).
-                |plan, out| {
-                    gpu::exact_sum::cases(plan, out);
-                    gpu::exact_segmented_sum::cases(plan, out);
-                },
-                // Beside the float sums and beside the segmented sums.
-                |config, registry| {
-                    e::exact_sum::register(config, registry);
-                    e::exact_segmented_sum::register(config, registry);
-                },
-            ),
+            Primitive::Reduce => gpu::reduce::cases,
+            Primitive::Scan => gpu::scan::cases,
+            Primitive::ArgReduce => gpu::arg_reduce::cases,
+            Primitive::Softmax => gpu::softmax::cases,
+            Primitive::Compact => gpu::compact::cases,
+            Primitive::SegmentedReduce => gpu::segmented_reduce::cases,
+            Primitive::Histogram => gpu::histogram::cases,
+            Primitive::FloatReduce => gpu::float_reduce::cases,
+            // The whole-input sums, then the segmented ones (one contract).
+            Primitive::ExactSum => |plan, out| {
+                gpu::exact_sum::cases(plan, out);
+                gpu::exact_segmented_sum::cases(plan, out);
+            },
         }
     }
 }
@@ -174,24 +152,10 @@ mod tests {
         assert_eq!(Primitive::value_variants().len(), Primitive::ALL.len());
     }
 
-    /// Every command's `--primitive` takes exactly the registry's values.
+    /// Every GPU case and sanitizer job names a registry primitive, and
+    /// every registry primitive has cases.
     #[test]
-    fn every_command_line_primitive_list_is_the_registry() {
-        use clap::CommandFactory;
-        let names: Vec<String> = Primitive::ALL.iter().map(|p| p.name().to_string()).collect();
-        let cli = crate::cli::Cli::command();
-        for command in ["sweep", "sanitize", "bench"] {
-            let sub = cli.find_subcommand(command).expect("command exists");
-            let arg = sub.get_arguments().find(|a| a.get_id() == "primitives").expect("--primitive");
-            let values: Vec<String> = arg.get_possible_values().iter().map(|v| v.get_name().to_string()).collect();
-            assert_eq!(values, names, "harness {command} --primitive");
-        }
-    }
-
-    /// Every GPU case, benchmark entry and sanitizer job names a registry
-    /// primitive, and every registry primitive has cases and entries.
-    #[test]
-    fn every_case_bench_entry_and_sanitizer_job_comes_from_the_registry() {
+    fn every_case_and_sanitizer_job_comes_from_the_registry() {
         let plan = SweepPlan {
             seed: 1,
             sizes: vec![33],
@@ -203,24 +167,9 @@ mod tests {
         let cases = gpu::catalogue(&plan);
         for p in Primitive::ALL {
             assert!(cases.iter().any(|c| c.id.primitive == p.name()), "{p} has no GPU case");
-            let jobs = gpu::catalogue(&SweepPlan::sanitizer(p, &crate::sanitize::SANITIZE_SIZES, 1, &[]));
+            let jobs = gpu::catalogue(&SweepPlan::sanitizer(p, &crate::sweep::sizes::SANITIZE_SIZES, 1, &[]));
             assert!(!jobs.is_empty() && jobs.iter().all(|c| c.id.primitive == p.name()), "{p} sanitizer cases");
         }
         assert!(cases.iter().all(|c| Primitive::from_name(&c.id.primitive).is_some()));
-        let args =
-            match <crate::cli::Cli as clap::Parser>::try_parse_from(["harness", "bench"]).expect("parses").command {
-                crate::cli::Command::Bench(b) => b.args,
-                _ => unreachable!("a bench"),
-            };
-        let config = crate::bench::config::BenchConfig::from_args(&args);
-        let entries = crate::bench::entries::register_all(&config);
-        let groups: Vec<&str> = entries.entries.iter().map(|e| e.id.primitive).collect();
-        let order = crate::bench::entries::report_order();
-        assert!(groups.iter().all(|g| order.contains(g)), "{groups:?}");
-        for p in Primitive::ALL {
-            let mut one = crate::bench::entries::Registry::default();
-            (p.bench_entries())(&config, &mut one);
-            assert!(!one.entries.is_empty(), "{p} has no benchmark entry");
-        }
     }
 }

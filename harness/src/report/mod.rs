@@ -1,7 +1,5 @@
 //! Reports: terminal tables now; the benchmark report and plots (`harness report`).
 
-pub mod table;
-
 use anyhow::{bail, Context, Result};
 use std::path::Path;
 
@@ -12,18 +10,18 @@ pub const OWNED_LIST: &str = ".report-files";
 const REPORT_TITLE: &str = "# primlab benchmark report";
 
 /// `harness report`: regenerates the Markdown report and PNG plots from a bench receipt.
-pub fn run(args: &crate::cli::ReportArgs) -> anyhow::Result<bool> {
+pub fn run(receipt_path: &Path, out: Option<&Path>) -> anyhow::Result<bool> {
     use crate::bench::output;
     // The receipt's own coverage decides where its report may go: a partial
     // receipt's report never replaces a full run's.
-    let receipt = crate::receipts::Receipt::load(&args.receipt)?;
+    let receipt = crate::receipts::Receipt::load(receipt_path)?;
     let coverage = output::receipt_coverage(&receipt);
-    let out = output::report_dir(args.out.as_deref(), &crate::receipts::receipts_dir(), &coverage)?;
+    let out = output::report_dir(out, &crate::receipts::receipts_dir(), &coverage)?;
     if let crate::receipts::Coverage::Partial(why) = &coverage {
-        println!("report: {} is a partial run's receipt ({why}): report in {}", args.receipt.display(), out.display());
+        println!("report: {} is a partial run's receipt ({why}): report in {}", receipt_path.display(), out.display());
     }
     claim(&out)?;
-    let files = crate::bench::report::write_report(&args.receipt, &out)?;
+    let files = crate::bench::report::write_report(receipt_path, &out)?;
     record(&out, [&files.markdown, &files.csv].into_iter().chain(&files.plots))?;
     println!("report: {} and {} plot(s) in {}", files.markdown.display(), files.plots.len(), out.display());
     Ok(true)

@@ -24,11 +24,7 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::Duration;
 
-/// Sizes every variant runs at under each tool: one item, a partial warp on
-/// each side of 32, just past one block (256) and one hierarchical block
-/// (512), a partial second tile (4099), and one past a full level of
-/// 512-way recursion (262,145).
-pub const SANITIZE_SIZES: [usize; 7] = [1, 31, 33, 257, 513, 4099, 262_145];
+pub use crate::sweep::sizes::SANITIZE_SIZES;
 
 /// The seed of the sanitizer child's inputs unless `--seed` says otherwise.
 pub const DEFAULT_SEED: u64 = 0x5eed;

@@ -4,7 +4,7 @@
 use super::attribute::{CaseEntry, CaseVerdict};
 use super::parse::Tool;
 use crate::junit::{Outcome, TestCase};
-use crate::report::table::Table;
+use crate::table::Table;
 use std::collections::BTreeMap;
 
 /// Sizes of one variant under one tool: clean, with findings, not run.

@@ -12,13 +12,14 @@
 use super::case::{failure_line, CaseResult, Verdict};
 use super::gpu::{catalogue, groups, GpuCase};
 use super::SweepPlan;
+use crate::budget::Budget;
 use crate::progress::Progress;
 use crate::registry::Primitive;
 use anyhow::Result;
 use std::io::Write;
 use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Condvar, Mutex};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// How a catalogue is run.
@@ -213,39 +214,6 @@ fn element_budget() -> usize {
         line.split_whitespace().nth(1)?.parse::<usize>().ok().map(|kib| kib * 1024)
     });
     available.map_or(1 << 28, |bytes| bytes / 64).clamp(1 << 28, 8 << 28)
-}
-
-/// A count of elements that workers take before preparing an input and
-/// give back after its cases ran (a request above the whole budget waits
-/// for all of it).
-pub struct Budget {
-    free: Mutex<usize>,
-    freed: Condvar,
-    total: usize,
-}
-
-impl Budget {
-    /// A budget of `total` elements.
-    pub fn new(total: usize) -> Budget {
-        Budget { free: Mutex::new(total), freed: Condvar::new(), total }
-    }
-
-    /// Waits for `want` elements (at most the total) and returns how many it took.
-    pub fn take(&self, want: usize) -> usize {
-        let want = want.min(self.total);
-        let mut free = self.free.lock().unwrap_or_else(|p| p.into_inner());
-        while *free < want {
-            free = self.freed.wait(free).unwrap_or_else(|p| p.into_inner());
-        }
-        *free -= want;
-        want
-    }
-
-    /// Gives back what [`Budget::take`] took.
-    pub fn give(&self, taken: usize) {
-        *self.free.lock().unwrap_or_else(|p| p.into_inner()) += taken;
-        self.freed.notify_all();
-    }
 }
 
 /// Runs the inputs of `ranges` on `workers` threads, each with a stream of

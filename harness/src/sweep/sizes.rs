@@ -7,6 +7,12 @@
 /// boundary 512^2 = 262,144 / 512^2 + 1 = 262,145.
 pub const BOUNDARY_SIZES: [usize; 13] = [1, 31, 32, 33, 255, 256, 257, 511, 512, 513, 4099, 262_144, 262_145];
 
+/// Sizes every variant runs at under each sanitizer tool: one item, a
+/// partial warp on each side of 32, just past one block (256) and one
+/// hierarchical block (512), a partial second tile (4099), and one past a
+/// full level of 512-way recursion (262,145).
+pub const SANITIZE_SIZES: [usize; 7] = [1, 31, 33, 257, 513, 4099, 262_145];
+
 /// Large sizes for the GPU sweep (skipped by --quick).
 pub const LARGE_SIZES: [usize; 2] = [1 << 24, 1 << 28];
 

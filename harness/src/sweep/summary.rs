@@ -2,7 +2,7 @@
 
 use super::case::{CaseResult, Verdict};
 use crate::receipts::Tally;
-use crate::report::table::Table;
+use crate::table::Table;
 use std::collections::BTreeMap;
 
 /// Counts over all results.

@@ -24,16 +24,6 @@ pub use scope::seed_for;
 /// verdict hash.
 pub const SEEDED: [&str; 3] = ["sweep", "sanitize", "mutants"];
 
-/// The seed of a sweep given no `--seed`: a full run draws its inputs from
-/// this binary's verdict hash (the gate requires it); any other run a fresh one.
-pub fn sweep_seed(args: &crate::cli::SweepArgs) -> u64 {
-    if crate::sweep::partial_reasons(args).is_empty() {
-        seed_for("sweep", VERDICT_HASH)
-    } else {
-        crate::sweep::fresh_seed()
-    }
-}
-
 /// The seed of every planted-bug run of `harness mutants`: [`seed_for`]
 /// this binary's verdict hash (the gate requires it).
 pub fn mutants_seed() -> u64 {

@@ -82,9 +82,76 @@ impl FixedSum {
         }
     }
 
-    /// The value rounded to nearest-even f64.
+    /// The value rounded to nearest-even f64 (the f64 nearest the exact sum,
+    /// subnormals included; beyond the largest finite f64 by half an ulp or
+    /// more, ±inf). Done here on the bins, with no big-integer allocation.
     pub fn to_f64(&self) -> f64 {
-        self.to_dyadic().to_f64()
+        self.round(53, 0, 1024)
+    }
+
+    /// The value rounded to nearest-even f32 (subnormals included; ±inf
+    /// from `f32::MAX` plus half an ulp on).
+    pub fn to_f32(&self) -> f32 {
+        // Exact: the rounded value has 24 bits and an exponent within f32's.
+        self.round(24, 1074 - 149, 128) as f32
+    }
+
+    /// Rounds the value to `precision` significant bits, to nearest even, in
+    /// units no finer than 2^(`quantum` - 1074) (the format's smallest
+    /// subnormal), with ±inf at 2^`overflow` and above; as an f64.
+    fn round(&self, precision: u32, quantum: u32, overflow: i32) -> f64 {
+        let (negative, digits) = self.magnitude();
+        let Some(top) = digits.iter().rposition(|&d| d != 0) else { return 0.0 };
+        let length = 32 * top as u32 + (32 - digits[top].leading_zeros());
+        let bit = |i: u32| (digits[(i / 32) as usize] >> (i % 32)) & 1 == 1;
+        let shift = length.saturating_sub(precision).max(quantum);
+        let mut keep: u64 = (shift..length).rev().fold(0, |acc, i| (acc << 1) | u64::from(bit(i)));
+        if shift > 0 {
+            let guard = bit(shift - 1);
+            // Any bit below the guard: whole digits, then the guard's digit below it.
+            let (whole, part) = (((shift - 1) / 32) as usize, (shift - 1) % 32);
+            let sticky = digits[..whole].iter().any(|&d| d != 0) || digits[whole] & ((1u32 << part) - 1) != 0;
+            keep += u64::from(guard && (sticky || keep & 1 == 1));
+        }
+        // keep < 2^(precision + 1) and the exponent within f64's: exact.
+        let exponent = shift as i32 - 1074;
+        let magnitude = if exponent + 64 - keep.leading_zeros() as i32 > overflow {
+            f64::INFINITY
+        } else {
+            keep as f64 * 2f64.powi(exponent.max(-1022)) * 2f64.powi((exponent + 1022).min(0))
+        };
+        if negative {
+            -magnitude
+        } else {
+            magnitude
+        }
+    }
+
+    /// The sign and the magnitude in 32-bit digits (little-endian) of the value.
+    fn magnitude(&self) -> (bool, [u32; BINS + 3]) {
+        let mut value = self.clone();
+        value.carry();
+        let negative = value.bins[BINS - 1] < 0;
+        if negative {
+            value.bins.iter_mut().for_each(|b| *b = -*b);
+            value.carry();
+        }
+        let mut digits = [0u32; BINS + 3];
+        for (d, &b) in digits.iter_mut().zip(&value.bins[..BINS - 1]) {
+            *d = b as u32;
+        }
+        let top = value.bins[BINS - 1] as u128;
+        for k in 0..4 {
+            digits[BINS - 1 + k] = (top >> (32 * k)) as u32;
+        }
+        (negative, digits)
+    }
+
+    /// Whether the value is exactly zero.
+    pub fn is_zero(&self) -> bool {
+        let mut value = self.clone();
+        value.carry();
+        value.bins.iter().all(|&b| b == 0)
     }
 
     /// The value rounded up (toward +inf) to f64: a bound built on it stays a bound.
@@ -155,7 +222,52 @@ mod tests {
         assert_eq!(carried.to_dyadic(), by_dyadic(&values));
     }
 
+    #[test]
+    fn roundings_are_the_dyadic_references_at_the_edges() {
+        let cases: [&[f64]; 10] = [
+            &[],
+            &[1.0, 2f64.powi(-53)],
+            &[1.0, 2f64.powi(-53), 2f64.powi(-100)],
+            &[1.0, 2f64.powi(-24)],
+            &[1.0, 3.0 * 2f64.powi(-24)],
+            &[f64::from(f32::MAX), f64::from(f32::MAX) * 2f64.powi(-25)],
+            &[2f64.powi(-150)],
+            &[2f64.powi(-150), 2f64.powi(-200)],
+            &[f64::MAX, f64::MAX],
+            &[-f64::from_bits(1), -1e-320, 3.5],
+        ];
+        for values in cases {
+            let mut fixed = FixedSum::new();
+            values.iter().for_each(|&v| fixed.add(v));
+            let dyadic = by_dyadic(values);
+            assert_eq!(fixed.to_f64().to_bits(), dyadic.to_f64().to_bits(), "f64 of {values:?}");
+            assert_eq!(fixed.to_f32().to_bits(), dyadic.to_f32().to_bits(), "f32 of {values:?}");
+            assert_eq!(fixed.is_zero(), dyadic.is_zero(), "{values:?}");
+        }
+    }
+
     proptest! {
+        #[test]
+        fn any_sum_rounds_as_the_dyadic_reference(bits in proptest::collection::vec(any::<u64>(), 0..16), scale in -1100i32..1100) {
+            let values: Vec<f64> = bits.into_iter().map(|b| f64::from_bits(b) * 0.0 + (b as f64) * 2f64.powi(scale.clamp(-1074, 900) / 2) * if b & 1 == 0 { 1.0 } else { -1.0 })
+                .filter(|x| x.is_finite()).collect();
+            let mut fixed = FixedSum::new();
+            values.iter().for_each(|&v| fixed.add(v));
+            let dyadic = by_dyadic(&values);
+            prop_assert_eq!(fixed.to_f64().to_bits(), dyadic.to_f64().to_bits());
+            prop_assert_eq!(fixed.to_f32().to_bits(), dyadic.to_f32().to_bits());
+        }
+
+        #[test]
+        fn any_finite_values_round_as_the_dyadic_reference(bits in proptest::collection::vec(any::<u64>(), 0..12)) {
+            let values: Vec<f64> = bits.into_iter().map(f64::from_bits).filter(|x| x.is_finite()).collect();
+            let mut fixed = FixedSum::new();
+            values.iter().for_each(|&v| fixed.add(v));
+            let dyadic = by_dyadic(&values);
+            prop_assert_eq!(fixed.to_f64().to_bits(), dyadic.to_f64().to_bits());
+            prop_assert_eq!(fixed.to_f32().to_bits(), dyadic.to_f32().to_bits());
+        }
+
         #[test]
         fn any_finite_values_sum_as_the_dyadic_reference(bits in proptest::collection::vec(any::<u64>(), 0..64)) {
             let values: Vec<f64> = bits.into_iter().map(f64::from_bits).filter(|x| x.is_finite()).collect();

@@ -231,16 +231,16 @@ pub fn cub_source(script_dir: &Path) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cli::BenchArgs;
+    use crate::bench::BenchOptions;
 
     fn config(quick: bool, primitives: &[&str]) -> BenchConfig {
-        BenchConfig::from_args(&BenchArgs {
+        BenchConfig::from_args(&BenchOptions {
             quick,
             primitives: primitives
                 .iter()
                 .map(|p| crate::registry::Primitive::from_name(p).expect("a registry primitive"))
                 .collect(),
-            ..BenchArgs::default()
+            ..BenchOptions::default()
         })
     }
 

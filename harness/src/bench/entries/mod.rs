@@ -25,6 +25,7 @@ use super::config::{BenchConfig, Protocol};
 use super::pool::InputPool;
 use super::record::{BenchSize, SkippedEntry};
 use super::timing::{measure, EventTimer, Timing};
+use crate::registry::Primitive;
 use anyhow::Result;
 use kernels::{Gpu, GpuResult};
 
@@ -269,13 +270,36 @@ pub fn report_order() -> Vec<&'static str> {
 }
 
 /// Registers the entries of every selected primitive, from the registry.
+/// Registers one primitive's benchmark entries (one per variant and size or shape).
+pub type BenchRegistrar = fn(&BenchConfig, &mut Registry);
+
+/// The registrar of `primitive`'s benchmark entries.
+pub fn registrar(primitive: Primitive) -> BenchRegistrar {
+    match primitive {
+        Primitive::Reduce => reduce::register,
+        Primitive::Scan => scan::register,
+        Primitive::ArgReduce => arg_reduce::register,
+        Primitive::Softmax => softmax::register,
+        Primitive::Compact => compact::register,
+        Primitive::SegmentedReduce => segmented::register,
+        Primitive::Histogram => histogram::register,
+        Primitive::FloatReduce => float_reduce::register,
+        // Beside the float sums and beside the segmented sums.
+        Primitive::ExactSum => |config, registry| {
+            exact_sum::register(config, registry);
+            exact_segmented_sum::register(config, registry);
+        },
+    }
+}
+
+/// Every registry primitive's entries, and the ceilings.
 pub fn register_all(config: &BenchConfig) -> Registry {
     let mut registry = Registry::default();
     // The ceilings run whenever any 1-D primitive runs (ratios and plots use them).
     ceilings::register(config, &mut registry);
     for primitive in crate::registry::Primitive::ALL {
         if config.wants(primitive.name()) {
-            (primitive.bench_entries())(config, &mut registry);
+            (registrar(primitive))(config, &mut registry);
         } else if primitive == crate::registry::Primitive::FloatReduce && config.crossover {
             float_reduce::register_crossover(config, &mut registry);
         }
@@ -290,10 +314,19 @@ mod tests {
     use std::collections::BTreeMap;
 
     fn full_run() -> BenchConfig {
-        let parsed = <crate::cli::Cli as clap::Parser>::try_parse_from(["harness", "bench"]).expect("parses");
-        match parsed.command {
-            crate::cli::Command::Bench(b) => BenchConfig::from_args(&b.args),
-            _ => unreachable!("a bench"),
+        BenchConfig::from_args(&crate::bench::BenchOptions::default())
+    }
+
+    /// Every registry primitive has entries, and every entry names a group of the report.
+    #[test]
+    fn every_registry_primitive_has_entries() {
+        let config = full_run();
+        let order = report_order();
+        assert!(register_all(&config).entries.iter().all(|e| order.contains(&e.id.primitive)));
+        for p in Primitive::ALL {
+            let mut one = Registry::default();
+            (registrar(p))(&config, &mut one);
+            assert!(!one.entries.is_empty(), "{p} has no benchmark entry");
         }
     }
 

@@ -63,10 +63,10 @@ fn the_other_families_hold_what_they_are_named_after() {
 
 #[test]
 fn the_sanitizer_plan_runs_both_schedules_and_bf16_at_every_sanitizer_size() {
-    let plan = SweepPlan::sanitizer(crate::registry::Primitive::ExactSum, &crate::sanitize::SANITIZE_SIZES, 1, &[]);
+    let plan = SweepPlan::sanitizer(crate::registry::Primitive::ExactSum, &crate::sweep::sizes::SANITIZE_SIZES, 1, &[]);
     let mut out = Vec::new();
     cases(&plan, &mut out);
-    for n in crate::sanitize::SANITIZE_SIZES {
+    for n in crate::sweep::sizes::SANITIZE_SIZES {
         let kinds =
             ExactSegmentedSchedule::ALL.iter().flat_map(|s| ["f32", "bf16"].map(|t| format!("{}.{t}", s.name())));
         for kind in kinds {

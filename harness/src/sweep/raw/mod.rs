@@ -13,6 +13,7 @@ pub mod compact;
 pub mod exact_sum;
 pub mod float_reduce;
 pub mod histogram;
+pub mod mismatch;
 pub mod param;
 pub mod reduce;
 pub mod rule;

@@ -1,4 +1,5 @@
-//! Command-line options of `harness check`.
+//! `harness check`: its options, handed to the check runner (`crate::check`)
+//! as plain values, with `--bench`'s timing composed here (`check_bench`).
 
 use clap::Args;
 use std::path::PathBuf;
@@ -10,10 +11,10 @@ pub struct CheckArgs {
     #[arg(long)]
     pub manifest: PathBuf,
     /// Sizes, comma separated: 1000,2^20,2^28+1 (default: the sweep's boundary, random and large sizes).
-    #[arg(long, value_delimiter = ',', value_name = "N,N,...", value_parser = crate::size_grammar::parse_size)]
+    #[arg(long, value_delimiter = ',', value_name = "N,N,...", value_parser = crate::grammar::parse_size)]
     pub sizes: Vec<usize>,
     /// Seed of the inputs (a fresh one is drawn and printed when omitted).
-    #[arg(long, value_parser = crate::cli::parse_seed)]
+    #[arg(long, value_parser = crate::grammar::parse_seed)]
     pub seed: Option<u64>,
     /// Also run the cases under compute-sanitizer's four tools at the sanitizer sizes.
     #[arg(long)]
@@ -40,4 +41,27 @@ pub struct CheckArgs {
     /// (JSON lines on stdout; the parent `harness check` supervises it).
     #[arg(long, hide = true, value_name = "K")]
     pub worker_from: Option<usize>,
+}
+
+impl From<&CheckArgs> for crate::check::CheckOptions {
+    fn from(args: &CheckArgs) -> Self {
+        crate::check::CheckOptions {
+            manifest: args.manifest.clone(),
+            sizes: args.sizes.clone(),
+            seed: args.seed,
+            sanitize: args.sanitize,
+            out: args.out.clone(),
+            junit: args.junit.clone(),
+            max_failures_shown: args.max_failures_shown,
+            validate_only: args.validate_only,
+            sanitize_child: args.sanitize_child,
+            worker_from: args.worker_from,
+        }
+    }
+}
+
+/// `harness check`.
+pub fn run(args: &CheckArgs) -> anyhow::Result<bool> {
+    let timer: &crate::check::UserTimer = &super::check_bench::run;
+    crate::check::run(&args.into(), args.bench.then_some(timer))
 }

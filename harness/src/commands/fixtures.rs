@@ -2,13 +2,24 @@
 //! (with the schema as fixtures/README.md), or with `--check` regenerates
 //! them in memory and fails on any drift from the committed files.
 
-use crate::cli::FixturesArgs;
 use anyhow::{bail, Context, Result};
+use clap::Args;
 use std::collections::BTreeSet;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+/// Options of `harness fixtures`.
+#[derive(Debug, Args)]
+pub struct FixturesArgs {
+    /// Compare with the committed fixtures instead of writing; exit nonzero on drift.
+    #[arg(long)]
+    pub check: bool,
+    /// Fixture directory.
+    #[arg(long, default_value = "fixtures")]
+    pub dir: PathBuf,
+}
 
 /// The schema document, kept next to the code that writes the fixtures.
-const SCHEMA: &str = include_str!("../../model/FIXTURES_SCHEMA.md");
+const SCHEMA: &str = include_str!("../../../model/FIXTURES_SCHEMA.md");
 
 /// Every file the fixture directory should hold: (name, bytes).
 fn expected_files() -> Vec<(String, String)> {

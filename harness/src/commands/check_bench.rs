@@ -1,16 +1,18 @@
-//! `check --bench`: the user's launch sequence timed beside our fastest
+//! `check --bench` (the composition of the check runner and the bench's
+//! timing, so it lives with the command): the user's launch sequence timed beside our fastest
 //! variant of the primitive on the same device buffers' sizes, with the
 //! bench's cold protocol (an event pair around each call, waiting between
 //! calls; warm-ups first; the median of the timed calls), and beside CUB
 //! when `harness bench`'s `cub_bench` baseline can be built or is given
-//! and times the contract's problem (`super::cub`). Each size times the
+//! and times the contract's problem (`super::check_cub`). Each size times the
 //! catalogue's first case of that size (a primitive whose cases have their
 //! own sizes, like softmax's row blocks, times its largest case below it).
 
-use super::cub;
-use super::launch::{self, Loaded};
-use super::manifest::Manifest;
+use super::check_cub as cub;
 use crate::bench::timing::{summarize, EventTimer};
+use crate::check::launch::{self, Loaded};
+use crate::check::manifest::Manifest;
+use crate::check::timed::{Row, Timed};
 use crate::registry::Primitive;
 use crate::sweep::raw::{self, Array};
 use crate::sweep::SweepPlan;
@@ -25,34 +27,6 @@ pub const SIZES: [usize; 3] = [1 << 20, 1 << 24, 1 << 28];
 pub const WARMUPS: usize = 3;
 /// Timed calls per size and implementation.
 pub const CALLS: usize = 20;
-
-/// One timed size.
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct Row {
-    /// Elements.
-    pub n: usize,
-    /// The user's median microseconds.
-    pub user_us: f64,
-    /// Our fastest variant's median microseconds (None when it has no plan here).
-    pub ours_us: Option<f64>,
-    /// CUB's median microseconds (None when not timed).
-    pub cub_us: Option<f64>,
-}
-
-/// The timings, or why they stopped.
-#[derive(Debug, Clone)]
-pub struct Timed {
-    /// Timed sizes.
-    pub rows: Vec<Row>,
-    /// Our variant's name.
-    pub ours: String,
-    /// How the CUB baseline went, in one line.
-    pub cub: String,
-    /// Why timing failed (a failure of the check).
-    pub error: Option<String>,
-    /// For the receipt.
-    pub json: serde_json::Value,
-}
 
 fn median(timer: &EventTimer, gpu: &Gpu, mut call: impl FnMut() -> GpuResult<()>) -> anyhow::Result<f64> {
     for _ in 0..WARMUPS {
@@ -117,7 +91,7 @@ fn time_ours(
 /// its largest below (None when it has none).
 fn case_at(manifest: &Manifest, n: usize) -> Option<raw::RawSpec> {
     let plan = SweepPlan::of_primitive(manifest.primitive, &[n], 0x5eed);
-    let specs = super::catalogue::cases(&plan, manifest);
+    let specs = crate::check::catalogue::cases(&plan, manifest);
     let largest_below = specs.iter().filter(|s| s.id.n <= n).map(|s| s.id.n).max()?;
     let chosen = if specs.iter().any(|s| s.id.n == n) { n } else { largest_below };
     specs.into_iter().find(|s| s.id.n == chosen)

@@ -9,7 +9,7 @@
 
 use crate::bench::baselines::{self, cub_build, BaselineRun};
 use crate::bench::config::BenchConfig;
-use crate::cli::BenchArgs;
+use crate::bench::BenchOptions;
 use crate::registry::Primitive;
 use crate::sweep::raw::Contract;
 use std::path::Path;
@@ -73,11 +73,11 @@ pub fn time(started: Started, primitive: Primitive, contract: &Contract, sizes: 
     let Some(op) = shared_op(primitive, contract) else {
         return CubTimes::none(format!("not timed: cub_bench times no problem of {primitive} {}", contract.name));
     };
-    let args = BenchArgs {
+    let args = BenchOptions {
         quick: true,
         primitives: vec![primitive],
         sizes: sizes.iter().map(|n| n.trailing_zeros()).collect(),
-        ..BenchArgs::default()
+        ..BenchOptions::default()
     };
     let config = BenchConfig::from_args(&args);
     let work = cub_build::work_dir();

@@ -1,4 +1,5 @@
-//! Command-line options of `harness cases`.
+//! `harness cases`: its options and subcommands, handed to the cases
+//! library (`crate::cases`) as plain values.
 
 use crate::registry::Primitive;
 use clap::{Args, Subcommand};
@@ -44,11 +45,33 @@ pub struct ExportArgs {
     #[arg(long)]
     pub contract: Option<String>,
     /// Sizes, comma separated: 1000,2^20,2^28+1 (default: the sweep's boundary and random sizes up to 2^20).
-    #[arg(long, value_delimiter = ',', value_name = "N,N,...", value_parser = crate::size_grammar::parse_size)]
+    #[arg(long, value_delimiter = ',', value_name = "N,N,...", value_parser = crate::grammar::parse_size)]
     pub sizes: Vec<usize>,
     /// Seed of the inputs (a fresh one is drawn and printed when omitted).
-    #[arg(long, value_parser = crate::cli::parse_seed)]
+    #[arg(long, value_parser = crate::grammar::parse_seed)]
     pub seed: Option<u64>,
     /// The folder to write (created; it must be empty or hold an earlier export).
     pub dir: PathBuf,
+}
+
+impl From<&ExportArgs> for crate::cases::export::ExportOptions {
+    fn from(args: &ExportArgs) -> Self {
+        crate::cases::export::ExportOptions {
+            primitive: args.primitive,
+            contract: args.contract.clone(),
+            sizes: args.sizes.clone(),
+            seed: args.seed,
+            dir: args.dir.clone(),
+        }
+    }
+}
+
+/// Runs `harness cases`.
+pub fn run(args: &CasesArgs) -> anyhow::Result<bool> {
+    match &args.action {
+        CasesAction::Export(export) => crate::cases::export::run(&export.into()),
+        CasesAction::Verify { dir, max_failures_shown, cases, junit } => {
+            crate::cases::verify::run(dir, *max_failures_shown, cases, junit.as_deref())
+        }
+    }
 }

@@ -1,5 +1,6 @@
-//! The one way sizes are written on the command line, for every command
-//! that takes `--sizes` (sweep, sanitize, check, cases export, bench):
+//! The one way values are written on the command line: seeds (decimal or
+//! 0x-hex), durations in seconds, and sizes, for every command that takes
+//! `--sizes` (sweep, sanitize, check, cases export, bench):
 //! a comma-separated list of element counts, each a sum or difference of
 //! terms that are whole numbers or powers `B^E`:
 //!
@@ -13,9 +14,8 @@
 //! least 1, held by the host or GPU) is each command's check, which names
 //! the size and the limit.
 //!
-//! `bench --sizes` took log2 exponents until now (`--sizes 20` = 2^20): a bare
-//! number below [`BENCH_OLD_EXPONENT_BELOW`] is still read that way, with a
-//! warning, for one release ([`bench_size`]).
+//! `bench --sizes` also reads its old spelling, log2 exponents; that is the
+//! bench command's own.
 
 /// One size of a `--sizes` list (clap value parser).
 pub fn parse_size(text: &str) -> Result<usize, String> {
@@ -69,43 +69,33 @@ fn term(text: &str) -> Result<u128, String> {
     }
 }
 
-/// Bare numbers below this were log2 exponents in `bench --sizes`.
-pub const BENCH_OLD_EXPONENT_BELOW: u64 = 64;
-
-/// One `bench --sizes` entry as the log2 exponent bench works in, and the
-/// warning to print when it was written the old way (a bare exponent).
-/// A size in the common grammar must be a power of two (the baselines take
-/// log2 sizes); its range is checked by bench's own parser.
-pub fn bench_size(text: &str) -> Result<(u32, Option<String>), String> {
-    let trimmed = text.trim();
-    let bare = trimmed.bytes().all(|b| b.is_ascii_digit()) && !trimmed.is_empty();
-    if bare && trimmed.parse::<u64>().is_ok_and(|v| v < BENCH_OLD_EXPONENT_BELOW) {
-        let k = crate::bench::select::parse_size(trimmed)?;
-        let warning = format!(
-            "warning: bench --sizes {trimmed} reads {trimmed} as a log2 exponent (2^{trimmed} elements), the old \
-             spelling kept for one release; write 2^{trimmed}: sizes are element counts everywhere"
-        );
-        return Ok((k, Some(warning)));
-    }
-    let n = parse_size(text)?;
-    if !n.is_power_of_two() {
-        return Err(format!("'{text}' = {n} is not a power of two (bench times powers of two: write 2^K)"));
-    }
-    Ok((crate::bench::select::parse_size(&format!("2^{}", n.trailing_zeros()))?, None))
+/// Accepts decimal or 0x-prefixed hexadecimal seeds.
+pub fn parse_seed(text: &str) -> Result<u64, String> {
+    let parsed = match text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
+        Some(hex) => u64::from_str_radix(hex, 16),
+        None => text.parse(),
+    };
+    parsed.map_err(|_| format!("'{text}' is not a seed: give a decimal or 0x-hex 64-bit number"))
 }
 
-/// `bench --sizes` value parser: [`bench_size`], its warning printed.
-pub fn parse_bench_size(text: &str) -> Result<u32, String> {
-    let (k, warning) = bench_size(text)?;
-    if let Some(w) = warning {
-        eprintln!("{w}");
+/// Parses a positive, finite number of seconds.
+pub fn parse_seconds(text: &str) -> Result<f64, String> {
+    match text.trim().trim_end_matches('s').parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+        _ => Err(format!("'{text}' is not a positive number of seconds")),
     }
-    Ok(k)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn seeds_parse_in_decimal_and_hex() {
+        assert_eq!(parse_seed("42"), Ok(42));
+        assert_eq!(parse_seed("0x2a"), Ok(42));
+        assert!(parse_seed("forty-two").unwrap_err().contains("not a seed"));
+    }
 
     #[test]
     fn numbers_powers_and_offsets_are_sizes() {
@@ -133,18 +123,5 @@ mod tests {
             let e = parse_size(text).unwrap_err();
             assert!(e.contains(&format!("'{text}'")) && e.contains(why), "{text}: {e}");
         }
-    }
-
-    #[test]
-    fn bench_reads_element_counts_and_warns_on_the_old_exponents() {
-        assert_eq!(bench_size("2^20"), Ok((20, None)));
-        assert_eq!(bench_size("1048576"), Ok((20, None)));
-        assert_eq!(bench_size("2^10+2^10"), Ok((11, None)));
-        let (k, warning) = bench_size("20").expect("the old spelling");
-        assert_eq!(k, 20);
-        assert!(warning.expect("a warning").contains("write 2^20"));
-        assert!(bench_size("1000").unwrap_err().contains("not a power of two"));
-        assert!(bench_size("2^31").unwrap_err().contains("above 2^30"), "{:?}", bench_size("2^31"));
-        assert!(bench_size("0").is_err());
     }
 }
