@@ -269,7 +269,6 @@ pub fn report_order() -> Vec<&'static str> {
     std::iter::once(CEILINGS).chain(crate::registry::Primitive::ALL.map(|p| p.name())).collect()
 }
 
-/// Registers the entries of every selected primitive, from the registry.
 /// Registers one primitive's benchmark entries (one per variant and size or shape).
 pub type BenchRegistrar = fn(&BenchConfig, &mut Registry);
 
