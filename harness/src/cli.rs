@@ -96,6 +96,25 @@ mod tests {
     }
 
     #[test]
+    fn check_stops_at_the_first_failure_unless_told_otherwise() {
+        let parse = |extra: &[&str]| {
+            let mut argv = vec!["harness", "check", "--manifest", "m.toml"];
+            argv.extend_from_slice(extra);
+            match Cli::try_parse_from(argv).map(|c| c.command) {
+                Ok(Command::Check(args)) => Ok(crate::check::CheckOptions::from(&args)),
+                Ok(_) => unreachable!("a check"),
+                Err(e) => Err(e.to_string()),
+            }
+        };
+        let default = parse(&[]).expect("parses");
+        assert_eq!((default.maxfail, default.deep), (Some(1), false));
+        assert_eq!(parse(&["--maxfail", "3"]).expect("parses").maxfail, Some(3));
+        assert_eq!(parse(&["--all", "--deep"]).map(|o| (o.maxfail, o.deep)), Ok((None, true)));
+        assert!(parse(&["--maxfail", "0"]).is_err(), "0 would stop before any failure");
+        assert!(parse(&["--all", "--maxfail", "2"]).is_err(), "--all and --maxfail conflict");
+    }
+
+    #[test]
     fn the_cli_definition_is_consistent() {
         Cli::command().debug_assert();
     }

@@ -16,12 +16,17 @@ use std::collections::{BTreeMap, BTreeSet};
 /// family there keeps it within minutes).
 pub const LARGE_OFFSET: usize = 1 << 31;
 
-/// The cases of `manifest`'s contract under `plan`: the raw catalogue's, then the
-/// edge-value families' (at sizes up to 2^20, so the filter past 2^31 keeps the
-/// catalogue's first family there).
-pub fn cases(plan: &SweepPlan, manifest: &Manifest) -> Vec<RawSpec> {
+/// The cases of `manifest`'s contract under `plan`, cheapest first: the raw catalogue's
+/// and the edge-value families' (at sizes up to 2^20), in the order of their sizes (a
+/// stable sort: at one size, the catalogue's families, then the edge families), so that
+/// the boundary sizes and the edge values, where most bugs show, come before the large
+/// sizes, whose inputs cost seconds each. Past 2^31 only the first family is kept unless
+/// `deep` (`check --deep`).
+pub fn cases(plan: &SweepPlan, manifest: &Manifest, deep: bool) -> Vec<RawSpec> {
     let specs = edge_families::with_catalogue(plan, manifest.primitive, manifest.contract, &manifest.name);
-    first_family_from(specs, LARGE_OFFSET)
+    let mut specs = if deep { specs } else { first_family_from(specs, LARGE_OFFSET) };
+    specs.sort_by_key(|s| s.id.n);
+    specs
 }
 
 /// `specs` with, at each size of at least `from` elements, only the cases
@@ -92,7 +97,7 @@ mod tests {
         let big = (1 << 20) + 1;
         let sizes = [33, big];
         let manifest = super::super::manifest::load(&dir.join("check.toml"), &sizes, None).expect("valid");
-        let specs = cases(&SweepPlan::of_primitive(Primitive::ArgReduce, &sizes, 7), &manifest);
+        let specs = cases(&SweepPlan::of_primitive(Primitive::ArgReduce, &sizes, 7), &manifest, false);
         let families =
             |n: usize| specs.iter().filter(|s| s.id.n == n).map(|s| s.id.family.as_str()).collect::<Vec<_>>();
         // The catalogue's two f32 families, then the three edge families (finite: the contract
@@ -100,8 +105,12 @@ mod tests {
         let edges = ["float_edges", "signed_zero_ties", "alternating_extremes"];
         assert_eq!(families(33), [&["uniform_float", "many_ties_f32"][..], &edges].concat());
         assert_eq!(families(big), ["uniform_float", "many_ties_f32"]);
+        // At one size the catalogue's families come first, then the edge families; the
+        // small size's cases all come before the large size's.
         let first_edge = specs.iter().position(|s| s.id.family == edges[0]).expect("an edge case");
-        assert!(specs[first_edge..].iter().all(|s| edges.contains(&s.id.family.as_str())), "edges after the catalogue");
+        let last_small = specs.iter().rposition(|s| s.id.n == 33).expect("a case at 33");
+        assert!(specs[first_edge..=last_small].iter().all(|s| edges.contains(&s.id.family.as_str())));
+        assert!(specs.windows(2).all(|w| w[0].id.n <= w[1].id.n), "cheapest first");
     }
 
     #[test]

@@ -265,3 +265,21 @@ fn a_failure_has_a_summary_a_rerun_line_with_its_seed_and_a_junit_case() {
     assert!(xml.contains("tests=\"2\" failures=\"1\""), "{xml}");
     assert!(xml.contains("classname=\"check.scan\"") && xml.contains(&seed) && xml.contains("--seed 0x5eed"), "{xml}");
 }
+
+/// The line a check prints before it starts: how many cases, from which
+/// size to which, when it stops, and an estimate.
+#[test]
+fn the_plan_line_says_what_a_check_will_visit() {
+    let dir = folder();
+    std::fs::write(dir.join("check.toml"), GOOD).expect("written");
+    let manifest = load(&dir.join("check.toml"), &[1, 33, 4099], None).expect("valid");
+    let plan = crate::sweep::SweepPlan::of_primitive(crate::registry::Primitive::Scan, &[1, 33, 4099], 1);
+    let cases = super::catalogue::cases(&plan, &manifest, false);
+    let line = plan_line(&cases, Some(1));
+    assert!(
+        line.starts_with(&format!("{} cases at 3 sizes from 1 to 4099 elements, smallest first", cases.len())),
+        "{line}"
+    );
+    assert!(line.contains("stops at the first failing case") && line.contains("about 1 s if it passes"), "{line}");
+    assert!(plan_line(&cases, None).contains("runs every case"));
+}

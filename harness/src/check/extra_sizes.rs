@@ -1,9 +1,9 @@
 //! The sizes `harness check` visits beyond the sweep's, and why:
 //!
-//! * by default one size just past 2^28 ([`PAST_2_28`]) and a large-offset case past 2^31
-//!   elements ([`PAST_2_31`], where a signed 32-bit index or byte offset wraps; one data family
-//!   there, see [`super::catalogue::LARGE_OFFSET`]), each skipped with a message when the
-//!   GPU's memory cannot hold the case ([`fit_memory`]);
+//! * by default one size just past 2^28 ([`PAST_2_28`]), and with `--deep` a large-offset
+//!   case past 2^31 elements ([`PAST_2_31`], where a signed 32-bit index or byte offset wraps;
+//!   every data family there), each skipped with a message when the GPU's memory cannot hold
+//!   the case ([`fit_memory`]);
 //! * under `--sanitize`, sizes chosen from the manifest's launch grids ([`sanitizer_sizes`]):
 //!   every launch with one block, several blocks, a partial last block and only full blocks.
 
@@ -24,10 +24,12 @@ pub const PAST_2_31: usize = (1 << 31) + 1000;
 const MEMORY_SHARE: f64 = 0.9;
 
 /// The sizes of a default `check`: the sweep's (boundary, random, 2^24, 2^28), then
-/// [`PAST_2_28`] and [`PAST_2_31`]; each once.
-pub fn default_sizes(seed: u64) -> Vec<usize> {
+/// [`PAST_2_28`]; with `deep` (`check --deep`) [`PAST_2_31`] too; each once. (The case
+/// past 2^31 costs minutes of host work and tens of GB of host memory, so it is asked for.)
+pub fn default_sizes(seed: u64, deep: bool) -> Vec<usize> {
     let mut sizes = crate::sweep::sizes::sweep_sizes(&[], seed, false, true);
-    for n in [PAST_2_28, PAST_2_31] {
+    let extra: &[usize] = if deep { &[PAST_2_28, PAST_2_31] } else { &[PAST_2_28] };
+    for &n in extra {
         if !sizes.contains(&n) {
             sizes.push(n);
         }
@@ -116,7 +118,7 @@ pub fn fit_memory(manifest: &Manifest, sizes: &[usize], total_memory: usize) -> 
 /// `past 2^31` or `past 2^28`.
 fn label(n: usize) -> &'static str {
     if n == PAST_2_31 {
-        "past 2^31, one data family"
+        "past 2^31, --deep"
     } else {
         "past 2^28"
     }

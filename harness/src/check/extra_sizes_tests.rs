@@ -98,9 +98,11 @@ fn scan_manifest(scratch: &str) -> Manifest {
 }
 
 #[test]
-fn the_defaults_go_past_2_28_and_2_31_once() {
-    let sizes = default_sizes(7);
-    assert!(sizes.contains(&PAST_2_28) && sizes.contains(&PAST_2_31) && sizes.contains(&(1 << 28)));
+fn the_defaults_go_past_2_28_once_and_deep_past_2_31_once() {
+    let sizes = default_sizes(7, false);
+    assert!(sizes.contains(&PAST_2_28) && sizes.contains(&(1 << 28)) && !sizes.contains(&PAST_2_31));
+    let sizes = default_sizes(7, true);
+    assert!(sizes.contains(&PAST_2_28) && sizes.contains(&PAST_2_31));
     assert_eq!(sizes.iter().filter(|&&n| n == PAST_2_31).count(), 1);
     assert!(PAST_2_31 > 1 << 31 && PAST_2_31 <= u32::MAX as usize);
 }
@@ -121,7 +123,7 @@ fn the_memory_skip_says_what_the_big_case_needs() {
     assert_eq!(small.sizes, vec![1, 1025, PAST_2_28]);
     assert_eq!(small.skipped.len(), 1);
     let line = &small.skipped[0];
-    let start = "n = 2147484648 (past 2^31, one data family) skipped for memory: the case needs about 25.8 GB";
+    let start = "n = 2147484648 (past 2^31, --deep) skipped for memory: the case needs about 25.8 GB";
     assert!(line.starts_with(start), "{line}");
     // Host: the input twice (4 + 4 bytes) and the output three times (3 x 8 bytes) per element.
     assert!(line.contains("of the GPU's 16.0 GB") && line.contains("68.7 GB of host memory"), "{line}");

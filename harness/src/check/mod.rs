@@ -8,6 +8,7 @@ pub mod catalogue;
 pub mod error;
 pub mod expr;
 pub mod extra_sizes;
+pub mod host_memory;
 pub mod launch;
 pub mod manifest;
 pub mod module;
@@ -51,6 +52,10 @@ pub struct CheckOptions {
     pub sanitize_child: bool,
     /// Run the cases from this position on as a watchdog worker.
     pub worker_from: Option<usize>,
+    /// Stop after this many failing cases (`None`: run every case).
+    pub maxfail: Option<usize>,
+    /// Also the large-offset size past 2^31, every data family there.
+    pub deep: bool,
 }
 
 /// Times the user's kernel for `check --bench` (the bench's timing,
@@ -78,7 +83,7 @@ pub fn rerun_line(manifest: &Path, n: usize, run_seed: u64, case_seed: u64) -> S
 pub fn visited_sizes(args: &CheckOptions, seed: u64) -> Vec<usize> {
     match (args.sizes.is_empty(), args.sanitize_child) {
         (true, true) => crate::sweep::sizes::SANITIZE_SIZES.to_vec(),
-        (true, false) => extra_sizes::default_sizes(seed),
+        (true, false) => extra_sizes::default_sizes(seed, args.deep),
         _ => sizes::sweep_sizes(&args.sizes, seed, false, true),
     }
 }
@@ -146,8 +151,14 @@ pub fn run(args: &CheckOptions, timer: Option<&UserTimer>) -> Result<bool> {
         return worker::run_sanitize_child(&gpu, &manifest, seed, &sizes);
     }
     println!("check: seed {seed:#x}, sizes {sizes:?} on {} (rerun with --seed {seed:#x})", gpu.info().name);
+    let planned = catalogue::cases(
+        &crate::sweep::SweepPlan::of_primitive(manifest.primitive, &sizes, seed),
+        &manifest,
+        args.deep,
+    );
+    println!("check: {}", plan_line(&planned, args.maxfail));
     let results = worker::supervise(args, seed, &sizes)?;
-    finish(args, timer, &gpu, &manifest, seed, &sizes, &results)
+    finish(args, timer, &gpu, &manifest, seed, &sizes, &results, planned.len())
 }
 
 fn print_validated(args: &CheckOptions, manifest: &Manifest) {
@@ -164,8 +175,34 @@ fn print_validated(args: &CheckOptions, manifest: &Manifest) {
     );
 }
 
+/// What a check will visit, said before it starts: the cases, their sizes
+/// from the smallest (most bugs show there, at once) to the largest, when
+/// it stops, and about how long it takes.
+pub fn plan_line(cases: &[crate::sweep::raw::RawSpec], maxfail: Option<usize>) -> String {
+    let sizes: std::collections::BTreeSet<usize> = cases.iter().map(|c| c.id.n).collect();
+    let elements: f64 = cases.iter().map(|c| c.id.n as f64).sum();
+    // A rough model of a case on a fast host: 20 ms, and 50 ns an element for its
+    // input, the model's answer, two or three runs and their comparisons.
+    let seconds = cases.len() as f64 * 0.02 + elements * 50e-9;
+    let stop = match maxfail {
+        Some(1) => "stops at the first failing case (--maxfail N, --all to go on)".to_string(),
+        Some(k) => format!("stops at the {k}th failing case (--all to go on)"),
+        None => "runs every case (--all)".to_string(),
+    };
+    format!(
+        "{} cases at {} sizes from {} to {} elements, smallest first; {stop}; about {:.0} s if it passes",
+        cases.len(),
+        sizes.len(),
+        sizes.first().copied().unwrap_or(0),
+        sizes.last().copied().unwrap_or(0),
+        seconds.ceil()
+    )
+}
+
 /// After the cases: the sanitizers and timing when asked, the receipt, the
-/// summary and the verdict.
+/// summary and the verdict. `planned` cases were selected; fewer ran when
+/// `--maxfail` stopped the run.
+#[allow(clippy::too_many_arguments)]
 fn finish(
     args: &CheckOptions,
     timer: Option<&UserTimer>,
@@ -174,13 +211,32 @@ fn finish(
     seed: u64,
     sizes: &[usize],
     results: &[CaseResult],
+    planned: usize,
 ) -> Result<bool> {
-    let failed = results.iter().filter(|r| !r.verdict.passed()).count();
-    let passed = results.len() - failed;
-    println!("check: {passed} passed, {failed} failed of {} cases (seed {seed:#x})", results.len());
+    let failed = results.iter().filter(|r| matches!(r.verdict, Verdict::Fail(_))).count();
+    let not_run = results.iter().filter(|r| matches!(r.verdict, Verdict::Skipped { .. })).count();
+    let passed = results.len() - failed - not_run;
+    let not_run_text = if not_run > 0 { format!(", {not_run} could not run") } else { String::new() };
+    println!("check: {passed} passed, {failed} failed{not_run_text} of {} cases (seed {seed:#x})", results.len());
+    let stopped = results.len() < planned;
+    if stopped {
+        println!(
+            "check: stopped after {failed} failing case(s): {} of the {planned} cases ran; --all runs every case",
+            results.len()
+        );
+    }
     let out = report::out_dir(args.out.as_deref(), &args.manifest);
     report::claim(&out)?;
-    let sanitized = if args.sanitize { Some(sanitize::run(manifest, seed, &out)?) } else { None };
+    let sanitized = match (args.sanitize, stopped) {
+        (true, true) => {
+            println!(
+                "check: the sanitizer runs are left out: the cases failed (--all runs them all, then the sanitizers)"
+            );
+            None
+        }
+        (true, false) => Some(sanitize::run(manifest, seed, &out)?),
+        (false, _) => None,
+    };
     let timed = match timer {
         Some(time) => Some(time(gpu, manifest, &launch::load(gpu, manifest)?)),
         None => None,
@@ -196,7 +252,7 @@ fn finish(
             _ => None,
         })
         .collect();
-    let tally = crate::receipts::Tally { passed: passed as u64, failed: failed as u64, skipped: 0 };
+    let tally = crate::receipts::Tally { passed: passed as u64, failed: failed as u64, skipped: not_run as u64 };
     let details = serde_json::json!({
         "manifest": args.manifest.display().to_string(),
         "name": manifest.name,
@@ -207,6 +263,8 @@ fn finish(
         "defines": manifest.module.defines,
         "seed": format!("{seed:#x}"),
         "sizes": sizes,
+        "planned_cases": planned,
+        "stopped_early": stopped.then(|| serde_json::json!({"ran": results.len(), "maxfail": args.maxfail})),
         "verdict": if ok { "pass" } else { "fail" },
         "failures": failures,
         "cases": results,
@@ -223,6 +281,13 @@ fn finish(
     println!("check: receipt {} and summary {}", receipt.display(), summary_path.display());
     if results.is_empty() {
         eprintln!("check: nothing was checked");
+    }
+    if ok && not_run > 0 {
+        // Nothing failed, but not everything ran: the machine's fault, never the kernel's.
+        return Err(crate::exit::CannotRun(format!(
+            "check: {not_run} case(s) could not run (see the NOT RUN lines: host memory); nothing that ran failed"
+        ))
+        .into());
     }
     println!("check: {}", if ok { "PASS" } else { "FAIL" });
     Ok(ok)

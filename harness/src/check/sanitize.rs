@@ -39,8 +39,8 @@ pub struct Sanitized {
 /// [`SANITIZER_FAMILIES`] data families where the contract has them.
 pub fn sanitizer_specs(manifest: &Manifest, sizes: &[usize], seed: u64) -> Vec<raw::RawSpec> {
     let primitive = manifest.primitive;
-    let mut specs = catalogue::cases(&SweepPlan::sanitizer(primitive, sizes, seed, &[]), manifest);
-    let full = catalogue::cases(&SweepPlan::of_primitive(primitive, sizes, seed), manifest);
+    let mut specs = catalogue::cases(&SweepPlan::sanitizer(primitive, sizes, seed, &[]), manifest, false);
+    let full = catalogue::cases(&SweepPlan::of_primitive(primitive, sizes, seed), manifest, false);
     let extra = catalogue::next_families(&specs, full, SANITIZER_FAMILIES - 1);
     specs.extend(extra);
     specs

@@ -38,6 +38,10 @@ pub enum WorkerEvent {
         id: CaseId,
         /// Its deadline in milliseconds.
         deadline_ms: u64,
+        /// The host memory the case needs at most, and what was free as it started
+        /// (bytes; said when a case is killed for memory).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        memory: Option<(u64, u64)>,
     },
     /// The case in flight enters a new phase (say, its launches after its
     /// inputs were made): its clock restarts with this deadline.
@@ -97,10 +101,34 @@ pub fn timed_out(id: CaseId, deadline: Duration, millis: u64) -> CaseResult {
     CaseResult::new(id, verdict, millis)
 }
 
-/// The failure of a case during which the worker died.
-fn died(id: CaseId, status: &str, millis: u64) -> CaseResult {
-    let verdict = Verdict::fail("a result", format!("the process died during the case ({status})"), "crash");
+/// What happened to a case during which the worker died. Killed by SIGKILL,
+/// which the watchdog did not send, it was the host (the kernel's
+/// out-of-memory killer, most often): the case could not run, which is no
+/// fault of the kernel's; any other death is a crash of the case.
+fn died(id: CaseId, status: &str, memory: Option<(u64, u64)>, millis: u64) -> CaseResult {
+    let verdict = if status.contains("SIGKILL") || status.contains("signal: 9") {
+        let needs = memory.map_or(String::new(), |(needs, free)| {
+            format!(
+                ": the case needs about {:.1} GB of host memory, {:.1} GB were free as it started",
+                gb(needs),
+                gb(free)
+            )
+        });
+        Verdict::Skipped {
+            reason: format!(
+                "could not run: the process was killed during the case ({status}), most often because the host ran \
+                 out of memory{needs}"
+            ),
+        }
+    } else {
+        Verdict::fail("a result", format!("the process died during the case ({status})"), "crash")
+    };
     CaseResult::new(id, verdict, millis)
+}
+
+/// Bytes in GB (10^9).
+pub fn gb(bytes: u64) -> f64 {
+    bytes as f64 / 1e9
 }
 
 /// Writes one event as a JSON line on stdout (the worker's side).
@@ -158,8 +186,18 @@ pub trait Listener {
     fn planned(&mut self, _cases: usize) {}
     /// The mismatch summary of the case in flight (before its `finished`).
     fn detail(&mut self, _lines: Vec<String>) {}
-    /// A case ended (ran, timed out, or its worker died).
-    fn finished(&mut self, result: &CaseResult);
+    /// A case ended (ran, timed out, or its worker died): go on, or stop
+    /// here (the worker is ended and the later cases are not run).
+    fn finished(&mut self, result: &CaseResult) -> Flow;
+}
+
+/// Whether a supervised run goes on after a case.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flow {
+    /// Run the next case.
+    Go,
+    /// End the run here.
+    Stop,
 }
 
 /// The case in flight.
@@ -168,6 +206,7 @@ struct Current {
     id: CaseId,
     deadline: Duration,
     started: Instant,
+    memory: Option<(u64, u64)>,
 }
 
 /// How one worker's run ended.
@@ -228,9 +267,9 @@ fn run_worker(
                     bail!("the case worker started no case within {} s", worker.startup.as_secs());
                 };
                 let result = timed_out(c.id, c.deadline, c.started.elapsed().as_millis() as u64);
-                listener.finished(&result);
+                let flow = listener.finished(&result);
                 results.push(result);
-                return Ok(Ended::ResumeAt(c.index + 1));
+                return Ok(if flow == Flow::Stop { Ended::Done } else { Ended::ResumeAt(c.index + 1) });
             }
             Err(RecvTimeoutError::Disconnected) => {
                 let status = child.wait().map(|s| s.to_string()).unwrap_or_else(|e| format!("wait failed: {e}"));
@@ -242,10 +281,10 @@ fn run_worker(
                     }
                     bail!("the case worker ended before its next case ({status}); it started at case {from}");
                 };
-                let result = died(c.id, &status, c.started.elapsed().as_millis() as u64);
-                listener.finished(&result);
+                let result = died(c.id, &status, c.memory, c.started.elapsed().as_millis() as u64);
+                let flow = listener.finished(&result);
                 results.push(result);
-                return Ok(Ended::ResumeAt(c.index + 1));
+                return Ok(if flow == Flow::Stop { Ended::Done } else { Ended::ResumeAt(c.index + 1) });
             }
         };
         // Anything else on the worker's stdout (a user kernel's device
@@ -265,9 +304,9 @@ fn run_worker(
                     return Ok(Ended::Done);
                 }
             }
-            WorkerEvent::Start { index, id, deadline_ms } => {
-                current =
-                    Some(Current { index, id, deadline: Duration::from_millis(deadline_ms), started: Instant::now() });
+            WorkerEvent::Start { index, id, deadline_ms, memory } => {
+                let deadline = Duration::from_millis(deadline_ms);
+                current = Some(Current { index, id, deadline, started: Instant::now(), memory });
             }
             WorkerEvent::Phase { deadline_ms } => {
                 if let Some(c) = current.as_mut() {
@@ -280,8 +319,12 @@ fn run_worker(
                 current = None;
                 idle_since = Instant::now();
                 next = index + 1;
-                listener.finished(&result);
+                let flow = listener.finished(&result);
                 results.push(result);
+                if flow == Flow::Stop {
+                    kill(&mut child);
+                    return Ok(Ended::Done);
+                }
             }
             WorkerEvent::Done => {
                 let _ = child.wait();

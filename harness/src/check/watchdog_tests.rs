@@ -6,14 +6,21 @@ use crate::sweep::case::failure_line;
 struct Seen {
     planned: Vec<usize>,
     finished: Vec<CaseResult>,
+    /// Stop at the first failure (as `check --maxfail 1`).
+    stop_at_failure: bool,
 }
 
 impl Listener for Seen {
     fn planned(&mut self, cases: usize) {
         self.planned.push(cases);
     }
-    fn finished(&mut self, result: &CaseResult) {
+    fn finished(&mut self, result: &CaseResult) -> Flow {
         self.finished.push(result.clone());
+        if self.stop_at_failure && !result.verdict.passed() {
+            Flow::Stop
+        } else {
+            Flow::Go
+        }
     }
 }
 
@@ -83,6 +90,40 @@ fn a_worker_that_dies_during_a_case_fails_that_case_and_a_new_worker_goes_on() {
     assert_eq!(failed.len(), 1);
     assert!(failed[0].contains("check=crash") && failed[0].contains("exit status: 7"), "{failed:?}");
     assert!(results[1].verdict.passed() && results[2].verdict.passed());
+}
+
+#[test]
+fn a_listener_that_stops_at_the_first_failure_ends_the_run_there() {
+    for misbehave in ["exit 7", "exec sleep 30"] {
+        let mut seen = Seen { stop_at_failure: true, ..Seen::default() };
+        let started = Instant::now();
+        let results = supervise(&fake_worker(5, 1, misbehave), &mut seen).expect("supervised");
+        assert_eq!(results.iter().map(|r| r.id.n).collect::<Vec<_>>(), vec![0, 1], "{misbehave}: stopped at case 1");
+        assert!(!results[1].verdict.passed());
+        assert!(started.elapsed() < Duration::from_secs(15));
+    }
+    // A failure the worker itself reports stops the run too (the worker is ended).
+    let id = crate::sweep::gpu::sized_id("scan", "user.exclusive.i32".into(), 2, "small_ints", 7);
+    let event = WorkerEvent::Finish { index: 2, result: CaseResult::new(id, Verdict::fail(1, 2, "prefix"), 1) };
+    let line = serde_json::to_string(&event).expect("an event");
+    let fail = format!("echo '{line}'; i=$((i+1)); continue");
+    let mut seen = Seen { stop_at_failure: true, ..Seen::default() };
+    let results = supervise(&fake_worker(5, 2, &fail), &mut seen).expect("supervised");
+    assert_eq!(results.iter().map(|r| r.id.n).collect::<Vec<_>>(), vec![0, 1, 2]);
+}
+
+#[test]
+fn a_worker_killed_by_sigkill_could_not_run_the_case_which_is_no_failure() {
+    let results = supervise(&fake_worker(3, 1, "kill -KILL $$"), &mut Seen::default()).expect("supervised");
+    assert_eq!(results.len(), 3);
+    assert!(failures(&results).is_empty(), "a kill for memory is not the kernel's failure");
+    let Verdict::Skipped { reason } = &results[1].verdict else { panic!("{:?}", results[1].verdict) };
+    assert!(reason.starts_with("could not run") && reason.contains("out of memory"), "{reason}");
+    assert!(results[0].verdict.passed() && results[2].verdict.passed());
+    // With the case's needs reported at its start, the line says them.
+    let result = died(results[1].id.clone(), "signal: 9 (SIGKILL)", Some((43_000_000_000, 20_000_000_000)), 1);
+    let Verdict::Skipped { reason } = result.verdict else { panic!("not skipped") };
+    assert!(reason.contains("about 43.0 GB of host memory, 20.0 GB were free"), "{reason}");
 }
 
 #[test]

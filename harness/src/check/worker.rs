@@ -9,6 +9,7 @@
 //! time beside the schedule-perturbing kernel ([`super::runs`]).
 //! Scratch carries over from run to run and case to case.
 
+use super::host_memory;
 use super::launch::{self, Loaded, Scratch};
 use super::manifest::{at, Manifest};
 use super::perturb::Perturber;
@@ -45,13 +46,33 @@ pub fn run(args: &CheckOptions, seed: u64, sizes: Vec<usize>, from: usize) -> Re
     let loaded = launch::load(&gpu, &manifest)?;
     let mut perturber = Perturber::new(&gpu)?;
     let plan = SweepPlan::of_primitive(manifest.primitive, &sizes, seed);
-    let specs = super::catalogue::cases(&plan, &manifest);
+    let specs = super::catalogue::cases(&plan, &manifest, args.deep);
     report(&WorkerEvent::Plan { cases: specs.len() });
     let mut scratch = Scratch::default();
     for (index, spec) in specs.iter().enumerate().skip(from) {
         let runs = runs_at(&manifest, spec.id.n);
         let deadline = inputs_deadline(spec.id.n);
-        report(&WorkerEvent::Start { index, id: spec.id.clone(), deadline_ms: deadline.as_millis() as u64 });
+        let needs = u64::try_from(super::extra_sizes::host_bytes(&manifest, spec.id.n)).unwrap_or(u64::MAX);
+        let start = |memory| WorkerEvent::Start {
+            index,
+            id: spec.id.clone(),
+            deadline_ms: deadline.as_millis() as u64,
+            memory,
+        };
+        report(&start(host_memory::available().map(|free| (needs, free))));
+        // A large case waits for its turn among the checks on this host (the clock restarts meanwhile).
+        let _turn = if needs >= host_memory::LARGE_CASE_BYTES {
+            let waiting = || report(&WorkerEvent::Phase { deadline_ms: deadline.as_millis() as u64 });
+            Some(host_memory::LargeCaseLock::take(waiting)?)
+        } else {
+            None
+        };
+        let free = host_memory::available();
+        if let Some(why) = free.and_then(|free| host_memory::refusal(needs, free)) {
+            let result = CaseResult::new(spec.id.clone(), Verdict::Skipped { reason: why }, 0);
+            report(&WorkerEvent::Finish { index, result });
+            continue;
+        }
         let _ = crate::sweep::raw::mismatch::take();
         let started = Instant::now();
         let verdict = run_case(&gpu, &manifest, &loaded, spec, &mut scratch, false, |gpu, run| {
@@ -111,6 +132,7 @@ struct CheckListener<'a> {
     seed: u64,
     progress: Option<crate::progress::Progress>,
     shown: usize,
+    failed: usize,
     /// The mismatch summary of the case in flight, printed under its failure line.
     detail: Vec<String>,
 }
@@ -124,9 +146,15 @@ impl watchdog::Listener for CheckListener<'_> {
         self.detail = lines;
     }
 
-    fn finished(&mut self, result: &CaseResult) {
+    fn finished(&mut self, result: &CaseResult) -> watchdog::Flow {
         let detail = std::mem::take(&mut self.detail);
-        let Some(p) = &self.progress else { return };
+        if let Verdict::Fail(_) = &result.verdict {
+            self.failed += 1;
+        }
+        let Some(p) = &self.progress else { return self.flow() };
+        if let Verdict::Skipped { reason } = &result.verdict {
+            p.println(&format!("NOT RUN {} n={} {}: {reason}", result.id.variant, result.id.size, result.id.family));
+        }
         if let Verdict::Fail(m) = &result.verdict {
             if self.shown < self.args.max_failures_shown {
                 self.shown += 1;
@@ -136,6 +164,17 @@ impl watchdog::Listener for CheckListener<'_> {
             }
         }
         p.step(&result.id.marker());
+        self.flow()
+    }
+}
+
+impl CheckListener<'_> {
+    /// Stop once `--maxfail` failures are in (`--all`: never).
+    fn flow(&self) -> watchdog::Flow {
+        match self.args.maxfail {
+            Some(max) if self.failed >= max => watchdog::Flow::Stop,
+            _ => watchdog::Flow::Go,
+        }
     }
 }
 
@@ -144,7 +183,7 @@ impl watchdog::Listener for CheckListener<'_> {
 pub fn supervise(args: &CheckOptions, seed: u64, sizes: &[usize]) -> Result<Vec<CaseResult>> {
     let manifest = std::fs::canonicalize(&args.manifest).unwrap_or_else(|_| args.manifest.clone());
     let sizes: Vec<String> = sizes.iter().map(usize::to_string).collect();
-    let child = vec![
+    let mut child = vec![
         "check".to_string(),
         "--manifest".into(),
         manifest.display().to_string(),
@@ -153,8 +192,11 @@ pub fn supervise(args: &CheckOptions, seed: u64, sizes: &[usize]) -> Result<Vec<
         "--sizes".into(),
         sizes.join(","),
     ];
+    if args.deep {
+        child.push("--deep".into());
+    }
     let worker = watchdog::Worker::of_self(child)?;
-    let mut listener = CheckListener { args, seed, progress: None, shown: 0, detail: Vec::new() };
+    let mut listener = CheckListener { args, seed, progress: None, shown: 0, failed: 0, detail: Vec::new() };
     let results = watchdog::supervise(&worker, &mut listener)?;
     if let Some(p) = listener.progress {
         p.finish();

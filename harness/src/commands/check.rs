@@ -16,6 +16,17 @@ pub struct CheckArgs {
     /// Seed of the inputs (a fresh one is drawn and printed when omitted).
     #[arg(long, value_parser = crate::grammar::parse_seed)]
     pub seed: Option<u64>,
+    /// Stop after this many failing cases (default 1: a check ends at its first failure, printed
+    /// at once); `--all` runs every case.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..), conflicts_with = "all")]
+    pub maxfail: u64,
+    /// Run every case whatever fails (every failure is counted).
+    #[arg(long)]
+    pub all: bool,
+    /// Also the large-offset size past 2^31 (where 32-bit signed indices wrap), with every data
+    /// family there: minutes of host work and tens of GB of host memory.
+    #[arg(long)]
+    pub deep: bool,
     /// Also run the cases under compute-sanitizer's four tools at the sanitizer sizes.
     #[arg(long)]
     pub sanitize: bool,
@@ -56,6 +67,8 @@ impl From<&CheckArgs> for crate::check::CheckOptions {
             validate_only: args.validate_only,
             sanitize_child: args.sanitize_child,
             worker_from: args.worker_from,
+            maxfail: (!args.all).then_some(args.maxfail as usize),
+            deep: args.deep,
         }
     }
 }

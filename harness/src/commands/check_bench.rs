@@ -91,7 +91,7 @@ fn time_ours(
 /// its largest below (None when it has none).
 fn case_at(manifest: &Manifest, n: usize) -> Option<raw::RawSpec> {
     let plan = SweepPlan::of_primitive(manifest.primitive, &[n], 0x5eed);
-    let specs = crate::check::catalogue::cases(&plan, manifest);
+    let specs = crate::check::catalogue::cases(&plan, manifest, false);
     let largest_below = specs.iter().filter(|s| s.id.n <= n).map(|s| s.id.n).max()?;
     let chosen = if specs.iter().any(|s| s.id.n == n) { n } else { largest_below };
     specs.into_iter().find(|s| s.id.n == chosen)
