@@ -5,6 +5,8 @@
 //! beside our default variant and CUB. Writes a receipt and a Markdown summary.
 
 pub mod catalogue;
+pub mod divergence;
+pub mod static_pass;
 pub mod error;
 pub mod expr;
 pub mod extra_sizes;
@@ -130,8 +132,10 @@ pub fn run(args: &CheckOptions, timer: Option<&UserTimer>) -> Result<bool> {
     }
     let gpu = open_gpu(args);
     let (manifest, sizes) = load_manifest(args, sizes, gpu.as_ref().ok())?;
+    let statics = if args.sanitize_child { static_pass::StaticReport::default() } else { static_pass::run(&manifest) };
     if !args.sanitize_child {
         print_validated(args, &manifest);
+        statics.lines().iter().for_each(|line| println!("check: {line}"));
     }
     if args.validate_only {
         return Ok(true);
@@ -157,8 +161,27 @@ pub fn run(args: &CheckOptions, timer: Option<&UserTimer>) -> Result<bool> {
         args.deep,
     );
     println!("check: {}", plan_line(&planned, args.maxfail));
-    let results = worker::supervise(args, seed, &sizes)?;
-    finish(args, timer, &gpu, &manifest, seed, &sizes, &results, planned.len())
+    // The static pass's failures count towards --maxfail: the first failure
+    // is known before any case runs.
+    let left = args.maxfail.map(|m| m.saturating_sub(statics.failures()));
+    let results = if left == Some(0) {
+        println!(
+            "check: stopped: the divergence pass failed the kernel before any case ran (--maxfail N or --all runs the cases too)"
+        );
+        Vec::new()
+    } else {
+        worker::supervise(&CheckOptions { maxfail: left, ..args.clone() }, seed, &sizes)?
+    };
+    let ran = Ran { results, planned: planned.len(), statics };
+    finish(args, timer, &gpu, &manifest, seed, &sizes, &ran)
+}
+
+/// What ran: the cases' results, how many were planned (fewer ran when
+/// `--maxfail` stopped the run), and the static pass.
+struct Ran {
+    results: Vec<CaseResult>,
+    planned: usize,
+    statics: static_pass::StaticReport,
 }
 
 fn print_validated(args: &CheckOptions, manifest: &Manifest) {
@@ -200,9 +223,7 @@ pub fn plan_line(cases: &[crate::sweep::raw::RawSpec], maxfail: Option<usize>) -
 }
 
 /// After the cases: the sanitizers and timing when asked, the receipt, the
-/// summary and the verdict. `planned` cases were selected; fewer ran when
-/// `--maxfail` stopped the run.
-#[allow(clippy::too_many_arguments)]
+/// summary and the verdict.
 fn finish(
     args: &CheckOptions,
     timer: Option<&UserTimer>,
@@ -210,14 +231,18 @@ fn finish(
     manifest: &Manifest,
     seed: u64,
     sizes: &[usize],
-    results: &[CaseResult],
-    planned: usize,
+    ran: &Ran,
 ) -> Result<bool> {
+    let (results, planned) = (&ran.results[..], ran.planned);
+    let static_failures = ran.statics.failures();
     let failed = results.iter().filter(|r| matches!(r.verdict, Verdict::Fail(_))).count();
     let not_run = results.iter().filter(|r| matches!(r.verdict, Verdict::Skipped { .. })).count();
     let passed = results.len() - failed - not_run;
     let not_run_text = if not_run > 0 { format!(", {not_run} could not run") } else { String::new() };
     println!("check: {passed} passed, {failed} failed{not_run_text} of {} cases (seed {seed:#x})", results.len());
+    if static_failures > 0 {
+        println!("check: and the divergence pass failed the kernel at {static_failures} place(s) (the FAIL divergence lines above)");
+    }
     let stopped = results.len() < planned;
     if stopped {
         println!(
@@ -242,6 +267,7 @@ fn finish(
         None => None,
     };
     let ok = failed == 0
+        && static_failures == 0
         && passed > 0
         && sanitized.as_ref().is_none_or(|s| s.clean)
         && timed.as_ref().is_none_or(|t| t.error.is_none());
@@ -265,6 +291,7 @@ fn finish(
         "sizes": sizes,
         "planned_cases": planned,
         "stopped_early": stopped.then(|| serde_json::json!({"ran": results.len(), "maxfail": args.maxfail})),
+        "static_findings": ran.statics.json(),
         "verdict": if ok { "pass" } else { "fail" },
         "failures": failures,
         "cases": results,
@@ -272,14 +299,17 @@ fn finish(
         "bench": timed.as_ref().map(|t| &t.json),
     });
     if let Some(path) = &args.junit {
-        crate::junit::write(path, "check", &junit_cases(manifest, seed, results))?;
+        let mut cases = junit_cases(manifest, seed, results);
+        cases.extend(static_junit_case(&ran.statics));
+        crate::junit::write(path, "check", &cases)?;
     }
     let receipt = out.join("receipt.json");
     Receipt::new("check", MachineInfo::collect(gpu), tally, details).save(&receipt)?;
-    let text = summary::markdown(manifest, seed, results, sanitized.as_ref(), timed.as_ref(), ok);
+    let text = summary::markdown(manifest, seed, results, sanitized.as_ref(), timed.as_ref(), ok)
+        + &summary::static_section(&ran.statics);
     let summary_path = report::write(&out, "summary.md", &text)?;
     println!("check: receipt {} and summary {}", receipt.display(), summary_path.display());
-    if results.is_empty() {
+    if results.is_empty() && static_failures == 0 {
         eprintln!("check: nothing was checked");
     }
     if ok && not_run > 0 {
@@ -291,6 +321,21 @@ fn finish(
     }
     println!("check: {}", if ok { "PASS" } else { "FAIL" });
     Ok(ok)
+}
+
+/// The static pass as one JUnit test case, when it read the module.
+fn static_junit_case(statics: &static_pass::StaticReport) -> Option<crate::junit::TestCase> {
+    use crate::junit::{Outcome, TestCase};
+    statics.not_read.is_none().then(|| TestCase {
+        classname: "check.static".into(),
+        name: "divergent collectives".into(),
+        seconds: 0.0,
+        outcome: if statics.failures() == 0 {
+            Outcome::Passed
+        } else {
+            Outcome::Failed(statics.lines().join("\n"))
+        },
+    })
 }
 
 /// One JUnit test case per case: `check.<primitive>` / `<variant> n=<size>

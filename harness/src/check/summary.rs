@@ -74,3 +74,16 @@ pub fn markdown(
     }
     out
 }
+
+/// The static pass's findings, when there are any.
+pub fn static_section(statics: &super::static_pass::StaticReport) -> String {
+    if statics.findings.is_empty() {
+        return String::new();
+    }
+    let title = if statics.failures() > 0 { "FINDINGS" } else { "intended only" };
+    let mut out = format!("\n## Divergent collectives ({title})\n\n");
+    for line in statics.lines() {
+        out.push_str(&format!("- {line}\n"));
+    }
+    out
+}
