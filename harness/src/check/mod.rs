@@ -6,7 +6,6 @@
 
 pub mod catalogue;
 pub mod divergence;
-pub mod static_pass;
 pub mod error;
 pub mod expr;
 pub mod extra_sizes;
@@ -19,6 +18,7 @@ pub mod poison;
 pub mod report;
 pub mod runs;
 pub mod sanitize;
+pub mod static_pass;
 pub mod summary;
 pub mod timed;
 pub mod watchdog;
@@ -330,11 +330,7 @@ fn static_junit_case(statics: &static_pass::StaticReport) -> Option<crate::junit
         classname: "check.static".into(),
         name: "divergent collectives".into(),
         seconds: 0.0,
-        outcome: if statics.failures() == 0 {
-            Outcome::Passed
-        } else {
-            Outcome::Failed(statics.lines().join("\n"))
-        },
+        outcome: if statics.failures() == 0 { Outcome::Passed } else { Outcome::Failed(statics.lines().join("\n")) },
     })
 }
 

@@ -186,6 +186,7 @@ mod tests {
             text: text.into(),
             function: None,
             location: None,
+            accesses: Vec::new(),
         }
     }
 

@@ -59,7 +59,8 @@ impl StaticReport {
         let mut out: Vec<String> = groups
             .iter()
             .map(|(f, ptx_lines)| {
-                let more = if ptx_lines.len() > 1 { format!(" and {} more", ptx_lines.len() - 1) } else { String::new() };
+                let more =
+                    if ptx_lines.len() > 1 { format!(" and {} more", ptx_lines.len() - 1) } else { String::new() };
                 format!(
                     "{} divergence at {} (PTX line {} in {}: {}{more}): {}; under the branch at {}{}",
                     if f.intended { "intended" } else { "FAIL" },
@@ -119,9 +120,9 @@ pub fn run(manifest: &Manifest) -> StaticReport {
         .into_iter()
         .filter(|f| launched.contains(&f.function.as_str()) || !entries.contains(&f.function.as_str()))
         .map(|finding| {
-            let place = |at: Option<(u32, u32)>, ptx_line: usize| match at.and_then(|(file, line)| {
-                files.get(&file).map(|path| (path, line))
-            }) {
+            let place = |at: Option<(u32, u32)>, ptx_line: usize| match at
+                .and_then(|(file, line)| files.get(&file).map(|path| (path, line)))
+            {
                 Some((path, line)) => format!("{}:{line}", sources.shown(path).display()),
                 None => format!("PTX line {ptx_line}"),
             };
@@ -188,7 +189,8 @@ mod tests {
             eprintln!("skipped (no NVRTC: the gallery's CUDA is compiled to PTX by NVRTC)");
             return;
         }
-        let gallery = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/check/bugs/22_reduce_full_mask_in_branch");
+        let gallery =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/check/bugs/22_reduce_full_mask_in_branch");
         let manifest = super::super::manifest::load(&gallery.join("check.toml"), &[1], None).expect("loads");
         let report = run(&manifest);
         assert!(report.failures() > 0);

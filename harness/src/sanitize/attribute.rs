@@ -41,6 +41,9 @@ pub struct CaseFinding {
     /// `file:line`, when the report names one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub location: Option<String>,
+    /// A hazard's two accesses (which thread did what, where).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub accesses: Vec<String>,
 }
 
 impl CaseFinding {
@@ -52,6 +55,7 @@ impl CaseFinding {
             text,
             function: None,
             location: None,
+            accesses: Vec::new(),
         }
     }
 
@@ -67,6 +71,9 @@ impl CaseFinding {
         }
         if let Some(l) = &self.location {
             out.push_str(&format!(" ({l})"));
+        }
+        if !self.accesses.is_empty() {
+            out.push_str(&format!(" [{}]", self.accesses.join("; ")));
         }
         out
     }
@@ -199,17 +206,36 @@ fn job_problems(outcome: &JobOutcome, expected: &[CaseId], print_limit: usize) -
             want.marker()
         ));
     }
-    let errors_seen = parsed.error_count() > 0 || !parsed.child_failures.is_empty();
+    // Warnings are findings too: the tool exits with its finding code on them.
+    let seen = parsed.error_count() > 0 || !parsed.findings.is_empty() || !parsed.child_failures.is_empty();
     match outcome.exit_code {
         Some(0) if parsed.error_count() > 0 => {
             problems.push(format!("exit code 0 despite {} reported error(s)", parsed.error_count()))
         }
-        Some(code) if code != 0 && !errors_seen && problems.is_empty() => problems.push(format!(
-            "exit code {code} without a finding (compute-sanitizer exits {SANITIZER_ERROR_EXIT} on a finding)"
+        Some(code) if code != 0 && !seen => problems.push(format!(
+            "exit code {code} without a finding (compute-sanitizer exits {SANITIZER_ERROR_EXIT} on a finding); \
+             the tool said: {}",
+            tool_text(&outcome.log)
         )),
         _ => {}
     }
     problems
+}
+
+/// The tool's own last lines (`========= ...`), or the log's last lines
+/// when it wrote none of its own: what to show when nothing was parsed.
+fn tool_text(log: &std::path::Path) -> String {
+    const SHOWN: usize = 8;
+    let Ok(text) = crate::bounded::read_text(log, 64 << 20) else { return "(its log cannot be read)".into() };
+    let own: Vec<&str> =
+        text.lines().filter(|l| l.starts_with("=========") && l.trim_matches('=').trim().len() > 1).collect();
+    let lines: Vec<&str> = if own.is_empty() { text.lines().collect() } else { own };
+    let tail = &lines[lines.len().saturating_sub(SHOWN)..];
+    if tail.is_empty() {
+        "(nothing: the log is empty)".into()
+    } else {
+        tail.iter().map(|l| l.trim_start_matches('=').trim()).collect::<Vec<_>>().join(" | ")
+    }
 }
 
 /// Attributes one job's findings to the cases of `expected` (the parent's
@@ -242,6 +268,7 @@ pub fn attribute(outcome: &JobOutcome, expected: &[CaseId], print_limit: usize) 
                 text: record.text.clone(),
                 function: record.function.clone(),
                 location: record.location(),
+                accesses: record.accesses.clone(),
             },
             None => CaseFinding {
                 source: "sanitizer_text".into(),
@@ -250,6 +277,7 @@ pub fn attribute(outcome: &JobOutcome, expected: &[CaseId], print_limit: usize) 
                 text: block.headline.clone(),
                 function: None,
                 location: None,
+                accesses: Vec::new(),
             },
         };
         if finding.is_error() && !block.after_done {
@@ -266,6 +294,7 @@ pub fn attribute(outcome: &JobOutcome, expected: &[CaseId], print_limit: usize) 
             text: format!("{} (no matching report in the text log)", record.text),
             function: record.function.clone(),
             location: record.location(),
+            accesses: record.accesses.clone(),
         });
     }
     for failure in &parsed.child_failures {
@@ -276,6 +305,7 @@ pub fn attribute(outcome: &JobOutcome, expected: &[CaseId], print_limit: usize) 
             text: failure.line.clone(),
             function: None,
             location: None,
+            accesses: Vec::new(),
         };
         place(failure.case_index, false, finding, &mut whole_job);
     }
@@ -287,6 +317,7 @@ pub fn attribute(outcome: &JobOutcome, expected: &[CaseId], print_limit: usize) 
             text: format!("LEAK SUMMARY: {bytes} bytes leaked in {allocations} allocations"),
             function: None,
             location: None,
+            accesses: Vec::new(),
         });
     }
     whole_job.extend(problems.iter().map(|p| CaseFinding::job("job_failed", format!("the job proves nothing: {p}"))));
@@ -300,6 +331,10 @@ pub fn attribute(outcome: &JobOutcome, expected: &[CaseId], print_limit: usize) 
             findings.push(finding.clone());
         }
     }
+    // The tool counts its warnings as findings when it exits with its finding
+    // code having reported no error (racecheck's warp-level hazards): then
+    // they fail their case, shown as the tool gave them.
+    let warnings_found = outcome.exit_code == Some(SANITIZER_ERROR_EXIT) && parsed.error_count() == 0;
     let log = outcome.log.display().to_string();
     let cases = expected
         .iter()
@@ -309,7 +344,9 @@ pub fn attribute(outcome: &JobOutcome, expected: &[CaseId], print_limit: usize) 
                 None => (CaseVerdict::NotRun, Vec::new(), Vec::new()),
                 Some(own) => {
                     let all: Vec<CaseFinding> = own.iter().chain(&whole_job).cloned().collect();
-                    let (errors, warnings): (Vec<_>, Vec<_>) = all.into_iter().partition(CaseFinding::is_error);
+                    let (errors, warnings): (Vec<_>, Vec<_>) = all
+                        .into_iter()
+                        .partition(|f| f.is_error() || (warnings_found && f.source.starts_with("sanitizer")));
                     let verdict = if errors.is_empty() { CaseVerdict::Clean } else { CaseVerdict::Findings };
                     (verdict, errors, warnings)
                 }

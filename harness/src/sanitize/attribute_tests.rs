@@ -182,3 +182,89 @@ fn an_unexplained_exit_code_is_a_problem() {
     );
     assert!(report.problems.iter().any(|p| p.contains("exit code 3 without a finding")), "{:?}", report.problems);
 }
+
+#[test]
+fn a_hazard_names_both_of_its_accesses() {
+    let records = parse_records(&testdata("xml_racecheck_m1.xml")).expect("parses");
+    assert_eq!(
+        records[0].accesses,
+        ["Write by thread (32,0,0) at block_reduce.cuh:29", "Read by thread (1,0,0) at block_reduce.cuh:41"]
+    );
+    let (outcome, expected) = captured(Tool::Racecheck, "xml_racecheck_m1", SANITIZER_ERROR_EXIT);
+    let report = attribute(&outcome, &expected, 200);
+    let first = report.cases.iter().flat_map(|c| &c.findings).find(|f| f.kind == "Hazard").expect("a hazard");
+    let line = first.line();
+    assert!(
+        line.ends_with(
+            "[Write by thread (32,0,0) at block_reduce.cuh:29; Read by thread (1,0,0) at block_reduce.cuh:41]"
+        ),
+        "{line}"
+    );
+}
+
+/// Racecheck reports hazards between lanes of one warp as warnings and
+/// exits with its finding code: the warnings are what it found, shown as
+/// it gave them, and they fail their case (never "without a finding").
+#[test]
+fn warnings_the_tool_exits_on_are_findings_of_their_case() {
+    let clean = testdata("xml_race_clean.log");
+    let warning = "========= Warning: Potential WAR hazard detected at __shared__ 0x8 in block (0,0,0) :\n\
+                   =========     Read Thread (1,0,0) at reduce+0x90 in kernel.cu:20\n\
+                   =========     Write Thread (0,0,0) at reduce+0xa0 in kernel.cu:21\n";
+    let log = clean
+        .replacen(
+            "@@primlab case reduce multipass.i32 257\n",
+            &format!("@@primlab case reduce multipass.i32 257\n{warning}"),
+            1,
+        )
+        .replace(
+            "RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)",
+            "RACECHECK SUMMARY: 1 hazard displayed (0 errors, 1 warning)",
+        );
+    assert!(log.contains("1 hazard displayed"), "the clean log's summary line changed:\n{clean}");
+    let thread = |n: u32, access: &str, x: u32, line: u32| {
+        format!(
+            "<thread{n}><access>{access}</access><threadIdx><x>{x}</x><y>0</y><z>0</z></threadIdx>\
+                 <where><func>reduce</func><path>/k/kernel.cu</path><line>{line}</line></where></thread{n}>"
+        )
+    };
+    let xml = format!(
+        "<ComputeSanitizerOutput><record><kind>Hazard</kind><level>Warning</level><what><text>Potential WAR hazard detected</text>{}{}</what></record></ComputeSanitizerOutput>",
+        thread(0, "Read", 1, 20),
+        thread(1, "Write", 0, 21)
+    );
+    let outcome = outcome(Tool::Racecheck, &log, parse_records(&xml), SANITIZER_ERROR_EXIT);
+    let report = attribute(&outcome, &expected_from(&log), 200);
+    assert!(report.problems.is_empty(), "{:?}", report.problems);
+    let dirty: Vec<&CaseEntry> = report.cases.iter().filter(|c| c.verdict == CaseVerdict::Findings).collect();
+    assert_eq!(dirty.len(), 1);
+    assert_eq!(dirty[0].variant, "multipass.i32");
+    let line = dirty[0].findings[0].line();
+    assert_eq!(line, "warning Hazard: Potential WAR hazard detected in reduce (kernel.cu:20) [Read by thread (1,0,0) at kernel.cu:20; Write by thread (0,0,0) at kernel.cu:21]");
+    // The same warnings with a clean exit are listed, not failed.
+    let outcome = JobOutcome { exit_code: Some(0), ..outcome };
+    let report = attribute(&outcome, &expected_from(&log), 200);
+    assert!(report.cases.iter().all(|c| c.verdict == CaseVerdict::Clean));
+    assert_eq!(report.cases.iter().map(|c| c.warnings.len()).sum::<usize>(), 1);
+}
+
+#[test]
+fn a_nonzero_exit_with_nothing_parsed_shows_the_tool_s_own_text() {
+    let dir = std::env::temp_dir().join(format!("primlab-tool-text-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let log_path = dir.join("job.log");
+    let log = "========= COMPUTE-SANITIZER\n@@primlab case reduce serial.i32 257\n========= Target application could not be attached: the device is busy\n";
+    std::fs::write(&log_path, log).expect("write");
+    let mut job = outcome(Tool::Racecheck, log, parse_records("<ComputeSanitizerOutput/>"), 7);
+    job.log = log_path;
+    let report = attribute(&job, &expected_from(log), 200);
+    std::fs::remove_dir_all(&dir).ok();
+    let problem =
+        report.problems.iter().find(|p| p.contains("exit code 7 without a finding")).expect("the exit is a problem");
+    assert!(
+        problem.contains(
+            "the tool said: COMPUTE-SANITIZER | Target application could not be attached: the device is busy"
+        ),
+        "{problem}"
+    );
+}

@@ -143,6 +143,7 @@ mod tests {
                     text: "Invalid __global__ read of size 4 bytes".into(),
                     function: Some("scan_tile".into()),
                     location: Some("scan.cu:88".into()),
+                    accesses: Vec::new(),
                 }]
             } else {
                 vec![]

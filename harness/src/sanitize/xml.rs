@@ -160,6 +160,10 @@ pub struct XmlRecord {
     pub path: Option<String>,
     /// Source line of `<where>`.
     pub line: Option<u32>,
+    /// A hazard's two accesses, as the tool names them: `Write by thread
+    /// (32,0,0) at block_reduce.cuh:29` (empty for other records).
+    #[serde(default)]
+    pub accesses: Vec<String>,
 }
 
 impl XmlRecord {
@@ -182,6 +186,11 @@ impl XmlRecord {
             function: located.and_then(|w| w.text_at(&["func"])),
             path: located.and_then(|w| w.text_at(&["path"])),
             line: located.and_then(|w| w.text_at(&["line"])).and_then(|l| l.parse().ok()),
+            accesses: ["thread0", "thread1"]
+                .iter()
+                .filter_map(|t| record.child("what")?.child(t))
+                .map(access)
+                .collect(),
         }
     }
 
@@ -193,6 +202,22 @@ impl XmlRecord {
             None => file,
         })
     }
+}
+
+/// One access of a hazard (`<thread0>`, `<thread1>`): what it did, which
+/// thread, and where.
+fn access(thread: &Element) -> String {
+    let what = thread.text_at(&["access"]).unwrap_or_else(|| "Access".into());
+    let index: Vec<String> =
+        ["x", "y", "z"].iter().map(|c| thread.text_at(&["threadIdx", c]).unwrap_or_else(|| "?".into())).collect();
+    let place = thread.text_at(&["where", "path"]).map(|p| p.rsplit('/').next().unwrap_or(&p).to_string());
+    let line = thread.text_at(&["where", "line"]);
+    let at = match (place, line) {
+        (Some(p), Some(l)) => format!(" at {p}:{l}"),
+        (Some(p), None) => format!(" at {p}"),
+        _ => thread.text_at(&["where", "func"]).map(|f| format!(" in {f}")).unwrap_or_default(),
+    };
+    format!("{what} by thread ({}){at}", index.join(","))
 }
 
 /// Parses the sanitizer's XML output into its records, in order.

@@ -142,13 +142,14 @@ fn our_kernels_have_no_divergent_collective() {
     }
     for family in kernels::KernelFamily::ALL {
         let unit = kernels::sources::translation_unit(family.file()).expect("resolves");
-        let ptx = kernels::user_source::compile_user_ptx(family.file(), &unit, "compute_90", &[]).expect("compiles").ptx;
+        let ptx =
+            kernels::user_source::compile_user_ptx(family.file(), &unit, "compute_90", &[]).expect("compiles").ptx;
         let found = analyze(&ptx);
-        let lines: Vec<String> = found.iter().map(|f| format!("{} line {} {:?}: {}", f.function, f.ptx_line, f.kind, f.statement)).collect();
+        let lines: Vec<String> =
+            found.iter().map(|f| format!("{} line {} {:?}: {}", f.function, f.ptx_line, f.kind, f.statement)).collect();
         assert!(found.is_empty(), "{}: {}", family.file(), lines.join("\n"));
     }
 }
-
 
 /// A warp's lanes of one full butterfly reduction hold one value: a branch on
 /// it is warp-uniform. Four of the five steps leave lanes apart.
@@ -159,7 +160,10 @@ fn a_branch_on_a_butterfly_all_reduction_or_a_broadcast_is_warp_uniform() {
         let mut value = "%r10".to_string();
         for (i, m) in steps.iter().enumerate() {
             let (shuffled, sum) = (format!("%r{}", 11 + 2 * i), format!("%r{}", 12 + 2 * i));
-            body += &format!("\tshfl.sync.bfly.b32 {shuffled}|%p{}, {value}, {m}, 31, -1;\n\tadd.s32 {sum}, {value}, {shuffled};\n", 2 + i % 6);
+            body += &format!(
+                "\tshfl.sync.bfly.b32 {shuffled}|%p{}, {value}, {m}, 31, -1;\n\tadd.s32 {sum}, {value}, {shuffled};\n",
+                2 + i % 6
+            );
             value = sum;
         }
         body + &format!("\tsetp.eq.s32 %p1, {value}, 0;\n\t@%p1 bra $L_e;\n\tshfl.sync.down.b32 %r5|%p8, %r1, 1, 31, -1;\n$L_e:\n\tret;")

@@ -99,7 +99,13 @@ enum Expr {
     Const(i128),
     /// `op` over `args` read as `input`, its result read as `output`; `size`
     /// counts the nodes below, shared ones once per use.
-    Apply { op: Op, input: Ty, output: Ty, args: Vec<Rc<Expr>>, size: usize },
+    Apply {
+        op: Op,
+        input: Ty,
+        output: Ty,
+        args: Vec<Rc<Expr>>,
+        size: usize,
+    },
 }
 
 impl Expr {

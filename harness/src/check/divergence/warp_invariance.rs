@@ -191,9 +191,9 @@ impl Pass<'_> {
         } else if source.contains('{') {
             let halves: Vec<Option<Read>> = registers(source).iter().map(|r| self.read_of(r)).collect();
             let joined = halves.iter().enumerate().all(|(i, h)| {
-                h.as_ref().zip(halves[0].as_ref()).is_some_and(|(h, first)| {
-                    h.part == Some(i) && h.of == first.of && h.across == first.across
-                })
+                h.as_ref()
+                    .zip(halves[0].as_ref())
+                    .is_some_and(|(h, first)| h.part == Some(i) && h.of == first.of && h.across == first.across)
             });
             if joined && halves.len() == 2 {
                 if let Some(Some(first)) = halves.first() {
