@@ -15,8 +15,9 @@
 # Each run's output goes to OUT_DIR/<id>/<run>.log; OUT_DIR/gallery.tsv has one
 # row per run:
 #   id kind run exit seconds caught what verdict seed first_fail
-# kind: bug | control. caught: yes (exit 1 with a FAIL line or a sanitizer
-# FAIL), no (exit 0), error (anything else: 2, 124 = our timeout, 137,
+# kind: bug | control. caught: yes (exit 1 with a FAIL line, a FAIL
+# divergence line of the static pass, a sanitizer FAIL or a wrong answer
+# inside a sanitizer's run), no (exit 0), error (anything else: 2, 124 = our timeout, 137,
 # exit 1 without any FAIL line such as "cannot run: no GPU", or not run).
 # what: the first FAIL line's check= value (family= if it has none), or the
 # sanitizer tool(s) that reported. verdict: CAUGHT / MISSED / NOT RUN for a
@@ -157,16 +158,29 @@ run_one() {
   local secs=$((SECONDS - t0))
   local first what caught verdict tools
   first=$(grep -m1 '^FAIL ' "$log" | tr '\t' ' ')
+  # The static pass fails a kernel before any case: `check: FAIL divergence at ...`.
+  local divergence
+  divergence=$(grep -m1 '^check: FAIL divergence at ' "$log" | sed 's/^check: //' | tr '\t' ' ')
   tools=$(sed -n 's/^check --sanitize: \([a-z]*\): FAIL.*/\1/p' "$log" | paste -sd, -)
+  # A wrong answer found inside a tool's run (its scheduling exposed the bug).
+  local wrong
+  wrong=$(sed -n 's/^check --sanitize: \([a-z]*\): .*wrong answers (not the tool.s finding).*/\1/p' "$log" | paste -sd, -)
   if [ -n "$first" ]; then
     what=$(printf '%s' "$first" | sed -n 's/.* check=\(.*\) index=.*/\1/p')
     [ -z "$what" ] && what=$(printf '%s' "$first" | sed -n 's/.* \(family=[^ ]*\).*/\1/p')
+  elif [ -n "$divergence" ]; then
+    first=$divergence
+    what=divergence
   else
     what=
   fi
   if [ -n "$tools" ]; then
     what="sanitize:$tools${what:+; $what}"
     [ -z "$first" ] && first=$(grep -m1 '^check --sanitize: [a-z]*: FAIL' "$log" | tr '\t' ' ')
+  fi
+  if [ -n "$wrong" ]; then
+    what="${what:+$what; }wrong answers under $wrong"
+    [ -z "$first" ] && first=$(grep -m1 '^check --sanitize: [a-z]*: .*wrong answers' "$log" | tr '\t' ' ')
   fi
   if [ "$rc" -eq 0 ]; then
     caught=no

@@ -241,10 +241,12 @@ fn finish(
     let not_run_text = if not_run > 0 { format!(", {not_run} could not run") } else { String::new() };
     println!("check: {passed} passed, {failed} failed{not_run_text} of {} cases (seed {seed:#x})", results.len());
     if static_failures > 0 {
-        println!("check: and the divergence pass failed the kernel at {static_failures} place(s) (the FAIL divergence lines above)");
+        println!(
+            "check: and the divergence pass failed the kernel at {static_failures} collective(s) (the FAIL divergence lines above)"
+        );
     }
     let stopped = results.len() < planned;
-    if stopped {
+    if stopped && !results.is_empty() {
         println!(
             "check: stopped after {failed} failing case(s): {} of the {planned} cases ran; --all runs every case",
             results.len()

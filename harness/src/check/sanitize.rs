@@ -116,7 +116,8 @@ pub fn run(manifest: &Manifest, seed: u64, out: &Path) -> Result<Sanitized> {
             ],
         };
         let outcome = run_job(&sanitizer, &options, &exe, &job, &out.join("sanitize"), TIMEOUT)?;
-        let report = attribute(&outcome, &expected, PRINT_LIMIT);
+        let mut report = attribute(&outcome, &expected, PRINT_LIMIT);
+        name_user_source(&mut report.cases, &manifest.module.path);
         let tally = ToolTally::of(&report.cases);
         let tool_clean = report.problems.is_empty() && tally.tool_dirty.is_empty() && !report.cases.is_empty();
         clean &= tool_clean && tally.wrong.is_empty();
@@ -141,6 +142,20 @@ pub fn run(manifest: &Manifest, seed: u64, out: &Path) -> Result<Sanitized> {
         "tools": tools,
     });
     Ok(Sanitized { clean, lines, json })
+}
+
+/// NVRTC names the user's own source `<inline>` (our include resolver hands
+/// it over as such): the findings name the module's file instead.
+fn name_user_source(cases: &mut [CaseEntry], module: &Path) {
+    let Some(file) = module.file_name().map(|f| f.to_string_lossy().into_owned()) else { return };
+    for finding in cases.iter_mut().flat_map(|c| c.findings.iter_mut().chain(c.warnings.iter_mut())) {
+        if let Some(location) = &mut finding.location {
+            *location = location.replace("<inline>", &file);
+        }
+        for access in &mut finding.accesses {
+            *access = access.replace("<inline>", &file);
+        }
+    }
 }
 
 /// One tool's line: `clean on N cases`, or its own findings (`FAIL (k of N cases; first: ..)`),
@@ -232,6 +247,22 @@ mod tests {
         let line = tool_line(Tool::Memcheck, &both, &[], &tally, Path::new("m.log"));
         assert!(line.starts_with("memcheck: FAIL (3 of 3 cases; first: scan user.exclusive.i32 n=33"), "{line}");
         assert!(line.contains("Invalid __global__ read") && line.contains("wrong answers"), "{line}");
+    }
+
+    #[test]
+    fn findings_name_the_user_s_file_not_inline() {
+        let mut hazard = finding("sanitizer", "Potential RAW hazard detected");
+        hazard.location = Some("<inline>:12".into());
+        hazard.accesses =
+            vec!["Write by thread (16,0,0) at <inline>:12".into(), "Read by thread (0,0,0) at <inline>:13".into()];
+        let mut cases = vec![case("1", CaseVerdict::Findings, vec![hazard])];
+        name_user_source(&mut cases, Path::new("/k/my_reduce.cu"));
+        let f = &cases[0].findings[0];
+        assert_eq!(f.location.as_deref(), Some("my_reduce.cu:12"));
+        assert_eq!(
+            f.accesses,
+            ["Write by thread (16,0,0) at my_reduce.cu:12", "Read by thread (0,0,0) at my_reduce.cu:13"]
+        );
     }
 
     #[test]

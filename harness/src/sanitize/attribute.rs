@@ -165,6 +165,17 @@ fn severity_word(severity: Severity) -> &'static str {
     }
 }
 
+/// A record's text with the qualifier its text headline puts in front
+/// (`Warning: (Warp Level Programming) Potential RAW hazard ...`), which the
+/// XML record leaves out.
+fn qualified(headline: &str, text: &str) -> String {
+    let body = headline.split_once(": ").map_or(headline, |(_, rest)| rest);
+    match body.strip_prefix('(').and_then(|b| b.split_once(')')) {
+        Some((qualifier, _)) if !text.starts_with('(') => format!("({qualifier}) {text}"),
+        _ => text.to_string(),
+    }
+}
+
 /// The problems that make a job prove nothing.
 fn job_problems(outcome: &JobOutcome, expected: &[CaseId], print_limit: usize) -> Vec<String> {
     let parsed = &outcome.parsed;
@@ -265,7 +276,7 @@ pub fn attribute(outcome: &JobOutcome, expected: &[CaseId], print_limit: usize) 
                     .as_deref()
                     .map(|l| l.to_ascii_lowercase())
                     .unwrap_or_else(|| severity_word(block.severity).into()),
-                text: record.text.clone(),
+                text: qualified(&block.headline, &record.text),
                 function: record.function.clone(),
                 location: record.location(),
                 accesses: record.accesses.clone(),
@@ -331,10 +342,10 @@ pub fn attribute(outcome: &JobOutcome, expected: &[CaseId], print_limit: usize) 
             findings.push(finding.clone());
         }
     }
-    // The tool counts its warnings as findings when it exits with its finding
-    // code having reported no error (racecheck's warp-level hazards): then
-    // they fail their case, shown as the tool gave them.
-    let warnings_found = outcome.exit_code == Some(SANITIZER_ERROR_EXIT) && parsed.error_count() == 0;
+    // Warnings the tool did not exit cleanly on (racecheck's warp-level
+    // hazards: it exits with its finding code on them) fail their case,
+    // shown as the tool gave them; under a clean exit they are listed only.
+    let warnings_found = outcome.exit_code != Some(0);
     let log = outcome.log.display().to_string();
     let cases = expected
         .iter()

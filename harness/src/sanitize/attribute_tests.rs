@@ -268,3 +268,33 @@ fn a_nonzero_exit_with_nothing_parsed_shows_the_tool_s_own_text() {
         "{problem}"
     );
 }
+
+/// A real racecheck run of a warp-synchronous reduction (`volatile` shared
+/// memory, no `__syncwarp`; gallery entry 25) on the H200: 1,632,065
+/// warp-level hazards, every one a warning, and the child's watchdog ended a
+/// later case (the tool is slow on so many). The hazards fail the case they
+/// came from, each shown with its qualifier and both accesses; the stopped
+/// child is a problem of its own, never the only thing said.
+#[test]
+fn racecheck_warp_level_warnings_from_a_real_run_fail_their_case() {
+    for exit in [SANITIZER_ERROR_EXIT, 1] {
+        let (outcome, expected) = captured(Tool::Racecheck, "xml_racecheck_warp_level", exit);
+        assert_eq!(outcome.parsed.racecheck_summary, Some((200, 0, 1_632_065)));
+        let report = attribute(&outcome, &expected, 200);
+        let first = &report.cases[0];
+        assert_eq!((first.n, first.verdict), (1, CaseVerdict::Findings));
+        assert_eq!(
+            first.findings[0].line(),
+            "warning Hazard: (Warp Level Programming) Potential RAW hazard detected in warp_reduce (<inline>:12) \
+             [Write by thread (16,0,0) at <inline>:12; Read by thread (0,0,0) at <inline>:13]"
+        );
+        assert_eq!(first.findings.iter().filter(|f| f.kind == "Hazard").count(), 3);
+        assert!(report.problems.iter().any(|p| p.contains("never printed `@@primlab done`")), "{:?}", report.problems);
+        assert!(!report.problems.iter().any(|p| p.contains("without a finding")), "{:?}", report.problems);
+    }
+    // The same warnings under a clean exit would be listed, not failed.
+    let (outcome, expected) = captured(Tool::Racecheck, "xml_racecheck_warp_level", 0);
+    let report = attribute(&outcome, &expected, 200);
+    assert_eq!(report.cases[0].warnings.len(), 3);
+    assert!(report.cases[0].findings.iter().all(|f| f.kind != "Hazard"));
+}
