@@ -10,18 +10,20 @@ function and moves arrays. Under pytest, `@primlab.cases(...)` turns every
 case into a test (see primlab.pytest_plugin).
 """
 
+from ._case_runs import DefenceWarning
 from ._cases import Case
 from ._check import CheckResult, check
 from ._harness import HarnessError, harness_path
 
-__all__ = ["Case", "CheckResult", "HarnessError", "cases", "check", "harness_path"]
+__all__ = ["Case", "CheckResult", "DefenceWarning", "HarnessError", "cases", "check", "harness_path"]
 
 
-def cases(primitive: str, contract: str, sizes=None, seed=None):
+def cases(primitive: str, contract: str, sizes=None, seed=None, deep: bool = False):
     """A pytest marker: the test (which takes a `case` argument) runs once
     per catalogue case, with ids like `scan-exclusive.i32-n33-small_ints-0x5eed`.
     `seed` pins the run seed; otherwise `--primlab-seed`, else a fresh one
-    printed in the report header."""
+    printed in the report header. `deep=True` adds the large sizes (2^24,
+    2^28, 2^28+1)."""
     import pytest
 
-    return pytest.mark.primlab_cases(primitive=primitive, contract=contract, sizes=sizes, seed=seed)
+    return pytest.mark.primlab_cases(primitive=primitive, contract=contract, sizes=sizes, seed=seed, deep=deep)

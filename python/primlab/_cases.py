@@ -116,7 +116,9 @@ class Export:
         ]
 
     @classmethod
-    def create(cls, folder: pathlib.Path, primitive: str, contract: str | None, sizes, seed: int) -> "Export":
+    def create(
+        cls, folder: pathlib.Path, primitive: str, contract: str | None, sizes, seed: int, deep: bool = False
+    ) -> "Export":
         """Runs `harness cases export` into `folder` (new or empty). An
         unknown primitive, contract or size raises HarnessError with the
         harness's message, which lists the valid values."""
@@ -125,6 +127,8 @@ class Export:
         args = ["cases", "export", "--primitive", str(primitive), "--seed", f"{seed:#x}"]
         if contract is not None:
             args += ["--contract", str(contract)]
+        if deep:
+            args.append("--deep")
         if sizes:
             # A string passes through in the harness's size grammar ("2^20+1").
             args += ["--sizes", ",".join(n if isinstance(n, str) else str(int(n)) for n in sizes)]

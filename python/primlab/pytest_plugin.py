@@ -23,7 +23,8 @@ import tempfile
 import pytest
 
 from ._cases import Case, Export
-from ._check import call_on_case, failure_message
+from ._case_runs import CaseRuns
+from ._check import failure_message
 from ._harness import HarnessError, HarnessRefused, harness_path
 
 SEED_ENV = "PRIMLAB_SEED"
@@ -32,10 +33,11 @@ SEED_ENV = "PRIMLAB_SEED"
 class CatalogueCase:
     """The `case` argument of a `@primlab.cases` test: one catalogue case."""
 
-    def __init__(self, export: Export, case: Case, seed_pinned: bool):
+    def __init__(self, export: Export, case: Case, seed_pinned: bool, runs: dict):
         self.export = export
         self.case = case
         self.seed_pinned = seed_pinned
+        self._runs = runs  # CaseRuns by (device, convert), shared by the export's cases
 
     def __repr__(self) -> str:
         return f"<primlab case {self.case.id} ({self.case.name})>"
@@ -55,13 +57,21 @@ class CatalogueCase:
         return f"pytest{seed} -k '{self.case.id}'"
 
     def check(self, fn, device=None, convert=None) -> None:
-        """Runs `fn` on this case (as primlab.check does) and has the harness
-        judge it; AssertionError with the failure line, the mismatch summary
-        and the rerun command when it fails."""
-        call_on_case(fn, self.export, self.case, device, convert)
-        failures = self.export.verify([self.case])
-        if failures:
-            raise AssertionError(failure_message(self.export, failures, 1, self.rerun()))
+        """Runs `fn` on this case as primlab.check does (under both poisons,
+        then perturbed where a CUDA device is in play) and has the harness
+        judge each run; AssertionError with the run, the failure line, the
+        mismatch summary and the rerun command when one fails."""
+        key = (repr(device), id(convert))
+        if key not in self._runs:
+            self._runs[key] = CaseRuns(self.export, device, convert)
+        case_runs = self._runs[key]
+        for run in case_runs.runs():
+            if self.case not in case_runs.cases_of(run):
+                continue
+            case_runs.call(fn, self.case, run)
+            failures = self.export.verify([self.case])
+            if failures:
+                raise AssertionError(failure_message(self.export, failures, 1, self.rerun(), run))
 
 
 class _State:
@@ -71,13 +81,13 @@ class _State:
         self.folder = None
         self.exports = {}
 
-    def export(self, primitive, contract, sizes, seed) -> Export:
-        key = (primitive, contract, None if sizes is None else tuple(sizes), seed)
+    def export(self, primitive, contract, sizes, seed, deep=False) -> Export:
+        key = (primitive, contract, None if sizes is None else tuple(sizes), seed, bool(deep))
         if key not in self.exports:
             if self.folder is None:
                 self.folder = tempfile.mkdtemp(prefix="primlab-pytest-")
             folder = os.path.join(self.folder, f"export{len(self.exports)}")
-            self.exports[key] = Export.create(folder, primitive, contract, sizes, seed)
+            self.exports[key] = Export.create(folder, primitive, contract, sizes, seed, deep=bool(deep))
         return self.exports[key]
 
 
@@ -102,7 +112,7 @@ def pytest_addoption(parser):
 def pytest_configure(config):
     config.addinivalue_line(
         "markers",
-        "primlab_cases(primitive, contract, sizes=None, seed=None): one test per primlab catalogue case "
+        "primlab_cases(primitive, contract, sizes=None, seed=None, deep=False): one test per primlab catalogue case "
         "(the test takes `case`)",
     )
     seed = _parse_seed(config.getoption("--primlab-seed") or os.environ.get(SEED_ENV))
@@ -139,23 +149,26 @@ def pytest_generate_tests(metafunc):
     if marker.args:
         raise TypeError(f"{where}: @primlab.cases takes keywords only (primitive=..., contract=...)")
     options = dict(marker.kwargs)
-    unknown = set(options) - {"primitive", "contract", "sizes", "seed"}
+    unknown = set(options) - {"primitive", "contract", "sizes", "seed", "deep"}
     if unknown or "primitive" not in options or "contract" not in options:
         raise TypeError(
-            f"{where}: @primlab.cases(primitive=..., contract=..., sizes=None, seed=None) "
+            f"{where}: @primlab.cases(primitive=..., contract=..., sizes=None, seed=None, deep=False) "
             f"got {sorted(options)}"
         )
     state = metafunc.config.stash[_STATE]
     pinned = options.get("seed") is not None
     seed = int(options["seed"]) if pinned else state.seed
     try:
-        export = state.export(options["primitive"], options["contract"], options.get("sizes"), seed)
+        export = state.export(
+            options["primitive"], options["contract"], options.get("sizes"), seed, options.get("deep", False)
+        )
     except HarnessRefused as error:
         raise ValueError(
             f"{where}: @primlab.cases(primitive={options['primitive']!r}, contract={options['contract']!r}, "
             f"sizes={options.get('sizes')!r}, seed={seed:#x}): {error}"
         ) from None
-    runs = [CatalogueCase(export, c, pinned) for c in export.cases]
+    shared = {}
+    runs = [CatalogueCase(export, c, pinned, shared) for c in export.cases]
     ids = [c.id for c in export.cases]
     # Two cases with one id (a size listed twice) keep apart by their export names.
     ids = [i if ids.count(i) == 1 else f"{i}-{r.case.name}" for i, r in zip(ids, runs)]

@@ -42,3 +42,16 @@ def float_sum_f32(x):
 def float_sum_one_percent_high(x):
     """Planted bug: a 1 % scale error, far past the bound on any sum whose terms don't cancel."""
     return np.array([np.sum(x, dtype=np.float64) * 1.01], dtype=np.float32)
+
+
+_kept_outputs = {}
+
+
+def scan_into_a_kept_buffer(x):
+    """Planted bug: an output buffer kept between calls (one per input, as a
+    memo table would) and accumulated into without being cleared, as a
+    kernel that adds into an output it never zeroes: right on the buffer's
+    first use, wrong on the same input's second call."""
+    out = _kept_outputs.setdefault(x.tobytes(), np.zeros(len(x), dtype=np.int64))
+    out[1:] += np.cumsum(x[:-1], dtype=np.int64)
+    return out.copy()

@@ -127,8 +127,12 @@ def test_inputs_through_convert_and_outputs_through_dlpack():
         seen.append(type(x))
         return DLPackOnly(kernels.exclusive_scan(np.from_dlpack(x)))
 
-    primlab.check(scan, primitive="scan", contract="exclusive.i32", sizes=[33], seed=SEED, convert=DLPackOnly)
-    assert seen == [DLPackOnly] * count("scan", "exclusive.i32", [33])
+    with pytest.warns(primlab.DefenceWarning, match="perturbed run: not run"):
+        result = primlab.check(scan, primitive="scan", contract="exclusive.i32", sizes=[33], seed=SEED, convert=DLPackOnly)
+    # Every case twice (both poisons); no CUDA device here, so no perturbed run, and the result says so.
+    assert seen == [DLPackOnly] * 2 * count("scan", "exclusive.i32", [33])
+    assert result.runs == ("first run", "second run")
+    assert any(n.startswith("perturbed run: not run (no CUDA device") for n in result.notes)
 
 
 def test_an_unknown_primitive_or_contract_is_refused_with_the_valid_names():

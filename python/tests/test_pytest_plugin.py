@@ -61,6 +61,13 @@ def test_scan(case):
 def write(pytester, seed=", seed=0x5eed", fn="exclusive_scan"):
     if fn == "off_by_one":
         extra = "\n\ndef off_by_one(x):\n    out = exclusive_scan(x)\n    out[-1] += 1\n    return out\n"
+    elif fn == "kept_buffer":
+        # Accumulates into an output kept per input and never cleared: right once, wrong the second time.
+        extra = (
+            "\n\nKEPT = {}\n\ndef kept_buffer(x):\n"
+            "    out = KEPT.setdefault(x.tobytes(), np.zeros(len(x), dtype=np.int64))\n"
+            "    out[1:] += np.cumsum(x[:-1], dtype=np.int64)\n    return out.copy()\n"
+        )
     else:
         extra = ""
     pytester.makepyfile(test_kernel=CORRECT.replace("{seed}", seed).replace("{fn}", fn) + extra)
@@ -92,6 +99,18 @@ def test_a_planted_bug_fails_every_case_with_the_line_and_a_rerun(pytester, plug
             "*FAIL scan/user.exclusive.i32 n=33 seed=0x* family=many_ties check=prefix index=32 expected=* got=* (case c*)",
             "*mismatched elements of out: 1 / 33 (3.0%)",
             "*rerun: pytest -k 'scan-exclusive.i32-n33-many_ties-0x5eed'",
+        ]
+    )
+
+
+def test_each_case_runs_twice_and_state_kept_between_calls_fails_the_second_run(pytester, plugin):
+    write(pytester, fn="kept_buffer")
+    result = pytester.runpytest_subprocess("-k", "n33-sorted", *plugin)
+    result.assert_outcomes(failed=1, deselected=N - 1)
+    result.stdout.fnmatch_lines(
+        [
+            "*primlab: scan exclusive.i32: 1 of 1 cases failed on the second run (the same inputs again, *",
+            "*FAIL scan/user.exclusive.i32 n=33 seed=0x* family=sorted check=prefix *",
         ]
     )
 

@@ -20,6 +20,7 @@ fn export(primitive: Primitive, contract: Option<&str>, sizes: &[usize], tag: &s
         contract: contract.map(str::to_string),
         sizes: sizes.to_vec(),
         seed: Some(0x5eed),
+        deep: false,
         dir: dir.clone(),
     };
     assert!(export::run(&args).expect("exports"));
@@ -236,7 +237,7 @@ fn a_missing_or_mistyped_output_is_a_failure() {
 fn export_refuses_a_folder_with_foreign_files_and_reuses_its_own() {
     let (dir, _) = export(Primitive::Reduce, Some("sum.i32"), &[1], "foreign");
     let again =
-        ExportOptions { primitive: Primitive::Reduce, contract: None, sizes: vec![1], seed: Some(1), dir: dir.clone() };
+        ExportOptions { primitive: Primitive::Reduce, contract: None, sizes: vec![1], seed: Some(1), deep: false, dir: dir.clone() };
     assert!(export::run(&again).expect("our own export is replaced"));
     std::fs::write(dir.join("notes.txt"), "mine").expect("written");
     let e = export::run(&again).unwrap_err().to_string();
@@ -271,6 +272,7 @@ fn export_never_deletes_what_an_index_names_outside_its_folder() {
             contract: None,
             sizes: vec![1],
             seed: Some(1),
+            deep: false,
             dir: dir.clone(),
         };
         let e = export::run(&args).unwrap_err().to_string();
@@ -334,6 +336,7 @@ fn sizes_past_the_host_or_u32_are_refused_before_any_allocation() {
             contract: None,
             sizes: vec![n],
             seed: Some(1),
+            deep: false,
             dir: dir.join("out"),
         };
         let e = export::run(&args).unwrap_err().to_string();

@@ -25,6 +25,20 @@ pub fn default_sizes(seed: u64) -> Vec<usize> {
     all
 }
 
+/// One past 2^28: the first size past the sweep's largest (also `check`'s
+/// largest default size).
+pub const PAST_2_28: usize = (1 << 28) + 1;
+
+/// The sizes of `--deep`: the sweep's boundary, random and large sizes (2^24
+/// and 2^28), then [`PAST_2_28`], as a default `check` visits them.
+pub fn deep_sizes(seed: u64) -> Vec<usize> {
+    let mut all = sizes::sweep_sizes(&[], seed, false, true);
+    if !all.contains(&PAST_2_28) {
+        all.push(PAST_2_28);
+    }
+    all
+}
+
 /// Host bytes one element of a case may take at most while it is generated,
 /// encoded and compared (inputs, the model's wide outputs, their `.npy`
 /// copies): sizes are refused before any allocation when they cannot fit.
@@ -194,16 +208,25 @@ pub struct ExportOptions {
     pub sizes: Vec<usize>,
     /// Seed of the inputs (a fresh one, printed, when `None`).
     pub seed: Option<u64>,
+    /// Without `sizes`: the large sizes too ([`deep_sizes`]).
+    pub deep: bool,
     /// The folder to write (created; it must be empty or hold an earlier export).
     pub dir: std::path::PathBuf,
 }
 
 /// Runs `cases export`; Ok(false) when no case was written.
 pub fn run(args: &ExportOptions) -> Result<bool> {
-    check_host_sizes(&args.sizes)?;
+    if args.deep && !args.sizes.is_empty() {
+        bail!("--deep chooses the sizes itself; give it or --sizes, not both");
+    }
     let contracts = contracts_of(args.primitive, args.contract.as_deref())?;
     let seed = args.seed.unwrap_or_else(crate::sweep::fresh_seed);
-    let sizes = if args.sizes.is_empty() { default_sizes(seed) } else { args.sizes.clone() };
+    let sizes = match (args.sizes.is_empty(), args.deep) {
+        (false, _) => args.sizes.clone(),
+        (true, true) => deep_sizes(seed),
+        (true, false) => default_sizes(seed),
+    };
+    check_host_sizes(&sizes)?;
     let plan = SweepPlan::of_primitive(args.primitive, &sizes, seed);
     prepare_dir(&args.dir)?;
     println!("cases export: {} seed {seed:#x} sizes {sizes:?} into {}", args.primitive, args.dir.display());

@@ -13,7 +13,7 @@ use super::manifest::Manifest;
 use crate::sweep::raw::Len;
 
 /// One past 2^28: the first size past the sweep's largest.
-pub const PAST_2_28: usize = (1 << 28) + 1;
+pub use crate::cases::export::PAST_2_28;
 
 /// Past 2^31 elements (our kernels refuse n > `u32::MAX`, so not past 2^32 yet): an `int`
 /// index, or an `int` byte offset of a 1-byte type, wraps negative.

@@ -148,3 +148,17 @@ fn a_default_size_the_grid_cannot_launch_is_dropped_with_its_reason() {
     // A size the user asked for is refused as before.
     assert!(load_launchable(&dir.join("check.toml"), vec![1 << 31], None).is_err());
 }
+
+#[test]
+fn a_deep_export_visits_the_sizes_of_a_default_check() {
+    // `cases export --deep` (the Python package's deep=True) and a default
+    // `check` visit the same sizes, the large ones included.
+    for seed in [1u64, 0x5eed, u64::MAX] {
+        let deep = crate::cases::export::deep_sizes(seed);
+        assert_eq!(deep, default_sizes(seed, false), "seed {seed:#x}");
+        for n in [1 << 24, 1 << 28, PAST_2_28] {
+            assert!(deep.contains(&n), "seed {seed:#x}: {n} missing from {deep:?}");
+        }
+        assert!(!deep.contains(&PAST_2_31), "--deep of an export stops at 2^28+1");
+    }
+}

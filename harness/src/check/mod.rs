@@ -5,6 +5,7 @@
 //! beside our default variant and CUB. Writes a receipt and a Markdown summary.
 
 pub mod catalogue;
+pub mod defences;
 pub mod divergence;
 pub mod error;
 pub mod expr;

@@ -47,11 +47,20 @@ primlab_hold_sms(const volatile unsigned int* release, unsigned long long hold_n
     __syncthreads();
 }
 "#;
+/// The holding kernel's name in its module.
+pub const KERNEL: &str = "primlab_hold_sms";
 /// Threads of one holding block (with a whole SM's shared memory, one block per SM).
-const THREADS: u32 = 1024;
+pub const THREADS: u32 = 1024;
 /// The longest any block holds its SM: a cap, so that a kernel under test
 /// that needs every SM resident still ends (later, not never).
-const HOLD_CAP_NS: u64 = 2_000_000_000;
+pub const HOLD_CAP_NS: u64 = 2_000_000_000;
+
+/// The holding kernel's PTX for virtual architecture `arch` (`compute_90`),
+/// as [`Perturber::new`] loads it; a runner that launches user code itself
+/// (the Python package) loads and launches the same text.
+pub fn ptx(arch: &str) -> GpuResult<String> {
+    Ok(kernels::user_source::compile_user_ptx("primlab_hold_sms.cu", SOURCE, arch, &[])?.ptx)
+}
 
 /// One case's perturbation: how many SMs are held, and how fast the odd
 /// blocks let go of theirs.
@@ -99,15 +108,10 @@ impl Perturber {
     /// non-blocking stream of its own (so it runs beside the Gpu's stream).
     pub fn new(gpu: &Gpu) -> GpuResult<Perturber> {
         let (major, minor) = gpu.info().compute_capability;
-        let ptx = kernels::user_source::compile_user_ptx(
-            "primlab_hold_sms.cu",
-            SOURCE,
-            &format!("compute_{major}{minor}"),
-            &[],
-        )?;
+        let ptx = ptx(&format!("compute_{major}{minor}"))?;
         let ctx = gpu.context();
-        let module = driver(ctx.load_module(Ptx::from_src(ptx.ptx)), "loading the module")?;
-        let function = driver(module.load_function("primlab_hold_sms"), "loading primlab_hold_sms")?;
+        let module = driver(ctx.load_module(Ptx::from_src(ptx)), "loading the module")?;
+        let function = driver(module.load_function(KERNEL), "loading primlab_hold_sms")?;
         let optin = driver(
             ctx.attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN),
             "reading the shared memory limit",

@@ -33,6 +33,24 @@ pub enum CasesAction {
         #[arg(long, value_name = "PATH")]
         junit: Option<PathBuf>,
     },
+    /// Print, as JSON, what `check` does beyond one run (the two poisons and the schedule
+    /// perturbation) for a runner that calls the user's code itself.
+    Defences(DefencesArgs),
+}
+
+/// Options of `harness cases defences`.
+#[derive(Debug, Args)]
+pub struct DefencesArgs {
+    /// The device's virtual architecture (compute_90) to compile the holding kernel for;
+    /// without it the JSON has no perturbation and says why.
+    #[arg(long)]
+    pub arch: Option<String>,
+    /// The device's SM count (each case's share of SMs held depends on it).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    pub sm_count: u32,
+    /// How many cases get a perturbation (case i of an export gets entry i).
+    #[arg(long, default_value_t = 0)]
+    pub cases: usize,
 }
 
 /// Options of `harness cases export`.
@@ -50,6 +68,10 @@ pub struct ExportArgs {
     /// Seed of the inputs (a fresh one is drawn and printed when omitted).
     #[arg(long, value_parser = crate::grammar::parse_seed)]
     pub seed: Option<u64>,
+    /// Also the large sizes a default `check` visits: 2^24, 2^28 and 2^28+1 (files of
+    /// gigabytes; not with --sizes).
+    #[arg(long, conflicts_with = "sizes")]
+    pub deep: bool,
     /// The folder to write (created; it must be empty or hold an earlier export).
     pub dir: PathBuf,
 }
@@ -61,6 +83,7 @@ impl From<&ExportArgs> for crate::cases::export::ExportOptions {
             contract: args.contract.clone(),
             sizes: args.sizes.clone(),
             seed: args.seed,
+            deep: args.deep,
             dir: args.dir.clone(),
         }
     }
@@ -72,6 +95,11 @@ pub fn run(args: &CasesArgs) -> anyhow::Result<bool> {
         CasesAction::Export(export) => crate::cases::export::run(&export.into()),
         CasesAction::Verify { dir, max_failures_shown, cases, junit } => {
             crate::cases::verify::run(dir, *max_failures_shown, cases, junit.as_deref())
+        }
+        CasesAction::Defences(d) => {
+            let defences = crate::check::defences::defences(d.arch.as_deref(), d.sm_count, d.cases);
+            println!("{}", serde_json::to_string_pretty(&defences)?);
+            Ok(true)
         }
     }
 }

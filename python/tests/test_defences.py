@@ -1,0 +1,123 @@
+"""The runs primlab.check gives every case (both poisons, then perturbed)
+and the pieces that need no GPU: the harness's poisons, the pattern a case's
+outputs get, the free blocks of a torch memory snapshot, the CUDA device a
+function's memory lives on."""
+
+import sys
+import types
+
+import pytest
+
+import kernels
+import primlab
+from primlab import _defences, _torch_cuda
+
+SEED = 0x5EED
+
+
+def test_the_harness_gives_both_poisons_in_run_order():
+    defences = _defences.load()
+    runs = _defences.runs(defences)
+    assert [r.name for r in runs] == ["first run", "second run", "perturbed run"]
+    assert [r.perturbed for r in runs] == [False, False, True]
+    assert runs[0].poison["bytes"] == "a5" and runs[1].poison["bytes"] == "5a"
+    assert runs[2].poison == runs[0].poison, "the perturbed run is under the first poison, as in harness check"
+    assert defences["perturbation"] is None and "--arch" in defences["perturbation_missing"]
+
+
+def test_a_float_output_gets_its_nan_and_integers_the_byte():
+    first = _defences.runs(_defences.load())[0].poison
+    assert _defences.pattern_for(first, ["int64"]) == b"\xa5"
+    assert _defences.pattern_for(first, ["float32"]) == bytes.fromhex("a5a5a57f")  # 0x7fa5a5a5, a signalling NaN
+    # A value and its index (arg_reduce): the float's NaN, which no integer result equals either.
+    assert _defences.pattern_for(first, ["int32", "float32"]) == bytes.fromhex("a5a5a57f")
+    assert len(_defences.pattern_for(first, ["float64"])) == 8
+    assert len(_defences.pattern_for(first, ["bfloat16"])) == 2
+
+
+def test_a_function_that_keeps_its_output_between_calls_fails_on_the_second_run():
+    with pytest.raises(AssertionError) as raised:
+        primlab.check(kernels.scan_into_a_kept_buffer, primitive="scan", contract="exclusive.i32", sizes=[33, 257], seed=SEED)
+    lines = str(raised.value).splitlines()
+    assert " failed on the second run (the same inputs again, " in lines[0], lines[0]
+    assert lines[1].startswith("FAIL scan/user.exclusive.i32 n=")
+    assert lines[-1] == "     rerun: primlab.check(fn, primitive='scan', contract='exclusive.i32', sizes=[33, 257], seed=0x5eed)"
+
+
+def test_a_host_function_passes_both_runs_and_notes_why_it_was_not_perturbed():
+    result = primlab.check(kernels.exclusive_scan, primitive="scan", contract="exclusive.i32", sizes=[33], seed=SEED)
+    assert result.runs == ("first run", "second run")
+    assert len(result.notes) == 1 and "perturbed run: not run (no CUDA device" in result.notes[0]
+    assert "runs: first run, second run" in str(result) and "note: perturbed run: not run" in str(result)
+
+
+def test_deep_and_sizes_together_are_refused_by_name():
+    with pytest.raises(ValueError, match=r"(?s)deep=True.*--deep"):
+        primlab.check(kernels.exclusive_scan, primitive="scan", contract="exclusive.i32", sizes=[33], deep=True)
+
+
+SNAPSHOT = [
+    {"device": 0, "address": 0x1000, "is_expandable": False, "blocks": [
+        {"size": 512, "state": "active_allocated"},
+        {"size": 1024, "state": "inactive"},
+        {"size": 512, "state": "active_pending_free"},
+        {"size": 2048, "state": "inactive"},
+    ]},
+    {"device": 1, "address": 0x90000, "blocks": [{"size": 512, "state": "inactive"}]},
+    {"device": 0, "address": 0x50000, "blocks": [{"address": 0x50000, "size": 4096, "state": "inactive"}]},
+]
+
+
+def test_free_blocks_are_found_by_their_place_in_the_segment():
+    ranges, left_out = _torch_cuda.free_ranges(SNAPSHOT, 0)
+    assert ranges == [(0x1000 + 512, 1024), (0x1000 + 512 + 1024 + 512, 2048), (0x50000, 4096)]
+    assert left_out is None
+    assert _torch_cuda.free_ranges(SNAPSHOT, 1) == ([(0x90000, 512)], None)
+
+
+def test_expandable_segments_are_left_out_and_said_so():
+    expandable = [{"device": 0, "address": 0x1000, "is_expandable": True, "blocks": [{"size": 512, "state": "inactive"}]}]
+    ranges, left_out = _torch_cuda.free_ranges(expandable, 0)
+    assert ranges == [] and "expandable segments" in left_out
+
+
+class _FakeCuda:
+    def __init__(self, initialised):
+        self.initialised = initialised
+
+    def is_available(self):
+        return True
+
+    def is_initialized(self):
+        return self.initialised
+
+    def current_device(self):
+        return 3
+
+
+class _FakeDevice:
+    def __init__(self, spec):
+        kind, _, index = str(spec).partition(":")
+        if kind not in ("cpu", "cuda"):
+            raise RuntimeError(f"bad device {spec}")
+        self.type, self.index = kind, int(index) if index else None
+
+
+@pytest.fixture
+def fake_torch(monkeypatch):
+    def install(initialised):
+        torch = types.SimpleNamespace(device=_FakeDevice, cuda=_FakeCuda(initialised))
+        monkeypatch.setitem(sys.modules, "torch", torch)
+    return install
+
+
+def test_the_device_is_the_named_cuda_device_or_torchs_current_one(fake_torch, monkeypatch):
+    monkeypatch.delitem(sys.modules, "torch", raising=False)
+    assert _torch_cuda.cuda_device("cuda") is None, "without torch imported there is no CUDA device to poison"
+    fake_torch(initialised=False)
+    assert _torch_cuda.cuda_device("cuda:1") == 1
+    assert _torch_cuda.cuda_device("cuda") == 3
+    assert _torch_cuda.cuda_device(None) is None and _torch_cuda.cuda_device("cpu") is None
+    fake_torch(initialised=True)
+    assert _torch_cuda.cuda_device(None) == 3, "a host function that moved its arrays to the GPU itself"
+    assert _torch_cuda.cuda_device("numpy") == 3
