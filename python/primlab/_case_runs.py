@@ -16,6 +16,11 @@ class DefenceWarning(UserWarning):
     """A defence of primlab.check could not be applied to this function."""
 
 
+class PerturbationLost(RuntimeError):
+    """The holding kernel could not be started for a case: the perturbed
+    run stops there and is not counted (the note says why)."""
+
+
 class CaseRuns:
     """One check's runs over one export, for one function's device."""
 
@@ -76,8 +81,8 @@ class CaseRuns:
                 if plan is None:
                     raise RuntimeError(defences.get("perturbation_missing") or "the harness gave no plan")
                 self._held[gpu] = _torch_cuda.HeldSMs(plan, gpu)
-            except (RuntimeError, OSError, AttributeError) as error:
-                self.note(f"perturbed run: not run ({error})")
+            except Exception as error:  # any failure of ours: noted, the run not counted, the check goes on
+                self.note(f"perturbed run: not run ({type(error).__name__}: {error})")
                 self._held[gpu] = None
         return self._held[gpu]
 
@@ -91,19 +96,28 @@ class CaseRuns:
             call_on_case(fn, self.export, case, self.device, self.convert)
             return
         held = self._held_sms(gpu)
-        index = self.export.cases.index(case)
-        held.hold(held.plan["cases"][index])
+        try:
+            held.hold(held.plan["cases"][self.export.cases.index(case)])
+        except Exception as error:
+            self._held[gpu] = None
+            self.note(f"perturbed run: stopped at {case.describe()} ({type(error).__name__}: {error})")
+            raise PerturbationLost(str(error)) from error
         try:
             call_on_case(fn, self.export, case, self.device, self.convert)
-        finally:
-            held.release()
+        except BaseException:
+            try:
+                held.release()
+            except Exception:
+                pass  # the function's own error is the one to show
+            raise
+        held.release()
 
     def _poison(self, gpu: int, case: Case, run: _defences.Run) -> None:
         pattern = _defences.pattern_for(run.poison, [b.dtype for b in case.outputs])
         try:
             _, left_out = _torch_cuda.poison_free_blocks(gpu, pattern)
-        except RuntimeError as error:
-            self.note(f"free device memory not poisoned ({error})")
+        except Exception as error:  # the allocator's, never the function's: noted, the call goes on
+            self.note(f"free device memory not poisoned ({type(error).__name__}: {error})")
             return
         if left_out is not None:
             self.note(f"free device memory partly poisoned: {left_out}")

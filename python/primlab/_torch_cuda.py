@@ -56,10 +56,13 @@ def free_ranges(snapshot, device_index: int) -> tuple[list, str | None]:
     `torch.cuda.memory_snapshot()`, and why some memory was left out (None
     when nothing was). A segment lists its blocks in address order from the
     segment's address; expandable segments are left out (their free tail
-    may be unmapped address space)."""
+    may be unmapped address space), and so are private pools (a CUDA graph's
+    memory, which its replays own)."""
     ranges, left_out = [], None
     for segment in snapshot:
         if segment.get("device") != device_index:
+            continue
+        if tuple(segment.get("segment_pool_id") or (0, 0)) != (0, 0):
             continue
         if segment.get("is_expandable"):
             left_out = "expandable segments (PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True) are not poisoned"

@@ -10,6 +10,7 @@ import pytest
 
 import kernels
 import primlab
+from conftest import harness_cases
 from primlab import _defences, _torch_cuda
 
 SEED = 0x5EED
@@ -65,6 +66,8 @@ SNAPSHOT = [
     ]},
     {"device": 1, "address": 0x90000, "blocks": [{"size": 512, "state": "inactive"}]},
     {"device": 0, "address": 0x50000, "blocks": [{"address": 0x50000, "size": 4096, "state": "inactive"}]},
+    # A CUDA graph's private pool: its replays own the memory, it is never poisoned.
+    {"device": 0, "address": 0x70000, "segment_pool_id": (1, 0), "blocks": [{"size": 512, "state": "inactive"}]},
 ]
 
 
@@ -121,3 +124,79 @@ def test_the_device_is_the_named_cuda_device_or_torchs_current_one(fake_torch, m
     fake_torch(initialised=True)
     assert _torch_cuda.cuda_device(None) == 3, "a host function that moved its arrays to the GPU itself"
     assert _torch_cuda.cuda_device("numpy") == 3
+
+
+class _FakeHeld:
+    """Stands in for the SM-holding kernel: records what the runs asked of it."""
+
+    log = []
+    fail_hold = False
+
+    def __init__(self, plan, gpu):
+        self.plan = plan
+
+    def hold(self, share):
+        if _FakeHeld.fail_hold:
+            raise RuntimeError("cuLaunchKernel returned 1 (invalid argument)")
+        _FakeHeld.log.append(("hold", share["sms_held"]))
+
+    def release(self):
+        _FakeHeld.log.append(("release",))
+
+
+@pytest.fixture
+def fake_gpu(monkeypatch):
+    """A CUDA device as the runs see it, without one: the poison and the
+    holding kernel are recorded, the plan is the harness's poisons plus a
+    perturbation of 5 SMs per case up to 300 elements."""
+    poisoned = []
+    real_load = _defences.load
+
+    def load(arch=None, sm_count=1, cases=0):
+        defences = real_load()
+        plan = {"max_len": 300, "cases": [{"sms_held": 5, "stagger_ns": 5000}] * cases}
+        return {**defences, "perturbation": plan, "perturbation_missing": None}
+
+    def poison(gpu, pattern):
+        poisoned.append(pattern)
+        return len(pattern) * 100, None
+
+    props = types.SimpleNamespace(major=9, minor=0, multi_processor_count=132)
+    torch = types.SimpleNamespace(cuda=types.SimpleNamespace(get_device_properties=lambda gpu: props))
+    monkeypatch.setattr(_torch_cuda, "cuda_device", lambda device: 0)
+    monkeypatch.setattr(_torch_cuda, "torch_if_imported", lambda: torch)
+    monkeypatch.setattr(_torch_cuda, "poison_free_blocks", poison)
+    monkeypatch.setattr(_torch_cuda, "HeldSMs", _FakeHeld)
+    monkeypatch.setattr(_defences, "load", load)
+    _FakeHeld.log, _FakeHeld.fail_hold = [], False
+    return poisoned
+
+
+def test_on_a_gpu_each_call_is_poisoned_and_small_cases_run_perturbed(fake_gpu):
+    sizes = [33, 257, 4099]
+    result = primlab.check(kernels.exclusive_scan, primitive="scan", contract="exclusive.i32", sizes=sizes, seed=SEED)
+    assert result.runs == ("first run", "second run", "perturbed run") and result.notes == ()
+    n = result.cases_passed
+    small = sum(1 for c in harness_cases("scan", "exclusive.i32", sizes, SEED) if c["n"] <= 300)
+    # Every call of the first and perturbed runs under the first poison, of the second under the second.
+    assert fake_gpu == [b"\xa5"] * n + [b"\x5a"] * n + [b"\xa5"] * small
+    assert _FakeHeld.log == [("hold", 5), ("release",)] * small, "held around each case up to max_len, let go after"
+
+
+def test_a_holding_kernel_that_will_not_start_leaves_the_perturbed_run_uncounted(fake_gpu):
+    _FakeHeld.fail_hold = True
+    with pytest.warns(primlab.DefenceWarning, match=r"perturbed run: stopped at scan exclusive.i32 case c\d+ .*invalid argument"):
+        result = primlab.check(kernels.exclusive_scan, primitive="scan", contract="exclusive.i32", sizes=[33], seed=SEED)
+    assert result.runs == ("first run", "second run")
+    assert any(n.startswith("perturbed run: stopped at") for n in result.notes)
+
+
+def test_an_allocator_that_cannot_be_poisoned_is_noted_and_the_check_goes_on(fake_gpu, monkeypatch):
+    def refuse(gpu, pattern):
+        raise RuntimeError("torch's cudaMallocAsync allocator keeps no list of free blocks to poison")
+
+    monkeypatch.setattr(_torch_cuda, "poison_free_blocks", refuse)
+    with pytest.warns(primlab.DefenceWarning, match="free device memory not poisoned"):
+        result = primlab.check(kernels.exclusive_scan, primitive="scan", contract="exclusive.i32", sizes=[33], seed=SEED)
+    assert result.runs == ("first run", "second run", "perturbed run")
+    assert result.notes == ("free device memory not poisoned (RuntimeError: torch's cudaMallocAsync allocator keeps no list of free blocks to poison)",)
