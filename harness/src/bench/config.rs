@@ -1,8 +1,9 @@
 //! What one `harness bench` run covers and how it times: sizes, shapes,
 //! iteration counts and the per-entry time budget, from the command line.
 
-use crate::bench::BenchOptions;
+use super::export;
 use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
 
 /// log2 of the sizes of a full run: 2^10, 2^12, ..., 2^28.
 pub const FULL_SIZES_LOG2: [u32; 10] = [10, 12, 14, 16, 18, 20, 22, 24, 26, 28];
@@ -171,12 +172,78 @@ impl BenchConfig {
     }
 }
 
-/// `2^k` as text when `n` is a power of two, else the decimal number.
-pub fn size_label(n: u64) -> String {
-    if n.is_power_of_two() {
-        format!("2^{}", n.trailing_zeros())
-    } else {
-        n.to_string()
+/// What a bench run does: `harness bench`'s options, as plain values.
+#[derive(Debug, Clone)]
+pub struct BenchOptions {
+    /// A short run: n = 2^10, 2^16, 2^20, 2^24, 2^28, 3 warm-ups and 20 / 10 timed calls,
+    /// baselines with --quick (under 2 minutes on an H200).
+    pub quick: bool,
+    /// Only these primitives (repeatable; the ceilings always run).
+    pub primitives: Vec<crate::registry::Primitive>,
+    /// Directory of the CUB/PyTorch baseline programs.
+    pub baselines: PathBuf,
+    /// Skip the CUB and PyTorch baselines (the report says so).
+    pub no_baselines: bool,
+    /// Receipt path (default: receipts/bench.json for a full run, receipts/partial/bench.json
+    /// for a partial one: --quick, --primitive or --no-baselines; a partial run is refused
+    /// receipts/bench.json and never replaces a full run's receipt).
+    pub receipt: Option<PathBuf>,
+    /// Run the float atomic crossover study (always part of a full run; with
+    /// --quick or --primitive only when asked).
+    pub crossover: bool,
+    /// Directory of the Markdown report and PNG plots written after the run (default:
+    /// receipts/report for a full run, receipts/partial/report for a partial one).
+    /// (`--report` is the old spelling, kept for one release with a warning.)
+    pub report: Option<PathBuf>,
+    /// Only these 1-D sizes, comma separated element counts, powers of two up to 2^30 (2^20 or
+    /// 1048576). A bare number below 64 is the old spelling, a log2 exponent (20 = 2^20), kept
+    /// for one release with a warning. Given alone, the row entries are left out. Makes the run
+    /// partial.
+    pub sizes: Vec<u32>,
+    /// Only this variant (repeatable; the ceilings always run). Makes the run partial.
+    pub variants: Vec<String>,
+    /// Only this row shape of the row primitives, ROWSxCOLS (repeatable). Given alone, the
+    /// 1-D entries are left out. Makes the run partial.
+    pub shapes: Vec<(usize, usize)>,
+    /// Also time every entry back to back (batches of calls between two events, per call =
+    /// total / calls), recorded beside the cold per-call timing as timing mode "hot".
+    pub hot: bool,
+    /// Adaptive sampling: the fewest timed calls of a record (default 20 when --max-noise or
+    /// --max-time is given, capped at the protocol's count).
+    pub min_samples: Option<usize>,
+    /// Adaptive sampling: stop a record once its median's 95 % interval is within this much of
+    /// the median (3% or 0.03: the "±" of the report); at most the protocol's count of calls.
+    pub max_noise: Option<f64>,
+    /// Adaptive sampling: stop a record's timed calls after this many seconds (once the
+    /// minimum is taken). Each record says why it stopped.
+    pub max_time: Option<f64>,
+    /// Also write every record as CSV (one row each) to this path.
+    pub csv: Option<PathBuf>,
+    /// What stdout carries: text, or one JSON summary of every record (messages go to stderr).
+    pub format: export::OutputFormat,
+}
+
+impl Default for BenchOptions {
+    /// The options of a plain `harness bench` (a full run).
+    fn default() -> BenchOptions {
+        BenchOptions {
+            quick: false,
+            primitives: Vec::new(),
+            baselines: "scripts/baselines".into(),
+            no_baselines: false,
+            receipt: None,
+            crossover: false,
+            report: None,
+            sizes: Vec::new(),
+            variants: Vec::new(),
+            shapes: Vec::new(),
+            hot: false,
+            min_samples: None,
+            max_noise: None,
+            max_time: None,
+            csv: None,
+            format: export::OutputFormat::Text,
+        }
     }
 }
 
@@ -205,11 +272,5 @@ mod tests {
         let full = BenchConfig::from_args(&args(false));
         assert_eq!(full.sizes().len(), 10);
         assert!(full.crossover);
-    }
-
-    #[test]
-    fn size_labels() {
-        assert_eq!(size_label(1 << 28), "2^28");
-        assert_eq!(size_label(1000), "1000");
     }
 }

@@ -5,8 +5,8 @@
 //! block aggregation wins, and a conclusion whose every number is computed
 //! from the measured medians (nothing is asserted that the table does not show).
 
-use super::config::size_label;
 use super::entries::ceilings::READ_OP;
+use super::record::size_label;
 use super::record::{BenchRecord, BenchSize, IMPL_CEILING, IMPL_PRIMLAB};
 use super::targets::fastest;
 use serde::{Deserialize, Serialize};

@@ -41,10 +41,10 @@ use crate::table::Table;
 use anyhow::{anyhow, Result};
 use baselines::BaselineRun;
 use config::BenchConfig;
+pub use config::BenchOptions;
 use details::{BenchDetails, NotWired, DETAILS_SCHEMA, TIMING_TEXT};
 use kernels::{Gpu, GpuOptions, KernelFamily};
 use record::{IMPL_CEILING, IMPL_CUB, IMPL_PRIMLAB, IMPL_TORCH};
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 /// A line for a person: on stdout, or on stderr when stdout carries the
@@ -71,88 +71,13 @@ fn families(config: &BenchConfig) -> Vec<(&'static str, KernelFamily)> {
     out
 }
 
-/// What a bench run does: `harness bench`'s options, as plain values.
-#[derive(Debug, Clone)]
-pub struct BenchOptions {
-    /// A short run: n = 2^10, 2^16, 2^20, 2^24, 2^28, 3 warm-ups and 20 / 10 timed calls,
-    /// baselines with --quick (under 2 minutes on an H200).
-    pub quick: bool,
-    /// Only these primitives (repeatable; the ceilings always run).
-    pub primitives: Vec<crate::registry::Primitive>,
-    /// Directory of the CUB/PyTorch baseline programs.
-    pub baselines: PathBuf,
-    /// Skip the CUB and PyTorch baselines (the report says so).
-    pub no_baselines: bool,
-    /// Receipt path (default: receipts/bench.json for a full run, receipts/partial/bench.json
-    /// for a partial one: --quick, --primitive or --no-baselines; a partial run is refused
-    /// receipts/bench.json and never replaces a full run's receipt).
-    pub receipt: Option<PathBuf>,
-    /// Run the float atomic crossover study (always part of a full run; with
-    /// --quick or --primitive only when asked).
-    pub crossover: bool,
-    /// Directory of the Markdown report and PNG plots written after the run (default:
-    /// receipts/report for a full run, receipts/partial/report for a partial one).
-    /// (`--report` is the old spelling, kept for one release with a warning.)
-    pub report: Option<PathBuf>,
-    /// Only these 1-D sizes, comma separated element counts, powers of two up to 2^30 (2^20 or
-    /// 1048576). A bare number below 64 is the old spelling, a log2 exponent (20 = 2^20), kept
-    /// for one release with a warning. Given alone, the row entries are left out. Makes the run
-    /// partial.
-    pub sizes: Vec<u32>,
-    /// Only this variant (repeatable; the ceilings always run). Makes the run partial.
-    pub variants: Vec<String>,
-    /// Only this row shape of the row primitives, ROWSxCOLS (repeatable). Given alone, the
-    /// 1-D entries are left out. Makes the run partial.
-    pub shapes: Vec<(usize, usize)>,
-    /// Also time every entry back to back (batches of calls between two events, per call =
-    /// total / calls), recorded beside the cold per-call timing as timing mode "hot".
-    pub hot: bool,
-    /// Adaptive sampling: the fewest timed calls of a record (default 20 when --max-noise or
-    /// --max-time is given, capped at the protocol's count).
-    pub min_samples: Option<usize>,
-    /// Adaptive sampling: stop a record once its median's 95 % interval is within this much of
-    /// the median (3% or 0.03: the "±" of the report); at most the protocol's count of calls.
-    pub max_noise: Option<f64>,
-    /// Adaptive sampling: stop a record's timed calls after this many seconds (once the
-    /// minimum is taken). Each record says why it stopped.
-    pub max_time: Option<f64>,
-    /// Also write every record as CSV (one row each) to this path.
-    pub csv: Option<PathBuf>,
-    /// What stdout carries: text, or one JSON summary of every record (messages go to stderr).
-    pub format: export::OutputFormat,
-}
-
-impl Default for BenchOptions {
-    /// The options of a plain `harness bench` (a full run).
-    fn default() -> BenchOptions {
-        BenchOptions {
-            quick: false,
-            primitives: Vec::new(),
-            baselines: "scripts/baselines".into(),
-            no_baselines: false,
-            receipt: None,
-            crossover: false,
-            report: None,
-            sizes: Vec::new(),
-            variants: Vec::new(),
-            shapes: Vec::new(),
-            hot: false,
-            min_samples: None,
-            max_noise: None,
-            max_time: None,
-            csv: None,
-            format: export::OutputFormat::Text,
-        }
-    }
-}
-
 /// `harness bench`. Ok(false) when a primlab entry or ceiling failed its check or errored.
 pub fn run(args: &BenchOptions) -> Result<bool> {
     let config = BenchConfig::from_args(args);
     let json = args.format.is_document();
     // A selection that matches nothing is refused before the GPU is opened
     // (registering entries touches no device).
-    config.selection.apply(entries::register_all(&config))?;
+    entries::register_all(&config).select(&config.selection)?;
     // Where it writes is settled before the GPU work: a refused path costs nothing.
     let coverage = output::coverage(args);
     let receipt_file = receipt_path(args.receipt.as_deref(), &receipts_dir(), output::RECEIPT_FILE, &coverage)?;
@@ -196,7 +121,7 @@ pub fn run(args: &BenchOptions) -> Result<bool> {
     }
     let compile_seconds = compile_started.elapsed().as_secs_f64();
 
-    let registry = config.selection.apply(entries::register_all(&config))?;
+    let registry = entries::register_all(&config).select(&config.selection)?;
     let clock_monitor = clocks::ClockMonitor::start(nvidia_smi_index());
     let baseline_steps = if config.baselines { 2 } else { 0 };
     let progress = Progress::new("bench", (registry.entries.len() + baseline_steps) as u64);

@@ -61,7 +61,7 @@ impl BenchSize {
     /// `2^20` or `[8192, 32000]`.
     pub fn label(&self) -> String {
         match *self {
-            BenchSize::Elements(n) => super::config::size_label(n as u64),
+            BenchSize::Elements(n) => size_label(n as u64),
             BenchSize::Rows { rows, cols } => format!("[{rows}, {cols}]"),
         }
     }
@@ -202,6 +202,15 @@ pub struct SkippedEntry {
     pub reason: String,
 }
 
+/// `2^k` as text when `n` is a power of two, else the decimal number.
+pub fn size_label(n: u64) -> String {
+    if n.is_power_of_two() {
+        format!("2^{}", n.trailing_zeros())
+    } else {
+        n.to_string()
+    }
+}
+
 #[cfg(test)]
 impl BenchRecord {
     /// A checked record for tests: `logical_bytes` bytes in `us` microseconds
@@ -315,5 +324,11 @@ mod tests {
         assert_eq!(back.size(), BenchSize::Rows { rows: 8192, cols: 32000 });
         assert_eq!(back.size().label(), "[8192, 32000]");
         assert_eq!(back.timed_median(), Some(800.0));
+    }
+
+    #[test]
+    fn size_labels() {
+        assert_eq!(size_label(1 << 28), "2^28");
+        assert_eq!(size_label(1000), "1000");
     }
 }

@@ -3,11 +3,11 @@
 //! from the receipt; ratios and targets are recomputed from the records.
 
 use super::baselines::BaselineRun;
-use super::config::size_label;
 use super::crossover::{self, CrossoverStudy};
 use super::details::BenchDetails;
 use super::ncu;
 use super::plot;
+use super::record::size_label;
 use super::record::{BenchRecord, IMPL_CEILING, IMPL_CUB, IMPL_PRIMLAB, IMPL_TORCH};
 use super::report_peers;
 use super::report_targets;

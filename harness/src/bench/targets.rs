@@ -372,7 +372,7 @@ impl ProgramMargin {
 
     /// The margin and where it was read, e.g. `6.8 % at 2^20`.
     pub fn describe(&self) -> String {
-        format!("{:.1} % at {}", self.percent(), super::config::size_label(self.copy_elements as u64))
+        format!("{:.1} % at {}", self.percent(), super::record::size_label(self.copy_elements as u64))
     }
 
     /// `interval` widened by the margin on both sides.
@@ -465,7 +465,7 @@ fn verdict_line(
                 w.low,
                 w.high,
                 m.percent(),
-                super::config::size_label(m.copy_elements as u64)
+                super::record::size_label(m.copy_elements as u64)
             )
         }
         (Some(i), None) => format!(" [95 % CI {:.2}-{:.2}x]", i.low, i.high),

@@ -236,8 +236,14 @@ fn a_missing_or_mistyped_output_is_a_failure() {
 #[test]
 fn export_refuses_a_folder_with_foreign_files_and_reuses_its_own() {
     let (dir, _) = export(Primitive::Reduce, Some("sum.i32"), &[1], "foreign");
-    let again =
-        ExportOptions { primitive: Primitive::Reduce, contract: None, sizes: vec![1], seed: Some(1), deep: false, dir: dir.clone() };
+    let again = ExportOptions {
+        primitive: Primitive::Reduce,
+        contract: None,
+        sizes: vec![1],
+        seed: Some(1),
+        deep: false,
+        dir: dir.clone(),
+    };
     assert!(export::run(&again).expect("our own export is replaced"));
     std::fs::write(dir.join("notes.txt"), "mine").expect("written");
     let e = export::run(&again).unwrap_err().to_string();

@@ -16,6 +16,7 @@ pub mod exact_sum;
 pub mod float_reduce;
 pub mod histogram;
 pub mod host_value;
+mod narrow;
 pub mod reduce;
 pub mod scan;
 pub mod segmented;
