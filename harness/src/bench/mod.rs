@@ -22,6 +22,7 @@ pub mod ops;
 pub mod output;
 pub mod plot;
 pub mod plot_draw;
+pub mod plot_model;
 pub mod pool;
 pub mod record;
 pub mod report;

@@ -6,7 +6,7 @@
 //! (solid, dashed, dotted or none) and marker, and its legend entry is drawn
 //! the same way. The run's metadata sits under every figure's title.
 
-use super::plot::{Line, Marker, Panel, PanelKind, Series, Style, XAxis, YAxis};
+use super::plot_model::{Line, Marker, Panel, PanelKind, Series, Style, XAxis, YAxis};
 use anyhow::{anyhow, Result};
 use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint, Ranged};
 use plotters::coord::Shift;

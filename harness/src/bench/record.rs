@@ -202,6 +202,15 @@ pub struct SkippedEntry {
     pub reason: String,
 }
 
+/// Microseconds as a report cell.
+pub fn us(v: f64) -> String {
+    if v >= 100.0 {
+        format!("{v:.0} us")
+    } else {
+        format!("{v:.1} us")
+    }
+}
+
 /// `2^k` as text when `n` is a power of two, else the decimal number.
 pub fn size_label(n: u64) -> String {
     if n.is_power_of_two() {

@@ -7,7 +7,7 @@ use super::crossover::{self, CrossoverStudy};
 use super::details::BenchDetails;
 use super::ncu;
 use super::plot;
-use super::record::size_label;
+use super::record::{size_label, us};
 use super::record::{BenchRecord, IMPL_CEILING, IMPL_CUB, IMPL_PRIMLAB, IMPL_TORCH};
 use super::report_peers;
 use super::report_targets;
@@ -240,15 +240,6 @@ fn stop_reasons(details: &BenchDetails) -> String {
          a baseline's fixed count).",
         if counted.is_empty() { "no record".to_string() } else { counted.join(", ") }
     )
-}
-
-/// Microseconds as a report cell.
-pub fn us(v: f64) -> String {
-    if v >= 100.0 {
-        format!("{v:.0} us")
-    } else {
-        format!("{v:.1} us")
-    }
 }
 
 fn absent_section(md: &mut String, details: &BenchDetails) {

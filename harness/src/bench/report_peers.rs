@@ -6,8 +6,8 @@
 //! interval lies above 1, below it, or across it.
 
 use super::entries::DEFAULT_VARIANT;
+use super::record::us;
 use super::record::{BenchRecord, BenchSize, TimingMode, IMPL_CUB, IMPL_PRIMLAB, IMPL_TORCH};
-use super::report::us;
 use super::stats::{ratio_interval, side, Interval, Side};
 use super::targets::{fastest, program_margin, ProgramMargin};
 use crate::table::Table;

@@ -4,8 +4,8 @@
 
 use super::entries::ceilings::{COPY_OP, READ_OP};
 use super::ncu;
+use super::record::us;
 use super::record::{BenchRecord, BenchSize, IMPL_CEILING};
-use super::report::us;
 use super::targets::{fastest, judged_record, TargetOutcome, TargetResult, TARGETS};
 use crate::table::Table;
 use std::fmt::Write as _;
