@@ -25,7 +25,7 @@
 use super::cluster::{Cluster, RankEnv};
 use super::helper_kernels::bench_value;
 use super::nccl;
-use super::scaling_report::{analyse, print_report};
+use super::scaling_report::{analyse, print_report, ConfigResult, Timing, Workload};
 use super::shard::{partition, Shard, ShardError, ValueRange};
 use super::sharded_reduce::ReduceRank;
 use super::sharded_scan::ScanRank;
@@ -35,7 +35,6 @@ use crate::receipts::{receipt_path, receipts_dir, Coverage, MachineInfo, Receipt
 use anyhow::{anyhow, Result};
 use cudarc::driver::{sys::CUevent_flags, CudaEvent};
 use rayon::prelude::*;
-use serde::Serialize;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -45,10 +44,6 @@ pub const WEAK_PER_GPU: u64 = 1 << 30;
 pub const STRONG_TOTAL: u64 = 1 << 32;
 /// The values the benchmark input holds ([-9, 9]): what bounds its int64 sums.
 pub const BENCH_VALUES: ValueRange = ValueRange { min: -9, max: 9 };
-/// Target of the issue: weak-scaling efficiency at 2, 4 and 8 GPUs.
-pub const TARGET_WEAK_EFFICIENCY: f64 = 0.90;
-/// Target of the issue: the combining step as a fraction of the 1-GPU time.
-pub const TARGET_COMBINE_FRACTION: f64 = 0.10;
 /// Device memory each GPU keeps free beyond what a run allocates.
 const MEMORY_MARGIN: usize = 1 << 30;
 /// Seed of the benchmark input.
@@ -56,58 +51,6 @@ const SEED: u64 = 0x5ca1_ab1e;
 
 /// The receipt's file name under `receipts/`.
 pub const RECEIPT_FILE: &str = "multigpu-bench.json";
-
-/// What one configuration measures.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Workload {
-    /// 2^30 per GPU.
-    Weak,
-    /// 2^32 in all.
-    Strong,
-}
-
-/// Median milliseconds of one primitive in one configuration (per
-/// iteration, the slowest GPU's).
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct Timing {
-    /// Local + combine + offset.
-    pub total_ms: f64,
-    /// The single-GPU kernel(s).
-    pub local_ms: f64,
-    /// The NCCL collective in the pipeline (includes waiting for peers).
-    pub combine_ms: f64,
-    /// The offset pass (scan; 0 for reduce).
-    pub offset_ms: f64,
-    /// The NCCL collective alone.
-    pub combine_alone_ms: f64,
-    /// The offset pass alone (scan; run on every GPU, GPU 0 included, adding
-    /// 0 there): what a GPU >= 1 pays on top of the local scan.
-    pub offset_alone_ms: f64,
-    /// Each GPU's median total, in rank order.
-    pub per_gpu_total_ms: Vec<f64>,
-}
-
-/// One configuration's outcome.
-#[derive(Debug, Clone, Serialize)]
-pub struct ConfigResult {
-    /// Weak or strong.
-    pub workload: Workload,
-    /// GPUs.
-    pub gpus: usize,
-    /// Elements in all.
-    pub n: u64,
-    /// Elements per GPU (rank order).
-    pub per_gpu: Vec<u64>,
-    /// Reduce timing (None when skipped).
-    pub reduce: Option<Timing>,
-    /// Scan timing.
-    pub scan: Option<Timing>,
-    /// Whether every checked value matched.
-    pub verified: Option<bool>,
-    /// Mismatches, skips and substitutions, in words.
-    pub notes: Vec<String>,
-}
 
 /// The host's view of the benchmark input: prefix sums of
 /// [`bench_value`] over blocks of 2^20, to answer any prefix quickly.

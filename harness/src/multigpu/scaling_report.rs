@@ -1,10 +1,68 @@
-//! The derived numbers and the printed table of `harness bench --gpus N`:
-//! weak-scaling efficiency, strong-scaling speedup, the combine and offset
-//! shares of the 1-GPU time, and whether the targets are met.
+//! The results of `harness bench --gpus N` (one [`ConfigResult`] per
+//! configuration, measured by `scaling_bench.rs`), the numbers derived from
+//! them and the printed table: weak-scaling efficiency, strong-scaling
+//! speedup, the combine and offset shares of the 1-GPU time, and whether the
+//! targets are met. It reads results; it measures nothing.
 
-use super::scaling_bench::{ConfigResult, Workload, TARGET_COMBINE_FRACTION, TARGET_WEAK_EFFICIENCY};
 use crate::table::Table;
 use serde::Serialize;
+
+/// Target of the issue: weak-scaling efficiency at 2, 4 and 8 GPUs.
+pub const TARGET_WEAK_EFFICIENCY: f64 = 0.90;
+/// Target of the issue: the combining step as a fraction of the 1-GPU time.
+pub const TARGET_COMBINE_FRACTION: f64 = 0.10;
+
+/// What one configuration measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Workload {
+    /// 2^30 per GPU.
+    Weak,
+    /// 2^32 in all.
+    Strong,
+}
+
+/// Median milliseconds of one primitive in one configuration (per
+/// iteration, the slowest GPU's).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Timing {
+    /// Local + combine + offset.
+    pub total_ms: f64,
+    /// The single-GPU kernel(s).
+    pub local_ms: f64,
+    /// The NCCL collective in the pipeline (includes waiting for peers).
+    pub combine_ms: f64,
+    /// The offset pass (scan; 0 for reduce).
+    pub offset_ms: f64,
+    /// The NCCL collective alone.
+    pub combine_alone_ms: f64,
+    /// The offset pass alone (scan; run on every GPU, GPU 0 included, adding
+    /// 0 there): what a GPU >= 1 pays on top of the local scan.
+    pub offset_alone_ms: f64,
+    /// Each GPU's median total, in rank order.
+    pub per_gpu_total_ms: Vec<f64>,
+}
+
+/// One configuration's outcome.
+#[derive(Debug, Clone, Serialize)]
+pub struct ConfigResult {
+    /// Weak or strong.
+    pub workload: Workload,
+    /// GPUs.
+    pub gpus: usize,
+    /// Elements in all.
+    pub n: u64,
+    /// Elements per GPU (rank order).
+    pub per_gpu: Vec<u64>,
+    /// Reduce timing (None when skipped).
+    pub reduce: Option<Timing>,
+    /// Scan timing.
+    pub scan: Option<Timing>,
+    /// Whether every checked value matched.
+    pub verified: Option<bool>,
+    /// Mismatches, skips and substitutions, in words.
+    pub notes: Vec<String>,
+}
 
 /// Derived numbers of one (workload, primitive, GPUs).
 #[derive(Debug, Clone, Serialize)]
