@@ -1,25 +1,37 @@
 //! `harness bench compare OLD NEW`: every record timed in both receipts,
 //! matched by implementation, primitive, op, variant, size or shape, dtype
 //! and timing mode, as the ratio NEW median / OLD median with a bootstrap
-//! 95 % interval, and "faster", "slower", "REGRESSION" or "within noise".
+//! 95 % interval, and "faster", "slower", "REGRESSION", "within noise" or
+//! "UNJUDGED".
 //!
-//! The two receipts come from two processes, and between processes identical
-//! work moves too (on the H200, 15-29 % at 2^16-2^20), which the bootstrap
-//! of calls within each process does not see. So the verdict is taken on the
-//! interval widened by the run drift: how far the harness's device-to-device
-//! copy ceiling, the same driver copy in both runs, moved between OLD and
-//! NEW at the copy size nearest the record's (`targets::copy_margin`). A
-//! change is faster or slower only when that widened interval lies wholly on
-//! one side of 1, and a regression (the exit status 1 a CI job gates on)
-//! only when it lies wholly above 1 + the threshold. Receipts without copy
-//! records are judged on the bootstrap interval alone, and say so. Records
-//! without samples are judged by the ratio alone and say that their noise is
-//! unknown.
+//! The two receipts come from two processes, often on two days, and between
+//! them the machine moves identical work too (on the H200, 15-60 % at small,
+//! launch-bound sizes), which the bootstrap of calls within each process
+//! does not see. So by default a record of ours is judged against the
+//! references timed in the same two runs ([`super::compare_references`]):
+//! CUB's and PyTorch's record of the same op and size and the copy and read
+//! ceilings at the nearest size. Its NEW / OLD interval is divided by theirs
+//! (lowest over highest, highest over lowest), so a machine that is 20 %
+//! slower moves both sides and cancels; a reference that moved beyond the
+//! limit is not used, and a record with no usable reference is UNJUDGED,
+//! which the gate reports as "could not judge" (exit 2), never as a pass.
+//! The references themselves are listed, never gated: they are the
+//! yardstick, not the code under test.
+//!
+//! `--raw` judges the plain NEW / OLD instead, on the interval widened by
+//! the run drift of the copy ceiling at the nearest size (for two runs of
+//! one machine minutes apart, or receipts without references).
+//!
+//! A change is faster or slower only when the judged interval lies wholly on
+//! one side of 1, and a regression (exit status 1, the gate) only when it
+//! lies wholly above 1 + the threshold. Records without samples are judged
+//! by the ratio alone and say that their noise is unknown.
 
+use super::compare_references::{drift, Drift};
 use super::details::BenchDetails;
 use super::export::{csv_document, number, OutputFormat};
-use super::record::IMPL_CEILING;
 use super::record::{BenchRecord, BenchSize, TimingMode};
+use super::record::{IMPL_CEILING, IMPL_PRIMLAB};
 use super::stats::{ratio_interval, Interval};
 use super::targets::{copy_margin, ProgramMargin};
 use crate::receipts::Receipt;
@@ -32,12 +44,28 @@ use std::path::{Path, PathBuf};
 pub struct Options {
     /// A record regresses when its judged interval lies wholly above `1 + threshold`.
     pub threshold: f64,
+    /// What our records' NEW / OLD is judged against.
+    pub basis: Basis,
     /// List every matched record, not only the changed ones.
     pub all: bool,
     /// Also write every matched record as CSV here.
     pub csv: Option<PathBuf>,
     /// What stdout carries.
     pub format: OutputFormat,
+}
+
+/// What a record of ours is judged against.
+#[non_exhaustive]
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Basis {
+    /// The references of the same runs, each used only while its own NEW / OLD
+    /// lies within [1 / limit, limit].
+    References {
+        /// The limit (1.5: a reference 50 % slower or faster is not used).
+        limit: f64,
+    },
+    /// The plain NEW / OLD, widened by the copy ceiling's drift.
+    Raw,
 }
 
 /// What matches a record across receipts.
@@ -66,6 +94,8 @@ pub enum Change {
     Regression,
     /// The interval holds 1.
     WithinNoise,
+    /// A record of ours with no usable reference: not judged, and the gate cannot pass.
+    Unjudged,
 }
 
 impl Change {
@@ -78,9 +108,10 @@ impl Change {
     fn rank(self) -> u8 {
         match self {
             Change::Regression => 0,
-            Change::Slower => 1,
-            Change::Faster => 2,
-            Change::WithinNoise => 3,
+            Change::Unjudged => 1,
+            Change::Slower => 2,
+            Change::Faster => 3,
+            Change::WithinNoise => 4,
         }
     }
 
@@ -91,6 +122,7 @@ impl Change {
             Change::Slower => "slower",
             Change::Regression => "REGRESSION",
             Change::WithinNoise => "within noise",
+            Change::Unjudged => "UNJUDGED",
         }
     }
 }
@@ -110,10 +142,17 @@ pub struct Comparison {
     pub ratio: f64,
     /// Its 95 % interval (None: noise unknown).
     pub interval: Option<Interval>,
-    /// The run drift at this record's size (None: a receipt has no copy
-    /// record to measure it by).
+    /// Whether it is a record of ours (gated); the others are references.
+    pub ours: bool,
+    /// Its references and how far they moved ([`Basis::References`], ours only).
+    pub references: Option<Drift>,
+    /// NEW / OLD over the references' drift (the plain ratio when not normalised).
+    pub normalised: f64,
+    /// The copy ceiling's run drift at this record's size ([`Basis::Raw`];
+    /// None: a receipt has no copy record to measure it by).
     pub drift: Option<ProgramMargin>,
-    /// The interval the verdict is taken on: `interval` widened by `drift`.
+    /// The interval the verdict is taken on: `interval` over the references'
+    /// drift, or widened by the copy's run drift.
     pub judged: Option<Interval>,
     /// The verdict.
     pub change: Change,
@@ -135,9 +174,15 @@ pub fn verdict(ratio: f64, judged: Option<Interval>, threshold: f64) -> Change {
     }
 }
 
-/// Every record timed in both `old` and `new`, in NEW's order, and the
-/// number of timed records only in OLD and only in NEW.
-pub fn compare(old: &[BenchRecord], new: &[BenchRecord], threshold: f64) -> (Vec<Comparison>, usize, usize) {
+/// Every record timed in both `old` and `new`, in NEW's order, judged on
+/// `basis` (references only ever on their plain ratio), and the number of
+/// timed records only in OLD and only in NEW.
+pub fn compare(
+    old: &[BenchRecord],
+    new: &[BenchRecord],
+    threshold: f64,
+    basis: Basis,
+) -> (Vec<Comparison>, usize, usize) {
     let timed = |r: &&BenchRecord| r.timed_median().is_some();
     let mut out = Vec::new();
     for n in new.iter().filter(timed) {
@@ -145,23 +190,40 @@ pub fn compare(old: &[BenchRecord], new: &[BenchRecord], threshold: f64) -> (Vec
         let (old_us, new_us) = (o.timed_median().unwrap_or(f64::NAN), n.timed_median().unwrap_or(f64::NAN));
         let ratio = new_us / old_us;
         let interval = ratio_interval(&n.samples_us, &o.samples_us);
-        let drift = copy_margin((old, IMPL_CEILING), (new, IMPL_CEILING), n.size());
-        let judged = match (interval, drift) {
-            (Some(i), Some(d)) => Some(d.widen(i)),
-            (i, _) => i,
-        };
-        let change = verdict(ratio, judged, threshold);
-        out.push(Comparison {
+        let ours = n.implementation == IMPL_PRIMLAB;
+        let mut c = Comparison {
             label: format!("{} {} {}", n.label(), n.op, n.size().label()),
             record: n.clone(),
             old_us,
             new_us,
             ratio,
             interval,
-            drift,
-            judged,
-            change,
-        });
+            ours,
+            references: None,
+            normalised: ratio,
+            drift: None,
+            judged: interval,
+            change: Change::WithinNoise,
+        };
+        match basis {
+            Basis::References { limit } if ours => judge_on_references(&mut c, drift(n, old, new, limit), threshold),
+            // A reference is the yardstick: it moves, it never regresses.
+            Basis::References { .. } => {
+                c.change = match verdict(ratio, interval, threshold) {
+                    Change::Regression => Change::Slower,
+                    other => other,
+                }
+            }
+            Basis::Raw => {
+                c.drift = copy_margin((old, IMPL_CEILING), (new, IMPL_CEILING), n.size());
+                c.judged = match (interval, c.drift) {
+                    (Some(i), Some(d)) => Some(d.widen(i)),
+                    (i, _) => i,
+                };
+                c.change = verdict(ratio, c.judged, threshold);
+            }
+        }
+        out.push(c);
     }
     let only = |a: &[BenchRecord], b: &[BenchRecord]| {
         a.iter().filter(timed).filter(|x| !b.iter().filter(timed).any(|y| key(x) == key(y))).count()
@@ -169,12 +231,33 @@ pub fn compare(old: &[BenchRecord], new: &[BenchRecord], threshold: f64) -> (Vec
     (out, only(old, new), only(new, old))
 }
 
+/// Judges a record of ours by its ratio over the references' drift; UNJUDGED
+/// when no reference is usable.
+fn judge_on_references(c: &mut Comparison, references: Drift, threshold: f64) {
+    match references.centre() {
+        Some(centre) => {
+            c.normalised = c.ratio / centre;
+            let own = c.interval.unwrap_or(Interval { low: c.ratio, high: c.ratio });
+            c.judged = references.normalise(own);
+            // Noise unknown on both sides: the normalised ratio alone decides.
+            let judged =
+                c.judged.filter(|_| c.interval.is_some() || references.used.iter().any(|r| r.interval.is_some()));
+            c.change = verdict(c.normalised, judged, threshold);
+        }
+        None => {
+            c.judged = None;
+            c.change = Change::Unjudged;
+        }
+    }
+    c.references = Some(references);
+}
+
 /// The counts of a comparison.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Summary {
-    /// Records in both receipts.
+    /// Records of ours in both receipts (the gated ones).
     pub matched: usize,
-    /// Records faster, slower (within the threshold), regressed and within noise.
+    /// Records of ours faster, slower (within the threshold), regressed, within noise and unjudged.
     pub faster: usize,
     /// See `faster`.
     pub slower: usize,
@@ -182,51 +265,98 @@ pub struct Summary {
     pub regressions: usize,
     /// See `faster`.
     pub within_noise: usize,
-    /// Geometric mean of NEW / OLD (NaN when no ratio is finite).
+    /// See `faster`.
+    pub unjudged: usize,
+    /// Geometric mean of our NEW / OLD (NaN when no ratio is finite).
     pub geomean: f64,
+    /// Reference records (CUB, PyTorch, ceilings) in both receipts.
+    pub references: usize,
+    /// Geometric mean of their NEW / OLD: how far the machine moved overall.
+    pub references_geomean: f64,
     /// Timed records only in OLD.
     pub only_old: usize,
     /// Timed records only in NEW.
     pub only_new: usize,
 }
 
+fn geomean<'a>(ratios: impl Iterator<Item = &'a f64>) -> f64 {
+    let logs: Vec<f64> = ratios.map(|r| r.ln()).filter(|l| l.is_finite()).collect();
+    if logs.is_empty() {
+        f64::NAN
+    } else {
+        (logs.iter().sum::<f64>() / logs.len() as f64).exp()
+    }
+}
+
 /// The counts of `comparisons`.
 pub fn summarize(comparisons: &[Comparison], only_old: usize, only_new: usize) -> Summary {
-    let count = |change| comparisons.iter().filter(|c| c.change == change).count();
-    let logs: Vec<f64> = comparisons.iter().map(|c| c.ratio.ln()).filter(|l| l.is_finite()).collect();
-    let geomean = if logs.is_empty() { f64::NAN } else { (logs.iter().sum::<f64>() / logs.len() as f64).exp() };
+    let ours: Vec<&Comparison> = comparisons.iter().filter(|c| c.ours).collect();
+    let count = |change| ours.iter().filter(|c| c.change == change).count();
+    let references: Vec<&Comparison> = comparisons.iter().filter(|c| !c.ours).collect();
     Summary {
-        matched: comparisons.len(),
+        matched: ours.len(),
         faster: count(Change::Faster),
         slower: count(Change::Slower),
         regressions: count(Change::Regression),
         within_noise: count(Change::WithinNoise),
-        geomean,
+        unjudged: count(Change::Unjudged),
+        geomean: geomean(ours.iter().map(|c| &c.ratio)),
+        references: references.len(),
+        references_geomean: geomean(references.iter().map(|c| &c.ratio)),
         only_old,
         only_new,
     }
 }
 
+/// The gate's word: fail (a regression), could not judge (a record of ours
+/// without a usable reference), or pass.
+fn gate_word(s: &Summary) -> &'static str {
+    if s.regressions > 0 {
+        "fail"
+    } else if s.unjudged > 0 {
+        "could not judge"
+    } else {
+        "pass"
+    }
+}
+
 /// The summary lines printed before any table: the counts, the gate's
 /// verdict, and what the verdicts are judged on.
-fn summary_text(s: &Summary, threshold: f64, drift_measured: bool) -> String {
+fn summary_text(s: &Summary, threshold: f64, basis: Basis, drift_measured: bool) -> String {
     let percent = 100.0 * threshold;
-    let gate = if s.regressions > 0 {
-        format!("gate: FAIL: {} record(s) slower by more than {percent:.1} % beyond their noise", s.regressions)
-    } else {
-        format!("gate: pass: no record slower by more than {percent:.1} % beyond its noise")
+    let gate = match gate_word(s) {
+        "fail" => {
+            format!("gate: FAIL: {} record(s) slower by more than {percent:.1} % beyond their noise", s.regressions)
+        }
+        "could not judge" => format!(
+            "gate: COULD NOT JUDGE {} record(s): none of their references stayed within the limit, or none was \
+             timed in both runs (listed as UNJUDGED)",
+            s.unjudged
+        ),
+        _ => format!("gate: pass: no record slower by more than {percent:.1} % beyond its noise"),
     };
-    let drift_note = if drift_measured {
-        "Verdicts are taken on the 95 % interval widened by the run drift (how far the harness's copy ceiling, the \
-         same device copy in both runs, moved between OLD and NEW at the nearest size)."
-    } else {
-        "The two receipts share no copy ceiling record, so no run drift was measured: the verdicts see only the \
-         spread of calls within each process."
+    let basis_note = match basis {
+        Basis::References { limit } => format!(
+            "Each record of ours is judged on its NEW / OLD over the references' (CUB's and PyTorch's record of the \
+             same op and size, the copy and read ceilings at the nearest size), each reference used while its own \
+             NEW / OLD stays within {:.2}x-{limit:.2}x. References in both: {}, geometric mean new / old {:.3} \
+             (the machine's move; listed, never gated).",
+            1.0 / limit,
+            s.references,
+            s.references_geomean
+        ),
+        Basis::Raw if drift_measured => "Verdicts are taken on the plain 95 % interval widened by the run drift \
+             (how far the harness's copy ceiling, the same device copy in both runs, moved between OLD and NEW at \
+             the nearest size)."
+            .into(),
+        Basis::Raw => "The two receipts share no copy ceiling record, so no run drift was measured: the verdicts \
+             see only the spread of calls within each process."
+            .into(),
     };
     format!(
-        "{} records in both: {} faster, {} slower, {} REGRESSION, {} within noise; geometric mean new / old {:.3}. \
-         {} timed only in OLD, {} only in NEW.\n{gate}\n{drift_note}\n",
-        s.matched, s.faster, s.slower, s.regressions, s.within_noise, s.geomean, s.only_old, s.only_new
+        "{} records of ours in both: {} faster, {} slower, {} REGRESSION, {} within noise, {} UNJUDGED; geometric \
+         mean new / old {:.3}. {} timed only in OLD, {} only in NEW.\n{gate}\n{basis_note}\n",
+        s.matched, s.faster, s.slower, s.regressions, s.within_noise, s.unjudged, s.geomean, s.only_old, s.only_new
     )
 }
 
@@ -240,21 +370,29 @@ fn range(interval: Option<Interval>) -> String {
 fn table(comparisons: &[&Comparison]) -> Table {
     let mut sorted = comparisons.to_vec();
     sorted.sort_by(|a, b| {
-        (a.change.rank(), -a.ratio.ln().abs())
-            .partial_cmp(&(b.change.rank(), -b.ratio.ln().abs()))
+        (!a.ours, a.change.rank(), -a.normalised.ln().abs())
+            .partial_cmp(&(!b.ours, b.change.rank(), -b.normalised.ln().abs()))
             .unwrap_or(std::cmp::Ordering::Equal)
     });
-    let mut t = Table::new(["verdict", "record", "old", "new", "new / old", "95 % CI", "judged on (run drift)"]);
+    let mut t = Table::new(["verdict", "record", "old", "new", "new / old", "95 % CI", "judged", "judged against"]);
     for c in sorted {
-        let judged = match (c.judged, c.drift) {
-            (Some(_), Some(d)) => format!("{} ({})", range(c.judged), d.describe()),
-            (Some(_), None) => format!("{} (drift unknown)", range(c.judged)),
-            (None, _) => "-".into(),
+        let against = match (&c.references, c.drift) {
+            (Some(r), _) => r.describe(),
+            (None, Some(d)) => format!("run drift {}", d.describe()),
+            (None, None) if c.ours => "drift unknown".into(),
+            (None, None) => "(a reference: listed, not gated)".into(),
         };
-        let word = if c.interval.is_some() {
-            c.change.word().to_string()
-        } else {
-            format!("{} (noise unknown)", c.change.word())
+        let mut word = c.change.word().to_string();
+        if c.interval.is_none() && c.change != Change::Unjudged {
+            word.push_str(" (noise unknown)");
+        }
+        if !c.ours {
+            word = format!("reference {word}");
+        }
+        let judged = match c.judged {
+            Some(i) if c.references.is_some() => format!("{:.3} ({})", c.normalised, range(Some(i))),
+            Some(i) => range(Some(i)),
+            None => "-".into(),
         };
         t.row([
             word,
@@ -264,6 +402,7 @@ fn table(comparisons: &[&Comparison]) -> Table {
             format!("{:.3}", c.ratio),
             range(c.interval),
             judged,
+            against,
         ]);
     }
     t
@@ -271,11 +410,12 @@ fn table(comparisons: &[&Comparison]) -> Table {
 
 /// What `harness bench compare` prints as text: the summary, then the
 /// changed records (every record with `all`).
-pub fn render(comparisons: &[Comparison], only_old: usize, only_new: usize, threshold: f64, all: bool) -> String {
+pub fn render(comparisons: &[Comparison], only_old: usize, only_new: usize, options: &Options) -> String {
+    let (threshold, all) = (options.threshold, options.all);
     let summary = summarize(comparisons, only_old, only_new);
     let drift_measured = comparisons.iter().any(|c| c.drift.is_some());
-    let mut out = summary_text(&summary, threshold, drift_measured);
-    let listed: Vec<&Comparison> = comparisons.iter().filter(|c| all || c.change.changed()).collect();
+    let mut out = summary_text(&summary, threshold, options.basis, drift_measured);
+    let listed: Vec<&Comparison> = comparisons.iter().filter(|c| all || (c.ours && c.change.changed())).collect();
     if listed.is_empty() {
         out.push_str("\nNo record changed beyond its noise.\n");
         return out;
@@ -283,7 +423,7 @@ pub fn render(comparisons: &[Comparison], only_old: usize, only_new: usize, thre
     let which = if all {
         format!("All {} records", listed.len())
     } else {
-        format!("The {} changed records (--all lists all {})", listed.len(), comparisons.len())
+        format!("The {} changed records of ours (--all lists all {}, references too)", listed.len(), comparisons.len())
     };
     out.push_str(&format!("\n{which}:\n\n{}", table(&listed).render()));
     out
@@ -311,24 +451,39 @@ fn comparison_json(c: &Comparison) -> serde_json::Value {
         "ratio": c.ratio,
         "ci95": interval_json(c.interval),
         "judged": interval_json(c.judged),
+        "gated": c.ours,
+        "normalised": number_json(c.normalised),
+        "references": c.references.as_ref().map(|d| d.used.iter().map(|r| serde_json::json!({
+            "reference": r.label, "ratio": r.ratio, "ci95": interval_json(r.interval)
+        })).collect::<Vec<_>>()),
+        "references_beyond_limit": c.references.as_ref().map(|d| d.moved.iter().map(|r| serde_json::json!({
+            "reference": r.label, "ratio": r.ratio
+        })).collect::<Vec<_>>()),
         "drift_percent": c.drift.map(|d| d.percent()),
         "verdict": c.change.word().to_lowercase(),
     })
 }
 
 /// The `--format json` document: the summary, the gate, every matched record.
-pub fn to_json(comparisons: &[Comparison], only_old: usize, only_new: usize, threshold: f64) -> serde_json::Value {
+pub fn to_json(comparisons: &[Comparison], only_old: usize, only_new: usize, options: &Options) -> serde_json::Value {
     let s = summarize(comparisons, only_old, only_new);
     serde_json::json!({
-        "threshold": threshold,
-        "gate": if s.regressions > 0 { "fail" } else { "pass" },
+        "threshold": options.threshold,
+        "basis": match options.basis {
+            Basis::References { limit } => serde_json::json!({ "references": { "limit": limit } }),
+            Basis::Raw => serde_json::json!("raw"),
+        },
+        "gate": gate_word(&s),
         "summary": {
             "matched": s.matched,
             "faster": s.faster,
             "slower": s.slower,
             "regression": s.regressions,
             "within_noise": s.within_noise,
+            "unjudged": s.unjudged,
             "geomean_new_over_old": number_json(s.geomean),
+            "references": s.references,
+            "references_geomean_new_over_old": number_json(s.references_geomean),
             "only_old": s.only_old,
             "only_new": s.only_new,
         },
@@ -346,7 +501,7 @@ fn number_json(v: f64) -> serde_json::Value {
 }
 
 /// The columns of [`to_csv`].
-pub const CSV_COLUMNS: [&str; 15] = [
+pub const CSV_COLUMNS: [&str; 17] = [
     "impl",
     "primitive",
     "op",
@@ -359,8 +514,10 @@ pub const CSV_COLUMNS: [&str; 15] = [
     "ratio",
     "ci_low",
     "ci_high",
+    "normalised",
     "judged_low",
     "judged_high",
+    "judged_against",
     "verdict",
 ];
 
@@ -383,8 +540,14 @@ pub fn to_csv(comparisons: &[Comparison]) -> String {
                 number(Some(c.ratio)),
                 number(c.interval.map(|i| i.low)),
                 number(c.interval.map(|i| i.high)),
+                number(Some(c.normalised)),
                 number(c.judged.map(|i| i.low)),
                 number(c.judged.map(|i| i.high)),
+                match (&c.references, c.ours) {
+                    (Some(r), _) => r.describe(),
+                    (None, true) => "raw".into(),
+                    (None, false) => "reference".into(),
+                },
                 c.change.word().to_lowercase(),
             ]
         })
@@ -411,7 +574,12 @@ pub fn run(old: &Path, new: &Path, options: &Options) -> Result<bool> {
         bail!("--threshold must be a finite amount of at least 0, not {}", options.threshold);
     }
     let (old_records, new_records) = (records_of(old)?, records_of(new)?);
-    let (comparisons, only_old, only_new) = compare(&old_records, &new_records, options.threshold);
+    if let Basis::References { limit } = options.basis {
+        if !(limit.is_finite() && limit > 1.0) {
+            bail!("--reference-limit must be a finite factor above 1 (1.5 or 50%), not {limit}");
+        }
+    }
+    let (comparisons, only_old, only_new) = compare(&old_records, &new_records, options.threshold, options.basis);
     if comparisons.is_empty() {
         bail!(
             "{} and {} share no timed record (matched by impl, primitive, op, variant, size, dtype, timing mode)",
@@ -424,25 +592,33 @@ pub fn run(old: &Path, new: &Path, options: &Options) -> Result<bool> {
     }
     match options.format {
         OutputFormat::Text => {
-            print!("{}", render(&comparisons, only_old, only_new, options.threshold, options.all));
+            print!("{}", render(&comparisons, only_old, only_new, options));
             if let Some(path) = &options.csv {
                 println!("CSV of all {} records: {}", comparisons.len(), path.display());
             }
         }
         OutputFormat::Json => {
-            let document = to_json(&comparisons, only_old, only_new, options.threshold);
+            let document = to_json(&comparisons, only_old, only_new, options);
             println!("{}", serde_json::to_string_pretty(&document)?);
         }
         OutputFormat::Csv => print!("{}", to_csv(&comparisons)),
     }
-    Ok(!comparisons.iter().any(|c| c.change == Change::Regression))
+    let summary = summarize(&comparisons, only_old, only_new);
+    if summary.regressions == 0 && summary.unjudged > 0 {
+        bail!(
+            "could not judge {} record(s) of ours (UNJUDGED above): their references moved beyond the limit or were \
+             not timed in both runs; widen --reference-limit, or judge the raw ratios with --raw",
+            summary.unjudged
+        );
+    }
+    Ok(summary.regressions == 0)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::bench::details::{DETAILS_SCHEMA, TIMING_TEXT};
-    use crate::bench::entries::ceilings::COPY_OP;
+    use crate::bench::entries::ceilings::{COPY_OP, READ_OP};
     use crate::receipts::{MachineInfo, Tally};
 
     fn rec(variant: &str, n: usize, centre: f64, spread: f64) -> BenchRecord {
@@ -451,8 +627,14 @@ mod tests {
             .with_samples(samples)
     }
 
+    const REFERENCES: Basis = Basis::References { limit: crate::bench::compare_references::DEFAULT_LIMIT };
+
     fn options(threshold: f64) -> Options {
-        Options { threshold, all: false, csv: None, format: OutputFormat::Text }
+        Options { threshold, basis: REFERENCES, all: false, csv: None, format: OutputFormat::Text }
+    }
+
+    fn raw(threshold: f64) -> Options {
+        Options { basis: Basis::Raw, ..options(threshold) }
     }
 
     fn receipt(records: Vec<BenchRecord>, path: &Path) {
@@ -508,7 +690,8 @@ mod tests {
         let mut new_records = side(|row| row.3);
         new_records.push(unsampled);
         receipt(new_records, &new);
-        let (comparisons, only_old, only_new) = compare(&records_of(&old).unwrap(), &records_of(&new).unwrap(), 0.5);
+        let (comparisons, only_old, only_new) =
+            compare(&records_of(&old).unwrap(), &records_of(&new).unwrap(), 0.5, Basis::Raw);
         let changes: Vec<Change> = comparisons.iter().map(|c| c.change).collect();
         assert_eq!(changes, [Change::Faster, Change::Slower, Change::WithinNoise, Change::Slower]);
         assert!((comparisons[0].ratio - 0.8).abs() < 1e-9);
@@ -516,18 +699,21 @@ mod tests {
         assert_eq!(comparisons[3].interval, None);
         assert_eq!((only_old, only_new), (1, 1));
         assert!(comparisons.iter().all(|c| c.drift.is_none() && c.judged == c.interval));
-        let text = render(&comparisons, only_old, only_new, 0.5, false);
-        assert!(text.starts_with("4 records in both: 1 faster, 2 slower, 0 REGRESSION, 1 within noise"), "{text}");
+        let text = render(&comparisons, only_old, only_new, &raw(0.5));
+        assert!(
+            text.starts_with("3 records of ours in both: 1 faster, 1 slower, 0 REGRESSION, 1 within noise, 0 UNJUDGED"),
+            "the CUB record is a reference, not counted: {text}"
+        );
         assert!(text.contains("no run drift was measured"), "{text}");
-        assert!(text.contains("slower (noise unknown)"), "{text}");
-        assert!(text.contains("The 3 changed records (--all lists all 4)"), "{text}");
+        assert!(text.contains("reference slower (noise unknown)") || !text.contains("cub"), "{text}");
+        assert!(text.contains("The 2 changed records of ours (--all lists all 4, references too)"), "{text}");
         assert!(!text.contains("within noise  "), "only changed records are listed: {text}");
-        assert!(render(&comparisons, only_old, only_new, 0.5, true).contains("All 4 records"));
+        assert!(render(&comparisons, only_old, only_new, &Options { all: true, ..raw(0.5) }).contains("All 4 records"));
         // At a 50 % threshold a 20 % slowdown passes the gate.
-        assert!(run(&old, &new, &options(0.5)).unwrap());
+        assert!(run(&old, &new, &raw(0.5)).unwrap());
         // A receipt of another kind is refused.
         Receipt::new("sweep", MachineInfo::default(), Tally::default(), serde_json::json!({})).save(&old).unwrap();
-        assert!(run(&old, &new, &options(0.5)).unwrap_err().to_string().contains("not a bench receipt"));
+        assert!(run(&old, &new, &raw(0.5)).unwrap_err().to_string().contains("not a bench receipt"));
     }
 
     /// The harness's copy ceiling of the same size in OLD and NEW.
@@ -556,7 +742,7 @@ mod tests {
             old.push(rec(variant, n, before, 0.001));
             new.push(rec(variant, n, after, 0.001));
         }
-        let (comparisons, _, _) = compare(&old, &new, 0.5);
+        let (comparisons, _, _) = compare(&old, &new, 0.5, Basis::Raw);
         let scan: Vec<&Comparison> = comparisons.iter().filter(|c| c.label.contains("exclusive_scan")).collect();
         assert_eq!(scan.len(), DRIFT_CASES.len());
         for (c, &(n, _, _, expected)) in scan.iter().zip(DRIFT_CASES.iter()) {
@@ -569,8 +755,8 @@ mod tests {
         // The 10 % drift at 2^20 is what turned a bootstrap "slower" into "within noise".
         assert!(scan[0].interval.unwrap().low > 1.0);
         assert!((scan[0].drift.unwrap().percent() - 10.0).abs() < 1e-6);
-        let text = render(&comparisons, 0, 0, 0.5, true);
-        assert!(text.contains("(10.0 % at 2^20)"), "{text}");
+        let text = render(&comparisons, 0, 0, &Options { all: true, ..raw(0.5) });
+        assert!(text.contains("run drift 10.0 % at 2^20"), "{text}");
         assert!(text.contains("widened by the run drift"), "{text}");
     }
 
@@ -600,10 +786,12 @@ mod tests {
         assert!(!run(&old, &new, &options(0.03)).unwrap(), "exit 1: s1 is 10 % slower, its noise about 1 %");
         // The same slowdown within a 20 % threshold passes, and is still listed as slower.
         assert!(run(&old, &new, &options(0.2)).unwrap());
-        let (comparisons, _, _) = compare(&records_of(&old).unwrap(), &records_of(&new).unwrap(), 0.03);
+        let (comparisons, _, _) = compare(&records_of(&old).unwrap(), &records_of(&new).unwrap(), 0.03, REFERENCES);
         let s1 = comparisons.iter().find(|c| c.label.contains("s1")).unwrap();
         assert_eq!(s1.change, Change::Regression);
-        assert!(render(&comparisons, 0, 0, 0.03, false).contains("gate: FAIL: 1 record(s) slower by more than 3.0 %"));
+        assert!(
+            render(&comparisons, 0, 0, &options(0.03)).contains("gate: FAIL: 1 record(s) slower by more than 3.0 %")
+        );
     }
 
     #[test]
@@ -617,9 +805,10 @@ mod tests {
     #[test]
     fn a_slowdown_within_the_noise_passes_the_gate() {
         // 10 % slower medians, but samples spread +-40 %: the interval holds 1.03.
-        let noisy = |scale: f64| vec![rec("s1", 1 << 20, 10.0 * scale, 4.0 * scale)];
+        let noisy = |scale: f64| vec![copy(1 << 20, 10.0), rec("s1", 1 << 20, 10.0 * scale, 4.0 * scale)];
         let (old, new) = pair("compare-gate-noisy", noisy(1.0), noisy(1.1));
-        let (comparisons, _, _) = compare(&records_of(&old).unwrap(), &records_of(&new).unwrap(), 0.03);
+        let (comparisons, _, _) = compare(&records_of(&old).unwrap(), &records_of(&new).unwrap(), 0.03, REFERENCES);
+        let comparisons: Vec<Comparison> = comparisons.into_iter().filter(|c| c.ours).collect();
         assert!(comparisons[0].interval.unwrap().low < 1.03, "{:?}", comparisons[0]);
         assert!(run(&old, &new, &options(0.03)).unwrap(), "exit 0: within noise");
     }
@@ -651,10 +840,12 @@ mod tests {
     #[test]
     fn json_and_csv_carry_every_matched_record_and_the_gate() {
         let (old, new) = pair("compare-formats", run_of(1.0), run_of(1.1));
-        let (comparisons, only_old, only_new) = compare(&records_of(&old).unwrap(), &records_of(&new).unwrap(), 0.03);
-        let json = to_json(&comparisons, only_old, only_new, 0.03);
+        let (comparisons, only_old, only_new) =
+            compare(&records_of(&old).unwrap(), &records_of(&new).unwrap(), 0.03, REFERENCES);
+        let json = to_json(&comparisons, only_old, only_new, &options(0.03));
         assert_eq!(json["gate"], "fail");
-        assert_eq!(json["summary"]["matched"], 4);
+        assert_eq!(json["summary"]["matched"], 2, "two records of ours");
+        assert_eq!(json["summary"]["references"], 2, "two copy ceilings");
         assert_eq!(json["summary"]["regression"], 1);
         let records = json["records"].as_array().unwrap();
         assert_eq!(records.len(), 4);
@@ -662,6 +853,8 @@ mod tests {
         assert_eq!((s1["verdict"].as_str(), s1["size"].as_str()), (Some("regression"), Some("2^20")));
         assert!((s1["ratio"].as_f64().unwrap() - 1.1).abs() < 1e-9);
         assert_eq!(s1["judged"].as_array().unwrap().len(), 2);
+        assert_eq!(s1["gated"], true);
+        assert_eq!(s1["references"][0]["reference"], "copy ceiling 2^20");
         let csv = to_csv(&comparisons);
         let lines: Vec<&str> = csv.lines().collect();
         assert_eq!(lines.len(), 5, "a header and one line per matched record");
@@ -674,5 +867,85 @@ mod tests {
         let csv_options = Options { csv: Some(path.clone()), ..options(0.03) };
         assert!(!run(&old, &new, &csv_options).unwrap());
         assert_eq!(std::fs::read_to_string(&path).unwrap(), csv);
+    }
+
+    /// A receipt as a machine `machine` times slower than OLD's would time
+    /// it: the ceilings at 2^10 and 2^20, CUB's and PyTorch's scan and our
+    /// two scans, each +-1 %; our op `slow_op` (if any) is `ours` times slower on top.
+    fn machine_run(machine: f64, slowed: Option<(&str, f64)>) -> Vec<BenchRecord> {
+        let tight = |r: BenchRecord, us: f64| {
+            r.with_samples((0..31).map(|i| us * (1.0 + 0.01 * (i as f64 - 15.0) / 15.0)).collect())
+        };
+        let mut out = Vec::new();
+        for n in [1usize << 10, 1 << 20] {
+            let t = machine * n as f64 / 1e5;
+            out.push(tight(BenchRecord::synthetic(IMPL_CEILING, "ceilings", COPY_OP, COPY_OP, n, t, 8 * n as u64), t));
+            out.push(tight(BenchRecord::synthetic(IMPL_CEILING, "ceilings", READ_OP, READ_OP, n, t, 4 * n as u64), t));
+            for (implementation, variant) in [("cub", "cub"), ("torch", "torch")] {
+                let r =
+                    BenchRecord::synthetic(implementation, "scan", "exclusive_scan_i32_i64", variant, n, 2.0 * t, 12);
+                out.push(tight(r, 2.0 * t));
+            }
+            for variant in ["decoupled_lookback", "reduce_then_scan"] {
+                let extra = slowed.filter(|(v, _)| *v == variant).map_or(1.0, |(_, f)| f);
+                let us = 2.0 * t * extra;
+                let r = BenchRecord::synthetic("primlab", "scan", "exclusive_scan_i32_i64", variant, n, us, 12);
+                out.push(tight(r, us));
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn a_machine_twenty_percent_slower_everywhere_passes_against_the_references() {
+        let (old, new) = pair("compare-machine-slower", machine_run(1.0, None), machine_run(1.2, None));
+        assert!(run(&old, &new, &options(0.03)).unwrap(), "exit 0: every reference moved with us");
+        let (comparisons, _, _) = compare(&records_of(&old).unwrap(), &records_of(&new).unwrap(), 0.03, REFERENCES);
+        for c in comparisons.iter().filter(|c| c.ours) {
+            assert_eq!(c.change, Change::WithinNoise, "{c:?}");
+            assert!((c.normalised - 1.0).abs() < 1e-9, "{c:?}");
+            let used: Vec<&str> = c.references.as_ref().unwrap().used.iter().map(|r| r.label.as_str()).collect();
+            assert_eq!(used.len(), 4, "CUB, PyTorch, copy and read: {used:?}");
+        }
+        // The bootstrap alone would call every record of ours a regression.
+        assert!(comparisons.iter().filter(|c| c.ours).all(|c| c.interval.unwrap().low > 1.03));
+    }
+
+    #[test]
+    fn a_five_percent_slowdown_of_one_op_fails_naming_it_and_no_other() {
+        let slowed = Some(("reduce_then_scan", 1.05));
+        for machine in [1.0, 1.2] {
+            let (old, new) = pair("compare-one-op-slower", machine_run(1.0, None), machine_run(machine, slowed));
+            assert!(!run(&old, &new, &options(0.03)).unwrap(), "exit 1 on a {machine}x machine");
+            let (comparisons, _, _) = compare(&records_of(&old).unwrap(), &records_of(&new).unwrap(), 0.03, REFERENCES);
+            let regressed: Vec<&str> = comparisons
+                .iter()
+                .filter(|c| c.change == Change::Regression)
+                .map(|c| c.record.variant.as_str())
+                .collect();
+            assert_eq!(regressed, ["reduce_then_scan", "reduce_then_scan"], "both sizes of that op, nothing else");
+        }
+    }
+
+    #[test]
+    fn references_that_moved_beyond_the_limit_leave_a_record_unjudged_not_passed() {
+        // Only the ceilings and PyTorch as references, all 1.6x: beyond the 1.5x limit.
+        let run_at = |machine: f64| -> Vec<BenchRecord> {
+            machine_run(machine, None).into_iter().filter(|r| r.implementation != "cub").collect()
+        };
+        let (old, new) = pair("compare-unjudged", run_at(1.0), run_at(1.6));
+        let e = run(&old, &new, &options(0.03)).unwrap_err().to_string();
+        assert!(e.contains("could not judge 4 record(s) of ours"), "{e}");
+        let (comparisons, only_old, only_new) =
+            compare(&records_of(&old).unwrap(), &records_of(&new).unwrap(), 0.03, REFERENCES);
+        assert!(comparisons.iter().filter(|c| c.ours).all(|c| c.change == Change::Unjudged));
+        assert_eq!(to_json(&comparisons, only_old, only_new, &options(0.03))["gate"], "could not judge");
+        let text = render(&comparisons, only_old, only_new, &options(0.03));
+        assert!(text.contains("gate: COULD NOT JUDGE 4 record(s)"), "{text}");
+        assert!(text.contains("every reference moved beyond the limit: torch 2^10 1.60x"), "{text}");
+        // A wider limit uses them again; the references are never gated themselves.
+        let wide = Options { basis: Basis::References { limit: 2.0 }, ..options(0.03) };
+        assert!(run(&old, &new, &wide).unwrap());
+        assert!(run(&old, &new, &Options { basis: Basis::References { limit: 1.0 }, ..options(0.03) }).is_err());
     }
 }

@@ -11,6 +11,7 @@
 pub mod baselines;
 pub mod clocks;
 pub mod compare;
+pub mod compare_references;
 pub mod config;
 pub mod crossover;
 pub mod details;

@@ -115,19 +115,28 @@ pub struct BenchCommand {
 /// `harness bench <action>`.
 #[derive(Debug, Subcommand)]
 pub enum BenchAction {
-    /// Compare two bench receipts record by record: NEW / OLD median with a 95 % interval, and
-    /// faster / slower / within noise. Prints the summary first, then the changed records.
-    /// Exit status: 0 no regression, 1 a record slower beyond the threshold and its noise,
-    /// 2 bad input.
+    /// Compare two bench receipts record by record: NEW / OLD median with a 95 % interval, each
+    /// record of ours judged against the references of the same runs (CUB, PyTorch, the
+    /// ceilings), and faster / slower / within noise. Prints the summary first, then the
+    /// changed records. Exit status: 0 no regression, 1 a record slower beyond the threshold
+    /// and its noise, 2 bad input or a record that could not be judged.
     Compare {
         /// The earlier receipt.
         old: PathBuf,
         /// The later receipt.
         new: PathBuf,
-        /// A record regresses (exit 1) when the whole interval of NEW / OLD, widened by the run
-        /// drift, lies above 1 + this (3% or 0.03).
+        /// A record regresses (exit 1) when the whole judged interval of its NEW / OLD lies
+        /// above 1 + this (3% or 0.03).
         #[arg(long, value_name = "PERCENT", default_value = "3%", value_parser = crate::bench::export::parse_fraction)]
         threshold: f64,
+        /// A reference whose own NEW / OLD lies beyond this factor (or its inverse) is not used;
+        /// a record of ours left without one is UNJUDGED (exit 2).
+        #[arg(long, value_name = "FACTOR", default_value_t = crate::bench::compare_references::DEFAULT_LIMIT)]
+        reference_limit: f64,
+        /// Judge the plain NEW / OLD, widened by the copy ceiling's drift, instead of against
+        /// the references (two runs of one machine minutes apart, or receipts without them).
+        #[arg(long)]
+        raw: bool,
         /// List every matched record, not only the changed ones.
         #[arg(long)]
         all: bool,
@@ -143,8 +152,10 @@ pub enum BenchAction {
 /// `harness bench`, its `--gpus` study or its `compare`.
 pub fn run(command: BenchCommand) -> anyhow::Result<bool> {
     match (command.action, command.gpus) {
-        (Some(BenchAction::Compare { old, new, threshold, all, csv, format }), _) => {
-            crate::bench::compare::run(&old, &new, &crate::bench::compare::Options { threshold, all, csv, format })
+        (Some(BenchAction::Compare { old, new, threshold, reference_limit, raw, all, csv, format }), _) => {
+            use crate::bench::compare::{Basis, Options};
+            let basis = if raw { Basis::Raw } else { Basis::References { limit: reference_limit } };
+            crate::bench::compare::run(&old, &new, &Options { threshold, basis, all, csv, format })
         }
         (None, Some(gpus)) => crate::multigpu::scaling_bench::run(&BenchOptions::from(&command.args), gpus),
         (None, None) => crate::bench::run(&BenchOptions::from(&command.args)),
