@@ -69,9 +69,9 @@ pub enum Basis {
 }
 
 /// What matches a record across receipts.
-type Key = (String, String, String, String, BenchSize, String, TimingMode);
+pub type Key = (String, String, String, String, BenchSize, String, TimingMode);
 
-fn key(r: &BenchRecord) -> Key {
+pub fn key(r: &BenchRecord) -> Key {
     (
         r.implementation.clone(),
         r.primitive.clone(),
@@ -555,7 +555,9 @@ pub fn to_csv(comparisons: &[Comparison]) -> String {
     csv_document(&CSV_COLUMNS, &rows)
 }
 
-fn records_of(path: &Path) -> Result<Vec<BenchRecord>> {
+/// The records of the bench receipt at `path` (an error naming it when it is
+/// unreadable or another kind of receipt).
+pub fn records_of(path: &Path) -> Result<Vec<BenchRecord>> {
     let receipt = Receipt::load(path)?;
     if receipt.kind != "bench" {
         bail!("{} is a '{}' receipt, not a bench receipt", path.display(), receipt.kind);

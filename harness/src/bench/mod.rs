@@ -8,6 +8,7 @@
 //! themselves, `cub_bench` and `torch_bench.py`; evaluate the targets and the
 //! crossover study; save the receipt; write the report.
 
+pub mod ab;
 pub mod baselines;
 pub mod clocks;
 pub mod compare;

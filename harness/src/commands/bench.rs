@@ -147,9 +147,41 @@ pub enum BenchAction {
         #[arg(long, value_enum, default_value_t = crate::bench::export::OutputFormat::Text)]
         format: crate::bench::export::OutputFormat,
     },
+    /// The merge gate without an earlier receipt: two harness builds time the same selection
+    /// in interleaved rounds on this GPU, and each record of ours is judged on its rounds'
+    /// NEW / OLD. Exit status: 0 no regression, 1 a regression, 2 a build that could not run.
+    Ab(AbArgs),
 }
 
-/// `harness bench`, its `--gpus` study or its `compare`.
+/// Options of `harness bench ab`.
+#[derive(Debug, Args)]
+pub struct AbArgs {
+    /// The old build's harness binary.
+    pub old: PathBuf,
+    /// The new build's harness binary.
+    pub new: PathBuf,
+    /// Interleaved rounds, each timing both builds once (OLD first on odd rounds, NEW first
+    /// on even ones); the paired interval needs at least 2.
+    #[arg(long, default_value_t = 6)]
+    pub rounds: usize,
+    /// A record regresses (exit 1) when the whole 95 % interval of its rounds' NEW / OLD lies
+    /// above 1 + this (3% or 0.03).
+    #[arg(long, value_name = "PERCENT", default_value = "3%", value_parser = crate::bench::export::parse_fraction)]
+    pub threshold: f64,
+    /// The folder of both builds' receipts and logs, round by round (created; new or empty;
+    /// default receipts/partial/ab/run-<unix seconds>).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// List every record, not only the changed ones.
+    #[arg(long)]
+    pub all: bool,
+    /// What both builds time, after `--`: bench options such as `--primitive scan --quick`
+    /// (not --receipt, --out, --format, --csv, --gpus or --no-baselines: ab sets them).
+    #[arg(last = true, value_name = "BENCH OPTIONS")]
+    pub bench_args: Vec<String>,
+}
+
+/// `harness bench`, its `--gpus` study, its `compare` or its `ab`.
 pub fn run(command: BenchCommand) -> anyhow::Result<bool> {
     match (command.action, command.gpus) {
         (Some(BenchAction::Compare { old, new, threshold, reference_limit, raw, all, csv, format }), _) => {
@@ -157,6 +189,18 @@ pub fn run(command: BenchCommand) -> anyhow::Result<bool> {
             let basis = if raw { Basis::Raw } else { Basis::References { limit: reference_limit } };
             crate::bench::compare::run(&old, &new, &Options { threshold, basis, all, csv, format })
         }
+        (Some(BenchAction::Ab(ab)), _) => crate::bench::ab::run(&crate::bench::ab::AbOptions {
+            old: ab.old,
+            new: ab.new,
+            rounds: ab.rounds,
+            threshold: ab.threshold,
+            out: ab.out.unwrap_or_else(|| {
+                let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+                crate::receipts::receipts_dir().join("partial/ab").join(format!("run-{}", now.as_secs()))
+            }),
+            all: ab.all,
+            bench_args: ab.bench_args,
+        }),
         (None, Some(gpus)) => crate::multigpu::scaling_bench::run(&BenchOptions::from(&command.args), gpus),
         (None, None) => crate::bench::run(&BenchOptions::from(&command.args)),
     }

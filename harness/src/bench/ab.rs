@@ -1,0 +1,283 @@
+//! `harness bench ab OLD NEW -- [bench options]`: the merge gate that needs
+//! no earlier receipt. Two harness binaries (the old build and the new one)
+//! time the same selection on the same machine in interleaved rounds, the
+//! order alternating (OLD then NEW, NEW then OLD, ...), each round a whole
+//! `bench --no-baselines` of each into a folder of this run's own. Each
+//! record of ours is judged on its paired ratios, one NEW / OLD per round:
+//! the two halves of a round share the machine's state of that moment
+//! (clocks, temperature, the driver), which cancels in their ratio, and the
+//! rounds are the independent units of the interval
+//! ([`super::stats::paired_interval`]).
+//!
+//! Both builds carry their own kernels (sources are embedded at build
+//! time), so the two binaries may come from any two trees.
+
+use super::compare::{key, records_of, verdict, Change};
+use super::record::{BenchRecord, IMPL_PRIMLAB};
+use super::stats::{median, paired_interval, Interval};
+use crate::table::Table;
+use anyhow::{bail, Context, Result};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+/// Options the run sets itself for each half; the user may not pass them.
+const OWN_OPTIONS: [&str; 7] = ["--receipt", "--out", "--report", "--format", "--csv", "--gpus", "--no-baselines"];
+
+/// What `harness bench ab` does (its options, as plain values).
+#[derive(Debug, Clone, PartialEq)]
+pub struct AbOptions {
+    /// The old build's harness binary.
+    pub old: PathBuf,
+    /// The new build's harness binary.
+    pub new: PathBuf,
+    /// Rounds (each times both builds once); at least 2.
+    pub rounds: usize,
+    /// A record regresses when its paired interval lies wholly above `1 + threshold`.
+    pub threshold: f64,
+    /// The folder of this run's receipts and logs (created; must be new or empty).
+    pub out: PathBuf,
+    /// List every record, not only the changed ones.
+    pub all: bool,
+    /// The bench options both builds get (`--primitive scan --quick`, ...).
+    pub bench_args: Vec<String>,
+}
+
+/// One of the two builds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Build {
+    /// The old binary.
+    Old,
+    /// The new binary.
+    New,
+}
+
+impl Build {
+    fn name(self) -> &'static str {
+        match self {
+            Build::Old => "old",
+            Build::New => "new",
+        }
+    }
+}
+
+/// The order of round `k` (from 0): OLD first on even rounds, NEW first on odd.
+pub fn order(k: usize) -> [Build; 2] {
+    if k % 2 == 0 {
+        [Build::Old, Build::New]
+    } else {
+        [Build::New, Build::Old]
+    }
+}
+
+/// One record judged over the rounds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Paired {
+    /// The record's label and size.
+    pub label: String,
+    /// The record (of the first round's NEW).
+    pub record: BenchRecord,
+    /// Median over the rounds of OLD's median, microseconds.
+    pub old_us: f64,
+    /// Median over the rounds of NEW's median, microseconds.
+    pub new_us: f64,
+    /// Rounds in which both builds timed it.
+    pub rounds: usize,
+    /// Geometric mean of the rounds' NEW / OLD.
+    pub ratio: f64,
+    /// Its 95 % interval (None below two rounds: noise unknown).
+    pub interval: Option<Interval>,
+    /// Whether it is a record of ours (gated); the ceilings are listed only.
+    pub ours: bool,
+    /// The verdict.
+    pub change: Change,
+}
+
+/// Every record timed by both builds in some round, judged on its paired
+/// ratios, in the first round's order.
+pub fn pair(rounds: &[(Vec<BenchRecord>, Vec<BenchRecord>)], threshold: f64) -> Vec<Paired> {
+    let Some((_, first_new)) = rounds.first() else { return Vec::new() };
+    let mut out = Vec::new();
+    for n in first_new.iter().filter(|r| r.timed_median().is_some()) {
+        let k = key(n);
+        let medians: Vec<(f64, f64)> = rounds
+            .iter()
+            .filter_map(|(old, new)| {
+                let of = |records: &[BenchRecord]| records.iter().find(|r| key(r) == k)?.timed_median();
+                Some((of(old)?, of(new)?))
+            })
+            .collect();
+        if medians.is_empty() {
+            continue;
+        }
+        let ratios: Vec<f64> = medians.iter().map(|(o, n)| n / o).collect();
+        let (ratio, interval) = match paired_interval(&ratios) {
+            Some((centre, interval)) => (centre, Some(interval)),
+            None => (ratios[0], None),
+        };
+        let ours = n.implementation == IMPL_PRIMLAB;
+        let change = match verdict(ratio, interval, threshold) {
+            Change::Regression if !ours => Change::Slower,
+            other => other,
+        };
+        out.push(Paired {
+            label: format!("{} {} {}", n.label(), n.op, n.size().label()),
+            record: n.clone(),
+            old_us: median(&medians.iter().map(|m| m.0).collect::<Vec<_>>()),
+            new_us: median(&medians.iter().map(|m| m.1).collect::<Vec<_>>()),
+            rounds: medians.len(),
+            ratio,
+            interval,
+            ours,
+            change,
+        });
+    }
+    out
+}
+
+/// The text of a judged run: counts, the gate, then the changed records of
+/// ours (every record with `all`).
+pub fn render(paired: &[Paired], threshold: f64, rounds: usize, all: bool) -> String {
+    let ours: Vec<&Paired> = paired.iter().filter(|p| p.ours).collect();
+    let count = |c: Change| ours.iter().filter(|p| p.change == c).count();
+    let regressions = count(Change::Regression);
+    let percent = 100.0 * threshold;
+    let gate = if regressions > 0 {
+        format!("gate: FAIL: {regressions} record(s) slower by more than {percent:.1} % beyond their noise")
+    } else {
+        format!("gate: pass: no record slower by more than {percent:.1} % beyond its noise")
+    };
+    let mut out = format!(
+        "{} records of ours over {rounds} interleaved rounds: {} faster, {} slower, {regressions} REGRESSION, {} \
+         within noise. Each judged on its rounds' NEW / OLD (geometric mean, 95 % t-interval over the rounds).\n\
+         {gate}\n",
+        ours.len(),
+        count(Change::Faster),
+        count(Change::Slower),
+        count(Change::WithinNoise),
+    );
+    let listed: Vec<&Paired> = paired.iter().filter(|p| all || (p.ours && p.change.changed())).collect();
+    if listed.is_empty() {
+        out.push_str("\nNo record of ours changed beyond its noise.\n");
+        return out;
+    }
+    let mut t = Table::new(["verdict", "record", "old", "new", "new / old", "95 % CI", "rounds"]);
+    for p in listed {
+        let word = match (p.ours, p.interval.is_some()) {
+            (true, true) => p.change.word().to_string(),
+            (true, false) => format!("{} (noise unknown)", p.change.word()),
+            (false, _) => format!("ceiling {}", p.change.word()),
+        };
+        let interval = p.interval.map_or("unknown".into(), |i| format!("{:.3}-{:.3}", i.low, i.high));
+        t.row([
+            word,
+            p.label.clone(),
+            format!("{:.2} us", p.old_us),
+            format!("{:.2} us", p.new_us),
+            format!("{:.3}", p.ratio),
+            interval,
+            p.rounds.to_string(),
+        ]);
+    }
+    out.push_str(&format!("\n{}", t.render()));
+    out
+}
+
+/// Refuses what the run cannot do: a binary that is not an executable file,
+/// fewer than two rounds, a bad threshold, an option it sets itself, an
+/// output folder that holds files.
+fn validate(o: &AbOptions) -> Result<()> {
+    for (what, path) in [("OLD", &o.old), ("NEW", &o.new)] {
+        if !path.is_file() {
+            bail!("bench ab: {what} binary {} is not a file (build it: make build-release)", path.display());
+        }
+    }
+    if o.rounds < 2 {
+        bail!("bench ab: --rounds {} is too few: the paired interval needs at least 2 rounds", o.rounds);
+    }
+    if !(o.threshold.is_finite() && o.threshold >= 0.0) {
+        bail!("bench ab: --threshold must be a finite amount of at least 0, not {}", o.threshold);
+    }
+    let option_of = |arg: &String| arg.split('=').next().unwrap_or("").to_string();
+    if let Some(own) = o.bench_args.iter().map(option_of).find(|a| OWN_OPTIONS.contains(&a.as_str())) {
+        bail!("bench ab: {own} is set by bench ab itself for each half; pass only what both builds time");
+    }
+    if o.out.exists() && std::fs::read_dir(&o.out).map(|mut d| d.next().is_some()).unwrap_or(true) {
+        bail!("bench ab: --out {} holds files already; name a new or empty folder", o.out.display());
+    }
+    Ok(())
+}
+
+/// One half of a round: `binary bench --no-baselines ARGS --receipt R --out D`,
+/// its output in a log beside the receipt; its records.
+fn half(o: &AbOptions, k: usize, build: Build) -> Result<Vec<BenchRecord>> {
+    let binary = if build == Build::Old { &o.old } else { &o.new };
+    let stem = o.out.join(format!("round{}-{}", k + 1, build.name()));
+    let (receipt, log) = (stem.with_extension("json"), stem.with_extension("log"));
+    let log_file = std::fs::File::create(&log).with_context(|| format!("creating {}", log.display()))?;
+    let status = Command::new(binary)
+        .arg("bench")
+        .arg("--no-baselines")
+        .args(&o.bench_args)
+        .arg("--receipt")
+        .arg(&receipt)
+        .arg("--out")
+        .arg(stem.with_extension("report"))
+        .stdin(Stdio::null())
+        .stdout(log_file.try_clone()?)
+        .stderr(log_file)
+        .status()
+        .with_context(|| format!("starting {}", binary.display()))?;
+    if !status.success() {
+        bail!(
+            "bench ab: round {} of {}: the {} build ({}) exited {status}; its output is in {}",
+            k + 1,
+            o.rounds,
+            build.name(),
+            binary.display(),
+            log.display()
+        );
+    }
+    records_of(&receipt).with_context(|| format!("round {}: the {} build's receipt", k + 1, build.name()))
+}
+
+/// `harness bench ab`: runs the rounds, prints the judgement. Ok(false), the
+/// exit status 1, when a record of ours regressed; an error (exit 2) when a
+/// half could not run or the builds share no record.
+pub fn run(o: &AbOptions) -> Result<bool> {
+    validate(o)?;
+    std::fs::create_dir_all(&o.out).with_context(|| format!("creating {}", o.out.display()))?;
+    let started = Instant::now();
+    let mut rounds = Vec::with_capacity(o.rounds);
+    for k in 0..o.rounds {
+        let (mut old, mut new) = (Vec::new(), Vec::new());
+        for build in order(k) {
+            eprintln!(
+                "bench ab: round {}/{}: {} build ({:.0} s so far)",
+                k + 1,
+                o.rounds,
+                build.name(),
+                started.elapsed().as_secs_f64()
+            );
+            let records = half(o, k, build)?;
+            *(if build == Build::Old { &mut old } else { &mut new }) = records;
+        }
+        rounds.push((old, new));
+    }
+    let paired = pair(&rounds, o.threshold);
+    if paired.is_empty() {
+        bail!("bench ab: the two builds share no timed record (matched by impl, primitive, op, variant, size, dtype, timing mode)");
+    }
+    print!("{}", render(&paired, o.threshold, o.rounds, o.all));
+    println!(
+        "bench ab: {} rounds in {:.0} s; receipts and logs in {}",
+        o.rounds,
+        started.elapsed().as_secs_f64(),
+        o.out.display()
+    );
+    Ok(!paired.iter().any(|p| p.ours && p.change == Change::Regression))
+}
+
+#[cfg(test)]
+#[path = "ab_tests.rs"]
+mod tests;

@@ -1,0 +1,165 @@
+//! `bench ab` without a GPU: the pairing and its judgement on synthetic
+//! rounds, the alternating order, the refusals, and whole runs with two
+//! stand-in "builds" (scripts that write a prepared receipt).
+
+use super::*;
+use crate::bench::details::{BenchDetails, DETAILS_SCHEMA, TIMING_TEXT};
+use crate::bench::entries::ceilings::COPY_OP;
+use crate::bench::record::IMPL_CEILING;
+use crate::receipts::{MachineInfo, Receipt, Tally};
+use std::path::Path;
+
+/// One build's records in one round: our two scans and the copy ceiling,
+/// on a machine `machine` times slower than the first round's; the scan
+/// `slowed` (if any) `factor` times slower on top.
+fn records(machine: f64, slowed: Option<(&str, f64)>) -> Vec<BenchRecord> {
+    let mut out = vec![BenchRecord::synthetic(IMPL_CEILING, "ceilings", COPY_OP, COPY_OP, 1 << 20, 10.0 * machine, 1)];
+    for variant in ["decoupled_lookback", "reduce_then_scan"] {
+        let factor = slowed.filter(|(v, _)| *v == variant).map_or(1.0, |(_, f)| f);
+        let us = 20.0 * machine * factor;
+        out.push(BenchRecord::synthetic("primlab", "scan", "exclusive_scan_i32_i64", variant, 1 << 20, us, 12));
+    }
+    out
+}
+
+/// Six rounds on a machine whose speed wanders by up to 30 % from round to
+/// round (and a little between the two halves of a round).
+fn rounds(slowed: Option<(&str, f64)>) -> Vec<(Vec<BenchRecord>, Vec<BenchRecord>)> {
+    let machine = [1.0, 1.3, 0.9, 1.1, 1.25, 0.95];
+    let within = [1.002, 0.998, 1.001, 0.999, 1.0, 1.003];
+    machine.iter().zip(within).map(|(&m, w)| (records(m, None), records(m * w, slowed))).collect()
+}
+
+#[test]
+fn a_machine_that_wanders_between_rounds_passes_unchanged_code() {
+    let paired = pair(&rounds(None), 0.03);
+    assert_eq!(paired.len(), 3);
+    for p in &paired {
+        assert_eq!(p.change, Change::WithinNoise, "{p:?}");
+        assert_eq!(p.rounds, 6);
+        let i = p.interval.expect("six rounds carry an interval");
+        assert!(i.low < 1.0 && i.high > 1.0 && i.high < 1.01, "{p:?}");
+    }
+    assert!(render(&paired, 0.03, 6, false).contains("gate: pass"));
+}
+
+#[test]
+fn a_five_percent_slowdown_of_one_op_is_a_regression_of_that_op_only() {
+    let paired = pair(&rounds(Some(("reduce_then_scan", 1.05))), 0.03);
+    let regressed: Vec<&str> =
+        paired.iter().filter(|p| p.change == Change::Regression).map(|p| p.record.variant.as_str()).collect();
+    assert_eq!(regressed, ["reduce_then_scan"]);
+    let text = render(&paired, 0.03, 6, false);
+    assert!(text.contains("gate: FAIL: 1 record(s)"), "{text}");
+    assert!(text.contains("reduce_then_scan"), "{text}");
+    assert!(!text.contains("decoupled_lookback"), "only changed records are listed: {text}");
+}
+
+#[test]
+fn the_order_alternates_and_one_round_has_no_interval() {
+    assert_eq!(order(0), [Build::Old, Build::New]);
+    assert_eq!(order(1), [Build::New, Build::Old]);
+    assert_eq!(order(4), order(0));
+    let one = pair(&rounds(None)[..1], 0.03);
+    assert!(one.iter().all(|p| p.interval.is_none() && p.rounds == 1));
+    assert!(render(&one, 0.03, 1, true).contains("(noise unknown)"));
+    assert!(pair(&[], 0.03).is_empty());
+}
+
+fn receipt(records: Vec<BenchRecord>, path: &Path) {
+    let details = BenchDetails {
+        schema: DETAILS_SCHEMA,
+        quick: true,
+        sizes_log2: vec![20],
+        row_shapes: vec![],
+        segment_lens: vec![],
+        protocol: crate::bench::config::Protocol::new(true),
+        timing: TIMING_TEXT.into(),
+        inputs: vec![],
+        records,
+        skipped: vec![],
+        not_wired: vec![],
+        baselines: vec![],
+        targets: vec![],
+        crossover: None,
+        crossover_absent: None,
+        aborted: None,
+        compile_seconds: 0.0,
+        wall_seconds: 0.0,
+        clocks: Default::default(),
+    };
+    Receipt::new("bench", MachineInfo::default(), Tally::default(), serde_json::to_value(&details).unwrap())
+        .save(path)
+        .unwrap();
+}
+
+/// A stand-in build: a script that copies `template` to the path after
+/// `--receipt` (and exits `status`), as `harness bench` writes its receipt.
+fn build(dir: &Path, name: &str, template: &Path, status: i32) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let path = dir.join(name);
+    let script = format!(
+        "#!/bin/sh\nwhile [ $# -gt 0 ]; do if [ \"$1\" = --receipt ]; then cp '{}' \"$2\"; fi; shift; done\n\
+         echo timed; exit {status}\n",
+        template.display()
+    );
+    std::fs::write(&path, script).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path
+}
+
+fn options(dir: &Path, old: PathBuf, new: PathBuf) -> AbOptions {
+    AbOptions {
+        old,
+        new,
+        rounds: 3,
+        threshold: 0.03,
+        out: dir.join("ab"),
+        all: false,
+        bench_args: vec!["--primitive".into(), "scan".into()],
+    }
+}
+
+#[test]
+fn a_whole_run_of_two_builds_gates_on_the_slowed_op() {
+    let dir = crate::test_dir::fresh_temp_dir("bench-ab-run");
+    let (old_t, new_t, slow_t) = (dir.join("old.json"), dir.join("new.json"), dir.join("slow.json"));
+    receipt(records(1.0, None), &old_t);
+    receipt(records(1.0, None), &new_t);
+    receipt(records(1.0, Some(("decoupled_lookback", 1.10))), &slow_t);
+    let old = build(&dir, "old-harness", &old_t, 0);
+    let same = options(&dir, old.clone(), build(&dir, "new-harness", &new_t, 0));
+    assert!(run(&same).unwrap(), "exit 0: the same timings");
+    for k in 1..=3 {
+        for b in ["old", "new"] {
+            assert!(same.out.join(format!("round{k}-{b}.json")).is_file());
+            assert!(std::fs::read_to_string(same.out.join(format!("round{k}-{b}.log"))).unwrap().contains("timed"));
+        }
+    }
+    // The folder now holds this run's files: a second run into it is refused.
+    assert!(run(&same).unwrap_err().to_string().contains("holds files already"));
+    let slow =
+        AbOptions { out: dir.join("ab-slow"), ..options(&dir, old.clone(), build(&dir, "slow-harness", &slow_t, 0)) };
+    assert!(!run(&slow).unwrap(), "exit 1: decoupled_lookback 10 % slower");
+    // A build whose bench fails is an error naming the round, the build and its log.
+    let failing =
+        AbOptions { out: dir.join("ab-fail"), ..options(&dir, old, build(&dir, "failing-harness", &new_t, 1)) };
+    let e = run(&failing).unwrap_err().to_string();
+    assert!(e.contains("round 1 of 3: the new build") && e.contains("round1-new.log"), "{e}");
+}
+
+#[test]
+fn what_the_run_cannot_do_is_refused_by_name() {
+    let dir = crate::test_dir::fresh_temp_dir("bench-ab-refused");
+    let t = dir.join("t.json");
+    receipt(records(1.0, None), &t);
+    let (a, b) = (build(&dir, "a", &t, 0), build(&dir, "b", &t, 0));
+    let base = options(&dir, a.clone(), b.clone());
+    let error = |o: AbOptions| run(&o).unwrap_err().to_string();
+    assert!(error(AbOptions { rounds: 1, ..base.clone() }).contains("--rounds 1 is too few"));
+    assert!(error(AbOptions { old: dir.join("missing"), ..base.clone() }).contains("OLD binary"));
+    assert!(error(AbOptions { threshold: f64::NAN, ..base.clone() }).contains("--threshold"));
+    let own = AbOptions { bench_args: vec!["--receipt=x.json".into()], ..base.clone() };
+    assert!(error(own).contains("--receipt is set by bench ab itself"));
+    assert!(!base.out.exists(), "nothing was created by a refused run");
+}
