@@ -1,7 +1,8 @@
 //! `harness bench compare` as CI runs it: on copies of the committed bench
 //! receipt, an unchanged copy exits 0, a copy with a planted 10 % slowdown
-//! of primlab's scans exits 1 at `--threshold 3%`, bad input exits 2; the
-//! JSON on stdout and the CSV agree with the exit status.
+//! of primlab's scans (judged against CUB, PyTorch and the ceilings of the
+//! same receipts, which did not move) exits 1 at `--threshold 3%`, bad input
+//! exits 2; the JSON on stdout and the CSV agree with the exit status.
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -75,7 +76,10 @@ fn a_planted_slowdown_fails_the_gate_and_an_unchanged_receipt_passes() {
     let regressions = doc["summary"]["regression"].as_u64().expect("a count");
     assert!(regressions > 0);
     let rows = std::fs::read_to_string(&csv).expect("the CSV");
-    assert_eq!(rows.lines().count() as u64, doc["summary"]["matched"].as_u64().expect("a count") + 1);
+    // One row per matched record: ours (gated) and the references (CUB, PyTorch, ceilings).
+    let count = |name: &str| doc["summary"][name].as_u64().expect("a count");
+    assert_eq!(rows.lines().count() as u64, count("matched") + count("references") + 1);
+    assert!(count("references") > 0, "the committed receipt times CUB, PyTorch and the ceilings");
     assert_eq!(rows.lines().filter(|l| l.ends_with(",regression")).count() as u64, regressions);
     // `--format csv` puts the same rows on stdout, and only them.
     let (code, stdout, _) = harness(&["bench", "compare", &a, &b, "--format", "csv"]);

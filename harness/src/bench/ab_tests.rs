@@ -3,10 +3,9 @@
 //! stand-in "builds" (scripts that write a prepared receipt).
 
 use super::*;
-use crate::bench::details::{BenchDetails, DETAILS_SCHEMA, TIMING_TEXT};
 use crate::bench::entries::ceilings::COPY_OP;
 use crate::bench::record::IMPL_CEILING;
-use crate::receipts::{MachineInfo, Receipt, Tally};
+
 use std::path::Path;
 
 /// One build's records in one round: our two scans and the copy ceiling,
@@ -67,30 +66,7 @@ fn the_order_alternates_and_one_round_has_no_interval() {
 }
 
 fn receipt(records: Vec<BenchRecord>, path: &Path) {
-    let details = BenchDetails {
-        schema: DETAILS_SCHEMA,
-        quick: true,
-        sizes_log2: vec![20],
-        row_shapes: vec![],
-        segment_lens: vec![],
-        protocol: crate::bench::config::Protocol::new(true),
-        timing: TIMING_TEXT.into(),
-        inputs: vec![],
-        records,
-        skipped: vec![],
-        not_wired: vec![],
-        baselines: vec![],
-        targets: vec![],
-        crossover: None,
-        crossover_absent: None,
-        aborted: None,
-        compile_seconds: 0.0,
-        wall_seconds: 0.0,
-        clocks: Default::default(),
-    };
-    Receipt::new("bench", MachineInfo::default(), Tally::default(), serde_json::to_value(&details).unwrap())
-        .save(path)
-        .unwrap();
+    crate::bench::details::save_synthetic_receipt(records, path);
 }
 
 /// A stand-in build: a script that copies `template` to the path after

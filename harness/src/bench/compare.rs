@@ -619,7 +619,6 @@ pub fn run(old: &Path, new: &Path, options: &Options) -> Result<bool> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::details::{DETAILS_SCHEMA, TIMING_TEXT};
     use crate::bench::entries::ceilings::{COPY_OP, READ_OP};
     use crate::receipts::{MachineInfo, Tally};
 
@@ -640,30 +639,7 @@ mod tests {
     }
 
     fn receipt(records: Vec<BenchRecord>, path: &Path) {
-        let details = BenchDetails {
-            schema: DETAILS_SCHEMA,
-            quick: true,
-            sizes_log2: vec![20],
-            row_shapes: vec![],
-            segment_lens: vec![],
-            protocol: crate::bench::config::Protocol::new(true),
-            timing: TIMING_TEXT.into(),
-            inputs: vec![],
-            records,
-            skipped: vec![],
-            not_wired: vec![],
-            baselines: vec![],
-            targets: vec![],
-            crossover: None,
-            crossover_absent: None,
-            aborted: None,
-            compile_seconds: 0.0,
-            wall_seconds: 0.0,
-            clocks: Default::default(),
-        };
-        Receipt::new("bench", MachineInfo::default(), Tally::default(), serde_json::to_value(&details).unwrap())
-            .save(path)
-            .unwrap();
+        crate::bench::details::save_synthetic_receipt(records, path);
     }
 
     #[test]

@@ -84,3 +84,33 @@ pub const TIMING_TEXT: &str = "CUDA events (CU_EVENT_DEFAULT) recorded on the Gp
     every call's time kept as a sample, the median's 95 % interval bootstrapped from them (2000 resamples, fixed \
     seed). With --hot, also batches of calls back to back between two events (per call = batch total / calls), \
     recorded as timing mode \"hot\". Plans allocate all scratch before; enqueue only launches and memsets.";
+/// A bench receipt of `records` alone, written to `path`, as a `--quick`
+/// run at 2^20 would have saved it (the compare and ab tests' receipts).
+#[cfg(test)]
+pub fn save_synthetic_receipt(records: Vec<BenchRecord>, path: &std::path::Path) {
+    let details = BenchDetails {
+        schema: DETAILS_SCHEMA,
+        quick: true,
+        sizes_log2: vec![20],
+        row_shapes: vec![],
+        segment_lens: vec![],
+        protocol: crate::bench::config::Protocol::new(true),
+        timing: TIMING_TEXT.into(),
+        inputs: vec![],
+        records,
+        skipped: vec![],
+        not_wired: vec![],
+        baselines: vec![],
+        targets: vec![],
+        crossover: None,
+        crossover_absent: None,
+        aborted: None,
+        compile_seconds: 0.0,
+        wall_seconds: 0.0,
+        clocks: Default::default(),
+    };
+    let value = serde_json::to_value(&details).expect("details serialise");
+    crate::receipts::Receipt::new("bench", crate::receipts::MachineInfo::default(), Default::default(), value)
+        .save(path)
+        .expect("the receipt is written");
+}
