@@ -169,7 +169,7 @@ pub struct AbArgs {
     #[arg(long, value_name = "PERCENT", default_value = "3%", value_parser = crate::bench::export::parse_fraction)]
     pub threshold: f64,
     /// The folder of both builds' receipts and logs, round by round (created; new or empty;
-    /// default receipts/partial/ab/run-<unix seconds>).
+    /// default receipts/partial/ab/run-UNIXSECONDS).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// List every record, not only the changed ones.
