@@ -48,6 +48,7 @@ pub use config::BenchOptions;
 use details::{BenchDetails, NotWired, DETAILS_SCHEMA, TIMING_TEXT};
 use kernels::{Gpu, GpuOptions, KernelFamily};
 use record::{IMPL_CEILING, IMPL_CUB, IMPL_PRIMLAB, IMPL_TORCH};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 /// A line for a person: on stdout, or on stderr when stdout carries the
@@ -74,8 +75,24 @@ fn families(config: &BenchConfig) -> Vec<(&'static str, KernelFamily)> {
     out
 }
 
-/// `harness bench`. Ok(false) when a primlab entry or ceiling failed its check or errored.
-pub fn run(args: &BenchOptions) -> Result<bool> {
+/// What a finished run leaves for the layers above: whether every entry
+/// passed its check, the saved receipt, and the folder its report goes to
+/// (settled before the GPU work; the report itself is the report layer's).
+#[derive(Debug, Clone)]
+pub struct RunOutcome {
+    /// No primlab entry or ceiling failed its check or errored.
+    pub passed: bool,
+    /// The receipt written.
+    pub receipt: PathBuf,
+    /// Where the report goes.
+    pub report_dir: PathBuf,
+    /// Whether stdout carries a document (`--format json`/`csv`): messages go to stderr.
+    pub document_on_stdout: bool,
+}
+
+/// `harness bench`: times, checks and saves the receipt; the report is
+/// written by the caller from [`RunOutcome`].
+pub fn run(args: &BenchOptions) -> Result<RunOutcome> {
     let config = BenchConfig::from_args(args);
     let json = args.format.is_document();
     // A selection that matches nothing is refused before the GPU is opened
@@ -214,14 +231,12 @@ pub fn run(args: &BenchOptions) -> Result<bool> {
         let document = export::run_json(&receipt_file, &tally, &details.records);
         println!("{}", serde_json::to_string_pretty(&document)?);
     }
-    // The receipt is saved: a report failure (or panic) must not cost the run.
-    let written = std::panic::catch_unwind(|| report::write_report(&receipt_file, &report_dir));
-    match written {
-        Ok(Ok(files)) => say!(json, "bench: report {} and {} plot(s)", files.markdown.display(), files.plots.len()),
-        Ok(Err(e)) => eprintln!("bench: the report could not be written ({e:#}); rerun `harness report`"),
-        Err(_) => eprintln!("bench: the report panicked; the receipt is saved; rerun `harness report`"),
-    }
-    Ok(tally.failed == 0)
+    Ok(RunOutcome {
+        passed: tally.failed == 0,
+        receipt: receipt_file,
+        report_dir,
+        document_on_stdout: json || args.format == export::OutputFormat::Csv,
+    })
 }
 
 /// nvidia-smi's index of the GPU the run opens: CUDA device 0, which is the

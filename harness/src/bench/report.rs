@@ -33,6 +33,25 @@ pub struct ReportFiles {
 /// The file name of the records' CSV beside the report.
 pub const RECORDS_CSV: &str = "records.csv";
 
+/// The report of a run that just saved its receipt: written, or a line on
+/// stderr saying why not. A report failure (or panic) never costs the run:
+/// the receipt is saved, and `harness report` writes the report again.
+pub fn write_after_run(run: &super::RunOutcome) {
+    let written = std::panic::catch_unwind(|| write_report(&run.receipt, &run.report_dir));
+    match written {
+        Ok(Ok(files)) => {
+            let line = format!("bench: report {} and {} plot(s)", files.markdown.display(), files.plots.len());
+            if run.document_on_stdout {
+                eprintln!("{line}");
+            } else {
+                println!("{line}");
+            }
+        }
+        Ok(Err(e)) => eprintln!("bench: the report could not be written ({e:#}); rerun `harness report`"),
+        Err(_) => eprintln!("bench: the report panicked; the receipt is saved; rerun `harness report`"),
+    }
+}
+
 /// Reads the bench receipt at `receipt_path` and writes `report.md` and the
 /// plots into `out_dir`, with every record as CSV ([`RECORDS_CSV`]).
 /// `receipts/ncu/*.txt` beside the receipt are linked.

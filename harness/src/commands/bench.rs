@@ -201,8 +201,16 @@ pub fn run(command: BenchCommand) -> anyhow::Result<bool> {
             all: ab.all,
             bench_args: ab.bench_args,
         }),
-        (None, Some(gpus)) => crate::multigpu::scaling_bench::run(&BenchOptions::from(&command.args), gpus),
-        (None, None) => crate::bench::run(&BenchOptions::from(&command.args)),
+        (None, Some(gpus)) => {
+            let outcome = crate::multigpu::scaling_bench::run(&BenchOptions::from(&command.args), gpus)?;
+            crate::multigpu::scaling_report::print_report(&outcome.configs, &outcome.analysis);
+            Ok(outcome.passed)
+        }
+        (None, None) => {
+            let outcome = crate::bench::run(&BenchOptions::from(&command.args))?;
+            crate::bench::report::write_after_run(&outcome);
+            Ok(outcome.passed)
+        }
     }
 }
 
