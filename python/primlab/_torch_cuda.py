@@ -141,6 +141,15 @@ class _Driver:
             raise RuntimeError(f"{what}: {name} returned {result} ({(text.value or b'?').decode()})")
 
 
+def kernel_params(values):
+    """cuLaunchKernel's `kernelParams` for 64-bit arguments `values`: an
+    array of pointers, one to each value. Returns the values' ctypes objects
+    too, which must stay alive until the launch returns."""
+    args = [ctypes.c_uint64(v) for v in values]
+    params = (ctypes.c_void_p * len(args))(*[ctypes.addressof(a) for a in args])
+    return args, params
+
+
 class HeldSMs:
     """The harness's holding kernel, loaded on one device: `hold(share)`
     starts it on its own stream, `release()` lets it go once the function's
@@ -179,12 +188,7 @@ class HeldSMs:
         with torch.cuda.device(self.device_index):
             with torch.cuda.stream(self.stream):
                 self.flag.zero_()
-            args = [
-                ctypes.c_uint64(self.flag.data_ptr()),
-                ctypes.c_uint64(self.plan["hold_cap_ns"]),
-                ctypes.c_uint64(share["stagger_ns"]),
-            ]
-            params = (ctypes.c_void_p * len(args))(*[ctypes.cast(ctypes.byref(a), ctypes.c_void_p) for a in args])
+            args, params = kernel_params([self.flag.data_ptr(), self.plan["hold_cap_ns"], share["stagger_ns"]])
             self.driver.call(
                 "launching the holding kernel", "cuLaunchKernel", self.function,
                 ctypes.c_uint(share["sms_held"]), ctypes.c_uint(1), ctypes.c_uint(1),

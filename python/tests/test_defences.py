@@ -200,3 +200,12 @@ def test_an_allocator_that_cannot_be_poisoned_is_noted_and_the_check_goes_on(fak
         result = primlab.check(kernels.exclusive_scan, primitive="scan", contract="exclusive.i32", sizes=[33], seed=SEED)
     assert result.runs == ("first run", "second run", "perturbed run")
     assert result.notes == ("free device memory not poisoned (RuntimeError: torch's cudaMallocAsync allocator keeps no list of free blocks to poison)",)
+
+
+def test_the_holding_kernels_parameters_point_at_their_values():
+    import ctypes
+
+    args, params = _torch_cuda.kernel_params([0x7F00_1234_5678, 2_000_000_000, 5000])
+    read = [ctypes.c_uint64.from_address(params[i]).value for i in range(3)]
+    assert read == [0x7F00_1234_5678, 2_000_000_000, 5000]
+    assert len(args) == 3
