@@ -12,7 +12,7 @@
 # leaves receipts/ untouched and copies nothing, so no old receipt is ever
 # passed off as this run's.
 #
-#   scripts/gpu_run.sh info proof cub-build bench-quick nccl ncu check-examples gallery pack bundle
+#   scripts/gpu_run.sh info proof cub-build bench-quick nccl ncu check-examples gallery python pack bundle
 #
 # `proof` remakes exactly the gated receipts `harness receipts status` calls
 # stale (sweep, then sanitize and mutants side by side) and does nothing when
@@ -224,6 +224,16 @@ for s in "$@"; do
         python3 examples/check/triton_reduce/run_cases.py "$2"
         "$1" cases verify "$2" | tee "$3"' _ "$H" "$d/triton-cases" "$d/triton-verify.txt" &&
         deliver check-triton "$d/triton-verify.txt" check-triton-verify.txt ;;
+    python)
+      # The primlab wheel (make python on the build machine; carry
+      # target/wheels) installed into this machine's Python without its
+      # dependencies, then the GPU examples of examples/python: the Triton
+      # sum per case, and the torch.empty defences (a Triton and a torch sum
+      # accumulating into torch.empty fail every check; with torch.zeros they
+      # pass all three runs).
+      step python-install 120 bash -c 'python3 -m pip install --quiet --no-deps --force-reinstall target/wheels/primlab-*.whl'
+      TAIL=60 step python 400 python3 -m pytest -v -s -p no:cacheprovider --timeout 120 \
+        examples/python/test_empty_outputs.py examples/python/test_triton_reduce.py ;;
     pack) tar czf "$OUT/logs.tgz" "$LOGS" ;;
     bundle)
       # The device tool brings back only a few files a call: everything this
