@@ -8,7 +8,6 @@ import dataclasses
 import json
 import numbers
 import pathlib
-import re
 
 import numpy as np
 
@@ -25,11 +24,6 @@ DTYPES = {
     "uint8": np.dtype("u1"),
 }
 
-# `cases verify` prints per failing case "FAIL <failure line> (<case>)", then
-# indented lines: the mismatch summary (when the outputs were compared) and
-# last a "rerun: harness cases export ..." line.
-_FAIL = re.compile(r"^FAIL (?P<line>.*) \((?P<case>c\d+)\)$")
-_DETAIL = "     "
 
 
 @dataclasses.dataclass(frozen=True)
@@ -166,31 +160,30 @@ class Export:
     def verify(self, cases=None) -> dict:
         """The harness's verdict: {case name: (failure line, summary lines)}
         for every failing case among `cases` (all when None); an empty dict
-        when all passed. The summary lines are the harness's own (mismatched
-        elements, first indices, largest differences), without its rerun line."""
-        args = ["cases", "verify", str(self.folder), "--max-failures-shown", str(len(self.cases) + 1)]
+        when all passed. The line and the summary lines (mismatched elements,
+        first indices, largest differences) are the harness's own
+        (`cases verify --json`); a case the harness skipped fails with its reason."""
+        args = ["cases", "verify", str(self.folder), "--json"]
         if cases is not None:
             args += ["--case", ",".join(c.name for c in cases)]
         done = _harness.run(args)
-        failures = {}
-        current = None
-        for line in done.stdout.splitlines():
-            m = _FAIL.match(line)
-            if m:
-                current = []
-                failures[m.group("case")] = (m.group("line"), current)
-            elif current is not None and line.startswith(_DETAIL):
-                if not line.strip().startswith("rerun:"):
-                    current.append(line.strip())
-            else:
-                current = None
-        checked = len(self.cases) if cases is None else len(cases)
-        if done.returncode == 0 and failures:
-            raise _harness.HarnessError(f"harness cases verify passed but printed failures:\n{done.stdout}")
-        if done.returncode != 0 and not failures:
+        try:
+            report = json.loads(done.stdout)
+        except json.JSONDecodeError as error:
             raise _harness.HarnessError(
-                f"harness cases verify failed {checked} case(s) without a failure line:\n{done.stdout}{done.stderr}"
+                f"harness cases verify printed no JSON ({error}):\n{done.stdout}{done.stderr}"
+            ) from None
+        failures = {}
+        for c in report["cases"]:
+            if c["verdict"] == "fail":
+                failures[c["case"]] = (c["failure"], list(c["summary"]))
+            elif c["verdict"] == "skipped":
+                failures[c["case"]] = (f"skipped: {c['reason']}", [])
+        checked = len(self.cases) if cases is None else len(cases)
+        if report["total"] != checked:
+            raise _harness.HarnessError(f"harness cases verify checked {report['total']} of {checked} cases:\n{done.stderr}")
+        if (done.returncode == 0) != (not failures):
+            raise _harness.HarnessError(
+                f"harness cases verify exited {done.returncode} with {len(failures)} failure(s) listed:\n{done.stderr}"
             )
-        if done.returncode == 0 and f"{checked} passed, 0 failed of {checked} cases" not in done.stdout:
-            raise _harness.HarnessError(f"harness cases verify did not pass all {checked} cases:\n{done.stdout}")
         return failures

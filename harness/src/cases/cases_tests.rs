@@ -77,7 +77,7 @@ fn round_trip(primitive: Primitive, contract: &str) {
     assert!(!index.cases.is_empty(), "{tag}: no case");
     assert!(index.cases.iter().all(|c| c.contract == contract && c.variant == format!("user.{contract}")));
     answer_with_the_model(&dir, &index);
-    assert!(verify::run(&dir, 5, &[], None).expect("verifies"), "{tag}: the model's own answers failed");
+    assert!(verify::run(&dir, 5, &[], None, false).expect("verifies"), "{tag}: the model's own answers failed");
 
     let case = index.cases.iter().rev().max_by_key(|c| c.outputs[0].len).expect("a case");
     let c = contract_of(case);
@@ -96,7 +96,15 @@ fn round_trip(primitive: Primitive, contract: &str) {
         assert_eq!(m.index, Some(at), "{tag}: {line}");
         assert!(line.contains(&format!(" index={at} ")), "{tag}: {line}");
     }
-    assert!(!verify::run(&dir, 5, &[], None).expect("verifies"), "{tag}: a wrong element passed the whole run");
+    assert!(!verify::run(&dir, 5, &[], None, false).expect("verifies"), "{tag}: a wrong element passed the whole run");
+    // The JSON report lists every case; the corrupted one fails with the same line and a rerun.
+    let (report, _) = verify::verify_all(&dir, &[]).expect("verifies");
+    assert_eq!((report.total, report.failed, report.cases.len()), (report.passed + 1, 1, report.total), "{tag}");
+    let failed = report.cases.iter().find(|c| c.verdict == "fail").expect("one failure");
+    assert_eq!((failed.case.as_str(), failed.failure.as_deref()), (case.case.as_str(), Some(line.as_str())), "{tag}");
+    assert!(failed.rerun.starts_with("rerun: harness cases export"), "{tag}: {}", failed.rerun);
+    let json = serde_json::to_value(&report).expect("serialises");
+    assert!(json["cases"][0]["verdict"].as_str().is_some());
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -203,11 +211,11 @@ fn verify_of_named_cases_reads_only_theirs_and_refuses_unknown_names() {
     let (kept, removed) = (&index.cases[1], &index.cases[3]);
     std::fs::remove_file(dir.join(&removed.outputs[0].file)).expect("removed");
     // The case without an output is not read when only another is named ...
-    assert!(verify::run(&dir, 5, std::slice::from_ref(&kept.case), None).expect("verifies"));
+    assert!(verify::run(&dir, 5, std::slice::from_ref(&kept.case), None, false).expect("verifies"));
     // ... and fails when it is named, alone or with others.
-    assert!(!verify::run(&dir, 5, std::slice::from_ref(&removed.case), None).expect("verifies"));
-    assert!(!verify::run(&dir, 5, &[kept.case.clone(), removed.case.clone()], None).expect("verifies"));
-    let e = verify::run(&dir, 5, &["c99999".to_string()], None).unwrap_err().to_string();
+    assert!(!verify::run(&dir, 5, std::slice::from_ref(&removed.case), None, false).expect("verifies"));
+    assert!(!verify::run(&dir, 5, &[kept.case.clone(), removed.case.clone()], None, false).expect("verifies"));
+    let e = verify::run(&dir, 5, &["c99999".to_string()], None, false).unwrap_err().to_string();
     assert!(e.contains("holds no case 'c99999'"), "{e}");
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -217,14 +225,14 @@ fn a_missing_or_mistyped_output_is_a_failure() {
     let (dir, index) = export(Primitive::Reduce, Some("sum.i32"), &[31], "reduce");
     assert_eq!(index.cases.len(), 5 + 2, "the five int families, then the two integer edge families");
     answer_with_the_model(&dir, &index);
-    assert!(verify::run(&dir, 5, &[], None).expect("verifies"));
+    assert!(verify::run(&dir, 5, &[], None, false).expect("verifies"));
     let case = &index.cases[2];
     std::fs::remove_file(dir.join(&case.outputs[0].file)).expect("removed");
     assert_eq!(
         verify::verify_named(&dir, &case.case).expect("the catalogue"),
         Verdict::fail(format!("{} written", case.outputs[0].file), "no file", "output file")
     );
-    assert!(!verify::run(&dir, 5, &[], None).expect("verifies"), "a missing output passed");
+    assert!(!verify::run(&dir, 5, &[], None, false).expect("verifies"), "a missing output passed");
     npy::write(&dir.join(&case.outputs[0].file), &Array::Int32(vec![0])).expect("written");
     let Verdict::Fail(m) = verify::verify_named(&dir, &case.case).expect("the catalogue") else {
         panic!("an int32 output passed")
@@ -310,26 +318,26 @@ fn export_names_are_plain_names_in_the_folder() {
 fn verify_recomputes_the_expected_outputs_and_the_case_list() {
     let (dir, index) = export(Primitive::Scan, Some("exclusive.i32"), &[33], "recompute");
     answer_with_the_model(&dir, &index);
-    assert!(verify::run(&dir, 5, &[], None).expect("verifies"));
+    assert!(verify::run(&dir, 5, &[], None, false).expect("verifies"));
     // Zeroing an output and its expected file together no longer passes.
     let case = &index.cases[1];
     let zeros = Array::Int64(vec![0; case.outputs[0].len]);
     npy::write(&dir.join(&case.outputs[0].file), &zeros).unwrap();
     npy::write(&dir.join(&case.expected[0].file), &zeros).unwrap();
     assert!(matches!(verify::verify_named(&dir, &case.case).unwrap(), Verdict::Fail(_)));
-    assert!(!verify::run(&dir, 5, &[], None).expect("verifies"));
+    assert!(!verify::run(&dir, 5, &[], None, false).expect("verifies"));
     answer_with_the_model(&dir, &index);
     // An index cut to one case is not the catalogue of its seed.
     let mut cut = index.clone();
     cut.cases.truncate(1);
     std::fs::write(dir.join("index.json"), serde_json::to_string(&cut).unwrap()).unwrap();
-    let e = verify::run(&dir, 5, &[], None).unwrap_err().to_string();
+    let e = verify::run(&dir, 5, &[], None, false).unwrap_err().to_string();
     assert!(e.contains("lists 1 cases where the catalogue"), "{e}");
     // An edited entry (a looser tolerance) fails its case.
     let mut edited = index.clone();
     edited.cases[0].tolerance = "order_free_bound".into();
     std::fs::write(dir.join("index.json"), serde_json::to_string(&edited).unwrap()).unwrap();
-    assert!(!verify::run(&dir, 5, &[], None).expect("verifies"));
+    assert!(!verify::run(&dir, 5, &[], None, false).expect("verifies"));
     let _ = std::fs::remove_dir_all(&dir);
 }
 

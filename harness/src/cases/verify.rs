@@ -189,10 +189,42 @@ pub fn rerun_line(index: &Index, contract: &Contract, n: usize, case_seed: u64) 
     )
 }
 
-/// Runs `cases verify`; Ok(false) on any failure or when no case was
-/// checked. `only` names the cases to check (all when empty); a name the
-/// index does not hold is an error, never a silent pass.
-pub fn run(dir: &Path, max_shown: usize, only: &[String], junit_path: Option<&Path>) -> Result<bool> {
+/// One case's verdict as `cases verify` reports it.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct CaseReport {
+    /// The case's name in index.json (`c00012`).
+    pub case: String,
+    /// `pass`, `fail` or `skipped`.
+    pub verdict: &'static str,
+    /// The failure line (`<variant> n=... check=... expected=... got=...`), for a failure.
+    pub failure: Option<String>,
+    /// The mismatch summary under it (elements wrong, first indices, largest differences).
+    pub summary: Vec<String>,
+    /// Why it was skipped.
+    pub reason: Option<String>,
+    /// The command that regenerates the case.
+    pub rerun: String,
+}
+
+/// What `cases verify --json` prints: the counts and every checked case.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct VerifyReport {
+    /// The export's folder.
+    pub dir: String,
+    /// Cases passed.
+    pub passed: usize,
+    /// Cases failed (a skipped case counts as failed: nothing was proved).
+    pub failed: usize,
+    /// Cases checked.
+    pub total: usize,
+    /// Every checked case, in index order.
+    pub cases: Vec<CaseReport>,
+}
+
+/// Checks the cases of the export in `dir` (`only` names some; all when
+/// empty; a name the index does not hold is an error, never a silent pass),
+/// with each case's JUnit entry.
+pub fn verify_all(dir: &Path, only: &[String]) -> Result<(VerifyReport, Vec<crate::junit::TestCase>)> {
     let catalogue = catalogue_of(dir)?;
     if let Some(unknown) = only.iter().find(|name| !catalogue.index.cases.iter().any(|c| &c.case == *name)) {
         bail!(
@@ -201,40 +233,44 @@ pub fn run(dir: &Path, max_shown: usize, only: &[String], junit_path: Option<&Pa
             catalogue.index.cases.len().saturating_sub(1)
         );
     }
-    let (mut passed, mut failed, mut shown) = (0usize, 0usize, 0usize);
-    let mut total = 0usize;
+    let mut report = VerifyReport { dir: dir.display().to_string(), passed: 0, failed: 0, total: 0, cases: Vec::new() };
     let mut junit_cases = Vec::new();
     for (i, ((contract, spec), case)) in catalogue.specs.iter().zip(&catalogue.index.cases).enumerate() {
         if !only.is_empty() && !only.contains(&case.case) {
             continue;
         }
-        total += 1;
+        report.total += 1;
         let started = std::time::Instant::now();
         let (verdict, detail) = verify_spec_detailed(dir, i, contract, spec, case);
         let rerun = rerun_line(&catalogue.index, contract, spec.id.n, spec.id.seed);
+        let mut entry = CaseReport {
+            case: case.case.clone(),
+            verdict: "pass",
+            failure: None,
+            summary: Vec::new(),
+            reason: None,
+            rerun: rerun.clone(),
+        };
         let outcome = match &verdict {
             Verdict::Fail(m) => {
-                failed += 1;
-                let line = format!("FAIL {} ({})", failure_line(&spec.id, m), case.case);
-                if shown < max_shown {
-                    shown += 1;
-                    println!("{line}");
-                    detail.iter().for_each(|l| println!("     {l}"));
-                    println!("     {rerun}");
-                }
-                let lines: Vec<&str> =
-                    std::iter::once(line.as_str()).chain(detail.iter().map(String::as_str)).collect();
+                report.failed += 1;
+                let line = failure_line(&spec.id, m);
+                let lines: Vec<String> =
+                    std::iter::once(format!("FAIL {line} ({})", case.case)).chain(detail.iter().cloned()).collect();
+                (entry.verdict, entry.failure, entry.summary) = ("fail", Some(line), detail);
                 crate::junit::Outcome::Failed(format!("{}\n{rerun}", lines.join("\n")))
             }
             Verdict::Pass => {
-                passed += 1;
+                report.passed += 1;
                 crate::junit::Outcome::Passed
             }
             Verdict::Skipped { reason } => {
-                failed += 1;
+                report.failed += 1;
+                (entry.verdict, entry.reason) = ("skipped", Some(reason.clone()));
                 crate::junit::Outcome::Skipped(reason.clone())
             }
         };
+        report.cases.push(entry);
         junit_cases.push(crate::junit::TestCase {
             classname: format!("cases.{}", spec.id.primitive),
             name: format!("{} {} n={} {}", case.case, spec.id.variant, spec.id.size, spec.id.family),
@@ -242,12 +278,38 @@ pub fn run(dir: &Path, max_shown: usize, only: &[String], junit_path: Option<&Pa
             outcome,
         });
     }
+    Ok((report, junit_cases))
+}
+
+/// Runs `cases verify`; Ok(false) on any failure or when no case was
+/// checked. Text: up to `max_shown` failures, each with its summary and
+/// rerun line, then the counts. `json`: one JSON document on stdout
+/// ([`VerifyReport`], every case), the counts line on stderr.
+pub fn run(dir: &Path, max_shown: usize, only: &[String], junit_path: Option<&Path>, json: bool) -> Result<bool> {
+    let (report, junit_cases) = verify_all(dir, only)?;
     if let Some(path) = junit_path {
         crate::junit::write(path, "cases", &junit_cases)?;
     }
-    println!("cases verify: {passed} passed, {failed} failed of {total} cases in {}", dir.display());
-    if total == 0 {
+    if json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        for c in report.cases.iter().filter(|c| c.verdict == "fail").take(max_shown) {
+            println!("FAIL {} ({})", c.failure.as_deref().unwrap_or(""), c.case);
+            c.summary.iter().for_each(|l| println!("     {l}"));
+            println!("     {}", c.rerun);
+        }
+    }
+    let counts = format!(
+        "cases verify: {} passed, {} failed of {} cases in {}",
+        report.passed, report.failed, report.total, report.dir
+    );
+    if json {
+        eprintln!("{counts}");
+    } else {
+        println!("{counts}");
+    }
+    if report.total == 0 {
         eprintln!("cases verify: the index holds no case: nothing was checked");
     }
-    Ok(failed == 0 && total > 0)
+    Ok(report.failed == 0 && report.total > 0)
 }

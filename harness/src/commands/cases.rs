@@ -32,6 +32,10 @@ pub enum CasesAction {
         /// Also write a JUnit XML report (one test case per case) to this path.
         #[arg(long, value_name = "PATH")]
         junit: Option<PathBuf>,
+        /// Print one JSON document on stdout (the counts and every checked case with its
+        /// verdict, failure line, mismatch summary and rerun line); the counts line goes to stderr.
+        #[arg(long)]
+        json: bool,
     },
     /// Print, as JSON, what `check` does beyond one run (the two poisons and the schedule
     /// perturbation) for a runner that calls the user's code itself.
@@ -93,8 +97,8 @@ impl From<&ExportArgs> for crate::cases::export::ExportOptions {
 pub fn run(args: &CasesArgs) -> anyhow::Result<bool> {
     match &args.action {
         CasesAction::Export(export) => crate::cases::export::run(&export.into()),
-        CasesAction::Verify { dir, max_failures_shown, cases, junit } => {
-            crate::cases::verify::run(dir, *max_failures_shown, cases, junit.as_deref())
+        CasesAction::Verify { dir, max_failures_shown, cases, junit, json } => {
+            crate::cases::verify::run(dir, *max_failures_shown, cases, junit.as_deref(), *json)
         }
         CasesAction::Defences(d) => {
             let defences = crate::check::defences::defences(d.arch.as_deref(), d.sm_count, d.cases);
