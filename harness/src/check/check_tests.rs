@@ -283,3 +283,29 @@ fn the_plan_line_says_what_a_check_will_visit() {
     assert!(line.contains("stops at the first failing case") && line.contains("about 1 s if it passes"), "{line}");
     assert!(plan_line(&cases, None).contains("runs every case"));
 }
+
+/// A softmax manifest whose launch geometry is `grid` and `block`.
+fn softmax_manifest(grid: &str, block: &str) -> Result<Manifest, ManifestError> {
+    let dir = folder();
+    let text = format!(
+        "primitive = \"softmax\"\ncontract = \"rows.f32\"\n[module]\nptx = \"k.ptx\"\n[[launch]]\nkernel = \"scan3\"\n\
+         args = [\"in\", \"out\", \"n\"]\ngrid = \"{grid}\"\nblock = \"{block}\"\n"
+    );
+    std::fs::write(dir.join("check.toml"), text).expect("manifest written");
+    load(&dir.join("check.toml"), &BOUNDARY_SIZES, None)
+}
+
+#[test]
+fn a_launch_may_name_the_cases_parameters_and_is_checked_per_case() {
+    use crate::sweep::raw::Value;
+    let manifest = softmax_manifest("rows", "min(cols, 1024)").expect("rows and cols are names of a softmax case");
+    let at = |rows, cols| super::launch::geometry(&manifest, 61_000, &[Value::Int32(rows), Value::Int32(cols)]);
+    assert_eq!(at(61, 1000), Ok(vec![(61, 1000, 0)]));
+    assert_eq!(at(3, 4096), Ok(vec![(3, 1024, 0)]));
+    // A case whose rows make an empty grid fails by name, with its parameters.
+    let e = at(0, 7).unwrap_err();
+    assert_eq!(e, "launch 1 (scan3) grid = 0 at n = 61000 (rows=0, cols=7): a grid must have 1 to 2^31-1 blocks");
+    // A name the contract does not have is refused when the manifest is read, with the names it has.
+    let Err(ManifestError::Parse { at, .. }) = softmax_manifest("segments", "256") else { panic!("refused") };
+    assert!(at.contains("unknown name 'segments' (use n, rows, cols, ceil_div, min or max)"), "{at}");
+}

@@ -1,7 +1,10 @@
 //! Launch-geometry expressions of n: integers, `n`, `+ - * / %`,
 //! parentheses, `ceil_div(a, b)`, `min(a, b)`, `max(a, b)`, with the usual
 //! precedence (`* / %` bind tighter than `+ -`), left to right, evaluated in
-//! 128-bit integers (`/` truncates; division by zero is an error).
+//! 128-bit integers (`/` truncates; division by zero is an error). Where the
+//! caller allows them ([`parse_with`]), the contract's integer parameters
+//! (`rows`, `cols`, `segments`, `bins`) are names too; their values are
+//! known per case ([`Expr::eval_with`]).
 
 use std::fmt;
 
@@ -12,6 +15,8 @@ pub enum Expr {
     Int(i128),
     /// The input size.
     N,
+    /// A parameter of the case (`rows`, `cols`, ...), bound per case.
+    Name(String),
     /// A binary operation.
     Binary(char, Box<Expr>, Box<Expr>),
     /// Negation.
@@ -50,17 +55,24 @@ struct Parser<'a> {
     at: usize,
     text: &'a str,
     depth: usize,
+    names: &'a [&'a str],
 }
 
-/// Parses `text`.
+/// Parses `text`, an expression of n alone.
+#[cfg(test)]
 pub fn parse(text: &str) -> Result<Expr, ParseError> {
+    parse_with(text, &[])
+}
+
+/// Parses `text`, where `names` (the case's integer parameters) may appear beside n.
+pub fn parse_with(text: &str, names: &[&str]) -> Result<Expr, ParseError> {
     if text.chars().count() > MAX_LEN {
         return Err(ParseError {
             column: MAX_LEN + 1,
             message: format!("the expression is longer than {MAX_LEN} characters"),
         });
     }
-    let mut p = Parser { chars: text.chars().collect(), at: 0, text, depth: 0 };
+    let mut p = Parser { chars: text.chars().collect(), at: 0, text, depth: 0, names };
     if p.text.trim().is_empty() {
         return Err(p.error("the expression is empty"));
     }
@@ -163,10 +175,14 @@ impl Parser<'_> {
                 if word == "n" {
                     return Ok(Expr::N);
                 }
+                if self.names.contains(&word.as_str()) && self.peek() != Some('(') {
+                    return Ok(Expr::Name(word));
+                }
                 let Some(name) = FUNCTIONS.into_iter().find(|f| *f == word) else {
+                    let names: String = self.names.iter().map(|n| format!("{n}, ")).collect();
                     return Err(ParseError {
                         column: start + 1,
-                        message: format!("unknown name '{word}' (use n, ceil_div, min or max)"),
+                        message: format!("unknown name '{word}' (use n, {names}ceil_div, min or max)"),
                     });
                 };
                 self.expect('(')?;
@@ -182,15 +198,32 @@ impl Parser<'_> {
 }
 
 impl Expr {
-    /// The value at input size `n`, or why it has none (division by zero, overflow).
+    /// The value at input size `n`, or why it has none (division by zero,
+    /// overflow, a parameter, which has a value only per case).
     pub fn eval(&self, n: usize) -> Result<i128, String> {
+        self.eval_with(n, &|_| None)
+    }
+
+    /// Whether it names a parameter (so its value is known only per case).
+    pub fn names_a_parameter(&self) -> bool {
+        match self {
+            Expr::Name(_) => true,
+            Expr::Int(_) | Expr::N => false,
+            Expr::Neg(e) => e.names_a_parameter(),
+            Expr::Binary(_, a, b) | Expr::Call(_, a, b) => a.names_a_parameter() || b.names_a_parameter(),
+        }
+    }
+
+    /// The value at input size `n` with the parameters `value` gives.
+    pub fn eval_with(&self, n: usize, value: &dyn Fn(&str) -> Option<i128>) -> Result<i128, String> {
         let over = || "the value overflows".to_string();
         Ok(match self {
             Expr::Int(v) => *v,
             Expr::N => n as i128,
-            Expr::Neg(e) => e.eval(n)?.checked_neg().ok_or_else(over)?,
+            Expr::Name(name) => value(name).ok_or_else(|| format!("{name} has a value only per case"))?,
+            Expr::Neg(e) => e.eval_with(n, value)?.checked_neg().ok_or_else(over)?,
             Expr::Binary(op, a, b) => {
-                let (a, b) = (a.eval(n)?, b.eval(n)?);
+                let (a, b) = (a.eval_with(n, value)?, b.eval_with(n, value)?);
                 match op {
                     '+' => a.checked_add(b).ok_or_else(over)?,
                     '-' => a.checked_sub(b).ok_or_else(over)?,
@@ -200,7 +233,7 @@ impl Expr {
                 }
             }
             Expr::Call(name, a, b) => {
-                let (a, b) = (a.eval(n)?, b.eval(n)?);
+                let (a, b) = (a.eval_with(n, value)?, b.eval_with(n, value)?);
                 match *name {
                     "min" => a.min(b),
                     "max" => a.max(b),
@@ -269,5 +302,25 @@ mod tests {
     fn division_by_zero_is_an_error_not_a_panic() {
         assert!(parse("n / (n - 4)").expect("parses").eval(4).is_err());
         assert!(parse("ceil_div(1, n)").expect("parses").eval(0).is_err());
+    }
+
+    #[test]
+    fn parameters_are_names_where_allowed_and_bound_per_case() {
+        let names = ["rows", "cols"];
+        let e = parse_with("ceil_div(rows * cols, 256) + min(rows, n)", &names).expect("parses");
+        assert!(e.names_a_parameter());
+        let bound = |name: &str| match name {
+            "rows" => Some(61),
+            "cols" => Some(1000),
+            _ => None,
+        };
+        assert_eq!(e.eval_with(33, &bound), Ok((61 * 1000 + 255) / 256 + 33));
+        assert_eq!(e.eval(33).unwrap_err(), "rows has a value only per case");
+        assert!(!parse("ceil_div(n, 256)").expect("parses").names_a_parameter());
+        // Where no parameter is allowed, the name is refused with the allowed ones.
+        let refused = parse("rows").unwrap_err();
+        assert_eq!(refused.message, "unknown name 'rows' (use n, ceil_div, min or max)");
+        let listed = parse_with("segs", &names).unwrap_err();
+        assert_eq!(listed.message, "unknown name 'segs' (use n, rows, cols, ceil_div, min or max)");
     }
 }

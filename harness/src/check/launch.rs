@@ -19,6 +19,7 @@
 //!   parameters by value; then the outputs are compared with the model's by
 //!   the contract's rule.
 
+use super::expr::Expr;
 use super::manifest::{at, Arg, Manifest};
 use super::module::Image;
 use super::poison::{fill_pattern, ElementKind, Poison};
@@ -142,15 +143,54 @@ pub fn poison_outputs(gpu: &Gpu, buffers: &mut Buffers, poison: Poison) -> GpuRe
     buffers.outputs.iter_mut().try_for_each(|o| o.poison(gpu, poison))
 }
 
+/// Each launch's (grid, block, shared bytes) for a case of `n` elements and
+/// these parameter values, or why a value is out of its range: an
+/// expression of n alone was checked when the manifest was read, one that
+/// names a parameter (`rows`, `segments`) only now, per case.
+pub fn geometry(manifest: &Manifest, n: usize, params: &[Value]) -> Result<Vec<(u32, u32, u32)>, String> {
+    let contract = manifest.contract;
+    let value = |name: &str| {
+        let k = contract.params.iter().position(|p| p.name == name)?;
+        params.get(k)?.as_int().map(i128::from)
+    };
+    let bound: Vec<String> =
+        contract.params.iter().zip(params).map(|(p, v)| format!("{}={}", p.name, v.to_json())).collect();
+    let field = |i: usize, what: &str, e: &Expr, (low, high, rule): (i128, i128, &str)| -> Result<u32, String> {
+        let launch = &manifest.launches[i];
+        match e.eval_with(n, &value) {
+            Ok(v) if (low..=high).contains(&v) => Ok(v as u32),
+            other => Err(format!(
+                "launch {} ({}) {what} = {} at n = {n} ({}): {rule}",
+                i + 1,
+                launch.kernel,
+                other.map_or_else(|why| format!("undefined ({why})"), |v| v.to_string()),
+                bound.join(", ")
+            )),
+        }
+    };
+    use super::manifest::{BLOCK_RULE, GRID_RULE, MAX_BLOCK, MAX_GRID, MAX_SHARED, SHARED_RULE};
+    (0..manifest.launches.len())
+        .map(|i| {
+            let l = &manifest.launches[i];
+            Ok((
+                field(i, "grid", &l.grid, (1, MAX_GRID, GRID_RULE))?,
+                field(i, "block", &l.block, (1, MAX_BLOCK, BLOCK_RULE))?,
+                field(i, "shared", &l.shared, (0, MAX_SHARED, SHARED_RULE))?,
+            ))
+        })
+        .collect()
+}
+
 /// Enqueues one run of the user's sequence: zeroes the `zero = true`
 /// scratch, then every launch in order (zeroing the scratch each launch
-/// names first). No synchronisation.
+/// names first), with the case's `geometry`. No synchronisation.
 pub fn enqueue(
     gpu: &Gpu,
     manifest: &Manifest,
     loaded: &Loaded,
     buffers: &mut Buffers,
     scratch: &mut Scratch,
+    geometry: &[(u32, u32, u32)],
 ) -> GpuResult<()> {
     let n = buffers.n;
     for (s, buffer) in manifest.scratch.iter().zip(scratch.buffers.iter_mut()) {
@@ -159,15 +199,13 @@ pub fn enqueue(
         }
     }
     let (n64, n32) = (n as u64, n as u32);
-    for (i, (launch, function)) in manifest.launches.iter().zip(&loaded.functions).enumerate() {
+    for (i, ((launch, function), &(grid, block, shared))) in
+        manifest.launches.iter().zip(&loaded.functions).zip(geometry).enumerate()
+    {
         for &z in &launch.zero {
             gpu.memset_bytes(&mut scratch.buffers[z], 0)?;
         }
-        let config = kernels::launch::config(
-            at(&launch.grid, n) as u32,
-            at(&launch.block, n) as u32,
-            at(&launch.shared, n) as u32,
-        );
+        let config = kernels::launch::config(grid, block, shared);
         let views: Vec<_> =
             buffers.outputs.iter().map(|o| o.buffer.slice(o.front..o.front + o.elements * o.dtype.size())).collect();
         let mut builder = gpu.stream().launch_builder(function);
@@ -208,8 +246,12 @@ pub struct RunInputs<'a> {
 /// `poison` first, and compares the outputs (and their guards) with the model's.
 pub fn run_once(gpu: &Gpu, on: &RunInputs, buffers: &mut Buffers, scratch: &mut Scratch, poison: Poison) -> Verdict {
     let (manifest, loaded, case) = (on.manifest, on.loaded, on.case);
+    let geometry = match geometry(manifest, buffers.n, &case.params) {
+        Ok(g) => g,
+        Err(why) => return Verdict::fail("a launch geometry within range", why, "launch geometry"),
+    };
     let ran = poison_outputs(gpu, buffers, poison)
-        .and_then(|_| enqueue(gpu, manifest, loaded, buffers, scratch))
+        .and_then(|_| enqueue(gpu, manifest, loaded, buffers, scratch, &geometry))
         .and_then(|_| gpu.synchronize());
     if let Err(e) = ran {
         return gpu_error(&e);

@@ -149,6 +149,16 @@ pub const DEFAULT_ARCH: &str = "compute_90";
 
 /// The largest block a kernel may be launched with.
 pub const MAX_BLOCK: i128 = 1024;
+/// The rules of the three geometry fields, as errors state them.
+pub const GRID_RULE: &str = "a grid must have 1 to 2^31-1 blocks";
+/// See [`GRID_RULE`].
+pub const BLOCK_RULE: &str = "a block must have 1 to 1024 threads";
+/// See [`GRID_RULE`].
+pub const SHARED_RULE: &str = "dynamic shared memory must be 0 to 227 KiB";
+/// The most blocks a grid's x dimension may have.
+pub const MAX_GRID: i128 = i32::MAX as i128;
+/// The most dynamic shared memory a block may ask for (227 KiB, the H200's opt-in limit).
+pub const MAX_SHARED: i128 = 232_448;
 
 /// Defines are for CUDA sources only, each `NAME` or `NAME=VALUE` with NAME
 /// a C identifier outside `PRIMLAB_` (the prefix of our own tuning policy and
@@ -287,29 +297,16 @@ pub fn load(path: &Path, sizes: &[usize], gpu_arch: Option<&str>) -> Result<Mani
             }
         }
         let field = |what: &str| format!("launch {number} ({}) {what}", l.kernel);
+        // The geometry may name the contract's integer parameters (a block per row).
+        let names: Vec<&str> = contract.params.iter().filter(|p| p.dtype != Dtype::Float32).map(|p| p.name).collect();
+        let parsed = |field: &str, text: &str| parsed_with(field, text, &names);
         let grid = parsed(&field("grid"), &l.grid)?;
-        check_range(
-            &field("grid"),
-            &l.grid,
-            &grid,
-            sizes,
-            1,
-            i128::from(i32::MAX),
-            "a grid must have 1 to 2^31-1 blocks",
-        )?;
+        check_range(&field("grid"), &l.grid, &grid, sizes, 1, MAX_GRID, GRID_RULE)?;
         let block = parsed(&field("block"), &l.block)?;
-        check_range(&field("block"), &l.block, &block, sizes, 1, MAX_BLOCK, "a block must have 1 to 1024 threads")?;
+        check_range(&field("block"), &l.block, &block, sizes, 1, MAX_BLOCK, BLOCK_RULE)?;
         let shared_text = l.shared.clone().unwrap_or_else(|| "0".into());
         let shared = parsed(&field("shared"), &shared_text)?;
-        check_range(
-            &field("shared"),
-            &shared_text,
-            &shared,
-            sizes,
-            0,
-            232_448,
-            "dynamic shared memory must be 0 to 227 KiB",
-        )?;
+        check_range(&field("shared"), &shared_text, &shared, sizes, 0, MAX_SHARED, SHARED_RULE)?;
         let mut zero = Vec::new();
         for z in &l.zero {
             zero.push(scratch.iter().position(|s| &s.name == z).ok_or_else(|| {
@@ -390,7 +387,15 @@ fn argument(name: &str, contract: &Contract, scratch: &[Scratch]) -> Option<Arg>
 }
 
 fn parsed(field: &str, text: &str) -> Result<Expr, ManifestError> {
-    expr::parse(text).map_err(|e| ManifestError::Parse { field: field.into(), expr: text.into(), at: e.to_string() })
+    parsed_with(field, text, &[])
+}
+
+fn parsed_with(field: &str, text: &str, names: &[&str]) -> Result<Expr, ManifestError> {
+    expr::parse_with(text, names).map_err(|e| ManifestError::Parse {
+        field: field.into(),
+        expr: text.into(),
+        at: e.to_string(),
+    })
 }
 
 fn check_range(
@@ -402,6 +407,12 @@ fn check_range(
     high: i128,
     rule: &str,
 ) -> Result<(), ManifestError> {
+    // An expression of the case's parameters has a value only per case: it
+    // is checked against the same range before each case's launches
+    // (`launch::geometry`), and a case outside it fails by name.
+    if e.names_a_parameter() {
+        return Ok(());
+    }
     for &n in sizes {
         let value = match e.eval(n) {
             Ok(v) if (low..=high).contains(&v) => continue,

@@ -32,7 +32,8 @@ use std::time::Instant;
 /// and a share held for a moment changes little while the host's share of
 /// a case, its copies and comparison, grows with n).
 pub fn runs_at(manifest: &Manifest, n: usize) -> Runs {
-    let multi_block = manifest.launches.iter().any(|l| at(&l.grid, n) > 1);
+    // A grid of the case's parameters (a block per row) is taken to have several blocks.
+    let multi_block = manifest.launches.iter().any(|l| l.grid.names_a_parameter() || at(&l.grid, n) > 1);
     Runs { repeat: true, perturb: multi_block && n <= PERTURB_MAX_LEN }
 }
 

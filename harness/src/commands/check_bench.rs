@@ -112,7 +112,9 @@ fn time_all(gpu: &Gpu, manifest: &Manifest, loaded: &Loaded, rows: &mut Vec<Row>
         let mut buffers = launch::prepare(gpu, manifest, &case, n)?;
         let mut scratch = launch::Scratch::default();
         scratch.prepare(gpu, manifest, n, false)?;
-        let user_us = median(&timer, gpu, || launch::enqueue(gpu, manifest, loaded, &mut buffers, &mut scratch))?;
+        let geometry = launch::geometry(manifest, n, &case.params).map_err(anyhow::Error::msg)?;
+        let user_us =
+            median(&timer, gpu, || launch::enqueue(gpu, manifest, loaded, &mut buffers, &mut scratch, &geometry))?;
         drop(buffers);
         let ours = match case.inputs.first() {
             Some(Array::Int32(input)) => time_ours(&timer, gpu, manifest, input)?,
