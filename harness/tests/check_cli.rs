@@ -43,3 +43,32 @@ fn the_binary_finds_the_nvrtc_that_make_installed_without_any_environment_variab
     assert!(output.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&output.stderr));
     assert!(stdout.contains("is valid: scan exclusive.i32"), "{stdout}");
 }
+
+#[test]
+fn format_json_puts_one_document_on_stdout_and_every_other_line_on_stderr() {
+    let manifest = format!("{}/../examples/check/reduce_ptx/check.toml", env!("CARGO_MANIFEST_DIR"));
+    let output = Command::new(env!("CARGO_BIN_EXE_harness"))
+        .args(["check", "--manifest", &manifest, "--sizes", "33,4099", "--validate-only", "--format", "json"])
+        .output()
+        .expect("the harness runs");
+    let (stdout, stderr) = (String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+    assert_eq!(output.status.code(), Some(0), "{stdout}\n{stderr}");
+    let document: serde_json::Value = serde_json::from_str(&stdout).expect("stdout is one JSON document");
+    assert_eq!(document["valid"], true);
+    assert_eq!((document["primitive"].as_str(), document["contract"].as_str()), (Some("reduce"), Some("sum.i32")));
+    assert_eq!(document["sizes"], serde_json::json!([33, 4099]));
+    assert!(stderr.contains("is valid: reduce sum.i32"), "the person's lines went to stderr: {stderr}");
+    // A full check on a machine without a GPU: the reason on stderr, nothing on stdout, exit 2.
+    let output = Command::new(env!("CARGO_BIN_EXE_harness"))
+        .args(["check", "--manifest", &manifest, "--sizes", "33", "--seed", "1", "--format", "json"])
+        .output()
+        .expect("the harness runs");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    if !stderr.contains("check: cannot run: no GPU (") {
+        let document: serde_json::Value = serde_json::from_slice(&output.stdout).expect("the receipt on stdout");
+        assert_eq!(document["kind"], "check", "a GPU is present: stdout holds the check's receipt");
+        return;
+    }
+    assert_eq!(output.status.code(), Some(2));
+    assert!(output.stdout.is_empty(), "no document when nothing ran: {}", String::from_utf8_lossy(&output.stdout));
+}

@@ -59,6 +59,22 @@ pub struct CheckOptions {
     pub maxfail: Option<usize>,
     /// Also the large-offset size past 2^31, every data family there.
     pub deep: bool,
+    /// Print the receipt as one JSON document on stdout; every other line goes to stderr.
+    pub json: bool,
+}
+
+/// Whether stdout carries the JSON document (`check --format json`): set
+/// once by [`run`] in the parent process (workers and the sanitizer child
+/// keep their own stdout protocol).
+static DOCUMENT_ON_STDOUT: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// A line for a person: on stdout, or on stderr when stdout carries the JSON document.
+pub fn say(line: &str) {
+    if DOCUMENT_ON_STDOUT.load(std::sync::atomic::Ordering::Relaxed) {
+        eprintln!("{line}");
+    } else {
+        println!("{line}");
+    }
 }
 
 /// Times the user's kernel for `check --bench` (the bench's timing,
@@ -116,7 +132,7 @@ fn load_manifest(
     });
     let (manifest, sizes, unlaunchable) = extra_sizes::load_launchable(&args.manifest, sizes, arch.as_deref())?;
     if args.worker_from.is_none() {
-        unlaunchable.iter().for_each(|line| println!("check: {line}"));
+        unlaunchable.iter().for_each(|line| say(&format!("check: {line}")));
     }
     Ok((manifest, sizes))
 }
@@ -131,14 +147,26 @@ pub fn run(args: &CheckOptions, timer: Option<&UserTimer>) -> Result<bool> {
     if let Some(from) = args.worker_from {
         return worker::run(args, seed, sizes, from);
     }
+    DOCUMENT_ON_STDOUT.store(args.json && !args.sanitize_child, std::sync::atomic::Ordering::Relaxed);
     let gpu = open_gpu(args);
     let (manifest, sizes) = load_manifest(args, sizes, gpu.as_ref().ok())?;
     let statics = if args.sanitize_child { static_pass::StaticReport::default() } else { static_pass::run(&manifest) };
     if !args.sanitize_child {
         print_validated(args, &manifest);
-        statics.lines().iter().for_each(|line| println!("check: {line}"));
+        statics.lines().iter().for_each(|line| say(&format!("check: {line}")));
     }
     if args.validate_only {
+        if args.json {
+            let document = serde_json::json!({
+                "manifest": args.manifest.display().to_string(),
+                "valid": true,
+                "primitive": manifest.primitive.name(),
+                "contract": manifest.contract.name,
+                "sizes": sizes,
+                "static_findings": statics.json(),
+            });
+            println!("{}", serde_json::to_string_pretty(&document)?);
+        }
         return Ok(true);
     }
     let gpu = match gpu {
@@ -149,26 +177,24 @@ pub fn run(args: &CheckOptions, timer: Option<&UserTimer>) -> Result<bool> {
         }
     };
     let fitted = extra_sizes::fit_memory(&manifest, &sizes, gpu.info().total_memory);
-    fitted.notes.iter().chain(&fitted.skipped).for_each(|line| println!("check: {line}"));
+    fitted.notes.iter().chain(&fitted.skipped).for_each(|line| say(&format!("check: {line}")));
     let sizes = fitted.sizes;
     crate::sweep::check_sizes(&sizes, Some(gpu.info().total_memory))?;
     if args.sanitize_child {
         return worker::run_sanitize_child(&gpu, &manifest, seed, &sizes);
     }
-    println!("check: seed {seed:#x}, sizes {sizes:?} on {} (rerun with --seed {seed:#x})", gpu.info().name);
+    say(&format!("check: seed {seed:#x}, sizes {sizes:?} on {} (rerun with --seed {seed:#x})", gpu.info().name));
     let planned = catalogue::cases(
         &crate::sweep::SweepPlan::of_primitive(manifest.primitive, &sizes, seed),
         &manifest,
         args.deep,
     );
-    println!("check: {}", plan_line(&planned, args.maxfail));
+    say(&format!("check: {}", plan_line(&planned, args.maxfail)));
     // The static pass's failures count towards --maxfail: the first failure
     // is known before any case runs.
     let left = args.maxfail.map(|m| m.saturating_sub(statics.failures()));
     let results = if left == Some(0) {
-        println!(
-            "check: stopped: the divergence pass failed the kernel before any case ran (--maxfail N or --all runs the cases too)"
-        );
+        say("check: stopped: the divergence pass failed the kernel before any case ran (--maxfail N or --all runs the cases too)");
         Vec::new()
     } else {
         worker::supervise(&CheckOptions { maxfail: left, ..args.clone() }, seed, &sizes)?
@@ -186,7 +212,7 @@ struct Ran {
 }
 
 fn print_validated(args: &CheckOptions, manifest: &Manifest) {
-    println!(
+    say(&format!(
         "check: {} is valid: {} {} ({}), module {}{}, {} launch(es), {} scratch buffer(s)",
         args.manifest.display(),
         manifest.primitive,
@@ -196,7 +222,7 @@ fn print_validated(args: &CheckOptions, manifest: &Manifest) {
         manifest.module.defines.iter().map(|d| format!(" -D{d}")).collect::<String>(),
         manifest.launches.len(),
         manifest.scratch.len()
-    );
+    ));
 }
 
 /// What a check will visit, said before it starts: the cases, their sizes
@@ -240,26 +266,24 @@ fn finish(
     let not_run = results.iter().filter(|r| matches!(r.verdict, Verdict::Skipped { .. })).count();
     let passed = results.len() - failed - not_run;
     let not_run_text = if not_run > 0 { format!(", {not_run} could not run") } else { String::new() };
-    println!("check: {passed} passed, {failed} failed{not_run_text} of {} cases (seed {seed:#x})", results.len());
+    say(&format!("check: {passed} passed, {failed} failed{not_run_text} of {} cases (seed {seed:#x})", results.len()));
     if static_failures > 0 {
-        println!(
+        say(&format!(
             "check: and the divergence pass failed the kernel at {static_failures} collective(s) (the FAIL divergence lines above)"
-        );
+        ));
     }
     let stopped = results.len() < planned;
     if stopped && !results.is_empty() {
-        println!(
+        say(&format!(
             "check: stopped after {failed} failing case(s): {} of the {planned} cases ran; --all runs every case",
             results.len()
-        );
+        ));
     }
     let out = report::out_dir(args.out.as_deref(), &args.manifest);
     report::claim(&out)?;
     let sanitized = match (args.sanitize, stopped) {
         (true, true) => {
-            println!(
-                "check: the sanitizer runs are left out: the cases failed (--all runs them all, then the sanitizers)"
-            );
+            say("check: the sanitizer runs are left out: the cases failed (--all runs them all, then the sanitizers)");
             None
         }
         (true, false) => Some(sanitize::run(manifest, seed, &out)?),
@@ -307,11 +331,15 @@ fn finish(
         crate::junit::write(path, "check", &cases)?;
     }
     let receipt = out.join("receipt.json");
-    Receipt::new("check", MachineInfo::collect(gpu), tally, details).save(&receipt)?;
+    let document = Receipt::new("check", MachineInfo::collect(gpu), tally, details);
+    document.save(&receipt)?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&document)?);
+    }
     let text = summary::markdown(manifest, seed, results, sanitized.as_ref(), timed.as_ref(), ok)
         + &summary::static_section(&ran.statics);
     let summary_path = report::write(&out, "summary.md", &text)?;
-    println!("check: receipt {} and summary {}", receipt.display(), summary_path.display());
+    say(&format!("check: receipt {} and summary {}", receipt.display(), summary_path.display()));
     if results.is_empty() && static_failures == 0 {
         eprintln!("check: nothing was checked");
     }
@@ -322,7 +350,7 @@ fn finish(
         ))
         .into());
     }
-    println!("check: {}", if ok { "PASS" } else { "FAIL" });
+    say(&format!("check: {}", if ok { "PASS" } else { "FAIL" }));
     Ok(ok)
 }
 

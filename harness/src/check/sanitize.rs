@@ -51,7 +51,7 @@ pub fn sanitizer_specs(manifest: &Manifest, sizes: &[usize], seed: u64) -> Vec<r
 fn chosen_sizes(manifest: &Manifest) -> Vec<usize> {
     let chosen = extra_sizes::manifest_sanitizer_sizes(manifest);
     for s in &chosen {
-        println!("check --sanitize: n = {}: {}", s.n, s.why);
+        super::say(&format!("check --sanitize: n = {}: {}", s.n, s.why));
     }
     chosen.iter().map(|s| s.n).collect()
 }
@@ -122,7 +122,7 @@ pub fn run(manifest: &Manifest, seed: u64, out: &Path) -> Result<Sanitized> {
         let tool_clean = report.problems.is_empty() && tally.tool_dirty.is_empty() && !report.cases.is_empty();
         clean &= tool_clean && tally.wrong.is_empty();
         let line = tool_line(tool, &report.cases, &report.problems, &tally, &outcome.log);
-        println!("check --sanitize: {line}");
+        super::say(&format!("check --sanitize: {line}"));
         lines.push(line);
         tools.push(serde_json::json!({
             "tool": tool.name(),

@@ -1,8 +1,20 @@
 //! `harness check`: its options, handed to the check runner (`crate::check`)
 //! as plain values, with `--bench`'s timing composed here (`check_bench`).
 
-use clap::Args;
+use clap::{Args, ValueEnum};
 use std::path::PathBuf;
+
+/// What `harness check` puts on stdout.
+#[non_exhaustive]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
+pub enum CheckFormat {
+    /// Lines for a person.
+    #[default]
+    Text,
+    /// The receipt as one JSON document (with --validate-only: the manifest's validation);
+    /// every other line goes to stderr.
+    Json,
+}
 
 /// Options of `harness check`.
 #[derive(Debug, Args)]
@@ -45,6 +57,9 @@ pub struct CheckArgs {
     /// Validate the manifest (and compile its module) without running anything.
     #[arg(long)]
     pub validate_only: bool,
+    /// What stdout carries: text, or the receipt as one JSON document (messages go to stderr).
+    #[arg(long, value_enum, default_value_t = CheckFormat::Text)]
+    pub format: CheckFormat,
     /// Internal: the compute-sanitizer child (sanitizer sizes, one family, case markers).
     #[arg(long, hide = true)]
     pub sanitize_child: bool,
@@ -69,6 +84,7 @@ impl From<&CheckArgs> for crate::check::CheckOptions {
             worker_from: args.worker_from,
             maxfail: (!args.all).then_some(args.maxfail as usize),
             deep: args.deep,
+            json: args.format == CheckFormat::Json,
         }
     }
 }

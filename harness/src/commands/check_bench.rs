@@ -121,12 +121,12 @@ fn time_all(gpu: &Gpu, manifest: &Manifest, loaded: &Loaded, rows: &mut Vec<Row>
             _ => None,
         };
         let ours_us = ours.map(|(us, _)| us);
-        println!(
+        crate::check::say(&format!(
             "check --bench: n = {n} ({}): yours {user_us:.1} us, ours ({}) {}",
             spec.id.size,
             ours.map(|(_, picked)| picked.to_string()).unwrap_or_else(|| ours_name(manifest.primitive)),
             ours_us.map(|u| format!("{u:.1} us")).unwrap_or_else(|| "not timed".into())
-        );
+        ));
         rows.push(Row { n, user_us, ours_us, cub_us: None });
     }
     Ok(())
@@ -147,7 +147,7 @@ pub fn run(gpu: &Gpu, manifest: &Manifest, loaded: &Loaded) -> Timed {
     for row in &mut rows {
         row.cub_us = cub.at(row.n);
     }
-    println!("check --bench: CUB {}", cub.status);
+    crate::check::say(&format!("check --bench: CUB {}", cub.status));
     let ours = ours_name(manifest.primitive);
     let json = serde_json::json!({
         "protocol": format!("cold: {WARMUPS} warm-ups, median of {CALLS} calls, one event pair per call"),
