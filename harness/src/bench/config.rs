@@ -91,6 +91,19 @@ impl Protocol {
         super::sampling::StopRule::new(max_samples, self.min_samples, self.max_noise, self.max_time_s)
     }
 
+    /// Whether a record's count adapts to its noise (`--max-noise` or `--max-time`).
+    pub fn adaptive(&self) -> bool {
+        self.max_noise.is_some() || self.max_time_s.is_some()
+    }
+
+    /// The most timed calls for an entry of `elements` elements, before any
+    /// budget cap: the protocol's count, times the adaptive ceiling when the
+    /// count adapts.
+    pub fn most_for(&self, elements: usize) -> usize {
+        let factor = if self.adaptive() { super::sampling::ADAPTIVE_CEILING_FACTOR } else { 1 };
+        self.iters_for(elements) * factor
+    }
+
     /// Timed calls for an entry of `elements` elements, before any budget cap.
     pub fn iters_for(&self, elements: usize) -> usize {
         if elements >= LARGE_ELEMENTS {
@@ -143,13 +156,7 @@ impl BenchConfig {
             sizes_log2,
             row_shapes,
             segment_lens,
-            protocol: Protocol {
-                hot: args.hot,
-                min_samples: args.min_samples,
-                max_noise: args.max_noise,
-                max_time_s: args.max_time,
-                ..Protocol::new(args.quick)
-            },
+            protocol: sampling_of(args),
             primitives: args.primitives.iter().map(|p| p.name().to_string()).collect(),
             crossover: args.crossover || (!args.quick && args.primitives.is_empty()),
             baselines: !args.no_baselines,
@@ -169,6 +176,23 @@ impl BenchConfig {
     /// Whether `primitive` is selected (no filter selects all).
     pub fn wants(&self, primitive: &str) -> bool {
         self.primitives.is_empty() || self.primitives.iter().any(|p| p == primitive)
+    }
+}
+
+/// The protocol `args` asks for. A full run samples adaptively by default
+/// (a noise target of [`super::sampling::DEFAULT_MAX_NOISE`] and a time limit of
+/// [`super::sampling::DEFAULT_MAX_TIME_S`] per record, each replaced by its
+/// option); `--fixed-count` and `--quick` keep the fixed count unless an
+/// adaptive option is given.
+fn sampling_of(args: &BenchOptions) -> Protocol {
+    let defaults = !args.quick && !args.fixed_count;
+    let or_default = |given: Option<f64>, default: f64| given.or(defaults.then_some(default));
+    Protocol {
+        hot: args.hot,
+        min_samples: args.min_samples,
+        max_noise: or_default(args.max_noise, super::sampling::DEFAULT_MAX_NOISE),
+        max_time_s: or_default(args.max_time, super::sampling::DEFAULT_MAX_TIME_S),
+        ..Protocol::new(args.quick)
     }
 }
 
@@ -212,11 +236,14 @@ pub struct BenchOptions {
     /// --max-time is given, capped at the protocol's count).
     pub min_samples: Option<usize>,
     /// Adaptive sampling: stop a record once its median's 95 % interval is within this much of
-    /// the median (3% or 0.03: the "±" of the report); at most the protocol's count of calls.
+    /// the median (3% or 0.03: the "±" of the report); at most twice the protocol's count of calls.
     pub max_noise: Option<f64>,
     /// Adaptive sampling: stop a record's timed calls after this many seconds (once the
     /// minimum is taken). Each record says why it stopped.
     pub max_time: Option<f64>,
+    /// Time a fixed count per record (the protocol's), not adaptively: a full
+    /// run's default is adaptive.
+    pub fixed_count: bool,
     /// Also write every record as CSV (one row each) to this path.
     pub csv: Option<PathBuf>,
     /// What stdout carries: text, or one JSON summary of every record (messages go to stderr).
@@ -241,6 +268,7 @@ impl Default for BenchOptions {
             min_samples: None,
             max_noise: None,
             max_time: None,
+            fixed_count: false,
             csv: None,
             format: export::OutputFormat::Text,
         }
@@ -253,6 +281,26 @@ mod tests {
 
     fn args(quick: bool) -> BenchOptions {
         BenchOptions { quick, ..BenchOptions::default() }
+    }
+
+    #[test]
+    fn a_full_run_samples_adaptively_by_default_and_a_quick_or_fixed_one_does_not() {
+        use crate::bench::sampling::{ADAPTIVE_CEILING_FACTOR, DEFAULT_MAX_NOISE, DEFAULT_MAX_TIME_S};
+        let full = BenchConfig::from_args(&args(false)).protocol;
+        assert_eq!((full.max_noise, full.max_time_s), (Some(DEFAULT_MAX_NOISE), Some(DEFAULT_MAX_TIME_S)));
+        assert_eq!(full.most_for(1 << 20), 200 * ADAPTIVE_CEILING_FACTOR);
+        assert_eq!(full.most_for(1 << 28), 30 * ADAPTIVE_CEILING_FACTOR);
+        let fixed = BenchConfig::from_args(&BenchOptions { fixed_count: true, ..args(false) }).protocol;
+        assert!(!fixed.adaptive());
+        assert_eq!(fixed.most_for(1 << 20), 200);
+        let quick = BenchConfig::from_args(&args(true)).protocol;
+        assert!(!quick.adaptive());
+        assert_eq!(quick.most_for(1 << 28), 10);
+        // A given option replaces its default and leaves the other's.
+        let given = BenchConfig::from_args(&BenchOptions { max_noise: Some(0.02), ..args(false) }).protocol;
+        assert_eq!((given.max_noise, given.max_time_s), (Some(0.02), Some(DEFAULT_MAX_TIME_S)));
+        let quick_given = BenchConfig::from_args(&BenchOptions { max_time: Some(1.0), ..args(true) }).protocol;
+        assert_eq!((quick_given.max_noise, quick_given.max_time_s, quick_given.most_for(1 << 20)), (None, Some(1.0), 40));
     }
 
     #[test]

@@ -247,8 +247,8 @@ fn stop_reasons(details: &BenchDetails) -> String {
     let rule = match (p.max_noise, p.max_time_s) {
         (None, None) => "a fixed count".to_string(),
         (noise, time) => format!(
-            "adaptive: at least {} calls, then until the median's interval is within {} or {} of timing",
-            p.min_samples.map_or("the default".to_string(), |m| m.to_string()),
+            "adaptive: at least {} calls, then until the median's interval is within {} or {} of timing, at most twice the fixed count",
+            p.min_samples.unwrap_or(super::sampling::DEFAULT_MIN_SAMPLES),
             noise.map_or("(no target)".to_string(), |n| format!("±{:.1} %", 100.0 * n)),
             time.map_or("(no limit)".to_string(), |t| format!("{t} s"))
         ),

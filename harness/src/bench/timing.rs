@@ -130,7 +130,7 @@ pub fn summarize(samples_us: &[f64]) -> Option<(f64, f64, f64)> {
 /// the protocol's count, lowered to what fits the budget but not below
 /// `min_iters`; and a note when lowered.
 pub fn capped_iters(protocol: &Protocol, elements: usize, per_call_s: f64) -> (usize, Option<String>) {
-    let wanted = protocol.iters_for(elements);
+    let wanted = protocol.most_for(elements);
     if per_call_s.is_nan() || per_call_s <= 0.0 || per_call_s * wanted as f64 <= protocol.entry_budget_s {
         return (wanted, None);
     }

@@ -57,13 +57,18 @@ pub struct BenchArgs {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(usize))]
     pub min_samples: Option<usize>,
     /// Adaptive sampling: stop a record once its median's 95 % interval is within this much of
-    /// the median (3% or 0.03: the "±" of the report); at most the protocol's count of calls.
+    /// the median (3% or 0.03: the "±" of the report); at most twice the protocol's count of calls.
     #[arg(long, value_name = "PERCENT", value_parser = crate::bench::export::parse_fraction)]
     pub max_noise: Option<f64>,
     /// Adaptive sampling: stop a record's timed calls after this many seconds (once the
     /// minimum is taken). Each record says why it stopped.
     #[arg(long, visible_alias = "timeout", value_name = "SECONDS", value_parser = crate::grammar::parse_seconds)]
     pub max_time: Option<f64>,
+    /// Time the protocol's fixed count per record (200 calls below 2^24 elements, 30 from
+    /// there; --quick 20 / 10) instead of sampling adaptively, a full run's default (a ±0.5 %
+    /// noise target and 2 s per record, up to twice the fixed count).
+    #[arg(long, conflicts_with_all = ["min_samples", "max_noise", "max_time"])]
+    pub fixed_count: bool,
     /// Also write every record as CSV (one row each) to this path.
     #[arg(long, value_name = "PATH")]
     pub csv: Option<PathBuf>,
@@ -89,6 +94,7 @@ impl From<&BenchArgs> for BenchOptions {
             min_samples: args.min_samples,
             max_noise: args.max_noise,
             max_time: args.max_time,
+            fixed_count: args.fixed_count,
             csv: args.csv.clone(),
             format: args.format,
         }
