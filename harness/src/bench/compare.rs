@@ -320,6 +320,17 @@ fn gate_word(s: &Summary) -> &'static str {
     }
 }
 
+/// What one receipt per side cannot show, printed under every comparison.
+/// Rule: a record's time may sit in a mode that holds for its whole process
+/// (measured on the H200, receipts/speed-gate/2026-12-03: the exclusive scan
+/// at 2^20 ran at 12.2 us in two processes of unchanged code and 14.5 us in
+/// four), and a receipt's interval only sees the calls of its own process;
+/// `bench ab` times fresh processes of both builds in every round.
+const PROCESS_MODES: &str = "One receipt per side: a record's time can sit in a mode that holds for its whole \
+     process (up to 25 % apart at 2^10 to 2^24 on the H200 for unchanged code), which no receipt's interval shows. \
+     A REGRESSION here is a lead; confirm it with `harness bench ab OLD_BINARY NEW_BINARY`, the merge gate \
+     (rounds of fresh processes of both builds).";
+
 /// The summary lines printed before any table: the counts, the gate's
 /// verdict, and what the verdicts are judged on.
 fn summary_text(s: &Summary, threshold: f64, basis: Basis, drift_measured: bool) -> String {
@@ -355,7 +366,7 @@ fn summary_text(s: &Summary, threshold: f64, basis: Basis, drift_measured: bool)
     };
     format!(
         "{} records of ours in both: {} faster, {} slower, {} REGRESSION, {} within noise, {} UNJUDGED; geometric \
-         mean new / old {:.3}. {} timed only in OLD, {} only in NEW.\n{gate}\n{basis_note}\n",
+         mean new / old {:.3}. {} timed only in OLD, {} only in NEW.\n{gate}\n{basis_note}\n{PROCESS_MODES}\n",
         s.matched, s.faster, s.slower, s.regressions, s.within_noise, s.unjudged, s.geomean, s.only_old, s.only_new
     )
 }
@@ -767,9 +778,10 @@ mod tests {
         let (comparisons, _, _) = compare(&records_of(&old).unwrap(), &records_of(&new).unwrap(), 0.03, REFERENCES);
         let s1 = comparisons.iter().find(|c| c.label.contains("s1")).unwrap();
         assert_eq!(s1.change, Change::Regression);
-        assert!(
-            render(&comparisons, 0, 0, &options(0.03)).contains("gate: FAIL: 1 record(s) slower by more than 3.0 %")
-        );
+        let text = render(&comparisons, 0, 0, &options(0.03));
+        assert!(text.contains("gate: FAIL: 1 record(s) slower by more than 3.0 %"), "{text}");
+        // Every comparison says what one receipt per side cannot show, and names the gate that can.
+        assert!(text.contains("One receipt per side") && text.contains("harness bench ab"), "{text}");
     }
 
     #[test]

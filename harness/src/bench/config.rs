@@ -300,7 +300,10 @@ mod tests {
         let given = BenchConfig::from_args(&BenchOptions { max_noise: Some(0.02), ..args(false) }).protocol;
         assert_eq!((given.max_noise, given.max_time_s), (Some(0.02), Some(DEFAULT_MAX_TIME_S)));
         let quick_given = BenchConfig::from_args(&BenchOptions { max_time: Some(1.0), ..args(true) }).protocol;
-        assert_eq!((quick_given.max_noise, quick_given.max_time_s, quick_given.most_for(1 << 20)), (None, Some(1.0), 40));
+        assert_eq!(
+            (quick_given.max_noise, quick_given.max_time_s, quick_given.most_for(1 << 20)),
+            (None, Some(1.0), 40)
+        );
     }
 
     #[test]
