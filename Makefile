@@ -17,7 +17,7 @@ define step
 	@echo "==> $(1)"; $(2) || { rc=$$?; echo "make $@: FAILED at step '$(1)' (exit $$rc): $(2)" >&2; exit $$rc; }
 endef
 
-.PHONY: setup system-deps toolchain python-test-deps verify sweep sanitize mutants bench report fixtures gpu-receipts build-release python
+.PHONY: setup system-deps toolchain python-test-deps verify sweep sanitize mutants bench report fixtures gpu-receipts build-release python cccl
 
 # Set-up, each part once per make run: system packages and the toolchain are
 # checks that install nothing when all is there; NVRTC is installed only
@@ -65,6 +65,11 @@ report: setup
 
 build-release: setup
 	cargo build --release -p harness
+
+# The pinned CCCL release (CUB 3.5.0) for the CUB baseline, into .cccl/ (once):
+# carry .cccl/*.whl to the GPU machine with the binary.
+cccl: | system-deps
+	$(call step,setup: CCCL headers,scripts/install_cccl.sh)
 
 # The primlab wheel (python/pyproject.toml): the Python package and a release
 # build of the harness binary, into target/wheels/. maturin is installed into

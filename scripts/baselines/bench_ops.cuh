@@ -152,6 +152,109 @@ static void op_reduce_f32(Bench& b, SizeInputs& in) {
   CK(cudaFree(out));
 }
 
+// CUB's reproducible float sum: the same bits on every GPU (`gpu_to_gpu` determinism, a
+// reproducible-accumulator algorithm, not correctly rounded), the peer a user weighs our
+// correctly rounded sum against. Only the single-phase overload takes the determinism
+// requirement (in its `env`, beside the stream), and it sizes and allocates its own temporary
+// storage inside the call, so the timed region holds that allocation. The overload is in CCCL
+// 3.5.0 and not in 3.0.1 (CUDA 13.0's own); the releases between were not tried, so it is
+// compiled from 3.5.0 on and otherwise reported absent.
+#if CCCL_VERSION >= 3005000
+#define CUB_BENCH_HAS_GPU_TO_GPU 1
+static void op_reduce_f32_gpu_to_gpu(Bench& b, SizeInputs& in) {
+  Result r = start_record("cub_reduce_sum_f32_gpu_to_gpu", in.n, 4.0 * in.n,
+                          in.xf.policy(),
+                          "one cub::DeviceReduce::Sum call over float*, float output, env = (the stream, "
+                          "require(determinism::gpu_to_gpu)); CUB allocates its temporary storage inside the call");
+  const int n = static_cast<int>(in.n);
+  float* out = nullptr;
+  CK(cudaMalloc(&out, sizeof *out));
+  r.params.kv("determinism", jstr("gpu_to_gpu")).kv("num_items_type", jstr("int"));
+  poison(out, 1, b.stream);
+  const auto env = ::cuda::std::execution::env{
+      ::cuda::stream_ref{b.stream}, ::cuda::execution::require(::cuda::execution::determinism::gpu_to_gpu)};
+  auto launch = [&] { CK(cub::DeviceReduce::Sum(in.xf.next(), out, n, env)); };
+  auto check = [&](std::string& why, std::string& what) {
+    const double got = to_host(out, 1)[0];
+    double exact = 0, err = 0, tol = 0;
+    const bool ok = within_f32_bound(in.hf, 0, in.n, got, exact, err, tol);
+    what = fmt("|got - exact| = %.3g <= n * 2^-24 * sum|x| = %.3g", err, tol);
+    if (!ok) why = fmt("sum %.9g, exact %.17g, |err| %.3g > tol %.3g", got, exact, err, tol);
+    return ok;
+  };
+  b.run(r, launch, check);
+  CK(cudaFree(out));
+  b.emit(r);
+}
+#endif
+
+// CUB's same-type exclusive scans (int -> int, float -> float): what a user who needs no wider
+// output compares with; 8n logical bytes. The int check wraps as two's complement (the
+// inputs' prefix sums stay far inside int32 here, but the rule is CUB's own arithmetic); the
+// float check bounds every prefix by i * 2^-24 * sum|x[0..i)| (any order of i additions).
+static void op_scan_same_type_i32(Bench& b, SizeInputs& in) {
+  Result r = start_record("cub_exclusive_scan_i32", in.n, 8.0 * in.n, in.xi.policy(),
+                          "one cub::DeviceScan::ExclusiveSum call, int* in, int* out (temp storage preallocated)");
+  const int n = static_cast<int>(in.n);
+  int* out = nullptr;
+  CK(cudaMalloc(&out, std::max<size_t>(in.n, 1) * sizeof *out));
+  auto call = [&](void* temp, size_t& temp_bytes, auto* x) {
+    return cub::DeviceScan::ExclusiveSum(temp, temp_bytes, x, out, n, b.stream);
+  };
+  auto setup = [&](size_t temp_bytes) {
+    r.params.kv("temp_storage_bytes", jint(static_cast<long long>(temp_bytes))).kv("num_items_type", jstr("int"));
+    poison(out, in.n, b.stream);
+  };
+  auto check = [&](std::string& why, std::string& what) {
+    what = "exact (int32, wrapping), every output";
+    std::vector<int> h = to_host(out, in.n);
+    uint32_t run = 0;
+    for (size_t i = 0; i < in.n; ++i) {
+      const int expect = static_cast<int>(run);
+      if (h[i] != expect) {
+        why = fmt("out[%zu] = %d, expected %d", i, h[i], expect);
+        return false;
+      }
+      run += static_cast<uint32_t>(in.hi[i]);
+    }
+    return true;
+  };
+  run_cub(b, r, in.xi, call, setup, check);
+  CK(cudaFree(out));
+}
+
+static void op_scan_same_type_f32(Bench& b, SizeInputs& in) {
+  Result r = start_record("cub_exclusive_scan_f32", in.n, 8.0 * in.n, in.xf.policy(),
+                          "one cub::DeviceScan::ExclusiveSum call, float* in, float* out (temp storage preallocated)");
+  const int n = static_cast<int>(in.n);
+  float* out = nullptr;
+  CK(cudaMalloc(&out, std::max<size_t>(in.n, 1) * sizeof *out));
+  auto call = [&](void* temp, size_t& temp_bytes, auto* x) {
+    return cub::DeviceScan::ExclusiveSum(temp, temp_bytes, x, out, n, b.stream);
+  };
+  auto setup = [&](size_t temp_bytes) {
+    r.params.kv("temp_storage_bytes", jint(static_cast<long long>(temp_bytes))).kv("num_items_type", jstr("int"));
+    poison(out, in.n, b.stream);
+  };
+  auto check = [&](std::string& why, std::string& what) {
+    what = "every output within i * 2^-24 * sum|x[0..i)| of the exact prefix";
+    std::vector<float> h = to_host(out, in.n);
+    double exact = 0, sabs = 0;
+    for (size_t i = 0; i < in.n; ++i) {
+      const double err = std::fabs(double(h[i]) - exact), tol = double(i) * kU * sabs;
+      if (!(err <= tol)) {
+        why = fmt("out[%zu] = %.9g, exact %.17g, |err| %.3g > tol %.3g", i, h[i], exact, err, tol);
+        return false;
+      }
+      exact += in.hf[i];
+      sabs += std::fabs(in.hf[i]);
+    }
+    return true;
+  };
+  run_cub(b, r, in.xf, call, setup, check);
+  CK(cudaFree(out));
+}
+
 static void op_scan(Bench& b, SizeInputs& in, bool inclusive) {
   Result r = start_record(inclusive ? "cub_inclusive_scan_i32_i64" : "cub_exclusive_scan_i32_i64",
                           in.n, 12.0 * in.n,

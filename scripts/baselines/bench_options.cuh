@@ -29,6 +29,9 @@ static const char* const kAllOps[] = {
     "cub_segreduce_sum_i32_i64",
     "cub_histogram_even_i32",
     "cub_argmax_f32",
+    "cub_exclusive_scan_i32",
+    "cub_exclusive_scan_f32",
+    "cub_reduce_sum_f32_gpu_to_gpu",
 };
 
 static std::vector<std::string> split(const std::string& s) {

@@ -22,13 +22,32 @@
 
 // ------------------------------------------------------------------------------------------------
 
-static bool has(const std::vector<std::string>& v, const char* s) {
-  return std::find(v.begin(), v.end(), std::string(s)) != v.end();
+
+// The CCCL release these headers are, "3.5.0" (CCCL_VERSION is major * 10^6 + minor * 10^3 + patch).
+static std::string cccl_release() {
+  return fmt("%d.%d.%d", CCCL_VERSION / 1000000, CCCL_VERSION / 1000 % 1000, CCCL_VERSION % 1000);
+}
+
+// Leaves out, by name, a requested op this CCCL lacks: no record, so the harness reports it absent.
+static void drop_absent_ops(Options& o) {
+#ifndef CUB_BENCH_HAS_GPU_TO_GPU
+  for (size_t k = 0; k < o.ops.size();)
+    if (o.ops[k] == "cub_reduce_sum_f32_gpu_to_gpu") {
+      std::fprintf(stderr, "cub_bench: cub_reduce_sum_f32_gpu_to_gpu needs CCCL >= 3.5.0 (this build: %s); "
+                           "no record\n", cccl_release().c_str());
+      o.ops.erase(o.ops.begin() + static_cast<long>(k));
+    } else {
+      ++k;
+    }
+#else
+  (void)o;
+#endif
 }
 
 int main(int argc, char** argv) {
   Bench b;
   b.opt = parse_args(argc, argv);
+  drop_absent_ops(b.opt);
   const Options& o = b.opt;
 
   Device& d = b.dev;
@@ -71,6 +90,7 @@ int main(int argc, char** argv) {
       .kv("nvcc", jstr(fmt("%d.%d.%d", __CUDACC_VER_MAJOR__, __CUDACC_VER_MINOR__,
                            __CUDACC_VER_BUILD__)))
       .kv("cccl_version", jint(CCCL_VERSION))
+      .kv("cccl", jstr(cccl_release()))
       .kv("cub_version", jint(CUB_VERSION))
       .kv("clock_mhz", jint(d.clock_khz / 1000))
       .kv("mem_clock_mhz", jint(d.mem_clock_khz / 1000))
@@ -90,9 +110,9 @@ int main(int argc, char** argv) {
                             "generated on the device"));
   std::fprintf(b.out, "%s\n", Obj().kv("impl", jstr("cub")).kv("meta", meta.str()).str().c_str());
   std::fflush(b.out);
-  std::fprintf(stderr, "cub_bench: %s, %d SMs, L2 %lld B, driver %s, runtime %s, CCCL %d\n",
+  std::fprintf(stderr, "cub_bench: %s, %d SMs, L2 %lld B, driver %s, runtime %s, CCCL %s\n",
                d.name.c_str(), d.sms, d.l2_bytes, d.driver.c_str(), ver(d.runtime).c_str(),
-               CCCL_VERSION);
+               cccl_release().c_str());
 
   // Count records for the progress note.
   for (size_t s = 0; s < o.log2_sizes.size(); ++s)
@@ -101,12 +121,16 @@ int main(int argc, char** argv) {
                  : op == "cub_histogram_even_i32"  ? static_cast<int>(o.bins.size())
                                                    : 1;
 
-  const bool need_f = has(o.ops, "cub_reduce_sum_f32") || has(o.ops, "cub_segreduce_sum_f32") ||
-                      has(o.ops, "cub_argmax_f32");
-  bool need_i = false;
-  for (auto& op : o.ops)
-    need_i = need_i || !(op == "cub_reduce_sum_f32" || op == "cub_segreduce_sum_f32" ||
-                         op == "cub_argmax_f32");
+  // The ops that read the float input; every other op reads the int input.
+  static const char* const kFloatOps[] = {"cub_reduce_sum_f32", "cub_segreduce_sum_f32", "cub_argmax_f32",
+                                          "cub_exclusive_scan_f32", "cub_reduce_sum_f32_gpu_to_gpu"};
+  auto reads_float = [&](const std::string& op) {
+    for (const char* f : kFloatOps)
+      if (op == f) return true;
+    return false;
+  };
+  bool need_f = false, need_i = false;
+  for (auto& op : o.ops) (reads_float(op) ? need_f : need_i) = true;
 
   for (int lg : o.log2_sizes) {
     const size_t n = size_t(1) << lg;
@@ -127,6 +151,11 @@ int main(int argc, char** argv) {
       else if (op == "cub_histogram_even_i32")
         for (int bins : o.bins) op_histogram(b, in, bins);
       else if (op == "cub_argmax_f32") op_argmax(b, in);
+      else if (op == "cub_exclusive_scan_i32") op_scan_same_type_i32(b, in);
+      else if (op == "cub_exclusive_scan_f32") op_scan_same_type_f32(b, in);
+#ifdef CUB_BENCH_HAS_GPU_TO_GPU
+      else if (op == "cub_reduce_sum_f32_gpu_to_gpu") op_reduce_f32_gpu_to_gpu(b, in);
+#endif
     }
     free_inputs(in);
   }

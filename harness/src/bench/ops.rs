@@ -26,6 +26,9 @@ pub fn map_baseline_op(source: &str, params: &serde_json::Value) -> Option<OpMap
         "read_ceiling_i32" => m("ceilings", "read_ceiling_i32".into(), "i32"),
         "cub_reduce_sum_i32_i64" | "torch_sum_i32_i64" => m("reduce", "reduce_sum_i32_i64".into(), "i32->i64"),
         "cub_exclusive_scan_i32_i64" => m("scan", "exclusive_scan_i32_i64".into(), "i32->i64"),
+        // Same-type scans: peers a user without a wider output weighs; no entry of ours times them.
+        "cub_exclusive_scan_i32" => m("scan", "exclusive_scan_i32".into(), "i32"),
+        "cub_exclusive_scan_f32" => m("scan", "exclusive_scan_f32".into(), "f32"),
         "cub_inclusive_scan_i32_i64" | "torch_cumsum_i32_i64" => m("scan", "inclusive_scan_i32_i64".into(), "i32->i64"),
         "cub_select_if_positive_i32" | "torch_nonzero_positive_i32" => {
             m("compact", "compact_positive_i32".into(), "i32")
@@ -41,7 +44,11 @@ pub fn map_baseline_op(source: &str, params: &serde_json::Value) -> Option<OpMap
         "torch_histc_f32" => m("histogram", format!("histogram_even_i32_bins{}", param(params, "bins")?), "f32"),
         "cub_argmax_f32" | "torch_argmax_f32" => m("arg_reduce", "argmax_f32".into(), "f32"),
         "torch_argmax_rows_f32" => m("arg_reduce", "argmax_rows_f32".into(), "f32"),
-        "cub_reduce_sum_f32" | "torch_sum_f32" => m("float_reduce", "float_reduce_sum_f32".into(), "f32"),
+        // The reproducible sum (the same bits on every GPU) stands beside our correctly rounded
+        // one; the targets and the faster peer take the fastest CUB record, the ordinary sum.
+        "cub_reduce_sum_f32" | "cub_reduce_sum_f32_gpu_to_gpu" | "torch_sum_f32" => {
+            m("float_reduce", "float_reduce_sum_f32".into(), "f32")
+        }
         "torch_softmax_f32" => m("softmax", "softmax_f32".into(), "f32"),
         "torch_softmax_bf16" => m("softmax", "softmax_bf16".into(), "bf16"),
         _ => None,
@@ -53,12 +60,17 @@ pub fn cub_ops(primitive: &str) -> &'static [&'static str] {
     match primitive {
         "ceilings" => &["memcpy_d2d", "read_ceiling_i32"],
         "reduce" => &["cub_reduce_sum_i32_i64"],
-        "scan" => &["cub_exclusive_scan_i32_i64", "cub_inclusive_scan_i32_i64"],
+        "scan" => &[
+            "cub_exclusive_scan_i32_i64",
+            "cub_inclusive_scan_i32_i64",
+            "cub_exclusive_scan_i32",
+            "cub_exclusive_scan_f32",
+        ],
         "compact" => &["cub_select_if_positive_i32"],
         "segmented_reduce" => &["cub_segreduce_sum_f32", "cub_segreduce_sum_i32_i64"],
         "histogram" => &["cub_histogram_even_i32"],
         "arg_reduce" => &["cub_argmax_f32"],
-        "float_reduce" => &["cub_reduce_sum_f32"],
+        "float_reduce" => &["cub_reduce_sum_f32", "cub_reduce_sum_f32_gpu_to_gpu"],
         _ => &[],
     }
 }
@@ -95,6 +107,24 @@ mod tests {
         assert_eq!(map_baseline_op("torch_histc_f32", &json!({"bins": 19})).unwrap().op, hist.op);
         assert!(map_baseline_op("cub_segreduce_sum_f32", &none).is_none());
         assert!(map_baseline_op("cub_something_new", &none).is_none());
+        let same = map_baseline_op("cub_exclusive_scan_f32", &none).unwrap();
+        assert_eq!((same.primitive, same.op.as_str(), same.dtype), ("scan", "exclusive_scan_f32", "f32"));
+        let reproducible = map_baseline_op("cub_reduce_sum_f32_gpu_to_gpu", &none).unwrap();
+        assert_eq!(reproducible.op, "float_reduce_sum_f32");
+    }
+
+    /// Every op the harness asks `cub_bench` for is one it knows (its `kAllOps`).
+    #[test]
+    fn every_requested_cub_op_is_one_cub_bench_knows() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/baselines");
+        let options = std::fs::read_to_string(dir.join("bench_options.cuh")).expect("bench_options.cuh");
+        let table = &options[options.find("kAllOps[]").expect("the kAllOps table")..];
+        let table = &table[..table.find("};").expect("its end")];
+        for primitive in crate::bench::entries::report_order().iter().chain(&["ceilings"]) {
+            for op in cub_ops(primitive) {
+                assert!(table.contains(&format!("\"{op}\"")), "{op} is not in cub_bench's kAllOps");
+            }
+        }
     }
 
     #[test]

@@ -173,7 +173,9 @@ fn machine_section(md: &mut String, receipt: &Receipt, details: &BenchDetails) {
     for b in &details.baselines {
         if let Some(meta) = &b.meta {
             let field = |k: &str| meta.get(k).map(|v| v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string()));
-            let parts: Vec<String> = ["gpu", "driver", "nvcc", "runtime", "cccl_version", "torch", "cuda", "python"]
+            // The release ("cccl 3.5.0"); receipts before it carry only the number.
+            let version = if meta.get("cccl").is_some() { "cccl" } else { "cccl_version" };
+            let parts: Vec<String> = ["gpu", "driver", "nvcc", "runtime", version, "torch", "cuda", "python"]
                 .iter()
                 .filter_map(|k| field(k).map(|v| format!("{k} {v}")))
                 .collect();

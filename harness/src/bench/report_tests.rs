@@ -44,6 +44,9 @@ fn synthetic_details() -> BenchDetails {
             ((IMPL_CUB, "reduce", "reduce_sum_i32_i64", "cub_reduce_sum_i32_i64"), 5.0, 4, 4280.0),
             ((IMPL_PRIMLAB, "scan", "exclusive_scan_i32_i64", "decoupled_lookback"), 3.0, 12, 2500.0),
             ((IMPL_CUB, "scan", "exclusive_scan_i32_i64", "cub_exclusive_scan_i32_i64"), 3.0, 12, 3000.0),
+            // A peer with no entry of ours (CUB's same-type scan): shown, never judged.
+            ((IMPL_CUB, "scan", "exclusive_scan_i32", "cub_exclusive_scan_i32"), 3.0, 8, 2900.0),
+            ((IMPL_CUB, "float_reduce", crossover::OP, "cub_reduce_sum_f32_gpu_to_gpu"), 70.0, 4, 2500.0),
             ((IMPL_PRIMLAB, "float_reduce", crossover::OP, crossover::PER_BLOCK), 5.0, 4, 4000.0),
             ((IMPL_PRIMLAB, "float_reduce", crossover::OP, crossover::TWO_PASS), 7.0, 4, 4000.0),
         ];
@@ -80,7 +83,8 @@ fn synthetic_details() -> BenchDetails {
     cub.status = "ran".into();
     cub.reason = None;
     cub.records = 6;
-    cub.meta = Some(serde_json::json!({"gpu": "NVIDIA H200", "nvcc": "13.0.88", "cccl_version": 3000001}));
+    cub.meta =
+        Some(serde_json::json!({"gpu": "NVIDIA H200", "nvcc": "13.0.88", "cccl_version": 3005000, "cccl": "3.5.0"}));
     cub.failed_records.push(FailedBaselineRecord {
         op: "cub_argmax_f32".into(),
         n: 1024,
@@ -199,6 +203,11 @@ fn the_report_and_plots_render_from_a_receipt_without_a_gpu() {
     assert!(md.contains("exceeds serial's max_len()"));
     assert!(md.contains("cub_argmax_f32 2^10 failed its own check"));
     assert!(md.contains("softmax: not benchmarked"));
+    // The CCCL release the CUB baseline was built with.
+    assert!(md.contains("nvcc 13.0.88, cccl 3.5.0"), "{md}");
+    // A peer op with no entry of ours is no pair of the faster-peer table.
+    let peers = &md[at("## Against the faster peer")..at("## Missed targets")];
+    assert!(!peers.contains("exclusive_scan_i32 ") && !peers.contains("| exclusive_scan_i32 |"), "{peers}");
 }
 
 #[test]

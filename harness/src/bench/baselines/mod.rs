@@ -256,7 +256,17 @@ mod tests {
     fn a_primitive_filter_selects_ops_and_keeps_the_ceilings() {
         assert_eq!(ops_for(&config(false, &[]), cub_ops, true), None);
         let ops = ops_for(&config(false, &["scan"]), cub_ops, true).unwrap();
-        assert_eq!(ops, ["memcpy_d2d", "read_ceiling_i32", "cub_exclusive_scan_i32_i64", "cub_inclusive_scan_i32_i64"]);
+        assert_eq!(
+            ops,
+            [
+                "memcpy_d2d",
+                "read_ceiling_i32",
+                "cub_exclusive_scan_i32_i64",
+                "cub_inclusive_scan_i32_i64",
+                "cub_exclusive_scan_i32",
+                "cub_exclusive_scan_f32"
+            ]
+        );
         assert_eq!(
             ops_for(&config(false, &["softmax"]), torch_ops, false).unwrap(),
             ["torch_softmax_f32", "torch_softmax_bf16"]
