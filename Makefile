@@ -66,8 +66,8 @@ report: setup
 build-release: setup
 	cargo build --release -p harness
 
-# The pinned CCCL release (CUB 3.5.0) for the CUB baseline, into .cccl/ (once):
-# carry .cccl/*.whl to the GPU machine with the binary.
+# The pinned CCCL release (CUB 3.5.0) for the CUB baseline, into target/cccl/ (once):
+# carry target/cccl/*.whl to the GPU machine with the binary.
 cccl: | system-deps
 	$(call step,setup: CCCL headers,scripts/install_cccl.sh)
 

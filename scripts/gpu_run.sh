@@ -155,7 +155,7 @@ for s in "$@"; do
       [ ${#pids[@]} -gt 0 ] && times="$times sanitize and mutants side by side $((SECONDS - part)) s;"
       echo "=== proof: remade $(echo $stale) in $((SECONDS - started)) s:$times see the exits above" | tee -a "$OUT/proof-status.txt" ;;
     cub-build)
-      # Against the pinned CCCL when its wheel was carried here (.cccl/*.whl, from
+      # Against the pinned CCCL when its wheel was carried here (target/cccl/*.whl, from
       # scripts/install_cccl.sh on the build machine; this machine reaches no registry),
       # else against the toolkit's own. In the background: nvcc takes about a minute;
       # bench waits for it.
@@ -165,7 +165,7 @@ for s in "$@"; do
         export PRIMLAB_CCCL_INCLUDE=$inc
         echo "cub-build: against the CCCL headers in $inc" | tee -a "$LOGS/cub-build.log"
       else
-        echo "cub-build: no CCCL wheel carried (.cccl/*.whl): against the toolkit's CCCL" | tee -a "$LOGS/cub-build.log"
+        echo "cub-build: no CCCL wheel carried (target/cccl/*.whl): against the toolkit's CCCL" | tee -a "$LOGS/cub-build.log"
       fi
       (nvcc -O3 -std=c++17 -arch=sm_90 "${cccl[@]}" -o target/cub_bench scripts/baselines/cub_bench.cu >>"$LOGS/cub-build.log" 2>&1; echo "exit $?" >>"$LOGS/cub-build.log") &
       CUB_PID=$! ;;

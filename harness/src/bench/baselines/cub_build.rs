@@ -6,7 +6,7 @@
 //! names a prebuilt binary instead.
 //!
 //! CUB comes from the CCCL headers in `PRIMLAB_CCCL_INCLUDE`, else from
-//! `.cccl/include` under the working directory (`scripts/install_cccl.sh`
+//! `target/cccl/include` under the working directory (`scripts/install_cccl.sh`
 //! puts the pinned release there), else from the toolkit nvcc belongs to.
 //! Rule: a `-I` folder is searched before the toolkit's own CCCL (which
 //! nvcc adds as a system folder), so the named headers win; their
@@ -28,7 +28,7 @@ pub const PREBUILT_ENV: &str = "PRIMLAB_CUB_BENCH";
 pub const CCCL_ENV: &str = "PRIMLAB_CCCL_INCLUDE";
 
 /// Where `scripts/install_cccl.sh` puts the pinned CCCL headers, from the working directory.
-pub const CCCL_INSTALLED: &str = ".cccl/include";
+pub const CCCL_INSTALLED: &str = "target/cccl/include";
 
 /// The file of a CCCL header folder that names its release (`#define CCCL_VERSION 3005000`).
 const CCCL_VERSION_HEADER: &str = "cuda/std/__cccl/version.h";
