@@ -292,10 +292,8 @@ mod tests {
             let line = script.lines().find(|l| l.starts_with(&format!("{key}="))).unwrap_or_else(|| panic!("{key}="));
             line.split('"').nth(1).unwrap_or_default().to_string()
         };
-        let headers = CcclHeaders {
-            dir: PathBuf::new(),
-            version_text: format!("#define CCCL_VERSION {}", value("cccl_macro")),
-        };
+        let headers =
+            CcclHeaders { dir: PathBuf::new(), version_text: format!("#define CCCL_VERSION {}", value("cccl_macro")) };
         assert_eq!(headers.release(), Some(value("cccl")), "cccl and cccl_macro name one release");
         assert!(!value("version").is_empty());
     }
