@@ -3,7 +3,6 @@
 
 use super::index::{CaseEntry, FileEntry, Index, ParamEntry, FORMAT};
 use super::npy;
-use crate::edge_families;
 use crate::progress::Progress;
 use crate::registry::Primitive;
 use crate::sweep::raw::{self, Buffer, Contract};
@@ -76,10 +75,11 @@ fn host_memory() -> usize {
     kib.map_or(16 << 30, |k| k.saturating_mul(1024))
 }
 
-/// The contracts an export of `primitive` covers: `name`, or all of them.
+/// The contracts an export of `primitive` covers: `name` (a registry contract
+/// or a named rule, [`super::rules`]), or all of the registry's.
 pub fn contracts_of(primitive: Primitive, name: Option<&str>) -> Result<Vec<&'static Contract>> {
     match name {
-        Some(name) => Ok(vec![raw::contract(primitive, name).map_err(anyhow::Error::msg)?]),
+        Some(name) => Ok(vec![super::rules::contract(primitive, name).map_err(anyhow::Error::msg)?]),
         None => {
             let all = raw::contracts(primitive);
             if all.is_empty() {
@@ -92,8 +92,8 @@ pub fn contracts_of(primitive: Primitive, name: Option<&str>) -> Result<Vec<&'st
 
 /// Every case of an export, in file order (case `c{i:05}` is the i-th): for each
 /// contract, the raw catalogue's cases and then its edge-value families'
-/// ([`edge_families::with_catalogue`], the list `check` runs). `cases verify`
-/// regenerates the same list.
+/// (and a named rule's own, [`super::rules::with_catalogue`]: the list `check`
+/// runs). `cases verify` regenerates the same list.
 pub fn specs(
     primitive: Primitive,
     contracts: &[&'static Contract],
@@ -101,7 +101,7 @@ pub fn specs(
 ) -> Vec<(&'static Contract, raw::RawSpec)> {
     contracts
         .iter()
-        .flat_map(|c| edge_families::with_catalogue(plan, primitive, c, LABEL).into_iter().map(move |s| (*c, s)))
+        .flat_map(|c| super::rules::with_catalogue(plan, primitive, c, LABEL).into_iter().map(move |s| (*c, s)))
         .collect()
 }
 

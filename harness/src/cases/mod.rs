@@ -7,6 +7,7 @@
 pub mod export;
 pub mod index;
 pub mod npy;
+pub mod rules;
 pub mod verify;
 
 #[cfg(test)]

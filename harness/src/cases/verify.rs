@@ -86,7 +86,7 @@ pub fn verify_spec_detailed(
     match read_outputs(dir, i, contract, spec, listed, &data) {
         Err(verdict) => (verdict, Vec::new()),
         Ok(got) => {
-            let verdict = contract.compare(&data, &got);
+            let verdict = super::rules::compare(contract, &data, &got);
             let detail = if verdict.passed() {
                 Vec::new()
             } else {

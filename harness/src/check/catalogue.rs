@@ -1,11 +1,10 @@
 //! The cases `check` runs on a user's kernel: the sweep's catalogue of the
 //! manifest's contract ([`catalogue`](crate::sweep::raw::catalogue)) followed by its edge-value
-//! families ([`edge_families`]), with one data family per size past 2^31
+//! families ([`crate::edge_families`]), with one data family per size past 2^31
 //! ([`cases`]), and the extra families of the sanitizer sizes
 //! ([`next_families`]).
 
 use super::manifest::Manifest;
-use crate::edge_families;
 use crate::sweep::raw::RawSpec;
 use crate::sweep::SweepPlan;
 use std::collections::{BTreeMap, BTreeSet};
@@ -23,7 +22,7 @@ pub const LARGE_OFFSET: usize = 1 << 31;
 /// sizes, whose inputs cost seconds each. Past 2^31 only the first family is kept unless
 /// `deep` (`check --deep`).
 pub fn cases(plan: &SweepPlan, manifest: &Manifest, deep: bool) -> Vec<RawSpec> {
-    let specs = edge_families::with_catalogue(plan, manifest.primitive, manifest.contract, &manifest.name);
+    let specs = crate::cases::rules::with_catalogue(plan, manifest.primitive, manifest.contract, &manifest.name);
     let mut specs = if deep { specs } else { first_family_from(specs, LARGE_OFFSET) };
     specs.sort_by_key(|s| s.id.n);
     specs

@@ -268,7 +268,7 @@ pub fn run_once(gpu: &Gpu, on: &RunInputs, buffers: &mut Buffers, scratch: &mut 
             Err(verdict) => return verdict,
         }
     }
-    let verdict = manifest.contract.compare(case, &got);
+    let verdict = crate::cases::rules::compare(manifest.contract, case, &got);
     if !verdict.passed() {
         crate::sweep::raw::mismatch::record(manifest.contract, case, &got);
     }

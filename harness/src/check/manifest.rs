@@ -191,8 +191,8 @@ pub fn load(path: &Path, sizes: &[usize], gpu_arch: Option<&str>) -> Result<Mani
     })?;
     let primitive = Primitive::from_name(&raw.primitive)
         .ok_or_else(|| ManifestError::UnknownPrimitive { name: raw.primitive.clone(), known: Primitive::names() })?;
-    let contract =
-        raw::contract(primitive, &raw.contract).map_err(|message| ManifestError::UnknownContract { message })?;
+    let contract = crate::cases::rules::contract(primitive, &raw.contract)
+        .map_err(|message| ManifestError::UnknownContract { message })?;
     // The geometry must fit every case's n (some catalogues add sizes or visit shapes of their own).
     let sizes = &raw::case_sizes(primitive, contract, sizes)[..];
     let folder = path.parent().unwrap_or(Path::new("."));
