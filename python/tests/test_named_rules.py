@@ -46,6 +46,20 @@ def test_numpy_argmax_passes_nan_first_and_nanargmax_fails_it_by_name():
     assert "family=nan_" in message
 
 
+def test_numpy_nanargmin_passes_nan_ignored_and_argmin_fails_it():
+    def numpy_nanargmin(x):
+        return np.array([np.nanargmin(x)], dtype=np.int64)
+
+    def numpy_argmin(x):
+        return np.array([np.argmin(x)], dtype=np.int64)
+
+    result = primlab.check(numpy_nanargmin, primitive="arg_reduce", contract="argmin.f32.nan_ignored", sizes=SIZES, seed=SEED)
+    assert result.cases_passed > 0
+    with pytest.raises(AssertionError) as raised:
+        primlab.check(numpy_argmin, primitive="arg_reduce", contract="argmin.f32.nan_ignored", sizes=SIZES, seed=SEED)
+    assert "FAIL arg_reduce/user.argmin.f32.nan_ignored" in str(raised.value)
+
+
 def test_numpy_softmax_passes_the_nan_rule_and_fails_ours_naming_it():
     sizes = [1, 33]
     result = primlab.check(numpy_softmax, primitive="softmax", contract="rows.f32.all_masked_nan", sizes=sizes, seed=SEED)

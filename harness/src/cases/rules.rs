@@ -7,6 +7,7 @@
 //! | `even.i32.last_bin_closed`, `even.f32.last_bin_closed` | a sample equal to `upper` counts in the last bin (`torch.histc`, `numpy.histogram`) | `[lower, upper)`: `upper` is not counted |
 //! | `rows.f32.all_masked_nan` | a row whose every logit is `-inf` is all NaN (`torch.softmax`) | such a row is all 0 |
 //! | `argmax.f32.nan_first`, `argmin.f32.nan_first` | NaN wins: the index of the first NaN; ±inf are ordinary values (`torch.argmax`, `numpy.argmax`) | inputs finite (no case holds NaN or ±inf) |
+//! | `argmax.f32.nan_ignored`, `argmin.f32.nan_ignored` | NaN ignored: the extremum of the other values; never NaN only (`numpy.nanargmax`) | the same |
 //!
 //! A rule contract has its base's buffers, parameters and comparison; its
 //! name (`<base>.<rule>`) is in every case id, so every failure line names
@@ -63,9 +64,11 @@ const SOFTMAX_NAN: &str = "an all-masked row (every logit -inf) is all NaN (torc
 const ARG_NAN_FIRST: &str =
     "NaN wins: the index of the first NaN; ±inf are ordinary values; else the lowest index of the extremum, \
      -0.0 ties 0.0 (torch.argmax/argmin, numpy.argmax/argmin)";
+const ARG_NAN_IGNORED: &str = "NaN ignored: the lowest index of the extremum of the values that are not NaN; ±inf \
+     are ordinary values, -0.0 ties 0.0; no case is NaN only (numpy.nanargmax/nanargmin)";
 
 /// Every named rule.
-pub static RULES: [NamedRule; 5] = [
+pub static RULES: [NamedRule; 7] = [
     NamedRule {
         primitive: Primitive::Histogram,
         base: "even.i32",
@@ -140,6 +143,38 @@ pub static RULES: [NamedRule; 5] = [
             ..raw::arg_reduce::CONTRACTS[1]
         },
         statement: ARG_NAN_FIRST,
+        adjust: same,
+        accept: unchanged,
+        families: nan_and_infinity_cases,
+    },
+    NamedRule {
+        primitive: Primitive::ArgReduce,
+        base: "argmax.f32",
+        contract: Contract {
+            name: "argmax.f32.nan_ignored",
+            summary:
+                "argmax, NaN ignored: index[0] = the lowest i with in[i] = the maximum of the values that are not \
+                      NaN (f32 in, ±inf ordinary values, -0.0 ties 0.0, never NaN only; one int64 out; as \
+                      numpy.nanargmax)",
+            ..raw::arg_reduce::CONTRACTS[0]
+        },
+        statement: ARG_NAN_IGNORED,
+        adjust: same,
+        accept: unchanged,
+        families: nan_and_infinity_cases,
+    },
+    NamedRule {
+        primitive: Primitive::ArgReduce,
+        base: "argmin.f32",
+        contract: Contract {
+            name: "argmin.f32.nan_ignored",
+            summary:
+                "argmin, NaN ignored: index[0] = the lowest i with in[i] = the minimum of the values that are not \
+                      NaN (f32 in, ±inf ordinary values, -0.0 ties 0.0, never NaN only; one int64 out; as \
+                      numpy.nanargmin)",
+            ..raw::arg_reduce::CONTRACTS[1]
+        },
+        statement: ARG_NAN_IGNORED,
         adjust: same,
         accept: unchanged,
         families: nan_and_infinity_cases,
@@ -352,19 +387,24 @@ fn all_masked_rows_nan(case: &RawCase, got: &mut [Array]) -> Result<(), Verdict>
 
 // ---- arg reduction with NaN and infinities --------------------------------------------------
 
-/// The index the NaN-first rule gives: the first NaN, else the lowest index of
-/// the maximum (or minimum), `-0.0` equal to `0.0`, ±inf ordinary values.
-pub fn nan_first_index(x: &[f32], max: bool) -> Option<usize> {
-    if let Some(i) = x.iter().position(|v| v.is_nan()) {
-        return Some(i);
-    }
-    let mut best = 0;
-    for (i, &v) in x.iter().enumerate().skip(1) {
-        if (max && v > x[best]) || (!max && v < x[best]) {
-            best = i;
+/// The index an arg-reduce NaN rule gives. `nan_first`: the first NaN if
+/// any; else (and always when NaN is ignored) the lowest index of the
+/// maximum (or minimum) of the values that are not NaN, `-0.0` equal to
+/// `0.0`, ±inf ordinary values. None when no value is left.
+pub fn nan_rule_index(x: &[f32], max: bool, nan_first: bool) -> Option<usize> {
+    if nan_first {
+        if let Some(i) = x.iter().position(|v| v.is_nan()) {
+            return Some(i);
         }
     }
-    (!x.is_empty()).then_some(best)
+    let mut best: Option<usize> = None;
+    for (i, &v) in x.iter().enumerate().filter(|(_, v)| !v.is_nan()) {
+        let better = best.is_none_or(|b| if max { v > x[b] } else { v < x[b] });
+        if better {
+            best = Some(i);
+        }
+    }
+    best
 }
 
 /// The rule's families: (name, data from n and seed).
@@ -404,16 +444,21 @@ fn infinities(n: usize, seed: u64) -> Vec<f32> {
 }
 
 /// At each edge size, one case per family of [`NAN_FAMILIES`], expected by
-/// [`nan_first_index`].
+/// [`nan_rule_index`]. Under the NaN-ignored rule an input that came out NaN
+/// only (n = 1) gets a 0.0 at its end: that rule defines no index for it.
 fn nan_and_infinity_cases(plan: &SweepPlan, contract: &Contract, label: &str, out: &mut Vec<RawSpec>) {
     let max = !contract.name.starts_with("argmin");
+    let nan_first = contract.name.ends_with(".nan_first");
     for n in edge_families::sizes(plan) {
         for (f, &(family, make)) in NAN_FAMILIES.iter().enumerate() {
             let seed = case_seed(plan.seed, "rule.nan_first", n, f);
             let case_id = id("arg_reduce", variant(label, contract), n.to_string(), n, family, seed);
             out.push(RawSpec::new(case_id, move || {
-                let x = make(n, seed);
-                let index = nan_first_index(&x, max).ok_or("an empty input has no index")? as i64;
+                let mut x = make(n, seed);
+                if !nan_first && x.iter().all(|v| v.is_nan()) {
+                    x[n - 1] = 0.0;
+                }
+                let index = nan_rule_index(&x, max, nan_first).ok_or("an empty input has no index")? as i64;
                 Ok(RawCase::new(vec![Array::Float32(x)], vec![Array::Int64(vec![index])]))
             }));
         }

@@ -148,7 +148,7 @@ fn every_named_rule_resolves_by_name_and_states_its_rule() {
         let base = raw::contract(rule.primitive, rule.base).expect("its base is a registry contract");
         assert_eq!((c.inputs, c.params, c.outputs, c.rule), (base.inputs, base.params, base.outputs, base.rule));
         assert!(c.name.starts_with(&format!("{}.", rule.base)), "{} names its base", c.name);
-        assert!(c.summary.contains("torch."), "{}: the framework that follows the rule", c.name);
+        assert!(c.summary.contains("torch.") || c.summary.contains("numpy."), "{}: who follows the rule", c.name);
         assert!(rule_of(base).is_none(), "a registry contract is no rule");
     }
     let e = contract(Primitive::Histogram, "even.f32.closed").unwrap_err();
@@ -202,12 +202,35 @@ fn argmax_and_argmin_with_nan_first() {
     assert!(!failures.is_empty(), "skipping NaN must fail the NaN-first rule");
     // The rule's answers, on hand-made inputs.
     let (nan, inf) = (f32::NAN, f32::INFINITY);
-    assert_eq!(nan_first_index(&[1.0, nan, 3.0, nan], true), Some(1));
-    assert_eq!(nan_first_index(&[-0.0, 0.0, -1.0], true), Some(0), "-0.0 ties 0.0, the lower index wins");
-    assert_eq!(nan_first_index(&[1.0, inf, inf, -inf], true), Some(1));
-    assert_eq!(nan_first_index(&[1.0, inf, -inf, -inf], false), Some(2));
-    assert_eq!(nan_first_index(&[-inf, nan], false), Some(1));
-    assert_eq!(nan_first_index(&[], true), None);
+    let first = |x: &[f32], max| nan_rule_index(x, max, true);
+    assert_eq!(first(&[1.0, nan, 3.0, nan], true), Some(1));
+    assert_eq!(first(&[-0.0, 0.0, -1.0], true), Some(0), "-0.0 ties 0.0, the lower index wins");
+    assert_eq!(first(&[1.0, inf, inf, -inf], true), Some(1));
+    assert_eq!(first(&[1.0, inf, -inf, -inf], false), Some(2));
+    assert_eq!(first(&[-inf, nan], false), Some(1));
+    assert_eq!(first(&[], true), None);
+}
+
+#[test]
+fn argmax_and_argmin_with_nan_ignored() {
+    passes_the_rule_and_fails_the_base_naming_it_or_agrees(
+        Primitive::ArgReduce,
+        "argmax.f32.nan_ignored",
+        nan_skipping_argmax,
+    );
+    let (c, cases) = cases_of(Primitive::ArgReduce, "argmax.f32.nan_ignored");
+    assert!(cases
+        .iter()
+        .all(|(_, case)| matches!(&case.inputs[0], Array::Float32(x) if x.iter().any(|v| !v.is_nan()))));
+    let fails = cases.iter().filter(|(_, case)| !compare(c, case, &numpy_argmax(case)).passed()).count();
+    assert!(fails > 0, "NaN first must fail the NaN-ignored rule");
+    let ignored = |x: &[f32], max| nan_rule_index(x, max, false);
+    let (nan, inf) = (f32::NAN, f32::INFINITY);
+    assert_eq!(ignored(&[nan, 1.0, 3.0, nan, 3.0], true), Some(2));
+    assert_eq!(ignored(&[nan, -inf, 2.0], false), Some(1));
+    assert_eq!(ignored(&[nan, -0.0, 0.0], true), Some(1));
+    assert_eq!(ignored(&[nan, inf], true), Some(1));
+    assert_eq!(ignored(&[nan], true), None);
 }
 
 /// The base argmax contract is finite, where NaN-first agrees with it: a
