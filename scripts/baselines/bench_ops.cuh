@@ -192,66 +192,64 @@ static void op_reduce_f32_gpu_to_gpu(Bench& b, SizeInputs& in) {
 // output compares with; 8n logical bytes. The int check wraps as two's complement (the
 // inputs' prefix sums stay far inside int32 here, but the rule is CUB's own arithmetic); the
 // float check bounds every prefix by i * 2^-24 * sum|x[0..i)| (any order of i additions).
-static void op_scan_same_type_i32(Bench& b, SizeInputs& in) {
-  Result r = start_record("cub_exclusive_scan_i32", in.n, 8.0 * in.n, in.xi.policy(),
-                          "one cub::DeviceScan::ExclusiveSum call, int* in, int* out (temp storage preallocated)");
-  const int n = static_cast<int>(in.n);
-  int* out = nullptr;
-  CK(cudaMalloc(&out, std::max<size_t>(in.n, 1) * sizeof *out));
-  auto call = [&](void* temp, size_t& temp_bytes, auto* x) {
-    return cub::DeviceScan::ExclusiveSum(temp, temp_bytes, x, out, n, b.stream);
-  };
-  auto setup = [&](size_t temp_bytes) {
-    r.params.kv("temp_storage_bytes", jint(static_cast<long long>(temp_bytes))).kv("num_items_type", jstr("int"));
-    poison(out, in.n, b.stream);
-  };
-  auto check = [&](std::string& why, std::string& what) {
-    what = "exact (int32, wrapping), every output";
-    std::vector<int> h = to_host(out, in.n);
-    uint32_t run = 0;
-    for (size_t i = 0; i < in.n; ++i) {
-      const int expect = static_cast<int>(run);
-      if (h[i] != expect) {
-        why = fmt("out[%zu] = %d, expected %d", i, h[i], expect);
-        return false;
-      }
-      run += static_cast<uint32_t>(in.hi[i]);
+
+// Whether out[i] is the exclusive prefix of `x` at every i, for int (exact, wrapping) or float
+// (within i * 2^-24 * sum|x[0..i)| of the exact prefix); else says where not.
+static bool same_type_prefixes_match(const std::vector<int>& x, const std::vector<int>& out, std::string& why) {
+  uint32_t run = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (out[i] != static_cast<int>(run)) {
+      why = fmt("out[%zu] = %d, expected %d", i, out[i], static_cast<int>(run));
+      return false;
     }
-    return true;
-  };
-  run_cub(b, r, in.xi, call, setup, check);
-  CK(cudaFree(out));
+    run += static_cast<uint32_t>(x[i]);
+  }
+  return true;
 }
 
-static void op_scan_same_type_f32(Bench& b, SizeInputs& in) {
-  Result r = start_record("cub_exclusive_scan_f32", in.n, 8.0 * in.n, in.xf.policy(),
-                          "one cub::DeviceScan::ExclusiveSum call, float* in, float* out (temp storage preallocated)");
+static bool same_type_prefixes_match(const std::vector<float>& x, const std::vector<float>& out, std::string& why) {
+  double exact = 0, sabs = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    const double err = std::fabs(double(out[i]) - exact), tol = double(i) * kU * sabs;
+    if (!(err <= tol)) {
+      why = fmt("out[%zu] = %.9g, exact %.17g, |err| %.3g > tol %.3g", i, out[i], exact, err, tol);
+      return false;
+    }
+    exact += x[i];
+    sabs += std::fabs(x[i]);
+  }
+  return true;
+}
+
+template <class T>
+static void op_scan_same_type(Bench& b, SizeInputs& in) {
+  constexpr bool kInt = std::is_same_v<T, int>;
+  Rotated<T>& x = [&]() -> Rotated<T>& {
+    if constexpr (kInt) return in.xi; else return in.xf;
+  }();
+  const std::vector<T>& host = [&]() -> const std::vector<T>& {
+    if constexpr (kInt) return in.hi; else return in.hf;
+  }();
+  Result r = start_record(kInt ? "cub_exclusive_scan_i32" : "cub_exclusive_scan_f32", in.n, 8.0 * in.n, x.policy(),
+                          kInt ? "one cub::DeviceScan::ExclusiveSum call, int* in, int* out (temp storage preallocated)"
+                               : "one cub::DeviceScan::ExclusiveSum call, float* in, float* out (temp storage "
+                                 "preallocated)");
   const int n = static_cast<int>(in.n);
-  float* out = nullptr;
+  T* out = nullptr;
   CK(cudaMalloc(&out, std::max<size_t>(in.n, 1) * sizeof *out));
-  auto call = [&](void* temp, size_t& temp_bytes, auto* x) {
-    return cub::DeviceScan::ExclusiveSum(temp, temp_bytes, x, out, n, b.stream);
+  auto call = [&](void* temp, size_t& temp_bytes, auto* input) {
+    return cub::DeviceScan::ExclusiveSum(temp, temp_bytes, input, out, n, b.stream);
   };
   auto setup = [&](size_t temp_bytes) {
     r.params.kv("temp_storage_bytes", jint(static_cast<long long>(temp_bytes))).kv("num_items_type", jstr("int"));
     poison(out, in.n, b.stream);
   };
   auto check = [&](std::string& why, std::string& what) {
-    what = "every output within i * 2^-24 * sum|x[0..i)| of the exact prefix";
-    std::vector<float> h = to_host(out, in.n);
-    double exact = 0, sabs = 0;
-    for (size_t i = 0; i < in.n; ++i) {
-      const double err = std::fabs(double(h[i]) - exact), tol = double(i) * kU * sabs;
-      if (!(err <= tol)) {
-        why = fmt("out[%zu] = %.9g, exact %.17g, |err| %.3g > tol %.3g", i, h[i], exact, err, tol);
-        return false;
-      }
-      exact += in.hf[i];
-      sabs += std::fabs(in.hf[i]);
-    }
-    return true;
+    what = kInt ? "exact (int32, wrapping), every output"
+                : "every output within i * 2^-24 * sum|x[0..i)| of the exact prefix";
+    return same_type_prefixes_match(host, to_host(out, in.n), why);
   };
-  run_cub(b, r, in.xf, call, setup, check);
+  run_cub(b, r, x, call, setup, check);
   CK(cudaFree(out));
 }
 

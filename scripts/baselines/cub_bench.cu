@@ -151,8 +151,8 @@ int main(int argc, char** argv) {
       else if (op == "cub_histogram_even_i32")
         for (int bins : o.bins) op_histogram(b, in, bins);
       else if (op == "cub_argmax_f32") op_argmax(b, in);
-      else if (op == "cub_exclusive_scan_i32") op_scan_same_type_i32(b, in);
-      else if (op == "cub_exclusive_scan_f32") op_scan_same_type_f32(b, in);
+      else if (op == "cub_exclusive_scan_i32") op_scan_same_type<int>(b, in);
+      else if (op == "cub_exclusive_scan_f32") op_scan_same_type<float>(b, in);
 #ifdef CUB_BENCH_HAS_GPU_TO_GPU
       else if (op == "cub_reduce_sum_f32_gpu_to_gpu") op_reduce_f32_gpu_to_gpu(b, in);
 #endif

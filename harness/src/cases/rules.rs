@@ -42,12 +42,12 @@ pub struct NamedRule {
     /// The rule in words, with the frameworks that follow it.
     pub statement: &'static str,
     /// The base's model answer of `case` made this rule's.
-    adjust: fn(&mut RawCase),
+    adjust: Adjust,
     /// The outputs this rule defines apart from the base, checked (a failure
     /// naming the rule) and mapped to the base's answer for the comparison.
-    accept: fn(&RawCase, &mut [Array]) -> Result<(), Verdict>,
+    accept: Accept,
     /// The families where the rule shows, beyond the base's cases.
-    families: fn(&SweepPlan, &Contract, &str, &mut Vec<RawSpec>),
+    families: Families,
 }
 
 fn same(_: &mut RawCase) {}
@@ -67,118 +67,116 @@ const ARG_NAN_FIRST: &str =
 const ARG_NAN_IGNORED: &str = "NaN ignored: the lowest index of the extremum of the values that are not NaN; ±inf \
      are ordinary values, -0.0 ties 0.0; no case is NaN only (numpy.nanargmax/nanargmin)";
 
+/// A named rule over `base` (one of the registry's contracts): its contract
+/// is the base's buffers, parameters and comparison under `name` and `summary`.
+const fn rule(
+    (primitive, base): (Primitive, &Contract),
+    (name, summary): (&'static str, &'static str),
+    statement: &'static str,
+    (adjust, accept, families): (Adjust, Accept, Families),
+) -> NamedRule {
+    NamedRule {
+        primitive,
+        base: base.name,
+        contract: Contract { name, summary, ..*base },
+        statement,
+        adjust,
+        accept,
+        families,
+    }
+}
+
+type Adjust = fn(&mut RawCase);
+type Accept = fn(&RawCase, &mut [Array]) -> Result<(), Verdict>;
+type Families = fn(&SweepPlan, &Contract, &str, &mut Vec<RawSpec>);
+
+/// How each kind of rule applies: the histogram's last bin, the softmax's
+/// all-masked rows, the arg reduction's NaN and infinities.
+const LAST_BIN: (Adjust, Accept, Families) = (close_last_bin, unchanged, upper_edge_cases);
+const MASKED_ROWS: (Adjust, Accept, Families) = (same, all_masked_rows_nan, none);
+const NAN_INPUTS: (Adjust, Accept, Families) = (same, unchanged, nan_and_infinity_cases);
+
 /// Every named rule.
 pub static RULES: [NamedRule; 7] = [
-    NamedRule {
-        primitive: Primitive::Histogram,
-        base: "even.i32",
-        contract: Contract {
-            name: "even.i32.last_bin_closed",
-            summary: "even-bin histogram, the last bin closed: counts[b] = #{i : lower <= in[i] <= upper, \
-                      min(((in[i] - lower) * bins) / (upper - lower), bins - 1) = b in 64-bit integers} (int32 in, \
-                      int32 counts of bins entries; a sample equal to upper counts in the last bin, as torch.histc \
-                      and numpy.histogram)",
-            ..raw::histogram::CONTRACTS[0]
-        },
-        statement: HISTOGRAM_CLOSED,
-        adjust: close_last_bin,
-        accept: unchanged,
-        families: upper_edge_cases,
-    },
-    NamedRule {
-        primitive: Primitive::Histogram,
-        base: "even.f32",
-        contract: Contract {
-            name: "even.f32.last_bin_closed",
-            summary: "even-bin histogram, the last bin closed: counts[b] = #{i : lower <= in[i] <= upper, \
-                      min((int)__fmul_rn(__fsub_rn(in[i], lower), scale), bins - 1) = b} (f32 in, NaN not counted, \
-                      int32 counts of bins entries; a sample equal to upper counts in the last bin, as torch.histc \
-                      and numpy.histogram)",
-            ..raw::histogram::CONTRACTS[1]
-        },
-        statement: HISTOGRAM_CLOSED,
-        adjust: close_last_bin,
-        accept: unchanged,
-        families: upper_edge_cases,
-    },
-    NamedRule {
-        primitive: Primitive::Softmax,
-        base: "rows.f32",
-        contract: Contract {
-            name: "rows.f32.all_masked_nan",
-            summary:
-                "row softmax: out[r*cols + c] = exp(in[r*cols + c] - max_r) / sum_c' exp(in[r*cols + c'] - max_r) \
-                      (f32 in and out, rows x cols row-major; -inf logits give exactly 0; an all-masked row is all \
-                      NaN, as torch.softmax)",
-            ..raw::softmax::CONTRACTS[0]
-        },
-        statement: SOFTMAX_NAN,
-        adjust: same,
-        accept: all_masked_rows_nan,
-        families: none,
-    },
-    NamedRule {
-        primitive: Primitive::ArgReduce,
-        base: "argmax.f32",
-        contract: Contract {
-            name: "argmax.f32.nan_first",
-            summary: "argmax, NaN first: index[0] = the lowest i with in[i] NaN, else the lowest i with in[i] = \
-                      max(in) (f32 in, ±inf ordinary values, -0.0 ties 0.0; one int64 out; as torch.argmax and \
-                      numpy.argmax)",
-            ..raw::arg_reduce::CONTRACTS[0]
-        },
-        statement: ARG_NAN_FIRST,
-        adjust: same,
-        accept: unchanged,
-        families: nan_and_infinity_cases,
-    },
-    NamedRule {
-        primitive: Primitive::ArgReduce,
-        base: "argmin.f32",
-        contract: Contract {
-            name: "argmin.f32.nan_first",
-            summary: "argmin, NaN first: index[0] = the lowest i with in[i] NaN, else the lowest i with in[i] = \
-                      min(in) (f32 in, ±inf ordinary values, -0.0 ties 0.0; one int64 out; as torch.argmin and \
-                      numpy.argmin)",
-            ..raw::arg_reduce::CONTRACTS[1]
-        },
-        statement: ARG_NAN_FIRST,
-        adjust: same,
-        accept: unchanged,
-        families: nan_and_infinity_cases,
-    },
-    NamedRule {
-        primitive: Primitive::ArgReduce,
-        base: "argmax.f32",
-        contract: Contract {
-            name: "argmax.f32.nan_ignored",
-            summary:
-                "argmax, NaN ignored: index[0] = the lowest i with in[i] = the maximum of the values that are not \
-                      NaN (f32 in, ±inf ordinary values, -0.0 ties 0.0, never NaN only; one int64 out; as \
-                      numpy.nanargmax)",
-            ..raw::arg_reduce::CONTRACTS[0]
-        },
-        statement: ARG_NAN_IGNORED,
-        adjust: same,
-        accept: unchanged,
-        families: nan_and_infinity_cases,
-    },
-    NamedRule {
-        primitive: Primitive::ArgReduce,
-        base: "argmin.f32",
-        contract: Contract {
-            name: "argmin.f32.nan_ignored",
-            summary:
-                "argmin, NaN ignored: index[0] = the lowest i with in[i] = the minimum of the values that are not \
-                      NaN (f32 in, ±inf ordinary values, -0.0 ties 0.0, never NaN only; one int64 out; as \
-                      numpy.nanargmin)",
-            ..raw::arg_reduce::CONTRACTS[1]
-        },
-        statement: ARG_NAN_IGNORED,
-        adjust: same,
-        accept: unchanged,
-        families: nan_and_infinity_cases,
-    },
+    rule(
+        (Primitive::Histogram, &raw::histogram::CONTRACTS[0]),
+        (
+            "even.i32.last_bin_closed",
+            "even-bin histogram, the last bin closed: counts[b] = #{i : lower <= in[i] <= upper, \
+             min(((in[i] - lower) * bins) / (upper - lower), bins - 1) = b in 64-bit integers} (int32 in, \
+             int32 counts of bins entries; a sample equal to upper counts in the last bin, as torch.histc \
+             and numpy.histogram)",
+        ),
+        HISTOGRAM_CLOSED,
+        LAST_BIN,
+    ),
+    rule(
+        (Primitive::Histogram, &raw::histogram::CONTRACTS[1]),
+        (
+            "even.f32.last_bin_closed",
+            "even-bin histogram, the last bin closed: counts[b] = #{i : lower <= in[i] <= upper, \
+             min((int)__fmul_rn(__fsub_rn(in[i], lower), scale), bins - 1) = b} (f32 in, NaN not counted, \
+             int32 counts of bins entries; a sample equal to upper counts in the last bin, as torch.histc \
+             and numpy.histogram)",
+        ),
+        HISTOGRAM_CLOSED,
+        LAST_BIN,
+    ),
+    rule(
+        (Primitive::Softmax, &raw::softmax::CONTRACTS[0]),
+        (
+            "rows.f32.all_masked_nan",
+            "row softmax: out[r*cols + c] = exp(in[r*cols + c] - max_r) / sum_c' exp(in[r*cols + c'] - max_r) \
+             (f32 in and out, rows x cols row-major; -inf logits give exactly 0; an all-masked row is all \
+             NaN, as torch.softmax)",
+        ),
+        SOFTMAX_NAN,
+        MASKED_ROWS,
+    ),
+    rule(
+        (Primitive::ArgReduce, &raw::arg_reduce::CONTRACTS[0]),
+        (
+            "argmax.f32.nan_first",
+            "argmax, NaN first: index[0] = the lowest i with in[i] NaN, else the lowest i with in[i] = \
+             max(in) (f32 in, ±inf ordinary values, -0.0 ties 0.0; one int64 out; as torch.argmax and \
+             numpy.argmax)",
+        ),
+        ARG_NAN_FIRST,
+        NAN_INPUTS,
+    ),
+    rule(
+        (Primitive::ArgReduce, &raw::arg_reduce::CONTRACTS[1]),
+        (
+            "argmin.f32.nan_first",
+            "argmin, NaN first: index[0] = the lowest i with in[i] NaN, else the lowest i with in[i] = \
+             min(in) (f32 in, ±inf ordinary values, -0.0 ties 0.0; one int64 out; as torch.argmin and \
+             numpy.argmin)",
+        ),
+        ARG_NAN_FIRST,
+        NAN_INPUTS,
+    ),
+    rule(
+        (Primitive::ArgReduce, &raw::arg_reduce::CONTRACTS[0]),
+        (
+            "argmax.f32.nan_ignored",
+            "argmax, NaN ignored: index[0] = the lowest i with in[i] = the maximum of the values that are not \
+             NaN (f32 in, ±inf ordinary values, -0.0 ties 0.0, never NaN only; one int64 out; as \
+             numpy.nanargmax)",
+        ),
+        ARG_NAN_IGNORED,
+        NAN_INPUTS,
+    ),
+    rule(
+        (Primitive::ArgReduce, &raw::arg_reduce::CONTRACTS[1]),
+        (
+            "argmin.f32.nan_ignored",
+            "argmin, NaN ignored: index[0] = the lowest i with in[i] = the minimum of the values that are not \
+             NaN (f32 in, ±inf ordinary values, -0.0 ties 0.0, never NaN only; one int64 out; as \
+             numpy.nanargmin)",
+        ),
+        ARG_NAN_IGNORED,
+        NAN_INPUTS,
+    ),
 ];
 
 /// The named rule whose contract is `contract` (None: a registry contract).
