@@ -12,7 +12,7 @@
 # leaves receipts/ untouched and copies nothing, so no old receipt is ever
 # passed off as this run's.
 #
-#   scripts/gpu_run.sh info proof cub-build bench-quick nccl ncu check-examples gallery python pack bundle
+#   scripts/gpu_run.sh info proof cub-build bench-quick nccl ncu check-examples check-rules gallery python pack bundle
 #
 # `proof` remakes exactly the gated receipts `harness receipts status` calls
 # stale (sweep, then sanitize and mutants side by side) and does nothing when
@@ -235,6 +235,24 @@ for s in "$@"; do
         python3 examples/check/triton_reduce/run_cases.py "$2"
         "$1" cases verify "$2" | tee "$3"' _ "$H" "$d/triton-cases" "$d/triton-verify.txt" &&
         deliver check-triton "$d/triton-verify.txt" check-triton-verify.txt ;;
+    check-rules)
+      # The named rules on the GPU: the kernels of gallery entries 61 and 71,
+      # written to torch.histc's and torch.softmax's rules, pass those rules
+      # (examples/check/*_rule_cuda) and fail ours with a line naming the rule
+      # they would pass. Receipts go to $OUT only.
+      d=$(stage_dir check-rules)
+      ex=examples/check
+      for r in histc_rule_cuda softmax_nan_rule_cuda; do
+        step "check-$r" 300 "$H" check --manifest "$ex/$r/check.toml" --seed 0x5eed --out "$d/$r" &&
+          deliver "check-$r" "$d/$r/receipt.json" "check-$r.json"
+      done
+      for b in 61_hist_upper_inclusive 71_softmax_all_masked_nan; do
+        step "check-ours-$b" 300 bash -c 'out=$("$1" check --manifest "$2" --seed 0x5eed --out "$3" 2>&1); rc=$?
+          printf "%s\n" "$out" | grep -v "^\[check\]" | grep -m 3 "^FAIL"
+          [ "$rc" -eq 1 ] || { echo "EXPECTATION NOT MET: exited $rc, not 1 (a found failure)"; exit 1; }
+          printf "%s\n" "$out" | grep -q "would pass under" || { echo "EXPECTATION NOT MET: no line names the rule"; exit 1; }
+          echo "fails our contract naming the rule it follows"' _ "$H" "$ex/bugs/$b/check.toml" "$d/$b"
+      done ;;
     python)
       # The primlab wheel (make python on the build machine; carry
       # target/wheels) installed into this machine's Python without its

@@ -151,6 +151,8 @@ fn the_examples_manifests_are_valid() {
         ("scan_cuda_bug", "scan", 3),
         ("compact_cuda", "compact", 3),
         ("reduce_ptx", "reduce", 2),
+        ("histc_rule_cuda", "histogram", 2),
+        ("softmax_nan_rule_cuda", "softmax", 1),
     ] {
         let path = examples().join(example).join("check.toml");
         let m = load(&path, &crate::sweep::sizes::sweep_sizes(&[], 1, false, true), None)
