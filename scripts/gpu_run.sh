@@ -259,10 +259,11 @@ for s in "$@"; do
       # dependencies, then the GPU examples of examples/python: the Triton
       # sum per case, and the torch.empty defences (a Triton and a torch sum
       # accumulating into torch.empty fail every check; with torch.zeros they
-      # pass all three runs).
+      # pass all three runs), and torch's softmax, histc and argmax under the
+      # named rules that state PyTorch's behaviour.
       step python-install 120 bash -c 'python3 -m pip install --quiet --no-deps --force-reinstall target/wheels/primlab-*.whl'
       TAIL=60 step python 400 python3 -m pytest -v -s -p no:cacheprovider --timeout 120 \
-        examples/python/test_empty_outputs.py examples/python/test_triton_reduce.py ;;
+        examples/python/test_empty_outputs.py examples/python/test_triton_reduce.py examples/python/test_torch_rules.py ;;
     pack) tar czf "$OUT/logs.tgz" "$LOGS" ;;
     bundle)
       # The device tool brings back only a few files a call: everything this
