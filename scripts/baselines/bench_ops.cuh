@@ -82,12 +82,18 @@ static void op_read_ceiling(Bench& b, SizeInputs& in) {
   b.emit(r);
 }
 
+// `Items` is the type of num_items: int, or int64_t for CUB's 64-bit path (the op's name
+// then ends in _n64): the same sum, the path a caller past 2^31 items takes.
+template <class Items>
 static void op_reduce_i64(Bench& b, SizeInputs& in) {
-  Result r = start_record("cub_reduce_sum_i32_i64", in.n, 4.0 * in.n,
+  constexpr bool kWide = sizeof(Items) == 8;
+  Result r = start_record(kWide ? "cub_reduce_sum_i32_i64_n64" : "cub_reduce_sum_i32_i64", in.n, 4.0 * in.n,
                           in.xi.policy(),
-                          "one cub::DeviceReduce::Sum call over thrust::make_transform_iterator(int*, int->long "
-                          "long), long long output (temp storage preallocated)");
-  const int n = static_cast<int>(in.n);
+                          kWide ? "one cub::DeviceReduce::Sum call over thrust::make_transform_iterator(int*, int->long "
+                                  "long), long long output, int64 num_items (temp storage preallocated)"
+                                : "one cub::DeviceReduce::Sum call over thrust::make_transform_iterator(int*, int->long "
+                                  "long), long long output (temp storage preallocated)");
+  const Items n = static_cast<Items>(in.n);
   long long* out = nullptr;
   CK(cudaMalloc(&out, sizeof *out));
   auto call = [&](void* temp, size_t& temp_bytes, auto* x) {
@@ -96,7 +102,7 @@ static void op_reduce_i64(Bench& b, SizeInputs& in) {
   };
   auto setup = [&](size_t temp_bytes) {
     r.params.kv("temp_storage_bytes", jint(static_cast<long long>(temp_bytes)))
-        .kv("num_items_type", jstr("int"));
+        .kv("num_items_type", jstr(kWide ? "int64" : "int"));
     poison(out, 1, b.stream);
   };
   auto check = [&](std::string& why, std::string& what) {
@@ -253,8 +259,13 @@ static void op_scan_same_type(Bench& b, SizeInputs& in) {
   CK(cudaFree(out));
 }
 
+// `Items` as for op_reduce_i64: int, or int64_t for CUB's 64-bit path (exclusive only: _n64).
+template <class Items>
 static void op_scan(Bench& b, SizeInputs& in, bool inclusive) {
-  Result r = start_record(inclusive ? "cub_inclusive_scan_i32_i64" : "cub_exclusive_scan_i32_i64",
+  constexpr bool kWide = sizeof(Items) == 8;
+  Result r = start_record(kWide ? "cub_exclusive_scan_i32_i64_n64"
+                          : inclusive ? "cub_inclusive_scan_i32_i64"
+                                      : "cub_exclusive_scan_i32_i64",
                           in.n, 12.0 * in.n,
                           in.xi.policy(),
                           inclusive
@@ -262,7 +273,7 @@ static void op_scan(Bench& b, SizeInputs& in, bool inclusive) {
                                 "int*, int->long long), long long output (temp storage preallocated)"
                               : "one cub::DeviceScan::ExclusiveSum call over thrust::make_transform_iterator("
                                 "int*, int->long long), long long output (temp storage preallocated)");
-  const int n = static_cast<int>(in.n);
+  const Items n = static_cast<Items>(in.n);
   long long* out = nullptr;
   CK(cudaMalloc(&out, in.n * sizeof *out));
   auto call = [&](void* temp, size_t& temp_bytes, auto* x) {
@@ -272,7 +283,7 @@ static void op_scan(Bench& b, SizeInputs& in, bool inclusive) {
   };
   auto setup = [&](size_t temp_bytes) {
     r.params.kv("temp_storage_bytes", jint(static_cast<long long>(temp_bytes)))
-        .kv("num_items_type", jstr("int"));
+        .kv("num_items_type", jstr(kWide ? "int64" : "int"));
     poison(out, in.n, b.stream);
   };
   auto check = [&](std::string& why, std::string& what) {

@@ -32,6 +32,8 @@ static const char* const kAllOps[] = {
     "cub_exclusive_scan_i32",
     "cub_exclusive_scan_f32",
     "cub_reduce_sum_f32_gpu_to_gpu",
+    "cub_reduce_sum_i32_i64_n64",
+    "cub_exclusive_scan_i32_i64_n64",
 };
 
 static std::vector<std::string> split(const std::string& s) {

@@ -139,10 +139,12 @@ int main(int argc, char** argv) {
     for (auto& op : o.ops) {
       if (op == "memcpy_d2d") op_memcpy(b, in);
       else if (op == "read_ceiling_i32") op_read_ceiling(b, in);
-      else if (op == "cub_reduce_sum_i32_i64") op_reduce_i64(b, in);
+      else if (op == "cub_reduce_sum_i32_i64") op_reduce_i64<int>(b, in);
+      else if (op == "cub_reduce_sum_i32_i64_n64") op_reduce_i64<int64_t>(b, in);
       else if (op == "cub_reduce_sum_f32") op_reduce_f32(b, in);
-      else if (op == "cub_exclusive_scan_i32_i64") op_scan(b, in, false);
-      else if (op == "cub_inclusive_scan_i32_i64") op_scan(b, in, true);
+      else if (op == "cub_exclusive_scan_i32_i64") op_scan<int>(b, in, false);
+      else if (op == "cub_exclusive_scan_i32_i64_n64") op_scan<int64_t>(b, in, false);
+      else if (op == "cub_inclusive_scan_i32_i64") op_scan<int>(b, in, true);
       else if (op == "cub_select_if_positive_i32") op_select(b, in);
       else if (op == "cub_segreduce_sum_f32")
         for (long long sl : o.seg_lens) op_segreduce<float>(b, in, sl);

@@ -24,8 +24,13 @@ pub fn map_baseline_op(source: &str, params: &serde_json::Value) -> Option<OpMap
     match source {
         "memcpy_d2d" => m("ceilings", "memcpy_d2d".into(), "i32"),
         "read_ceiling_i32" => m("ceilings", "read_ceiling_i32".into(), "i32"),
-        "cub_reduce_sum_i32_i64" | "torch_sum_i32_i64" => m("reduce", "reduce_sum_i32_i64".into(), "i32->i64"),
-        "cub_exclusive_scan_i32_i64" => m("scan", "exclusive_scan_i32_i64".into(), "i32->i64"),
+        // The _n64 records are CUB's 64-bit num_items path of the same op (a peer like the other).
+        "cub_reduce_sum_i32_i64" | "cub_reduce_sum_i32_i64_n64" | "torch_sum_i32_i64" => {
+            m("reduce", "reduce_sum_i32_i64".into(), "i32->i64")
+        }
+        "cub_exclusive_scan_i32_i64" | "cub_exclusive_scan_i32_i64_n64" => {
+            m("scan", "exclusive_scan_i32_i64".into(), "i32->i64")
+        }
         // Same-type scans: peers a user without a wider output weighs; no entry of ours times them.
         "cub_exclusive_scan_i32" => m("scan", "exclusive_scan_i32".into(), "i32"),
         "cub_exclusive_scan_f32" => m("scan", "exclusive_scan_f32".into(), "f32"),
@@ -59,9 +64,10 @@ pub fn map_baseline_op(source: &str, params: &serde_json::Value) -> Option<OpMap
 pub fn cub_ops(primitive: &str) -> &'static [&'static str] {
     match primitive {
         "ceilings" => &["memcpy_d2d", "read_ceiling_i32"],
-        "reduce" => &["cub_reduce_sum_i32_i64"],
+        "reduce" => &["cub_reduce_sum_i32_i64", "cub_reduce_sum_i32_i64_n64"],
         "scan" => &[
             "cub_exclusive_scan_i32_i64",
+            "cub_exclusive_scan_i32_i64_n64",
             "cub_inclusive_scan_i32_i64",
             "cub_exclusive_scan_i32",
             "cub_exclusive_scan_f32",

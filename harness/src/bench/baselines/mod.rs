@@ -262,6 +262,7 @@ mod tests {
                 "memcpy_d2d",
                 "read_ceiling_i32",
                 "cub_exclusive_scan_i32_i64",
+                "cub_exclusive_scan_i32_i64_n64",
                 "cub_inclusive_scan_i32_i64",
                 "cub_exclusive_scan_i32",
                 "cub_exclusive_scan_f32"
