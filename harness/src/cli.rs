@@ -28,7 +28,7 @@ pub enum Command {
     /// Run the planted-bug gallery through sweep and sanitize and report which check caught each.
     Mutants(crate::commands::mutants::MutantsArgs),
     /// Time every primitive beside CUB, PyTorch and bandwidth ceilings; write receipts and a report.
-    Bench(crate::commands::bench::BenchCommand),
+    Bench(Box<crate::commands::bench::BenchCommand>),
     /// Regenerate the Markdown report and PNG plots from receipts (no GPU needed).
     Report(crate::commands::report::ReportArgs),
     /// Write the model's JSON fixtures into fixtures/ (or, with --check, fail if they drifted).

@@ -70,7 +70,7 @@ fn dispatch(command: Command) -> anyhow::Result<bool> {
         Command::Sanitize(args) => commands::sanitize::run(&args),
         Command::Mutants(args) => commands::mutants::run(&args),
         // `bench --gpus` is the multi-GPU scaling study, in place of the single-GPU bench.
-        Command::Bench(command) => commands::bench::run(command),
+        Command::Bench(command) => commands::bench::run(*command),
         Command::Report(args) => commands::report::run(&args),
         Command::Fixtures(args) => commands::fixtures::run(&args),
         Command::Receipts(args) => commands::receipts::run(args),

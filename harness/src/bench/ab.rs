@@ -31,8 +31,11 @@ pub struct AbOptions {
     pub old: PathBuf,
     /// The new build's harness binary.
     pub new: PathBuf,
-    /// Rounds (each times both builds once); at least 2.
+    /// Rounds (each times both builds once); at least 2: the most that run.
     pub rounds: usize,
+    /// The fewest rounds before the run may stop early, once every record of
+    /// ours is decided ([`decided`]); `rounds` runs them all.
+    pub min_rounds: usize,
     /// A record regresses when its paired interval lies wholly above `1 + threshold`.
     pub threshold: f64,
     /// The folder of this run's receipts and logs (created; must be new or empty).
@@ -135,6 +138,20 @@ pub fn pair(rounds: &[(Vec<BenchRecord>, Vec<BenchRecord>)], threshold: f64) -> 
     out
 }
 
+/// Whether more rounds could no longer change the gate for any record of
+/// ours: each has an interval, lying wholly above `1 + threshold` (a
+/// regression) or wholly below it (none). Rule: the gate only asks which side
+/// of `1 + threshold` a record lies on, and an interval that clears it
+/// answers; stopping at the first round where every record has answered is
+/// what `--min-rounds` allows (at least `min_rounds` rounds, so that the
+/// interval is not taken from too few).
+pub fn decided(paired: &[Paired], threshold: f64) -> bool {
+    paired
+        .iter()
+        .filter(|p| p.ours)
+        .all(|p| p.interval.is_some_and(|i| i.low > 1.0 + threshold || i.high < 1.0 + threshold))
+}
+
 /// The text of a judged run: counts, the gate, then the changed records of
 /// ours (every record with `all`).
 pub fn render(paired: &[Paired], threshold: f64, rounds: usize, all: bool) -> String {
@@ -194,6 +211,9 @@ fn validate(o: &AbOptions) -> Result<()> {
     }
     if o.rounds < 2 {
         bail!("bench ab: --rounds {} is too few: the paired interval needs at least 2 rounds", o.rounds);
+    }
+    if o.min_rounds < 2 || o.min_rounds > o.rounds {
+        bail!("bench ab: --min-rounds {} must be at least 2 and at most --rounds {}", o.min_rounds, o.rounds);
     }
     if !(o.threshold.is_finite() && o.threshold >= 0.0) {
         bail!("bench ab: --threshold must be a finite amount of at least 0, not {}", o.threshold);
@@ -263,15 +283,20 @@ pub fn run(o: &AbOptions) -> Result<bool> {
             *(if build == Build::Old { &mut old } else { &mut new }) = records;
         }
         rounds.push((old, new));
+        if rounds.len() >= o.min_rounds && rounds.len() < o.rounds && decided(&pair(&rounds, o.threshold), o.threshold)
+        {
+            eprintln!("bench ab: every record of ours decided after {} rounds; stopping (--min-rounds)", rounds.len());
+            break;
+        }
     }
     let paired = pair(&rounds, o.threshold);
     if paired.is_empty() {
         bail!("bench ab: the two builds share no timed record (matched by impl, primitive, op, variant, size, dtype, timing mode)");
     }
-    print!("{}", render(&paired, o.threshold, o.rounds, o.all));
+    print!("{}", render(&paired, o.threshold, rounds.len(), o.all));
     println!(
         "bench ab: {} rounds in {:.0} s; receipts and logs in {}",
-        o.rounds,
+        rounds.len(),
         started.elapsed().as_secs_f64(),
         o.out.display()
     );

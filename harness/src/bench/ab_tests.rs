@@ -89,6 +89,7 @@ fn options(dir: &Path, old: PathBuf, new: PathBuf) -> AbOptions {
         old,
         new,
         rounds: 3,
+        min_rounds: 3,
         threshold: 0.03,
         out: dir.join("ab"),
         all: false,
@@ -133,9 +134,47 @@ fn what_the_run_cannot_do_is_refused_by_name() {
     let base = options(&dir, a.clone(), b.clone());
     let error = |o: AbOptions| run(&o).unwrap_err().to_string();
     assert!(error(AbOptions { rounds: 1, ..base.clone() }).contains("--rounds 1 is too few"));
+    for min_rounds in [1, 4] {
+        let e = error(AbOptions { min_rounds, ..base.clone() });
+        assert!(e.contains(&format!("--min-rounds {min_rounds} must be at least 2 and at most --rounds 3")), "{e}");
+    }
     assert!(error(AbOptions { old: dir.join("missing"), ..base.clone() }).contains("OLD binary"));
     assert!(error(AbOptions { threshold: f64::NAN, ..base.clone() }).contains("--threshold"));
     let own = AbOptions { bench_args: vec!["--receipt=x.json".into()], ..base.clone() };
     assert!(error(own).contains("--receipt is set by bench ab itself"));
     assert!(!base.out.exists(), "nothing was created by a refused run");
+}
+
+#[test]
+fn a_record_is_decided_once_its_interval_clears_the_threshold_on_either_side() {
+    // Unchanged code: after six wandering rounds every interval lies below 1.03.
+    assert!(decided(&pair(&rounds(None), 0.03), 0.03));
+    // One round has no interval: nothing is decided.
+    assert!(!decided(&pair(&rounds(None)[..1], 0.03), 0.03));
+    // A 5 % slowdown is decided as a regression; a 3 % one straddles the threshold.
+    assert!(decided(&pair(&rounds(Some(("reduce_then_scan", 1.05))), 0.03), 0.03));
+    assert!(!decided(&pair(&rounds(Some(("reduce_then_scan", 1.03))), 0.03), 0.03));
+}
+
+#[test]
+fn with_min_rounds_a_run_stops_once_every_record_is_decided() {
+    let dir = crate::test_dir::fresh_temp_dir("bench-ab-early");
+    let (same_t, slow_t) = (dir.join("same.json"), dir.join("slow.json"));
+    receipt(records(1.0, None), &same_t);
+    receipt(records(1.0, Some(("decoupled_lookback", 1.10))), &slow_t);
+    let old = build(&dir, "old-harness", &same_t, 0);
+    let early = |name: &str, new: PathBuf| AbOptions {
+        rounds: 6,
+        min_rounds: 2,
+        out: dir.join(name),
+        ..options(&dir, old.clone(), new)
+    };
+    let same = early("ab-same", build(&dir, "same-harness", &same_t, 0));
+    assert!(run(&same).unwrap(), "exit 0: the same timings");
+    let slow = early("ab-slow", build(&dir, "slow-harness", &slow_t, 0));
+    assert!(!run(&slow).unwrap(), "exit 1: decoupled_lookback 10 % slower");
+    for o in [&same, &slow] {
+        assert!(o.out.join("round2-new.json").is_file());
+        assert!(!o.out.join("round3-old.json").exists(), "decided after 2 of 6 rounds: no third");
+    }
 }

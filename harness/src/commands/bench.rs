@@ -170,6 +170,11 @@ pub struct AbArgs {
     /// on even ones); the paired interval needs at least 2.
     #[arg(long, default_value_t = 6)]
     pub rounds: usize,
+    /// Stop after this many rounds (at least 2) once every record of ours is decided: its
+    /// interval wholly above 1 + threshold (a regression) or wholly below it (none).
+    /// Default: --rounds (every round runs).
+    #[arg(long, value_name = "N")]
+    pub min_rounds: Option<usize>,
     /// A record regresses (exit 1) when the whole 95 % interval of its rounds' NEW / OLD lies
     /// above 1 + this (3% or 0.03).
     #[arg(long, value_name = "PERCENT", default_value = "3%", value_parser = crate::bench::export::parse_fraction)]
@@ -199,6 +204,7 @@ pub fn run(command: BenchCommand) -> anyhow::Result<bool> {
             old: ab.old,
             new: ab.new,
             rounds: ab.rounds,
+            min_rounds: ab.min_rounds.unwrap_or(ab.rounds),
             threshold: ab.threshold,
             out: ab.out.unwrap_or_else(|| {
                 let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
