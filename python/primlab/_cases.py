@@ -111,7 +111,14 @@ class Export:
 
     @classmethod
     def create(
-        cls, folder: pathlib.Path, primitive: str, contract: str | None, sizes, seed: int, deep: bool = False
+        cls,
+        folder: pathlib.Path,
+        primitive: str,
+        contract: str | None,
+        sizes,
+        seed: int,
+        deep: bool = False,
+        framework: str | None = None,
     ) -> "Export":
         """Runs `harness cases export` into `folder` (new or empty). An
         unknown primitive, contract or size raises HarnessError with the
@@ -121,6 +128,8 @@ class Export:
         args = ["cases", "export", "--primitive", str(primitive), "--seed", f"{seed:#x}"]
         if contract is not None:
             args += ["--contract", str(contract)]
+        if framework is not None:
+            args += ["--framework", str(framework)]
         if deep:
             args.append("--deep")
         if sizes:

@@ -52,7 +52,15 @@ def failure_message(export: Export, failures: dict, checked: int, rerun: str, ru
 
 
 def check(
-    fn, primitive: str, contract: str, sizes=None, seed=None, device=None, convert=None, deep: bool = False
+    fn,
+    primitive: str,
+    contract: str,
+    sizes=None,
+    seed=None,
+    device=None,
+    convert=None,
+    deep: bool = False,
+    framework: str | None = None,
 ) -> CheckResult:
     """Checks `fn` on every case of `primitive`'s `contract`.
 
@@ -73,7 +81,12 @@ def check(
     order. Each run is judged on its own. Raises AssertionError with the run,
     the harness's failure line, a mismatch summary and a rerun line when any
     case fails; returns a CheckResult when all pass (its `notes` name any
-    defence this function could not get, e.g. no perturbation for NumPy)."""
+    defence this function could not get, e.g. no perturbation for NumPy).
+
+    `framework="torch"` (or "numpy") checks the contract as that framework
+    states it: its named rule over the contract where one is the
+    framework's (rows.f32 -> rows.f32.all_masked_nan), else the contract
+    itself; the result and every message name the contract checked."""
     if not callable(fn):
         raise TypeError(f"primlab.check: fn must be callable, got {type(fn).__name__}")
     if contract is None:
@@ -81,12 +94,14 @@ def check(
     seed = secrets.randbits(64) if seed is None else int(seed)
     with tempfile.TemporaryDirectory(prefix="primlab-check-") as folder:
         try:
-            export = Export.create(folder, primitive, contract, sizes, seed, deep=deep)
+            export = Export.create(folder, primitive, contract, sizes, seed, deep=deep, framework=framework)
         except HarnessRefused as error:
             raise ValueError(
-                f"primlab.check(primitive={primitive!r}, contract={contract!r}, sizes={sizes!r}, "
-                f"deep={deep!r}, seed={seed:#x}): {error}"
+                f"primlab.check(primitive={primitive!r}, contract={contract!r}, framework={framework!r}, "
+                f"sizes={sizes!r}, deep={deep!r}, seed={seed:#x}): {error}"
             ) from None
+        # The contract the framework states (the export's own), named from here on.
+        contract = export.contracts[0] if framework is not None and export.contracts else contract
         case_runs = CaseRuns(export, device, convert)
         passed = []
         for run in case_runs.runs():

@@ -75,3 +75,15 @@ def test_numpy_histogram_passes_the_closed_last_bin_and_fails_ours_naming_it():
     with pytest.raises(AssertionError) as raised:
         primlab.check(numpy_histogram, primitive="histogram", contract="even.i32", sizes=SIZES, seed=SEED)
     assert "would pass under even.i32.last_bin_closed" in str(raised.value)
+
+
+def test_a_framework_checks_the_contract_as_it_states_it():
+    result = primlab.check(numpy_argmax, primitive="arg_reduce", contract="argmax.f32", framework="numpy", sizes=SIZES, seed=SEED)
+    assert result.contract == "argmax.f32.nan_first"
+    with pytest.raises(AssertionError) as raised:
+        primlab.check(numpy_nanargmax, primitive="arg_reduce", contract="argmax.f32", framework="numpy", sizes=SIZES, seed=SEED)
+    assert "primlab: arg_reduce argmax.f32.nan_first:" in str(raised.value)
+    assert "contract='argmax.f32.nan_first'" in str(raised.value)
+    with pytest.raises(ValueError) as refused:
+        primlab.check(numpy_argmax, primitive="arg_reduce", contract="argmax.f32", framework="jax", sizes=SIZES, seed=SEED)
+    assert "unknown framework 'jax'" in str(refused.value)

@@ -76,10 +76,24 @@ fn host_memory() -> usize {
 }
 
 /// The contracts an export of `primitive` covers: `name` (a registry contract
-/// or a named rule, [`super::rules`]), or all of the registry's.
-pub fn contracts_of(primitive: Primitive, name: Option<&str>) -> Result<Vec<&'static Contract>> {
+/// or a named rule, [`super::rules`]; with `framework`, as that framework
+/// states it, [`super::rules::contract_for`], said on stderr), or all of the
+/// registry's.
+pub fn contracts_of(
+    primitive: Primitive,
+    name: Option<&str>,
+    framework: Option<&str>,
+) -> Result<Vec<&'static Contract>> {
     match name {
-        Some(name) => Ok(vec![super::rules::contract(primitive, name).map_err(anyhow::Error::msg)?]),
+        Some(name) => {
+            let (contract, note) =
+                super::rules::contract_for(primitive, name, framework).map_err(anyhow::Error::msg)?;
+            if let Some(note) = note {
+                eprintln!("cases export: {note}");
+            }
+            Ok(vec![contract])
+        }
+        None if framework.is_some() => bail!("--framework states a contract's rule: name the contract too"),
         None => {
             let all = raw::contracts(primitive);
             if all.is_empty() {
@@ -204,6 +218,8 @@ pub struct ExportOptions {
     pub primitive: crate::registry::Primitive,
     /// One contract (every contract of the primitive when `None`).
     pub contract: Option<String>,
+    /// The framework whose rule over `contract` to check (`torch`, `numpy`).
+    pub framework: Option<String>,
     /// Sizes (default: the sweep's boundary and random sizes up to 2^20).
     pub sizes: Vec<usize>,
     /// Seed of the inputs (a fresh one, printed, when `None`).
@@ -219,7 +235,7 @@ pub fn run(args: &ExportOptions) -> Result<bool> {
     if args.deep && !args.sizes.is_empty() {
         bail!("--deep chooses the sizes itself; give it or --sizes, not both");
     }
-    let contracts = contracts_of(args.primitive, args.contract.as_deref())?;
+    let contracts = contracts_of(args.primitive, args.contract.as_deref(), args.framework.as_deref())?;
     let seed = args.seed.unwrap_or_else(crate::sweep::fresh_seed);
     let sizes = match (args.sizes.is_empty(), args.deep) {
         (false, _) => args.sizes.clone(),

@@ -41,6 +41,10 @@ pub struct NamedRule {
     pub contract: Contract,
     /// The rule in words, with the frameworks that follow it.
     pub statement: &'static str,
+    /// The frameworks whose rule over the base this is, by the name a user
+    /// gives (`framework = "torch"`): their default function of that kind
+    /// (`torch.histc`, `numpy.argmax`) follows it.
+    pub frameworks: &'static [&'static str],
     /// The base's model answer of `case` made this rule's.
     adjust: Adjust,
     /// The outputs this rule defines apart from the base, checked (a failure
@@ -72,7 +76,7 @@ const ARG_NAN_IGNORED: &str = "NaN ignored: the lowest index of the extremum of 
 const fn rule(
     (primitive, base): (Primitive, &Contract),
     (name, summary): (&'static str, &'static str),
-    statement: &'static str,
+    (statement, frameworks): (&'static str, &'static [&'static str]),
     (adjust, accept, families): (Adjust, Accept, Families),
 ) -> NamedRule {
     NamedRule {
@@ -80,11 +84,15 @@ const fn rule(
         base: base.name,
         contract: Contract { name, summary, ..*base },
         statement,
+        frameworks,
         adjust,
         accept,
         families,
     }
 }
+
+/// The frameworks a user may name (`framework = "torch"`).
+pub const FRAMEWORKS: [&str; 2] = ["torch", "numpy"];
 
 type Adjust = fn(&mut RawCase);
 type Accept = fn(&RawCase, &mut [Array]) -> Result<(), Verdict>;
@@ -107,7 +115,7 @@ pub static RULES: [NamedRule; 7] = [
              int32 counts of bins entries; a sample equal to upper counts in the last bin, as torch.histc \
              and numpy.histogram)",
         ),
-        HISTOGRAM_CLOSED,
+        (HISTOGRAM_CLOSED, &["torch", "numpy"]),
         LAST_BIN,
     ),
     rule(
@@ -119,7 +127,7 @@ pub static RULES: [NamedRule; 7] = [
              int32 counts of bins entries; a sample equal to upper counts in the last bin, as torch.histc \
              and numpy.histogram)",
         ),
-        HISTOGRAM_CLOSED,
+        (HISTOGRAM_CLOSED, &["torch", "numpy"]),
         LAST_BIN,
     ),
     rule(
@@ -130,7 +138,7 @@ pub static RULES: [NamedRule; 7] = [
              (f32 in and out, rows x cols row-major; -inf logits give exactly 0; an all-masked row is all \
              NaN, as torch.softmax)",
         ),
-        SOFTMAX_NAN,
+        (SOFTMAX_NAN, &["torch"]),
         MASKED_ROWS,
     ),
     rule(
@@ -141,7 +149,7 @@ pub static RULES: [NamedRule; 7] = [
              max(in) (f32 in, ±inf ordinary values, -0.0 ties 0.0; one int64 out; as torch.argmax and \
              numpy.argmax)",
         ),
-        ARG_NAN_FIRST,
+        (ARG_NAN_FIRST, &["torch", "numpy"]),
         NAN_INPUTS,
     ),
     rule(
@@ -152,7 +160,7 @@ pub static RULES: [NamedRule; 7] = [
              min(in) (f32 in, ±inf ordinary values, -0.0 ties 0.0; one int64 out; as torch.argmin and \
              numpy.argmin)",
         ),
-        ARG_NAN_FIRST,
+        (ARG_NAN_FIRST, &["torch", "numpy"]),
         NAN_INPUTS,
     ),
     rule(
@@ -163,7 +171,7 @@ pub static RULES: [NamedRule; 7] = [
              NaN (f32 in, ±inf ordinary values, -0.0 ties 0.0, never NaN only; one int64 out; as \
              numpy.nanargmax)",
         ),
-        ARG_NAN_IGNORED,
+        (ARG_NAN_IGNORED, &[]),
         NAN_INPUTS,
     ),
     rule(
@@ -174,7 +182,7 @@ pub static RULES: [NamedRule; 7] = [
              NaN (f32 in, ±inf ordinary values, -0.0 ties 0.0, never NaN only; one int64 out; as \
              numpy.nanargmin)",
         ),
-        ARG_NAN_IGNORED,
+        (ARG_NAN_IGNORED, &[]),
         NAN_INPUTS,
     ),
 ];
@@ -197,6 +205,30 @@ pub fn contract(primitive: Primitive, name: &str) -> Result<&'static Contract, S
         } else {
             format!("{message}; or a named rule: {}", rules.join(", "))
         }
+    })
+}
+
+/// The contract `name` of `primitive` as `framework` states it: the named
+/// rule over `name` that the framework follows, else `name` itself when no
+/// named rule over it is the framework's (primlab knows of no difference
+/// there; the note says so). Without a framework, [`contract`].
+pub fn contract_for(
+    primitive: Primitive,
+    name: &str,
+    framework: Option<&str>,
+) -> Result<(&'static Contract, Option<String>), String> {
+    let Some(framework) = framework else { return contract(primitive, name).map(|c| (c, None)) };
+    if !FRAMEWORKS.contains(&framework) {
+        return Err(format!("unknown framework '{framework}': choose from {}", FRAMEWORKS.join(", ")));
+    }
+    let base = contract(primitive, name)?;
+    if rule_of(base).is_some() {
+        return Err(format!("{name} is a named rule already; give its base contract with a framework, or it alone"));
+    }
+    let theirs = RULES.iter().find(|r| r.primitive == primitive && r.base == name && r.frameworks.contains(&framework));
+    Ok(match theirs {
+        Some(rule) => (&rule.contract, Some(format!("{framework}'s rule over {name}: {}", rule.contract.name))),
+        None => (base, Some(format!("{framework}: no named rule over {name} differs from it; checked against {name}"))),
     })
 }
 

@@ -253,3 +253,27 @@ fn a_registry_contract_failing_where_no_rule_passes_names_no_rule() {
     let f = failure(compare(c, case, &wrong));
     assert!(!f.contains("would pass under"), "{f}");
 }
+
+#[test]
+fn a_framework_names_its_rule_over_a_contract_or_the_contract_itself() {
+    let named = |p, name, fw| contract_for(p, name, Some(fw)).map(|(c, note)| (c.name, note.unwrap_or_default()));
+    let (c, note) = named(Primitive::Histogram, "even.f32", "torch").unwrap();
+    assert_eq!(
+        (c, note.as_str()),
+        ("even.f32.last_bin_closed", "torch's rule over even.f32: even.f32.last_bin_closed")
+    );
+    assert_eq!(named(Primitive::ArgReduce, "argmin.f32", "numpy").unwrap().0, "argmin.f32.nan_first");
+    assert_eq!(named(Primitive::Softmax, "rows.f32", "torch").unwrap().0, "rows.f32.all_masked_nan");
+    let (c, note) = named(Primitive::Softmax, "rows.f32", "numpy").unwrap();
+    assert_eq!(c, "rows.f32");
+    assert!(note.contains("no named rule over rows.f32 differs"), "{note}");
+    assert_eq!(named(Primitive::Scan, "exclusive.i32", "torch").unwrap().0, "exclusive.i32");
+    assert!(named(Primitive::Scan, "exclusive.i32", "jax").unwrap_err().contains("unknown framework 'jax'"));
+    assert!(named(Primitive::Histogram, "even.f32.last_bin_closed", "torch")
+        .unwrap_err()
+        .contains("a named rule already"));
+    assert!(contract_for(Primitive::Histogram, "even.f32", None).unwrap().1.is_none());
+    for rule in &RULES {
+        assert!(rule.frameworks.iter().all(|f| FRAMEWORKS.contains(f)), "{}", rule.contract.name);
+    }
+}

@@ -46,7 +46,7 @@ pub fn catalogue_of(dir: &Path) -> Result<Catalogue> {
     }
     let mut contracts = Vec::new();
     for name in &index.contracts {
-        contracts.extend(super::export::contracts_of(primitive, Some(name))?);
+        contracts.extend(super::export::contracts_of(primitive, Some(name), None)?);
     }
     check_host_sizes(&index.sizes)?;
     let specs = specs(primitive, &contracts, &SweepPlan::of_primitive(primitive, &index.sizes, seed));

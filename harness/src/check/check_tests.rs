@@ -52,6 +52,19 @@ fn a_good_manifest_resolves_its_module_beside_it() {
 }
 
 #[test]
+fn a_framework_in_the_manifest_checks_the_contract_as_it_states_it() {
+    let framework = |fw: &str| {
+        GOOD.replace("contract = \"exclusive.i32\"\n", &format!("contract = \"exclusive.i32\"\nframework = \"{fw}\"\n"))
+    };
+    assert_eq!(
+        manifest(&framework("torch")).expect("valid").contract.name,
+        "exclusive.i32",
+        "no named rule of torch over it: the contract itself"
+    );
+    assert!(message(&framework("jax")).contains("unknown framework 'jax': choose from torch, numpy"));
+}
+
+#[test]
 fn an_unknown_primitive_is_named_with_the_registry() {
     let e = message(&GOOD.replace("\"scan\"", "\"sort\""));
     assert_eq!(e, format!("unknown primitive 'sort': choose from {}", crate::registry::Primitive::names()));

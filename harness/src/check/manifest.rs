@@ -37,6 +37,8 @@ struct RawManifest {
     name: Option<String>,
     primitive: String,
     contract: String,
+    /// The framework whose rule over `contract` to check (`torch`, `numpy`).
+    framework: Option<String>,
     module: RawModule,
     #[serde(default)]
     scratch: Vec<RawScratch>,
@@ -191,7 +193,7 @@ pub fn load(path: &Path, sizes: &[usize], gpu_arch: Option<&str>) -> Result<Mani
     })?;
     let primitive = Primitive::from_name(&raw.primitive)
         .ok_or_else(|| ManifestError::UnknownPrimitive { name: raw.primitive.clone(), known: Primitive::names() })?;
-    let contract = crate::cases::rules::contract(primitive, &raw.contract)
+    let (contract, _) = crate::cases::rules::contract_for(primitive, &raw.contract, raw.framework.as_deref())
         .map_err(|message| ManifestError::UnknownContract { message })?;
     // The geometry must fit every case's n (some catalogues add sizes or visit shapes of their own).
     let sizes = &raw::case_sizes(primitive, contract, sizes)[..];

@@ -66,6 +66,10 @@ pub struct ExportArgs {
     /// One contract (every contract of the primitive when omitted).
     #[arg(long)]
     pub contract: Option<String>,
+    /// Check the contract as this framework states it (torch, numpy): its named rule over
+    /// the contract where one is the framework's, else the contract itself (said on stderr).
+    #[arg(long, requires = "contract")]
+    pub framework: Option<String>,
     /// Sizes, comma separated: 1000,2^20,2^28+1 (default: the sweep's boundary and random sizes up to 2^20).
     #[arg(long, value_delimiter = ',', value_name = "N,N,...", value_parser = crate::grammar::parse_size)]
     pub sizes: Vec<usize>,
@@ -85,6 +89,7 @@ impl From<&ExportArgs> for crate::cases::export::ExportOptions {
         crate::cases::export::ExportOptions {
             primitive: args.primitive,
             contract: args.contract.clone(),
+            framework: args.framework.clone(),
             sizes: args.sizes.clone(),
             seed: args.seed,
             deep: args.deep,
