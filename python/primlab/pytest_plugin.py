@@ -84,13 +84,13 @@ class _State:
         self.folder = None
         self.exports = {}
 
-    def export(self, primitive, contract, sizes, seed, deep=False) -> Export:
-        key = (primitive, contract, None if sizes is None else tuple(sizes), seed, bool(deep))
+    def export(self, primitive, contract, sizes, seed, deep=False, framework=None) -> Export:
+        key = (primitive, contract, None if sizes is None else tuple(sizes), seed, bool(deep), framework)
         if key not in self.exports:
             if self.folder is None:
                 self.folder = tempfile.mkdtemp(prefix="primlab-pytest-")
             folder = os.path.join(self.folder, f"export{len(self.exports)}")
-            self.exports[key] = Export.create(folder, primitive, contract, sizes, seed, deep=bool(deep))
+            self.exports[key] = Export.create(folder, primitive, contract, sizes, seed, deep=bool(deep), framework=framework)
         return self.exports[key]
 
 
@@ -152,18 +152,23 @@ def pytest_generate_tests(metafunc):
     if marker.args:
         raise TypeError(f"{where}: @primlab.cases takes keywords only (primitive=..., contract=...)")
     options = dict(marker.kwargs)
-    unknown = set(options) - {"primitive", "contract", "sizes", "seed", "deep"}
+    unknown = set(options) - {"primitive", "contract", "sizes", "seed", "deep", "framework"}
     if unknown or "primitive" not in options or "contract" not in options:
         raise TypeError(
-            f"{where}: @primlab.cases(primitive=..., contract=..., sizes=None, seed=None, deep=False) "
-            f"got {sorted(options)}"
+            f"{where}: @primlab.cases(primitive=..., contract=..., sizes=None, seed=None, deep=False, "
+            f"framework=None) got {sorted(options)}"
         )
     state = metafunc.config.stash[_STATE]
     pinned = options.get("seed") is not None
     seed = int(options["seed"]) if pinned else state.seed
     try:
         export = state.export(
-            options["primitive"], options["contract"], options.get("sizes"), seed, options.get("deep", False)
+            options["primitive"],
+            options["contract"],
+            options.get("sizes"),
+            seed,
+            options.get("deep", False),
+            options.get("framework"),
         )
     except HarnessRefused as error:
         raise ValueError(

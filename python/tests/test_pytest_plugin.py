@@ -165,3 +165,20 @@ def test_no_case_argument():
     )
     result = pytester.runpytest_subprocess(*plugin)
     result.stdout.fnmatch_lines(["E   TypeError: test_kernel.py::test_no_case_argument: a @primlab.cases test takes a `case` argument"])
+
+
+def test_a_framework_in_the_marker_checks_the_contract_as_it_states_it(pytester, plugin):
+    pytester.makepyfile(
+        test_argmax="""
+import numpy as np
+import primlab
+
+@primlab.cases(primitive="arg_reduce", contract="argmax.f32", framework="numpy", sizes=[33], seed=0x5eed)
+def test_argmax(case):
+    case.check(lambda x: np.array([np.argmax(x)], dtype=np.int64))
+"""
+    )
+    result = pytester.runpytest_subprocess("-v", *plugin)
+    assert result.ret == 0, result.stdout.str()
+    # numpy's rule over argmax.f32: NaN first, with its own NaN families.
+    assert any("arg_reduce-argmax.f32.nan_first-n33-nan_late-0x5eed" in line for line in result.outlines), result.stdout.str()
