@@ -277,8 +277,17 @@ pub fn compare(contract: &Contract, case: &RawCase, got: &[Array]) -> Verdict {
     }
 }
 
+/// The largest case (input elements) whose failure is tried under the named
+/// rules: each try copies the case, and past 2^31 items a copy of the inputs
+/// is gigabytes of host memory that a check running beside others may not
+/// have. Larger failures are reported without the hint.
+const HINT_MAX_ELEMENTS: usize = 1 << 24;
+
 /// The first named rule over `contract` under which `got` passes `case`.
 fn passing_rule(contract: &Contract, case: &RawCase, got: &[Array]) -> Option<&'static NamedRule> {
+    if case.inputs.iter().map(Array::count).sum::<usize>() > HINT_MAX_ELEMENTS {
+        return None;
+    }
     RULES.iter().filter(|r| r.base == contract.name && r.contract.inputs == contract.inputs).find(|r| {
         let mut adjusted = case.clone();
         (r.adjust)(&mut adjusted);

@@ -277,3 +277,19 @@ fn a_framework_names_its_rule_over_a_contract_or_the_contract_itself() {
         assert!(rule.frameworks.iter().all(|f| FRAMEWORKS.contains(f)), "{}", rule.contract.name);
     }
 }
+
+#[test]
+fn a_failure_past_the_hint_size_is_reported_without_trying_the_rules() {
+    let n = HINT_MAX_ELEMENTS + 1;
+    let upper = 11;
+    let case = RawCase {
+        inputs: vec![Array::Int32(vec![upper; n])],
+        params: vec![Value::Int32(7), Value::Int32(-3), Value::Int32(upper)],
+        expected: vec![Array::Int32(vec![0; 7])],
+    };
+    let c = contract(Primitive::Histogram, "even.i32").expect("contract");
+    let mut closed = vec![0; 7];
+    closed[6] = n as i32;
+    let f = failure(compare(c, &case, &[Array::Int32(closed)]));
+    assert!(!f.contains("would pass under"), "{f}");
+}
