@@ -62,9 +62,14 @@ pub fn device_bytes(manifest: &Manifest, n: usize) -> Result<u128, String> {
 
 /// Bytes of host memory the case of size `n` needs at most: each input twice (the array and
 /// its bytes for the upload) and each output three times (the model's, the downloaded bytes,
-/// the parsed array), every buffer counted as in [`device_bytes`].
+/// the parsed array), every buffer counted as in [`device_bytes`]; a few pieces' worth for a
+/// case made and judged a piece at a time ([`super::streamed`]).
 pub fn host_bytes(manifest: &Manifest, n: usize) -> u128 {
     let contract = manifest.contract;
+    if n >= super::streamed::STREAM_FROM && super::streamed::streams(contract) {
+        // Made and judged a piece at a time: a few pieces, whatever n.
+        return u128::from(super::streamed::host_bytes(super::streamed::bytes_per_item(contract)));
+    }
     let bytes = |b: &crate::sweep::raw::Buffer| {
         let elements = if b.len == Len::One { 1 } else { n };
         (elements + super::launch::GUARD_ELEMENTS) as u128 * b.dtype.size() as u128

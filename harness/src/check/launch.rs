@@ -69,10 +69,10 @@ pub fn front_guard_bytes(element_size: usize) -> usize {
 
 /// One output buffer: guards, the contract's elements, guards.
 pub struct Output {
-    buffer: CudaSlice<u8>,
-    front: usize,
-    elements: usize,
-    dtype: crate::sweep::raw::Dtype,
+    pub(super) buffer: CudaSlice<u8>,
+    pub(super) front: usize,
+    pub(super) elements: usize,
+    pub(super) dtype: crate::sweep::raw::Dtype,
 }
 
 impl Output {
@@ -121,10 +121,10 @@ impl Scratch {
 /// The device buffers of one case (all as bytes, in the contract's layout)
 /// and its parameters.
 pub struct Buffers {
-    inputs: Vec<CudaSlice<u8>>,
-    outputs: Vec<Output>,
-    params: Vec<Value>,
-    n: usize,
+    pub(super) inputs: Vec<CudaSlice<u8>>,
+    pub(super) outputs: Vec<Output>,
+    pub(super) params: Vec<Value>,
+    pub(super) n: usize,
 }
 
 /// Uploads `case`'s inputs and allocates its outputs (poisoned by each run).
@@ -136,6 +136,29 @@ pub fn prepare(gpu: &Gpu, manifest: &Manifest, case: &RawCase, n: usize) -> GpuR
         outputs.push(Output::new(gpu, out, elements)?);
     }
     Ok(Buffers { inputs, outputs, params: case.params.clone(), n })
+}
+
+/// The buffers of a case made a piece at a time ([`super::streamed`]):
+/// input `k` of `input_bytes[k]` bytes, allocated unwritten (the case's
+/// pieces fill it), output `k` of `output_elements[k]` elements.
+pub fn unfilled(
+    gpu: &Gpu,
+    manifest: &Manifest,
+    input_bytes: &[usize],
+    output_elements: &[usize],
+    params: Vec<Value>,
+    n: usize,
+) -> GpuResult<Buffers> {
+    // Every byte is written by the upload before any launch reads it.
+    let inputs = input_bytes.iter().map(|&b| gpu.alloc_uninit::<u8>(b.max(1))).collect::<GpuResult<Vec<_>>>()?;
+    let outputs = manifest
+        .contract
+        .outputs
+        .iter()
+        .zip(output_elements)
+        .map(|(out, &elements)| Output::new(gpu, out, elements))
+        .collect::<GpuResult<Vec<_>>>()?;
+    Ok(Buffers { inputs, outputs, params, n })
 }
 
 /// Fills every output, guards included, with `poison`.
@@ -246,15 +269,8 @@ pub struct RunInputs<'a> {
 /// `poison` first, and compares the outputs (and their guards) with the model's.
 pub fn run_once(gpu: &Gpu, on: &RunInputs, buffers: &mut Buffers, scratch: &mut Scratch, poison: Poison) -> Verdict {
     let (manifest, loaded, case) = (on.manifest, on.loaded, on.case);
-    let geometry = match geometry(manifest, buffers.n, &case.params) {
-        Ok(g) => g,
-        Err(why) => return Verdict::fail("a launch geometry within range", why, "launch geometry"),
-    };
-    let ran = poison_outputs(gpu, buffers, poison)
-        .and_then(|_| enqueue(gpu, manifest, loaded, buffers, scratch, &geometry))
-        .and_then(|_| gpu.synchronize());
-    if let Err(e) = ran {
-        return gpu_error(&e);
+    if let Err(verdict) = launch_poisoned(gpu, manifest, loaded, buffers, scratch, poison) {
+        return verdict;
     }
     let mut got = Vec::new();
     for (k, (out, output)) in manifest.contract.outputs.iter().zip(&buffers.outputs).enumerate() {
@@ -275,6 +291,25 @@ pub fn run_once(gpu: &Gpu, on: &RunInputs, buffers: &mut Buffers, scratch: &mut 
     verdict
 }
 
+/// One run of the sequence, to its end: every output filled with `poison`,
+/// then the launches at the case's geometry, then a synchronisation.
+/// Error: a geometry out of range, or the GPU's error.
+pub fn launch_poisoned(
+    gpu: &Gpu,
+    manifest: &Manifest,
+    loaded: &Loaded,
+    buffers: &mut Buffers,
+    scratch: &mut Scratch,
+    poison: Poison,
+) -> Result<(), Verdict> {
+    let geometry = geometry(manifest, buffers.n, &buffers.params)
+        .map_err(|why| Verdict::fail("a launch geometry within range", why, "launch geometry"))?;
+    poison_outputs(gpu, buffers, poison)
+        .and_then(|_| enqueue(gpu, manifest, loaded, buffers, scratch, &geometry))
+        .and_then(|_| gpu.synchronize())
+        .map_err(|e| gpu_error(&e))
+}
+
 /// Where an output's elements sit in its downloaded buffer.
 #[derive(Debug, Clone, Copy)]
 pub struct Layout {
@@ -291,23 +326,35 @@ pub struct Layout {
 /// the failure (`guard before`, `poison tail`, `guard after`).
 pub fn read_output(poison: Poison, out: &Buffer, layout: Layout, bytes: &[u8]) -> Result<Array, Verdict> {
     let size = out.dtype.size();
-    let kind = ElementKind::of_dtype(out.dtype);
-    // `first_written` counts poison patterns (a byte for integers); bytes from here.
-    let changed_byte = |bytes: &[u8]| poison.first_written(kind, bytes).map(|at| at * poison.pattern(kind).len());
     let (front, body) = bytes.split_at(layout.front.min(bytes.len()));
-    if let Some(at) = changed_byte(front) {
-        let before = (layout.front - at).div_ceil(size);
-        let got = format!("written {before} element(s) before {}", out.role);
-        return Err(Verdict::fail("untouched", got, "guard before"));
-    }
+    front_untouched(poison, out, layout, front)?;
     let used = (layout.model * size).min(body.len());
-    if let Some(at) = changed_byte(&body[used..]) {
-        let index = layout.model + at / size;
-        let what = if index >= layout.elements { "guard after" } else { "poison tail" };
-        let expected = format!("untouched (past the model's {} elements of {})", layout.model, out.role);
-        return Err(Verdict::fail_at(index, expected, "written", what));
-    }
+    tail_untouched(poison, out, layout, layout.model, &body[used..])?;
     Array::from_le_bytes(out.dtype, &body[..used]).map_err(|e| Verdict::fail("the output", e, "output"))
+}
+
+/// Whether `front`, the guard before `out`, still holds `poison`; else the
+/// failure (`guard before`) with how far before the output the first write is.
+pub fn front_untouched(poison: Poison, out: &Buffer, layout: Layout, front: &[u8]) -> Result<(), Verdict> {
+    let kind = ElementKind::of_dtype(out.dtype);
+    // `first_written` counts poison patterns (a byte for integers).
+    let Some(at) = poison.first_written(kind, front) else { return Ok(()) };
+    let before = (layout.front - at * poison.pattern(kind).len()).div_ceil(out.dtype.size());
+    let got = format!("written {before} element(s) before {}", out.role);
+    Err(Verdict::fail("untouched", got, "guard before"))
+}
+
+/// Whether `bytes`, the elements of `out` from element `from` on (past the
+/// model's output; past `layout.elements` the guard after it), still hold
+/// `poison`; else the failure (`poison tail` or `guard after`) at the first
+/// element written.
+pub fn tail_untouched(poison: Poison, out: &Buffer, layout: Layout, from: usize, bytes: &[u8]) -> Result<(), Verdict> {
+    let kind = ElementKind::of_dtype(out.dtype);
+    let Some(at) = poison.first_written(kind, bytes) else { return Ok(()) };
+    let index = from + at * poison.pattern(kind).len() / out.dtype.size();
+    let what = if index >= layout.elements { "guard after" } else { "poison tail" };
+    let expected = format!("untouched (past the model's {} elements of {})", layout.model, out.role);
+    Err(Verdict::fail_at(index, expected, "written", what))
 }
 
 #[cfg(test)]

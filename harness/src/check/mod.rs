@@ -20,6 +20,7 @@ pub mod report;
 pub mod runs;
 pub mod sanitize;
 pub mod static_pass;
+pub mod streamed;
 pub mod summary;
 pub mod timed;
 pub mod watchdog;

@@ -112,6 +112,9 @@ fn run_case(
     runs: impl FnOnce(&Gpu, &mut dyn FnMut(Poison) -> Verdict) -> Verdict,
 ) -> Verdict {
     let n = spec.id.n;
+    if let Some(case) = super::streamed::case_of(manifest.contract, &spec.id) {
+        return super::streamed::gpu::run_case(gpu, manifest, loaded, &case, (scratch, fresh_uninit), runs);
+    }
     let case = match (spec.make)() {
         Ok(case) => case,
         Err(e) => return Verdict::fail("an input", e, "generator"),

@@ -1,0 +1,389 @@
+//! The contracts whose cases stream, and how each makes a case a piece at a
+//! time: its inputs from the raw catalogue's own generators, in pieces, and
+//! its model as a piece fold ([`model::pieces`]). A case is found by its id
+//! (the family and seed the catalogue gave it), so the streamed case is the
+//! very case the catalogue would have made whole; the tests prove the two
+//! equal for every family the catalogue holds.
+
+use crate::registry::Primitive;
+use crate::sweep::case::CaseId;
+use crate::sweep::gpu::histogram::{int_shapes, F32_SPEC};
+use crate::sweep::raw::{self, Array, Contract, Value};
+use crate::sweep::SweepPlan;
+use kernels::HistogramSpec;
+use model::generators::{compaction_flag_pieces, int_pieces, uniform_f32_pieces, DataFamily};
+use model::pieces::{compact_piece, histogram_piece_f32, histogram_piece_i32, ArgsF32, SumI32, SumScansI32};
+use std::sync::Arc;
+
+/// The pieces of one input of a case, in order.
+pub type Pieces = Box<dyn Iterator<Item = Array> + Send>;
+
+/// The pieces of every input of a case, in the contract's input order (the
+/// k-th pieces of all inputs have one length; each input is made on its own,
+/// so the uploader makes them side by side).
+pub type InputPieces = Vec<Pieces>;
+
+/// Per output, in the contract's order: an answer, or `None`.
+pub type Answers = Vec<Option<Array>>;
+
+/// The model of a case folded over its inputs a piece at a time.
+pub trait PieceModel: Send {
+    /// Takes the next piece of every input; gives, per output, the elements
+    /// this piece appends to it (a scan's prefixes, a compaction's kept
+    /// items), `None` for the outputs known only at the end.
+    fn piece(&mut self, inputs: &[Array]) -> Result<Answers, String>;
+
+    /// Once every piece is in: the outputs known only at the end (a sum, a
+    /// count, the bins), whole; `None` for the appended ones.
+    fn finish(&mut self) -> Result<Answers, String>;
+
+    /// [`PieceModel::piece`] of each of `pieces`, in order (a model whose
+    /// pieces are independent works on them side by side).
+    fn batch(&mut self, pieces: &[Vec<Array>]) -> Result<Vec<Answers>, String> {
+        pieces.iter().map(|p| self.piece(p)).collect()
+    }
+}
+
+/// A [`PieceModel`] of a state and two plain functions.
+struct Fold<S> {
+    state: S,
+    piece: fn(&mut S, &[Array]) -> Result<Answers, String>,
+    finish: fn(&mut S) -> Result<Answers, String>,
+}
+
+impl<S: Send> PieceModel for Fold<S> {
+    fn piece(&mut self, inputs: &[Array]) -> Result<Answers, String> {
+        (self.piece)(&mut self.state, inputs)
+    }
+
+    fn finish(&mut self) -> Result<Answers, String> {
+        (self.finish)(&mut self.state)
+    }
+}
+
+/// A [`PieceModel`] whose pieces are independent: `map` gives each piece's
+/// part of the answer from the state as it was before any piece (so pieces
+/// are mapped side by side), `combine` adds the parts in order.
+struct Independent<S, P> {
+    state: S,
+    map: fn(&S, &[Array]) -> Result<P, String>,
+    combine: fn(&mut S, P) -> Answers,
+    finish: fn(&mut S) -> Result<Answers, String>,
+}
+
+impl<S: Send + Sync, P: Send> PieceModel for Independent<S, P> {
+    fn piece(&mut self, inputs: &[Array]) -> Result<Answers, String> {
+        let part = (self.map)(&self.state, inputs)?;
+        Ok((self.combine)(&mut self.state, part))
+    }
+
+    fn finish(&mut self) -> Result<Answers, String> {
+        (self.finish)(&mut self.state)
+    }
+
+    fn batch(&mut self, pieces: &[Vec<Array>]) -> Result<Vec<Answers>, String> {
+        use rayon::prelude::*;
+        let (state, map) = (&self.state, self.map);
+        let parts: Vec<Result<P, String>> = pieces.par_iter().map(|p| map(state, p)).collect();
+        parts.into_iter().map(|part| Ok((self.combine)(&mut self.state, part?))).collect()
+    }
+}
+
+type MakeInputs = dyn Fn(usize) -> Result<InputPieces, String> + Send + Sync;
+type MakeModel = dyn Fn() -> Box<dyn PieceModel> + Send + Sync;
+
+/// A case made and judged a piece at a time.
+#[derive(Clone)]
+pub struct StreamedCase {
+    /// Input elements.
+    pub n: usize,
+    /// Parameter values, in the contract's order.
+    pub params: Vec<Value>,
+    /// Elements of each output buffer, in the contract's order (n for a
+    /// per-item output, 1 for a scalar, the bins of a histogram).
+    pub output_elements: Vec<usize>,
+    inputs: Arc<MakeInputs>,
+    model: Arc<MakeModel>,
+}
+
+impl StreamedCase {
+    /// The inputs, each in pieces of `piece` items (the last may be shorter).
+    /// Error: the generator refused (a family it does not make).
+    pub fn inputs(&self, piece: usize) -> Result<InputPieces, String> {
+        (self.inputs)(piece.max(1))
+    }
+
+    /// A fresh fold of the model.
+    pub fn model(&self) -> Box<dyn PieceModel> {
+        (self.model)()
+    }
+}
+
+/// How a streamed contract makes the case of an id (`None`: a family it does not make).
+type Maker = fn(&Contract, &CaseId) -> Option<StreamedCase>;
+
+/// The streamed contracts, each with its maker.
+fn table() -> [(Contract, Maker); 9] {
+    [
+        (raw::reduce::CONTRACTS[0], reduce_sum),
+        (raw::scan::CONTRACTS[0], scan),
+        (raw::scan::CONTRACTS[1], scan),
+        (raw::compact::CONTRACTS[0], compaction),
+        (raw::compact::CONTRACTS[1], compaction),
+        (raw::histogram::CONTRACTS[0], histogram_i32),
+        (raw::histogram::CONTRACTS[1], histogram_f32),
+        (raw::arg_reduce::CONTRACTS[0], arg_reduce),
+        (raw::arg_reduce::CONTRACTS[1], arg_reduce),
+    ]
+}
+
+/// The contracts whose cases stream.
+#[cfg(test)]
+pub fn streamed_contracts() -> Vec<Contract> {
+    table().iter().map(|(c, _)| *c).collect()
+}
+
+/// Whether `contract`'s cases stream (at [`super::STREAM_FROM`] elements and more).
+pub fn streams(contract: &Contract) -> bool {
+    table().iter().any(|(c, _)| c == contract)
+}
+
+/// The case `id` of `contract` made a piece at a time, at any size, when
+/// the contract streams and its maker knows the case's family.
+pub fn streamed(contract: &Contract, id: &CaseId) -> Option<StreamedCase> {
+    table().iter().find(|(c, _)| c == contract).and_then(|(_, make)| make(contract, id))
+}
+
+/// A case of `contract` at `id.n` whose output buffers hold `per_case` elements where the contract says so.
+fn case(
+    contract: &Contract,
+    id: &CaseId,
+    params: Vec<Value>,
+    per_case: usize,
+    inputs: impl Fn(usize) -> Result<InputPieces, String> + Send + Sync + 'static,
+    model: impl Fn() -> Box<dyn PieceModel> + Send + Sync + 'static,
+) -> StreamedCase {
+    let output_elements = contract.outputs.iter().map(|b| b.len.elements(id.n, per_case)).collect();
+    StreamedCase { n: id.n, params, output_elements, inputs: Arc::new(inputs), model: Arc::new(model) }
+}
+
+/// The integer family of a case id, when it is one.
+fn int_family(name: &str) -> Option<DataFamily> {
+    DataFamily::from_name(name).ok().filter(DataFamily::is_integer)
+}
+
+/// The int32 values of `family` at (n, seed) in pieces of `piece` items.
+fn int_values(family: DataFamily, n: usize, seed: u64, piece: usize) -> Result<Pieces, String> {
+    let pieces = int_pieces(family, n, seed).map_err(|e| e.to_string())?.with_piece(piece);
+    Ok(Box::new(pieces.map(Array::Int32)))
+}
+
+/// [`int_values`] as a case's one input.
+fn int_inputs(family: DataFamily, n: usize, seed: u64, piece: usize) -> Result<InputPieces, String> {
+    Ok(vec![int_values(family, n, seed, piece)?])
+}
+
+/// The f32 values of `uniform_f32` at (n, seed) in pieces of `piece` items, as a case's one input.
+fn uniform_inputs(n: usize, seed: u64, piece: usize) -> InputPieces {
+    vec![Box::new(uniform_f32_pieces(n, seed).with_piece(piece).map(Array::Float32))]
+}
+
+/// Input `k` of a piece as int32 values.
+fn int32s(inputs: &[Array], k: usize) -> Result<&[i32], String> {
+    match inputs.get(k) {
+        Some(Array::Int32(v)) => Ok(v),
+        other => Err(format!("input {k} of a piece is {:?}, not int32", other.map(Array::dtype))),
+    }
+}
+
+/// Input `k` of a piece as f32 values.
+fn f32s(inputs: &[Array], k: usize) -> Result<&[f32], String> {
+    match inputs.get(k) {
+        Some(Array::Float32(v)) => Ok(v),
+        other => Err(format!("input {k} of a piece is {:?}, not float32", other.map(Array::dtype))),
+    }
+}
+
+fn model_error(e: model::ModelError) -> String {
+    e.to_string()
+}
+
+/// `reduce` `sum.i32`: the int64 sum, at the end.
+fn reduce_sum(contract: &Contract, id: &CaseId) -> Option<StreamedCase> {
+    let (family, n, seed) = (int_family(&id.family)?, id.n, id.seed);
+    let model = move || -> Box<dyn PieceModel> {
+        Box::new(Fold {
+            state: SumI32::new(n),
+            piece: |sum, inputs| {
+                sum.piece(int32s(inputs, 0)?).map_err(model_error)?;
+                Ok(vec![None])
+            },
+            finish: |sum| Ok(vec![Some(Array::Int64(vec![sum.value()]))]),
+        })
+    };
+    Some(case(contract, id, vec![], 0, move |piece| int_inputs(family, n, seed, piece), model))
+}
+
+/// `scan` `exclusive.i32` and `inclusive.i32`: each piece's prefixes.
+fn scan(contract: &Contract, id: &CaseId) -> Option<StreamedCase> {
+    let (family, n, seed) = (int_family(&id.family)?, id.n, id.seed);
+    let inclusive = contract.name.starts_with("inclusive");
+    let model = move || -> Box<dyn PieceModel> {
+        Box::new(Fold {
+            state: (SumScansI32::new(n), inclusive),
+            piece: |(scans, inclusive), inputs| {
+                let (exclusive, inclusive_prefixes) = scans.piece(int32s(inputs, 0)?).map_err(model_error)?;
+                Ok(vec![Some(Array::Int64(if *inclusive { inclusive_prefixes } else { exclusive }))])
+            },
+            finish: |_| Ok(vec![None]),
+        })
+    };
+    Some(case(contract, id, vec![], 0, move |piece| int_inputs(family, n, seed, piece), model))
+}
+
+/// `compact` `positive.i32` and `flagged.i32`: each piece's kept items, the count at the end.
+fn compaction(contract: &Contract, id: &CaseId) -> Option<StreamedCase> {
+    let (family, n, seed) = (int_family(&id.family)?, id.n, id.seed);
+    let flagged = contract.inputs.len() == 2;
+    let inputs = move |piece: usize| -> Result<InputPieces, String> {
+        let mut inputs = int_inputs(family, n, seed, piece)?;
+        if flagged {
+            inputs.push(Box::new(compaction_flag_pieces(n, seed).with_piece(piece).map(Array::Uint8)));
+        }
+        Ok(inputs)
+    };
+    let model = move || -> Box<dyn PieceModel> {
+        Box::new(Independent {
+            state: (flagged, 0i64),
+            map: |&(flagged, _), inputs| {
+                let items = int32s(inputs, 0)?;
+                Ok(match (flagged, inputs.get(1)) {
+                    (true, Some(Array::Uint8(flags))) => compact_piece(items, flags).map_err(model_error)?.1,
+                    (true, other) => return Err(format!("the flags of a piece are {:?}", other.map(Array::dtype))),
+                    (false, _) => compact_piece(items, &vec![0; items.len()]).map_err(model_error)?.0,
+                })
+            },
+            combine: |(_, count), kept| {
+                *count += kept.len() as i64;
+                vec![Some(Array::Int32(kept)), None]
+            },
+            finish: |(_, count)| Ok(vec![None, Some(Array::Int64(vec![*count]))]),
+        })
+    };
+    Some(case(contract, id, vec![], 0, inputs, model))
+}
+
+/// Bin counts as the contract's int32 counts (the raw catalogue's rule: a
+/// count past `i32::MAX` is a generator error, not a kernel's).
+fn bin_counts(counts: &[u64]) -> Result<Answers, String> {
+    let narrow: Result<Vec<i32>, _> = counts.iter().map(|&c| i32::try_from(c)).collect();
+    let counts = narrow.map_err(|_| "a bin count does not fit int32".to_string())?;
+    Ok(vec![Some(Array::Int32(counts))])
+}
+
+/// Adds one piece's bin counts to the counts so far (counts of disjoint
+/// pieces add up to the whole's, the model's piece rule).
+fn add_counts<T>((_, counts): &mut (T, Vec<u64>), part: Vec<u64>) -> Answers {
+    counts.iter_mut().zip(part).for_each(|(c, p)| *c += p);
+    vec![None]
+}
+
+/// `histogram` `even.i32`: the bins at the end. The family is
+/// `<data family>.<shape>`, the shape one of the catalogue's int32 shapes.
+fn histogram_i32(contract: &Contract, id: &CaseId) -> Option<StreamedCase> {
+    let (data, shape) = id.family.split_once('.')?;
+    // Every shape of the catalogue (the smallest sizes visit all of them).
+    let shapes = int_shapes(&SweepPlan::of_primitive(Primitive::Histogram, &[], 0), 0);
+    let &(shape, family, bins, lower, upper) = shapes.iter().find(|s| s.0 == shape && s.1.name() == data)?;
+    let (n, seed) = (id.n, id.seed);
+    let inputs = move |piece: usize| -> Result<InputPieces, String> {
+        if shape == "skewed" {
+            // Every sample in one bin, as the catalogue's skewed shape.
+            let mut left = n;
+            return Ok(vec![Box::new(std::iter::from_fn(move || {
+                let k = piece.min(left);
+                left -= k;
+                (k > 0).then(|| Array::Int32(vec![3; k]))
+            }))]);
+        }
+        int_inputs(family, n, seed, piece)
+    };
+    let spec = HistogramSpec { bins: bins as u32, lower, upper };
+    let model = move || -> Box<dyn PieceModel> {
+        Box::new(Independent {
+            state: (spec, vec![0u64; spec.bins as usize]),
+            map: |(spec, _), inputs| {
+                let mut part = vec![0u64; spec.bins as usize];
+                histogram_piece_i32(int32s(inputs, 0)?, spec, &mut part).map_err(model_error)?;
+                Ok(part)
+            },
+            combine: add_counts,
+            finish: |(_, counts)| bin_counts(counts),
+        })
+    };
+    let params = vec![Value::Int32(bins as i32), Value::Int32(lower), Value::Int32(upper)];
+    Some(case(contract, id, params, bins, inputs, model))
+}
+
+/// `histogram` `even.f32`: the catalogue's one f32 shape, uniform samples over 100 bins.
+fn histogram_f32(contract: &Contract, id: &CaseId) -> Option<StreamedCase> {
+    let expected_family = format!("{}.bins{}", DataFamily::UniformFloat.name(), F32_SPEC.bins);
+    if id.family != expected_family {
+        return None;
+    }
+    let (n, seed) = (id.n, id.seed);
+    let inputs = move |piece: usize| -> Result<InputPieces, String> { Ok(uniform_inputs(n, seed, piece)) };
+    let model = move || -> Box<dyn PieceModel> {
+        Box::new(Independent {
+            state: (F32_SPEC, vec![0u64; F32_SPEC.bins as usize]),
+            map: |(spec, _), inputs| {
+                let mut part = vec![0u64; spec.bins as usize];
+                histogram_piece_f32(f32s(inputs, 0)?, spec, &mut part).map_err(model_error)?;
+                Ok(part)
+            },
+            combine: add_counts,
+            finish: |(_, counts)| bin_counts(counts),
+        })
+    };
+    let s = F32_SPEC;
+    let params = vec![
+        Value::Int32(s.bins as i32),
+        Value::Float32(s.lower),
+        Value::Float32(s.upper),
+        Value::Float32(model::histogram::f32_scale(&s)),
+    ];
+    Some(case(contract, id, params, s.bins as usize, inputs, model))
+}
+
+/// `arg_reduce` `argmax.f32` and `argmin.f32`: the index at the end. The
+/// families: `uniform_float`, and `many_ties_f32` (the many-ties integers as f32).
+fn arg_reduce(contract: &Contract, id: &CaseId) -> Option<StreamedCase> {
+    let (n, seed) = (id.n, id.seed);
+    let tied = match id.family.as_str() {
+        "uniform_float" => false,
+        "many_ties_f32" => true,
+        _ => return None,
+    };
+    let inputs = move |piece: usize| -> Result<InputPieces, String> {
+        if tied {
+            let ints = int_pieces(DataFamily::ManyTies, n, seed).map_err(|e| e.to_string())?.with_piece(piece);
+            return Ok(vec![Box::new(ints.map(|p| Array::Float32(p.into_iter().map(|v| v as f32).collect())))]);
+        }
+        Ok(uniform_inputs(n, seed, piece))
+    };
+    let max = contract.name.starts_with("argmax");
+    let model = move || -> Box<dyn PieceModel> {
+        Box::new(Fold {
+            state: (ArgsF32::default(), max),
+            piece: |(args, _), inputs| {
+                args.piece(f32s(inputs, 0)?).map_err(model_error)?;
+                Ok(vec![None])
+            },
+            finish: |(args, max)| {
+                let ((_, at_max), (_, at_min)) = args.finish().map_err(model_error)?;
+                Ok(vec![Some(Array::Int64(vec![if *max { at_max } else { at_min } as i64]))])
+            },
+        })
+    };
+    Some(case(contract, id, vec![], 0, inputs, model))
+}

@@ -1,0 +1,381 @@
+//! Uploading a streamed case and judging a run of it, a piece at a time,
+//! over [`DeviceBytes`]: the device's buffers in a check, host memory in the
+//! tests (so that every rule here is proven without a GPU).
+
+use super::contracts::{Answers, PieceModel, StreamedCase};
+use crate::check::launch::{front_guard_bytes, front_untouched, read_output, tail_untouched, Layout, GUARD_ELEMENTS};
+use crate::check::poison::Poison;
+use crate::sweep::case::Verdict;
+use crate::sweep::raw::{Array, Contract, Dtype, RawCase};
+use rayon::prelude::*;
+use std::sync::mpsc::{sync_channel, Receiver};
+
+/// A case's buffers, byte-addressed. An output buffer's byte 0 is the first
+/// byte of its guard before ([`front_guard_bytes`] of them), then its
+/// elements, then [`GUARD_ELEMENTS`] guard elements.
+pub trait DeviceBytes {
+    /// Writes `bytes` into input `k` from byte `at`.
+    fn write_input(&mut self, k: usize, at: usize, bytes: &[u8]) -> Result<(), Verdict>;
+    /// Reads `len` bytes of input `k` from byte `at`.
+    fn read_input(&mut self, k: usize, at: usize, len: usize) -> Result<Vec<u8>, Verdict>;
+    /// Reads `len` bytes of output buffer `k` from byte `at`.
+    fn read_output(&mut self, k: usize, at: usize, len: usize) -> Result<Vec<u8>, Verdict>;
+}
+
+/// One uploaded piece: its items and the digest of each input's bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct UploadedPiece {
+    items: usize,
+    digests: Vec<u64>,
+}
+
+/// What was uploaded: the pieces, in order (the run reads them back the same way).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Uploaded {
+    pieces: Vec<UploadedPiece>,
+}
+
+/// A 64-bit digest of `bytes`: each word is mixed in by a bijection of the
+/// state, so a change to any one word always changes the digest (and two
+/// or more collide with probability about 2^-64).
+fn digest(bytes: &[u8]) -> u64 {
+    const ODD: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mix = |h: u64, w: u64| (h ^ w).wrapping_mul(ODD).rotate_left(29);
+    let mut words = bytes.chunks_exact(8);
+    let mut h = 0x243f_6a88_85a3_08d3 ^ bytes.len() as u64;
+    for w in &mut words {
+        h = mix(h, u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]));
+    }
+    words.remainder().iter().fold(h, |h, &b| mix(h, u64::from(b)))
+}
+
+/// Pieces made ahead of the upload, per input and stage.
+const AHEAD: usize = 4;
+
+/// One piece of one input, ready to upload: its bytes and their digest.
+struct Made {
+    items: usize,
+    dtype: Dtype,
+    bytes: Vec<u8>,
+    digest: u64,
+}
+
+impl Made {
+    fn of(array: Array) -> Made {
+        let bytes = array.to_le_bytes();
+        Made { items: array.count(), dtype: array.dtype(), digest: digest(&bytes), bytes }
+    }
+}
+
+/// `items` run through `f` on a thread of `scope`, at most [`AHEAD`] ahead of the receiver.
+fn stage<'s, T: Send + 's, U: Send + 's>(
+    scope: &'s std::thread::Scope<'s, '_>,
+    items: impl Iterator<Item = T> + Send + 's,
+    f: impl Fn(T) -> U + Send + 's,
+) -> Receiver<U> {
+    let (tx, rx) = sync_channel(AHEAD);
+    scope.spawn(move || {
+        for item in items {
+            // The receiver gave up (a failed write): stop making.
+            if tx.send(f(item)).is_err() {
+                break;
+            }
+        }
+    });
+    rx
+}
+
+/// Makes `case`'s inputs in pieces of `piece` items and writes each into
+/// its place on `device`, keeping only its digests. Each input is made on
+/// its own thread and turned into bytes on another, so the upload waits
+/// only for the slowest generator. Error: a generator's failure
+/// (`generator`), pieces not of the contract's shape, or the device's.
+pub fn upload(
+    contract: &Contract,
+    case: &StreamedCase,
+    piece: usize,
+    device: &mut dyn DeviceBytes,
+) -> Result<Uploaded, Verdict> {
+    let generator = |e: String| Verdict::fail("an input", e, "generator");
+    let streams = case.inputs(piece).map_err(generator)?;
+    if streams.len() != contract.inputs.len() {
+        return Err(generator(format!(
+            "{} inputs made for {} (a catalogue bug)",
+            streams.len(),
+            contract.inputs.len()
+        )));
+    }
+    std::thread::scope(|scope| {
+        let made: Vec<Receiver<Made>> =
+            streams.into_iter().map(|stream| stage(scope, stage(scope, stream, |a| a).into_iter(), Made::of)).collect();
+        let mut at = vec![0usize; made.len()];
+        let (mut pieces, mut items) = (Vec::new(), 0usize);
+        loop {
+            let row: Vec<Option<Made>> = made.iter().map(|rx| rx.recv().ok()).collect();
+            if row.iter().all(Option::is_none) {
+                break;
+            }
+            let len = row[0].as_ref().map_or(0, |m| m.items);
+            let shaped = row
+                .iter()
+                .zip(contract.inputs)
+                .all(|(m, b)| m.as_ref().is_some_and(|m| m.items == len && m.dtype == b.dtype));
+            if !shaped {
+                let why =
+                    format!("piece {} of the inputs is not of the contract's shape (a catalogue bug)", pieces.len());
+                return Err(generator(why));
+            }
+            let mut digests = Vec::with_capacity(row.len());
+            for (k, m) in row.into_iter().flatten().enumerate() {
+                device.write_input(k, at[k], &m.bytes)?;
+                at[k] += m.bytes.len();
+                digests.push(m.digest);
+            }
+            items += len;
+            pieces.push(UploadedPiece { items: len, digests });
+        }
+        if items != case.n {
+            return Err(generator(format!("the pieces hold {items} items, not n = {} (a catalogue bug)", case.n)));
+        }
+        Ok(Uploaded { pieces })
+    })
+}
+
+/// What a run of a streamed case is judged against.
+pub struct Judged<'a> {
+    /// The contract.
+    pub contract: &'a Contract,
+    /// The case.
+    pub case: &'a StreamedCase,
+    /// Its uploaded inputs.
+    pub uploaded: &'a Uploaded,
+}
+
+impl Judged<'_> {
+    /// Where output `k`'s elements sit in its buffer, `model` of them compared.
+    fn layout(&self, k: usize, model: usize) -> Layout {
+        let size = self.contract.outputs[k].dtype.size();
+        Layout { front: front_guard_bytes(size), elements: self.case.output_elements[k], model }
+    }
+}
+
+/// The verdict on one run whose outputs were filled with `poison`: every
+/// guard and poisoned tail untouched, every input as uploaded, and every
+/// output equal to the model's by the contract's comparison (a failure at
+/// an element names its index in the whole output).
+pub fn judge(on: &Judged, poison: Poison, device: &mut dyn DeviceBytes) -> Verdict {
+    match judge_run(on, poison, device) {
+        Ok(()) => Verdict::Pass,
+        Err(verdict) => verdict,
+    }
+}
+
+/// Pieces read back and compared at once (their reads in order, their
+/// digests, parsing and comparisons side by side).
+pub const BATCH: usize = 16;
+
+fn judge_run(on: &Judged, poison: Poison, device: &mut dyn DeviceBytes) -> Result<(), Verdict> {
+    let outputs = on.contract.outputs;
+    for (k, out) in outputs.iter().enumerate() {
+        let layout = on.layout(k, 0);
+        front_untouched(poison, out, layout, &device.read_output(k, 0, layout.front)?)?;
+    }
+    let mut appended = vec![0usize; outputs.len()];
+    let mut model = fold_and_compare(on, device, &mut appended)?;
+    for (k, answer) in model.finish().map_err(model_failed)?.into_iter().enumerate() {
+        match answer {
+            Some(expected) => compare_whole(on, poison, k, &expected, device)?,
+            None => tail(on, poison, k, appended[k], device)?,
+        }
+    }
+    Ok(())
+}
+
+fn model_failed(e: String) -> Verdict {
+    Verdict::fail("the model's answer", e, "model")
+}
+
+/// Reads every piece back, folds the model over them and compares the
+/// elements each piece appends to an output (`appended[k]`: output `k`'s
+/// so far); gives the model, every piece in. The model folds batch i on
+/// its own thread while this one reads batch i + 1 back and compares
+/// batch i - 1.
+fn fold_and_compare(
+    on: &Judged,
+    device: &mut dyn DeviceBytes,
+    appended: &mut [usize],
+) -> Result<Box<dyn PieceModel>, Verdict> {
+    std::thread::scope(|scope| {
+        let (to_model, batches) = sync_channel::<Vec<Vec<Array>>>(1);
+        let (answered, from_model) = sync_channel::<Result<Vec<Answers>, String>>(1);
+        let mut model = on.case.model();
+        let folding = scope.spawn(move || {
+            for batch in batches {
+                let answers = model.batch(&batch);
+                let failed = answers.is_err();
+                if answered.send(answers).is_err() || failed {
+                    break;
+                }
+            }
+            model
+        });
+        let stopped = || model_failed("the model's fold stopped".into());
+        let mut compare_next = |device: &mut dyn DeviceBytes| -> Result<(), Verdict> {
+            let answers = from_model.recv().map_err(|_| stopped())?.map_err(model_failed)?;
+            compare_regions(on, regions(answers, appended), device)
+        };
+        let (mut start, mut at, mut pending) = (0usize, vec![0usize; on.contract.inputs.len()], false);
+        for batch in on.uploaded.pieces.chunks(BATCH) {
+            let inputs = read_back(on, batch, start, &mut at, device)?;
+            start += batch.iter().map(|p| p.items).sum::<usize>();
+            to_model.send(inputs).map_err(|_| stopped())?;
+            if std::mem::replace(&mut pending, true) {
+                compare_next(device)?;
+            }
+        }
+        if pending {
+            compare_next(device)?;
+        }
+        drop(to_model);
+        folding.join().map_err(|_| model_failed("the model's fold panicked".into()))
+    })
+}
+
+/// The appended answers of a batch's pieces as regions of their outputs,
+/// `appended[k]` (output `k`'s elements so far) moved past them.
+fn regions(answers: Vec<Answers>, appended: &mut [usize]) -> Vec<Region> {
+    let mut regions = Vec::new();
+    for piece in answers {
+        for (k, answer) in piece.into_iter().enumerate() {
+            if let Some(expected) = answer {
+                let offset = appended[k];
+                appended[k] += expected.count();
+                regions.push(Region { k, offset, expected });
+            }
+        }
+    }
+    regions
+}
+
+/// The inputs of a batch of pieces (from item `start`, input `k` from byte
+/// `at[k]`) read back, each piece seen to be as uploaded.
+fn read_back(
+    on: &Judged,
+    batch: &[UploadedPiece],
+    start: usize,
+    at: &mut [usize],
+    device: &mut dyn DeviceBytes,
+) -> Result<Vec<Vec<Array>>, Verdict> {
+    let items: usize = batch.iter().map(|p| p.items).sum();
+    let mut read = Vec::with_capacity(at.len());
+    for (k, input) in on.contract.inputs.iter().enumerate() {
+        read.push(device.read_input(k, at[k], items * input.dtype.size())?);
+        at[k] += items * input.dtype.size();
+    }
+    let firsts: Vec<usize> =
+        batch.iter().scan(start, |first, p| Some(std::mem::replace(first, *first + p.items))).collect();
+    let pieces: Vec<Result<Vec<Array>, Verdict>> = batch
+        .par_iter()
+        .zip(firsts.par_iter())
+        .map(|(piece, &first)| {
+            let mut arrays = Vec::with_capacity(read.len());
+            for (k, input) in on.contract.inputs.iter().enumerate() {
+                let from = (first - start) * input.dtype.size();
+                let bytes = &read[k][from..from + piece.items * input.dtype.size()];
+                if digest(bytes) != piece.digests[k] {
+                    let expected = format!("{}[{first}..{}) as uploaded", input.role, first + piece.items);
+                    return Err(Verdict::fail(expected, "changed by the run", "input untouched"));
+                }
+                arrays
+                    .push(Array::from_le_bytes(input.dtype, bytes).map_err(|e| Verdict::fail("an input", e, "input"))?);
+            }
+            Ok(arrays)
+        })
+        .collect();
+    pieces.into_iter().collect()
+}
+
+/// The model's elements `offset..` of output `k`.
+struct Region {
+    k: usize,
+    offset: usize,
+    expected: Array,
+}
+
+/// Each region's elements read back (in order), then compared side by
+/// side; the first failure in output order is the verdict.
+fn compare_regions(on: &Judged, regions: Vec<Region>, device: &mut dyn DeviceBytes) -> Result<(), Verdict> {
+    let mut read = Vec::with_capacity(regions.len());
+    for r in &regions {
+        let (out, layout) = (&on.contract.outputs[r.k], on.layout(r.k, r.offset + r.expected.count()));
+        if layout.model > layout.elements {
+            return Err(Verdict::fail(format!("at most {} elements", layout.elements), layout.model, "model"));
+        }
+        let size = out.dtype.size();
+        read.push(device.read_output(r.k, layout.front + r.offset * size, r.expected.count() * size)?);
+    }
+    let verdicts: Vec<Result<(), Verdict>> = regions
+        .par_iter()
+        .zip(read.par_iter())
+        .map(|(r, bytes)| {
+            let got = Array::from_le_bytes(on.contract.outputs[r.k].dtype, bytes)
+                .map_err(|e| Verdict::fail("the output", e, "output"))?;
+            // Integers equal as values are equal as the rule sees them; floats
+            // (NaN, signed zeros) and any difference go to the rule.
+            let integers = !matches!(got, Array::Float32(_) | Array::Float64(_) | Array::Bfloat16(_));
+            if integers && got == r.expected {
+                return Ok(());
+            }
+            compare(on, r.k, r.offset, &r.expected, got)
+        })
+        .collect();
+    verdicts.into_iter().collect()
+}
+
+/// Output `k` of `contract` alone, compared by the contract's rule and named as in the contract.
+fn one_output(contract: &Contract, k: usize) -> Contract {
+    Contract { inputs: &[], params: &[], outputs: &contract.outputs[k..=k], what: contract.what_of(k), ..*contract }
+}
+
+/// `got` against `expected` by output `k`'s comparison, a failing index moved by `offset`.
+fn compare(on: &Judged, k: usize, offset: usize, expected: &Array, got: Array) -> Result<(), Verdict> {
+    let case = RawCase::new(vec![], vec![expected.clone()]);
+    match one_output(on.contract, k).compare(&case, &[got]) {
+        Verdict::Pass => Ok(()),
+        Verdict::Fail(mut m) => {
+            m.index = m.index.map(|i| i + offset);
+            Err(Verdict::Fail(m))
+        }
+        other => Err(other),
+    }
+}
+
+/// Output `k`, guards included, against `expected` (an output the model gives at the end: small).
+fn compare_whole(
+    on: &Judged,
+    poison: Poison,
+    k: usize,
+    expected: &Array,
+    device: &mut dyn DeviceBytes,
+) -> Result<(), Verdict> {
+    let (out, layout) = (&on.contract.outputs[k], on.layout(k, expected.count()));
+    let bytes = device.read_output(k, 0, layout.front + (layout.elements + GUARD_ELEMENTS) * out.dtype.size())?;
+    let got = read_output(poison, out, layout, &bytes)?;
+    compare(on, k, 0, expected, got)
+}
+
+/// Output `k` past its `model` compared elements, and its guard after,
+/// still holding `poison`, a piece at a time.
+fn tail(on: &Judged, poison: Poison, k: usize, model: usize, device: &mut dyn DeviceBytes) -> Result<(), Verdict> {
+    let (out, layout) = (&on.contract.outputs[k], on.layout(k, model));
+    let size = out.dtype.size();
+    let end = layout.elements + GUARD_ELEMENTS;
+    let mut from = model.min(end);
+    while from < end {
+        let count = super::PIECE.min(end - from);
+        let bytes = device.read_output(k, layout.front + from * size, count * size)?;
+        tail_untouched(poison, out, layout, from, &bytes)?;
+        from += count;
+    }
+    Ok(())
+}

@@ -1,0 +1,66 @@
+//! Large cases made, uploaded and judged a piece at a time, so that a case
+//! past 2^31 elements needs a few pieces of host memory, not the tens of GB
+//! its whole input, model answer and downloaded output would take.
+//!
+//! * **Made a piece at a time.** A streamed case's inputs come from the very
+//!   generators of the raw catalogue, a piece at a time
+//!   ([`model::generators`]' piece streams, which collected are the whole
+//!   generators' values); each piece is uploaded into its place in the
+//!   device buffer as soon as it is made, and only its digest is kept.
+//! * **Judged a piece at a time.** After each run the inputs are read back
+//!   from the device a piece at a time; a piece whose digest changed was
+//!   written by the kernel (`input untouched`: a kernel may not use its input
+//!   as scratch). Each piece is folded into the model's piece fold
+//!   ([`model::pieces`]), which gives the output elements that piece
+//!   determines (a scan's prefixes, a compaction's kept items); those are
+//!   downloaded and compared at once. The outputs the fold gives only at the
+//!   end (a sum, a count, bins) are compared whole, then the guards and
+//!   poisoned tails a piece at a time.
+//! * **The same verdict as the whole case.** Each streamed contract's inputs
+//!   and answers equal its raw cases' for every family the catalogue holds
+//!   (tests prove it at small sizes with small pieces), and its comparison is
+//!   the contract's own, on each piece, with the index of the whole output.
+//!
+//! Which contracts stream: those in [`contracts`]' table (exact rules whose
+//! model folds a piece at a time); any other contract, and every case below
+//! [`STREAM_FROM`] elements, is made whole.
+
+pub mod contracts;
+pub mod gpu;
+pub mod judge;
+
+#[cfg(test)]
+mod streamed_tests;
+
+pub use contracts::{streamed, streams, StreamedCase};
+
+use crate::sweep::case::CaseId;
+use crate::sweep::raw::Contract;
+
+/// From this many elements on, a case of a streamed contract is made and
+/// judged a piece at a time (below it the whole case is cheaper than the
+/// read-back and digests, and is what the H200 runs have measured).
+pub const STREAM_FROM: usize = 1 << 31;
+
+/// Items per piece: the model's generators' piece.
+pub const PIECE: usize = model::generators::PIECE;
+
+/// Bytes of host memory a streamed case of `bytes_per_item` bytes per item
+/// (every input and output element of one index) needs at most, whatever
+/// n: two batches of pieces in flight ([`judge::BATCH`]), each held about
+/// twice (the bytes read back and their parsed values; the model's answer
+/// and the output read back).
+pub fn host_bytes(bytes_per_item: usize) -> u64 {
+    (4 * judge::BATCH * PIECE * bytes_per_item) as u64
+}
+
+/// The case `id` of `contract` made a piece at a time: when it has at least
+/// [`STREAM_FROM`] elements and the contract streams.
+pub fn case_of(contract: &Contract, id: &CaseId) -> Option<StreamedCase> {
+    (id.n >= STREAM_FROM).then(|| streamed(contract, id)).flatten()
+}
+
+/// Bytes of every input and output element of one index of `contract`.
+pub fn bytes_per_item(contract: &Contract) -> usize {
+    contract.inputs.iter().chain(contract.outputs).map(|b| b.dtype.size()).sum()
+}

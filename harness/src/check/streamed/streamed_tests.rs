@@ -1,0 +1,294 @@
+//! Streamed cases against whole ones: the same inputs, parameters and
+//! answers for every family of every streamed contract, and the same
+//! verdict on the same outputs, judged over host memory.
+
+use super::contracts::{streamed_contracts, StreamedCase};
+use super::judge::{judge, upload, DeviceBytes, Judged};
+use super::{bytes_per_item, case_of, host_bytes, streamed, STREAM_FROM};
+use crate::check::extra_sizes::PAST_2_31;
+use crate::check::launch::{front_guard_bytes, read_output, Layout, GUARD_ELEMENTS};
+use crate::check::poison::{ElementKind, Poison};
+use crate::registry::Primitive;
+use crate::sweep::case::Verdict;
+use crate::sweep::raw::{self, Array, Contract, Len, RawCase, RawSpec};
+use crate::sweep::SweepPlan;
+
+/// The primitive whose raw contracts hold `contract`.
+fn primitive_of(contract: &Contract) -> Primitive {
+    Primitive::ALL
+        .into_iter()
+        .find(|&p| raw::contract(p, contract.name).is_ok_and(|c| c == contract))
+        .expect("a streamed contract is a registry contract")
+}
+
+/// The raw catalogue of `contract` at `sizes` (every family).
+fn catalogue(contract: &Contract, sizes: &[usize]) -> Vec<RawSpec> {
+    let p = primitive_of(contract);
+    raw::catalogue(&SweepPlan::of_primitive(p, sizes, 11), p, contract, "user")
+}
+
+/// `arrays` end to end, as one array of their type.
+fn concat(dtype: raw::Dtype, arrays: &[Array]) -> Array {
+    let bytes: Vec<u8> = arrays.iter().flat_map(Array::to_le_bytes).collect();
+    Array::from_le_bytes(dtype, &bytes).expect("whole elements")
+}
+
+/// The streamed case's inputs, collected in pieces of `piece`.
+fn inputs_of(contract: &Contract, case: &StreamedCase, piece: usize) -> Vec<Array> {
+    let streams = case.inputs(piece).expect("made");
+    assert_eq!(streams.len(), contract.inputs.len(), "one stream per input");
+    let columns: Vec<Vec<Array>> = streams.into_iter().map(Iterator::collect).collect();
+    assert!(columns.iter().flatten().all(|a| a.count() <= piece), "pieces of at most {piece}");
+    contract.inputs.iter().zip(&columns).map(|(b, column)| concat(b.dtype, column)).collect()
+}
+
+/// The model's answers folded over `inputs` in pieces of `piece`: the appended ones end to end, then the final ones.
+fn answers_of(contract: &Contract, case: &StreamedCase, inputs: &[Array], piece: usize) -> Vec<Array> {
+    let mut model = case.model();
+    let mut appended: Vec<Vec<Array>> = vec![Vec::new(); contract.outputs.len()];
+    let n = inputs[0].count();
+    let pieces: Vec<Vec<Array>> = (0..n)
+        .step_by(piece)
+        .map(|start| {
+            let end = (start + piece).min(n);
+            let slice = |a: &Array| {
+                let size = a.dtype().size();
+                Array::from_le_bytes(a.dtype(), &a.to_le_bytes()[start * size..end * size]).expect("slice")
+            };
+            inputs.iter().map(slice).collect()
+        })
+        .collect();
+    // One piece alone, then batches of three.
+    let (first, rest) = pieces.split_at(pieces.len().min(1));
+    let mut answers: Vec<Vec<Option<Array>>> = first.iter().map(|p| model.piece(p).expect("folds")).collect();
+    for batch in rest.chunks(3) {
+        answers.extend(model.batch(batch).expect("folds"));
+    }
+    for piece_answers in answers {
+        for (k, answer) in piece_answers.into_iter().enumerate() {
+            appended[k].extend(answer);
+        }
+    }
+    let finals = model.finish().expect("finishes");
+    contract
+        .outputs
+        .iter()
+        .zip(finals)
+        .zip(appended)
+        .map(|((b, last), pieces)| last.unwrap_or_else(|| concat(b.dtype, &pieces)))
+        .collect()
+}
+
+#[test]
+fn every_family_of_every_streamed_contract_is_the_whole_case_in_pieces() {
+    let sizes = [1, 2, 33, 1000, 4099];
+    for contract in streamed_contracts() {
+        assert_eq!(contract.rule, raw::Rule::Exact, "{}: a streamed comparison is exact", contract.name);
+        assert!(contract.inputs.iter().all(|b| b.len == Len::N), "{}: inputs of n items", contract.name);
+        let specs = catalogue(&contract, &sizes);
+        assert!(specs.len() >= sizes.len(), "{}: cases at every size", contract.name);
+        for spec in &specs {
+            let whole = (spec.make)().expect("the whole case");
+            let case =
+                streamed(&contract, &spec.id).unwrap_or_else(|| panic!("{} {:?} streams", contract.name, spec.id));
+            let at = format!("{} n={} family={}", contract.name, spec.id.n, spec.id.family);
+            assert_eq!(case.params, whole.params, "{at}: parameters");
+            for k in 0..contract.outputs.len() {
+                let elements = contract.outputs[k].len.elements(spec.id.n, whole.model_len(k)).max(whole.model_len(k));
+                assert_eq!(case.output_elements[k], elements, "{at}: output {k}'s buffer");
+            }
+            for piece in [7, 1000] {
+                let inputs = inputs_of(&contract, &case, piece);
+                assert_eq!(inputs, whole.inputs, "{at}: inputs in pieces of {piece}");
+                assert_eq!(
+                    answers_of(&contract, &case, &inputs, piece),
+                    whole.expected,
+                    "{at}: answers, pieces of {piece}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn past_2_31_every_case_of_a_streamed_contract_streams_in_a_few_pieces_of_memory() {
+    let mut streaming = 0;
+    for contract in streamed_contracts() {
+        let specs = catalogue(&contract, &[PAST_2_31, STREAM_FROM - 1]);
+        let large: Vec<_> = specs.iter().filter(|s| s.id.n == PAST_2_31).collect();
+        // The arg reductions visit no whole-array size past 2^31.
+        for spec in &large {
+            let case =
+                case_of(&contract, &spec.id).unwrap_or_else(|| panic!("{} {:?} streams", contract.name, spec.id));
+            assert_eq!(case.n, PAST_2_31);
+        }
+        streaming += usize::from(!large.is_empty());
+        for spec in specs.iter().filter(|s| s.id.n < STREAM_FROM) {
+            assert!(case_of(&contract, &spec.id).is_none(), "{}: below 2^31 a case is made whole", contract.name);
+        }
+        let host = host_bytes(bytes_per_item(&contract));
+        assert!(host < 2_000_000_000, "{}: {host} bytes of host memory, under 2 GB at any n", contract.name);
+    }
+    assert_eq!(streaming, 7, "reduce, scan, compaction and histogram have cases past 2^31");
+    // A contract outside the table is made whole at any size.
+    let softmax = raw::contract(Primitive::Softmax, "rows.f32").expect("exists");
+    let specs = catalogue(softmax, &[33]);
+    assert!(streamed(softmax, &specs[0].id).is_none());
+}
+
+/// A case's buffers in host memory: inputs as uploaded, outputs with their guards.
+struct HostBuffers {
+    inputs: Vec<Vec<u8>>,
+    outputs: Vec<Vec<u8>>,
+}
+
+fn range(buffer: &[u8], at: usize, len: usize) -> Result<std::ops::Range<usize>, Verdict> {
+    (at + len <= buffer.len()).then_some(at..at + len).ok_or_else(|| Verdict::fail("in range", at + len, "copy"))
+}
+
+impl DeviceBytes for HostBuffers {
+    fn write_input(&mut self, k: usize, at: usize, bytes: &[u8]) -> Result<(), Verdict> {
+        let r = range(&self.inputs[k], at, bytes.len())?;
+        self.inputs[k][r].copy_from_slice(bytes);
+        Ok(())
+    }
+
+    fn read_input(&mut self, k: usize, at: usize, len: usize) -> Result<Vec<u8>, Verdict> {
+        Ok(self.inputs[k][range(&self.inputs[k], at, len)?].to_vec())
+    }
+
+    fn read_output(&mut self, k: usize, at: usize, len: usize) -> Result<Vec<u8>, Verdict> {
+        Ok(self.outputs[k][range(&self.outputs[k], at, len)?].to_vec())
+    }
+}
+
+/// One case of `contract` at `n` (its first family), streamed and whole.
+fn one_case(contract: &Contract, n: usize) -> (StreamedCase, RawCase) {
+    let spec = catalogue(contract, &[n]).into_iter().find(|s| s.id.n == n).expect("a case at n");
+    (streamed(contract, &spec.id).expect("streams"), (spec.make)().expect("made"))
+}
+
+/// Buffers holding `whole`'s answer as a correct kernel leaves them under `poison`.
+fn correct_run(contract: &Contract, case: &StreamedCase, whole: &RawCase, poison: Poison) -> HostBuffers {
+    let inputs = contract.inputs.iter().map(|b| vec![0u8; case.n * b.dtype.size()]).collect();
+    let outputs = contract
+        .outputs
+        .iter()
+        .zip(&case.output_elements)
+        .zip(&whole.expected)
+        .map(|((b, &elements), expected)| {
+            let size = b.dtype.size();
+            let pattern = poison.pattern(ElementKind::of_dtype(b.dtype));
+            let front = front_guard_bytes(size);
+            let mut bytes = pattern.repeat((front + (elements + GUARD_ELEMENTS) * size) / pattern.len());
+            let answer = expected.to_le_bytes();
+            bytes[front..front + answer.len()].copy_from_slice(&answer);
+            bytes
+        })
+        .collect();
+    HostBuffers { inputs, outputs }
+}
+
+/// The verdict of the whole path on the same output buffers.
+fn whole_verdict(
+    contract: &Contract,
+    case: &StreamedCase,
+    whole: &RawCase,
+    buffers: &HostBuffers,
+    poison: Poison,
+) -> Verdict {
+    let mut got = Vec::new();
+    for (k, out) in contract.outputs.iter().enumerate() {
+        let layout = Layout {
+            front: front_guard_bytes(out.dtype.size()),
+            elements: case.output_elements[k],
+            model: whole.model_len(k),
+        };
+        match read_output(poison, out, layout, &buffers.outputs[k]) {
+            Ok(array) => got.push(array),
+            Err(verdict) => return verdict,
+        }
+    }
+    crate::cases::rules::compare(contract, whole, &got)
+}
+
+/// Sets the bytes of element `index` of output `k` (past its front guard) to `byte`.
+fn write_element(contract: &Contract, buffers: &mut HostBuffers, k: usize, index: usize, byte: u8) {
+    let size = contract.outputs[k].dtype.size();
+    let at = front_guard_bytes(size) + index * size;
+    buffers.outputs[k][at..at + size].fill(byte);
+}
+
+#[test]
+fn a_streamed_run_gets_the_whole_runs_verdict_on_the_same_outputs() {
+    // Pieces of 100 items: 50 pieces, four batches of read-back.
+    let (n, piece) = (5000, 100);
+    for contract in streamed_contracts() {
+        let (case, whole) = one_case(&contract, n);
+        for poison in [Poison::First, Poison::Second] {
+            let judged = |buffers: &mut HostBuffers, uploaded| {
+                judge(&Judged { contract: &contract, case: &case, uploaded }, poison, buffers)
+            };
+            let mut buffers = correct_run(&contract, &case, &whole, poison);
+            let uploaded = upload(&contract, &case, piece, &mut buffers).expect("uploaded");
+            assert_eq!(
+                buffers.inputs,
+                whole.inputs.iter().map(Array::to_le_bytes).collect::<Vec<_>>(),
+                "uploaded whole"
+            );
+            assert_eq!(judged(&mut buffers, &uploaded), Verdict::Pass, "{}: a correct run passes", contract.name);
+            // One wrong element at a time, at each end and across a piece boundary, then
+            // a write into the guard before, past the answer and into the guard after.
+            let model = whole.model_len(0);
+            let last = (case.output_elements[0] + GUARD_ELEMENTS - 1) as isize;
+            let batch = 16 * piece;
+            let at = [
+                0,
+                piece - 1,
+                piece,
+                batch - 1,
+                batch,
+                model / 2,
+                model.saturating_sub(1),
+                model,
+                case.output_elements[0],
+            ];
+            let mut writes: Vec<(usize, isize)> =
+                at.map(|i| (0, i as isize)).into_iter().filter(|w| w.1 <= last).collect();
+            writes.extend([(0, -1), (0, last)]);
+            for (k, index) in writes {
+                let mut run = correct_run(&contract, &case, &whole, poison);
+                run.inputs = buffers.inputs.clone();
+                if index < 0 {
+                    let front = front_guard_bytes(contract.outputs[k].dtype.size());
+                    run.outputs[k][front - 1] ^= 0xff;
+                } else {
+                    write_element(&contract, &mut run, k, index as usize, 0x11);
+                }
+                let streamed = judged(&mut run, &uploaded);
+                assert!(!streamed.passed(), "{}: a write at {index} of output {k} fails", contract.name);
+                assert_eq!(
+                    streamed,
+                    whole_verdict(&contract, &case, &whole, &run, poison),
+                    "{}: at {index}",
+                    contract.name
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn a_run_that_writes_into_its_input_fails_and_names_the_piece() {
+    let contract = raw::scan::CONTRACTS[0];
+    let (case, whole) = one_case(&contract, 5000);
+    let mut buffers = correct_run(&contract, &case, &whole, Poison::First);
+    let uploaded = upload(&contract, &case, 1000, &mut buffers).expect("uploaded");
+    buffers.inputs[0][4 * 2500] ^= 1;
+    let Verdict::Fail(m) =
+        judge(&Judged { contract: &contract, case: &case, uploaded: &uploaded }, Poison::First, &mut buffers)
+    else {
+        panic!("a changed input fails")
+    };
+    assert_eq!((m.what.as_str(), m.expected.as_str()), ("input untouched", "in[2000..3000) as uploaded"));
+}
