@@ -11,24 +11,37 @@ use crate::sweep::gpu::histogram::{int_shapes, F32_SPEC};
 use crate::sweep::raw::{self, Array, Contract, Value};
 use crate::sweep::SweepPlan;
 use kernels::HistogramSpec;
+use model::exact::BinnedAccumulator;
 use model::generators::{compaction_flag_pieces, int_pieces, uniform_f32_pieces, DataFamily};
-use model::pieces::{compact_piece, histogram_piece_f32, histogram_piece_i32, ArgsF32, SumI32, SumScansI32};
+use model::pieces::{
+    compact_piece, histogram_piece_f32, histogram_piece_i32, ArgsF32, SegmentsI32, SumI32, SumScansI32,
+};
 use std::sync::Arc;
 
 /// The pieces of one input of a case, in order.
 pub type Pieces = Box<dyn Iterator<Item = Array> + Send>;
 
-/// The pieces of every input of a case, in the contract's input order (the
-/// k-th pieces of all inputs have one length; each input is made on its own,
-/// so the uploader makes them side by side).
-pub type InputPieces = Vec<Pieces>;
+/// One input of a case.
+pub enum Input {
+    /// An input of n items, made a piece at a time (the k-th pieces of all
+    /// such inputs have one length; each is made on its own, so the
+    /// uploader makes them side by side).
+    Pieces(Pieces),
+    /// An input held whole: a segmented reduction's offsets, one per segment.
+    Whole(Array),
+}
+
+/// Every input of a case, in the contract's input order.
+pub type InputPieces = Vec<Input>;
 
 /// Per output, in the contract's order: an answer, or `None`.
 pub type Answers = Vec<Option<Array>>;
 
 /// The model of a case folded over its inputs a piece at a time.
 pub trait PieceModel: Send {
-    /// Takes the next piece of every input; gives, per output, the elements
+    /// Takes the next piece of every input made in pieces (in the
+    /// contract's order; an input held whole is the model's from the
+    /// start); gives, per output, the elements
     /// this piece appends to it (a scan's prefixes, a compaction's kept
     /// items), `None` for the outputs known only at the end.
     fn piece(&mut self, inputs: &[Array]) -> Result<Answers, String>;
@@ -97,6 +110,9 @@ type MakeModel = dyn Fn() -> Box<dyn PieceModel> + Send + Sync;
 pub struct StreamedCase {
     /// Input elements.
     pub n: usize,
+    /// Elements of each input buffer, in the contract's order (n for an
+    /// input made in pieces, the length of one held whole).
+    pub input_elements: Vec<usize>,
     /// Parameter values, in the contract's order.
     pub params: Vec<Value>,
     /// Elements of each output buffer, in the contract's order (n for a
@@ -123,8 +139,11 @@ impl StreamedCase {
 type Maker = fn(&Contract, &CaseId) -> Option<StreamedCase>;
 
 /// The streamed contracts, each with its maker.
-fn table() -> [(Contract, Maker); 9] {
+fn table() -> [(Contract, Maker); 12] {
     [
+        (raw::exact_sum::CONTRACTS[0], exact_sum),
+        (raw::segmented_reduce::CONTRACTS[0], segmented),
+        (raw::segmented_reduce::CONTRACTS[1], segmented),
         (raw::reduce::CONTRACTS[0], reduce_sum),
         (raw::scan::CONTRACTS[0], scan),
         (raw::scan::CONTRACTS[1], scan),
@@ -154,17 +173,31 @@ pub fn streamed(contract: &Contract, id: &CaseId) -> Option<StreamedCase> {
     table().iter().find(|(c, _)| c == contract).and_then(|(_, make)| make(contract, id))
 }
 
-/// A case of `contract` at `id.n` whose output buffers hold `per_case` elements where the contract says so.
+/// How many elements a per-case buffer of a case holds (offsets, bins,
+/// segments), where the contract has one.
+#[derive(Debug, Clone, Copy, Default)]
+struct PerCase {
+    inputs: usize,
+    outputs: usize,
+}
+
+/// A case of `contract` at `id.n` whose per-case buffers hold `per_case` elements.
 fn case(
     contract: &Contract,
     id: &CaseId,
-    params: Vec<Value>,
-    per_case: usize,
+    (params, per_case): (Vec<Value>, PerCase),
     inputs: impl Fn(usize) -> Result<InputPieces, String> + Send + Sync + 'static,
     model: impl Fn() -> Box<dyn PieceModel> + Send + Sync + 'static,
 ) -> StreamedCase {
-    let output_elements = contract.outputs.iter().map(|b| b.len.elements(id.n, per_case)).collect();
-    StreamedCase { n: id.n, params, output_elements, inputs: Arc::new(inputs), model: Arc::new(model) }
+    let elements = |buffers: &[raw::Buffer], per: usize| buffers.iter().map(|b| b.len.elements(id.n, per)).collect();
+    StreamedCase {
+        n: id.n,
+        input_elements: elements(contract.inputs, per_case.inputs),
+        params,
+        output_elements: elements(contract.outputs, per_case.outputs),
+        inputs: Arc::new(inputs),
+        model: Arc::new(model),
+    }
 }
 
 /// The integer family of a case id, when it is one.
@@ -180,12 +213,12 @@ fn int_values(family: DataFamily, n: usize, seed: u64, piece: usize) -> Result<P
 
 /// [`int_values`] as a case's one input.
 fn int_inputs(family: DataFamily, n: usize, seed: u64, piece: usize) -> Result<InputPieces, String> {
-    Ok(vec![int_values(family, n, seed, piece)?])
+    Ok(vec![Input::Pieces(int_values(family, n, seed, piece)?)])
 }
 
 /// The f32 values of `uniform_f32` at (n, seed) in pieces of `piece` items, as a case's one input.
 fn uniform_inputs(n: usize, seed: u64, piece: usize) -> InputPieces {
-    vec![Box::new(uniform_f32_pieces(n, seed).with_piece(piece).map(Array::Float32))]
+    vec![Input::Pieces(Box::new(uniform_f32_pieces(n, seed).with_piece(piece).map(Array::Float32)))]
 }
 
 /// Input `k` of a piece as int32 values.
@@ -221,7 +254,7 @@ fn reduce_sum(contract: &Contract, id: &CaseId) -> Option<StreamedCase> {
             finish: |sum| Ok(vec![Some(Array::Int64(vec![sum.value()]))]),
         })
     };
-    Some(case(contract, id, vec![], 0, move |piece| int_inputs(family, n, seed, piece), model))
+    Some(case(contract, id, (vec![], PerCase::default()), move |piece| int_inputs(family, n, seed, piece), model))
 }
 
 /// `scan` `exclusive.i32` and `inclusive.i32`: each piece's prefixes.
@@ -238,7 +271,7 @@ fn scan(contract: &Contract, id: &CaseId) -> Option<StreamedCase> {
             finish: |_| Ok(vec![None]),
         })
     };
-    Some(case(contract, id, vec![], 0, move |piece| int_inputs(family, n, seed, piece), model))
+    Some(case(contract, id, (vec![], PerCase::default()), move |piece| int_inputs(family, n, seed, piece), model))
 }
 
 /// `compact` `positive.i32` and `flagged.i32`: each piece's kept items, the count at the end.
@@ -248,7 +281,7 @@ fn compaction(contract: &Contract, id: &CaseId) -> Option<StreamedCase> {
     let inputs = move |piece: usize| -> Result<InputPieces, String> {
         let mut inputs = int_inputs(family, n, seed, piece)?;
         if flagged {
-            inputs.push(Box::new(compaction_flag_pieces(n, seed).with_piece(piece).map(Array::Uint8)));
+            inputs.push(Input::Pieces(Box::new(compaction_flag_pieces(n, seed).with_piece(piece).map(Array::Uint8))));
         }
         Ok(inputs)
     };
@@ -270,7 +303,7 @@ fn compaction(contract: &Contract, id: &CaseId) -> Option<StreamedCase> {
             finish: |(_, count)| Ok(vec![None, Some(Array::Int64(vec![*count]))]),
         })
     };
-    Some(case(contract, id, vec![], 0, inputs, model))
+    Some(case(contract, id, (vec![], PerCase::default()), inputs, model))
 }
 
 /// Bin counts as the contract's int32 counts (the raw catalogue's rule: a
@@ -300,11 +333,11 @@ fn histogram_i32(contract: &Contract, id: &CaseId) -> Option<StreamedCase> {
         if shape == "skewed" {
             // Every sample in one bin, as the catalogue's skewed shape.
             let mut left = n;
-            return Ok(vec![Box::new(std::iter::from_fn(move || {
+            return Ok(vec![Input::Pieces(Box::new(std::iter::from_fn(move || {
                 let k = piece.min(left);
                 left -= k;
                 (k > 0).then(|| Array::Int32(vec![3; k]))
-            }))]);
+            })))]);
         }
         int_inputs(family, n, seed, piece)
     };
@@ -322,7 +355,7 @@ fn histogram_i32(contract: &Contract, id: &CaseId) -> Option<StreamedCase> {
         })
     };
     let params = vec![Value::Int32(bins as i32), Value::Int32(lower), Value::Int32(upper)];
-    Some(case(contract, id, params, bins, inputs, model))
+    Some(case(contract, id, (params, PerCase { inputs: 0, outputs: bins }), inputs, model))
 }
 
 /// `histogram` `even.f32`: the catalogue's one f32 shape, uniform samples over 100 bins.
@@ -352,7 +385,7 @@ fn histogram_f32(contract: &Contract, id: &CaseId) -> Option<StreamedCase> {
         Value::Float32(s.upper),
         Value::Float32(model::histogram::f32_scale(&s)),
     ];
-    Some(case(contract, id, params, s.bins as usize, inputs, model))
+    Some(case(contract, id, (params, PerCase { inputs: 0, outputs: s.bins as usize }), inputs, model))
 }
 
 /// `arg_reduce` `argmax.f32` and `argmin.f32`: the index at the end. The
@@ -367,7 +400,8 @@ fn arg_reduce(contract: &Contract, id: &CaseId) -> Option<StreamedCase> {
     let inputs = move |piece: usize| -> Result<InputPieces, String> {
         if tied {
             let ints = int_pieces(DataFamily::ManyTies, n, seed).map_err(|e| e.to_string())?.with_piece(piece);
-            return Ok(vec![Box::new(ints.map(|p| Array::Float32(p.into_iter().map(|v| v as f32).collect())))]);
+            let floats = ints.map(|p| Array::Float32(p.into_iter().map(|v| v as f32).collect()));
+            return Ok(vec![Input::Pieces(Box::new(floats))]);
         }
         Ok(uniform_inputs(n, seed, piece))
     };
@@ -385,5 +419,77 @@ fn arg_reduce(contract: &Contract, id: &CaseId) -> Option<StreamedCase> {
             },
         })
     };
-    Some(case(contract, id, vec![], 0, inputs, model))
+    Some(case(contract, id, (vec![], PerCase::default()), inputs, model))
+}
+
+/// `exact_sum` `sum.f32`, the `uniform_float` family: the correctly rounded
+/// sum at the end, from the model's exact accumulator (accumulators of
+/// disjoint pieces merge exactly, so pieces are added side by side).
+fn exact_sum(contract: &Contract, id: &CaseId) -> Option<StreamedCase> {
+    if id.family != DataFamily::UniformFloat.name() {
+        return None;
+    }
+    let (n, seed) = (id.n, id.seed);
+    let model = || -> Box<dyn PieceModel> {
+        Box::new(Independent {
+            state: BinnedAccumulator::new(),
+            map: |_, inputs| {
+                let mut part = BinnedAccumulator::new();
+                f32s(inputs, 0)?.iter().for_each(|&x| part.add(x));
+                Ok(part)
+            },
+            combine: |sum, part| {
+                sum.merge(&part);
+                vec![None]
+            },
+            finish: |sum| Ok(vec![Some(Array::Float32(vec![sum.round()]))]),
+        })
+    };
+    Some(case(contract, id, (vec![], PerCase::default()), move |piece| Ok(uniform_inputs(n, seed, piece)), model))
+}
+
+/// `segmented_reduce` `sum.i32` and `max.i32`: the small-int values a piece
+/// at a time, the offsets of the family's shape whole (one per segment: at
+/// 2^31 items in segments of 1024, 16 MB), the segment sums or maxima at the end.
+fn segmented(contract: &Contract, id: &CaseId) -> Option<StreamedCase> {
+    use crate::sweep::gpu::segmented_reduce::{offsets, shape_name, shapes};
+    let (data, name) = id.family.split_once('.')?;
+    let (n, seed) = (id.n, id.seed);
+    let plan = SweepPlan::of_primitive(Primitive::SegmentedReduce, &[n], seed);
+    let shape = shapes(&plan, n).into_iter().find(|&shape| shape_name(shape, n) == name)?;
+    if data != DataFamily::SmallInts.name() {
+        return None;
+    }
+    let offsets = Arc::new(offsets(shape, n, seed));
+    let segments = offsets.len().saturating_sub(1);
+    let wide: Vec<i64> = offsets.iter().map(|&o| o as i64).collect();
+    let inputs = move |piece: usize| -> Result<InputPieces, String> {
+        Ok(vec![
+            Input::Pieces(int_values(DataFamily::SmallInts, n, seed, piece)?),
+            Input::Whole(Array::Int64(wide.clone())),
+        ])
+    };
+    let max = contract.name.starts_with("max");
+    let model = move || -> Box<dyn PieceModel> {
+        Box::new(Fold {
+            state: (SegmentsI32::new(&offsets, n).map_err(model_error), max),
+            piece: |(fold, _), inputs| {
+                let fold = fold.as_mut().map_err(|e| e.clone())?;
+                fold.piece(int32s(inputs, 0)?);
+                Ok(vec![None])
+            },
+            finish: |(fold, max)| {
+                let done = std::mem::replace(fold, Err("the segments were finished".into()))?;
+                let (sums, maxima) = done.finish();
+                Ok(vec![Some(Array::Int64(if *max { maxima } else { sums }))])
+            },
+        })
+    };
+    let shape = (vec![Value::Int64(segments as i64)], PerCase { inputs: offsets_len(segments), outputs: segments });
+    Some(case(contract, id, shape, inputs, model))
+}
+
+/// Offsets of `segments` segments: one more than there are segments.
+fn offsets_len(segments: usize) -> usize {
+    segments + 1
 }

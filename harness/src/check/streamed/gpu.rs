@@ -73,7 +73,8 @@ pub fn run_case(
     runs: impl FnOnce(&Gpu, &mut dyn FnMut(Poison) -> Verdict) -> Verdict,
 ) -> Verdict {
     let contract = manifest.contract;
-    let input_bytes: Vec<usize> = contract.inputs.iter().map(|b| case.n * b.dtype.size()).collect();
+    let input_bytes: Vec<usize> =
+        contract.inputs.iter().zip(&case.input_elements).map(|(b, &e)| e * b.dtype.size()).collect();
     let buffers = launch::unfilled(gpu, manifest, &input_bytes, &case.output_elements, case.params.clone(), case.n);
     let mut buffers = match buffers {
         Ok(b) => b,

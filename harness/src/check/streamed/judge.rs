@@ -2,11 +2,11 @@
 //! over [`DeviceBytes`]: the device's buffers in a check, host memory in the
 //! tests (so that every rule here is proven without a GPU).
 
-use super::contracts::{Answers, PieceModel, StreamedCase};
+use super::contracts::{Answers, Input, PieceModel, Pieces, StreamedCase};
 use crate::check::launch::{front_guard_bytes, front_untouched, read_output, tail_untouched, Layout, GUARD_ELEMENTS};
 use crate::check::poison::Poison;
 use crate::sweep::case::Verdict;
-use crate::sweep::raw::{Array, Contract, Dtype, RawCase};
+use crate::sweep::raw::{Array, Buffer, Contract, Dtype, RawCase};
 use rayon::prelude::*;
 use std::sync::mpsc::{sync_channel, Receiver};
 
@@ -22,17 +22,28 @@ pub trait DeviceBytes {
     fn read_output(&mut self, k: usize, at: usize, len: usize) -> Result<Vec<u8>, Verdict>;
 }
 
-/// One uploaded piece: its items and the digest of each input's bytes.
+/// One uploaded piece: its items and the digest of each streamed input's bytes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct UploadedPiece {
     items: usize,
     digests: Vec<u64>,
 }
 
-/// What was uploaded: the pieces, in order (the run reads them back the same way).
+/// An input uploaded whole: its index, bytes and digest.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct UploadedWhole {
+    k: usize,
+    bytes: usize,
+    digest: u64,
+}
+
+/// What was uploaded: the inputs made in pieces (their indices, then the
+/// pieces in order: the run reads them back the same way) and those held whole.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Uploaded {
+    streamed: Vec<usize>,
     pieces: Vec<UploadedPiece>,
+    whole: Vec<UploadedWhole>,
 }
 
 /// A 64-bit digest of `bytes`: each word is mixed in by a bijection of the
@@ -85,59 +96,86 @@ fn stage<'s, T: Send + 's, U: Send + 's>(
     rx
 }
 
-/// Makes `case`'s inputs in pieces of `piece` items and writes each into
-/// its place on `device`, keeping only its digests. Each input is made on
-/// its own thread and turned into bytes on another, so the upload waits
-/// only for the slowest generator. Error: a generator's failure
-/// (`generator`), pieces not of the contract's shape, or the device's.
+/// Makes `case`'s inputs and writes each into its place on `device`,
+/// keeping only digests: an input held whole at once, the others in pieces
+/// of `piece` items, each made on its own thread and turned into bytes on
+/// another, so the upload waits only for the slowest generator. Error: a
+/// generator's failure (`generator`), inputs not of the contract's shape,
+/// or the device's.
 pub fn upload(
     contract: &Contract,
     case: &StreamedCase,
     piece: usize,
     device: &mut dyn DeviceBytes,
 ) -> Result<Uploaded, Verdict> {
-    let generator = |e: String| Verdict::fail("an input", e, "generator");
-    let streams = case.inputs(piece).map_err(generator)?;
-    if streams.len() != contract.inputs.len() {
-        return Err(generator(format!(
-            "{} inputs made for {} (a catalogue bug)",
-            streams.len(),
-            contract.inputs.len()
-        )));
+    let inputs = case.inputs(piece).map_err(generator)?;
+    if inputs.len() != contract.inputs.len() {
+        return Err(generator(format!("{} inputs made for {} (a catalogue bug)", inputs.len(), contract.inputs.len())));
     }
+    let (mut streams, mut whole) = (Vec::new(), Vec::new());
+    for (k, input) in inputs.into_iter().enumerate() {
+        match input {
+            Input::Pieces(pieces) => streams.push((k, pieces)),
+            Input::Whole(array) => {
+                if array.dtype() != contract.inputs[k].dtype || array.count() != case.input_elements[k] {
+                    return Err(generator(format!("input {k} is not of the contract's shape (a catalogue bug)")));
+                }
+                let made = Made::of(array);
+                device.write_input(k, 0, &made.bytes)?;
+                whole.push(UploadedWhole { k, bytes: made.bytes.len(), digest: made.digest });
+            }
+        }
+    }
+    let streamed: Vec<usize> = streams.iter().map(|(k, _)| *k).collect();
+    let pieces = upload_pieces(contract, streams, device)?;
+    let items: usize = pieces.iter().map(|p| p.items).sum();
+    if items != case.n {
+        return Err(generator(format!("the pieces hold {items} items, not n = {} (a catalogue bug)", case.n)));
+    }
+    Ok(Uploaded { streamed, pieces, whole })
+}
+
+/// A generator's failure as the case's verdict.
+fn generator(e: String) -> Verdict {
+    Verdict::fail("an input", e, "generator")
+}
+
+/// Writes the pieces of the inputs `streams` (each with its index) side by side.
+fn upload_pieces(
+    contract: &Contract,
+    streams: Vec<(usize, Pieces)>,
+    device: &mut dyn DeviceBytes,
+) -> Result<Vec<UploadedPiece>, Verdict> {
     std::thread::scope(|scope| {
-        let made: Vec<Receiver<Made>> =
-            streams.into_iter().map(|stream| stage(scope, stage(scope, stream, |a| a).into_iter(), Made::of)).collect();
+        let made: Vec<(usize, Receiver<Made>)> = streams
+            .into_iter()
+            .map(|(k, stream)| (k, stage(scope, stage(scope, stream, |a| a).into_iter(), Made::of)))
+            .collect();
         let mut at = vec![0usize; made.len()];
-        let (mut pieces, mut items) = (Vec::new(), 0usize);
+        let mut pieces = Vec::new();
         loop {
-            let row: Vec<Option<Made>> = made.iter().map(|rx| rx.recv().ok()).collect();
+            let row: Vec<Option<Made>> = made.iter().map(|(_, rx)| rx.recv().ok()).collect();
             if row.iter().all(Option::is_none) {
-                break;
+                return Ok(pieces);
             }
             let len = row[0].as_ref().map_or(0, |m| m.items);
             let shaped = row
                 .iter()
-                .zip(contract.inputs)
-                .all(|(m, b)| m.as_ref().is_some_and(|m| m.items == len && m.dtype == b.dtype));
+                .zip(&made)
+                .all(|(m, (k, _))| m.as_ref().is_some_and(|m| m.items == len && m.dtype == contract.inputs[*k].dtype));
             if !shaped {
                 let why =
                     format!("piece {} of the inputs is not of the contract's shape (a catalogue bug)", pieces.len());
                 return Err(generator(why));
             }
             let mut digests = Vec::with_capacity(row.len());
-            for (k, m) in row.into_iter().flatten().enumerate() {
-                device.write_input(k, at[k], &m.bytes)?;
-                at[k] += m.bytes.len();
+            for (s, m) in row.into_iter().flatten().enumerate() {
+                device.write_input(made[s].0, at[s], &m.bytes)?;
+                at[s] += m.bytes.len();
                 digests.push(m.digest);
             }
-            items += len;
             pieces.push(UploadedPiece { items: len, digests });
         }
-        if items != case.n {
-            return Err(generator(format!("the pieces hold {items} items, not n = {} (a catalogue bug)", case.n)));
-        }
-        Ok(Uploaded { pieces })
     })
 }
 
@@ -175,6 +213,12 @@ pub fn judge(on: &Judged, poison: Poison, device: &mut dyn DeviceBytes) -> Verdi
 pub const BATCH: usize = 16;
 
 fn judge_run(on: &Judged, poison: Poison, device: &mut dyn DeviceBytes) -> Result<(), Verdict> {
+    for whole in &on.uploaded.whole {
+        if digest(&device.read_input(whole.k, 0, whole.bytes)?) != whole.digest {
+            let role = on.contract.inputs[whole.k].role;
+            return Err(Verdict::fail(format!("{role} as uploaded"), "changed by the run", "input untouched"));
+        }
+    }
     let outputs = on.contract.outputs;
     for (k, out) in outputs.iter().enumerate() {
         let layout = on.layout(k, 0);
@@ -224,7 +268,7 @@ fn fold_and_compare(
             let answers = from_model.recv().map_err(|_| stopped())?.map_err(model_failed)?;
             compare_regions(on, regions(answers, appended), device)
         };
-        let (mut start, mut at, mut pending) = (0usize, vec![0usize; on.contract.inputs.len()], false);
+        let (mut start, mut at, mut pending) = (0usize, vec![0usize; on.uploaded.streamed.len()], false);
         for batch in on.uploaded.pieces.chunks(BATCH) {
             let inputs = read_back(on, batch, start, &mut at, device)?;
             start += batch.iter().map(|p| p.items).sum::<usize>();
@@ -267,10 +311,11 @@ fn read_back(
     device: &mut dyn DeviceBytes,
 ) -> Result<Vec<Vec<Array>>, Verdict> {
     let items: usize = batch.iter().map(|p| p.items).sum();
+    let streamed: Vec<(usize, &Buffer)> = on.uploaded.streamed.iter().map(|&k| (k, &on.contract.inputs[k])).collect();
     let mut read = Vec::with_capacity(at.len());
-    for (k, input) in on.contract.inputs.iter().enumerate() {
-        read.push(device.read_input(k, at[k], items * input.dtype.size())?);
-        at[k] += items * input.dtype.size();
+    for (s, &(k, input)) in streamed.iter().enumerate() {
+        read.push(device.read_input(k, at[s], items * input.dtype.size())?);
+        at[s] += items * input.dtype.size();
     }
     let firsts: Vec<usize> =
         batch.iter().scan(start, |first, p| Some(std::mem::replace(first, *first + p.items))).collect();
@@ -279,10 +324,10 @@ fn read_back(
         .zip(firsts.par_iter())
         .map(|(piece, &first)| {
             let mut arrays = Vec::with_capacity(read.len());
-            for (k, input) in on.contract.inputs.iter().enumerate() {
+            for (s, &(_, input)) in streamed.iter().enumerate() {
                 let from = (first - start) * input.dtype.size();
-                let bytes = &read[k][from..from + piece.items * input.dtype.size()];
-                if digest(bytes) != piece.digests[k] {
+                let bytes = &read[s][from..from + piece.items * input.dtype.size()];
+                if digest(bytes) != piece.digests[s] {
                     let expected = format!("{}[{first}..{}) as uploaded", input.role, first + piece.items);
                     return Err(Verdict::fail(expected, "changed by the run", "input untouched"));
                 }
