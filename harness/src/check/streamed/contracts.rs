@@ -5,6 +5,7 @@
 //! very case the catalogue would have made whole; the tests prove the two
 //! equal for every family the catalogue holds.
 
+use super::generators;
 use crate::registry::Primitive;
 use crate::sweep::case::CaseId;
 use crate::sweep::gpu::histogram::{int_shapes, F32_SPEC};
@@ -12,7 +13,7 @@ use crate::sweep::raw::{self, Array, Contract, Value};
 use crate::sweep::SweepPlan;
 use kernels::HistogramSpec;
 use model::exact::BinnedAccumulator;
-use model::generators::{compaction_flag_pieces, int_pieces, uniform_f32_pieces, DataFamily};
+use model::generators::{int_pieces, DataFamily};
 use model::pieces::{
     compact_piece, histogram_piece_f32, histogram_piece_i32, ArgsF32, SegmentsI32, SumI32, SumScansI32,
 };
@@ -205,8 +206,12 @@ fn int_family(name: &str) -> Option<DataFamily> {
     DataFamily::from_name(name).ok().filter(DataFamily::is_integer)
 }
 
-/// The int32 values of `family` at (n, seed) in pieces of `piece` items.
+/// The int32 values of `family` at (n, seed) in pieces of `piece` items
+/// (made side by side, or by the model's generator for a family made whole).
 fn int_values(family: DataFamily, n: usize, seed: u64, piece: usize) -> Result<Pieces, String> {
+    if let Some(pieces) = generators::int_pieces(family, n, seed, piece) {
+        return Ok(Box::new(pieces.map(Array::Int32)));
+    }
     let pieces = int_pieces(family, n, seed).map_err(|e| e.to_string())?.with_piece(piece);
     Ok(Box::new(pieces.map(Array::Int32)))
 }
@@ -218,7 +223,7 @@ fn int_inputs(family: DataFamily, n: usize, seed: u64, piece: usize) -> Result<I
 
 /// The f32 values of `uniform_f32` at (n, seed) in pieces of `piece` items, as a case's one input.
 fn uniform_inputs(n: usize, seed: u64, piece: usize) -> InputPieces {
-    vec![Input::Pieces(Box::new(uniform_f32_pieces(n, seed).with_piece(piece).map(Array::Float32)))]
+    vec![Input::Pieces(Box::new(generators::uniform_f32_pieces(n, seed, piece).map(Array::Float32)))]
 }
 
 /// Input `k` of a piece as int32 values.
@@ -262,6 +267,9 @@ fn scan(contract: &Contract, id: &CaseId) -> Option<StreamedCase> {
     let (family, n, seed) = (int_family(&id.family)?, id.n, id.seed);
     let inclusive = contract.name.starts_with("inclusive");
     let model = move || -> Box<dyn PieceModel> {
+        if (n as u64) < 1 << 32 {
+            return Box::new(CarriedScans { inclusive, carry: 0 });
+        }
         Box::new(Fold {
             state: (SumScansI32::new(n), inclusive),
             piece: |(scans, inclusive), inputs| {
@@ -274,6 +282,60 @@ fn scan(contract: &Contract, id: &CaseId) -> Option<StreamedCase> {
     Some(case(contract, id, (vec![], PerCase::default()), move |piece| int_inputs(family, n, seed, piece), model))
 }
 
+/// The int32 -> int64 scans of an input of fewer than 2^32 items, pieces
+/// side by side: each piece scanned by the model from 0 (a `SumScansI32` of
+/// its own), then every prefix moved by the sum of the pieces before it.
+/// The int64 adds are exact: fewer than 2^32 terms of magnitude at most
+/// 2^31 stay below 2^63, the bound the model's own plain scan rests on.
+struct CarriedScans {
+    inclusive: bool,
+    carry: i64,
+}
+
+impl CarriedScans {
+    /// The prefixes of one piece from 0, and its sum.
+    fn local(inclusive: bool, inputs: &[Array]) -> Result<(Vec<i64>, i64), String> {
+        let x = int32s(inputs, 0)?;
+        let (exclusive, inclusive_prefixes) = SumScansI32::new(x.len()).piece(x).map_err(model_error)?;
+        let total = x.iter().map(|&v| i64::from(v)).sum();
+        Ok((if inclusive { inclusive_prefixes } else { exclusive }, total))
+    }
+}
+
+impl PieceModel for CarriedScans {
+    fn piece(&mut self, inputs: &[Array]) -> Result<Answers, String> {
+        let (mut prefixes, total) = Self::local(self.inclusive, inputs)?;
+        prefixes.iter_mut().for_each(|p| *p += self.carry);
+        self.carry += total;
+        Ok(vec![Some(Array::Int64(prefixes))])
+    }
+
+    fn finish(&mut self) -> Result<Answers, String> {
+        Ok(vec![None])
+    }
+
+    fn batch(&mut self, pieces: &[Vec<Array>]) -> Result<Vec<Answers>, String> {
+        use rayon::prelude::*;
+        let inclusive = self.inclusive;
+        let local: Result<Vec<(Vec<i64>, i64)>, String> =
+            pieces.par_iter().map(|p| Self::local(inclusive, p)).collect();
+        let mut local = local?;
+        let carries: Vec<i64> = local
+            .iter()
+            .map(|(_, total)| {
+                let before = self.carry;
+                self.carry += total;
+                before
+            })
+            .collect();
+        local
+            .par_iter_mut()
+            .zip(carries)
+            .for_each(|((prefixes, _), carry)| prefixes.iter_mut().for_each(|p| *p += carry));
+        Ok(local.into_iter().map(|(prefixes, _)| vec![Some(Array::Int64(prefixes))]).collect())
+    }
+}
+
 /// `compact` `positive.i32` and `flagged.i32`: each piece's kept items, the count at the end.
 fn compaction(contract: &Contract, id: &CaseId) -> Option<StreamedCase> {
     let (family, n, seed) = (int_family(&id.family)?, id.n, id.seed);
@@ -281,7 +343,7 @@ fn compaction(contract: &Contract, id: &CaseId) -> Option<StreamedCase> {
     let inputs = move |piece: usize| -> Result<InputPieces, String> {
         let mut inputs = int_inputs(family, n, seed, piece)?;
         if flagged {
-            inputs.push(Input::Pieces(Box::new(compaction_flag_pieces(n, seed).with_piece(piece).map(Array::Uint8))));
+            inputs.push(Input::Pieces(Box::new(generators::compaction_flag_pieces(n, seed, piece).map(Array::Uint8))));
         }
         Ok(inputs)
     };
@@ -399,8 +461,11 @@ fn arg_reduce(contract: &Contract, id: &CaseId) -> Option<StreamedCase> {
     };
     let inputs = move |piece: usize| -> Result<InputPieces, String> {
         if tied {
-            let ints = int_pieces(DataFamily::ManyTies, n, seed).map_err(|e| e.to_string())?.with_piece(piece);
-            let floats = ints.map(|p| Array::Float32(p.into_iter().map(|v| v as f32).collect()));
+            let ints = int_values(DataFamily::ManyTies, n, seed, piece)?;
+            let floats = ints.map(|p| match p {
+                Array::Int32(v) => Array::Float32(v.into_iter().map(|v| v as f32).collect()),
+                other => other,
+            });
             return Ok(vec![Input::Pieces(Box::new(floats))]);
         }
         Ok(uniform_inputs(n, seed, piece))

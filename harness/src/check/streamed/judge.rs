@@ -60,8 +60,9 @@ fn digest(bytes: &[u8]) -> u64 {
     words.remainder().iter().fold(h, |h, &b| mix(h, u64::from(b)))
 }
 
-/// Pieces made ahead of the upload, per input and stage.
-const AHEAD: usize = 4;
+/// Pieces made ahead of the upload, per input and stage (and turned into
+/// bytes side by side).
+const AHEAD: usize = 8;
 
 /// One piece of one input, ready to upload: its bytes and their digest.
 struct Made {
@@ -140,6 +141,30 @@ fn generator(e: String) -> Verdict {
     Verdict::fail("an input", e, "generator")
 }
 
+/// The pieces of one input turned into bytes, [`AHEAD`] at a time side by side.
+struct Incoming {
+    k: usize,
+    batches: Receiver<Vec<Made>>,
+    ready: std::collections::VecDeque<Made>,
+}
+
+impl Incoming {
+    /// The pieces of `stream` (input `k`): made on one thread of `scope`, turned into bytes on another.
+    fn new<'s>(scope: &'s std::thread::Scope<'s, '_>, k: usize, mut stream: Pieces) -> Incoming {
+        let next_batch = move || Some(stream.by_ref().take(AHEAD).collect::<Vec<_>>()).filter(|b| !b.is_empty());
+        let made = stage(scope, std::iter::from_fn(next_batch), |batch| batch);
+        let batches = stage(scope, made.into_iter(), |batch: Vec<Array>| batch.into_par_iter().map(Made::of).collect());
+        Incoming { k, batches, ready: Default::default() }
+    }
+
+    fn next(&mut self) -> Option<Made> {
+        if self.ready.is_empty() {
+            self.ready.extend(self.batches.recv().ok()?);
+        }
+        self.ready.pop_front()
+    }
+}
+
 /// Writes the pieces of the inputs `streams` (each with its index) side by side.
 fn upload_pieces(
     contract: &Contract,
@@ -147,22 +172,18 @@ fn upload_pieces(
     device: &mut dyn DeviceBytes,
 ) -> Result<Vec<UploadedPiece>, Verdict> {
     std::thread::scope(|scope| {
-        let made: Vec<(usize, Receiver<Made>)> = streams
-            .into_iter()
-            .map(|(k, stream)| (k, stage(scope, stage(scope, stream, |a| a).into_iter(), Made::of)))
-            .collect();
+        let mut made: Vec<Incoming> = streams.into_iter().map(|(k, stream)| Incoming::new(scope, k, stream)).collect();
         let mut at = vec![0usize; made.len()];
         let mut pieces = Vec::new();
         loop {
-            let row: Vec<Option<Made>> = made.iter().map(|(_, rx)| rx.recv().ok()).collect();
+            let row: Vec<Option<Made>> = made.iter_mut().map(Incoming::next).collect();
             if row.iter().all(Option::is_none) {
                 return Ok(pieces);
             }
             let len = row[0].as_ref().map_or(0, |m| m.items);
-            let shaped = row
-                .iter()
-                .zip(&made)
-                .all(|(m, (k, _))| m.as_ref().is_some_and(|m| m.items == len && m.dtype == contract.inputs[*k].dtype));
+            let shaped = row.iter().zip(&made).all(|(m, input)| {
+                m.as_ref().is_some_and(|m| m.items == len && m.dtype == contract.inputs[input.k].dtype)
+            });
             if !shaped {
                 let why =
                     format!("piece {} of the inputs is not of the contract's shape (a catalogue bug)", pieces.len());
@@ -170,7 +191,7 @@ fn upload_pieces(
             }
             let mut digests = Vec::with_capacity(row.len());
             for (s, m) in row.into_iter().flatten().enumerate() {
-                device.write_input(made[s].0, at[s], &m.bytes)?;
+                device.write_input(made[s].k, at[s], &m.bytes)?;
                 at[s] += m.bytes.len();
                 digests.push(m.digest);
             }
