@@ -6,6 +6,7 @@ use super::contracts::{Answers, Input, PieceModel, Pieces, StreamedCase};
 use crate::check::launch::{front_guard_bytes, front_untouched, read_output, tail_untouched, Layout, GUARD_ELEMENTS};
 use crate::check::poison::Poison;
 use crate::sweep::case::Verdict;
+use crate::sweep::raw::mismatch::{lines, record, summarize_output};
 use crate::sweep::raw::{Array, Buffer, Contract, Dtype, RawCase};
 use rayon::prelude::*;
 use std::sync::mpsc::{sync_channel, Receiver};
@@ -395,7 +396,47 @@ fn compare_regions(on: &Judged, regions: Vec<Region>, device: &mut dyn DeviceByt
             compare(on, r.k, r.offset, &r.expected, got)
         })
         .collect();
+    if let Some(at) = verdicts.iter().position(Result::is_err) {
+        record_detail(on, &regions[at], &read[at]);
+    }
     verdicts.into_iter().collect()
+}
+
+thread_local! {
+    /// The summary of the first failed piece of the case in flight.
+    static DETAIL: std::cell::RefCell<Vec<String>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Takes the summary of the first failed piece of the case in flight (and
+/// clears it for the next case): printed under the failure line, as the
+/// whole case's summary is.
+pub fn take_detail() -> Vec<String> {
+    DETAIL.with(|d| std::mem::take(&mut *d.borrow_mut()))
+}
+
+/// Keeps the summary of a failed piece (its elements, indices in the whole
+/// output), unless one is kept already.
+fn record_detail(on: &Judged, region: &Region, bytes: &[u8]) {
+    let Ok(got) = Array::from_le_bytes(on.contract.outputs[region.k].dtype, bytes) else { return };
+    let case = RawCase::new(vec![], vec![region.expected.clone()]);
+    let mut summary = summarize_output(&one_output(on.contract, region.k), &case, 0, &got);
+    let (from, to) = (region.offset, region.offset + region.expected.count());
+    summary.role = format!("{} [{from}..{to})", summary.role);
+    summary.first.iter_mut().for_each(|d| d.index += from);
+    for at in
+        [summary.max_abs.as_mut().map(|m| &mut m.1), summary.max_rel.as_mut().map(|m| &mut m.1)].into_iter().flatten()
+    {
+        *at += from;
+    }
+    if let Some((_, at)) = summary.max_ulp.as_mut() {
+        *at += from;
+    }
+    DETAIL.with(|d| {
+        let mut d = d.borrow_mut();
+        if d.is_empty() {
+            *d = lines(&[summary]);
+        }
+    });
 }
 
 /// Output `k` of `contract` alone, compared by the contract's rule and named as in the contract.
@@ -427,7 +468,11 @@ fn compare_whole(
     let (out, layout) = (&on.contract.outputs[k], on.layout(k, expected.count()));
     let bytes = device.read_output(k, 0, layout.front + (layout.elements + GUARD_ELEMENTS) * out.dtype.size())?;
     let got = read_output(poison, out, layout, &bytes)?;
-    compare(on, k, 0, expected, got)
+    let verdict = compare(on, k, 0, expected, got.clone());
+    if verdict.is_err() {
+        record(&one_output(on.contract, k), &RawCase::new(vec![], vec![expected.clone()]), &[got]);
+    }
+    verdict
 }
 
 /// Output `k` past its `model` compared elements, and its guard after,

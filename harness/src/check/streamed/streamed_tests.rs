@@ -335,3 +335,24 @@ fn a_run_that_writes_into_an_input_held_whole_fails_too() {
     let Verdict::Fail(m) = judge(&on, Poison::First, &mut buffers) else { panic!("changed offsets fail") };
     assert_eq!((m.what.as_str(), m.expected.as_str()), ("input untouched", "offsets as uploaded"));
 }
+
+#[test]
+fn a_failed_piece_is_summarised_with_its_indices_in_the_whole_output() {
+    let contract = raw::scan::CONTRACTS[1];
+    let (case, whole) = one_case(&contract, 5000);
+    let mut buffers = correct_run(&contract, &case, &whole, Poison::First);
+    let uploaded = upload(&contract, &case, 100, &mut buffers).expect("uploaded");
+    write_element(&contract, &mut buffers, 0, 1650, 0x11);
+    let _ = super::judge::take_detail();
+    let verdict = judge(&Judged { contract: &contract, case: &case, uploaded: &uploaded }, Poison::First, &mut buffers);
+    assert!(matches!(verdict, Verdict::Fail(ref m) if m.index == Some(1650)), "{verdict:?}");
+    let detail = super::judge::take_detail();
+    assert_eq!(detail[0], "mismatched elements of out [1600..1700): 1 / 100 (1.0%)", "{detail:?}");
+    // The element as the whole case's summary lists it.
+    let layout = Layout { front: front_guard_bytes(8), elements: 5000, model: 5000 };
+    let got = read_output(Poison::First, &contract.outputs[0], layout, &buffers.outputs[0]).expect("read");
+    let whole_lines =
+        crate::sweep::raw::mismatch::lines(&crate::sweep::raw::mismatch::summarize(&contract, &whole, &[got]));
+    assert_eq!(detail[1], whole_lines[1], "the first mismatch");
+    assert!(super::judge::take_detail().is_empty(), "taken once");
+}
