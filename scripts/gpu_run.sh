@@ -277,7 +277,16 @@ sys.exit(rc)"
         [ "$rb" -eq 0 ] || { echo "EXPECTATION NOT MET: the compaction exited $rb, not 0"; ok=1; }
         [ "$rc" -eq 1 ] && grep -q "check=sum" "$3/check-streamed-20_reduce_int_index_overflow.log" ||
           { echo "EXPECTATION NOT MET: bug 20 exited $rc without a check=sum failure"; ok=1; }
-        exit $ok' _ "$H" "$d" "$LOGS" ;;
+        exit $ok' _ "$H" "$d" "$LOGS"
+      # The streamed path at the default large sizes (PRIMLAB_STREAM_FROM=2^24) beside the
+      # whole one, for the same cases: both pass, and each log ends with its wall time.
+      for m in scan_cuda compact_cuda; do
+        for from in 2^24 2^40; do
+          step "check-stream-from-${from/^/p}-$m" 300 env PRIMLAB_STREAM_FROM="$from" python3 -c 'import subprocess, sys, time
+t = time.time(); rc = subprocess.run(sys.argv[1:]).returncode; print(f"wall {time.time() - t:.1f} s"); sys.exit(rc)' \
+            "$H" check --manifest "examples/check/$m/check.toml" --seed 0x5eed --sizes 2^24,2^28,2^28+1 --out "$d/from-${from/^/p}-$m"
+        done
+      done ;;
     python)
       # The primlab wheel (make python on the build machine; carry
       # target/wheels) installed into this machine's Python without its

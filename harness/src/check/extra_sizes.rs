@@ -66,7 +66,7 @@ pub fn device_bytes(manifest: &Manifest, n: usize) -> Result<u128, String> {
 /// case made and judged a piece at a time ([`super::streamed`]).
 pub fn host_bytes(manifest: &Manifest, n: usize) -> u128 {
     let contract = manifest.contract;
-    if n >= super::streamed::STREAM_FROM && super::streamed::streams(contract) {
+    if n >= super::streamed::stream_from_checked() && super::streamed::streams(contract) {
         // Made and judged a piece at a time: a few pieces, whatever n.
         return u128::from(super::streamed::host_bytes(super::streamed::bytes_per_item(contract)));
     }

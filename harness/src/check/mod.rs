@@ -143,6 +143,8 @@ fn load_manifest(
 /// on (no GPU: [`crate::exit::CannotRun`], exit status 2).
 pub fn run(args: &CheckOptions, timer: Option<&UserTimer>) -> Result<bool> {
     crate::sweep::check_sizes(&args.sizes, None)?;
+    // Refused here, once, before any case: the workers read the same value.
+    streamed::stream_from().map_err(anyhow::Error::msg)?;
     let seed = args.seed.unwrap_or_else(crate::sweep::fresh_seed);
     let sizes = visited_sizes(args, seed);
     if let Some(from) = args.worker_from {

@@ -113,7 +113,7 @@ fn run_case(
     runs: impl FnOnce(&Gpu, &mut dyn FnMut(Poison) -> Verdict) -> Verdict,
 ) -> Verdict {
     let n = spec.id.n;
-    if let Some(case) = super::streamed::case_of(manifest.contract, &spec.id) {
+    if let Some(case) = super::streamed::case_of(manifest.contract, &spec.id, super::streamed::stream_from_checked()) {
         return super::streamed::gpu::run_case(gpu, manifest, loaded, &case, (scratch, fresh_uninit), runs);
     }
     let case = match (spec.make)() {

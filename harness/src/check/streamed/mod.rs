@@ -39,9 +39,28 @@ use crate::sweep::case::CaseId;
 use crate::sweep::raw::Contract;
 
 /// From this many elements on, a case of a streamed contract is made and
-/// judged a piece at a time (below it the whole case is cheaper than the
-/// read-back and digests, and is what the H200 runs have measured).
+/// judged a piece at a time (below it the whole case is what the H200 runs
+/// have measured).
 pub const STREAM_FROM: usize = 1 << 31;
+
+/// The environment variable that moves [`STREAM_FROM`] (`2^24`, `16777216`):
+/// to run the streamed path at the default sizes, beside the whole one.
+pub const STREAM_FROM_VARIABLE: &str = "PRIMLAB_STREAM_FROM";
+
+/// Where streaming starts: [`STREAM_FROM_VARIABLE`] when set, else
+/// [`STREAM_FROM`]. Error: a value that is not a size.
+pub fn stream_from() -> Result<usize, String> {
+    stream_from_value(std::env::var(STREAM_FROM_VARIABLE).ok())
+}
+
+/// Where streaming starts when [`STREAM_FROM_VARIABLE`] holds `value`.
+fn stream_from_value(value: Option<String>) -> Result<usize, String> {
+    match value {
+        Some(text) => crate::grammar::parse_size(text.trim())
+            .map_err(|e| format!("{STREAM_FROM_VARIABLE}={text:?} is not a size (2^24, 16777216): {e}")),
+        None => Ok(STREAM_FROM),
+    }
+}
 
 /// Items per piece: the model's generators' piece.
 pub const PIECE: usize = model::generators::PIECE;
@@ -56,12 +75,18 @@ pub fn host_bytes(bytes_per_item: usize) -> u64 {
 }
 
 /// The case `id` of `contract` made a piece at a time: when it has at least
-/// [`STREAM_FROM`] elements and the contract streams.
-pub fn case_of(contract: &Contract, id: &CaseId) -> Option<StreamedCase> {
-    (id.n >= STREAM_FROM).then(|| streamed(contract, id)).flatten()
+/// `from` elements ([`stream_from`]) and the contract streams.
+pub fn case_of(contract: &Contract, id: &CaseId, from: usize) -> Option<StreamedCase> {
+    (id.n >= from).then(|| streamed(contract, id)).flatten()
 }
 
 /// Bytes of every input and output element of one index of `contract`.
 pub fn bytes_per_item(contract: &Contract) -> usize {
     contract.inputs.iter().chain(contract.outputs).map(|b| b.dtype.size()).sum()
+}
+
+/// Where streaming starts, as [`stream_from`] says; [`STREAM_FROM`] when the
+/// variable does not parse (`check` refuses such a value before any case).
+pub fn stream_from_checked() -> usize {
+    stream_from().unwrap_or(STREAM_FROM)
 }

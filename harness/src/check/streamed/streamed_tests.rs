@@ -143,13 +143,17 @@ fn past_2_31_every_case_of_the_registry_streams_in_a_few_pieces_of_memory() {
     for (p, contract) in registry_contracts() {
         let specs = raw::catalogue(&SweepPlan::of_primitive(p, &[PAST_2_31, STREAM_FROM - 1], 11), p, &contract, "u");
         for spec in specs.iter().filter(|s| s.id.n >= STREAM_FROM) {
-            let case =
-                case_of(&contract, &spec.id).unwrap_or_else(|| panic!("{} {:?} streams", contract.name, spec.id));
+            let case = case_of(&contract, &spec.id, STREAM_FROM)
+                .unwrap_or_else(|| panic!("{} {:?} streams", contract.name, spec.id));
             assert_eq!(case.n, PAST_2_31);
             large += 1;
         }
         for spec in specs.iter().filter(|s| s.id.n < STREAM_FROM) {
-            assert!(case_of(&contract, &spec.id).is_none(), "{}: below 2^31 a case is made whole", contract.name);
+            assert!(
+                case_of(&contract, &spec.id, STREAM_FROM).is_none(),
+                "{}: below 2^31 a case is made whole",
+                contract.name
+            );
         }
         if streams(&contract) {
             let host = host_bytes(bytes_per_item(&contract));
@@ -355,4 +359,18 @@ fn a_failed_piece_is_summarised_with_its_indices_in_the_whole_output() {
         crate::sweep::raw::mismatch::lines(&crate::sweep::raw::mismatch::summarize(&contract, &whole, &[got]));
     assert_eq!(detail[1], whole_lines[1], "the first mismatch");
     assert!(super::judge::take_detail().is_empty(), "taken once");
+}
+
+#[test]
+fn where_streaming_starts_is_a_size_the_environment_may_move() {
+    use super::stream_from_value as from;
+    assert_eq!(from(None), Ok(STREAM_FROM));
+    assert_eq!(from(Some("2^24".into())), Ok(1 << 24));
+    assert_eq!(from(Some(" 16777216 ".into())), Ok(1 << 24));
+    let e = from(Some("lots".into())).unwrap_err();
+    assert!(e.starts_with("PRIMLAB_STREAM_FROM=\"lots\" is not a size"), "{e}");
+    // Below the start a case is made whole; from it on, a streamed contract's case streams.
+    let contract = raw::scan::CONTRACTS[0];
+    let spec = catalogue(&contract, &[4099]).into_iter().find(|s| s.id.n == 4099).expect("a case");
+    assert!(case_of(&contract, &spec.id, 4100).is_none() && case_of(&contract, &spec.id, 4099).is_some());
 }
