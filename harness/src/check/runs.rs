@@ -30,6 +30,14 @@ impl Runs {
     }
 }
 
+/// The verdict on a case whose input or model answer could not be made (a
+/// count the contract's type cannot hold, a generator's refusal): never the
+/// kernel's fault, so the case could not run (`NOT RUN`, counted apart from
+/// passes and failures), with why.
+pub fn not_made(why: impl std::fmt::Display) -> Verdict {
+    Verdict::Skipped { reason: format!("could not run: the case could not be made ({why})") }
+}
+
 /// A failure of a later run, with that run named in its check.
 fn tagged(verdict: Verdict, run: &str) -> Verdict {
     match verdict {
@@ -87,6 +95,12 @@ mod tests {
         assert_eq!(Runs { repeat: false, perturb: false }.count(), 1);
         assert_eq!(Runs { repeat: true, perturb: false }.count(), 2);
         assert_eq!(Runs { repeat: true, perturb: true }.count(), 3);
+    }
+
+    #[test]
+    fn a_case_that_could_not_be_made_is_not_the_kernels_failure() {
+        let Verdict::Skipped { reason } = not_made("a bin count does not fit int32") else { panic!("skipped") };
+        assert_eq!(reason, "could not run: the case could not be made (a bin count does not fit int32)");
     }
 
     #[test]

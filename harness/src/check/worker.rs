@@ -118,7 +118,7 @@ fn run_case(
     }
     let case = match (spec.make)() {
         Ok(case) => case,
-        Err(e) => return Verdict::fail("an input", e, "generator"),
+        Err(e) => return super::runs::not_made(e),
     };
     let mut buffers = match launch::prepare(gpu, manifest, &case, n) {
         Ok(b) => b,

@@ -392,6 +392,10 @@ fn histogram_i32(contract: &Contract, id: &CaseId) -> Option<StreamedCase> {
     let &(shape, family, bins, lower, upper) = shapes.iter().find(|s| s.0 == shape && s.1.name() == data)?;
     let (n, seed) = (id.n, id.seed);
     let inputs = move |piece: usize| -> Result<InputPieces, String> {
+        if shape == "skewed" && n > i32::MAX as usize {
+            // Every sample in one bin: its count is n, past the contract's int32 counts.
+            return Err(format!("a bin count does not fit int32: all {n} samples fall in one bin"));
+        }
         if shape == "skewed" {
             // Every sample in one bin, as the catalogue's skewed shape.
             let mut left = n;

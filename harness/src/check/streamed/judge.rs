@@ -5,6 +5,7 @@
 use super::contracts::{Answers, Input, PieceModel, Pieces, StreamedCase};
 use crate::check::launch::{front_guard_bytes, front_untouched, read_output, tail_untouched, Layout, GUARD_ELEMENTS};
 use crate::check::poison::Poison;
+use crate::check::runs::not_made;
 use crate::sweep::case::Verdict;
 use crate::sweep::raw::mismatch::{lines, record, summarize_output};
 use crate::sweep::raw::{Array, Buffer, Contract, Dtype, RawCase};
@@ -137,9 +138,9 @@ pub fn upload(
     Ok(Uploaded { streamed, pieces, whole })
 }
 
-/// A generator's failure as the case's verdict.
+/// A generator's failure as the case's verdict: not the kernel's.
 fn generator(e: String) -> Verdict {
-    Verdict::fail("an input", e, "generator")
+    not_made(e)
 }
 
 /// The pieces of one input turned into bytes, [`AHEAD`] at a time side by side.
@@ -257,8 +258,9 @@ fn judge_run(on: &Judged, poison: Poison, device: &mut dyn DeviceBytes) -> Resul
     Ok(())
 }
 
+/// A model's failure (a count its contract's type cannot hold) as the case's verdict: not the kernel's.
 fn model_failed(e: String) -> Verdict {
-    Verdict::fail("the model's answer", e, "model")
+    not_made(format!("the model's answer: {e}"))
 }
 
 /// Reads every piece back, folds the model over them and compares the

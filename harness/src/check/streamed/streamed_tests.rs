@@ -374,3 +374,21 @@ fn where_streaming_starts_is_a_size_the_environment_may_move() {
     let spec = catalogue(&contract, &[4099]).into_iter().find(|s| s.id.n == 4099).expect("a case");
     assert!(case_of(&contract, &spec.id, 4100).is_none() && case_of(&contract, &spec.id, 4099).is_some());
 }
+
+#[test]
+fn a_case_whose_answer_the_contract_cannot_hold_could_not_run() {
+    // Every skewed sample in one bin: past 2^31 its count does not fit the int32 counts. No
+    // input is made, and the case is not the kernel's failure.
+    let contract = raw::histogram::CONTRACTS[0];
+    let spec =
+        catalogue(&contract, &[PAST_2_31]).into_iter().find(|s| s.id.family.ends_with(".skewed")).expect("a case");
+    let case = streamed(&contract, &spec.id).expect("streams");
+    let mut nothing = HostBuffers { inputs: vec![Vec::new()], outputs: Vec::new() };
+    let Err(Verdict::Skipped { reason }) = upload(&contract, &case, super::PIECE, &mut nothing) else {
+        panic!("could not run")
+    };
+    assert!(
+        reason.starts_with("could not run: the case could not be made (a bin count does not fit int32"),
+        "{reason}"
+    );
+}
