@@ -256,9 +256,11 @@ for s in "$@"; do
     check-streamed)
       # Past 2^31 a case is made and judged a piece at a time (check/streamed):
       # the correct CUDA scan and compaction pass at 2^31 + 1000 with every
-      # family there (--deep), and gallery bug 20 (an int index that wraps past
-      # 2^31) fails there with check=sum. The three run side by side; each log
-      # ends with its wall time and the peak host memory of its largest process.
+      # family there (--deep), gallery bug 20 (an int index that wraps past
+      # 2^31) fails there with check=sum, and bug 26 (an unsigned tile offset
+      # that wraps past 2^32) fails at 2^32 + 1000. The four run side by side;
+      # each log ends with its wall time and the peak host memory of its
+      # largest process.
       d=$(stage_dir check-streamed)
       step check-streamed 560 bash -c 'peak="import resource, subprocess, sys, time
 t = time.time(); rc = subprocess.run(sys.argv[1:]).returncode
@@ -269,14 +271,19 @@ sys.exit(rc)"
         run "$1" scan_cuda "$2" "$3" & a=$!
         run "$1" compact_cuda "$2" "$3" & b=$!
         run "$1" bugs/20_reduce_int_index_overflow "$2" "$3" & c=$!
-        wait $a; ra=$?; wait $b; rb=$?; wait $c; rc=$?
-        for l in scan_cuda compact_cuda 20_reduce_int_index_overflow; do
+        run26() { python3 -c "$peak" "$1" check --manifest examples/check/bugs/26_reduce_unsigned_tile_offset/check.toml \
+          --seed 0x5eed --sizes 4294968296 --out "$2/26" >"$3/check-streamed-26_reduce_unsigned_tile_offset.log" 2>&1; }
+        run26 "$1" "$2" "$3" & e=$!
+        wait $a; ra=$?; wait $b; rb=$?; wait $c; rc=$?; wait $e; re=$?
+        for l in scan_cuda compact_cuda 20_reduce_int_index_overflow 26_reduce_unsigned_tile_offset; do
           echo "--- $l"; grep -v "^\[check\]" "$3/check-streamed-$l.log" | tail -n 6; done
         ok=0
         [ "$ra" -eq 0 ] || { echo "EXPECTATION NOT MET: the scan exited $ra, not 0"; ok=1; }
         [ "$rb" -eq 0 ] || { echo "EXPECTATION NOT MET: the compaction exited $rb, not 0"; ok=1; }
         [ "$rc" -eq 1 ] && grep -q "check=sum" "$3/check-streamed-20_reduce_int_index_overflow.log" ||
           { echo "EXPECTATION NOT MET: bug 20 exited $rc without a check=sum failure"; ok=1; }
+        [ "$re" -eq 1 ] && grep -q "n=4294968296.*check=sum" "$3/check-streamed-26_reduce_unsigned_tile_offset.log" ||
+          { echo "EXPECTATION NOT MET: bug 26 exited $re without a check=sum failure past 2^32"; ok=1; }
         exit $ok' _ "$H" "$d" "$LOGS"
       # The streamed path at the default large sizes (PRIMLAB_STREAM_FROM=2^24) beside the
       # whole one, for the same cases: both pass, and each log ends with its wall time.

@@ -150,6 +150,12 @@ pub enum ManifestError {
         /// Bytes the PTX declares.
         declared: usize,
     },
+    /// A launch passes n as 32 bits at a size past `u32::MAX`.
+    #[error("an argument n32 cannot hold n = {n}; pass n (64-bit) instead")]
+    NarrowN {
+        /// The size.
+        n: usize,
+    },
     /// Something else in the manifest is inconsistent (duplicate names, no launch, bad type).
     #[error("{0}")]
     Invalid(String),

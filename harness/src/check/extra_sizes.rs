@@ -1,9 +1,10 @@
 //! The sizes `harness check` visits beyond the sweep's, and why:
 //!
-//! * by default one size just past 2^28 ([`PAST_2_28`]), and with `--deep` a large-offset
-//!   case past 2^31 elements ([`PAST_2_31`], where a signed 32-bit index or byte offset wraps;
-//!   every data family there), each skipped with a message when the GPU's memory cannot hold
-//!   the case ([`fit_memory`]);
+//! * by default one size just past 2^28 ([`PAST_2_28`]), and with `--deep` large-offset
+//!   cases past 2^31 elements ([`PAST_2_31`], where a signed 32-bit index or byte offset wraps)
+//!   and past 2^32 ([`PAST_2_32`], where an unsigned one wraps; dropped for a kernel given
+//!   `n32`), every data family there, each skipped with a message when the GPU's memory cannot
+//!   hold the case ([`fit_memory`]);
 //! * under `--sanitize`, sizes chosen from the manifest's launch grids ([`sanitizer_sizes`]):
 //!   every launch with one block, several blocks, a partial last block and only full blocks.
 
@@ -15,20 +16,33 @@ use crate::sweep::raw::Len;
 /// One past 2^28: the first size past the sweep's largest.
 pub use crate::cases::export::PAST_2_28;
 
-/// Past 2^31 elements (our kernels refuse n > `u32::MAX`, so not past 2^32 yet): an `int`
-/// index, or an `int` byte offset of a 1-byte type, wraps negative.
+/// Past 2^31 elements: an `int` index, or an `int` byte offset of a 1-byte type, wraps negative.
 pub const PAST_2_31: usize = (1 << 31) + 1000;
+
+/// Past 2^32 elements: an `unsigned int` index or tile number wraps to 0 (for a kernel given n
+/// as 64 bits; one given `n32` cannot be checked there, and the size is dropped, said so).
+pub const PAST_2_32: usize = (1 << 32) + 1000;
+
+/// The sizes this module adds, each with its label.
+const ADDED: [(usize, &str); 3] =
+    [(PAST_2_28, "past 2^28"), (PAST_2_31, "past 2^31, --deep"), (PAST_2_32, "past 2^32, --deep")];
+
+/// Whether `n` is a size this module adds.
+fn added(n: usize) -> bool {
+    ADDED.iter().any(|&(a, _)| a == n)
+}
 
 /// The share of the GPU's memory a case may plan to use (the rest: the context, the module,
 /// the allocator's rounding).
 const MEMORY_SHARE: f64 = 0.9;
 
 /// The sizes of a default `check`: the sweep's (boundary, random, 2^24, 2^28), then
-/// [`PAST_2_28`]; with `deep` (`check --deep`) [`PAST_2_31`] too; each once. (The case
-/// past 2^31 costs minutes of host work and tens of GB of host memory, so it is asked for.)
+/// [`PAST_2_28`]; with `deep` (`check --deep`) [`PAST_2_31`] and [`PAST_2_32`] too; each
+/// once. (A case past 2^31 takes tens of GB of device memory and seconds of every core of
+/// the host, so it is asked for.)
 pub fn default_sizes(seed: u64, deep: bool) -> Vec<usize> {
     let mut sizes = crate::sweep::sizes::sweep_sizes(&[], seed, false, true);
-    let extra: &[usize] = if deep { &[PAST_2_28, PAST_2_31] } else { &[PAST_2_28] };
+    let extra: &[usize] = if deep { &[PAST_2_28, PAST_2_31, PAST_2_32] } else { &[PAST_2_28] };
     for &n in extra {
         if !sizes.contains(&n) {
             sizes.push(n);
@@ -89,7 +103,7 @@ pub struct Fitted {
 }
 
 /// Keeps the sizes whose case fits [`MEMORY_SHARE`] of `total_memory` bytes of device memory;
-/// only [`PAST_2_28`] and [`PAST_2_31`] (the defaults this module adds) are ever skipped: a
+/// only [`PAST_2_28`], [`PAST_2_31`] and [`PAST_2_32`] (the defaults this module adds) are ever skipped: a
 /// size the user asked for that does not fit is refused later, as before. Each skip says what
 /// the case needs (device and host memory: the host holds the input, the model's output and
 /// the downloaded output, about as much again as the device).
@@ -97,7 +111,7 @@ pub fn fit_memory(manifest: &Manifest, sizes: &[usize], total_memory: usize) -> 
     let budget = total_memory as f64 * MEMORY_SHARE;
     let mut fitted = Fitted { sizes: Vec::new(), skipped: Vec::new(), notes: Vec::new() };
     for &n in sizes {
-        if n != PAST_2_28 && n != PAST_2_31 {
+        if !added(n) {
             fitted.sizes.push(n);
             continue;
         }
@@ -120,13 +134,9 @@ pub fn fit_memory(manifest: &Manifest, sizes: &[usize], total_memory: usize) -> 
     fitted
 }
 
-/// `past 2^31` or `past 2^28`.
+/// `past 2^28`, `past 2^31, --deep` or `past 2^32, --deep`.
 fn label(n: usize) -> &'static str {
-    if n == PAST_2_31 {
-        "past 2^31, --deep"
-    } else {
-        "past 2^28"
-    }
+    ADDED.iter().find(|&&(a, _)| a == n).map_or("", |&(_, label)| label)
 }
 
 /// `the case needs about 25.8 GB of device memory (12.0 bytes per element: ...) and about 68.7 GB of host memory`.
@@ -141,9 +151,9 @@ fn needs(n: usize, device: f64, host: f64) -> String {
 }
 
 /// Loads the manifest at `path` for `sizes` (as [`super::manifest::load`]); where its geometry
-/// cannot launch a size this module added ([`PAST_2_28`], [`PAST_2_31`]: a grid of more than
-/// 2^31 - 1 blocks, say), that size is dropped with a line saying why and the manifest is
-/// loaded for the rest. Returns the manifest, the sizes kept and the lines.
+/// cannot launch a size this module added ([`PAST_2_28`], [`PAST_2_31`], [`PAST_2_32`]: a grid
+/// of more than 2^31 - 1 blocks, say), or its launches pass n as `n32` at a size past 2^32,
+/// that size is dropped with a line saying why and the manifest is loaded for the rest. Returns the manifest, the sizes kept and the lines.
 pub fn load_launchable(
     path: &std::path::Path,
     mut sizes: Vec<usize>,
@@ -153,8 +163,16 @@ pub fn load_launchable(
     loop {
         match super::manifest::load(path, &sizes, gpu_arch) {
             Ok(manifest) => return Ok((manifest, sizes, dropped)),
-            Err(e @ ManifestError::Geometry { n, .. }) if n == PAST_2_28 || n == PAST_2_31 => {
+            Err(e @ ManifestError::Geometry { n, .. }) if added(n) => {
                 dropped.push(format!("n = {n} skipped: the launch geometry does not hold there ({e})"));
+                sizes.retain(|&s| s != n);
+            }
+            Err(ManifestError::NarrowN { n }) if added(n) => {
+                dropped.push(format!(
+                    "n = {n} ({}) skipped: a launch passes n32, which cannot hold it (pass n, 64-bit, to be \
+                     checked past 2^32)",
+                    label(n)
+                ));
                 sizes.retain(|&s| s != n);
             }
             Err(e) => return Err(e),

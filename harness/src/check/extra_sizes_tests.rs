@@ -102,9 +102,40 @@ fn the_defaults_go_past_2_28_once_and_deep_past_2_31_once() {
     let sizes = default_sizes(7, false);
     assert!(sizes.contains(&PAST_2_28) && sizes.contains(&(1 << 28)) && !sizes.contains(&PAST_2_31));
     let sizes = default_sizes(7, true);
-    assert!(sizes.contains(&PAST_2_28) && sizes.contains(&PAST_2_31));
-    assert_eq!(sizes.iter().filter(|&&n| n == PAST_2_31).count(), 1);
+    assert!(sizes.contains(&PAST_2_28) && sizes.contains(&PAST_2_31) && sizes.contains(&PAST_2_32));
+    assert_eq!(sizes.iter().filter(|&&n| n == PAST_2_31 || n == PAST_2_32).count(), 2);
     assert!(PAST_2_31 > 1 << 31 && PAST_2_31 <= u32::MAX as usize);
+    assert!(PAST_2_32 > u32::MAX as usize && PAST_2_32 < 1 << 33, "an unsigned 32-bit index wraps there");
+}
+
+#[test]
+fn past_2_32_is_dropped_for_a_kernel_given_n32_and_kept_for_one_given_n() {
+    let dir = folder();
+    let ptx = ".version 8.0\n.target sm_80\n.address_size 64\n\
+        .visible .entry wide(\n\t.param .u64 a,\n\t.param .u64 b,\n\t.param .u64 c\n)\n{ ret; }\n\
+        .visible .entry narrow(\n\t.param .u64 a,\n\t.param .u64 b,\n\t.param .u32 c\n)\n{ ret; }\n";
+    std::fs::write(dir.join("n.ptx"), ptx).expect("ptx written");
+    let manifest = |kernel: &str, n: &str| {
+        format!(
+            "primitive = \"scan\"\ncontract = \"exclusive.i32\"\n[module]\nptx = \"n.ptx\"\n[[launch]]\n\
+             kernel = \"{kernel}\"\nargs = [\"in\", \"out\", \"{n}\"]\ngrid = \"ceil_div(n, 1024)\"\nblock = \"256\"\n"
+        )
+    };
+    let path = dir.join("check.toml");
+    let sizes = vec![1, 33, PAST_2_31, PAST_2_32];
+    // Given n (64 bits): every size stays.
+    std::fs::write(&path, manifest("wide", "n")).expect("manifest written");
+    let (_, kept, lines) = load_launchable(&path, sizes.clone(), None).expect("loads");
+    assert_eq!((kept, lines.len()), (sizes.clone(), 0));
+    // Given n32: 2^32 + 1000 is dropped, said so; past 2^31 stays (an unsigned int holds it).
+    std::fs::write(&path, manifest("narrow", "n32")).expect("manifest written");
+    let (_, kept, lines) = load_launchable(&path, sizes, None).expect("loads without 2^32");
+    assert_eq!(kept, vec![1, 33, PAST_2_31]);
+    assert_eq!(lines.len(), 1);
+    assert!(lines[0].starts_with("n = 4294968296 (past 2^32, --deep) skipped: a launch passes n32"), "{}", lines[0]);
+    // A size the user asked for is refused as before, by name.
+    let e = load_launchable(&path, vec![1 << 33], None).unwrap_err();
+    assert_eq!(e.to_string(), "an argument n32 cannot hold n = 8589934592; pass n (64-bit) instead");
 }
 
 #[test]

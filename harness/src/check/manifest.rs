@@ -322,9 +322,7 @@ pub fn load(path: &Path, sizes: &[usize], gpu_arch: Option<&str>) -> Result<Mani
     }
     if args_use_n32(&launches) {
         if let Some(&n) = sizes.iter().find(|&&n| n > u32::MAX as usize) {
-            return Err(ManifestError::Invalid(format!(
-                "an argument n32 cannot hold n = {n}; pass n (64-bit) instead"
-            )));
+            return Err(ManifestError::NarrowN { n });
         }
     }
     for (r, role) in roles.iter().enumerate() {
