@@ -376,11 +376,35 @@ fn bin_counts(counts: &[u64]) -> Result<Answers, String> {
     Ok(vec![Some(Array::Int32(counts))])
 }
 
-/// Adds one piece's bin counts to the counts so far (counts of disjoint
-/// pieces add up to the whole's, the model's piece rule).
-fn add_counts<T>((_, counts): &mut (T, Vec<u64>), part: Vec<u64>) -> Answers {
-    counts.iter_mut().zip(part).for_each(|(c, p)| *c += p);
-    vec![None]
+/// A histogram of samples of `T`: its spec, where a piece's samples are,
+/// and the model's count of one piece.
+struct Bins<T> {
+    spec: HistogramSpec<T>,
+    samples: fn(&[Array], usize) -> Result<&[T], String>,
+    count: CountPiece<T>,
+}
+
+/// The model's count of one piece of samples, added into the counts given.
+type CountPiece<T> = fn(&[T], &HistogramSpec<T>, &mut [u64]) -> Result<(), model::ModelError>;
+
+/// The bins' counts, pieces counted side by side and added in order
+/// (counts of disjoint pieces add up to the whole's, the model's piece
+/// rule), given at the end as the contract's int32 counts.
+fn bins_model<T: Send + Sync + 'static>(bins: Bins<T>) -> Box<dyn PieceModel> {
+    let total = vec![0u64; bins.spec.bins as usize];
+    Box::new(Independent {
+        state: (bins, total),
+        map: |(bins, _), inputs| {
+            let mut part = vec![0u64; bins.spec.bins as usize];
+            (bins.count)((bins.samples)(inputs, 0)?, &bins.spec, &mut part).map_err(model_error)?;
+            Ok(part)
+        },
+        combine: |(_, counts), part| {
+            counts.iter_mut().zip(part).for_each(|(c, p)| *c += p);
+            vec![None]
+        },
+        finish: |(_, counts)| bin_counts(counts),
+    })
 }
 
 /// `histogram` `even.i32`: the bins at the end. The family is
@@ -408,18 +432,7 @@ fn histogram_i32(contract: &Contract, id: &CaseId) -> Option<StreamedCase> {
         int_inputs(family, n, seed, piece)
     };
     let spec = HistogramSpec { bins: bins as u32, lower, upper };
-    let model = move || -> Box<dyn PieceModel> {
-        Box::new(Independent {
-            state: (spec, vec![0u64; spec.bins as usize]),
-            map: |(spec, _), inputs| {
-                let mut part = vec![0u64; spec.bins as usize];
-                histogram_piece_i32(int32s(inputs, 0)?, spec, &mut part).map_err(model_error)?;
-                Ok(part)
-            },
-            combine: add_counts,
-            finish: |(_, counts)| bin_counts(counts),
-        })
-    };
+    let model = move || bins_model(Bins { spec, samples: int32s, count: histogram_piece_i32 });
     let params = vec![Value::Int32(bins as i32), Value::Int32(lower), Value::Int32(upper)];
     Some(case(contract, id, (params, PerCase { inputs: 0, outputs: bins }), inputs, model))
 }
@@ -432,18 +445,7 @@ fn histogram_f32(contract: &Contract, id: &CaseId) -> Option<StreamedCase> {
     }
     let (n, seed) = (id.n, id.seed);
     let inputs = move |piece: usize| -> Result<InputPieces, String> { Ok(uniform_inputs(n, seed, piece)) };
-    let model = move || -> Box<dyn PieceModel> {
-        Box::new(Independent {
-            state: (F32_SPEC, vec![0u64; F32_SPEC.bins as usize]),
-            map: |(spec, _), inputs| {
-                let mut part = vec![0u64; spec.bins as usize];
-                histogram_piece_f32(f32s(inputs, 0)?, spec, &mut part).map_err(model_error)?;
-                Ok(part)
-            },
-            combine: add_counts,
-            finish: |(_, counts)| bin_counts(counts),
-        })
-    };
+    let model = move || bins_model(Bins { spec: F32_SPEC, samples: f32s, count: histogram_piece_f32 });
     let s = F32_SPEC;
     let params = vec![
         Value::Int32(s.bins as i32),

@@ -313,12 +313,18 @@ fn a_streamed_run_gets_the_whole_runs_verdict_on_the_same_outputs() {
     }
 }
 
+/// A correct run of the first case of `contract` at 5000 items, uploaded in pieces of `piece`.
+fn uploaded_run(contract: &Contract, piece: usize) -> (StreamedCase, RawCase, HostBuffers, super::judge::Uploaded) {
+    let (case, whole) = one_case(contract, 5000);
+    let mut buffers = correct_run(contract, &case, &whole, Poison::First);
+    let uploaded = upload(contract, &case, piece, &mut buffers).expect("uploaded");
+    (case, whole, buffers, uploaded)
+}
+
 #[test]
 fn a_run_that_writes_into_its_input_fails_and_names_the_piece() {
     let contract = raw::scan::CONTRACTS[0];
-    let (case, whole) = one_case(&contract, 5000);
-    let mut buffers = correct_run(&contract, &case, &whole, Poison::First);
-    let uploaded = upload(&contract, &case, 1000, &mut buffers).expect("uploaded");
+    let (case, _, mut buffers, uploaded) = uploaded_run(&contract, 1000);
     buffers.inputs[0][4 * 2500] ^= 1;
     let Verdict::Fail(m) =
         judge(&Judged { contract: &contract, case: &case, uploaded: &uploaded }, Poison::First, &mut buffers)
@@ -331,9 +337,7 @@ fn a_run_that_writes_into_its_input_fails_and_names_the_piece() {
 #[test]
 fn a_run_that_writes_into_an_input_held_whole_fails_too() {
     let contract = raw::segmented_reduce::CONTRACTS[0];
-    let (case, whole) = one_case(&contract, 5000);
-    let mut buffers = correct_run(&contract, &case, &whole, Poison::First);
-    let uploaded = upload(&contract, &case, 1000, &mut buffers).expect("uploaded");
+    let (case, _, mut buffers, uploaded) = uploaded_run(&contract, 1000);
     let on = Judged { contract: &contract, case: &case, uploaded: &uploaded };
     assert_eq!(judge(&on, Poison::First, &mut buffers), Verdict::Pass);
     buffers.inputs[1][8] ^= 1;
@@ -344,9 +348,7 @@ fn a_run_that_writes_into_an_input_held_whole_fails_too() {
 #[test]
 fn a_failed_piece_is_summarised_with_its_indices_in_the_whole_output() {
     let contract = raw::scan::CONTRACTS[1];
-    let (case, whole) = one_case(&contract, 5000);
-    let mut buffers = correct_run(&contract, &case, &whole, Poison::First);
-    let uploaded = upload(&contract, &case, 100, &mut buffers).expect("uploaded");
+    let (case, whole, mut buffers, uploaded) = uploaded_run(&contract, 100);
     write_element(&contract, &mut buffers, 0, 1650, 0x11);
     let _ = super::judge::take_detail();
     let verdict = judge(&Judged { contract: &contract, case: &case, uploaded: &uploaded }, Poison::First, &mut buffers);
