@@ -72,3 +72,17 @@ fn format_json_puts_one_document_on_stdout_and_every_other_line_on_stderr() {
     assert_eq!(output.status.code(), Some(2));
     assert!(output.stdout.is_empty(), "no document when nothing ran: {}", String::from_utf8_lossy(&output.stdout));
 }
+
+#[test]
+fn a_stream_start_that_is_not_a_size_is_refused_before_anything_runs() {
+    let manifest = format!("{}/../examples/check/reduce_ptx/check.toml", env!("CARGO_MANIFEST_DIR"));
+    let output = Command::new(env!("CARGO_BIN_EXE_harness"))
+        .env("PRIMLAB_STREAM_FROM", "lots")
+        .args(["check", "--manifest", &manifest, "--sizes", "33", "--validate-only"])
+        .output()
+        .expect("the harness runs");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "a bad setting could not run: {stderr}");
+    assert!(stderr.contains("PRIMLAB_STREAM_FROM=\"lots\" is not a size"), "{stderr}");
+    assert!(!String::from_utf8_lossy(&output.stdout).contains("is valid"), "refused before the manifest");
+}
