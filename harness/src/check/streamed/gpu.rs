@@ -7,10 +7,12 @@ use super::judge::{judge, upload, DeviceBytes, Judged};
 use crate::check::launch::{self, Buffers, Loaded, Scratch};
 use crate::check::manifest::Manifest;
 use crate::check::poison::Poison;
+use crate::check::runs::not_made;
 use crate::sweep::case::Verdict;
 use crate::sweep::gpu::gpu_error;
 use cudarc::driver::CudaSlice;
 use kernels::{Gpu, GpuError};
+use std::sync::OnceLock;
 
 /// The device's buffers of one case, byte-addressed.
 struct OnDevice<'a> {
@@ -59,6 +61,45 @@ impl DeviceBytes for OnDevice<'_> {
     fn read_output(&mut self, k: usize, at: usize, len: usize) -> Result<Vec<u8>, Verdict> {
         read(self.gpu, &self.buffers.outputs[k].buffer, at, len, &format!("output {k}"))
     }
+
+    fn whole_input(&mut self, k: usize) -> Result<Vec<u8>, Verdict> {
+        self.gpu.download(&self.buffers.inputs[k]).map_err(|e| gpu_error(&e))
+    }
+
+    fn whole_output(&mut self, k: usize) -> Result<Vec<u8>, Verdict> {
+        self.gpu.download(&self.buffers.outputs[k].buffer).map_err(|e| gpu_error(&e))
+    }
+}
+
+/// Elements of the self-test's case: a few pieces of [`super::judge`]'s self-test.
+const SELF_TEST_N: usize = 4099;
+
+/// The self-test of this process's device copies ([`self_test`]), run once,
+/// at the first streamed case.
+static SELF_TEST: OnceLock<Result<(), String>> = OnceLock::new();
+
+/// Bytes of each input buffer of `case`.
+fn input_bytes(manifest: &Manifest, case: &StreamedCase) -> Vec<usize> {
+    manifest.contract.inputs.iter().zip(&case.input_elements).map(|(b, &e)| e * b.dtype.size()).collect()
+}
+
+/// Proves this device's copies by range ([`super::judge::self_test`]) on a
+/// small case of `manifest`'s contract, in buffers of its own. Error: what
+/// differed, or why the test could not be made.
+fn self_test(gpu: &Gpu, manifest: &Manifest) -> Result<(), String> {
+    let contract = manifest.contract;
+    let plan = crate::sweep::SweepPlan::of_primitive(manifest.primitive, &[SELF_TEST_N], 1);
+    let specs = crate::sweep::raw::catalogue(&plan, manifest.primitive, contract, "self_test");
+    let (spec, case) = specs
+        .iter()
+        .filter(|s| s.id.n == SELF_TEST_N)
+        .find_map(|s| super::streamed(contract, &s.id).map(|case| (s, case)))
+        .ok_or_else(|| format!("no case of {} streams at n = {SELF_TEST_N}", contract.name))?;
+    let whole = (spec.make)()?;
+    let buffers = launch::unfilled(gpu, manifest, &input_bytes(manifest, &case), &case.output_elements, vec![], case.n);
+    let mut buffers = buffers.map_err(|e| e.to_string())?;
+    launch::poison_outputs(gpu, &mut buffers, Poison::Second).map_err(|e| e.to_string())?;
+    super::judge::self_test(contract, &case, &whole, &mut OnDevice { gpu, buffers: &mut buffers })
 }
 
 /// Runs `case`: allocates its buffers, uploads its inputs a piece at a time,
@@ -73,9 +114,19 @@ pub fn run_case(
     runs: impl FnOnce(&Gpu, &mut dyn FnMut(Poison) -> Verdict) -> Verdict,
 ) -> Verdict {
     let contract = manifest.contract;
-    let input_bytes: Vec<usize> =
-        contract.inputs.iter().zip(&case.input_elements).map(|(b, &e)| e * b.dtype.size()).collect();
-    let buffers = launch::unfilled(gpu, manifest, &input_bytes, &case.output_elements, case.params.clone(), case.n);
+    if let Err(why) = SELF_TEST.get_or_init(|| self_test(gpu, manifest)) {
+        return not_made(format!(
+            "this device's copies by range failed their self-test, so no case is made in pieces: {why}"
+        ));
+    }
+    let buffers = launch::unfilled(
+        gpu,
+        manifest,
+        &input_bytes(manifest, case),
+        &case.output_elements,
+        case.params.clone(),
+        case.n,
+    );
     let mut buffers = match buffers {
         Ok(b) => b,
         Err(e) => return gpu_error(&e),

@@ -22,6 +22,54 @@ pub trait DeviceBytes {
     fn read_input(&mut self, k: usize, at: usize, len: usize) -> Result<Vec<u8>, Verdict>;
     /// Reads `len` bytes of output buffer `k` from byte `at`.
     fn read_output(&mut self, k: usize, at: usize, len: usize) -> Result<Vec<u8>, Verdict>;
+    /// Input `k` read whole, by the device's ordinary copy (the whole case's path).
+    fn whole_input(&mut self, k: usize) -> Result<Vec<u8>, Verdict>;
+    /// Output buffer `k` read whole, guards included, by the device's ordinary copy.
+    fn whole_output(&mut self, k: usize) -> Result<Vec<u8>, Verdict>;
+}
+
+/// Items per piece of the self-test (many pieces in a small case).
+const SELF_TEST_PIECE: usize = 1000;
+
+/// Proves `device`'s copies by range against its ordinary whole copies
+/// before a check trusts them with a large case: `case` (a small case,
+/// `whole` made whole) uploaded a piece at a time reads back whole as the
+/// whole case's bytes, and every input and output read in ranges (its
+/// start, a range across pieces, its end) equals the same bytes of the
+/// buffer read whole. Error: what differed.
+pub fn self_test(
+    contract: &Contract,
+    case: &StreamedCase,
+    whole: &RawCase,
+    device: &mut dyn DeviceBytes,
+) -> Result<(), String> {
+    let text = |v: Verdict| format!("{v:?}");
+    upload(contract, case, SELF_TEST_PIECE, device).map_err(text)?;
+    for (k, input) in whole.inputs.iter().enumerate() {
+        let bytes = device.whole_input(k).map_err(text)?;
+        if bytes != input.to_le_bytes() {
+            return Err(format!("input {k} ({}) written in pieces does not read back whole", contract.inputs[k].role));
+        }
+        ranges_match(&bytes, |at, len| device.read_input(k, at, len)).map_err(|e| format!("input {k}: {e}"))?;
+    }
+    for k in 0..contract.outputs.len() {
+        let bytes = device.whole_output(k).map_err(text)?;
+        ranges_match(&bytes, |at, len| device.read_output(k, at, len)).map_err(|e| format!("output {k}: {e}"))?;
+    }
+    Ok(())
+}
+
+/// Whether ranges of `whole` read by `read` (at its start, across its middle, at its end) are its bytes.
+fn ranges_match(whole: &[u8], mut read: impl FnMut(usize, usize) -> Result<Vec<u8>, Verdict>) -> Result<(), String> {
+    let len = whole.len();
+    let ranges = [(0, len.min(7)), (len / 3, (len / 3).min(len - len / 3)), (len.saturating_sub(5), len.min(5))];
+    for (at, count) in ranges {
+        let got = read(at, count).map_err(|v| format!("{v:?}"))?;
+        if got != whole[at..at + count] {
+            return Err(format!("bytes {at}..{} read as a range differ from the buffer read whole", at + count));
+        }
+    }
+    Ok(())
 }
 
 /// One uploaded piece: its items and the digest of each streamed input's bytes.

@@ -194,6 +194,46 @@ impl DeviceBytes for HostBuffers {
     fn read_output(&mut self, k: usize, at: usize, len: usize) -> Result<Vec<u8>, Verdict> {
         Ok(self.outputs[k][range(&self.outputs[k], at, len)?].to_vec())
     }
+
+    fn whole_input(&mut self, k: usize) -> Result<Vec<u8>, Verdict> {
+        Ok(self.inputs[k].clone())
+    }
+
+    fn whole_output(&mut self, k: usize) -> Result<Vec<u8>, Verdict> {
+        Ok(self.outputs[k].clone())
+    }
+}
+
+/// Host buffers whose copies by range are off by `shift` bytes (writes
+/// land later, reads start later): what the self-test must catch.
+struct Shifted {
+    host: HostBuffers,
+    shift: usize,
+    outputs_only: bool,
+}
+
+impl DeviceBytes for Shifted {
+    fn write_input(&mut self, k: usize, at: usize, bytes: &[u8]) -> Result<(), Verdict> {
+        let at = if self.outputs_only { at } else { at + self.shift };
+        self.host.write_input(k, at.min(self.host.inputs[k].len() - bytes.len()), bytes)
+    }
+
+    fn read_input(&mut self, k: usize, at: usize, len: usize) -> Result<Vec<u8>, Verdict> {
+        self.host.read_input(k, at, len)
+    }
+
+    fn read_output(&mut self, k: usize, at: usize, len: usize) -> Result<Vec<u8>, Verdict> {
+        let at = (at + self.shift).min(self.host.outputs[k].len() - len);
+        self.host.read_output(k, at, len)
+    }
+
+    fn whole_input(&mut self, k: usize) -> Result<Vec<u8>, Verdict> {
+        self.host.whole_input(k)
+    }
+
+    fn whole_output(&mut self, k: usize) -> Result<Vec<u8>, Verdict> {
+        self.host.whole_output(k)
+    }
 }
 
 /// One case of `contract` at `n` (its first family), streamed and whole.
@@ -394,4 +434,24 @@ fn a_case_whose_answer_the_contract_cannot_hold_could_not_run() {
         reason.starts_with("could not run: the case could not be made (a bin count does not fit int32"),
         "{reason}"
     );
+}
+
+#[test]
+fn the_self_test_passes_true_copies_by_range_and_fails_shifted_ones() {
+    for contract in streamed_contracts() {
+        let (case, whole) = one_case(&contract, 4099);
+        let mut buffers = correct_run(&contract, &case, &whole, Poison::Second);
+        assert_eq!(super::judge::self_test(&contract, &case, &whole, &mut buffers), Ok(()), "{}", contract.name);
+        // Pieces written one byte late: the inputs do not read back whole.
+        let host = correct_run(&contract, &case, &whole, Poison::Second);
+        let mut late = Shifted { host, shift: 1, outputs_only: false };
+        let e = super::judge::self_test(&contract, &case, &whole, &mut late).unwrap_err();
+        assert!(e.contains("does not read back whole"), "{}: {e}", contract.name);
+        // Outputs read one element late: a range differs from the buffer read whole.
+        let mut host = correct_run(&contract, &case, &whole, Poison::Second);
+        host.outputs.iter_mut().for_each(|o| o.iter_mut().enumerate().for_each(|(i, b)| *b = i as u8));
+        let mut late = Shifted { host, shift: 8, outputs_only: true };
+        let e = super::judge::self_test(&contract, &case, &whole, &mut late).unwrap_err();
+        assert!(e.starts_with("output 0: bytes 0..7 read as a range differ"), "{}: {e}", contract.name);
+    }
 }
