@@ -3,7 +3,9 @@
 //! piece at a time, and each run judged a piece at a time ([`super::judge`]).
 
 use super::contracts::StreamedCase;
-use super::judge::{judge, upload, DeviceBytes, Judged};
+use super::judge::{judge, Judged};
+use super::upload::upload;
+use super::DeviceBytes;
 use crate::check::launch::{self, Buffers, Loaded, Scratch};
 use crate::check::manifest::Manifest;
 use crate::check::poison::Poison;

@@ -29,13 +29,14 @@ pub mod contracts;
 pub mod generators;
 pub mod gpu;
 pub mod judge;
+pub mod upload;
 
 #[cfg(test)]
 mod streamed_tests;
 
 pub use contracts::{streamed, streams, StreamedCase};
 
-use crate::sweep::case::CaseId;
+use crate::sweep::case::{CaseId, Verdict};
 use crate::sweep::raw::Contract;
 
 /// From this many elements on, a case of a streamed contract is made and
@@ -89,4 +90,21 @@ pub fn bytes_per_item(contract: &Contract) -> usize {
 /// variable does not parse (`check` refuses such a value before any case).
 pub fn stream_from_checked() -> usize {
     stream_from().unwrap_or(STREAM_FROM)
+}
+
+/// A case's buffers, byte-addressed. An output buffer's byte 0 is the first
+/// byte of its guard before ([`crate::check::launch::front_guard_bytes`] of
+/// them), then its elements, then [`crate::check::launch::GUARD_ELEMENTS`]
+/// guard elements.
+pub trait DeviceBytes {
+    /// Writes `bytes` into input `k` from byte `at`.
+    fn write_input(&mut self, k: usize, at: usize, bytes: &[u8]) -> Result<(), Verdict>;
+    /// Reads `len` bytes of input `k` from byte `at`.
+    fn read_input(&mut self, k: usize, at: usize, len: usize) -> Result<Vec<u8>, Verdict>;
+    /// Reads `len` bytes of output buffer `k` from byte `at`.
+    fn read_output(&mut self, k: usize, at: usize, len: usize) -> Result<Vec<u8>, Verdict>;
+    /// Input `k` read whole, by the device's ordinary copy (the whole case's path).
+    fn whole_input(&mut self, k: usize) -> Result<Vec<u8>, Verdict>;
+    /// Output buffer `k` read whole, guards included, by the device's ordinary copy.
+    fn whole_output(&mut self, k: usize) -> Result<Vec<u8>, Verdict>;
 }

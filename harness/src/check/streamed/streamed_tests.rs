@@ -3,7 +3,9 @@
 //! verdict on the same outputs, judged over host memory.
 
 use super::contracts::{streamed_contracts, Input, StreamedCase};
-use super::judge::{judge, upload, DeviceBytes, Judged};
+use super::judge::{judge, Judged};
+use super::upload::upload;
+use super::DeviceBytes;
 use super::{bytes_per_item, case_of, host_bytes, streamed, streams, STREAM_FROM};
 use crate::check::extra_sizes::{PAST_2_31, PAST_2_32};
 use crate::check::launch::{front_guard_bytes, read_output, Layout, GUARD_ELEMENTS};
@@ -354,7 +356,7 @@ fn a_streamed_run_gets_the_whole_runs_verdict_on_the_same_outputs() {
 }
 
 /// A correct run of the first case of `contract` at 5000 items, uploaded in pieces of `piece`.
-fn uploaded_run(contract: &Contract, piece: usize) -> (StreamedCase, RawCase, HostBuffers, super::judge::Uploaded) {
+fn uploaded_run(contract: &Contract, piece: usize) -> (StreamedCase, RawCase, HostBuffers, super::upload::Uploaded) {
     let (case, whole) = one_case(contract, 5000);
     let mut buffers = correct_run(contract, &case, &whole, Poison::First);
     let uploaded = upload(contract, &case, piece, &mut buffers).expect("uploaded");
