@@ -8,7 +8,7 @@
 
 use super::contracts::{Answers, PieceModel, StreamedCase};
 use super::upload::{digest, upload, Uploaded, UploadedPiece};
-use super::DeviceBytes;
+use super::{DeviceBytes, BATCH};
 use crate::check::launch::{front_guard_bytes, front_untouched, read_output, tail_untouched, Layout, GUARD_ELEMENTS};
 use crate::check::poison::Poison;
 use crate::check::runs::not_made;
@@ -90,10 +90,6 @@ pub fn judge(on: &Judged, poison: Poison, device: &mut dyn DeviceBytes) -> Verdi
         Err(verdict) => verdict,
     }
 }
-
-/// Pieces read back and compared at once (their reads in order, their
-/// digests, parsing and comparisons side by side).
-pub const BATCH: usize = 16;
 
 fn judge_run(on: &Judged, poison: Poison, device: &mut dyn DeviceBytes) -> Result<(), Verdict> {
     for whole in &on.uploaded.whole {

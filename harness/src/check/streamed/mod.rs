@@ -66,13 +66,17 @@ fn stream_from_value(value: Option<String>) -> Result<usize, String> {
 /// Items per piece: the model's generators' piece.
 pub const PIECE: usize = model::generators::PIECE;
 
+/// Pieces read back and compared at once by a run's judge (their reads in
+/// order, their digests, parsing and comparisons side by side).
+pub const BATCH: usize = 16;
+
 /// Bytes of host memory a streamed case of `bytes_per_item` bytes per item
 /// (every input and output element of one index) needs at most, whatever
-/// n: two batches of pieces in flight ([`judge::BATCH`]), each held about
+/// n: two batches of pieces in flight ([`BATCH`]), each held about
 /// twice (the bytes read back and their parsed values; the model's answer
 /// and the output read back).
 pub fn host_bytes(bytes_per_item: usize) -> u64 {
-    (4 * judge::BATCH * PIECE * bytes_per_item) as u64
+    (4 * BATCH * PIECE * bytes_per_item) as u64
 }
 
 /// The case `id` of `contract` made a piece at a time: when it has at least
