@@ -104,9 +104,11 @@ fn self_test(gpu: &Gpu, manifest: &Manifest) -> Result<(), String> {
     super::judge::self_test(contract, &case, &whole, &mut OnDevice { gpu, buffers: &mut buffers })
 }
 
-/// Runs `case`: allocates its buffers, uploads its inputs a piece at a time,
-/// prepares the scratch (`fresh_uninit`: see [`Scratch::prepare`]), and hands the single run (launch under a poison,
-/// then judge) to `runs`, which runs it as often as it decides.
+/// Runs `case`: allocates its buffers, uploads its inputs a piece at a
+/// time, prepares the scratch (`fresh_uninit`: see [`Scratch::prepare`]),
+/// and hands the single run (launch under a poison, then judge) to `runs`,
+/// which runs it as often as it decides. The first streamed case of the
+/// process first runs the self-test of the device's copies by range.
 pub fn run_case(
     gpu: &Gpu,
     manifest: &Manifest,
