@@ -6,6 +6,7 @@
 //! equal for every family the catalogue holds.
 
 use super::generators;
+use crate::cases::rules::RULES;
 use crate::registry::Primitive;
 use crate::sweep::case::CaseId;
 use crate::sweep::gpu::histogram::{int_shapes, F32_SPEC};
@@ -139,9 +140,11 @@ impl StreamedCase {
 /// How a streamed contract makes the case of an id (`None`: a family it does not make).
 type Maker = fn(&Contract, &CaseId) -> Option<StreamedCase>;
 
-/// The streamed contracts, each with its maker.
-fn table() -> [(Contract, Maker); 12] {
-    [
+/// The streamed contracts, each with its maker: the registry's, and the
+/// named rules whose base streams and whose answer folds too (the
+/// histogram's closed last bin).
+fn table() -> Vec<(Contract, Maker)> {
+    let mut table: Vec<(Contract, Maker)> = vec![
         (raw::exact_sum::CONTRACTS[0], exact_sum),
         (raw::segmented_reduce::CONTRACTS[0], segmented),
         (raw::segmented_reduce::CONTRACTS[1], segmented),
@@ -154,7 +157,15 @@ fn table() -> [(Contract, Maker); 12] {
         (raw::histogram::CONTRACTS[1], histogram_f32),
         (raw::arg_reduce::CONTRACTS[0], arg_reduce),
         (raw::arg_reduce::CONTRACTS[1], arg_reduce),
-    ]
+    ];
+    let closed: [(&str, Maker); 2] = [
+        ("even.i32.last_bin_closed", |c, id| closed(histogram_i32(c, id)?)),
+        ("even.f32.last_bin_closed", |c, id| closed(histogram_f32(c, id)?)),
+    ];
+    for (name, make) in closed {
+        table.extend(RULES.iter().filter(|r| r.contract.name == name).map(|r| (r.contract, make)));
+    }
+    table
 }
 
 /// The contracts whose cases stream.
@@ -563,4 +574,57 @@ fn segmented(contract: &Contract, id: &CaseId) -> Option<StreamedCase> {
 /// Offsets of `segments` segments: one more than there are segments.
 fn offsets_len(segments: usize) -> usize {
     segments + 1
+}
+
+/// The case made the histogram's closed-last-bin rule's: a sample equal to
+/// `upper` also counts in the last bin (the rule's adjustment of the base's
+/// answer, folded: the samples at `upper` are counted piece by piece and
+/// added to the last bin at the end).
+fn closed(case: StreamedCase) -> Option<StreamedCase> {
+    let upper = *case.params.get(2)?;
+    let base = case.model.clone();
+    let model = move || -> Box<dyn PieceModel> { Box::new(ClosedLastBin { base: base(), upper, at_upper: 0 }) };
+    Some(StreamedCase { model: Arc::new(model), ..case })
+}
+
+/// A histogram's fold whose last bin also holds the samples at `upper`.
+struct ClosedLastBin {
+    base: Box<dyn PieceModel>,
+    upper: Value,
+    at_upper: u64,
+}
+
+impl ClosedLastBin {
+    /// The samples of one piece equal to `upper` (as the rule compares them: `==`).
+    fn at_upper(&self, inputs: &[Array]) -> u64 {
+        let count = match (inputs.first(), self.upper) {
+            (Some(Array::Int32(x)), Value::Int32(upper)) => x.iter().filter(|&&v| v == upper).count(),
+            (Some(Array::Float32(x)), Value::Float32(upper)) => x.iter().filter(|&&v| v == upper).count(),
+            _ => 0,
+        };
+        count as u64
+    }
+}
+
+impl PieceModel for ClosedLastBin {
+    fn piece(&mut self, inputs: &[Array]) -> Result<Answers, String> {
+        self.at_upper += self.at_upper(inputs);
+        self.base.piece(inputs)
+    }
+
+    fn batch(&mut self, pieces: &[Vec<Array>]) -> Result<Vec<Answers>, String> {
+        self.at_upper += pieces.iter().map(|p| self.at_upper(p)).sum::<u64>();
+        self.base.batch(pieces)
+    }
+
+    fn finish(&mut self) -> Result<Answers, String> {
+        let mut answers = self.base.finish()?;
+        if let Some(Some(Array::Int32(counts))) = answers.first_mut() {
+            if let Some(last) = counts.last_mut() {
+                *last = i32::try_from(i64::from(*last) + self.at_upper as i64)
+                    .map_err(|_| "a bin count does not fit int32".to_string())?;
+            }
+        }
+        Ok(answers)
+    }
 }

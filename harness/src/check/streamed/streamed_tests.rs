@@ -16,18 +16,22 @@ use crate::sweep::raw::{self, Array, Contract, Len, RawCase, RawSpec};
 use crate::sweep::SweepPlan;
 use std::collections::BTreeSet;
 
-/// The primitive whose raw contracts hold `contract`.
+/// The primitive of `contract`: the registry's whose contracts hold it, or its named rule's.
 fn primitive_of(contract: &Contract) -> Primitive {
+    if let Some(rule) = crate::cases::rules::rule_of(contract) {
+        return rule.primitive;
+    }
     Primitive::ALL
         .into_iter()
         .find(|&p| raw::contract(p, contract.name).is_ok_and(|c| c == contract))
-        .expect("a streamed contract is a registry contract")
+        .expect("a streamed contract is a registry contract or a named rule")
 }
 
-/// The raw catalogue of `contract` at `sizes` (every family).
+/// The cases of `contract` at `sizes` as a check makes them (every family;
+/// a named rule's answers adjusted to the rule).
 fn catalogue(contract: &Contract, sizes: &[usize]) -> Vec<RawSpec> {
     let p = primitive_of(contract);
-    raw::catalogue(&SweepPlan::of_primitive(p, sizes, 11), p, contract, "user")
+    crate::cases::rules::with_catalogue(&SweepPlan::of_primitive(p, sizes, 11), p, contract, "user")
 }
 
 /// `arrays` end to end, as one array of their type.
@@ -142,9 +146,10 @@ fn every_family_a_streamed_contract_meets_past_2_31_is_its_whole_case_in_pieces(
 #[test]
 fn past_2_31_every_case_of_the_registry_streams_in_a_few_pieces_of_memory() {
     let mut large = 0;
-    for (p, contract) in registry_contracts() {
+    let rules = crate::cases::rules::RULES.iter().map(|r| (r.primitive, r.contract));
+    for (p, contract) in registry_contracts().into_iter().chain(rules) {
         let sizes = [PAST_2_31, PAST_2_32, STREAM_FROM - 1];
-        let specs = raw::catalogue(&SweepPlan::of_primitive(p, &sizes, 11), p, &contract, "u");
+        let specs = crate::cases::rules::with_catalogue(&SweepPlan::of_primitive(p, &sizes, 11), p, &contract, "u");
         for spec in specs.iter().filter(|s| s.id.n >= STREAM_FROM) {
             let case = case_of(&contract, &spec.id, STREAM_FROM)
                 .unwrap_or_else(|| panic!("{} {:?} streams", contract.name, spec.id));
@@ -164,8 +169,9 @@ fn past_2_31_every_case_of_the_registry_streams_in_a_few_pieces_of_memory() {
         }
     }
     // At each of the two sizes: two families each of reduce, both scans, both compactions and
-    // the segmented sum, three histograms and the correctly rounded sum.
-    assert_eq!(large, 2 * 16, "the registry's cases past 2^31 and past 2^32");
+    // the segmented sum, three histograms and the correctly rounded sum; and the three of the
+    // histograms' closed-last-bin rules.
+    assert_eq!(large, 2 * (16 + 3), "the cases past 2^31 and past 2^32");
     // A contract outside the table is made whole at any size.
     let softmax = raw::contract(Primitive::Softmax, "rows.f32").expect("exists");
     let specs = catalogue(softmax, &[33]);
@@ -456,4 +462,26 @@ fn the_self_test_passes_true_copies_by_range_and_fails_shifted_ones() {
         let e = super::judge::self_test(&contract, &case, &whole, &mut late).unwrap_err();
         assert!(e.starts_with("output 0: bytes 0..7 read as a range differ"), "{}: {e}", contract.name);
     }
+}
+
+#[test]
+fn the_closed_last_bin_rules_stream_and_count_the_samples_at_upper() {
+    let names: Vec<&str> = streamed_contracts().iter().map(|c| c.name).collect();
+    assert!(names.contains(&"even.i32.last_bin_closed") && names.contains(&"even.f32.last_bin_closed"), "{names:?}");
+    // The full-range shape plants i32::MAX, its upper: the rule's last bin holds one more.
+    let rule = crate::cases::rules::contract(Primitive::Histogram, "even.i32.last_bin_closed").expect("a rule");
+    let base = raw::histogram::CONTRACTS[0];
+    let at = |c: &Contract| catalogue(c, &[4099]).into_iter().find(|s| s.id.family.ends_with("bins4096_full_range"));
+    let (rule_spec, base_spec) = (at(rule).expect("a case"), at(&base).expect("a case"));
+    let answer = |c: &Contract, spec: &RawSpec| {
+        let case = streamed(c, &spec.id).expect("streams");
+        let inputs = inputs_of(c, &case, 1000);
+        answers_of(c, &case, &inputs, 1000)
+    };
+    let (Array::Int32(closed), Array::Int32(open)) = (&answer(rule, &rule_spec)[0], &answer(&base, &base_spec)[0])
+    else {
+        panic!("int32 counts")
+    };
+    assert_eq!(closed[..4095], open[..4095]);
+    assert_eq!(closed[4095], open[4095] + 1, "i32::MAX counted in the last bin");
 }
