@@ -6,7 +6,8 @@
 //! them. All over [`DeviceBytes`]: the device's buffers in a check, host
 //! memory in the tests (so that every rule here is proven without a GPU).
 
-use super::contracts::{Answers, PieceModel, StreamedCase};
+use super::contracts::StreamedCase;
+use super::folds::{Answers, PieceModel};
 use super::upload::{digest, upload, Uploaded, UploadedPiece};
 use super::{DeviceBytes, BATCH};
 use crate::check::launch::{front_guard_bytes, front_untouched, read_output, tail_untouched, Layout, GUARD_ELEMENTS};

@@ -26,6 +26,7 @@
 //! [`STREAM_FROM`] elements, is made whole.
 
 pub mod contracts;
+pub mod folds;
 pub mod generators;
 pub mod gpu;
 pub mod judge;
