@@ -24,6 +24,12 @@
 //! Which contracts stream: those in [`contracts`]' table (exact rules whose
 //! model folds a piece at a time); any other contract, and every case below
 //! [`STREAM_FROM`] elements, is made whole.
+//!
+//! The rooms: [`contracts`] (each streamed contract's cases), [`folds`] (its
+//! model a piece at a time), [`generators`] (the catalogue's inputs made on
+//! every core), [`upload`] (the inputs written, digests kept), [`judge`] (a
+//! run judged, and the self-test of a device's copies), [`gpu`] (all of it
+//! on the device's buffers).
 
 pub mod contracts;
 pub mod folds;
