@@ -116,7 +116,9 @@ fn run_case(
     if let Some(case) = super::streamed::case_of(manifest.contract, &spec.id, super::streamed::stream_from_checked()) {
         return super::streamed::gpu::run_case(gpu, manifest, loaded, &case, (scratch, fresh_uninit), runs);
     }
-    let case = match (spec.make)() {
+    // A large case of a streamed contract is made from its pieces, on every core.
+    let made = super::streamed::whole_case(manifest.contract, &spec.id).unwrap_or_else(|| (spec.make)());
+    let case = match made {
         Ok(case) => case,
         Err(e) => return super::runs::not_made(e),
     };

@@ -44,7 +44,7 @@ mod streamed_tests;
 pub use contracts::{streamed, streams, StreamedCase};
 
 use crate::sweep::case::{CaseId, Verdict};
-use crate::sweep::raw::Contract;
+use crate::sweep::raw::{self, Array, Contract, Dtype, RawCase};
 
 /// From this many elements on, a case of a streamed contract is made and
 /// judged a piece at a time (below it the whole case is what the H200 runs
@@ -90,6 +90,91 @@ pub fn host_bytes(bytes_per_item: usize) -> u64 {
 /// `from` elements ([`stream_from`]) and the contract streams.
 pub fn case_of(contract: &Contract, id: &CaseId, from: usize) -> Option<StreamedCase> {
     (id.n >= from).then(|| streamed(contract, id)).flatten()
+}
+
+/// From this many elements on, a case of a streamed contract below
+/// [`stream_from`] is still made from its pieces, whole ([`whole_case`]): its
+/// inputs and answer on every core rather than one, the case itself as the
+/// catalogue makes it (the tests prove the two equal).
+pub const WHOLE_FROM_PIECES: usize = 1 << 20;
+
+/// The case `id` of `contract` made whole from its pieces ([`WHOLE_FROM_PIECES`]
+/// and more elements, a streamed contract and family); `None` otherwise.
+/// Error: a generator's or the model's refusal.
+pub fn whole_case(contract: &Contract, id: &CaseId) -> Option<Result<RawCase, String>> {
+    if id.n < WHOLE_FROM_PIECES {
+        return None;
+    }
+    streamed(contract, id).map(|case| whole_from_pieces(contract, &case))
+}
+
+/// Every piece of `case` collected, and its model's answers: the inputs
+/// and the model's outputs end to end, then the outputs given at the end.
+fn whole_from_pieces(contract: &Contract, case: &StreamedCase) -> Result<RawCase, String> {
+    let empty = |buffers: &[raw::Buffer], elements: &[usize]| -> Vec<Array> {
+        buffers.iter().zip(elements).map(|(b, &e)| empty_array(b.dtype, e)).collect()
+    };
+    let mut inputs = empty(contract.inputs, &case.input_elements);
+    let mut streams = Vec::new();
+    for (k, input) in case.inputs(PIECE)?.into_iter().enumerate() {
+        match input {
+            contracts::Input::Whole(array) => inputs[k] = array,
+            contracts::Input::Pieces(pieces) => streams.push((k, pieces)),
+        }
+    }
+    let mut expected = empty(contract.outputs, &case.output_elements);
+    let mut model = case.model();
+    loop {
+        let next = |streams: &mut Vec<(usize, contracts::Pieces)>| {
+            streams.iter_mut().map(|(_, s)| s.next()).collect::<Option<Vec<Array>>>()
+        };
+        let batch: Vec<Vec<Array>> = (0..BATCH).map_while(|_| next(&mut streams)).collect();
+        if batch.is_empty() {
+            break;
+        }
+        for answers in model.batch(&batch)? {
+            for (k, answer) in answers.into_iter().enumerate() {
+                answer.map_or(Ok(()), |a| append(&mut expected[k], a))?;
+            }
+        }
+        for piece in batch {
+            for ((k, _), array) in streams.iter().zip(piece) {
+                append(&mut inputs[*k], array)?;
+            }
+        }
+    }
+    for (k, answer) in model.finish()?.into_iter().enumerate() {
+        if let Some(answer) = answer {
+            expected[k] = answer;
+        }
+    }
+    Ok(RawCase { inputs, params: case.params.clone(), expected })
+}
+
+/// An empty array of `dtype` with room for `capacity` elements.
+fn empty_array(dtype: Dtype, capacity: usize) -> Array {
+    match dtype {
+        Dtype::Int32 => Array::Int32(Vec::with_capacity(capacity)),
+        Dtype::Int64 => Array::Int64(Vec::with_capacity(capacity)),
+        Dtype::Float32 => Array::Float32(Vec::with_capacity(capacity)),
+        Dtype::Float64 => Array::Float64(Vec::with_capacity(capacity)),
+        Dtype::Bfloat16 => Array::Bfloat16(Vec::with_capacity(capacity)),
+        Dtype::Uint8 => Array::Uint8(Vec::with_capacity(capacity)),
+    }
+}
+
+/// `piece`'s elements after `whole`'s. Error: a piece of another type (a catalogue bug).
+fn append(whole: &mut Array, piece: Array) -> Result<(), String> {
+    match (whole, piece) {
+        (Array::Int32(w), Array::Int32(p)) => w.extend(p),
+        (Array::Int64(w), Array::Int64(p)) => w.extend(p),
+        (Array::Float32(w), Array::Float32(p)) => w.extend(p),
+        (Array::Float64(w), Array::Float64(p)) => w.extend(p),
+        (Array::Bfloat16(w), Array::Bfloat16(p)) => w.extend(p),
+        (Array::Uint8(w), Array::Uint8(p)) => w.extend(p),
+        (w, p) => return Err(format!("a piece of {} after {} (a catalogue bug)", p.dtype().name(), w.dtype().name())),
+    }
+    Ok(())
 }
 
 /// Bytes of every input and output element of one index of `contract`.

@@ -126,6 +126,7 @@ fn every_family_a_streamed_contract_meets_past_2_31_is_its_whole_case_in_pieces(
                 let elements = contract.outputs[k].len.elements(spec.id.n, whole.model_len(k)).max(whole.model_len(k));
                 assert_eq!(case.output_elements[k], elements, "{at}: output {k}'s buffer");
             }
+            assert_eq!(super::whole_from_pieces(&contract, &case).as_ref(), Ok(&whole), "{at}: made whole from pieces");
             for piece in [7, 1000] {
                 let inputs = inputs_of(&contract, &case, piece);
                 assert_eq!(inputs, whole.inputs, "{at}: inputs in pieces of {piece}");
@@ -484,4 +485,21 @@ fn the_closed_last_bin_rules_stream_and_count_the_samples_at_upper() {
     };
     assert_eq!(closed[..4095], open[..4095]);
     assert_eq!(closed[4095], open[4095] + 1, "i32::MAX counted in the last bin");
+}
+
+#[test]
+fn a_large_case_made_whole_from_its_pieces_is_the_catalogues() {
+    // Two pieces and a part (several batches' worth of work in one), the first family of each
+    // streamed contract; below the threshold the catalogue's own make is used.
+    let n = super::WHOLE_FROM_PIECES + 1000;
+    let mut made_whole = 0;
+    for contract in streamed_contracts() {
+        let spec = catalogue(&contract, &[n]).into_iter().find(|s| s.id.n == n).expect("a case at n");
+        made_whole += 1;
+        let made = super::whole_case(&contract, &spec.id).expect("made from pieces");
+        assert_eq!(made, (spec.make)(), "{} n={n} family={}", contract.name, spec.id.family);
+        let small = catalogue(&contract, &[33]).into_iter().find(|s| s.id.n == 33).expect("a small case");
+        assert!(super::whole_case(&contract, &small.id).is_none(), "below the threshold the catalogue makes it");
+    }
+    assert_eq!(made_whole, streamed_contracts().len());
 }
