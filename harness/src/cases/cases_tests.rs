@@ -18,6 +18,7 @@ fn export(primitive: Primitive, contract: Option<&str>, sizes: &[usize], tag: &s
     let args = ExportOptions {
         primitive,
         contract: contract.map(str::to_string),
+        request: None,
         framework: None,
         sizes: sizes.to_vec(),
         seed: Some(0x5eed),
@@ -248,6 +249,7 @@ fn export_refuses_a_folder_with_foreign_files_and_reuses_its_own() {
     let again = ExportOptions {
         primitive: Primitive::Reduce,
         contract: None,
+        request: None,
         framework: None,
         sizes: vec![1],
         seed: Some(1),
@@ -286,6 +288,7 @@ fn export_never_deletes_what_an_index_names_outside_its_folder() {
         let args = ExportOptions {
             primitive: Primitive::Reduce,
             contract: None,
+            request: None,
             framework: None,
             sizes: vec![1],
             seed: Some(1),
@@ -351,6 +354,7 @@ fn sizes_past_the_host_or_u32_are_refused_before_any_allocation() {
         let args = ExportOptions {
             primitive: Primitive::Scan,
             contract: None,
+            request: None,
             framework: None,
             sizes: vec![n],
             seed: Some(1),

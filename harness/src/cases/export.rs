@@ -75,26 +75,30 @@ fn host_memory() -> usize {
     kib.map_or(16 << 30, |k| k.saturating_mul(1024))
 }
 
-/// The contracts an export of `primitive` covers: `name` (a registry contract
-/// or a named rule, [`super::rules`]; with `framework`, as that framework
-/// states it, [`super::rules::contract_for`], said on stderr), or all of the
-/// registry's.
+/// The contracts an export of `primitive` covers: `name` (a registry contract,
+/// a named rule or a typed contract, [`super::rules`]), or the typed contract
+/// `request` composes (its kind from `name`); with `framework`, as that
+/// framework states it ([`super::rules::contract_for`], said on stderr); or
+/// all of the registry's.
 pub fn contracts_of(
     primitive: Primitive,
     name: Option<&str>,
+    request: Option<&super::typed::Request>,
     framework: Option<&str>,
 ) -> Result<Vec<&'static Contract>> {
-    match name {
-        Some(name) => {
+    match (name, request) {
+        (Some(_), _) | (_, Some(_)) => {
             let (contract, note) =
-                super::rules::contract_for(primitive, name, framework).map_err(anyhow::Error::msg)?;
+                super::rules::contract_requested(primitive, name, request, framework).map_err(anyhow::Error::msg)?;
             if let Some(note) = note {
                 eprintln!("cases export: {note}");
             }
             Ok(vec![contract])
         }
-        None if framework.is_some() => bail!("--framework states a contract's rule: name the contract too"),
-        None => {
+        (None, None) if framework.is_some() => {
+            bail!("--framework states a contract's rule: name the contract too")
+        }
+        (None, None) => {
             let all = raw::contracts(primitive);
             if all.is_empty() {
                 bail!("{}", raw::contract(primitive, "").err().unwrap_or_default());
@@ -181,8 +185,8 @@ pub fn entry_of(i: usize, contract: &Contract, spec: &raw::RawSpec, data: &raw::
         params,
         expected,
         outputs,
-        tolerance: contract.rule.tolerance().into(),
-        rule: contract.rule().into(),
+        tolerance: super::typed::tolerance_name(contract).into(),
+        rule: super::typed::rule_words(contract).into(),
     })
 }
 
@@ -218,6 +222,8 @@ pub struct ExportOptions {
     pub primitive: crate::registry::Primitive,
     /// One contract (every contract of the primitive when `None`).
     pub contract: Option<String>,
+    /// A typed contract's parts ([`super::typed::Request`]; its kind from `contract`).
+    pub request: Option<super::typed::Request>,
     /// The framework whose rule over `contract` to check (`torch`, `numpy`).
     pub framework: Option<String>,
     /// Sizes (default: the sweep's boundary and random sizes up to 2^20).
@@ -235,7 +241,8 @@ pub fn run(args: &ExportOptions) -> Result<bool> {
     if args.deep && !args.sizes.is_empty() {
         bail!("--deep chooses the sizes itself; give it or --sizes, not both");
     }
-    let contracts = contracts_of(args.primitive, args.contract.as_deref(), args.framework.as_deref())?;
+    let contracts =
+        contracts_of(args.primitive, args.contract.as_deref(), args.request.as_ref(), args.framework.as_deref())?;
     let seed = args.seed.unwrap_or_else(crate::sweep::fresh_seed);
     let sizes = match (args.sizes.is_empty(), args.deep) {
         (false, _) => args.sizes.clone(),

@@ -8,6 +8,7 @@ pub mod export;
 pub mod index;
 pub mod npy;
 pub mod rules;
+pub mod typed;
 pub mod verify;
 
 #[cfg(test)]

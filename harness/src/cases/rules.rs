@@ -22,11 +22,13 @@
 //! hears so in its failure line ([`compare`]): "would pass under
 //! even.f32.last_bin_closed (...)".
 
+use super::typed;
 use crate::edge_families;
 use crate::registry::Primitive;
 use crate::sweep::case::Verdict;
 use crate::sweep::gpu::arg_reduce::FloatFamily;
 use crate::sweep::gpu::{case_seed, id};
+use crate::sweep::raw::mismatch;
 use crate::sweep::raw::{self, variant, Array, Contract, RawCase, RawSpec, Value};
 use crate::sweep::SweepPlan;
 use model::generators::{uniform_f32, Rng};
@@ -192,20 +194,46 @@ pub fn rule_of(contract: &Contract) -> Option<&'static NamedRule> {
     RULES.iter().find(|r| r.contract.name == contract.name && r.contract.inputs == contract.inputs)
 }
 
-/// The contract `name` of `primitive` (a registry contract or a named rule),
-/// or a message naming every valid one.
+/// The contract `name` of `primitive` (a registry contract, a named rule or a
+/// typed contract, [`typed`]), or a message naming every valid one.
 pub fn contract(primitive: Primitive, name: &str) -> Result<&'static Contract, String> {
     if let Some(rule) = RULES.iter().find(|r| r.primitive == primitive && r.contract.name == name) {
         return Ok(&rule.contract);
     }
+    if let Some(typed) = typed::by_name(primitive, name) {
+        return typed;
+    }
     raw::contract(primitive, name).map_err(|message| {
         let rules: Vec<&str> = RULES.iter().filter(|r| r.primitive == primitive).map(|r| r.contract.name).collect();
-        if rules.is_empty() {
-            message
-        } else {
-            format!("{message}; or a named rule: {}", rules.join(", "))
+        let message =
+            if rules.is_empty() { message } else { format!("{message}; or a named rule: {}", rules.join(", ")) };
+        match typed::example(primitive) {
+            Some(example) => format!("{message}; or a typed contract such as {example} (op, dtype_in, dtype_out, ...)"),
+            None => message,
         }
     })
+}
+
+/// The contract a manifest or `primlab.check` names: `name` alone, or a typed
+/// contract composed from `request` (its kind from `name`), then as
+/// `framework` states it ([`contract_for`]).
+pub fn contract_requested(
+    primitive: Primitive,
+    name: Option<&str>,
+    request: Option<&typed::Request>,
+    framework: Option<&str>,
+) -> Result<(&'static Contract, Option<String>), String> {
+    match (name, request) {
+        (_, Some(request)) => {
+            let request = typed::Request { kind: name.map(str::to_string), ..request.clone() };
+            let contract = typed::requested(primitive, &request)?;
+            contract_for(primitive, contract.name, framework)
+        }
+        (Some(name), None) => contract_for(primitive, name, framework),
+        (None, None) => Err(format!(
+            "name the contract of primitive {primitive} (contract = ...), or a typed one by op and dtype_in"
+        )),
+    }
 }
 
 /// The contract `name` of `primitive` as `framework` states it: the named
@@ -222,6 +250,9 @@ pub fn contract_for(
         return Err(format!("unknown framework '{framework}': choose from {}", FRAMEWORKS.join(", ")));
     }
     let base = contract(primitive, name)?;
+    if let Some(theirs) = typed::framework_rule(base, framework) {
+        return Ok((theirs, Some(format!("{framework}'s rule over {name}: {}", theirs.name))));
+    }
     if rule_of(base).is_some() {
         return Err(format!("{name} is a named rule already; give its base contract with a framework, or it alone"));
     }
@@ -236,6 +267,9 @@ pub fn contract_for(
 /// the edge families ([`edge_families::with_catalogue`]); for a named rule,
 /// those with each answer adjusted to the rule, then the rule's own families.
 pub fn with_catalogue(plan: &SweepPlan, primitive: Primitive, contract: &Contract, label: &str) -> Vec<RawSpec> {
+    if let Some(typed) = typed::of(contract) {
+        return typed::catalogue::cases(plan, typed.parts, &typed.contract, label);
+    }
     let specs = edge_families::with_catalogue(plan, primitive, contract, label);
     let Some(rule) = rule_of(contract) else { return specs };
     let adjust = rule.adjust;
@@ -259,6 +293,9 @@ pub fn with_catalogue(plan: &SweepPlan, primitive: Primitive, contract: &Contrac
 /// failure of a registry contract that one of its named rules would pass
 /// says so, naming that rule.
 pub fn compare(contract: &Contract, case: &RawCase, got: &[Array]) -> Verdict {
+    if let Some(typed) = typed::of(contract) {
+        return typed::compare::compare(typed, case, got);
+    }
     if let Some(rule) = rule_of(contract) {
         let mut mapped = got.to_vec();
         if let Err(failure) = (rule.accept)(case, &mut mapped) {
@@ -274,6 +311,57 @@ pub fn compare(contract: &Contract, case: &RawCase, got: &[Array]) -> Verdict {
             Verdict::Fail(m)
         }
         other => other,
+    }
+}
+
+/// The summary lines under a failed comparison of `got` for `case`: a typed
+/// contract's own, else the registry rule's ([`mismatch`]).
+pub fn mismatch_lines(contract: &Contract, case: &RawCase, got: &[Array]) -> Vec<String> {
+    match typed::of(contract) {
+        Some(typed) => typed::compare::summary_lines(typed, case, got),
+        None => mismatch::lines(&mismatch::summarize(contract, case, got)),
+    }
+}
+
+thread_local! {
+    /// The summary of the first failed comparison of a typed contract's case
+    /// in flight (registry contracts record theirs in [`mismatch`]).
+    static TYPED_DETAIL: std::cell::RefCell<Option<Vec<String>>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Records the summary of a failed comparison for the case in flight, unless one is recorded.
+pub fn record_mismatch(contract: &Contract, case: &RawCase, got: &[Array]) {
+    let Some(typed) = typed::of(contract) else {
+        return mismatch::record(contract, case, got);
+    };
+    TYPED_DETAIL.with(|first| {
+        let mut first = first.borrow_mut();
+        if first.is_none() {
+            *first = Some(typed::compare::summary_lines(typed, case, got));
+        }
+    });
+}
+
+/// Takes the recorded summary of the case in flight (and clears it).
+pub fn take_detail() -> Vec<String> {
+    let mut lines = mismatch::take();
+    lines.extend(TYPED_DETAIL.with(|first| first.borrow_mut().take()).unwrap_or_default());
+    lines
+}
+
+/// The input sizes the cases of `primitive`'s `contract` have for the plan
+/// sizes `sizes`: the sizes a manifest's geometry must fit.
+pub fn case_sizes(primitive: Primitive, contract: &Contract, sizes: &[usize]) -> Vec<usize> {
+    match typed::of(contract) {
+        Some(_) => {
+            let plan = SweepPlan::of_primitive(primitive, sizes, 0);
+            let mut all: Vec<usize> =
+                with_catalogue(&plan, primitive, contract, "sizes").iter().map(|s| s.id.n).collect();
+            all.sort_unstable();
+            all.dedup();
+            all
+        }
+        None => raw::case_sizes(primitive, contract, sizes),
     }
 }
 

@@ -46,7 +46,7 @@ pub fn catalogue_of(dir: &Path) -> Result<Catalogue> {
     }
     let mut contracts = Vec::new();
     for name in &index.contracts {
-        contracts.extend(super::export::contracts_of(primitive, Some(name), None)?);
+        contracts.extend(super::export::contracts_of(primitive, Some(name), None, None)?);
     }
     check_host_sizes(&index.sizes)?;
     let specs = specs(primitive, &contracts, &SweepPlan::of_primitive(primitive, &index.sizes, seed));
@@ -87,11 +87,8 @@ pub fn verify_spec_detailed(
         Err(verdict) => (verdict, Vec::new()),
         Ok(got) => {
             let verdict = super::rules::compare(contract, &data, &got);
-            let detail = if verdict.passed() {
-                Vec::new()
-            } else {
-                crate::sweep::raw::mismatch::lines(&crate::sweep::raw::mismatch::summarize(contract, &data, &got))
-            };
+            let detail =
+                if verdict.passed() { Vec::new() } else { super::rules::mismatch_lines(contract, &data, &got) };
             (verdict, detail)
         }
     }

@@ -286,7 +286,7 @@ pub fn run_once(gpu: &Gpu, on: &RunInputs, buffers: &mut Buffers, scratch: &mut 
     }
     let verdict = crate::cases::rules::compare(manifest.contract, case, &got);
     if !verdict.passed() {
-        crate::sweep::raw::mismatch::record(manifest.contract, case, &got);
+        crate::cases::rules::record_mismatch(manifest.contract, case, &got);
     }
     verdict
 }

@@ -6,6 +6,16 @@
 //! name = "my_scan"               # variant label in failure lines (default "user")
 //! primitive = "scan"
 //! contract = "exclusive.i32"
+//! # or a typed contract (see `cases::typed`), by name or by its parts:
+//! # contract = "inclusive"       # scan: inclusive or exclusive; arg_reduce: argmax or argmin
+//! # op = "max"                   # sum, min, max (reduce and scan)
+//! # dtype_in = "float32"         # int32, int64, bfloat16, float32, float64
+//! # dtype_out = "float32"        # default: dtype_in (arg_reduce: int64)
+//! # accumulator = "float32"      # float sums: default the widest of in, out and float32
+//! # rtol = 1e-5                  # float sums: atol + rtol |exact| instead of the order-free bound
+//! # atol = 0.0
+//! # ulp = 4                      # float sums: or within 4 ulp of the exact value
+//! # nan_rule = "nan_first"       # float arg_reduce: nan_first or nan_ignored (default: inputs finite)
 //! [module]
 //! cuda = "scan.cu"               # or ptx = "scan.ptx", or cubin = "scan.cubin"
 //! defines = ["TILE=1024"]        # CUDA only: -DNAME[=VALUE] options (default none)
@@ -27,7 +37,7 @@ use super::error::ManifestError;
 use super::expr::{self, Expr};
 use super::module::{self, Kind, Module};
 use crate::registry::Primitive;
-use crate::sweep::raw::{self, Contract, Dtype};
+use crate::sweep::raw::{Contract, Dtype};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 
@@ -36,7 +46,16 @@ use std::path::{Path, PathBuf};
 struct RawManifest {
     name: Option<String>,
     primitive: String,
-    contract: String,
+    contract: Option<String>,
+    /// A typed contract's parts (`cases::typed`): any of them makes the contract typed.
+    op: Option<String>,
+    dtype_in: Option<String>,
+    dtype_out: Option<String>,
+    accumulator: Option<String>,
+    rtol: Option<f64>,
+    atol: Option<f64>,
+    ulp: Option<u32>,
+    nan_rule: Option<String>,
     /// The framework whose rule over `contract` to check (`torch`, `numpy`).
     framework: Option<String>,
     module: RawModule,
@@ -182,6 +201,22 @@ fn check_defines(kind: Kind, defines: &[String]) -> Result<(), ManifestError> {
     Ok(())
 }
 
+/// The typed contract's parts the manifest gives, if it gives any.
+fn typed_request(raw: &RawManifest) -> Option<crate::cases::typed::Request> {
+    crate::cases::typed::Request {
+        kind: None,
+        op: raw.op.clone(),
+        dtype_in: raw.dtype_in.clone(),
+        dtype_out: raw.dtype_out.clone(),
+        accumulator: raw.accumulator.clone(),
+        rtol: raw.rtol,
+        atol: raw.atol,
+        ulp: raw.ulp,
+        nan: raw.nan_rule.clone(),
+    }
+    .given()
+}
+
 /// Reads and validates the manifest at `path` for the sizes `sizes`;
 /// `gpu_arch` is the GPU's virtual architecture when one is present.
 pub fn load(path: &Path, sizes: &[usize], gpu_arch: Option<&str>) -> Result<Manifest, ManifestError> {
@@ -193,10 +228,16 @@ pub fn load(path: &Path, sizes: &[usize], gpu_arch: Option<&str>) -> Result<Mani
     })?;
     let primitive = Primitive::from_name(&raw.primitive)
         .ok_or_else(|| ManifestError::UnknownPrimitive { name: raw.primitive.clone(), known: Primitive::names() })?;
-    let (contract, _) = crate::cases::rules::contract_for(primitive, &raw.contract, raw.framework.as_deref())
-        .map_err(|message| ManifestError::UnknownContract { message })?;
+    let request = typed_request(&raw);
+    let (contract, _) = crate::cases::rules::contract_requested(
+        primitive,
+        raw.contract.as_deref(),
+        request.as_ref(),
+        raw.framework.as_deref(),
+    )
+    .map_err(|message| ManifestError::UnknownContract { message })?;
     // The geometry must fit every case's n (some catalogues add sizes or visit shapes of their own).
-    let sizes = &raw::case_sizes(primitive, contract, sizes)[..];
+    let sizes = &crate::cases::rules::case_sizes(primitive, contract, sizes)[..];
     let folder = path.parent().unwrap_or(Path::new("."));
     let named: Vec<(Kind, &String)> =
         [(Kind::Cuda, &raw.module.cuda), (Kind::Ptx, &raw.module.ptx), (Kind::Cubin, &raw.module.cubin)]

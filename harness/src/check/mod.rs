@@ -314,7 +314,7 @@ fn finish(
         "name": manifest.name,
         "primitive": manifest.primitive.name(),
         "contract": manifest.contract.name,
-        "rule": manifest.contract.rule(),
+        "rule": crate::cases::typed::rule_words(manifest.contract),
         "module": manifest.module.path.display().to_string(),
         "defines": manifest.module.defines,
         "seed": format!("{seed:#x}"),

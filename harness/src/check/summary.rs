@@ -31,7 +31,7 @@ pub fn markdown(
         manifest.path.display(),
         manifest.module.path.display(),
         manifest.contract.summary,
-        manifest.contract.rule(),
+        crate::cases::typed::rule_words(manifest.contract),
         results.len(),
         results.len() - failed.len(),
         failed.len(),

@@ -74,7 +74,7 @@ pub fn run(args: &CheckOptions, seed: u64, sizes: Vec<usize>, from: usize) -> Re
             report(&WorkerEvent::Finish { index, result });
             continue;
         }
-        let _ = (crate::sweep::raw::mismatch::take(), super::streamed::judge::take_detail());
+        let _ = (crate::cases::rules::take_detail(), super::streamed::judge::take_detail());
         let started = Instant::now();
         let verdict = run_case(&gpu, &manifest, &loaded, spec, &mut scratch, false, |gpu, run| {
             // The inputs are ready: from here a hang costs the runs' deadline only.
@@ -82,7 +82,7 @@ pub fn run(args: &CheckOptions, seed: u64, sizes: Vec<usize>, from: usize) -> Re
             report(&WorkerEvent::Phase { deadline_ms: deadline.as_millis() as u64 });
             run_checked(gpu, index, runs, Some(&mut perturber), run)
         });
-        let mut detail = crate::sweep::raw::mismatch::take();
+        let mut detail = crate::cases::rules::take_detail();
         detail.extend(super::streamed::judge::take_detail());
         if !verdict.passed() && !detail.is_empty() {
             report(&WorkerEvent::Detail { index, lines: detail });

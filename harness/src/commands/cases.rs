@@ -68,8 +68,33 @@ pub struct ExportArgs {
     pub contract: Option<String>,
     /// Check the contract as this framework states it (torch, numpy): its named rule over
     /// the contract where one is the framework's, else the contract itself (said on stderr).
-    #[arg(long, requires = "contract")]
+    #[arg(long)]
     pub framework: Option<String>,
+    /// A typed contract's operator: sum, min, max (with --dtype-in; --contract then names
+    /// its kind: inclusive or exclusive for scan, argmax or argmin for arg_reduce).
+    #[arg(long)]
+    pub op: Option<String>,
+    /// A typed contract's input type: int32, int64, bfloat16, float32, float64.
+    #[arg(long)]
+    pub dtype_in: Option<String>,
+    /// A typed contract's output type (default: the input's; int64 for arg_reduce).
+    #[arg(long)]
+    pub dtype_out: Option<String>,
+    /// A typed float sum's accumulator (default: the widest of input, output and float32).
+    #[arg(long)]
+    pub accumulator: Option<String>,
+    /// A typed float sum's relative tolerance (instead of the order-free bound).
+    #[arg(long)]
+    pub rtol: Option<f64>,
+    /// A typed float sum's absolute tolerance.
+    #[arg(long)]
+    pub atol: Option<f64>,
+    /// A typed float sum's tolerance in units in the last place of the output type.
+    #[arg(long)]
+    pub ulp: Option<u32>,
+    /// A typed float arg reduction's NaN rule: nan_first or nan_ignored (default: inputs finite).
+    #[arg(long)]
+    pub nan_rule: Option<String>,
     /// Sizes, comma separated: 1000,2^20,2^28+1 (default: the sweep's boundary and random sizes up to 2^20).
     #[arg(long, value_delimiter = ',', value_name = "N,N,...", value_parser = crate::grammar::parse_size)]
     pub sizes: Vec<usize>,
@@ -89,12 +114,31 @@ impl From<&ExportArgs> for crate::cases::export::ExportOptions {
         crate::cases::export::ExportOptions {
             primitive: args.primitive,
             contract: args.contract.clone(),
+            request: args.request(),
             framework: args.framework.clone(),
             sizes: args.sizes.clone(),
             seed: args.seed,
             deep: args.deep,
             dir: args.dir.clone(),
         }
+    }
+}
+
+impl ExportArgs {
+    /// The typed contract's parts given, if any.
+    fn request(&self) -> Option<crate::cases::typed::Request> {
+        crate::cases::typed::Request {
+            kind: None,
+            op: self.op.clone(),
+            dtype_in: self.dtype_in.clone(),
+            dtype_out: self.dtype_out.clone(),
+            accumulator: self.accumulator.clone(),
+            rtol: self.rtol,
+            atol: self.atol,
+            ulp: self.ulp,
+            nan: self.nan_rule.clone(),
+        }
+        .given()
     }
 }
 

@@ -40,11 +40,17 @@ fn median(timer: &EventTimer, gpu: &Gpu, mut call: impl FnMut() -> GpuResult<()>
     Ok(summarize(&samples).map(|(m, _, _)| m).unwrap_or(f64::NAN))
 }
 
-/// What "ours" is for `primitive`: its default entry point (the variant
-/// its dispatcher picks at each size), where the timed plan is wired here.
-fn ours_name(primitive: Primitive) -> String {
-    match primitive {
-        Primitive::Scan | Primitive::Reduce | Primitive::Compact => format!("{primitive} default entry point"),
+/// What "ours" is for `manifest`'s primitive and contract: its default entry
+/// point (the variant its dispatcher picks at each size), where the timed plan
+/// is wired here; none for a typed contract (we ship no kernel of its types).
+fn ours_name(manifest: &Manifest) -> String {
+    if crate::cases::typed::of(manifest.contract).is_some() {
+        return format!("none for the typed contract {}", manifest.contract.name);
+    }
+    match manifest.primitive {
+        Primitive::Scan | Primitive::Reduce | Primitive::Compact => {
+            format!("{} default entry point", manifest.primitive)
+        }
         other => format!("none for {other}"),
     }
 }
@@ -116,15 +122,16 @@ fn time_all(gpu: &Gpu, manifest: &Manifest, loaded: &Loaded, rows: &mut Vec<Row>
         let user_us =
             median(&timer, gpu, || launch::enqueue(gpu, manifest, loaded, &mut buffers, &mut scratch, &geometry))?;
         drop(buffers);
+        let typed = crate::cases::typed::of(manifest.contract).is_some();
         let ours = match case.inputs.first() {
-            Some(Array::Int32(input)) => time_ours(&timer, gpu, manifest, input)?,
+            Some(Array::Int32(input)) if !typed => time_ours(&timer, gpu, manifest, input)?,
             _ => None,
         };
         let ours_us = ours.map(|(us, _)| us);
         crate::check::say(&format!(
             "check --bench: n = {n} ({}): yours {user_us:.1} us, ours ({}) {}",
             spec.id.size,
-            ours.map(|(_, picked)| picked.to_string()).unwrap_or_else(|| ours_name(manifest.primitive)),
+            ours.map(|(_, picked)| picked.to_string()).unwrap_or_else(|| ours_name(manifest)),
             ours_us.map(|u| format!("{u:.1} us")).unwrap_or_else(|| "not timed".into())
         ));
         rows.push(Row { n, user_us, ours_us, cub_us: None });
@@ -148,7 +155,7 @@ pub fn run(gpu: &Gpu, manifest: &Manifest, loaded: &Loaded) -> Timed {
         row.cub_us = cub.at(row.n);
     }
     crate::check::say(&format!("check --bench: CUB {}", cub.status));
-    let ours = ours_name(manifest.primitive);
+    let ours = ours_name(manifest);
     let json = serde_json::json!({
         "protocol": format!("cold: {WARMUPS} warm-ups, median of {CALLS} calls, one event pair per call"),
         "ours": ours,

@@ -1,0 +1,294 @@
+//! The comparison of a typed contract's outputs with the model, and the
+//! summary printed under a failure line.
+//!
+//! Exact contracts compare every element (floats by value: -0.0 equals +0.0,
+//! NaN equals nothing). A float sum compares each output with the exact sum
+//! of its k terms: the error `exact - out` is computed exactly and rounded
+//! once ([`ExactSum::minus_to_f64`]), then held to the contract's tolerance:
+//! the order-free bound `(k-1) u/(1+u) sum|x|` of the accumulator (Jeannerod
+//! and Rump: any order, any tree, atomics included), plus the output's own
+//! rounding where the output is narrower than the accumulator; or the user's
+//! `atol + rtol |exact|` or ulp count. `sum|x|` is summed in f64 and enlarged
+//! by 2^-16 relative, more than f64's rounding of up to 2^36 terms, so the
+//! bound used is never below the true one.
+
+use super::catalogue::chunk_carries;
+use super::exact::ExactSum;
+use super::families::float_values;
+use super::parts::{is_float, unit_roundoff, Parts, Shape, Tolerance};
+use super::Typed;
+use crate::sweep::case::Verdict;
+use crate::sweep::raw::{Array, Dtype, RawCase};
+use kernels::ScanKind;
+use rayon::prelude::*;
+use std::ops::Range;
+
+/// Elements listed in a failure's summary.
+const FIRST_SHOWN: usize = 5;
+
+/// Elements per chunk of a comparison (as the model's chunks, for the carries).
+const CHUNK: usize = 1 << 16;
+
+/// One failing element.
+#[derive(Debug, Clone, PartialEq)]
+struct Bad {
+    index: usize,
+    expected: String,
+    got: String,
+}
+
+/// The failing elements of an output: how many, and the first few.
+#[derive(Debug, Clone, Default, PartialEq)]
+struct Tally {
+    count: usize,
+    first: Vec<Bad>,
+}
+
+impl Tally {
+    fn add(&mut self, bad: Bad) {
+        self.count += 1;
+        if self.first.len() < FIRST_SHOWN {
+            self.first.push(bad);
+        }
+    }
+
+    /// `self` then `later` (every index of `later` after `self`'s).
+    fn then(mut self, later: Tally) -> Tally {
+        self.count += later.count;
+        self.first.extend(later.first.into_iter().take(FIRST_SHOWN - self.first.len().min(FIRST_SHOWN)));
+        self
+    }
+}
+
+/// The outputs' shape is the contract's, or the verdict saying how not.
+fn shape_check(typed: &Typed, case: &RawCase, got: &[Array]) -> Result<(), Verdict> {
+    let [got] = got else {
+        return Err(Verdict::fail("1 output", format!("{} outputs", got.len()), "output count"));
+    };
+    let want = typed.contract.outputs[0].dtype;
+    if got.dtype() != want {
+        return Err(Verdict::fail(
+            format!("{} elements", want.name()),
+            format!("{} elements", got.dtype().name()),
+            "output type",
+        ));
+    }
+    let len = case.model_len(0);
+    if got.count() != len {
+        return Err(Verdict::fail(format!("{len} elements"), format!("{} elements", got.count()), typed.contract.what));
+    }
+    Ok(())
+}
+
+/// The verdict on `got` for `case` of `typed`.
+pub fn compare(typed: &Typed, case: &RawCase, got: &[Array]) -> Verdict {
+    if let Err(verdict) = shape_check(typed, case, got) {
+        return verdict;
+    }
+    let (tally, what) = tally(typed, case, &got[0]);
+    match tally.first.first() {
+        None => Verdict::Pass,
+        Some(bad) => Verdict::fail_at(bad.index, &bad.expected, &bad.got, &what),
+    }
+}
+
+/// The summary lines under a failure line: how many elements fail, the first few.
+pub fn summary_lines(typed: &Typed, case: &RawCase, got: &[Array]) -> Vec<String> {
+    if shape_check(typed, case, got).is_err() {
+        return Vec::new();
+    }
+    let (tally, what) = tally(typed, case, &got[0]);
+    if tally.count == 0 {
+        return Vec::new();
+    }
+    let compared = got[0].count();
+    let share = 100.0 * tally.count as f64 / compared.max(1) as f64;
+    let role = typed.contract.outputs[0].role;
+    let listed: Vec<String> =
+        tally.first.iter().map(|b| format!("[{}] expected {} got {}", b.index, b.expected, b.got)).collect();
+    vec![
+        format!("failing elements of {role} ({what}): {} / {compared} ({share:.1}%)", tally.count),
+        format!("first failures: {}", listed.join("; ")),
+    ]
+}
+
+/// Every failing element of `got` and the check's name.
+fn tally(typed: &Typed, case: &RawCase, got: &Array) -> (Tally, String) {
+    let parts = &typed.parts;
+    if !parts.float_sum() {
+        let expected = &case.expected[0];
+        return (exact_tally(expected, got), typed.contract.what.to_string());
+    }
+    let what = format!("{} within {}", typed.contract.what, tolerance_name(parts));
+    let (Some(values), Some(outs)) = (case.inputs.first().and_then(float_values), float_values(got)) else {
+        let mut t = Tally::default();
+        t.add(Bad { index: 0, expected: "float input and output".into(), got: "other types".into() });
+        return (t, "case data".into());
+    };
+    (float_sum_tally(parts, &values, &outs), what)
+}
+
+fn tolerance_name(parts: &Parts) -> String {
+    match parts.tolerance {
+        Tolerance::OrderFree => format!("the order-free bound ({} accumulator)", parts.accumulator.name()),
+        Tolerance::User { rtol, atol, ulp } => {
+            format!("atol {atol:e} + rtol {rtol:e} |exact|{}", ulp.map(|k| format!(" or {k} ulp")).unwrap_or_default())
+        }
+    }
+}
+
+/// Tallies `range` of each chunk by `check`, chunks on every core, in index order.
+fn chunked(len: usize, check: impl Fn(Range<usize>) -> Tally + Sync) -> Tally {
+    let chunks: Vec<Tally> =
+        (0..len.div_ceil(CHUNK)).into_par_iter().map(|c| check(c * CHUNK..((c + 1) * CHUNK).min(len))).collect();
+    chunks.into_iter().fold(Tally::default(), Tally::then)
+}
+
+/// Element `i` of an exact comparison: the value shown and whether it equals.
+fn exact_tally(expected: &Array, got: &Array) -> Tally {
+    let len = expected.count();
+    chunked(len, |range| {
+        let mut t = Tally::default();
+        for i in range {
+            if let Some((e, g)) = differs(expected, got, i) {
+                t.add(Bad { index: i, expected: e, got: g });
+            }
+        }
+        t
+    })
+}
+
+/// Element `i` shown from each array, when they differ (floats by value).
+fn differs(expected: &Array, got: &Array, i: usize) -> Option<(String, String)> {
+    match (expected, got) {
+        (Array::Int32(e), Array::Int32(g)) => (e[i] != g[i]).then(|| (e[i].to_string(), g[i].to_string())),
+        (Array::Int64(e), Array::Int64(g)) => (e[i] != g[i]).then(|| (e[i].to_string(), g[i].to_string())),
+        (Array::Float32(e), Array::Float32(g)) => float_differs(e[i] as f64, g[i] as f64),
+        (Array::Float64(e), Array::Float64(g)) => float_differs(e[i], g[i]),
+        (Array::Bfloat16(e), Array::Bfloat16(g)) => {
+            float_differs(half::bf16::from_bits(e[i]).to_f64(), half::bf16::from_bits(g[i]).to_f64())
+        }
+        _ => Some((format!("{} elements", expected.dtype().name()), format!("{} elements", got.dtype().name()))),
+    }
+}
+
+fn float_differs(e: f64, g: f64) -> Option<(String, String)> {
+    // -0.0 == +0.0 by value; NaN equals nothing.
+    (e != g).then(|| (format!("{e:e}"), format!("{g:e}")))
+}
+
+/// The float sums' failing elements: each output against the exact sum of its terms.
+fn float_sum_tally(parts: &Parts, values: &[f64], outs: &[f64]) -> Tally {
+    let Shape::Scan(kind) = parts.shape else {
+        let mut s = ExactSum::new();
+        values.iter().for_each(|&x| s.add(x));
+        let sum_abs: f64 = values.iter().map(|x| x.abs()).sum();
+        let mut t = Tally::default();
+        if let Some(bad) = check_sum(parts, 0, (&s, sum_abs, values.len() as u64), outs[0]) {
+            t.add(bad);
+        }
+        return t;
+    };
+    let carries = chunk_carries(values);
+    let abs_carries: Vec<f64> = {
+        let totals: Vec<f64> = values.par_chunks(CHUNK).map(|c| c.iter().map(|x| x.abs()).sum()).collect();
+        let mut carry = 0.0;
+        totals
+            .iter()
+            .map(|t| {
+                let before = carry;
+                carry += t;
+                before
+            })
+            .collect()
+    };
+    chunked(values.len(), |range| {
+        let c = range.start / CHUNK;
+        let (mut s, mut sum_abs) = (carries[c], abs_carries[c]);
+        let mut t = Tally::default();
+        for i in range {
+            let before = (s, sum_abs);
+            s.add(values[i]);
+            sum_abs += values[i].abs();
+            let (terms, (sum, abs)) = match kind {
+                ScanKind::Inclusive => (i as u64 + 1, (&s, sum_abs)),
+                _ => (i as u64, (&before.0, before.1)),
+            };
+            if let Some(bad) = check_sum(parts, i, (sum, abs, terms), outs[i]) {
+                t.add(bad);
+            }
+        }
+        t
+    })
+}
+
+/// Output `i`, the sum of `terms` inputs whose exact sum is `sum` and whose
+/// absolute values sum to `sum_abs` (in f64), judged by the tolerance.
+fn check_sum(parts: &Parts, i: usize, (sum, sum_abs, terms): (&ExactSum, f64, u64), got: f64) -> Option<Bad> {
+    let exact = sum.to_f64();
+    let bad = |expected: String, got: String| Some(Bad { index: i, expected, got });
+    if !got.is_finite() {
+        return bad(format!("{exact:e} (a finite sum: the input is finite)"), format!("{got:e}"));
+    }
+    let error = -sum.minus_to_f64(got);
+    let (bound, ulp_ok) = bound(parts, exact, sum_abs * (1.0 + 2f64.powi(-16)), terms, got);
+    if error.abs() <= bound || ulp_ok {
+        return None;
+    }
+    bad(format!("{exact:e} +- {bound:e}"), format!("{got:e} (error {error:e})"))
+}
+
+/// The bound on |out - exact| for an output of `terms` terms, and whether
+/// the user's ulp tolerance accepts `got` on its own.
+fn bound(parts: &Parts, exact: f64, sum_abs: f64, terms: u64, got: f64) -> (f64, bool) {
+    match parts.tolerance {
+        Tolerance::User { rtol, atol, ulp } => {
+            let ulp_ok =
+                ulp.is_some_and(|k| ulps_apart(parts.dtype_out, exact, got).is_some_and(|d| d <= u64::from(k)));
+            (atol + rtol * exact.abs(), ulp_ok)
+        }
+        Tolerance::OrderFree => {
+            let u = unit_roundoff(parts.accumulator);
+            let accumulated = terms.saturating_sub(1) as f64 * (u / (1.0 + u)) * sum_abs * (1.0 + 2f64.powi(-50));
+            let narrower = is_float(parts.dtype_out) && unit_roundoff(parts.dtype_out) > u;
+            let rounding = if narrower {
+                unit_roundoff(parts.dtype_out) * (exact.abs() + accumulated) + smallest_subnormal(parts.dtype_out)
+            } else {
+                0.0
+            };
+            (accumulated + rounding, false)
+        }
+    }
+}
+
+fn smallest_subnormal(dtype: Dtype) -> f64 {
+    match dtype {
+        Dtype::Bfloat16 => 2f64.powi(-133),
+        Dtype::Float32 => 2f64.powi(-149),
+        _ => f64::from_bits(1),
+    }
+}
+
+/// Values of `dtype` between `exact` rounded to it and `got` (None for NaN).
+fn ulps_apart(dtype: Dtype, exact: f64, got: f64) -> Option<u64> {
+    let line = |bits: u64, sign: u64| -> i128 {
+        let magnitude = (bits & (sign - 1)) as i128;
+        if bits & sign != 0 {
+            -magnitude
+        } else {
+            magnitude
+        }
+    };
+    if exact.is_nan() || got.is_nan() {
+        return None;
+    }
+    let (a, b) = match dtype {
+        Dtype::Float64 => (line(exact.to_bits(), 1 << 63), line(got.to_bits(), 1 << 63)),
+        Dtype::Bfloat16 => (
+            line(half::bf16::from_f64(exact).to_bits().into(), 1 << 15),
+            line(half::bf16::from_f64(got).to_bits().into(), 1 << 15),
+        ),
+        _ => (line((exact as f32).to_bits().into(), 1 << 31), line((got as f32).to_bits().into(), 1 << 31)),
+    };
+    Some(a.abs_diff(b) as u64)
+}

@@ -1,0 +1,161 @@
+//! Typed contracts: reduce, scan and arg reduction over any of the contract
+//! element types (int32, int64, bfloat16, float32, float64), with the operator
+//! (sum, min, max), the output type and, for float sums, the accumulator and
+//! the tolerance stated by the user. Each is checked against an exact model:
+//! integer sums wrap in the output type (as two's complement hardware adds),
+//! min and max are exact, and a float sum is judged by a bound computed from
+//! the exact sum ([`exact::ExactSum`]).
+//!
+//! A typed contract is named by its parts, so that every case id and failure
+//! line states the whole rule:
+//!
+//! | primitive | name | example |
+//! | --- | --- | --- |
+//! | reduce | `<op>.<in>.<out>[.acc_<t>][.rtol_<x>][.atol_<x>][.ulp_<k>]` | `sum.bf16.f32`, `max.i64.i64` |
+//! | scan | `<inclusive or exclusive>.<op>.<in>.<out>[...]` | `inclusive.sum.f32.f32.rtol_1e-5` |
+//! | arg_reduce | `<argmax or argmin>.<in>[.nan_first or .nan_ignored]` | `argmax.bf16.nan_first` |
+//!
+//! or composed from a manifest's (or `primlab.check`'s) fields `op`, `dtype_in`,
+//! `dtype_out`, `accumulator`, `rtol`, `atol`, `ulp` ([`Request`]). A request
+//! that names a registry contract (`sum.i32.i64` is `sum.i32`) resolves to it.
+//!
+//! Rooms: the parts and their names ([`parts`]), the data families
+//! ([`families`]), the model and cases ([`catalogue`]), the comparison
+//! ([`compare`]), the exact float sum ([`exact`]).
+
+pub mod catalogue;
+pub mod compare;
+pub mod exact;
+pub mod families;
+pub mod parts;
+
+#[cfg(test)]
+#[path = "typed_tests.rs"]
+mod tests;
+
+use crate::registry::Primitive;
+use crate::sweep::raw::{Buffer, Contract, Dtype, Len, Rule};
+pub use parts::{NanRule, Parts, Request, Shape, Tolerance};
+use std::collections::HashMap;
+use std::sync::{Mutex, OnceLock};
+
+/// A typed contract: its parts and the registry-shaped contract `check` and
+/// `cases` launch and export.
+#[derive(Debug)]
+pub struct Typed {
+    /// What it computes and how it is judged.
+    pub parts: Parts,
+    /// Its buffers, name and summary (the rule field only chooses the type of
+    /// the exported expected values: float64 exact values for a float sum).
+    pub contract: Contract,
+    /// The comparison in words (receipts, `index.json`, summaries).
+    pub rule_words: &'static str,
+}
+
+/// Every typed contract made so far in this process, by primitive and name
+/// (each is made once and lives as long as the process: a check names one).
+fn made() -> &'static Mutex<HashMap<(Primitive, String), &'static Typed>> {
+    static MADE: OnceLock<Mutex<HashMap<(Primitive, String), &'static Typed>>> = OnceLock::new();
+    MADE.get_or_init(|| Mutex::new(HashMap::new()))
+}
+
+/// The typed contract of `parts` (made on first use).
+fn intern(parts: Parts) -> &'static Typed {
+    let name = parts.name();
+    let mut made = made().lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    made.entry((parts.primitive(), name.clone())).or_insert_with(|| Box::leak(Box::new(build(parts, name))))
+}
+
+fn leak(s: String) -> &'static str {
+    Box::leak(s.into_boxed_str())
+}
+
+fn build(parts: Parts, name: String) -> Typed {
+    let input = Buffer { role: "in", dtype: parts.dtype_in, len: Len::N };
+    let (output, what) = match parts.shape {
+        Shape::Reduce => (Buffer { role: "out", dtype: parts.dtype_out, len: Len::One }, parts.op.name()),
+        Shape::Scan(_) => (Buffer { role: "out", dtype: parts.dtype_out, len: Len::N }, "prefix"),
+        Shape::Arg { max } => (
+            Buffer { role: "index", dtype: Dtype::Int64, len: Len::One },
+            if max { "argmax index" } else { "argmin index" },
+        ),
+    };
+    let rule = if parts.float_sum() { Rule::FloatSumBound } else { Rule::Exact };
+    let contract = Contract {
+        name: leak(name),
+        summary: leak(parts.summary()),
+        inputs: Box::leak(Box::new([input])),
+        params: &[],
+        outputs: Box::leak(Box::new([output])),
+        rule,
+        what,
+    };
+    Typed { rule_words: leak(parts.rule_words()), parts, contract }
+}
+
+/// The typed contract `contract` is, if it is one (by name and buffers).
+pub fn of(contract: &Contract) -> Option<&'static Typed> {
+    let made = made().lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    made.values().copied().find(|t| t.contract.name == contract.name && t.contract.inputs == contract.inputs)
+}
+
+/// The contract `name` of `primitive` when it is a typed contract's name:
+/// `None` when the name is not typed at all (a registry contract or a named
+/// rule may still own it), else the contract or why the name is wrong.
+pub fn by_name(primitive: Primitive, name: &str) -> Option<Result<&'static Contract, String>> {
+    let parsed = Parts::parse(primitive, name)?;
+    Some(parsed.and_then(|parts| match parts.registry_name() {
+        Some(registry) => crate::cases::rules::contract(primitive, &registry),
+        None => Ok(&intern(parts).contract),
+    }))
+}
+
+/// A typed contract name of `primitive`, for messages (None: it has none).
+pub fn example(primitive: Primitive) -> Option<&'static str> {
+    match primitive {
+        Primitive::Reduce => Some("sum.bf16.f32 or max.i64.i64"),
+        Primitive::Scan => Some("inclusive.sum.f32.f32 or exclusive.max.i32.i32"),
+        Primitive::ArgReduce => Some("argmax.bf16, argmin.f64.nan_first or argmax.i32"),
+        _ => None,
+    }
+}
+
+/// The typed contract `framework` states over `base` where it differs: a
+/// float arg reduction whose inputs are finite becomes NaN-first for torch
+/// and numpy (`torch.argmax`, `numpy.argmax`). None: no difference known.
+pub fn framework_rule(base: &Contract, framework: &str) -> Option<&'static Contract> {
+    let typed = of(base)?;
+    let parts = typed.parts;
+    let float_arg = matches!(parts.shape, Shape::Arg { .. }) && parts::is_float(parts.dtype_in);
+    if float_arg && parts.nan == NanRule::Finite && matches!(framework, "torch" | "numpy") {
+        return Some(&intern(Parts { nan: NanRule::NanFirst, ..parts }).contract);
+    }
+    None
+}
+
+/// The contract a [`Request`] composes (a registry contract when the request
+/// names one, [`Parts::registry_name`]), or why it cannot be made.
+pub fn requested(primitive: Primitive, request: &Request) -> Result<&'static Contract, String> {
+    let parts = Parts::compose(primitive, request)?;
+    if let Some(registry) = parts.registry_name() {
+        return crate::cases::rules::contract(primitive, &registry);
+    }
+    Ok(&intern(parts).contract)
+}
+
+/// The comparison of `contract` in words: a typed contract's own, else the contract rule's.
+pub fn rule_words(contract: &Contract) -> &'static str {
+    of(contract).map(|t| t.rule_words).unwrap_or_else(|| contract.rule())
+}
+
+/// The short tolerance name of `contract` (`index.json`).
+pub fn tolerance_name(contract: &Contract) -> &'static str {
+    match of(contract) {
+        Some(t) if t.parts.float_sum() => match t.parts.tolerance {
+            Tolerance::OrderFree => "order_free_bound",
+            Tolerance::User { .. } => "user_tolerance",
+        },
+        Some(_) => "exact",
+        None => contract.rule.tolerance(),
+    }
+}

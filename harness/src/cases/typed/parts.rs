@@ -1,0 +1,576 @@
+//! The parts of a typed contract (shape, operator, types, accumulator,
+//! tolerance, NaN rule), their validation, and the name that states them.
+
+use crate::registry::Primitive;
+use crate::sweep::raw::Dtype;
+use kernels::ScanKind;
+
+/// The operator of a reduce or scan.
+#[non_exhaustive]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Op {
+    /// Addition (integers wrap in the output type).
+    Sum,
+    /// The smaller value.
+    Min,
+    /// The larger value.
+    Max,
+}
+
+impl Op {
+    /// Every operator.
+    pub const ALL: [Op; 3] = [Op::Sum, Op::Min, Op::Max];
+
+    /// Its name: `sum`, `min`, `max`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Op::Sum => "sum",
+            Op::Min => "min",
+            Op::Max => "max",
+        }
+    }
+
+    fn from_name(name: &str) -> Option<Op> {
+        Op::ALL.into_iter().find(|o| o.name() == name)
+    }
+}
+
+/// What a typed contract computes.
+#[non_exhaustive]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Shape {
+    /// One value from the whole input.
+    Reduce,
+    /// Every prefix.
+    Scan(ScanKind),
+    /// The index of the extremum (argmax when `max`).
+    Arg {
+        /// argmax (else argmin).
+        max: bool,
+    },
+}
+
+/// What an arg reduction over floats does with NaN.
+#[non_exhaustive]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum NanRule {
+    /// No input holds NaN or ±inf (the registry's rule).
+    #[default]
+    Finite,
+    /// NaN wins (the first NaN's index); ±inf ordinary values (`torch.argmax`).
+    NanFirst,
+    /// NaN ignored; ±inf ordinary values (`numpy.nanargmax`).
+    NanIgnored,
+}
+
+impl NanRule {
+    fn token(self) -> Option<&'static str> {
+        match self {
+            NanRule::Finite => None,
+            NanRule::NanFirst => Some("nan_first"),
+            NanRule::NanIgnored => Some("nan_ignored"),
+        }
+    }
+
+    fn words(self) -> &'static str {
+        match self {
+            NanRule::Finite => "inputs finite (no case holds NaN or ±inf)",
+            NanRule::NanFirst => "NaN wins: the index of the first NaN; ±inf are ordinary values (torch.argmax)",
+            NanRule::NanIgnored => {
+                "NaN ignored: the extremum of the other values; ±inf are ordinary values; never NaN only \
+                 (numpy.nanargmax)"
+            }
+        }
+    }
+}
+
+/// How a float sum is judged.
+#[non_exhaustive]
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Tolerance {
+    /// The order-free bound of the accumulator type, plus the output's rounding.
+    OrderFree,
+    /// The user's: `|got - exact| <= atol + rtol |exact|`, or within `ulp`
+    /// units in the last place of the exact value rounded to the output type.
+    User {
+        /// Relative tolerance.
+        rtol: f64,
+        /// Absolute tolerance.
+        atol: f64,
+        /// Units in the last place (None: not given).
+        ulp: Option<u32>,
+    },
+}
+
+/// A request for a typed contract, as a manifest or `primlab.check` states it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Request {
+    /// The shape: `inclusive`/`exclusive` (scan), `argmax`/`argmin` (arg_reduce); none for reduce.
+    pub kind: Option<String>,
+    /// The operator (`sum`, `min`, `max`).
+    pub op: Option<String>,
+    /// Input element type (`float32` or `f32`, ...).
+    pub dtype_in: Option<String>,
+    /// Output element type (default: the input's; int64 for an arg reduction).
+    pub dtype_out: Option<String>,
+    /// Accumulator of a float sum (default: the widest of input, output and float32).
+    pub accumulator: Option<String>,
+    /// Relative tolerance of a float sum.
+    pub rtol: Option<f64>,
+    /// Absolute tolerance of a float sum.
+    pub atol: Option<f64>,
+    /// Ulp tolerance of a float sum.
+    pub ulp: Option<u32>,
+    /// The NaN rule of a float arg reduction (`nan_first`, `nan_ignored`).
+    pub nan: Option<String>,
+}
+
+impl Request {
+    /// The request, when it gives any part of a typed contract (a kind alone does not).
+    pub fn given(self) -> Option<Request> {
+        let parts = Request { kind: None, ..self.clone() };
+        (parts != Request::default()).then_some(self)
+    }
+}
+
+/// A valid typed contract's parts.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Parts {
+    /// What it computes.
+    pub shape: Shape,
+    /// The operator (arg reductions: max or min, as the shape).
+    pub op: Op,
+    /// Input element type.
+    pub dtype_in: Dtype,
+    /// Output element type (int64 for an arg reduction).
+    pub dtype_out: Dtype,
+    /// The accumulator of a float sum (else the output type).
+    pub accumulator: Dtype,
+    /// How a float sum is judged.
+    pub tolerance: Tolerance,
+    /// The NaN rule of a float arg reduction.
+    pub nan: NanRule,
+}
+
+/// The element types of typed contracts, with their short names.
+const TYPES: [(Dtype, &str); 5] = [
+    (Dtype::Int32, "i32"),
+    (Dtype::Int64, "i64"),
+    (Dtype::Bfloat16, "bf16"),
+    (Dtype::Float32, "f32"),
+    (Dtype::Float64, "f64"),
+];
+
+/// The short name of `dtype` (`f32`).
+pub fn short(dtype: Dtype) -> &'static str {
+    TYPES.iter().find(|(d, _)| *d == dtype).map(|(_, s)| *s).unwrap_or_else(|| dtype.name())
+}
+
+/// The type named `name`, short (`bf16`) or long (`bfloat16`).
+pub fn dtype_named(name: &str) -> Result<Dtype, String> {
+    TYPES.iter().find(|(d, s)| *s == name || d.name() == name).map(|(d, _)| *d).ok_or_else(|| {
+        let names: Vec<String> = TYPES.iter().map(|(d, s)| format!("{} ({s})", d.name())).collect();
+        format!("unknown element type '{name}': choose from {}", names.join(", "))
+    })
+}
+
+/// Whether `dtype` is a float type.
+pub fn is_float(dtype: Dtype) -> bool {
+    matches!(dtype, Dtype::Bfloat16 | Dtype::Float32 | Dtype::Float64)
+}
+
+/// Significand bits (floats) or width (integers): the order of "wider".
+fn precision(dtype: Dtype) -> u32 {
+    match dtype {
+        Dtype::Bfloat16 => 8,
+        Dtype::Float32 => 24,
+        Dtype::Float64 => 53,
+        Dtype::Int32 => 32,
+        Dtype::Int64 => 64,
+        Dtype::Uint8 => 8,
+    }
+}
+
+/// The unit roundoff of a float type (2^-8, 2^-24, 2^-53).
+pub fn unit_roundoff(dtype: Dtype) -> f64 {
+    2f64.powi(-(precision(dtype) as i32))
+}
+
+fn wider(a: Dtype, b: Dtype) -> Dtype {
+    if precision(b) > precision(a) {
+        b
+    } else {
+        a
+    }
+}
+
+/// A tolerance value as a name token: digits and an exponent, no dot (`1.5e-5` is `15e-6`).
+fn number_token(v: f64) -> String {
+    let text = format!("{v:e}");
+    let (mantissa, exponent) = text.split_once('e').unwrap_or((&text, "0"));
+    let exponent: i32 = exponent.parse().unwrap_or(0);
+    match mantissa.split_once('.') {
+        Some((whole, fraction)) => format!("{whole}{fraction}e{}", exponent - fraction.len() as i32),
+        None => format!("{mantissa}e{exponent}"),
+    }
+}
+
+fn tolerance_value(what: &str, v: f64) -> Result<f64, String> {
+    if v.is_finite() && v >= 0.0 {
+        Ok(v)
+    } else {
+        Err(format!("{what} must be a finite number >= 0, got {v}"))
+    }
+}
+
+impl Parts {
+    /// The primitive a contract of this shape belongs to.
+    pub fn primitive(&self) -> Primitive {
+        match self.shape {
+            Shape::Reduce => Primitive::Reduce,
+            Shape::Scan(_) => Primitive::Scan,
+            Shape::Arg { .. } => Primitive::ArgReduce,
+        }
+    }
+
+    /// Whether the outputs are float sums, judged by a bound.
+    pub fn float_sum(&self) -> bool {
+        self.op == Op::Sum && is_float(self.dtype_in) && !matches!(self.shape, Shape::Arg { .. })
+    }
+
+    /// The parts of `request` for `primitive`, validated.
+    pub fn compose(primitive: Primitive, request: &Request) -> Result<Parts, String> {
+        let kind = request.kind.as_deref();
+        let dtype_in = dtype_named(request.dtype_in.as_deref().ok_or("name the input type (dtype_in)")?)?;
+        let shape = match (primitive, kind) {
+            (Primitive::Reduce, None | Some("reduce")) => Shape::Reduce,
+            (Primitive::Scan, Some("inclusive")) => Shape::Scan(ScanKind::Inclusive),
+            (Primitive::Scan, Some("exclusive")) => Shape::Scan(ScanKind::Exclusive),
+            (Primitive::ArgReduce, Some("argmax")) => Shape::Arg { max: true },
+            (Primitive::ArgReduce, Some("argmin")) => Shape::Arg { max: false },
+            (Primitive::Scan, _) => return Err("a typed scan's contract is inclusive or exclusive".into()),
+            (Primitive::ArgReduce, _) => return Err("a typed arg reduction's contract is argmax or argmin".into()),
+            (Primitive::Reduce, Some(other)) => {
+                return Err(format!("a typed reduce takes no contract kind ('{other}'): its operator is op"))
+            }
+            (other, _) => {
+                return Err(format!(
+                    "primitive {other} has no typed contracts yet (dtype_in, op, ...): reduce, scan and arg_reduce do"
+                ))
+            }
+        };
+        let op = match (shape, request.op.as_deref()) {
+            (Shape::Arg { max }, None) => {
+                if max {
+                    Op::Max
+                } else {
+                    Op::Min
+                }
+            }
+            (Shape::Arg { .. }, Some(_)) => return Err("an arg reduction takes no op: argmax or argmin says it".into()),
+            (_, None) => return Err("name the operator (op = sum, min or max)".into()),
+            (_, Some(name)) => {
+                Op::from_name(name).ok_or_else(|| format!("unknown operator '{name}': choose from sum, min, max"))?
+            }
+        };
+        let dtype_out = match (shape, request.dtype_out.as_deref()) {
+            (Shape::Arg { .. }, Some(out)) if dtype_named(out)? != Dtype::Int64 => {
+                return Err(format!("an arg reduction writes an int64 index, not {out}"))
+            }
+            (Shape::Arg { .. }, _) => Dtype::Int64,
+            (_, Some(out)) => dtype_named(out)?,
+            (_, None) => dtype_in,
+        };
+        let accumulator = request.accumulator.as_deref().map(dtype_named).transpose()?;
+        let tolerance = match (request.rtol, request.atol, request.ulp) {
+            (None, None, None) => Tolerance::OrderFree,
+            (rtol, atol, ulp) => Tolerance::User {
+                rtol: tolerance_value("rtol", rtol.unwrap_or(0.0))?,
+                atol: tolerance_value("atol", atol.unwrap_or(0.0))?,
+                ulp,
+            },
+        };
+        let nan = match request.nan.as_deref() {
+            None => NanRule::Finite,
+            Some("nan_first") => NanRule::NanFirst,
+            Some("nan_ignored") => NanRule::NanIgnored,
+            Some(other) => return Err(format!("unknown NaN rule '{other}': choose from nan_first, nan_ignored")),
+        };
+        Parts::new(shape, op, (dtype_in, dtype_out, accumulator), tolerance, nan)
+    }
+
+    /// Validated parts; `accumulator` None takes the default.
+    fn new(
+        shape: Shape,
+        op: Op,
+        (dtype_in, dtype_out, accumulator): (Dtype, Dtype, Option<Dtype>),
+        tolerance: Tolerance,
+        nan: NanRule,
+    ) -> Result<Parts, String> {
+        if dtype_in == Dtype::Uint8 || dtype_out == Dtype::Uint8 {
+            return Err("uint8 is a flag type, not an element type of a typed contract".into());
+        }
+        let sum = op == Op::Sum && !matches!(shape, Shape::Arg { .. });
+        let float_sum = sum && is_float(dtype_in);
+        if !float_sum && tolerance != Tolerance::OrderFree {
+            return Err("a tolerance (rtol, atol, ulp) applies to float sums only: every other result is exact".into());
+        }
+        if nan != NanRule::Finite && !(matches!(shape, Shape::Arg { .. }) && is_float(dtype_in)) {
+            return Err("a NaN rule applies to a float arg reduction only".into());
+        }
+        let accumulator = match (accumulator, float_sum) {
+            (None, true) => wider(wider(dtype_in, dtype_out), Dtype::Float32),
+            (Some(acc), true) if is_float(acc) && precision(acc) >= precision(dtype_in) => acc,
+            (Some(acc), true) => {
+                return Err(format!(
+                    "the accumulator of a {} sum must be a float type at least as wide, not {}",
+                    dtype_in.name(),
+                    acc.name()
+                ))
+            }
+            (Some(acc), false) if acc != dtype_out => {
+                return Err(format!(
+                    "an accumulator applies to float sums only ({} in, op {}): the result is exact in {}",
+                    dtype_in.name(),
+                    op.name(),
+                    dtype_out.name()
+                ))
+            }
+            _ => dtype_out,
+        };
+        if !matches!(shape, Shape::Arg { .. }) {
+            if is_float(dtype_in) != is_float(dtype_out) {
+                return Err(format!(
+                    "{} in and {} out: a typed contract keeps ints or floats",
+                    dtype_in.name(),
+                    dtype_out.name()
+                ));
+            }
+            if !float_sum && precision(dtype_out) < precision(dtype_in) {
+                return Err(format!(
+                    "a {} {} narrows {} to {}: the output type must hold every input exactly",
+                    op.name(),
+                    if matches!(shape, Shape::Scan(_)) { "scan" } else { "reduce" },
+                    dtype_in.name(),
+                    dtype_out.name()
+                ));
+            }
+        }
+        Ok(Parts { shape, op, dtype_in, dtype_out, accumulator, tolerance, nan })
+    }
+
+    /// The default accumulator of these parts' types.
+    fn default_accumulator(&self) -> Dtype {
+        if self.float_sum() {
+            wider(wider(self.dtype_in, self.dtype_out), Dtype::Float32)
+        } else {
+            self.dtype_out
+        }
+    }
+
+    /// The contract name that states every part (see the module's table).
+    pub fn name(&self) -> String {
+        let (i, o) = (short(self.dtype_in), short(self.dtype_out));
+        let mut name = match self.shape {
+            Shape::Reduce => format!("{}.{i}.{o}", self.op.name()),
+            Shape::Scan(kind) => format!("{}.{}.{i}.{o}", scan_kind_name(kind), self.op.name()),
+            Shape::Arg { max } => format!("{}.{i}", if max { "argmax" } else { "argmin" }),
+        };
+        if self.accumulator != self.default_accumulator() {
+            name += &format!(".acc_{}", short(self.accumulator));
+        }
+        if let Tolerance::User { rtol, atol, ulp } = self.tolerance {
+            name += &format!(".rtol_{}.atol_{}", number_token(rtol), number_token(atol));
+            if let Some(k) = ulp {
+                name += &format!(".ulp_{k}");
+            }
+        }
+        if let Some(token) = self.nan.token() {
+            name += &format!(".{token}");
+        }
+        name
+    }
+
+    /// The parts a typed `name` of `primitive` states: None when `name` is not
+    /// typed (a registry contract or a named rule), else the parts or why not.
+    pub fn parse(primitive: Primitive, name: &str) -> Option<Result<Parts, String>> {
+        let tokens: Vec<&str> = name.split('.').collect();
+        let mut request = Request::default();
+        let rest = match (primitive, tokens.as_slice()) {
+            (Primitive::Reduce, [op, i, o, rest @ ..]) if Op::from_name(op).is_some() => {
+                (request.op, request.dtype_in, request.dtype_out) = (some(op), some(i), some(o));
+                rest
+            }
+            (Primitive::Scan, [kind @ ("inclusive" | "exclusive"), op, i, o, rest @ ..])
+                if Op::from_name(op).is_some() =>
+            {
+                (request.kind, request.op, request.dtype_in, request.dtype_out) =
+                    (some(kind), some(op), some(i), some(o));
+                rest
+            }
+            // argmax.f32 and its named rules are the registry's.
+            (Primitive::ArgReduce, [kind @ ("argmax" | "argmin"), i, rest @ ..]) if *i != "f32" => {
+                (request.kind, request.dtype_in) = (some(kind), some(i));
+                rest
+            }
+            _ => return None,
+        };
+        Some(parse_options(rest, &mut request).and_then(|()| {
+            let parts = Parts::compose(primitive, &request)?;
+            // One name per contract: the canonical spelling only.
+            if parts.name() == name {
+                Ok(parts)
+            } else {
+                Err(format!("'{name}' is not the canonical name of its contract: write {}", parts.name()))
+            }
+        }))
+    }
+
+    /// The registry contract (or named rule) these parts are, when they are one.
+    pub fn registry_name(&self) -> Option<String> {
+        let plain = self.tolerance == Tolerance::OrderFree && self.accumulator == self.default_accumulator();
+        match (self.shape, self.op, self.dtype_in, self.dtype_out) {
+            (Shape::Reduce, Op::Sum, Dtype::Int32, Dtype::Int64) if plain => Some("sum.i32".into()),
+            (Shape::Scan(kind), Op::Sum, Dtype::Int32, Dtype::Int64) if plain => {
+                Some(format!("{}.i32", scan_kind_name(kind)))
+            }
+            (Shape::Arg { max }, _, Dtype::Float32, _) => {
+                let base = if max { "argmax.f32" } else { "argmin.f32" };
+                Some(self.nan.token().map(|t| format!("{base}.{t}")).unwrap_or_else(|| base.into()))
+            }
+            _ => None,
+        }
+    }
+
+    /// The contract in one line for people.
+    pub fn summary(&self) -> String {
+        let (i, o) = (self.dtype_in.name(), self.dtype_out.name());
+        let types = if self.float_sum() {
+            format!("{i} in, {} accumulator, {o} out", self.accumulator.name())
+        } else {
+            format!("{i} in, {o} out")
+        };
+        let zeros = if is_float(self.dtype_in) { "; -0.0 and +0.0 are equal" } else { "" };
+        match self.shape {
+            Shape::Reduce => format!(
+                "{}: out[0] = {} over in[0..n) ({types}, one element{zeros}; {})",
+                self.op.name(),
+                self.fold_words(),
+                self.empty_words()
+            ),
+            Shape::Scan(kind) => {
+                let (range, first) = match kind {
+                    ScanKind::Inclusive => ("in[0..=i]", String::new()),
+                    _ => ("in[0..i)", format!(", out[0] = {}", self.identity_words())),
+                };
+                format!(
+                    "{} {} scan: out[i] = {} over {range}{first} ({types}{zeros})",
+                    scan_kind_name(kind),
+                    self.op.name(),
+                    self.fold_words()
+                )
+            }
+            Shape::Arg { max } => format!(
+                "{}: index[0] = the lowest i with in[i] = {}(in) ({i} in, -0.0 ties 0.0, {}; one int64 out)",
+                if max { "argmax" } else { "argmin" },
+                if max { "max" } else { "min" },
+                if is_float(self.dtype_in) { self.nan.words() } else { "integers" }
+            ),
+        }
+    }
+
+    fn fold_words(&self) -> String {
+        match (self.op, is_float(self.dtype_in)) {
+            (Op::Sum, false) => format!("the sum wrapping in {} (two's complement)", self.dtype_out.name()),
+            (Op::Sum, true) => "the sum".into(),
+            (Op::Min, _) => "the smallest value".into(),
+            (Op::Max, _) => "the largest value".into(),
+        }
+    }
+
+    fn identity_words(&self) -> String {
+        let float = is_float(self.dtype_out);
+        match (self.op, float) {
+            (Op::Sum, _) => "0".into(),
+            (Op::Min, true) => "+inf".into(),
+            (Op::Max, true) => "-inf".into(),
+            (Op::Min, false) => format!("the largest {}", self.dtype_out.name()),
+            (Op::Max, false) => format!("the smallest {}", self.dtype_out.name()),
+        }
+    }
+
+    fn empty_words(&self) -> String {
+        let inputs = if is_float(self.dtype_in) { "; inputs hold no NaN" } else { "" };
+        let inputs = if self.float_sum() { "; inputs finite" } else { inputs };
+        format!("n = 0 gives {}{inputs}", self.identity_words())
+    }
+
+    /// The comparison in words.
+    pub fn rule_words(&self) -> String {
+        if !self.float_sum() {
+            return if is_float(self.dtype_out) {
+                "exact: every element equal to the model's value (-0.0 and +0.0 equal), and the same element count"
+                    .into()
+            } else {
+                "exact: every element equal to the model's, and the same element count".into()
+            };
+        }
+        let rounding = if precision(self.dtype_out) < precision(self.accumulator) {
+            format!(" plus its rounding to {} (u_out |exact| + the smallest subnormal)", self.dtype_out.name())
+        } else {
+            String::new()
+        };
+        match self.tolerance {
+            Tolerance::OrderFree => format!(
+                "order-free bound: |out - exact| <= (k-1) u/(1+u) sum|x| over the k terms of each output, u = 2^-{} \
+                 ({} accumulator){rounding}; the error computed exactly from the input (expected holds the exact \
+                 sums rounded to float64)",
+                precision(self.accumulator),
+                self.accumulator.name()
+            ),
+            Tolerance::User { rtol, atol, ulp } => format!(
+                "user tolerance: |out - exact| <= atol + rtol |exact| (atol {atol:e}, rtol {rtol:e}){}; the error \
+                 computed exactly from the input (expected holds the exact sums rounded to float64)",
+                ulp.map(|k| format!(" or within {k} ulp of the exact value rounded to {}", self.dtype_out.name()))
+                    .unwrap_or_default()
+            ),
+        }
+    }
+}
+
+fn some(s: &str) -> Option<String> {
+    Some(s.to_string())
+}
+
+/// The name of a scan kind in contract names.
+pub fn scan_kind_name(kind: ScanKind) -> &'static str {
+    match kind {
+        ScanKind::Inclusive => "inclusive",
+        _ => "exclusive",
+    }
+}
+
+/// Reads the optional tokens of a typed name into `request`.
+fn parse_options(tokens: &[&str], request: &mut Request) -> Result<(), String> {
+    for token in tokens {
+        let number = |v: &str| v.parse::<f64>().map_err(|_| format!("'{token}': {v} is not a number"));
+        match token.split_once('_') {
+            Some(("acc", t)) => request.accumulator = some(t),
+            Some(("rtol", v)) => request.rtol = Some(number(v)?),
+            Some(("atol", v)) => request.atol = Some(number(v)?),
+            Some(("ulp", v)) => request.ulp = Some(v.parse().map_err(|_| format!("'{token}': {v} is not a count"))?),
+            _ if *token == "nan_first" || *token == "nan_ignored" => request.nan = some(token),
+            _ => {
+                return Err(format!(
+                    "unknown part '{token}' of a typed contract name: acc_<type>, rtol_<x>, atol_<x>, ulp_<k>, nan_first, nan_ignored"
+                ))
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+pub(super) fn number_token_of(v: f64) -> String {
+    number_token(v)
+}

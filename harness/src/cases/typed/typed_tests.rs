@@ -1,0 +1,344 @@
+//! Typed contracts: names, validation, the model, the families, and the
+//! comparison against kernels simulated on the host (right ones in several
+//! summation orders, and planted bugs).
+
+use super::catalogue::{make, model};
+use super::families::{self, float_values, Family};
+use super::parts::number_token_of;
+use super::*;
+use crate::cases::rules;
+use crate::sweep::case::Verdict;
+use crate::sweep::raw::{Array, RawCase};
+use crate::sweep::SweepPlan;
+
+fn contract(primitive: Primitive, name: &str) -> &'static Contract {
+    rules::contract(primitive, name).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+fn typed(primitive: Primitive, name: &str) -> &'static Typed {
+    of(contract(primitive, name)).unwrap_or_else(|| panic!("{name} is typed"))
+}
+
+fn request(kind: Option<&str>, op: Option<&str>, dtype_in: &str, dtype_out: Option<&str>) -> Request {
+    Request {
+        kind: kind.map(str::to_string),
+        op: op.map(str::to_string),
+        dtype_in: Some(dtype_in.into()),
+        dtype_out: dtype_out.map(str::to_string),
+        ..Request::default()
+    }
+}
+
+#[test]
+fn names_state_every_part_and_round_trip() {
+    let names = [
+        (Primitive::Reduce, "sum.bf16.f32"),
+        (Primitive::Reduce, "sum.bf16.bf16.acc_bf16"),
+        (Primitive::Reduce, "max.i64.i64"),
+        (Primitive::Reduce, "sum.i32.i32"),
+        (Primitive::Scan, "inclusive.sum.f32.f32.rtol_1e-5.atol_0e0"),
+        (Primitive::Scan, "exclusive.max.i32.i32"),
+        (Primitive::Scan, "inclusive.min.bf16.f32"),
+        (Primitive::Scan, "inclusive.sum.f32.f32.rtol_0e0.atol_0e0.ulp_4"),
+        (Primitive::ArgReduce, "argmax.bf16"),
+        (Primitive::ArgReduce, "argmin.f64.nan_ignored"),
+        (Primitive::ArgReduce, "argmax.i32"),
+    ];
+    for (primitive, name) in names {
+        let t = typed(primitive, name);
+        assert_eq!(t.contract.name, name);
+        assert_eq!(t.parts.name(), name);
+        assert!(!t.contract.summary.is_empty() && !t.rule_words.is_empty());
+    }
+    for v in [1e-5, 1.5e-5, 0.0, 2.0, 123.456, 1e300] {
+        assert_eq!(number_token_of(v).parse::<f64>(), Ok(v), "{v}");
+        assert!(!number_token_of(v).contains('.'));
+    }
+}
+
+#[test]
+fn a_request_composes_the_canonical_name_and_registry_contracts_stay_the_registrys() {
+    let scan = requested(Primitive::Scan, &request(Some("inclusive"), Some("max"), "uint32", None));
+    assert!(scan.unwrap_err().contains("unknown element type 'uint32'"));
+    let scan = requested(Primitive::Scan, &request(Some("inclusive"), Some("sum"), "float32", None)).expect("valid");
+    assert_eq!(scan.name, "inclusive.sum.f32.f32");
+    let bf16 = requested(Primitive::Reduce, &request(None, Some("sum"), "bfloat16", Some("float32"))).expect("valid");
+    assert_eq!(bf16.name, "sum.bf16.f32");
+    // int32 -> int64 sums are the registry's contracts; argmax over f32 and its rules too.
+    let sum = requested(Primitive::Reduce, &request(None, Some("sum"), "int32", Some("int64"))).expect("valid");
+    assert!(std::ptr::eq(sum, crate::sweep::raw::contract(Primitive::Reduce, "sum.i32").expect("registry")));
+    assert_eq!(contract(Primitive::Scan, "exclusive.sum.i32.i64").name, "exclusive.i32");
+    let nan = Request { nan: Some("nan_first".into()), ..request(Some("argmax"), None, "float32", None) };
+    assert_eq!(requested(Primitive::ArgReduce, &nan).expect("named rule").name, "argmax.f32.nan_first");
+    assert!(of(contract(Primitive::ArgReduce, "argmax.f32")).is_none());
+}
+
+#[test]
+fn invalid_parts_are_refused_with_the_reason() {
+    let refused = [
+        (Primitive::Scan, request(Some("inclusive"), Some("sum"), "float32", Some("int32")), "keeps ints or floats"),
+        (Primitive::Scan, request(Some("inclusive"), Some("max"), "float32", Some("bfloat16")), "narrows"),
+        (Primitive::Reduce, request(None, Some("max"), "int64", Some("int32")), "narrows"),
+        (Primitive::Reduce, request(None, Some("prod"), "int32", None), "unknown operator 'prod'"),
+        (Primitive::Reduce, request(None, None, "int32", None), "name the operator"),
+        (Primitive::Scan, request(None, Some("sum"), "int32", None), "inclusive or exclusive"),
+        (Primitive::ArgReduce, request(Some("argmax"), None, "int32", Some("int32")), "int64 index"),
+        (Primitive::Histogram, request(None, Some("sum"), "int32", None), "no typed contracts"),
+        (
+            Primitive::Reduce,
+            Request { rtol: Some(1e-3), ..request(None, Some("sum"), "int32", None) },
+            "float sums only",
+        ),
+        (Primitive::Reduce, Request { rtol: Some(-1.0), ..request(None, Some("sum"), "float32", None) }, ">= 0"),
+        (
+            Primitive::Reduce,
+            Request { accumulator: Some("bfloat16".into()), ..request(None, Some("sum"), "float32", None) },
+            "at least as wide",
+        ),
+        (
+            Primitive::Reduce,
+            Request { accumulator: Some("float64".into()), ..request(None, Some("max"), "float32", None) },
+            "float sums only",
+        ),
+        (
+            Primitive::ArgReduce,
+            Request { nan: Some("nan_first".into()), ..request(Some("argmax"), None, "int32", None) },
+            "NaN rule",
+        ),
+    ];
+    for (primitive, request, why) in refused {
+        let e = requested(primitive, &request).expect_err(why);
+        assert!(e.contains(why), "{e} lacks {why}");
+    }
+    let e = rules::contract(Primitive::Scan, "inclusive.sum.f32.f64.acc_f64").expect_err("not canonical");
+    assert!(e.contains("write inclusive.sum.f32.f64"), "{e}");
+    let e = rules::contract(Primitive::Scan, "inclusive.sum.f32.f32.bogus").expect_err("unknown part");
+    assert!(e.contains("unknown part 'bogus'"), "{e}");
+    let e = rules::contract(Primitive::Scan, "exclusive.f64").expect_err("not typed, not registry");
+    assert!(e.contains("or a typed contract such as inclusive.sum.f32.f32"), "{e}");
+}
+
+#[test]
+fn integer_sums_wrap_in_the_output_type_and_extrema_use_the_identity() {
+    let x = Array::Int32(vec![i32::MAX, 1, -5]);
+    let wrap = typed(Primitive::Scan, "inclusive.sum.i32.i32").parts;
+    assert_eq!(model(&wrap, &x), Ok(Array::Int32(vec![i32::MAX, i32::MIN, i32::MIN.wrapping_sub(5)])));
+    let wide =
+        Parts { dtype_out: crate::sweep::raw::Dtype::Int64, accumulator: crate::sweep::raw::Dtype::Int64, ..wrap };
+    assert_eq!(model(&wide, &x), Ok(Array::Int64(vec![i32::MAX as i64, 1 << 31, (1 << 31) - 5])));
+    let max = typed(Primitive::Scan, "exclusive.max.i32.i32").parts;
+    assert_eq!(model(&max, &x), Ok(Array::Int32(vec![i32::MIN, i32::MAX, i32::MAX])));
+    let min = typed(Primitive::Reduce, "min.i64.i64").parts;
+    assert_eq!(model(&min, &Array::Int64(vec![])), Ok(Array::Int64(vec![i64::MAX])));
+    let fmax = typed(Primitive::Reduce, "max.bf16.f32").parts;
+    let bf = |v: f32| half::bf16::from_f32(v).to_bits();
+    assert_eq!(
+        model(&fmax, &Array::Bfloat16(vec![bf(-1.0), bf(2.5), bf(f32::INFINITY)])),
+        Ok(Array::Float32(vec![f32::INFINITY]))
+    );
+    assert_eq!(model(&fmax, &Array::Bfloat16(vec![])), Ok(Array::Float32(vec![f32::NEG_INFINITY])));
+}
+
+#[test]
+fn arg_reductions_follow_their_nan_rule_and_the_lowest_index() {
+    let x = Array::Float64(vec![1.0, f64::NAN, 3.0, f64::INFINITY, 3.0, f64::NAN]);
+    let index = |name: &str| match model(&typed(Primitive::ArgReduce, name).parts, &x) {
+        Ok(Array::Int64(v)) => v[0],
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(index("argmax.f64.nan_first"), 1);
+    assert_eq!(index("argmax.f64.nan_ignored"), 3);
+    assert_eq!(index("argmin.f64.nan_ignored"), 0);
+    let ints = Array::Int32(vec![4, -7, 9, 9, -7]);
+    let p = |name: &str| typed(Primitive::ArgReduce, name).parts;
+    assert_eq!(model(&p("argmax.i32"), &ints), Ok(Array::Int64(vec![2])));
+    assert_eq!(model(&p("argmin.i32"), &ints), Ok(Array::Int64(vec![1])));
+    // -0.0 ties 0.0: the lower index wins.
+    let zeros = Array::Float64(vec![-1.0, -0.0, 0.0]);
+    assert_eq!(model(&p("argmax.f64"), &zeros), Ok(Array::Int64(vec![1])));
+}
+
+#[test]
+fn families_are_reproducible_in_the_input_type_and_stay_within_their_rule() {
+    for name in ["sum.bf16.f32", "max.f64.f64", "sum.i32.i32"] {
+        let parts = typed(Primitive::Reduce, name).parts;
+        for family in families::all(&parts) {
+            let n = families::CHUNK + 77;
+            let a = families::make(family, parts.dtype_in, n, 5);
+            assert_eq!(a, families::make(family, parts.dtype_in, n, 5), "{name} {}", family.name());
+            assert_eq!((a.dtype(), a.count()), (parts.dtype_in, n));
+            if let Some(values) = float_values(&a) {
+                assert!(values.iter().all(|v| !v.is_nan()), "{name} {}: no NaN", family.name());
+                if parts.float_sum() {
+                    assert!(values.iter().all(|v| v.is_finite()), "{name} {}: finite", family.name());
+                }
+            }
+        }
+    }
+    let edges = |parts: &Parts| {
+        let family = families::all(parts).into_iter().find(|f| f.name() == "float_edges").expect("float_edges");
+        float_values(&families::make(family, parts.dtype_in, 4096, 1)).expect("floats")
+    };
+    let bf16 = edges(&typed(Primitive::Reduce, "sum.bf16.f32").parts);
+    assert!(bf16.iter().any(|v| *v == 0.0 && v.is_sign_negative()) && bf16.contains(&2f64.powi(-133)));
+    let extremes = typed(Primitive::Reduce, "max.f32.f32").parts;
+    let family = families::all(&extremes).into_iter().find(|f| f.name() == "extremes").expect("extremes");
+    let values = float_values(&families::make(family, extremes.dtype_in, 4096, 2)).expect("floats");
+    assert!(values.contains(&f64::INFINITY) && values.contains(&(f32::MAX as f64)));
+    let nan = typed(Primitive::ArgReduce, "argmax.bf16.nan_first").parts;
+    let names: Vec<&str> = families::all(&nan).iter().map(|f| f.name()).collect();
+    assert!(
+        names.contains(&"nan_late")
+            && !families::all(&typed(Primitive::ArgReduce, "argmax.bf16").parts)
+                .iter()
+                .any(|f| f.name().starts_with("nan"))
+    );
+}
+
+/// A float scan or reduce "kernel" on the host: `values` summed in f32
+/// (or f64 when `wide`) in tiles of `tile` (each tile from 0, then the tiles'
+/// running total added), written as `out`.
+fn host_sum(values: &[f64], shape: Shape, tile: usize, acc: Dtype, out: Dtype) -> Array {
+    let round = |v: f64| match acc {
+        Dtype::Float64 => v,
+        Dtype::Bfloat16 => half::bf16::from_f64(v).to_f64(),
+        _ => v as f32 as f64,
+    };
+    let mut result = Vec::with_capacity(values.len());
+    let mut carry = 0.0;
+    for chunk in values.chunks(tile.max(1)) {
+        let mut local = 0.0;
+        for &x in chunk {
+            let before = round(carry + local);
+            local = round(local + x);
+            result.push(match shape {
+                Shape::Scan(kernels::ScanKind::Exclusive) => before,
+                _ => round(carry + local),
+            });
+        }
+        carry = round(carry + local);
+    }
+    let result = if shape == Shape::Reduce { vec![carry] } else { result };
+    families::float_array(out, result)
+}
+
+fn case_of(name: &str, primitive: Primitive, family: &str, n: usize) -> (&'static Typed, RawCase) {
+    let t = typed(primitive, name);
+    let family = families::all(&t.parts).into_iter().find(|f| f.name() == family).expect("family");
+    (t, make(t.parts, family, n, 11).expect("made"))
+}
+
+fn verdict(t: &Typed, case: &RawCase, got: Array) -> Verdict {
+    rules::compare(&t.contract, case, &[got])
+}
+
+#[test]
+fn float_sums_in_any_order_pass_and_a_lost_term_fails() {
+    let cases = [
+        ("inclusive.sum.f32.f32", Primitive::Scan, Dtype::Float32, Dtype::Float32),
+        ("exclusive.sum.f32.f32", Primitive::Scan, Dtype::Float32, Dtype::Float32),
+        ("inclusive.sum.bf16.bf16", Primitive::Scan, Dtype::Float32, Dtype::Bfloat16),
+        ("inclusive.sum.f64.f64", Primitive::Scan, Dtype::Float64, Dtype::Float64),
+        ("sum.bf16.f32", Primitive::Reduce, Dtype::Float32, Dtype::Float32),
+        ("sum.f32.f64", Primitive::Reduce, Dtype::Float64, Dtype::Float64),
+    ];
+    for (name, primitive, acc, out) in cases {
+        for family in ["uniform", "mixed_magnitudes", "float_edges", "ascending"] {
+            let (t, case) = case_of(name, primitive, family, 5000);
+            let values = float_values(&case.inputs[0]).expect("floats");
+            for tile in [1, 128, 5000] {
+                let v = verdict(t, &case, host_sum(&values, t.parts.shape, tile, acc, out));
+                assert!(v.passed(), "{name} {family} tile {tile}: {v:?}");
+            }
+            // A term lost: the largest of the first 100 never added.
+            let mut lost = values.clone();
+            let largest = (0..100).max_by(|&a, &b| values[a].abs().total_cmp(&values[b].abs())).expect("terms");
+            lost[largest] = 0.0;
+            if values[largest].abs() >= 0.5 {
+                let v = verdict(t, &case, host_sum(&lost, t.parts.shape, 128, acc, out));
+                assert!(!v.passed(), "{name} {family}: a lost term passed");
+            }
+        }
+    }
+}
+
+#[test]
+fn a_bf16_accumulator_fails_a_float32_accumulators_bound_and_passes_its_own() {
+    let (t, case) = case_of("inclusive.sum.bf16.f32", Primitive::Scan, "uniform", 4096);
+    let values = float_values(&case.inputs[0]).expect("floats");
+    let narrow = host_sum(&values, t.parts.shape, 1, Dtype::Bfloat16, Dtype::Float32);
+    let Verdict::Fail(m) = verdict(t, &case, narrow.clone()) else { panic!("bf16 accumulation passed an f32 bound") };
+    assert!(m.what.contains("order-free bound (float32 accumulator)"), "{}", m.what);
+    let lines = rules::mismatch_lines(&t.contract, &case, &[narrow.clone()]);
+    assert!(lines[0].starts_with("failing elements of out (prefix within the order-free bound"), "{lines:?}");
+    let (own, case) = case_of("inclusive.sum.bf16.f32.acc_bf16", Primitive::Scan, "uniform", 4096);
+    assert!(verdict(own, &case, narrow).passed());
+}
+
+#[test]
+fn a_user_tolerance_replaces_the_bound_and_non_finite_results_fail() {
+    let (t, case) = case_of("sum.f32.f32.rtol_1e-3.atol_0e0", Primitive::Reduce, "uniform", 1000);
+    let exact = match &case.expected[0] {
+        Array::Float64(v) => v[0],
+        other => panic!("{other:?}"),
+    };
+    let within = (exact * (1.0 + 5e-4)) as f32;
+    assert!(verdict(t, &case, Array::Float32(vec![within])).passed());
+    assert!(!verdict(t, &case, Array::Float32(vec![(exact * 1.01) as f32])).passed());
+    assert!(!verdict(t, &case, Array::Float32(vec![f32::NAN])).passed());
+    let (ulp, case) = case_of("sum.f32.f32.rtol_0e0.atol_0e0.ulp_2", Primitive::Reduce, "uniform", 1000);
+    let next = |x: f32, k: u32| f32::from_bits(x.to_bits() + k);
+    let rounded = exact as f32;
+    assert!(verdict(ulp, &case, Array::Float32(vec![next(rounded, 2)])).passed());
+    assert!(!verdict(ulp, &case, Array::Float32(vec![next(rounded, 3)])).passed());
+}
+
+#[test]
+fn exact_contracts_compare_by_value_with_signed_zeros_equal() {
+    let (t, case) = case_of("inclusive.max.f32.f32", Primitive::Scan, "float_edges", 3000);
+    let Array::Float32(expected) = &case.expected[0] else { panic!("f32 out") };
+    let flipped: Vec<f32> = expected.iter().map(|&v| if v == 0.0 { -v } else { v }).collect();
+    assert!(verdict(t, &case, Array::Float32(flipped.clone())).passed());
+    let mut wrong = flipped;
+    wrong[2999] = f32::from_bits(wrong[2999].to_bits() ^ 1);
+    assert_eq!(verdict(t, &case, Array::Float32(wrong)).passed(), false);
+    let (i, case) = case_of("exclusive.sum.i32.i32", Primitive::Scan, "full_range", 500);
+    let Array::Int32(expected) = &case.expected[0] else { panic!("i32 out") };
+    // A kernel that saturates instead of wrapping.
+    let values = match &case.inputs[0] {
+        Array::Int32(v) => v.clone(),
+        _ => unreachable!(),
+    };
+    let mut acc = 0i32;
+    let saturating: Vec<i32> = values
+        .iter()
+        .map(|&x| {
+            let before = acc;
+            acc = acc.saturating_add(x);
+            before
+        })
+        .collect();
+    assert_ne!(&saturating, expected);
+    let Verdict::Fail(m) = verdict(i, &case, Array::Int32(saturating)) else { panic!("saturation passed") };
+    assert_eq!(m.what, "prefix");
+    assert!(!verdict(i, &case, Array::Int64(vec![0; 500])).passed(), "a wrong output type");
+}
+
+#[test]
+fn the_catalogue_has_every_family_at_small_sizes_and_two_at_2_24() {
+    let plan = SweepPlan::of_primitive(Primitive::Scan, &[0, 33, 1 << 24], 9);
+    let t = typed(Primitive::Scan, "inclusive.min.f64.f64");
+    let specs = rules::with_catalogue(&plan, Primitive::Scan, &t.contract, "mine");
+    let at = |n: usize| specs.iter().filter(|s| s.id.n == n).map(|s| s.id.family.clone()).collect::<Vec<_>>();
+    assert_eq!(at(33).len(), families::all(&t.parts).len());
+    assert_eq!(at(1 << 24), ["uniform", "many_ties"]);
+    assert_eq!(specs[0].id.variant, "mine.inclusive.min.f64.f64");
+    let arg = typed(Primitive::ArgReduce, "argmax.bf16");
+    let plan = SweepPlan::of_primitive(Primitive::ArgReduce, &[0, 5], 9);
+    let sizes = rules::case_sizes(Primitive::ArgReduce, &arg.contract, &plan.sizes);
+    assert_eq!(sizes, [5], "an arg reduction has no case at n = 0");
+    // Each case is made from its id's seed, so export and verify see the same data.
+    let first = (specs[1].make)().expect("made");
+    assert_eq!(first, (specs[1].make)().expect("made"));
+    let _: &Family = &families::all(&t.parts)[0];
+}
