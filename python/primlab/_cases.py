@@ -119,8 +119,11 @@ class Export:
         seed: int,
         deep: bool = False,
         framework: str | None = None,
+        parts: dict | None = None,
     ) -> "Export":
-        """Runs `harness cases export` into `folder` (new or empty). An
+        """Runs `harness cases export` into `folder` (new or empty). `parts`
+        names a typed contract's parts (op, dtype_in, dtype_out, accumulator,
+        rtol, atol, ulp, nan_rule; `contract` then names its kind). An
         unknown primitive, contract or size raises HarnessError with the
         harness's message, which lists the valid values."""
         if isinstance(sizes, numbers.Integral):
@@ -130,6 +133,9 @@ class Export:
             args += ["--contract", str(contract)]
         if framework is not None:
             args += ["--framework", str(framework)]
+        for name, value in (parts or {}).items():
+            if value is not None:
+                args += ["--" + name.replace("_", "-"), str(value)]
         if deep:
             args.append("--deep")
         if sizes:

@@ -54,13 +54,21 @@ def failure_message(export: Export, failures: dict, checked: int, rerun: str, ru
 def check(
     fn,
     primitive: str,
-    contract: str,
+    contract: str | None = None,
     sizes=None,
     seed=None,
     device=None,
     convert=None,
     deep: bool = False,
     framework: str | None = None,
+    op: str | None = None,
+    dtype_in: str | None = None,
+    dtype_out: str | None = None,
+    accumulator: str | None = None,
+    rtol: float | None = None,
+    atol: float | None = None,
+    ulp: int | None = None,
+    nan_rule: str | None = None,
 ) -> CheckResult:
     """Checks `fn` on every case of `primitive`'s `contract`.
 
@@ -86,22 +94,49 @@ def check(
     `framework="torch"` (or "numpy") checks the contract as that framework
     states it: its named rule over the contract where one is the
     framework's (rows.f32 -> rows.f32.all_masked_nan), else the contract
-    itself; the result and every message name the contract checked."""
+    itself; the result and every message name the contract checked.
+
+    A typed contract (reduce, scan, arg_reduce over int32, int64, bfloat16,
+    float32, float64) is named by its parts: `op` ("sum", "min", "max"),
+    `dtype_in`, `dtype_out`, for a float sum its `accumulator` and a
+    tolerance (`rtol`, `atol`, `ulp`; default the order-free bound), for a
+    float arg reduction its `nan_rule` ("nan_first", "nan_ignored");
+    `contract` then names the kind ("inclusive"/"exclusive" for scan,
+    "argmax"/"argmin" for arg_reduce, None for reduce). Or by its full name
+    (contract="inclusive.sum.f32.f32")."""
     if not callable(fn):
         raise TypeError(f"primlab.check: fn must be callable, got {type(fn).__name__}")
-    if contract is None:
-        raise ValueError(f"primlab.check: name the contract of primitive {primitive!r} (contract=...)")
+    parts = {
+        "op": op,
+        "dtype_in": dtype_in,
+        "dtype_out": dtype_out,
+        "accumulator": accumulator,
+        "rtol": rtol,
+        "atol": atol,
+        "ulp": ulp,
+        "nan_rule": nan_rule,
+    }
+    parts = {k: v for k, v in parts.items() if v is not None}
+    if contract is None and not parts:
+        raise ValueError(
+            f"primlab.check: name the contract of primitive {primitive!r} (contract=...), "
+            "or a typed one by its parts (op=..., dtype_in=...)"
+        )
     seed = secrets.randbits(64) if seed is None else int(seed)
     with tempfile.TemporaryDirectory(prefix="primlab-check-") as folder:
         try:
-            export = Export.create(folder, primitive, contract, sizes, seed, deep=deep, framework=framework)
+            export = Export.create(
+                folder, primitive, contract, sizes, seed, deep=deep, framework=framework, parts=parts
+            )
         except HarnessRefused as error:
             raise ValueError(
                 f"primlab.check(primitive={primitive!r}, contract={contract!r}, framework={framework!r}, "
-                f"sizes={sizes!r}, deep={deep!r}, seed={seed:#x}): {error}"
+                f"{''.join(f'{k}={v!r}, ' for k, v in parts.items())}sizes={sizes!r}, deep={deep!r}, "
+                f"seed={seed:#x}): {error}"
             ) from None
-        # The contract the framework states (the export's own), named from here on.
-        contract = export.contracts[0] if framework is not None and export.contracts else contract
+        # The contract the framework or the parts state (the export's own), named from here on.
+        if (framework is not None or parts) and export.contracts:
+            contract = export.contracts[0]
         case_runs = CaseRuns(export, device, convert)
         passed = []
         for run in case_runs.runs():

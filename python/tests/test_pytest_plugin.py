@@ -148,7 +148,7 @@ def test_scan(case):
     result.stdout.fnmatch_lines(
         [
             "E   ValueError: test_kernel.py::test_scan: @primlab.cases(primitive='scan', contract='exclusive.f32', sizes=None, seed=0x*): harness cases export exited 2:",
-            "E     error: unknown contract 'exclusive.f32' for primitive scan: choose from exclusive.i32, inclusive.i32",
+            "E     error: unknown contract 'exclusive.f32' for primitive scan: choose from exclusive.i32, inclusive.i32; or a typed contract such as *",
         ]
     )
 

@@ -75,7 +75,8 @@ fn an_unknown_contract_lists_the_primitives_contracts() {
     let e = message(&GOOD.replace("exclusive.i32", "exclusive.f32"));
     assert_eq!(
         e,
-        "contract: unknown contract 'exclusive.f32' for primitive scan: choose from exclusive.i32, inclusive.i32"
+        "contract: unknown contract 'exclusive.f32' for primitive scan: choose from exclusive.i32, inclusive.i32; \
+         or a typed contract such as inclusive.sum.f32.f32 or exclusive.max.i32.i32 (op, dtype_in, dtype_out, ...)"
     );
 }
 

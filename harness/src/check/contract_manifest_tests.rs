@@ -186,3 +186,40 @@ fn a_manifest_that_never_ends_or_nests_too_deep_is_refused() {
     let e = load(&dir.join("check.toml"), &BOUNDARY_SIZES, None).unwrap_err();
     assert!(e.to_string().contains("longer than"), "{e}");
 }
+
+/// A manifest of a typed contract, by its parts (`contract` the kind) or by its name.
+fn typed_manifest(primitive: &str, fields: &str) -> Result<Manifest, ManifestError> {
+    let dir = super::tests::folder();
+    let ptx = ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k(\n\t.param .u64 p0,\n\t.param .u64 p1,\n\t.param .u64 p2\n)\n{ ret; }\n";
+    std::fs::write(dir.join("k.ptx"), ptx).expect("ptx written");
+    let text = format!(
+        "primitive = \"{primitive}\"\n{fields}\n[module]\nptx = \"k.ptx\"\n[[launch]]\nkernel = \"k\"\n\
+         args = [\"in\", \"out\", \"n\"]\ngrid = \"ceil_div(n, 1024)\"\nblock = \"256\"\n"
+    );
+    std::fs::write(dir.join("check.toml"), text).expect("manifest written");
+    let loaded = load(&dir.join("check.toml"), &BOUNDARY_SIZES, None);
+    let _ = std::fs::remove_dir_all(&dir);
+    loaded
+}
+
+#[test]
+fn a_typed_contract_is_named_by_its_parts_or_its_name_and_bad_parts_are_refused() {
+    let by_parts = typed_manifest(
+        "scan",
+        "contract = \"inclusive\"\nop = \"sum\"\ndtype_in = \"bfloat16\"\ndtype_out = \"float32\"\nrtol = 1e-3",
+    )
+    .expect("valid");
+    assert_eq!(by_parts.contract.name, "inclusive.sum.bf16.f32.rtol_1e-3.atol_0e0");
+    assert_eq!(by_parts.contract.inputs[0].dtype, Dtype::Bfloat16);
+    assert_eq!(by_parts.launches[0].args, vec![Arg::Input(0), Arg::Output(0), Arg::N]);
+    let by_name = typed_manifest("reduce", "contract = \"max.i64.i64\"").expect("valid");
+    assert_eq!(by_name.contract.outputs[0].dtype, Dtype::Int64);
+    let refused =
+        typed_manifest("scan", "contract = \"inclusive\"\nop = \"max\"\ndtype_in = \"float32\"\ndtype_out = \"int32\"");
+    let Err(ManifestError::UnknownContract { message }) = refused else { panic!("float in, int out was accepted") };
+    assert!(message.contains("keeps ints or floats"), "{message}");
+    let Err(ManifestError::UnknownContract { message }) = typed_manifest("scan", "op = \"sum\"") else {
+        panic!("a typed request without a kind or input type was accepted")
+    };
+    assert!(message.contains("dtype_in"), "{message}");
+}

@@ -164,7 +164,7 @@ pub fn chunk_carries(values: &[f64]) -> Vec<ExactSum> {
     totals
         .iter()
         .map(|t| {
-            let before = carry;
+            let before = carry.clone();
             carry.merge(t);
             before
         })

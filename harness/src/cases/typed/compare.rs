@@ -204,18 +204,21 @@ fn float_sum_tally(parts: &Parts, values: &[f64], outs: &[f64]) -> Tally {
     };
     chunked(values.len(), |range| {
         let c = range.start / CHUNK;
-        let (mut s, mut sum_abs) = (carries[c], abs_carries[c]);
+        let (mut s, mut sum_abs) = (carries[c].clone(), abs_carries[c]);
         let mut t = Tally::default();
         for i in range {
-            let before = (s, sum_abs);
-            s.add(values[i]);
-            sum_abs += values[i].abs();
-            let (terms, (sum, abs)) = match kind {
-                ScanKind::Inclusive => (i as u64 + 1, (&s, sum_abs)),
-                _ => (i as u64, (&before.0, before.1)),
-            };
-            if let Some(bad) = check_sum(parts, i, (sum, abs, terms), outs[i]) {
+            // An inclusive output sums in[0..=i], an exclusive one in[0..i).
+            let inclusive = kind == ScanKind::Inclusive;
+            if inclusive {
+                s.add(values[i]);
+                sum_abs += values[i].abs();
+            }
+            if let Some(bad) = check_sum(parts, i, (&s, sum_abs, i as u64 + u64::from(inclusive)), outs[i]) {
                 t.add(bad);
+            }
+            if !inclusive {
+                s.add(values[i]);
+                sum_abs += values[i].abs();
             }
         }
         t

@@ -15,7 +15,7 @@
 pub const LIMBS: usize = 34;
 
 /// An exact sum of finite floats: a two's complement integer in units of 2^-1074.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ExactSum {
     limbs: [u64; LIMBS],
 }
@@ -158,7 +158,7 @@ impl ExactSum {
 
     /// `self - x` rounded to the nearest f64 (the error of a result `x`, negated).
     pub fn minus_to_f64(&self, x: f64) -> f64 {
-        let mut d = *self;
+        let mut d = self.clone();
         d.add(-x);
         d.to_f64()
     }

@@ -269,7 +269,7 @@ fn a_bf16_accumulator_fails_a_float32_accumulators_bound_and_passes_its_own() {
     let narrow = host_sum(&values, t.parts.shape, 1, Dtype::Bfloat16, Dtype::Float32);
     let Verdict::Fail(m) = verdict(t, &case, narrow.clone()) else { panic!("bf16 accumulation passed an f32 bound") };
     assert!(m.what.contains("order-free bound (float32 accumulator)"), "{}", m.what);
-    let lines = rules::mismatch_lines(&t.contract, &case, &[narrow.clone()]);
+    let lines = rules::mismatch_lines(&t.contract, &case, std::slice::from_ref(&narrow));
     assert!(lines[0].starts_with("failing elements of out (prefix within the order-free bound"), "{lines:?}");
     let (own, case) = case_of("inclusive.sum.bf16.f32.acc_bf16", Primitive::Scan, "uniform", 4096);
     assert!(verdict(own, &case, narrow).passed());
@@ -301,7 +301,7 @@ fn exact_contracts_compare_by_value_with_signed_zeros_equal() {
     assert!(verdict(t, &case, Array::Float32(flipped.clone())).passed());
     let mut wrong = flipped;
     wrong[2999] = f32::from_bits(wrong[2999].to_bits() ^ 1);
-    assert_eq!(verdict(t, &case, Array::Float32(wrong)).passed(), false);
+    assert!(!verdict(t, &case, Array::Float32(wrong)).passed());
     let (i, case) = case_of("exclusive.sum.i32.i32", Primitive::Scan, "full_range", 500);
     let Array::Int32(expected) = &case.expected[0] else { panic!("i32 out") };
     // A kernel that saturates instead of wrapping.
@@ -341,4 +341,45 @@ fn the_catalogue_has_every_family_at_small_sizes_and_two_at_2_24() {
     let first = (specs[1].make)().expect("made");
     assert_eq!(first, (specs[1].make)().expect("made"));
     let _: &Family = &families::all(&t.parts)[0];
+}
+
+#[test]
+fn export_then_verify_judges_a_typed_float_scan_by_its_bound_and_names_a_wrong_element() {
+    use crate::cases::{export, index::Index, npy, verify};
+    let dir = std::env::temp_dir().join(format!("primlab-typed-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let args = export::ExportOptions {
+        primitive: Primitive::Scan,
+        contract: Some("exclusive".into()),
+        request: Some(request(None, Some("sum"), "float32", None)),
+        framework: None,
+        sizes: vec![1, 33, 1000],
+        seed: Some(0x5eed),
+        deep: false,
+        dir: dir.clone(),
+    };
+    assert!(export::run(&args).expect("exports"));
+    let index: Index =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("index.json")).expect("index")).expect("json");
+    assert!(index.cases.iter().all(|c| c.contract == "exclusive.sum.f32.f32"));
+    assert_eq!(index.cases[0].tolerance, "order_free_bound");
+    assert!(index.cases[0].rule.contains("u = 2^-24 (float32 accumulator)"), "{}", index.cases[0].rule);
+    // A kernel summing in tiles of 64, in f32.
+    for case in &index.cases {
+        let input = npy::read(&dir.join(&case.inputs[0].file), Dtype::Float32).expect("input");
+        let values = float_values(&input).expect("floats");
+        let out = host_sum(&values, Shape::Scan(kernels::ScanKind::Exclusive), 64, Dtype::Float32, Dtype::Float32);
+        npy::write(&dir.join(&case.outputs[0].file), &out).expect("written");
+    }
+    assert!(verify::run(&dir, 5, &[], None, false).expect("verifies"), "a tiled f32 scan failed");
+    let case = index.cases.iter().find(|c| c.n == 1000).expect("a case at 1000");
+    let path = dir.join(&case.outputs[0].file);
+    let Array::Float32(mut out) = npy::read(&path, Dtype::Float32).expect("read") else { panic!("f32") };
+    out[500] += 1.0;
+    npy::write(&path, &Array::Float32(out)).expect("written");
+    let Verdict::Fail(m) = verify::verify_named(&dir, &case.case).expect("the catalogue") else {
+        panic!("an element 1.0 off passed")
+    };
+    assert_eq!(m.index, Some(500));
+    let _ = std::fs::remove_dir_all(&dir);
 }

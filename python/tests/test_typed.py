@@ -1,0 +1,120 @@
+"""Typed contracts from Python: NumPy's own functions over float32, int32,
+float64 and bfloat16 pass the contract their parts name (float sums judged
+by the order-free bound of their accumulator), and planted bugs fail with a
+line that names the contract checked."""
+
+import numpy as np
+import pytest
+
+import primlab
+
+SEED = 0x7E57
+SIZES = [1, 33, 1000]
+
+
+def bf16_to_f32(bits):
+    """bfloat16 raw bits (as the harness stores them) to float32, exactly."""
+    return (bits.astype(np.uint32) << 16).view(np.float32)
+
+
+def f32_to_bf16(x):
+    """float32 to bfloat16 raw bits, rounded to nearest even."""
+    b = x.astype(np.float32).view(np.uint32).astype(np.uint64)
+    return ((b + 0x7FFF + ((b >> 16) & 1)) >> 16).astype(np.uint16)
+
+
+def test_a_float32_cumsum_passes_the_order_free_bound_and_a_shifted_one_fails():
+    result = primlab.check(
+        lambda x: np.cumsum(x, dtype=np.float32),
+        primitive="scan",
+        contract="inclusive",
+        op="sum",
+        dtype_in="float32",
+        sizes=SIZES,
+        seed=SEED,
+    )
+    assert result.contract == "inclusive.sum.f32.f32"
+    with pytest.raises(AssertionError, match=r"scan/user\.exclusive\.sum\.f32\.f32 .*within the order-free bound"):
+        primlab.check(
+            lambda x: np.cumsum(x, dtype=np.float32),
+            primitive="scan",
+            contract="exclusive",
+            op="sum",
+            dtype_in="float32",
+            sizes=SIZES,
+            seed=SEED,
+        )
+
+
+def test_an_int32_running_max_passes_and_a_wrapping_sum_is_exact():
+    result = primlab.check(
+        lambda x: np.maximum.accumulate(x),
+        primitive="scan",
+        contract="inclusive.max.i32.i32",
+        sizes=SIZES,
+        seed=SEED,
+    )
+    assert result.contract == "inclusive.max.i32.i32"
+    primlab.check(
+        lambda x: np.array([x.sum(dtype=np.int32)], dtype=np.int32),
+        primitive="reduce",
+        op="sum",
+        dtype_in="int32",
+        dtype_out="int32",
+        sizes=SIZES,
+        seed=SEED,
+    )
+    # Summed in int64 and clamped: not the wrapping sum the contract states.
+    with pytest.raises(AssertionError, match=r"reduce/user\.sum\.i32\.i32 "):
+        primlab.check(
+            lambda x: np.array([np.clip(x.sum(dtype=np.int64), -(2**31), 2**31 - 1)], dtype=np.int32),
+            primitive="reduce",
+            op="sum",
+            dtype_in="int32",
+            dtype_out="int32",
+            sizes=SIZES,
+            seed=SEED,
+        )
+
+
+def test_a_bfloat16_sum_in_float32_passes_and_one_accumulated_in_bfloat16_fails():
+    primlab.check(
+        lambda x: np.array([bf16_to_f32(x).sum(dtype=np.float32)], dtype=np.float32),
+        primitive="reduce",
+        op="sum",
+        dtype_in="bfloat16",
+        dtype_out="float32",
+        sizes=SIZES,
+        seed=SEED,
+    )
+
+    def bf16_accumulator(x):
+        acc = np.float32(0)
+        for v in bf16_to_f32(x):
+            acc = bf16_to_f32(f32_to_bf16(np.array([acc + v], dtype=np.float32)))[0]
+        return np.array([acc], dtype=np.float32)
+
+    with pytest.raises(AssertionError, match=r"sum\.bf16\.f32 .*float32 accumulator"):
+        primlab.check(
+            bf16_accumulator, primitive="reduce", op="sum", dtype_in="bfloat16", dtype_out="float32", sizes=SIZES, seed=SEED
+        )
+
+
+def test_numpys_argmax_over_float64_is_checked_under_its_nan_rule():
+    result = primlab.check(
+        lambda x: np.array([np.argmax(x)], dtype=np.int64),
+        primitive="arg_reduce",
+        contract="argmax",
+        dtype_in="float64",
+        framework="numpy",
+        sizes=SIZES,
+        seed=SEED,
+    )
+    assert result.contract == "argmax.f64.nan_first"
+
+
+def test_bad_parts_raise_a_value_error_naming_them():
+    with pytest.raises(ValueError, match=r"keeps ints or floats"):
+        primlab.check(lambda x: x, primitive="scan", contract="inclusive", op="sum", dtype_in="float32", dtype_out="int32")
+    with pytest.raises(ValueError, match=r"or a typed one by its parts"):
+        primlab.check(lambda x: x, primitive="reduce")
