@@ -12,7 +12,7 @@
 # leaves receipts/ untouched and copies nothing, so no old receipt is ever
 # passed off as this run's.
 #
-#   scripts/gpu_run.sh info proof cub-build bench-quick nccl ncu check-examples check-rules check-streamed gallery python pack bundle
+#   scripts/gpu_run.sh info proof cub-build bench-quick nccl ncu check-examples check-rules check-streamed check-typed gallery python pack bundle
 #
 # `proof` remakes exactly the gated receipts `harness receipts status` calls
 # stale (sweep, then sanitize and mutants side by side) and does nothing when
@@ -253,6 +253,23 @@ for s in "$@"; do
           printf "%s\n" "$out" | grep -q "would pass under" || { echo "EXPECTATION NOT MET: no line names the rule"; exit 1; }
           echo "fails our contract naming the rule it follows"' _ "$H" "$ex/bugs/$b/check.toml" "$d/$b"
       done ;;
+    check-typed)
+      # Typed contracts (cases/typed) on the GPU: the gallery's typed controls
+      # (07 float scan, 08 bfloat16 sum, 09 bfloat16 argmax) pass with the
+      # defaults and its typed bugs (16, 27, 36) fail with a FAIL line; then
+      # PyTorch's cumsum, sum, cummax and argmax under typed contracts from
+      # Python (install the wheel first: the python step). Receipts go to $OUT only.
+      d=$(stage_dir check-typed)
+      for b in 07_fscan_control 08_bf16sum_control 09_bf16argmax_control; do
+        step "check-typed-$b" 300 "$H" check --manifest "examples/check/bugs/$b/check.toml" --seed 0x5eed --out "$d/$b"
+      done
+      for b in 16_fscan_truncated_carries 27_bf16sum_bf16_accumulator 36_bf16argmax_signed_zero; do
+        step "check-typed-$b" 300 bash -c 'out=$("$1" check --manifest "$2" --seed 0x5eed --out "$3" 2>&1); rc=$?
+          printf "%s\n" "$out" | grep -v "^\[check\]" | grep -m 3 -A 3 "^FAIL"
+          [ "$rc" -eq 1 ] || { echo "EXPECTATION NOT MET: exited $rc, not 1 (a found failure)"; exit 1; }
+          echo "fails as expected"' _ "$H" "examples/check/bugs/$b/check.toml" "$d/$b"
+      done
+      TAIL=60 step python-typed 300 python3 -m pytest -v -s -p no:cacheprovider --timeout 120 examples/python/test_torch_typed.py ;;
     check-streamed)
       # Past 2^31 a case is made and judged a piece at a time (check/streamed):
       # the correct CUDA scan and compaction pass at 2^31 + 1000 with every

@@ -11,6 +11,7 @@
 //! | `mixed_magnitudes` | ±[1, 2) · 2^e, e in [-24, 24]: sums cancel | floats |
 //! | `float_edges` | runs of ±0.0, ±smallest subnormal, ±largest subnormal, ±smallest normal, ±1 | floats |
 //! | `many_ties` | eight values, -0.0 and +0.0 among them | floats |
+//! | `signed_zero_ties` | only -0.0 and +0.0, elements 0 and 1 of opposite signs | float arg reductions |
 //! | `extremes` | ±largest finite and ±inf among uniform values | float min, max |
 //! | `ascending`, `descending` | sorted (the running extremum changes at every element) | all |
 //! | `nan_late`, `nan_first_element`, `infinities` | NaN and ±inf placed (the NaN rules' own) | float arg reductions with a NaN rule |
@@ -131,6 +132,17 @@ fn many_ties(rng: &mut Rng, _: usize, _: usize, _: Dtype, _prev: f64) -> f64 {
     [-2.0, -1.0, -0.0, 0.0, 0.5, 1.0, 2.0, 3.0][rng.index(8)]
 }
 
+/// Only -0.0 and +0.0, elements 0 and 1 of opposite signs: the extremum is a
+/// zero, and the lowest index of either sign must win.
+fn signed_zero_ties(rng: &mut Rng, i: usize, _: usize, _: Dtype, _prev: f64) -> f64 {
+    match i {
+        0 => -0.0,
+        1 => 0.0,
+        _ if rng.below(2) == 0 => -0.0,
+        _ => 0.0,
+    }
+}
+
 fn extremes(rng: &mut Rng, i: usize, n: usize, dtype: Dtype, prev: f64) -> f64 {
     match rng.below(16) {
         0 => largest(dtype),
@@ -216,8 +228,9 @@ pub fn all(parts: &Parts) -> Vec<Family> {
         (true, Shape::Arg { .. }, _) => {
             // Arg reductions without a NaN rule must stay finite: no `extremes`.
             let finite = FLOAT_EXTREMUM.iter().filter(|f| f.name() != "extremes").copied();
+            let zeros = Family::Float("signed_zero_ties", signed_zero_ties);
             let nan = if parts.nan == NanRule::Finite { &[][..] } else { &NAN_FAMILIES[..] };
-            finite.chain(nan.iter().copied()).collect()
+            finite.chain([zeros]).chain(nan.iter().copied()).collect()
         }
         (true, _, Op::Sum) => FLOAT_SUM.to_vec(),
         (true, _, _) => FLOAT_EXTREMUM.to_vec(),
