@@ -13,7 +13,7 @@ use super::exact::ExactSum;
 use super::families::{self, float_values, int_values, Family};
 use super::parts::{is_float, short, NanRule, Op, Parts, Shape};
 use crate::sweep::gpu::{case_seed, id};
-use crate::sweep::raw::{variant, Array, Contract, Dtype, RawCase, RawSpec};
+use crate::sweep::raw::{variant, Array, Contract, Dtype, RawCase, RawSpec, Value};
 use crate::sweep::SweepPlan;
 use kernels::ScanKind;
 use rayon::prelude::*;
@@ -25,6 +25,9 @@ pub const FEW_FAMILIES_FROM: usize = 1 << 24;
 
 /// The cases of `parts`' `contract` for `plan`, variants named `<label>.<contract>`.
 pub fn cases(plan: &SweepPlan, parts: Parts, contract: &'static Contract, label: &str) -> Vec<RawSpec> {
+    if parts.shape == Shape::Segmented {
+        return segmented_cases(plan, parts, contract, label);
+    }
     let families = families::all(&parts);
     let primitive = parts.primitive().name();
     let mut out = Vec::new();
@@ -47,7 +50,34 @@ pub fn cases(plan: &SweepPlan, parts: Parts, contract: &'static Contract, label:
     out
 }
 
-/// One case: the input of `family` and the model's output.
+/// The segmented cases: the registry catalogue's segment shapes at each size
+/// (the long segment of 512^2 + 1 items included), shape `s` with value
+/// family `s` (cycling), named `<family>.<shape>`.
+fn segmented_cases(plan: &SweepPlan, parts: Parts, contract: &'static Contract, label: &str) -> Vec<RawSpec> {
+    use crate::sweep::gpu::segmented_reduce::{shape_name, shapes, sizes};
+    let families = families::all(&parts);
+    let mut out = Vec::new();
+    for n in sizes(plan) {
+        for (s, shape) in shapes(plan, n).into_iter().enumerate() {
+            let family = families[s % families.len()];
+            let seed = case_seed(plan.seed, &format!("typed.segmented.{}", short(parts.dtype_in)), n, s);
+            let name = format!("{}.{}", family.name(), shape_name(shape, n));
+            let case_id = id("segmented_reduce", variant(label, contract), n.to_string(), n, &name, seed);
+            out.push(RawSpec::new(case_id, move || {
+                let values = families::make(family, parts.dtype_in, n, seed);
+                let offsets = crate::sweep::gpu::segmented_reduce::offsets(shape, n, seed);
+                let offsets = Array::Int64(offsets.into_iter().map(|o| o as i64).collect());
+                let inputs = vec![values, offsets];
+                let expected = model(&parts, &inputs)?;
+                let segments = Value::Int64(expected[0].count() as i64);
+                Ok(RawCase { inputs, params: vec![segments], expected })
+            }));
+        }
+    }
+    out
+}
+
+/// One case: the input of `family` (with flags for a flagged compaction) and the model's output.
 pub fn make(parts: Parts, family: Family, n: usize, seed: u64) -> Result<RawCase, String> {
     let mut input = families::make(family, parts.dtype_in, n, seed);
     if let (NanRule::NanIgnored, Some(values)) = (parts.nan, float_values(&input)) {
@@ -58,32 +88,115 @@ pub fn make(parts: Parts, family: Family, n: usize, seed: u64) -> Result<RawCase
             input = families::float_array(parts.dtype_in, values);
         }
     }
-    let expected = model(&parts, &input)?;
-    Ok(RawCase::new(vec![input], vec![expected]))
+    let mut inputs = vec![input];
+    if parts.shape == (Shape::Compact { flagged: true }) {
+        inputs.push(families::flags(n, seed));
+    }
+    let expected = model(&parts, &inputs)?;
+    Ok(RawCase::new(inputs, expected))
 }
 
-/// The model's output for `input`.
-pub fn model(parts: &Parts, input: &Array) -> Result<Array, String> {
-    if let Shape::Arg { max } = parts.shape {
-        let index = arg_index(input, max, parts.nan).ok_or("an input with no index (empty, or NaN only)")?;
-        return Ok(Array::Int64(vec![index as i64]));
+/// The model's outputs for `inputs` (in the contract's order).
+pub fn model(parts: &Parts, inputs: &[Array]) -> Result<Vec<Array>, String> {
+    let input = inputs.first().ok_or("an input")?;
+    match parts.shape {
+        Shape::Arg { max } => {
+            let index = arg_index(input, max, parts.nan).ok_or("an input with no index (empty, or NaN only)")?;
+            Ok(vec![Array::Int64(vec![index as i64])])
+        }
+        Shape::Compact { flagged } => {
+            let keep: Vec<bool> = match (flagged, inputs.get(1)) {
+                (true, Some(Array::Uint8(flags))) => flags.iter().map(|&f| f != 0).collect(),
+                (true, _) => return Err("uint8 flags".into()),
+                (false, _) => positive(input)?,
+            };
+            let kept = kept_items(input, &keep);
+            let count = kept.count() as i64;
+            Ok(vec![kept, Array::Int64(vec![count])])
+        }
+        Shape::Segmented => {
+            let Some(Array::Int64(offsets)) = inputs.get(1) else { return Err("int64 offsets".into()) };
+            let bounds: Vec<usize> = offsets.iter().map(|&o| o as usize).collect();
+            let segments: Vec<Array> = bounds
+                .windows(2)
+                .map(|w| fold(parts, &slice(input, w[0]..w[1]), Shape::Reduce))
+                .collect::<Result<_, _>>()?;
+            Ok(vec![concat(parts, segments)])
+        }
+        shape => Ok(vec![fold(parts, input, shape)?]),
     }
+}
+
+/// The reduce (one element) or scan of `input` by `parts`' operator, in its output type.
+fn fold(parts: &Parts, input: &Array, shape: Shape) -> Result<Array, String> {
     if parts.float_sum() {
         let values = float_values(input).ok_or("a float input")?;
-        return Ok(Array::Float64(float_sums(&values, parts.shape)));
+        return Ok(Array::Float64(float_sums(&values, shape)));
     }
     if is_float(parts.dtype_in) {
         let values = float_values(input).ok_or("a float input")?;
-        let out = fold_shape(&values, parts.shape, float_identity(parts.op), |a, b| float_op(parts.op, a, b));
+        let out = fold_shape(&values, shape, float_identity(parts.op), |a, b| float_op(parts.op, a, b));
         return Ok(families::float_array(parts.dtype_out, out));
     }
     let values = int_values(input).ok_or("an integer input")?;
     let (out_type, op) = (parts.dtype_out, parts.op);
-    let out = fold_shape(&values, parts.shape, int_identity(op, out_type), |a, b| int_op(op, out_type, a, b));
+    let out = fold_shape(&values, shape, int_identity(op, out_type), |a, b| int_op(op, out_type, a, b));
     Ok(match out_type {
         Dtype::Int32 => Array::Int32(out.into_iter().map(|v| v as i32).collect()),
         _ => Array::Int64(out),
     })
+}
+
+/// Elements `range` of `array`.
+pub fn slice(array: &Array, range: std::ops::Range<usize>) -> Array {
+    match array {
+        Array::Int32(v) => Array::Int32(v[range].to_vec()),
+        Array::Int64(v) => Array::Int64(v[range].to_vec()),
+        Array::Float32(v) => Array::Float32(v[range].to_vec()),
+        Array::Float64(v) => Array::Float64(v[range].to_vec()),
+        Array::Bfloat16(v) => Array::Bfloat16(v[range].to_vec()),
+        Array::Uint8(v) => Array::Uint8(v[range].to_vec()),
+    }
+}
+
+/// One-element arrays of one type, joined (an empty list gives an empty array of the model's type).
+fn concat(parts: &Parts, arrays: Vec<Array>) -> Array {
+    let empty =
+        if parts.float_sum() { Array::Float64(vec![]) } else { slice(&families::zeros(parts.dtype_out, 0), 0..0) };
+    arrays.into_iter().fold(empty, |mut all, a| {
+        match (&mut all, a) {
+            (Array::Int32(v), Array::Int32(a)) => v.extend(a),
+            (Array::Int64(v), Array::Int64(a)) => v.extend(a),
+            (Array::Float32(v), Array::Float32(a)) => v.extend(a),
+            (Array::Float64(v), Array::Float64(a)) => v.extend(a),
+            (Array::Bfloat16(v), Array::Bfloat16(a)) => v.extend(a),
+            _ => {}
+        }
+        all
+    })
+}
+
+/// Whether each element is kept by `x > 0` (-0.0, +0.0 and NaN are not).
+fn positive(input: &Array) -> Result<Vec<bool>, String> {
+    if let Some(ints) = int_values(input) {
+        return Ok(ints.iter().map(|&v| v > 0).collect());
+    }
+    Ok(float_values(input).ok_or("a numeric input")?.iter().map(|&v| v > 0.0).collect())
+}
+
+/// The elements of `input` whose `keep` is set, in order, bit for bit.
+fn kept_items(input: &Array, keep: &[bool]) -> Array {
+    fn pick<T: Copy>(v: &[T], keep: &[bool]) -> Vec<T> {
+        v.iter().zip(keep).filter(|(_, &k)| k).map(|(&x, _)| x).collect()
+    }
+    match input {
+        Array::Int32(v) => Array::Int32(pick(v, keep)),
+        Array::Int64(v) => Array::Int64(pick(v, keep)),
+        Array::Float32(v) => Array::Float32(pick(v, keep)),
+        Array::Float64(v) => Array::Float64(pick(v, keep)),
+        Array::Bfloat16(v) => Array::Bfloat16(pick(v, keep)),
+        Array::Uint8(v) => Array::Uint8(pick(v, keep)),
+    }
 }
 
 /// The identity of a float min or max (and sum).

@@ -60,72 +60,105 @@ impl Tally {
     }
 }
 
-/// The outputs' shape is the contract's, or the verdict saying how not.
+/// The outputs' count, types and lengths are the contract's, or the verdict saying how not.
 fn shape_check(typed: &Typed, case: &RawCase, got: &[Array]) -> Result<(), Verdict> {
-    let [got] = got else {
-        return Err(Verdict::fail("1 output", format!("{} outputs", got.len()), "output count"));
-    };
-    let want = typed.contract.outputs[0].dtype;
-    if got.dtype() != want {
+    let outputs = typed.contract.outputs;
+    if got.len() != outputs.len() {
         return Err(Verdict::fail(
-            format!("{} elements", want.name()),
-            format!("{} elements", got.dtype().name()),
-            "output type",
+            format!("{} outputs", outputs.len()),
+            format!("{} outputs", got.len()),
+            "output count",
         ));
     }
-    let len = case.model_len(0);
-    if got.count() != len {
-        return Err(Verdict::fail(format!("{len} elements"), format!("{} elements", got.count()), typed.contract.what));
+    for (k, (buffer, got)) in outputs.iter().zip(got).enumerate() {
+        if got.dtype() != buffer.dtype {
+            let (want, have) = (buffer.dtype.name(), got.dtype().name());
+            return Err(Verdict::fail(format!("{want} elements"), format!("{have} elements"), "output type"));
+        }
+        let len = case.model_len(k);
+        if got.count() != len {
+            let what = typed.contract.what_of(k);
+            return Err(Verdict::fail(format!("{len} elements"), format!("{} elements", got.count()), what));
+        }
     }
     Ok(())
 }
 
-/// The verdict on `got` for `case` of `typed`.
+/// The verdict on `got` for `case` of `typed`: the first failing element of the first failing output.
 pub fn compare(typed: &Typed, case: &RawCase, got: &[Array]) -> Verdict {
     if let Err(verdict) = shape_check(typed, case, got) {
         return verdict;
     }
-    let (tally, what) = tally(typed, case, &got[0]);
-    match tally.first.first() {
-        None => Verdict::Pass,
-        Some(bad) => Verdict::fail_at(bad.index, &bad.expected, &bad.got, &what),
+    for k in 0..got.len() {
+        let (tally, what) = tally(typed, case, got, k);
+        if let Some(bad) = tally.first.first() {
+            return Verdict::fail_at(bad.index, &bad.expected, &bad.got, &what);
+        }
     }
+    Verdict::Pass
 }
 
-/// The summary lines under a failure line: how many elements fail, the first few.
+/// The summary lines under a failure line: per failing output, how many elements fail and the first few.
 pub fn summary_lines(typed: &Typed, case: &RawCase, got: &[Array]) -> Vec<String> {
     if shape_check(typed, case, got).is_err() {
         return Vec::new();
     }
-    let (tally, what) = tally(typed, case, &got[0]);
-    if tally.count == 0 {
-        return Vec::new();
+    let mut lines = Vec::new();
+    for (k, output) in got.iter().enumerate() {
+        let (tally, what) = tally(typed, case, got, k);
+        if tally.count == 0 {
+            continue;
+        }
+        let compared = output.count();
+        let share = 100.0 * tally.count as f64 / compared.max(1) as f64;
+        let role = typed.contract.outputs[k].role;
+        let listed: Vec<String> =
+            tally.first.iter().map(|b| format!("[{}] expected {} got {}", b.index, b.expected, b.got)).collect();
+        lines.push(format!("failing elements of {role} ({what}): {} / {compared} ({share:.1}%)", tally.count));
+        lines.push(format!("first failures: {}", listed.join("; ")));
     }
-    let compared = got[0].count();
-    let share = 100.0 * tally.count as f64 / compared.max(1) as f64;
-    let role = typed.contract.outputs[0].role;
-    let listed: Vec<String> =
-        tally.first.iter().map(|b| format!("[{}] expected {} got {}", b.index, b.expected, b.got)).collect();
-    vec![
-        format!("failing elements of {role} ({what}): {} / {compared} ({share:.1}%)", tally.count),
-        format!("first failures: {}", listed.join("; ")),
-    ]
+    lines
 }
 
-/// Every failing element of `got` and the check's name.
-fn tally(typed: &Typed, case: &RawCase, got: &Array) -> (Tally, String) {
+/// Every failing element of output `k` and the check's name.
+fn tally(typed: &Typed, case: &RawCase, got: &[Array], k: usize) -> (Tally, String) {
     let parts = &typed.parts;
+    let what = typed.contract.what_of(k).to_string();
     if !parts.float_sum() {
-        let expected = &case.expected[0];
-        return (exact_tally(expected, got), typed.contract.what.to_string());
+        // Moved items keep their bits; computed ones are compared by value.
+        let bitwise = matches!(parts.shape, Shape::Compact { .. });
+        return (exact_tally(&case.expected[k], &got[k], bitwise), what);
     }
-    let what = format!("{} within {}", typed.contract.what, tolerance_name(parts));
-    let (Some(values), Some(outs)) = (case.inputs.first().and_then(float_values), float_values(got)) else {
+    let what = format!("{what} within {}", tolerance_name(parts));
+    let (Some(values), Some(outs)) = (case.inputs.first().and_then(float_values), float_values(&got[k])) else {
         let mut t = Tally::default();
         t.add(Bad { index: 0, expected: "float input and output".into(), got: "other types".into() });
         return (t, "case data".into());
     };
+    if parts.shape == Shape::Segmented {
+        let Some(Array::Int64(offsets)) = case.inputs.get(1) else {
+            let mut t = Tally::default();
+            t.add(Bad { index: 0, expected: "int64 offsets".into(), got: "none".into() });
+            return (t, "case data".into());
+        };
+        return (segment_sums_tally(parts, &values, offsets, &outs), what);
+    }
     (float_sum_tally(parts, &values, &outs), what)
+}
+
+/// Each segment's float sum against the exact sum of its terms.
+fn segment_sums_tally(parts: &Parts, values: &[f64], offsets: &[i64], outs: &[f64]) -> Tally {
+    let mut t = Tally::default();
+    for (s, w) in offsets.windows(2).enumerate() {
+        let terms = &values[w[0] as usize..w[1] as usize];
+        let mut sum = ExactSum::new();
+        terms.iter().for_each(|&x| sum.add(x));
+        let sum_abs: f64 = terms.iter().map(|x| x.abs()).sum();
+        if let Some(bad) = check_sum(parts, s, (&sum, sum_abs, terms.len() as u64), outs[s]) {
+            t.add(bad);
+        }
+    }
+    t
 }
 
 fn tolerance_name(parts: &Parts) -> String {
@@ -144,13 +177,13 @@ fn chunked(len: usize, check: impl Fn(Range<usize>) -> Tally + Sync) -> Tally {
     chunks.into_iter().fold(Tally::default(), Tally::then)
 }
 
-/// Element `i` of an exact comparison: the value shown and whether it equals.
-fn exact_tally(expected: &Array, got: &Array) -> Tally {
+/// The elements of an exact comparison that differ (floats by value, or bit for bit when `bitwise`).
+fn exact_tally(expected: &Array, got: &Array, bitwise: bool) -> Tally {
     let len = expected.count();
     chunked(len, |range| {
         let mut t = Tally::default();
         for i in range {
-            if let Some((e, g)) = differs(expected, got, i) {
+            if let Some((e, g)) = differs(expected, got, i, bitwise) {
                 t.add(Bad { index: i, expected: e, got: g });
             }
         }
@@ -158,23 +191,24 @@ fn exact_tally(expected: &Array, got: &Array) -> Tally {
     })
 }
 
-/// Element `i` shown from each array, when they differ (floats by value).
-fn differs(expected: &Array, got: &Array, i: usize) -> Option<(String, String)> {
+/// Element `i` shown from each array, when they differ (floats by value, or
+/// bit for bit when `bitwise`).
+fn differs(expected: &Array, got: &Array, i: usize, bitwise: bool) -> Option<(String, String)> {
+    let float = |e: f64, g: f64, same_bits: bool| {
+        // By value -0.0 == +0.0 and NaN equals nothing; bit for bit neither.
+        let equal = if bitwise { same_bits } else { e == g };
+        (!equal).then(|| (format!("{e:e}"), format!("{g:e}")))
+    };
     match (expected, got) {
         (Array::Int32(e), Array::Int32(g)) => (e[i] != g[i]).then(|| (e[i].to_string(), g[i].to_string())),
         (Array::Int64(e), Array::Int64(g)) => (e[i] != g[i]).then(|| (e[i].to_string(), g[i].to_string())),
-        (Array::Float32(e), Array::Float32(g)) => float_differs(e[i] as f64, g[i] as f64),
-        (Array::Float64(e), Array::Float64(g)) => float_differs(e[i], g[i]),
+        (Array::Float32(e), Array::Float32(g)) => float(e[i] as f64, g[i] as f64, e[i].to_bits() == g[i].to_bits()),
+        (Array::Float64(e), Array::Float64(g)) => float(e[i], g[i], e[i].to_bits() == g[i].to_bits()),
         (Array::Bfloat16(e), Array::Bfloat16(g)) => {
-            float_differs(half::bf16::from_bits(e[i]).to_f64(), half::bf16::from_bits(g[i]).to_f64())
+            float(half::bf16::from_bits(e[i]).to_f64(), half::bf16::from_bits(g[i]).to_f64(), e[i] == g[i])
         }
         _ => Some((format!("{} elements", expected.dtype().name()), format!("{} elements", got.dtype().name()))),
     }
-}
-
-fn float_differs(e: f64, g: f64) -> Option<(String, String)> {
-    // -0.0 == +0.0 by value; NaN equals nothing.
-    (e != g).then(|| (format!("{e:e}"), format!("{g:e}")))
 }
 
 /// The float sums' failing elements: each output against the exact sum of its terms.

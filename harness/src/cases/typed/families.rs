@@ -12,7 +12,7 @@
 //! | `float_edges` | runs of ±0.0, ±smallest subnormal, ±largest subnormal, ±smallest normal, ±1 | floats |
 //! | `many_ties` | eight values, -0.0 and +0.0 among them | floats |
 //! | `signed_zero_ties` | only -0.0 and +0.0, elements 0 and 1 of opposite signs | float arg reductions |
-//! | `extremes` | ±largest finite and ±inf among uniform values | float min, max |
+//! | `extremes` | ±largest finite and ±inf among uniform values | float min, max, compaction |
 //! | `ascending`, `descending` | sorted (the running extremum changes at every element) | all |
 //! | `nan_late`, `nan_first_element`, `infinities` | NaN and ±inf placed (the NaN rules' own) | float arg reductions with a NaN rule |
 //!
@@ -232,6 +232,8 @@ pub fn all(parts: &Parts) -> Vec<Family> {
             let nan = if parts.nan == NanRule::Finite { &[][..] } else { &NAN_FAMILIES[..] };
             finite.chain([zeros]).chain(nan.iter().copied()).collect()
         }
+        // Compaction moves values: every float pattern, ±inf and signed zeros included.
+        (true, Shape::Compact { .. }, _) => FLOAT_EXTREMUM.to_vec(),
         (true, _, Op::Sum) => FLOAT_SUM.to_vec(),
         (true, _, _) => FLOAT_EXTREMUM.to_vec(),
     }
@@ -275,6 +277,29 @@ pub fn make(family: Family, dtype: Dtype, n: usize, seed: u64) -> Array {
                 .collect();
             float_array(dtype, values)
         }
+    }
+}
+
+/// Compaction flags of `n` items from `seed`: about half 0 (dropped), the rest
+/// 1, 7 or 255 (kept: any nonzero byte keeps).
+pub fn flags(n: usize, seed: u64) -> Array {
+    let flags: Vec<u8> = (0..n.div_ceil(CHUNK))
+        .into_par_iter()
+        .flat_map_iter(|c| {
+            let mut rng = Rng::new(seed ^ 0xf1a6_5eed ^ (c as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+            (c * CHUNK..((c + 1) * CHUNK).min(n)).map(move |_| [0, 0, 0, 1, 7, 255][rng.index(6)]).collect::<Vec<u8>>()
+        })
+        .collect();
+    Array::Uint8(flags)
+}
+
+/// `n` zeros of `dtype`.
+pub fn zeros(dtype: Dtype, n: usize) -> Array {
+    match dtype {
+        Dtype::Int32 => Array::Int32(vec![0; n]),
+        Dtype::Int64 => Array::Int64(vec![0; n]),
+        Dtype::Uint8 => Array::Uint8(vec![0; n]),
+        float => float_array(float, vec![0.0; n]),
     }
 }
 

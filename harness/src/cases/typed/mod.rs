@@ -1,4 +1,5 @@
-//! Typed contracts: reduce, scan and arg reduction over any of the contract
+//! Typed contracts: reduce, scan, arg reduction, segmented reduction and
+//! compaction over any of the contract
 //! element types (int32, int64, bfloat16, float32, float64), with the operator
 //! (sum, min, max), the output type and, for float sums, the accumulator and
 //! the tolerance stated by the user. Each is checked against an exact model:
@@ -14,6 +15,8 @@
 //! | reduce | `<op>.<in>.<out>[.acc_<t>][.rtol_<x>][.atol_<x>][.ulp_<k>]` | `sum.bf16.f32`, `max.i64.i64` |
 //! | scan | `<inclusive or exclusive>.<op>.<in>.<out>[...]` | `inclusive.sum.f32.f32.rtol_1e-5` |
 //! | arg_reduce | `<argmax or argmin>.<in>[.nan_first or .nan_ignored]` | `argmax.bf16.nan_first` |
+//! | segmented_reduce | `<op>.<in>.<out>[...]`, one output per segment of `offsets` | `sum.f32.f32`, `min.i64.i64` |
+//! | compact | `<flagged or positive>.<in>`: the kept items bit for bit, and their count | `flagged.f64` |
 //!
 //! or composed from a manifest's (or `primlab.check`'s) fields `op`, `dtype_in`,
 //! `dtype_out`, `accumulator`, `rtol`, `atol`, `ulp` ([`Request`]). A request
@@ -34,7 +37,7 @@ pub mod parts;
 mod tests;
 
 use crate::registry::Primitive;
-use crate::sweep::raw::{Buffer, Contract, Dtype, Len, Rule};
+use crate::sweep::raw::{Buffer, Contract, Dtype, Len, Param, Rule};
 pub use parts::{NanRule, Parts, Request, Shape, Tolerance};
 use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
@@ -72,21 +75,43 @@ fn leak(s: String) -> &'static str {
 
 fn build(parts: Parts, name: String) -> Typed {
     let input = Buffer { role: "in", dtype: parts.dtype_in, len: Len::N };
-    let (output, what) = match parts.shape {
-        Shape::Reduce => (Buffer { role: "out", dtype: parts.dtype_out, len: Len::One }, parts.op.name()),
-        Shape::Scan(_) => (Buffer { role: "out", dtype: parts.dtype_out, len: Len::N }, "prefix"),
+    let out = |len| Buffer { role: "out", dtype: parts.dtype_out, len };
+    let (inputs, params, outputs, what): (Vec<Buffer>, Vec<Param>, Vec<Buffer>, &'static str) = match parts.shape {
+        Shape::Reduce => (vec![input], vec![], vec![out(Len::One)], parts.op.name()),
+        Shape::Scan(_) => (vec![input], vec![], vec![out(Len::N)], "prefix"),
         Shape::Arg { max } => (
-            Buffer { role: "index", dtype: Dtype::Int64, len: Len::One },
+            vec![input],
+            vec![],
+            vec![Buffer { role: "index", dtype: Dtype::Int64, len: Len::One }],
             if max { "argmax index" } else { "argmin index" },
         ),
+        Shape::Segmented => (
+            vec![input, Buffer { role: "offsets", dtype: Dtype::Int64, len: Len::PerCase }],
+            vec![Param { name: "segments", dtype: Dtype::Int64 }],
+            vec![out(Len::PerCase)],
+            match parts.op {
+                parts::Op::Sum => "segment sums",
+                parts::Op::Min => "segment minima",
+                parts::Op::Max => "segment maxima",
+            },
+        ),
+        Shape::Compact { flagged } => {
+            let flags = Buffer { role: "flags", dtype: Dtype::Uint8, len: Len::N };
+            (
+                if flagged { vec![input, flags] } else { vec![input] },
+                vec![],
+                vec![out(Len::N), Buffer { role: "count", dtype: Dtype::Int64, len: Len::One }],
+                "kept items, in order",
+            )
+        }
     };
     let rule = if parts.float_sum() { Rule::FloatSumBound } else { Rule::Exact };
     let contract = Contract {
         name: leak(name),
         summary: leak(parts.summary()),
-        inputs: Box::leak(Box::new([input])),
-        params: &[],
-        outputs: Box::leak(Box::new([output])),
+        inputs: Vec::leak(inputs),
+        params: Vec::leak(params),
+        outputs: Vec::leak(outputs),
         rule,
         what,
     };
@@ -116,6 +141,8 @@ pub fn example(primitive: Primitive) -> Option<&'static str> {
         Primitive::Reduce => Some("sum.bf16.f32 or max.i64.i64"),
         Primitive::Scan => Some("inclusive.sum.f32.f32 or exclusive.max.i32.i32"),
         Primitive::ArgReduce => Some("argmax.bf16, argmin.f64.nan_first or argmax.i32"),
+        Primitive::SegmentedReduce => Some("sum.f32.f32 or min.i64.i64"),
+        Primitive::Compact => Some("flagged.f32 or positive.i64"),
         _ => None,
     }
 }

@@ -48,6 +48,20 @@ pub enum Shape {
         /// argmax (else argmin).
         max: bool,
     },
+    /// One value per segment of `offsets`.
+    Segmented,
+    /// The kept items in order and their count: by flags (`flagged`) or by `x > 0`.
+    Compact {
+        /// Kept where `flags[i] != 0` (else where `in[i] > 0`).
+        flagged: bool,
+    },
+}
+
+impl Shape {
+    /// Whether the shape folds values by an operator (reduce, scan, segmented).
+    pub fn folds(self) -> bool {
+        matches!(self, Shape::Reduce | Shape::Scan(_) | Shape::Segmented)
+    }
 }
 
 /// What an arg reduction over floats does with NaN.
@@ -230,12 +244,14 @@ impl Parts {
             Shape::Reduce => Primitive::Reduce,
             Shape::Scan(_) => Primitive::Scan,
             Shape::Arg { .. } => Primitive::ArgReduce,
+            Shape::Segmented => Primitive::SegmentedReduce,
+            Shape::Compact { .. } => Primitive::Compact,
         }
     }
 
     /// Whether the outputs are float sums, judged by a bound.
     pub fn float_sum(&self) -> bool {
-        self.op == Op::Sum && is_float(self.dtype_in) && !matches!(self.shape, Shape::Arg { .. })
+        self.op == Op::Sum && is_float(self.dtype_in) && self.shape.folds()
     }
 
     /// The parts of `request` for `primitive`, validated.
@@ -248,6 +264,15 @@ impl Parts {
             (Primitive::Scan, Some("exclusive")) => Shape::Scan(ScanKind::Exclusive),
             (Primitive::ArgReduce, Some("argmax")) => Shape::Arg { max: true },
             (Primitive::ArgReduce, Some("argmin")) => Shape::Arg { max: false },
+            (Primitive::SegmentedReduce, None) => Shape::Segmented,
+            (Primitive::Compact, Some("flagged")) => Shape::Compact { flagged: true },
+            (Primitive::Compact, Some("positive")) => Shape::Compact { flagged: false },
+            (Primitive::Compact, _) => return Err("a typed compaction's contract is flagged or positive".into()),
+            (Primitive::SegmentedReduce, Some(other)) => {
+                return Err(format!(
+                    "a typed segmented reduction takes no contract kind ('{other}'): its operator is op"
+                ))
+            }
             (Primitive::Scan, _) => return Err("a typed scan's contract is inclusive or exclusive".into()),
             (Primitive::ArgReduce, _) => return Err("a typed arg reduction's contract is argmax or argmin".into()),
             (Primitive::Reduce, Some(other)) => {
@@ -255,7 +280,8 @@ impl Parts {
             }
             (other, _) => {
                 return Err(format!(
-                    "primitive {other} has no typed contracts yet (dtype_in, op, ...): reduce, scan and arg_reduce do"
+                    "primitive {other} has no typed contracts yet (dtype_in, op, ...): reduce, scan, arg_reduce, \
+                     segmented_reduce and compact do"
                 ))
             }
         };
@@ -268,6 +294,10 @@ impl Parts {
                 }
             }
             (Shape::Arg { .. }, Some(_)) => return Err("an arg reduction takes no op: argmax or argmin says it".into()),
+            (Shape::Compact { .. }, None) => Op::Sum,
+            (Shape::Compact { .. }, Some(_)) => {
+                return Err("a compaction takes no op: flagged or positive says what it keeps".into())
+            }
             (_, None) => return Err("name the operator (op = sum, min or max)".into()),
             (_, Some(name)) => {
                 Op::from_name(name).ok_or_else(|| format!("unknown operator '{name}': choose from sum, min, max"))?
@@ -310,7 +340,7 @@ impl Parts {
         if dtype_in == Dtype::Uint8 || dtype_out == Dtype::Uint8 {
             return Err("uint8 is a flag type, not an element type of a typed contract".into());
         }
-        let sum = op == Op::Sum && !matches!(shape, Shape::Arg { .. });
+        let sum = op == Op::Sum && shape.folds();
         let float_sum = sum && is_float(dtype_in);
         if !float_sum && tolerance != Tolerance::OrderFree {
             return Err("a tolerance (rtol, atol, ulp) applies to float sums only: every other result is exact".into());
@@ -338,6 +368,15 @@ impl Parts {
             }
             _ => dtype_out,
         };
+        if let Shape::Compact { .. } = shape {
+            if dtype_out != dtype_in {
+                return Err(format!(
+                    "a compaction moves its items: out is {}, not {}",
+                    dtype_in.name(),
+                    dtype_out.name()
+                ));
+            }
+        }
         if !matches!(shape, Shape::Arg { .. }) {
             if is_float(dtype_in) != is_float(dtype_out) {
                 return Err(format!(
@@ -350,7 +389,11 @@ impl Parts {
                 return Err(format!(
                     "a {} {} narrows {} to {}: the output type must hold every input exactly",
                     op.name(),
-                    if matches!(shape, Shape::Scan(_)) { "scan" } else { "reduce" },
+                    match shape {
+                        Shape::Scan(_) => "scan",
+                        Shape::Segmented => "segmented reduction",
+                        _ => "reduce",
+                    },
                     dtype_in.name(),
                     dtype_out.name()
                 ));
@@ -375,6 +418,8 @@ impl Parts {
             Shape::Reduce => format!("{}.{i}.{o}", self.op.name()),
             Shape::Scan(kind) => format!("{}.{}.{i}.{o}", scan_kind_name(kind), self.op.name()),
             Shape::Arg { max } => format!("{}.{i}", if max { "argmax" } else { "argmin" }),
+            Shape::Segmented => format!("{}.{i}.{o}", self.op.name()),
+            Shape::Compact { flagged } => format!("{}.{i}", if flagged { "flagged" } else { "positive" }),
         };
         if self.accumulator != self.default_accumulator() {
             name += &format!(".acc_{}", short(self.accumulator));
@@ -413,6 +458,15 @@ impl Parts {
                 (request.kind, request.dtype_in) = (some(kind), some(i));
                 rest
             }
+            (Primitive::SegmentedReduce, [op, i, o, rest @ ..]) if Op::from_name(op).is_some() => {
+                (request.op, request.dtype_in, request.dtype_out) = (some(op), some(i), some(o));
+                rest
+            }
+            // positive.i32 and flagged.i32 are the registry's.
+            (Primitive::Compact, [kind @ ("flagged" | "positive"), i, rest @ ..]) if *i != "i32" => {
+                (request.kind, request.dtype_in) = (some(kind), some(i));
+                rest
+            }
             _ => return None,
         };
         Some(parse_options(rest, &mut request).and_then(|()| {
@@ -433,6 +487,12 @@ impl Parts {
             (Shape::Reduce, Op::Sum, Dtype::Int32, Dtype::Int64) if plain => Some("sum.i32".into()),
             (Shape::Scan(kind), Op::Sum, Dtype::Int32, Dtype::Int64) if plain => {
                 Some(format!("{}.i32", scan_kind_name(kind)))
+            }
+            (Shape::Segmented, Op::Sum | Op::Max, Dtype::Int32, Dtype::Int64) if plain => {
+                Some(format!("{}.i32", self.op.name()))
+            }
+            (Shape::Compact { flagged }, _, Dtype::Int32, _) => {
+                Some(if flagged { "flagged.i32" } else { "positive.i32" }.into())
             }
             (Shape::Arg { max }, _, Dtype::Float32, _) => {
                 let base = if max { "argmax.f32" } else { "argmin.f32" };
@@ -470,6 +530,19 @@ impl Parts {
                     self.fold_words()
                 )
             }
+            Shape::Segmented => format!(
+                "segmented {}: out[s] = {} over in[offsets[s]..offsets[s+1]) for s < segments ({types}, int64 \
+                 offsets of segments + 1 entries from 0 to n{zeros}; an empty segment gives {})",
+                self.op.name(),
+                self.fold_words(),
+                self.identity_words()
+            ),
+            Shape::Compact { flagged } => format!(
+                "compaction by {}: out[0..count) = the kept in[i] in order, count[0] = how many ({i} in and out, \
+                 moved bit for bit{}, int64 count; out[count..n) untouched)",
+                if flagged { "flags" } else { "x > 0" },
+                if flagged { ", uint8 flags" } else { "; -0.0, +0.0 and NaN are not > 0" }
+            ),
             Shape::Arg { max } => format!(
                 "{}: index[0] = the lowest i with in[i] = {}(in) ({i} in, -0.0 ties 0.0, {}; one int64 out)",
                 if max { "argmax" } else { "argmin" },
@@ -507,6 +580,9 @@ impl Parts {
 
     /// The comparison in words.
     pub fn rule_words(&self) -> String {
+        if let Shape::Compact { .. } = self.shape {
+            return "exact: the kept items bit for bit (floats too) and their count; out[count..n) untouched".into();
+        }
         if !self.float_sum() {
             return if is_float(self.dtype_out) {
                 "exact: every element equal to the model's value (-0.0 and +0.0 equal), and the same element count"

@@ -122,28 +122,37 @@ fn invalid_parts_are_refused_with_the_reason() {
 fn integer_sums_wrap_in_the_output_type_and_extrema_use_the_identity() {
     let x = Array::Int32(vec![i32::MAX, 1, -5]);
     let wrap = typed(Primitive::Scan, "inclusive.sum.i32.i32").parts;
-    assert_eq!(model(&wrap, &x), Ok(Array::Int32(vec![i32::MAX, i32::MIN, i32::MIN.wrapping_sub(5)])));
+    assert_eq!(
+        model(&wrap, std::slice::from_ref(&x)),
+        Ok(vec![Array::Int32(vec![i32::MAX, i32::MIN, i32::MIN.wrapping_sub(5)])])
+    );
     let wide =
         Parts { dtype_out: crate::sweep::raw::Dtype::Int64, accumulator: crate::sweep::raw::Dtype::Int64, ..wrap };
-    assert_eq!(model(&wide, &x), Ok(Array::Int64(vec![i32::MAX as i64, 1 << 31, (1 << 31) - 5])));
+    assert_eq!(
+        model(&wide, std::slice::from_ref(&x)),
+        Ok(vec![Array::Int64(vec![i32::MAX as i64, 1 << 31, (1 << 31) - 5])])
+    );
     let max = typed(Primitive::Scan, "exclusive.max.i32.i32").parts;
-    assert_eq!(model(&max, &x), Ok(Array::Int32(vec![i32::MIN, i32::MAX, i32::MAX])));
+    assert_eq!(model(&max, std::slice::from_ref(&x)), Ok(vec![Array::Int32(vec![i32::MIN, i32::MAX, i32::MAX])]));
     let min = typed(Primitive::Reduce, "min.i64.i64").parts;
-    assert_eq!(model(&min, &Array::Int64(vec![])), Ok(Array::Int64(vec![i64::MAX])));
+    assert_eq!(model(&min, &[Array::Int64(vec![])]), Ok(vec![Array::Int64(vec![i64::MAX])]));
     let fmax = typed(Primitive::Reduce, "max.bf16.f32").parts;
     let bf = |v: f32| half::bf16::from_f32(v).to_bits();
     assert_eq!(
-        model(&fmax, &Array::Bfloat16(vec![bf(-1.0), bf(2.5), bf(f32::INFINITY)])),
-        Ok(Array::Float32(vec![f32::INFINITY]))
+        model(&fmax, &[Array::Bfloat16(vec![bf(-1.0), bf(2.5), bf(f32::INFINITY)])]),
+        Ok(vec![Array::Float32(vec![f32::INFINITY])])
     );
-    assert_eq!(model(&fmax, &Array::Bfloat16(vec![])), Ok(Array::Float32(vec![f32::NEG_INFINITY])));
+    assert_eq!(model(&fmax, &[Array::Bfloat16(vec![])]), Ok(vec![Array::Float32(vec![f32::NEG_INFINITY])]));
 }
 
 #[test]
 fn arg_reductions_follow_their_nan_rule_and_the_lowest_index() {
     let x = Array::Float64(vec![1.0, f64::NAN, 3.0, f64::INFINITY, 3.0, f64::NAN]);
-    let index = |name: &str| match model(&typed(Primitive::ArgReduce, name).parts, &x) {
-        Ok(Array::Int64(v)) => v[0],
+    let index = |name: &str| match model(&typed(Primitive::ArgReduce, name).parts, std::slice::from_ref(&x)) {
+        Ok(out) => match &out[0] {
+            Array::Int64(v) => v[0],
+            other => panic!("{other:?}"),
+        },
         other => panic!("{other:?}"),
     };
     assert_eq!(index("argmax.f64.nan_first"), 1);
@@ -151,11 +160,11 @@ fn arg_reductions_follow_their_nan_rule_and_the_lowest_index() {
     assert_eq!(index("argmin.f64.nan_ignored"), 0);
     let ints = Array::Int32(vec![4, -7, 9, 9, -7]);
     let p = |name: &str| typed(Primitive::ArgReduce, name).parts;
-    assert_eq!(model(&p("argmax.i32"), &ints), Ok(Array::Int64(vec![2])));
-    assert_eq!(model(&p("argmin.i32"), &ints), Ok(Array::Int64(vec![1])));
+    assert_eq!(model(&p("argmax.i32"), std::slice::from_ref(&ints)), Ok(vec![Array::Int64(vec![2])]));
+    assert_eq!(model(&p("argmin.i32"), std::slice::from_ref(&ints)), Ok(vec![Array::Int64(vec![1])]));
     // -0.0 ties 0.0: the lower index wins.
     let zeros = Array::Float64(vec![-1.0, -0.0, 0.0]);
-    assert_eq!(model(&p("argmax.f64"), &zeros), Ok(Array::Int64(vec![1])));
+    assert_eq!(model(&p("argmax.f64"), &[zeros]), Ok(vec![Array::Int64(vec![1])]));
 }
 
 #[test]
@@ -382,4 +391,55 @@ fn export_then_verify_judges_a_typed_float_scan_by_its_bound_and_names_a_wrong_e
     };
     assert_eq!(m.index, Some(500));
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn segmented_reductions_fold_each_segment_and_empty_segments_give_the_identity() {
+    let x = Array::Float64(vec![1.0, 2.0, -7.0, 0.5]);
+    let offsets = Array::Int64(vec![0, 2, 2, 4]);
+    let max = typed(Primitive::SegmentedReduce, "max.f64.f64").parts;
+    assert_eq!(model(&max, &[x.clone(), offsets.clone()]), Ok(vec![Array::Float64(vec![2.0, f64::NEG_INFINITY, 0.5])]));
+    let sum = typed(Primitive::SegmentedReduce, "sum.f64.f64");
+    let out = model(&sum.parts, &[x.clone(), offsets.clone()]).expect("model");
+    assert_eq!(out, vec![Array::Float64(vec![3.0, 0.0, -6.5])]);
+    assert_eq!(sum.contract.params[0].name, "segments");
+    assert_eq!(contract(Primitive::SegmentedReduce, "sum.i32.i64").name, "sum.i32", "the registry's");
+    let case = RawCase { inputs: vec![x, offsets], params: vec![crate::sweep::raw::Value::Int64(3)], expected: out };
+    assert!(verdict(sum, &case, Array::Float64(vec![3.0, 0.0, -6.5])).passed());
+    let Verdict::Fail(m) = verdict(sum, &case, Array::Float64(vec![3.0, -0.5, -6.5])) else { panic!("passed") };
+    assert_eq!((m.index, m.what.as_str()), (Some(1), "segment sums within the order-free bound (float64 accumulator)"));
+    // The catalogue: the registry's segment shapes, the long segment included, one value family each.
+    let plan = SweepPlan::of_primitive(Primitive::SegmentedReduce, &[33], 3);
+    let specs = rules::with_catalogue(&plan, Primitive::SegmentedReduce, &sum.contract, "u");
+    assert!(specs.iter().any(|s| s.id.family == "uniform.random") && specs.iter().any(|s| s.id.n > 262_144));
+    for spec in specs.iter().filter(|s| s.id.n == 33) {
+        let case = (spec.make)().expect("made");
+        let Array::Float64(exact) = &case.expected[0] else { panic!("exact sums") };
+        let got = Array::Float64(exact.clone());
+        assert!(rules::compare(&sum.contract, &case, &[got]).passed(), "{}", spec.id.family);
+    }
+}
+
+#[test]
+fn compaction_moves_items_bit_for_bit_and_positive_keeps_no_zero_or_nan() {
+    let t = typed(Primitive::Compact, "positive.f32");
+    let x = Array::Float32(vec![-0.0, 0.0, 1.5, f32::NAN, f32::INFINITY, -2.0]);
+    let out = model(&t.parts, &[x]).expect("model");
+    assert_eq!(out, vec![Array::Float32(vec![1.5, f32::INFINITY]), Array::Int64(vec![2])]);
+    let flagged = typed(Primitive::Compact, "flagged.bf16");
+    assert_eq!(flagged.contract.inputs.iter().map(|b| b.role).collect::<Vec<_>>(), ["in", "flags"]);
+    let (t, case) = case_of("flagged.f64", Primitive::Compact, "float_edges", 3000);
+    let Array::Float64(kept) = &case.expected[0] else { panic!("f64 items") };
+    assert!(kept.iter().any(|v| *v == 0.0 && v.is_sign_negative()), "a -0.0 is kept");
+    assert!(verdict2(t, &case, case.expected.clone()).passed());
+    // A kernel that writes +0.0 for -0.0 has not moved the item.
+    let flipped: Vec<f64> = kept.iter().map(|&v| if v == 0.0 { 0.0 } else { v }).collect();
+    let got = vec![Array::Float64(flipped), case.expected[1].clone()];
+    let Verdict::Fail(m) = verdict2(t, &case, got) else { panic!("a flipped zero passed") };
+    assert_eq!(m.what, "kept items, in order");
+    assert_eq!(contract(Primitive::Compact, "flagged.i32").name, "flagged.i32", "the registry's");
+}
+
+fn verdict2(t: &Typed, case: &RawCase, got: Vec<Array>) -> Verdict {
+    rules::compare(&t.contract, case, &got)
 }
