@@ -200,8 +200,8 @@ pub fn contract(primitive: Primitive, name: &str) -> Result<&'static Contract, S
     if let Some(rule) = RULES.iter().find(|r| r.primitive == primitive && r.contract.name == name) {
         return Ok(&rule.contract);
     }
-    if let Some(typed) = typed::by_name(primitive, name) {
-        return typed;
+    if let Some(parts) = typed::Parts::parse(primitive, name) {
+        return parts.and_then(|parts| resolved(primitive, parts));
     }
     raw::contract(primitive, name).map_err(|message| {
         let rules: Vec<&str> = RULES.iter().filter(|r| r.primitive == primitive).map(|r| r.contract.name).collect();
@@ -212,6 +212,15 @@ pub fn contract(primitive: Primitive, name: &str) -> Result<&'static Contract, S
             None => message,
         }
     })
+}
+
+/// The contract of typed `parts`: the registry contract (or named rule) they
+/// name where they name one (`sum.i32.i64` is `sum.i32`), else the typed contract.
+fn resolved(primitive: Primitive, parts: typed::Parts) -> Result<&'static Contract, String> {
+    match parts.registry_name() {
+        Some(registry) => contract(primitive, &registry),
+        None => Ok(typed::contract_of(parts)),
+    }
 }
 
 /// The contract a manifest or `primlab.check` names: `name` alone, or a typed
@@ -225,8 +234,9 @@ pub fn contract_requested(
 ) -> Result<(&'static Contract, Option<String>), String> {
     match (name, request) {
         (_, Some(request)) => {
-            let request = typed::Request { kind: name.map(str::to_string), ..request.clone() };
-            let contract = typed::requested(primitive, &request)?;
+            let kind = name.map(str::to_string).or_else(|| request.kind.clone());
+            let request = typed::Request { kind, ..request.clone() };
+            let contract = resolved(primitive, typed::Parts::compose(primitive, &request)?)?;
             contract_for(primitive, contract.name, framework)
         }
         (Some(name), None) => contract_for(primitive, name, framework),

@@ -124,15 +124,10 @@ pub fn of(contract: &Contract) -> Option<&'static Typed> {
     made.values().copied().find(|t| t.contract.name == contract.name && t.contract.inputs == contract.inputs)
 }
 
-/// The contract `name` of `primitive` when it is a typed contract's name:
-/// `None` when the name is not typed at all (a registry contract or a named
-/// rule may still own it), else the contract or why the name is wrong.
-pub fn by_name(primitive: Primitive, name: &str) -> Option<Result<&'static Contract, String>> {
-    let parsed = Parts::parse(primitive, name)?;
-    Some(parsed.and_then(|parts| match parts.registry_name() {
-        Some(registry) => crate::cases::rules::contract(primitive, &registry),
-        None => Ok(&intern(parts).contract),
-    }))
+/// The typed contract of `parts` (made on first use). A caller resolves
+/// [`Parts::registry_name`] first: parts that name a registry contract are that contract.
+pub fn contract_of(parts: Parts) -> &'static Contract {
+    &intern(parts).contract
 }
 
 /// A typed contract name of `primitive`, for messages (None: it has none).
@@ -158,16 +153,6 @@ pub fn framework_rule(base: &Contract, framework: &str) -> Option<&'static Contr
         return Some(&intern(Parts { nan: NanRule::NanFirst, ..parts }).contract);
     }
     None
-}
-
-/// The contract a [`Request`] composes (a registry contract when the request
-/// names one, [`Parts::registry_name`]), or why it cannot be made.
-pub fn requested(primitive: Primitive, request: &Request) -> Result<&'static Contract, String> {
-    let parts = Parts::compose(primitive, request)?;
-    if let Some(registry) = parts.registry_name() {
-        return crate::cases::rules::contract(primitive, &registry);
-    }
-    Ok(&intern(parts).contract)
 }
 
 /// The comparison of `contract` in words: a typed contract's own, else the contract rule's.

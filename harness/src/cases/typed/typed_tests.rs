@@ -29,6 +29,11 @@ fn request(kind: Option<&str>, op: Option<&str>, dtype_in: &str, dtype_out: Opti
     }
 }
 
+/// The contract `request` composes, as a manifest's parts resolve.
+fn requested_contract(primitive: Primitive, request: &Request) -> Result<&'static Contract, String> {
+    rules::contract_requested(primitive, None, Some(request), None).map(|(c, _)| c)
+}
+
 #[test]
 fn names_state_every_part_and_round_trip() {
     let names = [
@@ -58,18 +63,21 @@ fn names_state_every_part_and_round_trip() {
 
 #[test]
 fn a_request_composes_the_canonical_name_and_registry_contracts_stay_the_registrys() {
-    let scan = requested(Primitive::Scan, &request(Some("inclusive"), Some("max"), "uint32", None));
+    let scan = requested_contract(Primitive::Scan, &request(Some("inclusive"), Some("max"), "uint32", None));
     assert!(scan.unwrap_err().contains("unknown element type 'uint32'"));
-    let scan = requested(Primitive::Scan, &request(Some("inclusive"), Some("sum"), "float32", None)).expect("valid");
+    let scan =
+        requested_contract(Primitive::Scan, &request(Some("inclusive"), Some("sum"), "float32", None)).expect("valid");
     assert_eq!(scan.name, "inclusive.sum.f32.f32");
-    let bf16 = requested(Primitive::Reduce, &request(None, Some("sum"), "bfloat16", Some("float32"))).expect("valid");
+    let bf16 =
+        requested_contract(Primitive::Reduce, &request(None, Some("sum"), "bfloat16", Some("float32"))).expect("valid");
     assert_eq!(bf16.name, "sum.bf16.f32");
     // int32 -> int64 sums are the registry's contracts; argmax over f32 and its rules too.
-    let sum = requested(Primitive::Reduce, &request(None, Some("sum"), "int32", Some("int64"))).expect("valid");
+    let sum =
+        requested_contract(Primitive::Reduce, &request(None, Some("sum"), "int32", Some("int64"))).expect("valid");
     assert!(std::ptr::eq(sum, crate::sweep::raw::contract(Primitive::Reduce, "sum.i32").expect("registry")));
     assert_eq!(contract(Primitive::Scan, "exclusive.sum.i32.i64").name, "exclusive.i32");
     let nan = Request { nan: Some("nan_first".into()), ..request(Some("argmax"), None, "float32", None) };
-    assert_eq!(requested(Primitive::ArgReduce, &nan).expect("named rule").name, "argmax.f32.nan_first");
+    assert_eq!(requested_contract(Primitive::ArgReduce, &nan).expect("named rule").name, "argmax.f32.nan_first");
     assert!(of(contract(Primitive::ArgReduce, "argmax.f32")).is_none());
 }
 
@@ -107,7 +115,7 @@ fn invalid_parts_are_refused_with_the_reason() {
         ),
     ];
     for (primitive, request, why) in refused {
-        let e = requested(primitive, &request).expect_err(why);
+        let e = requested_contract(primitive, &request).expect_err(why);
         assert!(e.contains(why), "{e} lacks {why}");
     }
     let e = rules::contract(Primitive::Scan, "inclusive.sum.f32.f64.acc_f64").expect_err("not canonical");
