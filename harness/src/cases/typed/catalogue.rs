@@ -28,6 +28,9 @@ pub fn cases(plan: &SweepPlan, parts: Parts, contract: &'static Contract, label:
     if parts.shape == Shape::Segmented {
         return segmented_cases(plan, parts, contract, label);
     }
+    if let Shape::Softmax { .. } = parts.shape {
+        return softmax_cases(plan, parts, contract, label);
+    }
     let families = families::all(&parts);
     let primitive = parts.primitive().name();
     let mut out = Vec::new();
@@ -71,6 +74,35 @@ fn segmented_cases(plan: &SweepPlan, parts: Parts, contract: &'static Contract, 
                 let expected = model(&parts, &inputs)?;
                 let segments = Value::Int64(expected[0].count() as i64);
                 Ok(RawCase { inputs, params: vec![segments], expected })
+            }));
+        }
+    }
+    out
+}
+
+/// The softmax cases: the registry catalogue's row blocks (same widths, rows,
+/// mask policies and seeds), the logits rounded to the input type, with the
+/// exact softmax of each row as the input holds it (float64; all-masked rows 0).
+fn softmax_cases(plan: &SweepPlan, parts: Parts, contract: &'static Contract, label: &str) -> Vec<RawSpec> {
+    use crate::sweep::gpu::softmax::{masks, rows_for, rows_seed, widths};
+    let mut out = Vec::new();
+    for (w, &cols) in widths(plan).iter().enumerate() {
+        let rows = rows_for(cols);
+        for &mask in masks(plan) {
+            let seed = rows_seed(plan, w, cols, mask);
+            let family = format!("softmax_rows_{}", mask.name());
+            let case_id = id("softmax", variant(label, contract), format!("{rows}x{cols}"), rows * cols, &family, seed);
+            out.push(RawSpec::new(case_id, move || {
+                let logits = model::generators::softmax_rows(rows, cols, seed, mask).map_err(|e| e.to_string())?;
+                let input = families::float_array(parts.dtype_in, logits.into_iter().map(f64::from).collect());
+                // Exact in f32: bfloat16 and float32 logits widen without rounding.
+                let held: Vec<f32> = float_values(&input).ok_or("float logits")?.iter().map(|&v| v as f32).collect();
+                let exact = crate::sweep::raw::softmax::exact_rows(&held, rows, cols)?;
+                Ok(RawCase {
+                    inputs: vec![input],
+                    params: vec![Value::Int32(rows as i32), Value::Int32(cols as i32)],
+                    expected: vec![Array::Float64(exact)],
+                })
             }));
         }
     }

@@ -19,7 +19,7 @@ use super::parts::{is_float, unit_roundoff, Parts, Shape, Tolerance};
 use super::Typed;
 use crate::sweep::case::Verdict;
 use crate::sweep::raw::{Array, Dtype, RawCase};
-use kernels::ScanKind;
+use kernels::{softmax_tolerance, ScanKind, SoftmaxDtype, SoftmaxTolerance, SoftmaxVariant};
 use rayon::prelude::*;
 use std::ops::Range;
 
@@ -124,6 +124,9 @@ pub fn summary_lines(typed: &Typed, case: &RawCase, got: &[Array]) -> Vec<String
 fn tally(typed: &Typed, case: &RawCase, got: &[Array], k: usize) -> (Tally, String) {
     let parts = &typed.parts;
     let what = typed.contract.what_of(k).to_string();
+    if let Shape::Softmax { masked_nan } = parts.shape {
+        return (softmax_tally(parts, masked_nan, case, &got[k]), what);
+    }
     if !parts.float_sum() {
         // Moved items keep their bits; computed ones are compared by value.
         let bitwise = matches!(parts.shape, Shape::Compact { .. });
@@ -144,6 +147,71 @@ fn tally(typed: &Typed, case: &RawCase, got: &[Array], k: usize) -> (Tally, Stri
         return (segment_sums_tally(parts, &values, offsets, &outs), what);
     }
     (float_sum_tally(parts, &values, &outs), what)
+}
+
+/// The tolerance a softmax writing `out` is held to at `cols` columns: the
+/// loosest, field by field, of the tolerances our variants that take rows
+/// this wide declare for that output type.
+fn softmax_tolerance_for(out: Dtype, cols: usize) -> SoftmaxTolerance {
+    let dtype = if out == Dtype::Bfloat16 { SoftmaxDtype::Bf16 } else { SoftmaxDtype::F32 };
+    let loosest = |a: SoftmaxTolerance, b: SoftmaxTolerance| SoftmaxTolerance {
+        relative: a.relative.max(b.relative),
+        per_shift: a.per_shift.max(b.per_shift),
+        absolute: a.absolute.max(b.absolute),
+        row_sum: a.row_sum.max(b.row_sum),
+    };
+    SoftmaxVariant::ALL
+        .into_iter()
+        .filter(|v| cols <= v.max_cols())
+        .map(|v| softmax_tolerance(cols, v, dtype))
+        .reduce(loosest)
+        .unwrap_or_else(|| softmax_tolerance(cols, SoftmaxVariant::ThreePass, dtype))
+}
+
+/// Each row's probabilities: masked logits exactly 0, an all-masked row all 0
+/// (all NaN under `masked_nan`), the rest within the tolerance, each unmasked
+/// row summing to 1 within the row bound (a failing sum is listed at the row's first element).
+fn softmax_tally(parts: &Parts, masked_nan: bool, case: &RawCase, got: &Array) -> Tally {
+    let mut t = Tally::default();
+    let param = |k: usize| case.params.get(k).and_then(|v| v.as_int()).map(|v| v.max(0) as usize);
+    let (Some(input), Some(Array::Float64(exact)), Some(out), Some(rows), Some(cols)) =
+        (case.inputs.first().and_then(float_values), case.expected.first(), float_values(got), param(0), param(1))
+    else {
+        t.add(Bad { index: 0, expected: "float logits, exact values, rows and cols".into(), got: "other data".into() });
+        return t;
+    };
+    if rows * cols != input.len() || exact.len() != input.len() || out.len() != input.len() {
+        t.add(Bad { index: 0, expected: format!("{rows}x{cols} elements"), got: format!("{}", out.len()) });
+        return t;
+    }
+    let tol = softmax_tolerance_for(parts.dtype_out, cols);
+    for r in 0..rows {
+        let row = r * cols..(r + 1) * cols;
+        let m = input[row.clone()].iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let all_masked = m == f64::NEG_INFINITY;
+        let mut sum = 0.0;
+        for i in row.clone() {
+            let (x, g) = (input[i], out[i]);
+            let bad = match (all_masked, x == f64::NEG_INFINITY) {
+                (true, _) if masked_nan => (!g.is_nan()).then(|| "NaN (all-masked row, all_masked_nan)".to_string()),
+                (_, true) => (g != 0.0).then(|| "0 (masked logit)".to_string()),
+                _ => (!tol.allows(exact[i], x - m, g))
+                    .then(|| format!("{:e} +- {:e}", exact[i], tol.element_bound(exact[i], x - m))),
+            };
+            if let Some(expected) = bad {
+                t.add(Bad { index: i, expected, got: format!("{g:e}") });
+            }
+            sum += if g.is_nan() { 0.0 } else { g };
+        }
+        if !all_masked && (sum - 1.0).abs() > tol.row_sum {
+            t.add(Bad {
+                index: row.start,
+                expected: format!("row {r} summing to 1 +- {:e}", tol.row_sum),
+                got: format!("{sum:.12}"),
+            });
+        }
+    }
+    t
 }
 
 /// Each segment's float sum against the exact sum of its terms.

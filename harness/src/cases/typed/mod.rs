@@ -17,6 +17,7 @@
 //! | arg_reduce | `<argmax or argmin>.<in>[.nan_first or .nan_ignored]` | `argmax.bf16.nan_first` |
 //! | segmented_reduce | `<op>.<in>.<out>[...]`, one output per segment of `offsets` | `sum.f32.f32`, `min.i64.i64` |
 //! | compact | `<flagged or positive>.<in>`: the kept items bit for bit, and their count | `flagged.f64` |
+//! | softmax | `rows.<in>.<out>[.all_masked_nan]`, bfloat16 or float32 each | `rows.bf16.bf16` |
 //!
 //! or composed from a manifest's (or `primlab.check`'s) fields `op`, `dtype_in`,
 //! `dtype_out`, `accumulator`, `rtol`, `atol`, `ulp` ([`Request`]). A request
@@ -95,6 +96,12 @@ fn build(parts: Parts, name: String) -> Typed {
                 parts::Op::Max => "segment maxima",
             },
         ),
+        Shape::Softmax { .. } => (
+            vec![input],
+            vec![Param { name: "rows", dtype: Dtype::Int32 }, Param { name: "cols", dtype: Dtype::Int32 }],
+            vec![out(Len::N)],
+            "softmax",
+        ),
         Shape::Compact { flagged } => {
             let flags = Buffer { role: "flags", dtype: Dtype::Uint8, len: Len::N };
             (
@@ -105,7 +112,11 @@ fn build(parts: Parts, name: String) -> Typed {
             )
         }
     };
-    let rule = if parts.float_sum() { Rule::FloatSumBound } else { Rule::Exact };
+    let rule = match parts.shape {
+        Shape::Softmax { .. } => Rule::SoftmaxRows,
+        _ if parts.float_sum() => Rule::FloatSumBound,
+        _ => Rule::Exact,
+    };
     let contract = Contract {
         name: leak(name),
         summary: leak(parts.summary()),
@@ -138,16 +149,21 @@ pub fn example(primitive: Primitive) -> Option<&'static str> {
         Primitive::ArgReduce => Some("argmax.bf16, argmin.f64.nan_first or argmax.i32"),
         Primitive::SegmentedReduce => Some("sum.f32.f32 or min.i64.i64"),
         Primitive::Compact => Some("flagged.f32 or positive.i64"),
+        Primitive::Softmax => Some("rows.bf16.bf16 or rows.bf16.f32.all_masked_nan"),
         _ => None,
     }
 }
 
 /// The typed contract `framework` states over `base` where it differs: a
 /// float arg reduction whose inputs are finite becomes NaN-first for torch
-/// and numpy (`torch.argmax`, `numpy.argmax`). None: no difference known.
+/// and numpy (`torch.argmax`, `numpy.argmax`), a softmax's all-masked rows
+/// NaN for torch. None: no difference known.
 pub fn framework_rule(base: &Contract, framework: &str) -> Option<&'static Contract> {
     let typed = of(base)?;
     let parts = typed.parts;
+    if parts.shape == (Shape::Softmax { masked_nan: false }) && framework == "torch" {
+        return Some(&intern(Parts { shape: Shape::Softmax { masked_nan: true }, ..parts }).contract);
+    }
     let float_arg = matches!(parts.shape, Shape::Arg { .. }) && parts::is_float(parts.dtype_in);
     if float_arg && parts.nan == NanRule::Finite && matches!(framework, "torch" | "numpy") {
         return Some(&intern(Parts { nan: NanRule::NanFirst, ..parts }).contract);

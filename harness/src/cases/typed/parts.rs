@@ -55,6 +55,11 @@ pub enum Shape {
         /// Kept where `flags[i] != 0` (else where `in[i] > 0`).
         flagged: bool,
     },
+    /// The softmax of each row of a `rows x cols` row-major input.
+    Softmax {
+        /// An all-masked row (every logit -inf) is all NaN (`torch.softmax`), else all 0.
+        masked_nan: bool,
+    },
 }
 
 impl Shape {
@@ -246,6 +251,7 @@ impl Parts {
             Shape::Arg { .. } => Primitive::ArgReduce,
             Shape::Segmented => Primitive::SegmentedReduce,
             Shape::Compact { .. } => Primitive::Compact,
+            Shape::Softmax { .. } => Primitive::Softmax,
         }
     }
 
@@ -268,6 +274,10 @@ impl Parts {
             (Primitive::Compact, Some("flagged")) => Shape::Compact { flagged: true },
             (Primitive::Compact, Some("positive")) => Shape::Compact { flagged: false },
             (Primitive::Compact, _) => return Err("a typed compaction's contract is flagged or positive".into()),
+            (Primitive::Softmax, Some("rows")) => {
+                Shape::Softmax { masked_nan: request.nan.as_deref() == Some("all_masked_nan") }
+            }
+            (Primitive::Softmax, _) => return Err("a typed softmax's contract is rows".into()),
             (Primitive::SegmentedReduce, Some(other)) => {
                 return Err(format!(
                     "a typed segmented reduction takes no contract kind ('{other}'): its operator is op"
@@ -294,7 +304,8 @@ impl Parts {
                 }
             }
             (Shape::Arg { .. }, Some(_)) => return Err("an arg reduction takes no op: argmax or argmin says it".into()),
-            (Shape::Compact { .. }, None) => Op::Sum,
+            (Shape::Compact { .. } | Shape::Softmax { .. }, None) => Op::Sum,
+            (Shape::Softmax { .. }, Some(_)) => return Err("a softmax takes no op".into()),
             (Shape::Compact { .. }, Some(_)) => {
                 return Err("a compaction takes no op: flagged or positive says what it keeps".into())
             }
@@ -321,6 +332,10 @@ impl Parts {
             },
         };
         let nan = match request.nan.as_deref() {
+            None | Some("all_masked_nan") if matches!(shape, Shape::Softmax { .. }) => NanRule::Finite,
+            Some(other) if matches!(shape, Shape::Softmax { .. }) => {
+                return Err(format!("unknown softmax rule '{other}': all_masked_nan (torch.softmax) or none"))
+            }
             None => NanRule::Finite,
             Some("nan_first") => NanRule::NanFirst,
             Some("nan_ignored") => NanRule::NanIgnored,
@@ -368,6 +383,17 @@ impl Parts {
             }
             _ => dtype_out,
         };
+        if let Shape::Softmax { .. } = shape {
+            let supported = |d: Dtype| matches!(d, Dtype::Bfloat16 | Dtype::Float32);
+            if !supported(dtype_in) || !supported(dtype_out) {
+                return Err(format!(
+                    "a typed softmax reads and writes bfloat16 or float32 (its tolerance is our kernels' float32 \
+                     arithmetic), not {} -> {}",
+                    dtype_in.name(),
+                    dtype_out.name()
+                ));
+            }
+        }
         if let Shape::Compact { .. } = shape {
             if dtype_out != dtype_in {
                 return Err(format!(
@@ -420,6 +446,9 @@ impl Parts {
             Shape::Arg { max } => format!("{}.{i}", if max { "argmax" } else { "argmin" }),
             Shape::Segmented => format!("{}.{i}.{o}", self.op.name()),
             Shape::Compact { flagged } => format!("{}.{i}", if flagged { "flagged" } else { "positive" }),
+            Shape::Softmax { masked_nan } => {
+                format!("rows.{i}.{o}{}", if masked_nan { ".all_masked_nan" } else { "" })
+            }
         };
         if self.accumulator != self.default_accumulator() {
             name += &format!(".acc_{}", short(self.accumulator));
@@ -462,6 +491,10 @@ impl Parts {
                 (request.op, request.dtype_in, request.dtype_out) = (some(op), some(i), some(o));
                 rest
             }
+            (Primitive::Softmax, ["rows", i, o, rest @ ..]) => {
+                (request.kind, request.dtype_in, request.dtype_out) = (some("rows"), some(i), some(o));
+                rest
+            }
             // positive.i32 and flagged.i32 are the registry's.
             (Primitive::Compact, [kind @ ("flagged" | "positive"), i, rest @ ..]) if *i != "i32" => {
                 (request.kind, request.dtype_in) = (some(kind), some(i));
@@ -490,6 +523,9 @@ impl Parts {
             }
             (Shape::Segmented, Op::Sum | Op::Max, Dtype::Int32, Dtype::Int64) if plain => {
                 Some(format!("{}.i32", self.op.name()))
+            }
+            (Shape::Softmax { masked_nan }, _, Dtype::Float32, Dtype::Float32) => {
+                Some(if masked_nan { "rows.f32.all_masked_nan" } else { "rows.f32" }.into())
             }
             (Shape::Compact { flagged }, _, Dtype::Int32, _) => {
                 Some(if flagged { "flagged.i32" } else { "positive.i32" }.into())
@@ -543,6 +579,11 @@ impl Parts {
                 if flagged { "flags" } else { "x > 0" },
                 if flagged { ", uint8 flags" } else { "; -0.0, +0.0 and NaN are not > 0" }
             ),
+            Shape::Softmax { masked_nan } => format!(
+                "row softmax: out[r*cols + c] = exp(in[r*cols + c] - max_r) / sum_c' exp(in[r*cols + c'] - max_r) \
+                 ({i} in, {o} out, rows x cols row-major; -inf logits give exactly 0, an all-masked row all {})",
+                if masked_nan { "NaN (torch.softmax)" } else { "0" }
+            ),
             Shape::Arg { max } => format!(
                 "{}: index[0] = the lowest i with in[i] = {}(in) ({i} in, -0.0 ties 0.0, {}; one int64 out)",
                 if max { "argmax" } else { "argmin" },
@@ -582,6 +623,14 @@ impl Parts {
     pub fn rule_words(&self) -> String {
         if let Shape::Compact { .. } = self.shape {
             return "exact: the kept items bit for bit (floats too) and their count; out[count..n) untouched".into();
+        }
+        if let Shape::Softmax { .. } = self.shape {
+            return format!(
+                "softmax tolerance: each probability within the loosest tolerance our softmax variants declare at \
+                 the row width for {} output (relative + per-shift * |x - max| + absolute) of the exact value in \
+                 expected (float64), masked logits exactly 0, each unmasked row summing to 1 within the row bound",
+                self.dtype_out.name()
+            );
         }
         if !self.float_sum() {
             return if is_float(self.dtype_out) {
@@ -635,7 +684,7 @@ fn parse_options(tokens: &[&str], request: &mut Request) -> Result<(), String> {
             Some(("rtol", v)) => request.rtol = Some(number(v)?),
             Some(("atol", v)) => request.atol = Some(number(v)?),
             Some(("ulp", v)) => request.ulp = Some(v.parse().map_err(|_| format!("'{token}': {v} is not a count"))?),
-            _ if *token == "nan_first" || *token == "nan_ignored" => request.nan = some(token),
+            _ if ["nan_first", "nan_ignored", "all_masked_nan"].contains(token) => request.nan = some(token),
             _ => {
                 return Err(format!(
                     "unknown part '{token}' of a typed contract name: acc_<type>, rtol_<x>, atol_<x>, ulp_<k>, nan_first, nan_ignored"

@@ -451,3 +451,63 @@ fn compaction_moves_items_bit_for_bit_and_positive_keeps_no_zero_or_nan() {
 fn verdict2(t: &Typed, case: &RawCase, got: Vec<Array>) -> Verdict {
     rules::compare(&t.contract, case, &got)
 }
+
+/// A softmax "kernel" on the host: f32 arithmetic from the logits as held,
+/// max subtracted, written in `out`'s type; all-masked rows `masked_value`.
+fn host_softmax(input: &Array, rows: usize, cols: usize, out: Dtype, masked_value: f64) -> Array {
+    let x = float_values(input).expect("float logits");
+    let mut result = vec![0.0f64; x.len()];
+    for r in 0..rows {
+        let row = &x[r * cols..(r + 1) * cols];
+        let m = row.iter().copied().fold(f64::NEG_INFINITY, f64::max) as f32;
+        if m == f32::NEG_INFINITY {
+            result[r * cols..(r + 1) * cols].fill(masked_value);
+            continue;
+        }
+        let e: Vec<f32> = row.iter().map(|&v| (v as f32 - m).exp()).collect();
+        let s: f32 = e.iter().sum();
+        for (c, v) in e.iter().enumerate() {
+            result[r * cols + c] = (v / s) as f64;
+        }
+    }
+    families::float_array(out, result)
+}
+
+#[test]
+fn a_bfloat16_softmax_passes_its_tolerance_and_all_masked_rows_follow_the_rule() {
+    let t = typed(Primitive::Softmax, "rows.bf16.bf16");
+    assert_eq!(contract(Primitive::Softmax, "rows.f32.f32").name, "rows.f32", "the registry's");
+    let (torch, note) = rules::contract_for(Primitive::Softmax, "rows.bf16.bf16", Some("torch")).expect("torch");
+    assert_eq!((torch.name, note.is_some()), ("rows.bf16.bf16.all_masked_nan", true));
+    let nan_rule = of(torch).expect("typed");
+    let plan = SweepPlan::of_primitive(Primitive::Softmax, &[1, 33, 1000], 4);
+    let specs = rules::with_catalogue(&plan, Primitive::Softmax, &t.contract, "u");
+    let small: Vec<_> = specs.iter().filter(|s| s.id.n <= 1 << 16).collect();
+    assert!(small.len() >= 4, "{} small cases", small.len());
+    let mut masked_rows_seen = false;
+    for spec in small {
+        let case = (spec.make)().expect("made");
+        let (rows, cols) = match (&case.params[0], &case.params[1]) {
+            (crate::sweep::raw::Value::Int32(r), crate::sweep::raw::Value::Int32(c)) => (*r as usize, *c as usize),
+            other => panic!("{other:?}"),
+        };
+        let zeros = host_softmax(&case.inputs[0], rows, cols, Dtype::Bfloat16, 0.0);
+        let v = verdict(t, &case, zeros.clone());
+        assert!(v.passed(), "{} {}: {v:?}", spec.id.size, spec.id.family);
+        let nans = host_softmax(&case.inputs[0], rows, cols, Dtype::Bfloat16, f64::NAN);
+        if nans != zeros {
+            masked_rows_seen = true;
+            assert!(!verdict(t, &case, nans.clone()).passed(), "NaN rows passed the zeros rule");
+            assert!(verdict(nan_rule, &case, nans).passed(), "NaN rows failed torch's rule");
+            assert!(!verdict(nan_rule, &case, zeros).passed(), "zero rows passed torch's rule");
+        }
+    }
+    assert!(masked_rows_seen, "no case with an all-masked row");
+    // Probabilities 1 % off fail, and the failure names the tolerance.
+    let spec = specs.iter().find(|s| s.id.n <= 1 << 16 && s.id.family.ends_with("unmasked")).expect("unmasked rows");
+    let case = (spec.make)().expect("made");
+    let Array::Float64(exact) = &case.expected[0] else { panic!("exact") };
+    let off = families::float_array(Dtype::Bfloat16, exact.iter().map(|v| v * 1.02).collect());
+    let Verdict::Fail(m) = verdict(t, &case, off) else { panic!("2 % off passed") };
+    assert!(m.expected.contains("+-"), "{}", m.expected);
+}
