@@ -111,6 +111,9 @@ fn softmax_cases(plan: &SweepPlan, parts: Parts, contract: &'static Contract, la
 
 /// One case: the input of `family` (with flags for a flagged compaction) and the model's output.
 pub fn make(parts: Parts, family: Family, n: usize, seed: u64) -> Result<RawCase, String> {
+    if let Shape::Histogram { closed } = parts.shape {
+        return histogram_case(parts, family, n, seed, closed);
+    }
     let mut input = families::make(family, parts.dtype_in, n, seed);
     if let (NanRule::NanIgnored, Some(values)) = (parts.nan, float_values(&input)) {
         // The NaN-ignored rule defines no index for an input that is NaN only.
@@ -126,6 +129,57 @@ pub fn make(parts: Parts, family: Family, n: usize, seed: u64) -> Result<RawCase
     }
     let expected = model(&parts, &inputs)?;
     Ok(RawCase::new(inputs, expected))
+}
+
+/// The bounds of a typed histogram's cases: float samples in 100 bins of
+/// [-1, 1) (the families' ±1 sit on both edges); integers from `small_values`
+/// in 64 bins of [-100, 100) (its extremes on both edges), the others in 4096
+/// bins of [i64::MIN, i64::MAX) (`i64::MAX` on the upper edge).
+const FLOAT_BINS: (u32, f32, f32) = (100, -1.0, 1.0);
+const NARROW_BINS: (u32, i64, i64) = (64, -100, 100);
+const WIDE_BINS: (u32, i64, i64) = (4096, i64::MIN, i64::MAX);
+
+/// A histogram case: the samples of `family`, the bounds as parameters, the model's counts.
+fn histogram_case(parts: Parts, family: Family, n: usize, seed: u64, closed: bool) -> Result<RawCase, String> {
+    let input = families::make(family, parts.dtype_in, n, seed);
+    let (counts, params) = if let Some(values) = float_values(&input) {
+        let (bins, lower, upper) = FLOAT_BINS;
+        let spec = kernels::HistogramSpec { bins, lower, upper };
+        let samples: Vec<f32> = values.iter().map(|&v| v as f32).collect();
+        let mut counts = model::histogram::histogram_even(&samples, &spec).map_err(|e| e.to_string())?;
+        if closed {
+            counts[bins as usize - 1] += samples.iter().filter(|&&v| v == upper).count() as u64;
+        }
+        let scale = model::histogram::f32_scale(&spec);
+        let params =
+            vec![Value::Int32(bins as i32), Value::Float32(lower), Value::Float32(upper), Value::Float32(scale)];
+        (counts, params)
+    } else {
+        let values = int_values(&input).ok_or("integer samples")?;
+        let (bins, lower, upper) = if family.name() == "small_values" { NARROW_BINS } else { WIDE_BINS };
+        let mut counts = vec![0u64; bins as usize];
+        for &x in &values {
+            if let Some(b) = int_bin((bins, lower, upper), x, closed) {
+                counts[b] += 1;
+            }
+        }
+        (counts, vec![Value::Int32(bins as i32), Value::Int64(lower), Value::Int64(upper)])
+    };
+    let counts = counts
+        .into_iter()
+        .map(|c| i32::try_from(c).map_err(|_| format!("a bin count ({c}) does not fit int32")))
+        .collect::<Result<Vec<i32>, String>>()?;
+    Ok(RawCase { inputs: vec![input], params, expected: vec![Array::Int32(counts)] })
+}
+
+/// The bin of `x`: `min(((x - lower) * bins) / (upper - lower), bins - 1)` in
+/// 128-bit integers for `lower <= x < upper` (`<= upper` when `closed`), else none.
+pub fn int_bin((bins, lower, upper): (u32, i64, i64), x: i64, closed: bool) -> Option<usize> {
+    let inside = lower <= x && (x < upper || (closed && x == upper));
+    inside.then(|| {
+        let b = (i128::from(x) - i128::from(lower)) * i128::from(bins) / (i128::from(upper) - i128::from(lower));
+        b.min(i128::from(bins) - 1) as usize
+    })
 }
 
 /// The model's outputs for `inputs` (in the contract's order).
@@ -145,6 +199,9 @@ pub fn model(parts: &Parts, inputs: &[Array]) -> Result<Vec<Array>, String> {
             let kept = kept_items(input, &keep);
             let count = kept.count() as i64;
             Ok(vec![kept, Array::Int64(vec![count])])
+        }
+        Shape::Histogram { .. } | Shape::Softmax { .. } => {
+            Err("a histogram's or softmax's case is made with its parameters (histogram_case, softmax_cases)".into())
         }
         Shape::Segmented => {
             let Some(Array::Int64(offsets)) = inputs.get(1) else { return Err("int64 offsets".into()) };

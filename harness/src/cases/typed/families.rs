@@ -12,7 +12,7 @@
 //! | `float_edges` | runs of ±0.0, ±smallest subnormal, ±largest subnormal, ±smallest normal, ±1 | floats |
 //! | `many_ties` | eight values, -0.0 and +0.0 among them | floats |
 //! | `signed_zero_ties` | only -0.0 and +0.0, elements 0 and 1 of opposite signs | float arg reductions |
-//! | `extremes` | ±largest finite and ±inf among uniform values | float min, max, compaction |
+//! | `extremes` | ±largest finite and ±inf among uniform values | float min, max, compaction, histogram |
 //! | `ascending`, `descending` | sorted (the running extremum changes at every element) | all |
 //! | `nan_late`, `nan_first_element`, `infinities` | NaN and ±inf placed (the NaN rules' own) | float arg reductions with a NaN rule |
 //!
@@ -232,8 +232,9 @@ pub fn all(parts: &Parts) -> Vec<Family> {
             let nan = if parts.nan == NanRule::Finite { &[][..] } else { &NAN_FAMILIES[..] };
             finite.chain([zeros]).chain(nan.iter().copied()).collect()
         }
-        // Compaction moves values: every float pattern, ±inf and signed zeros included.
-        (true, Shape::Compact { .. }, _) => FLOAT_EXTREMUM.to_vec(),
+        // Compaction moves values and a histogram counts them: every float
+        // pattern, ±inf and signed zeros included.
+        (true, Shape::Compact { .. } | Shape::Histogram { .. }, _) => FLOAT_EXTREMUM.to_vec(),
         (true, _, Op::Sum) => FLOAT_SUM.to_vec(),
         (true, _, _) => FLOAT_EXTREMUM.to_vec(),
     }

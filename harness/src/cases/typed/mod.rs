@@ -18,6 +18,7 @@
 //! | segmented_reduce | `<op>.<in>.<out>[...]`, one output per segment of `offsets` | `sum.f32.f32`, `min.i64.i64` |
 //! | compact | `<flagged or positive>.<in>`: the kept items bit for bit, and their count | `flagged.f64` |
 //! | softmax | `rows.<in>.<out>[.all_masked_nan]`, bfloat16 or float32 each | `rows.bf16.bf16` |
+//! | histogram | `even.<in>[.last_bin_closed]`, int64 or bfloat16 samples, int32 counts | `even.bf16` |
 //!
 //! or composed from a manifest's (or `primlab.check`'s) fields `op`, `dtype_in`,
 //! `dtype_out`, `accumulator`, `rtol`, `atol`, `ulp` ([`Request`]). A request
@@ -96,6 +97,19 @@ fn build(parts: Parts, name: String) -> Typed {
                 parts::Op::Max => "segment maxima",
             },
         ),
+        Shape::Histogram { .. } => {
+            let bound = if parts::is_float(parts.dtype_in) { Dtype::Float32 } else { Dtype::Int64 };
+            let mut params = vec![
+                Param { name: "bins", dtype: Dtype::Int32 },
+                Param { name: "lower", dtype: bound },
+                Param { name: "upper", dtype: bound },
+            ];
+            if bound == Dtype::Float32 {
+                params.push(Param { name: "scale", dtype: Dtype::Float32 });
+            }
+            let counts = Buffer { role: "counts", dtype: Dtype::Int32, len: Len::PerCase };
+            (vec![input], params, vec![counts], "bin counts")
+        }
         Shape::Softmax { .. } => (
             vec![input],
             vec![Param { name: "rows", dtype: Dtype::Int32 }, Param { name: "cols", dtype: Dtype::Int32 }],
@@ -150,6 +164,7 @@ pub fn example(primitive: Primitive) -> Option<&'static str> {
         Primitive::SegmentedReduce => Some("sum.f32.f32 or min.i64.i64"),
         Primitive::Compact => Some("flagged.f32 or positive.i64"),
         Primitive::Softmax => Some("rows.bf16.bf16 or rows.bf16.f32.all_masked_nan"),
+        Primitive::Histogram => Some("even.i64 or even.bf16.last_bin_closed"),
         _ => None,
     }
 }
@@ -163,6 +178,9 @@ pub fn framework_rule(base: &Contract, framework: &str) -> Option<&'static Contr
     let parts = typed.parts;
     if parts.shape == (Shape::Softmax { masked_nan: false }) && framework == "torch" {
         return Some(&intern(Parts { shape: Shape::Softmax { masked_nan: true }, ..parts }).contract);
+    }
+    if parts.shape == (Shape::Histogram { closed: false }) && matches!(framework, "torch" | "numpy") {
+        return Some(&intern(Parts { shape: Shape::Histogram { closed: true }, ..parts }).contract);
     }
     let float_arg = matches!(parts.shape, Shape::Arg { .. }) && parts::is_float(parts.dtype_in);
     if float_arg && parts.nan == NanRule::Finite && matches!(framework, "torch" | "numpy") {

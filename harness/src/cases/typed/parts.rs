@@ -55,6 +55,11 @@ pub enum Shape {
         /// Kept where `flags[i] != 0` (else where `in[i] > 0`).
         flagged: bool,
     },
+    /// Counts per even bin of `[lower, upper)` (`[lower, upper]` when `closed`).
+    Histogram {
+        /// A sample equal to `upper` counts in the last bin (`torch.histc`, `numpy.histogram`).
+        closed: bool,
+    },
     /// The softmax of each row of a `rows x cols` row-major input.
     Softmax {
         /// An all-masked row (every logit -inf) is all NaN (`torch.softmax`), else all 0.
@@ -252,6 +257,7 @@ impl Parts {
             Shape::Segmented => Primitive::SegmentedReduce,
             Shape::Compact { .. } => Primitive::Compact,
             Shape::Softmax { .. } => Primitive::Softmax,
+            Shape::Histogram { .. } => Primitive::Histogram,
         }
     }
 
@@ -278,6 +284,10 @@ impl Parts {
                 Shape::Softmax { masked_nan: request.nan.as_deref() == Some("all_masked_nan") }
             }
             (Primitive::Softmax, _) => return Err("a typed softmax's contract is rows".into()),
+            (Primitive::Histogram, Some("even")) => {
+                Shape::Histogram { closed: request.nan.as_deref() == Some("last_bin_closed") }
+            }
+            (Primitive::Histogram, _) => return Err("a typed histogram's contract is even".into()),
             (Primitive::SegmentedReduce, Some(other)) => {
                 return Err(format!(
                     "a typed segmented reduction takes no contract kind ('{other}'): its operator is op"
@@ -290,8 +300,9 @@ impl Parts {
             }
             (other, _) => {
                 return Err(format!(
-                    "primitive {other} has no typed contracts yet (dtype_in, op, ...): reduce, scan, arg_reduce, \
-                     segmented_reduce and compact do"
+                    "primitive {other} has no typed contracts (dtype_in, op, ...): its sum is float32 by definition; \
+                     reduce (float sums of any type), scan, arg_reduce, segmented_reduce, compact, softmax and \
+                     histogram have them"
                 ))
             }
         };
@@ -304,7 +315,8 @@ impl Parts {
                 }
             }
             (Shape::Arg { .. }, Some(_)) => return Err("an arg reduction takes no op: argmax or argmin says it".into()),
-            (Shape::Compact { .. } | Shape::Softmax { .. }, None) => Op::Sum,
+            (Shape::Compact { .. } | Shape::Softmax { .. } | Shape::Histogram { .. }, None) => Op::Sum,
+            (Shape::Histogram { .. }, Some(_)) => return Err("a histogram takes no op: it counts".into()),
             (Shape::Softmax { .. }, Some(_)) => return Err("a softmax takes no op".into()),
             (Shape::Compact { .. }, Some(_)) => {
                 return Err("a compaction takes no op: flagged or positive says what it keeps".into())
@@ -319,6 +331,10 @@ impl Parts {
                 return Err(format!("an arg reduction writes an int64 index, not {out}"))
             }
             (Shape::Arg { .. }, _) => Dtype::Int64,
+            (Shape::Histogram { .. }, Some(out)) if dtype_named(out)? != Dtype::Int32 => {
+                return Err(format!("a histogram writes int32 counts, not {out}"))
+            }
+            (Shape::Histogram { .. }, _) => Dtype::Int32,
             (_, Some(out)) => dtype_named(out)?,
             (_, None) => dtype_in,
         };
@@ -333,6 +349,10 @@ impl Parts {
         };
         let nan = match request.nan.as_deref() {
             None | Some("all_masked_nan") if matches!(shape, Shape::Softmax { .. }) => NanRule::Finite,
+            None | Some("last_bin_closed") if matches!(shape, Shape::Histogram { .. }) => NanRule::Finite,
+            Some(other) if matches!(shape, Shape::Histogram { .. }) => {
+                return Err(format!("unknown histogram rule '{other}': last_bin_closed (torch.histc) or none"))
+            }
             Some(other) if matches!(shape, Shape::Softmax { .. }) => {
                 return Err(format!("unknown softmax rule '{other}': all_masked_nan (torch.softmax) or none"))
             }
@@ -394,6 +414,16 @@ impl Parts {
                 ));
             }
         }
+        if let Shape::Histogram { .. } = shape {
+            if !matches!(dtype_in, Dtype::Int32 | Dtype::Int64 | Dtype::Bfloat16 | Dtype::Float32) {
+                return Err(format!(
+                    "a typed histogram counts int32, int64, bfloat16 or float32 samples (its bounds are parameters \
+                     of those types), not {}",
+                    dtype_in.name()
+                ));
+            }
+            return Ok(Parts { shape, op, dtype_in, dtype_out, accumulator: dtype_out, tolerance, nan });
+        }
         if let Shape::Compact { .. } = shape {
             if dtype_out != dtype_in {
                 return Err(format!(
@@ -449,6 +479,7 @@ impl Parts {
             Shape::Softmax { masked_nan } => {
                 format!("rows.{i}.{o}{}", if masked_nan { ".all_masked_nan" } else { "" })
             }
+            Shape::Histogram { closed } => format!("even.{i}{}", if closed { ".last_bin_closed" } else { "" }),
         };
         if self.accumulator != self.default_accumulator() {
             name += &format!(".acc_{}", short(self.accumulator));
@@ -495,6 +526,11 @@ impl Parts {
                 (request.kind, request.dtype_in, request.dtype_out) = (some("rows"), some(i), some(o));
                 rest
             }
+            // even.i32, even.f32 and their closed-last-bin rules are the registry's.
+            (Primitive::Histogram, ["even", i, rest @ ..]) if !["i32", "f32"].contains(i) => {
+                (request.kind, request.dtype_in) = (some("even"), some(i));
+                rest
+            }
             // positive.i32 and flagged.i32 are the registry's.
             (Primitive::Compact, [kind @ ("flagged" | "positive"), i, rest @ ..]) if *i != "i32" => {
                 (request.kind, request.dtype_in) = (some(kind), some(i));
@@ -523,6 +559,10 @@ impl Parts {
             }
             (Shape::Segmented, Op::Sum | Op::Max, Dtype::Int32, Dtype::Int64) if plain => {
                 Some(format!("{}.i32", self.op.name()))
+            }
+            (Shape::Histogram { closed }, _, Dtype::Int32 | Dtype::Float32, _) => {
+                let base = format!("even.{}", short(self.dtype_in));
+                Some(if closed { format!("{base}.last_bin_closed") } else { base })
             }
             (Shape::Softmax { masked_nan }, _, Dtype::Float32, Dtype::Float32) => {
                 Some(if masked_nan { "rows.f32.all_masked_nan" } else { "rows.f32" }.into())
@@ -579,6 +619,18 @@ impl Parts {
                 if flagged { "flags" } else { "x > 0" },
                 if flagged { ", uint8 flags" } else { "; -0.0, +0.0 and NaN are not > 0" }
             ),
+            Shape::Histogram { closed } => format!(
+                "even-bin histogram: counts[b] = #{{i : lower <= in[i] {} upper, {} = b}} ({i} in, {}; int32 counts of \
+                 bins entries{})",
+                if closed { "<=" } else { "<" },
+                if is_float(self.dtype_in) {
+                    "min((int)__fmul_rn(__fsub_rn(in[i], lower), scale), bins - 1)"
+                } else {
+                    "min(((in[i] - lower) * bins) / (upper - lower), bins - 1) in 128-bit integers"
+                },
+                if is_float(self.dtype_in) { "float32 bounds and scale, NaN not counted" } else { "int64 bounds" },
+                if closed { "; a sample equal to upper counts in the last bin, as torch.histc" } else { "" }
+            ),
             Shape::Softmax { masked_nan } => format!(
                 "row softmax: out[r*cols + c] = exp(in[r*cols + c] - max_r) / sum_c' exp(in[r*cols + c'] - max_r) \
                  ({i} in, {o} out, rows x cols row-major; -inf logits give exactly 0, an all-masked row all {})",
@@ -623,6 +675,9 @@ impl Parts {
     pub fn rule_words(&self) -> String {
         if let Shape::Compact { .. } = self.shape {
             return "exact: the kept items bit for bit (floats too) and their count; out[count..n) untouched".into();
+        }
+        if let Shape::Histogram { .. } = self.shape {
+            return "exact: every bin count equal to the model's".into();
         }
         if let Shape::Softmax { .. } = self.shape {
             return format!(
@@ -684,7 +739,9 @@ fn parse_options(tokens: &[&str], request: &mut Request) -> Result<(), String> {
             Some(("rtol", v)) => request.rtol = Some(number(v)?),
             Some(("atol", v)) => request.atol = Some(number(v)?),
             Some(("ulp", v)) => request.ulp = Some(v.parse().map_err(|_| format!("'{token}': {v} is not a count"))?),
-            _ if ["nan_first", "nan_ignored", "all_masked_nan"].contains(token) => request.nan = some(token),
+            _ if ["nan_first", "nan_ignored", "all_masked_nan", "last_bin_closed"].contains(token) => {
+                request.nan = some(token)
+            }
             _ => {
                 return Err(format!(
                     "unknown part '{token}' of a typed contract name: acc_<type>, rtol_<x>, atol_<x>, ulp_<k>, nan_first, nan_ignored"

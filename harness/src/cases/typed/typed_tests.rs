@@ -91,7 +91,9 @@ fn invalid_parts_are_refused_with_the_reason() {
         (Primitive::Reduce, request(None, None, "int32", None), "name the operator"),
         (Primitive::Scan, request(None, Some("sum"), "int32", None), "inclusive or exclusive"),
         (Primitive::ArgReduce, request(Some("argmax"), None, "int32", Some("int32")), "int64 index"),
-        (Primitive::Histogram, request(None, Some("sum"), "int32", None), "no typed contracts"),
+        (Primitive::ExactSum, request(None, Some("sum"), "float32", None), "no typed contracts"),
+        (Primitive::Histogram, request(None, None, "float64", None), "contract is even"),
+        (Primitive::Histogram, request(Some("even"), None, "float64", None), "bfloat16 or float32 samples"),
         (
             Primitive::Reduce,
             Request { rtol: Some(1e-3), ..request(None, Some("sum"), "int32", None) },
@@ -510,4 +512,42 @@ fn a_bfloat16_softmax_passes_its_tolerance_and_all_masked_rows_follow_the_rule()
     let off = families::float_array(Dtype::Bfloat16, exact.iter().map(|v| v * 1.02).collect());
     let Verdict::Fail(m) = verdict(t, &case, off) else { panic!("2 % off passed") };
     assert!(m.expected.contains("+-"), "{}", m.expected);
+}
+
+#[test]
+fn typed_histograms_count_int64_and_bfloat16_samples_and_close_the_last_bin_on_request() {
+    use super::catalogue::int_bin;
+    let narrow = (64, -100, 100);
+    assert_eq!([-100, 99, 100, -101].map(|x| int_bin(narrow, x, false)), [Some(0), Some(63), None, None]);
+    assert_eq!(int_bin(narrow, 100, true), Some(63));
+    assert_eq!(int_bin((4096, i64::MIN, i64::MAX), i64::MAX - 1, false), Some(4095));
+    assert_eq!(int_bin((4096, i64::MIN, i64::MAX), i64::MIN, false), Some(0));
+    let (t, case) = case_of("even.bf16", Primitive::Histogram, "float_edges", 5000);
+    let (closed, closed_case) = case_of("even.bf16.last_bin_closed", Primitive::Histogram, "float_edges", 5000);
+    let ones = float_values(&case.inputs[0]).expect("floats").iter().filter(|&&v| v == 1.0).count() as i32;
+    assert!(ones > 0, "float_edges holds 1.0, the upper edge");
+    let (Array::Int32(open_counts), Array::Int32(closed_counts)) = (&case.expected[0], &closed_case.expected[0]) else {
+        panic!("int32 counts")
+    };
+    assert_eq!(closed_counts[99] - open_counts[99], ones);
+    assert!(verdict(t, &case, case.expected[0].clone()).passed());
+    let Verdict::Fail(m) = verdict(t, &case, closed_case.expected[0].clone()) else { panic!("closed counts passed") };
+    assert_eq!((m.index, m.what.as_str()), (Some(99), "bin counts"));
+    assert!(verdict(closed, &closed_case, closed_case.expected[0].clone()).passed());
+    let (torch, _) = rules::contract_for(Primitive::Histogram, "even.bf16", Some("torch")).expect("torch");
+    assert_eq!(torch.name, "even.bf16.last_bin_closed");
+    assert_eq!(contract(Primitive::Histogram, "even.i32").name, "even.i32", "the registry's");
+    let i64s = typed(Primitive::Histogram, "even.i64");
+    assert_eq!(
+        i64s.contract.params.iter().map(|p| p.dtype).collect::<Vec<_>>(),
+        [Dtype::Int32, Dtype::Int64, Dtype::Int64]
+    );
+    let plan = SweepPlan::of_primitive(Primitive::Histogram, &[33, 4099], 2);
+    for spec in rules::with_catalogue(&plan, Primitive::Histogram, &i64s.contract, "u") {
+        let case = (spec.make)().expect("made");
+        let Array::Int32(counts) = &case.expected[0] else { panic!("counts") };
+        let inside = counts.iter().map(|&c| c as usize).sum::<usize>();
+        assert!(inside <= spec.id.n, "{}", spec.id.family);
+        assert!(verdict(i64s, &case, case.expected[0].clone()).passed());
+    }
 }
