@@ -82,7 +82,8 @@ fn segmented_cases(plan: &SweepPlan, parts: Parts, contract: &'static Contract, 
 
 /// The softmax cases: the registry catalogue's row blocks (same widths, rows,
 /// mask policies and seeds), the logits rounded to the input type, with the
-/// exact softmax of each row as the input holds it (float64; all-masked rows 0).
+/// exact softmax of each row as the input holds it (float64; all-masked rows
+/// 0, or NaN under the all_masked_nan rule).
 fn softmax_cases(plan: &SweepPlan, parts: Parts, contract: &'static Contract, label: &str) -> Vec<RawSpec> {
     use crate::sweep::gpu::softmax::{masks, rows_for, rows_seed, widths};
     let mut out = Vec::new();
@@ -97,7 +98,15 @@ fn softmax_cases(plan: &SweepPlan, parts: Parts, contract: &'static Contract, la
                 let input = families::float_array(parts.dtype_in, logits.into_iter().map(f64::from).collect());
                 // Exact in f32: bfloat16 and float32 logits widen without rounding.
                 let held: Vec<f32> = float_values(&input).ok_or("float logits")?.iter().map(|&v| v as f32).collect();
-                let exact = crate::sweep::raw::softmax::exact_rows(&held, rows, cols)?;
+                let mut exact = crate::sweep::raw::softmax::exact_rows(&held, rows, cols)?;
+                if parts.shape == (Shape::Softmax { masked_nan: true }) {
+                    // The rule's answer for an all-masked row: every element NaN.
+                    for (logits, probabilities) in held.chunks(cols.max(1)).zip(exact.chunks_mut(cols.max(1))) {
+                        if logits.iter().all(|&x| x == f32::NEG_INFINITY) {
+                            probabilities.fill(f64::NAN);
+                        }
+                    }
+                }
                 Ok(RawCase {
                     inputs: vec![input],
                     params: vec![Value::Int32(rows as i32), Value::Int32(cols as i32)],

@@ -441,7 +441,7 @@ impl Parts {
                     dtype_out.name()
                 ));
             }
-            if !float_sum && precision(dtype_out) < precision(dtype_in) {
+            if shape.folds() && !float_sum && precision(dtype_out) < precision(dtype_in) {
                 return Err(format!(
                     "a {} {} narrows {} to {}: the output type must hold every input exactly",
                     op.name(),

@@ -551,3 +551,116 @@ fn typed_histograms_count_int64_and_bfloat16_samples_and_close_the_last_bin_on_r
         assert!(verdict(i64s, &case, case.expected[0].clone()).passed());
     }
 }
+
+/// The model's answer as a kernel would write it: float sums and softmax
+/// probabilities rounded to the output type, everything else as it is.
+fn answer_as_written(t: &Typed, case: &RawCase) -> Vec<Array> {
+    t.contract
+        .outputs
+        .iter()
+        .zip(&case.expected)
+        .map(|(buffer, expected)| match expected {
+            Array::Float64(v) if buffer.dtype != Dtype::Float64 => families::float_array(buffer.dtype, v.clone()),
+            other => other.clone(),
+        })
+        .collect()
+}
+
+/// `outputs` with element `at` of the first output made wrong: an integer one
+/// more, a finite float moved by a quarter of its magnitude plus one, ±inf or NaN made 0.5.
+fn corrupt(outputs: &mut [Array], at: usize) {
+    let bump = |v: f64| if v.is_finite() { v + v.abs() / 4.0 + 1.0 } else { 0.5 };
+    match &mut outputs[0] {
+        Array::Int32(v) => v[at] = v[at].wrapping_add(1),
+        Array::Int64(v) => v[at] = v[at].wrapping_add(1),
+        Array::Float32(v) => v[at] = bump(v[at] as f64) as f32,
+        Array::Float64(v) => v[at] = bump(v[at]),
+        Array::Bfloat16(v) => v[at] = half::bf16::from_f64(bump(half::bf16::from_bits(v[at]).to_f64())).to_bits(),
+        Array::Uint8(v) => v[at] ^= 1,
+    }
+}
+
+/// Every shape over every type it takes: the model's answer, as a kernel
+/// writes it, passes every case of the catalogue at small sizes (every
+/// family, the edge values among them); one wrong element fails at its index.
+#[test]
+fn every_typed_contract_passes_its_models_answer_and_fails_one_wrong_element() {
+    let contracts = [
+        (
+            Primitive::Reduce,
+            ["sum.i32.i32", "max.i64.i64", "min.bf16.f32", "sum.bf16.bf16", "sum.f32.f64", "max.f64.f64"],
+        ),
+        (
+            Primitive::Scan,
+            [
+                "inclusive.sum.i64.i64",
+                "exclusive.min.i32.i64",
+                "inclusive.max.bf16.bf16",
+                "exclusive.sum.bf16.f32",
+                "inclusive.sum.f64.f64",
+                "exclusive.max.f32.f64",
+            ],
+        ),
+        (
+            Primitive::ArgReduce,
+            [
+                "argmax.i64",
+                "argmin.i32",
+                "argmax.bf16.nan_first",
+                "argmin.bf16.nan_ignored",
+                "argmax.f64",
+                "argmin.f64.nan_first",
+            ],
+        ),
+        (
+            Primitive::SegmentedReduce,
+            ["sum.i64.i64", "max.i32.i32", "min.bf16.bf16", "sum.bf16.f32", "sum.f64.f64", "max.f32.f32"],
+        ),
+        (
+            Primitive::Compact,
+            ["flagged.i64", "positive.i64", "flagged.bf16", "positive.bf16", "flagged.f32", "positive.f64"],
+        ),
+        (
+            Primitive::Histogram,
+            ["even.i64", "even.i64.last_bin_closed", "even.bf16", "even.bf16.last_bin_closed", "even.i64", "even.bf16"],
+        ),
+        (
+            Primitive::Softmax,
+            [
+                "rows.bf16.bf16",
+                "rows.bf16.f32",
+                "rows.f32.bf16",
+                "rows.bf16.bf16.all_masked_nan",
+                "rows.f32.bf16.all_masked_nan",
+                "rows.bf16.f32",
+            ],
+        ),
+    ];
+    for (primitive, names) in contracts {
+        let plan = SweepPlan::of_primitive(primitive, &[1, 33, 257], 0x5eed);
+        for name in names {
+            let t = typed(primitive, name);
+            let specs = rules::with_catalogue(&plan, primitive, &t.contract, "u");
+            let small: Vec<_> = specs.iter().filter(|s| s.id.n <= 1 << 16).collect();
+            assert!(!small.is_empty(), "{name}: no small case");
+            for spec in small {
+                let case = (spec.make)().unwrap_or_else(|e| panic!("{name} {}: {e}", spec.id.family));
+                let mut got = answer_as_written(t, &case);
+                let v = rules::compare(&t.contract, &case, &got);
+                assert!(v.passed(), "{name} n={} {}: {v:?}", spec.id.n, spec.id.family);
+                let Some(at) = (0..got[0].count()).rev().find(|&i| {
+                    // Softmax: an unmasked element (masked ones and NaN rows have rules of their own).
+                    float_values(&case.inputs[0])
+                        .is_none_or(|x| t.parts.shape != (Shape::Softmax { masked_nan: true }) || x[i].is_finite())
+                }) else {
+                    continue;
+                };
+                corrupt(&mut got, at);
+                let Verdict::Fail(m) = rules::compare(&t.contract, &case, &got) else {
+                    panic!("{name} n={} {}: element {at} made wrong passed", spec.id.n, spec.id.family)
+                };
+                assert!(m.index.is_some(), "{name}: {m:?}");
+            }
+        }
+    }
+}
