@@ -92,14 +92,20 @@ fn softmax_cases(plan: &SweepPlan, parts: Parts, contract: &'static Contract, la
         for &mask in masks(plan) {
             let seed = rows_seed(plan, w, cols, mask);
             let family = format!("softmax_rows_{}", mask.name());
-            let case_id = id("softmax", variant(label, contract), format!("{rows}x{cols}"), rows * cols, &family, seed);
+            let (size, n) = match parts.shape {
+                Shape::Softmax { strided: true, .. } => {
+                    (format!("{rows}x{cols}/{}", stride_of(cols)), rows * stride_of(cols))
+                }
+                _ => (format!("{rows}x{cols}"), rows * cols),
+            };
+            let case_id = id("softmax", variant(label, contract), size, n, &family, seed);
             out.push(RawSpec::new(case_id, move || {
                 let logits = model::generators::softmax_rows(rows, cols, seed, mask).map_err(|e| e.to_string())?;
                 let input = families::float_array(parts.dtype_in, logits.into_iter().map(f64::from).collect());
                 // Exact in f32: bfloat16 and float32 logits widen without rounding.
                 let held: Vec<f32> = float_values(&input).ok_or("float logits")?.iter().map(|&v| v as f32).collect();
                 let mut exact = crate::sweep::raw::softmax::exact_rows(&held, rows, cols)?;
-                if parts.shape == (Shape::Softmax { masked_nan: true }) {
+                if let Shape::Softmax { masked_nan: true, .. } = parts.shape {
                     // The rule's answer for an all-masked row: every element NaN.
                     for (logits, probabilities) in held.chunks(cols.max(1)).zip(exact.chunks_mut(cols.max(1))) {
                         if logits.iter().all(|&x| x == f32::NEG_INFINITY) {
@@ -107,15 +113,39 @@ fn softmax_cases(plan: &SweepPlan, parts: Parts, contract: &'static Contract, la
                         }
                     }
                 }
-                Ok(RawCase {
-                    inputs: vec![input],
-                    params: vec![Value::Int32(rows as i32), Value::Int32(cols as i32)],
-                    expected: vec![Array::Float64(exact)],
-                })
+                let mut params = vec![Value::Int32(rows as i32), Value::Int32(cols as i32)];
+                let input = match parts.shape {
+                    Shape::Softmax { strided: true, .. } => {
+                        params.push(Value::Int32(stride_of(cols) as i32));
+                        strided(parts.dtype_in, &held, cols)
+                    }
+                    _ => input,
+                };
+                Ok(RawCase { inputs: vec![input], params, expected: vec![Array::Float64(exact)] })
             }));
         }
     }
     out
+}
+
+/// The row stride of a strided softmax case of `cols` columns: between 1
+/// and 5 elements past the row, so rows start off any alignment a kernel
+/// might assume.
+pub fn stride_of(cols: usize) -> usize {
+    cols + 1 + cols % 5
+}
+
+/// `logits` (rows of `cols`) laid out in rows of [`stride_of`] elements, the
+/// elements past each row NaN (a kernel that reads them into a row's max or
+/// sum writes NaN).
+fn strided(dtype: Dtype, logits: &[f32], cols: usize) -> Array {
+    let stride = stride_of(cols);
+    let mut values = Vec::with_capacity(logits.len() / cols.max(1) * stride);
+    for row in logits.chunks(cols.max(1)) {
+        values.extend(row.iter().map(|&x| f64::from(x)));
+        values.extend(std::iter::repeat_n(f64::NAN, stride - row.len()));
+    }
+    families::float_array(dtype, values)
 }
 
 /// One case: the input of `family` (with flags for a flagged compaction) and the model's output.

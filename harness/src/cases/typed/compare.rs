@@ -124,7 +124,7 @@ pub fn summary_lines(typed: &Typed, case: &RawCase, got: &[Array]) -> Vec<String
 fn tally(typed: &Typed, case: &RawCase, got: &[Array], k: usize) -> (Tally, String) {
     let parts = &typed.parts;
     let what = typed.contract.what_of(k).to_string();
-    if let Shape::Softmax { masked_nan } = parts.shape {
+    if let Shape::Softmax { masked_nan, .. } = parts.shape {
         return (softmax_tally(parts, masked_nan, case, &got[k]), what);
     }
     if !parts.float_sum() {
@@ -180,18 +180,21 @@ fn softmax_tally(parts: &Parts, masked_nan: bool, case: &RawCase, got: &Array) -
         t.add(Bad { index: 0, expected: "float logits, exact values, rows and cols".into(), got: "other data".into() });
         return t;
     };
-    if rows * cols != input.len() || exact.len() != input.len() || out.len() != input.len() {
+    // A strided input's rows are `stride` apart; the output and the exact values are contiguous.
+    let stride = param(2).unwrap_or(cols);
+    if rows * stride != input.len() || exact.len() != rows * cols || out.len() != rows * cols {
         t.add(Bad { index: 0, expected: format!("{rows}x{cols} elements"), got: format!("{}", out.len()) });
         return t;
     }
     let tol = softmax_tolerance_for(parts.dtype_out, cols);
     for r in 0..rows {
         let row = r * cols..(r + 1) * cols;
-        let m = input[row.clone()].iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let logits = &input[r * stride..r * stride + cols];
+        let m = logits.iter().copied().fold(f64::NEG_INFINITY, f64::max);
         let all_masked = m == f64::NEG_INFINITY;
         let mut sum = 0.0;
-        for i in row.clone() {
-            let (x, g) = (input[i], out[i]);
+        for (i, &x) in row.clone().zip(logits) {
+            let g = out[i];
             let bad = match (all_masked, x == f64::NEG_INFINITY) {
                 (true, _) if masked_nan => (!g.is_nan()).then(|| "NaN (all-masked row, all_masked_nan)".to_string()),
                 (_, true) => (g != 0.0).then(|| "0 (masked logit)".to_string()),

@@ -17,7 +17,7 @@
 //! | arg_reduce | `<argmax or argmin>.<in>[.nan_first or .nan_ignored]` | `argmax.bf16.nan_first` |
 //! | segmented_reduce | `<op>.<in>.<out>[...]`, one output per segment of `offsets` | `sum.f32.f32`, `min.i64.i64` |
 //! | compact | `<flagged or positive>.<in>`: the kept items bit for bit, and their count | `flagged.f64` |
-//! | softmax | `rows.<in>.<out>[.all_masked_nan]`, bfloat16 or float32 each | `rows.bf16.bf16` |
+//! | softmax | `<rows or strided_rows>.<in>.<out>[.all_masked_nan]`, bfloat16 or float32 each | `strided_rows.bf16.f32` |
 //! | histogram | `even.<in>[.last_bin_closed]`, int64 or bfloat16 samples, int32 counts | `even.bf16` |
 //!
 //! or composed from a manifest's (or `primlab.check`'s) fields `op`, `dtype_in`,
@@ -110,12 +110,15 @@ fn build(parts: Parts, name: String) -> Typed {
             let counts = Buffer { role: "counts", dtype: Dtype::Int32, len: Len::PerCase };
             (vec![input], params, vec![counts], "bin counts")
         }
-        Shape::Softmax { .. } => (
-            vec![input],
-            vec![Param { name: "rows", dtype: Dtype::Int32 }, Param { name: "cols", dtype: Dtype::Int32 }],
-            vec![out(Len::N)],
-            "softmax",
-        ),
+        Shape::Softmax { strided, .. } => {
+            let mut params =
+                vec![Param { name: "rows", dtype: Dtype::Int32 }, Param { name: "cols", dtype: Dtype::Int32 }];
+            if strided {
+                params.push(Param { name: "stride", dtype: Dtype::Int32 });
+            }
+            // Strided rows: n counts the input's elements, the output holds rows x cols.
+            (vec![input], params, vec![out(if strided { Len::PerCase } else { Len::N })], "softmax")
+        }
         Shape::Compact { flagged } => {
             let flags = Buffer { role: "flags", dtype: Dtype::Uint8, len: Len::N };
             (
@@ -176,8 +179,8 @@ pub fn example(primitive: Primitive) -> Option<&'static str> {
 pub fn framework_rule(base: &Contract, framework: &str) -> Option<&'static Contract> {
     let typed = of(base)?;
     let parts = typed.parts;
-    if parts.shape == (Shape::Softmax { masked_nan: false }) && framework == "torch" {
-        return Some(&intern(Parts { shape: Shape::Softmax { masked_nan: true }, ..parts }).contract);
+    if let (Shape::Softmax { masked_nan: false, strided }, "torch") = (parts.shape, framework) {
+        return Some(&intern(Parts { shape: Shape::Softmax { masked_nan: true, strided }, ..parts }).contract);
     }
     if parts.shape == (Shape::Histogram { closed: false }) && matches!(framework, "torch" | "numpy") {
         return Some(&intern(Parts { shape: Shape::Histogram { closed: true }, ..parts }).contract);

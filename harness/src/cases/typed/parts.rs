@@ -64,6 +64,9 @@ pub enum Shape {
     Softmax {
         /// An all-masked row (every logit -inf) is all NaN (`torch.softmax`), else all 0.
         masked_nan: bool,
+        /// The input's rows are `stride` elements apart (`stride > cols`; the
+        /// elements between are not logits); the output is contiguous.
+        strided: bool,
     },
 }
 
@@ -280,10 +283,11 @@ impl Parts {
             (Primitive::Compact, Some("flagged")) => Shape::Compact { flagged: true },
             (Primitive::Compact, Some("positive")) => Shape::Compact { flagged: false },
             (Primitive::Compact, _) => return Err("a typed compaction's contract is flagged or positive".into()),
-            (Primitive::Softmax, Some("rows")) => {
-                Shape::Softmax { masked_nan: request.nan.as_deref() == Some("all_masked_nan") }
-            }
-            (Primitive::Softmax, _) => return Err("a typed softmax's contract is rows".into()),
+            (Primitive::Softmax, Some(kind @ ("rows" | "strided_rows"))) => Shape::Softmax {
+                masked_nan: request.nan.as_deref() == Some("all_masked_nan"),
+                strided: kind == "strided_rows",
+            },
+            (Primitive::Softmax, _) => return Err("a typed softmax's contract is rows or strided_rows".into()),
             (Primitive::Histogram, Some("even")) => {
                 Shape::Histogram { closed: request.nan.as_deref() == Some("last_bin_closed") }
             }
@@ -476,9 +480,11 @@ impl Parts {
             Shape::Arg { max } => format!("{}.{i}", if max { "argmax" } else { "argmin" }),
             Shape::Segmented => format!("{}.{i}.{o}", self.op.name()),
             Shape::Compact { flagged } => format!("{}.{i}", if flagged { "flagged" } else { "positive" }),
-            Shape::Softmax { masked_nan } => {
-                format!("rows.{i}.{o}{}", if masked_nan { ".all_masked_nan" } else { "" })
-            }
+            Shape::Softmax { masked_nan, strided } => format!(
+                "{}.{i}.{o}{}",
+                if strided { "strided_rows" } else { "rows" },
+                if masked_nan { ".all_masked_nan" } else { "" }
+            ),
             Shape::Histogram { closed } => format!("even.{i}{}", if closed { ".last_bin_closed" } else { "" }),
         };
         if self.accumulator != self.default_accumulator() {
@@ -522,8 +528,8 @@ impl Parts {
                 (request.op, request.dtype_in, request.dtype_out) = (some(op), some(i), some(o));
                 rest
             }
-            (Primitive::Softmax, ["rows", i, o, rest @ ..]) => {
-                (request.kind, request.dtype_in, request.dtype_out) = (some("rows"), some(i), some(o));
+            (Primitive::Softmax, [kind @ ("rows" | "strided_rows"), i, o, rest @ ..]) => {
+                (request.kind, request.dtype_in, request.dtype_out) = (some(kind), some(i), some(o));
                 rest
             }
             // even.i32, even.f32 and their closed-last-bin rules are the registry's.
@@ -564,7 +570,7 @@ impl Parts {
                 let base = format!("even.{}", short(self.dtype_in));
                 Some(if closed { format!("{base}.last_bin_closed") } else { base })
             }
-            (Shape::Softmax { masked_nan }, _, Dtype::Float32, Dtype::Float32) => {
+            (Shape::Softmax { masked_nan, strided: false }, _, Dtype::Float32, Dtype::Float32) => {
                 Some(if masked_nan { "rows.f32.all_masked_nan" } else { "rows.f32" }.into())
             }
             (Shape::Compact { flagged }, _, Dtype::Int32, _) => {
@@ -631,11 +637,18 @@ impl Parts {
                 if is_float(self.dtype_in) { "float32 bounds and scale, NaN not counted" } else { "int64 bounds" },
                 if closed { "; a sample equal to upper counts in the last bin, as torch.histc" } else { "" }
             ),
-            Shape::Softmax { masked_nan } => format!(
-                "row softmax: out[r*cols + c] = exp(in[r*cols + c] - max_r) / sum_c' exp(in[r*cols + c'] - max_r) \
-                 ({i} in, {o} out, rows x cols row-major; -inf logits give exactly 0, an all-masked row all {})",
-                if masked_nan { "NaN (torch.softmax)" } else { "0" }
-            ),
+            Shape::Softmax { masked_nan, strided } => {
+                let (row, layout) = if strided {
+                    ("r*stride", "rows of stride elements, the first cols of each logits (the rest are not), out contiguous rows x cols")
+                } else {
+                    ("r*cols", "rows x cols row-major")
+                };
+                format!(
+                    "row softmax: out[r*cols + c] = exp(in[{row} + c] - max_r) / sum_c' exp(in[{row} + c'] - max_r) \
+                     ({i} in, {o} out, {layout}; -inf logits give exactly 0, an all-masked row all {})",
+                    if masked_nan { "NaN (torch.softmax)" } else { "0" }
+                )
+            }
             Shape::Arg { max } => format!(
                 "{}: index[0] = the lowest i with in[i] = {}(in) ({i} in, -0.0 ties 0.0, {}; one int64 out)",
                 if max { "argmax" } else { "argmin" },

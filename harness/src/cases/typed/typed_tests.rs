@@ -648,10 +648,10 @@ fn every_typed_contract_passes_its_models_answer_and_fails_one_wrong_element() {
                 let mut got = answer_as_written(t, &case);
                 let v = rules::compare(&t.contract, &case, &got);
                 assert!(v.passed(), "{name} n={} {}: {v:?}", spec.id.n, spec.id.family);
-                let Some(at) = (0..got[0].count()).rev().find(|&i| {
-                    // Softmax: an unmasked element (masked ones and NaN rows have rules of their own).
-                    float_values(&case.inputs[0])
-                        .is_none_or(|x| t.parts.shape != (Shape::Softmax { masked_nan: true }) || x[i].is_finite())
+                // The last element with a number for an answer (an all-masked row's NaN has a rule of its own).
+                let Some(at) = (0..got[0].count()).rev().find(|&i| match &case.expected[0] {
+                    Array::Float64(v) => !v[i].is_nan(),
+                    _ => true,
                 }) else {
                     continue;
                 };
@@ -663,4 +663,30 @@ fn every_typed_contract_passes_its_models_answer_and_fails_one_wrong_element() {
             }
         }
     }
+}
+
+#[test]
+fn a_strided_softmax_reads_rows_stride_apart_and_padding_read_as_logits_fails() {
+    let t = typed(Primitive::Softmax, "strided_rows.bf16.f32");
+    assert_eq!(t.contract.params.iter().map(|p| p.name).collect::<Vec<_>>(), ["rows", "cols", "stride"]);
+    let plan = SweepPlan::of_primitive(Primitive::Softmax, &[33], 4);
+    let spec = rules::with_catalogue(&plan, Primitive::Softmax, &t.contract, "u")
+        .into_iter()
+        .find(|s| s.id.n <= 1 << 16 && s.id.family.ends_with("unmasked"))
+        .expect("an unmasked case");
+    let case = (spec.make)().expect("made");
+    let int = |k: usize| case.params[k].as_int().expect("int") as usize;
+    let (rows, cols, stride) = (int(0), int(1), int(2));
+    assert!(stride > cols && case.inputs[0].count() == rows * stride && spec.id.n == rows * stride);
+    assert!(spec.id.size.ends_with(&format!("/{stride}")), "{}", spec.id.size);
+    let x = float_values(&case.inputs[0]).expect("logits");
+    assert!(x[cols].is_nan(), "padding is NaN");
+    // Right: each row read from its stride; wrong: rows read as if contiguous.
+    let rows_of = |step: usize| {
+        families::float_array(Dtype::Bfloat16, (0..rows).flat_map(|r| x[r * step..r * step + cols].to_vec()).collect())
+    };
+    let right = host_softmax(&rows_of(stride), rows, cols, Dtype::Float32, 0.0);
+    assert!(verdict(t, &case, right).passed());
+    let wrong = host_softmax(&rows_of(cols), rows, cols, Dtype::Float32, 0.0);
+    assert!(!verdict(t, &case, wrong).passed(), "rows read contiguously passed");
 }
