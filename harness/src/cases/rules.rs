@@ -233,6 +233,10 @@ pub fn contract_requested(
     framework: Option<&str>,
 ) -> Result<(&'static Contract, Option<String>), String> {
     match (name, request) {
+        (Some(name), Some(_)) if name.contains('.') => Err(format!(
+            "contract '{name}' is a whole contract name: with op, dtype_in, ... give only its kind (inclusive, \
+             exclusive, argmax, argmin, flagged, positive, rows, strided_rows, even), or the name alone"
+        )),
         (_, Some(request)) => {
             let kind = name.map(str::to_string).or_else(|| request.kind.clone());
             let request = typed::Request { kind, ..request.clone() };

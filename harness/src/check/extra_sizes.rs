@@ -76,19 +76,29 @@ pub fn device_bytes(manifest: &Manifest, n: usize) -> Result<u128, String> {
 
 /// Bytes of host memory the case of size `n` needs at most: each input twice (the array and
 /// its bytes for the upload) and each output three times (the model's, the downloaded bytes,
-/// the parsed array), every buffer counted as in [`device_bytes`]; a few pieces' worth for a
-/// case made and judged a piece at a time ([`super::streamed`]).
+/// the parsed array), every buffer counted as in [`device_bytes`], an output at the wider of
+/// its type and the model's (a float sum's exact values are float64); a typed contract's
+/// judge also reads each input as float64 once; a few pieces' worth for a case made and
+/// judged a piece at a time ([`super::streamed`]).
 pub fn host_bytes(manifest: &Manifest, n: usize) -> u128 {
     let contract = manifest.contract;
     if n >= super::streamed::stream_from_checked() && super::streamed::streams(contract) {
         // Made and judged a piece at a time: a few pieces, whatever n.
         return u128::from(super::streamed::host_bytes(super::streamed::bytes_per_item(contract)));
     }
-    let bytes = |b: &crate::sweep::raw::Buffer| {
+    let bytes = |b: &crate::sweep::raw::Buffer, size: usize| {
         let elements = if b.len == Len::One { 1 } else { n };
-        (elements + super::launch::GUARD_ELEMENTS) as u128 * b.dtype.size() as u128
+        (elements + super::launch::GUARD_ELEMENTS) as u128 * size as u128
     };
-    2 * contract.inputs.iter().map(bytes).sum::<u128>() + 3 * contract.outputs.iter().map(bytes).sum::<u128>()
+    let inputs: u128 = contract.inputs.iter().map(|b| 2 * bytes(b, b.dtype.size())).sum();
+    let outputs: u128 = (contract.outputs.iter().enumerate())
+        .map(|(k, b)| 3 * bytes(b, b.dtype.size().max(contract.expected_dtype(k).size())))
+        .sum();
+    let typed_view: u128 = match crate::cases::typed::of(contract) {
+        Some(_) => contract.inputs.iter().map(|b| bytes(b, 8)).sum(),
+        None => 0,
+    };
+    inputs + outputs + typed_view
 }
 
 /// The sizes a check runs and the ones it skipped for memory, each with its reason.

@@ -120,6 +120,13 @@ fn invalid_parts_are_refused_with_the_reason() {
         let e = requested_contract(primitive, &request).expect_err(why);
         assert!(e.contains(why), "{e} lacks {why}");
     }
+    let both = rules::contract_requested(
+        Primitive::Scan,
+        Some("inclusive.sum.f32.f32"),
+        Some(&request(None, Some("sum"), "float32", None)),
+        None,
+    );
+    assert!(both.expect_err("a name and parts").contains("give only its kind"));
     let e = rules::contract(Primitive::Scan, "inclusive.sum.f32.f64.acc_f64").expect_err("not canonical");
     assert!(e.contains("write inclusive.sum.f32.f64"), "{e}");
     let e = rules::contract(Primitive::Scan, "inclusive.sum.f32.f32.bogus").expect_err("unknown part");
