@@ -118,3 +118,56 @@ def test_bad_parts_raise_a_value_error_naming_them():
         primlab.check(lambda x: x, primitive="scan", contract="inclusive", op="sum", dtype_in="float32", dtype_out="int32")
     with pytest.raises(ValueError, match=r"or a typed one by its parts"):
         primlab.check(lambda x: x, primitive="reduce")
+
+
+def test_numpy_segment_sums_compaction_and_histograms_pass_their_typed_contracts():
+    def segment_sums(x, offsets, segments):
+        return np.array([x[offsets[s] : offsets[s + 1]].sum(dtype=np.float64) for s in range(int(segments))])
+
+    primlab.check(segment_sums, primitive="segmented_reduce", op="sum", dtype_in="float64", sizes=SIZES, seed=SEED)
+    primlab.check(
+        lambda x, flags: (x[flags != 0], np.array([np.count_nonzero(flags)], dtype=np.int64)),
+        primitive="compact",
+        contract="flagged",
+        dtype_in="float64",
+        sizes=SIZES,
+        seed=SEED,
+    )
+
+    def histogram(x, bins, lower, upper):
+        counts, _ = np.histogram(x, bins=int(bins), range=(int(lower), int(upper)))
+        return counts.astype(np.int32)
+
+    # numpy.histogram closes the last bin. It bins in float64: over the wide int64 range (4096
+    # bins of 2^52) a sample within about 2^11 of an edge could land in the next bin; the seed
+    # is fixed and small sizes keep every sample far from one.
+    result = primlab.check(
+        histogram, primitive="histogram", contract="even", dtype_in="int64", framework="numpy", sizes=[1, 33], seed=SEED
+    )
+    assert result.contract == "even.i64.last_bin_closed"
+
+
+def test_a_numpy_softmax_of_strided_bfloat16_rows_passes_and_one_reading_the_padding_fails():
+    def softmax(x, rows, cols, stride, contiguous=False):
+        logits = bf16_to_f32(x).astype(np.float64)
+        step = cols if contiguous else stride
+        out = np.zeros((rows, cols))
+        for r in range(int(rows)):
+            row = logits[r * step : r * step + cols]
+            m = row.max()
+            if m == -np.inf:
+                continue
+            e = np.exp(row - m)
+            out[r] = e / e.sum()
+        return out.astype(np.float32).reshape(-1)
+
+    primlab.check(softmax, primitive="softmax", contract="strided_rows", dtype_in="bfloat16", dtype_out="float32", seed=SEED)
+    with pytest.raises(AssertionError, match=r"strided_rows\.bf16\.f32"):
+        primlab.check(
+            lambda x, rows, cols, stride: softmax(x, rows, cols, stride, contiguous=True),
+            primitive="softmax",
+            contract="strided_rows",
+            dtype_in="bfloat16",
+            dtype_out="float32",
+            seed=SEED,
+        )
