@@ -356,6 +356,12 @@ pub fn record_mismatch(contract: &Contract, case: &RawCase, got: &[Array]) {
     });
 }
 
+/// Takes the worst error a typed float sum of the case in flight reached
+/// against its bound (its ratio, and a line saying where), and clears it.
+pub fn take_accuracy() -> Option<(f64, String)> {
+    typed::compare::take_worst()
+}
+
 /// Takes the recorded summary of the case in flight (and clears it).
 pub fn take_detail() -> Vec<String> {
     let mut lines = mismatch::take();

@@ -57,6 +57,17 @@ pub enum WorkerEvent {
         /// The summary's lines.
         lines: Vec<String>,
     },
+    /// Case `index`'s float sums came this close to their bound: |error| /
+    /// bound at their worst element, and a line saying where (a typed
+    /// contract's; sent just before its `Finish`).
+    Accuracy {
+        /// Position in the catalogue.
+        index: usize,
+        /// |error| / bound at the worst element (above 1: it failed).
+        ratio: f64,
+        /// Where, in words.
+        line: String,
+    },
     /// Case `index` finished.
     Finish {
         /// Position in the catalogue.
@@ -186,6 +197,8 @@ pub trait Listener {
     fn planned(&mut self, _cases: usize) {}
     /// The mismatch summary of the case in flight (before its `finished`).
     fn detail(&mut self, _lines: Vec<String>) {}
+    /// How close the case in flight's float sums came to their bound (before its `finished`).
+    fn accuracy(&mut self, _ratio: f64, _line: String) {}
     /// A case ended (ran, timed out, or its worker died): go on, or stop
     /// here (the worker is ended and the later cases are not run).
     fn finished(&mut self, result: &CaseResult) -> Flow;
@@ -315,6 +328,7 @@ fn run_worker(
                 }
             }
             WorkerEvent::Detail { lines, .. } => listener.detail(lines),
+            WorkerEvent::Accuracy { ratio, line, .. } => listener.accuracy(ratio, line),
             WorkerEvent::Finish { index, result } => {
                 current = None;
                 idle_since = Instant::now();

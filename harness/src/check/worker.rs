@@ -75,6 +75,7 @@ pub fn run(args: &CheckOptions, seed: u64, sizes: Vec<usize>, from: usize) -> Re
             continue;
         }
         let _ = (crate::cases::rules::take_detail(), super::streamed::judge::take_detail());
+        let _ = crate::cases::rules::take_accuracy();
         let started = Instant::now();
         let verdict = run_case(&gpu, &manifest, &loaded, spec, &mut scratch, false, |gpu, run| {
             // The inputs are ready: from here a hang costs the runs' deadline only.
@@ -82,6 +83,9 @@ pub fn run(args: &CheckOptions, seed: u64, sizes: Vec<usize>, from: usize) -> Re
             report(&WorkerEvent::Phase { deadline_ms: deadline.as_millis() as u64 });
             run_checked(gpu, index, runs, Some(&mut perturber), run)
         });
+        if let Some((ratio, line)) = crate::cases::rules::take_accuracy() {
+            report(&WorkerEvent::Accuracy { index, ratio, line });
+        }
         let mut detail = crate::cases::rules::take_detail();
         detail.extend(super::streamed::judge::take_detail());
         if !verdict.passed() && !detail.is_empty() {
@@ -142,6 +146,10 @@ struct CheckListener<'a> {
     failed: usize,
     /// The mismatch summary of the case in flight, printed under its failure line.
     detail: Vec<String>,
+    /// The float sums' worst error against their bound over the passing cases (ratio, line).
+    closest: Option<(f64, String)>,
+    /// The case in flight's (ratio, line), kept if it passes.
+    accuracy: Option<(f64, String)>,
 }
 
 impl watchdog::Listener for CheckListener<'_> {
@@ -153,8 +161,18 @@ impl watchdog::Listener for CheckListener<'_> {
         self.detail = lines;
     }
 
+    fn accuracy(&mut self, ratio: f64, line: String) {
+        self.accuracy = Some((ratio, line));
+    }
+
     fn finished(&mut self, result: &CaseResult) -> watchdog::Flow {
         let detail = std::mem::take(&mut self.detail);
+        if let (Some((ratio, line)), Verdict::Pass) = (self.accuracy.take(), &result.verdict) {
+            if self.closest.as_ref().is_none_or(|(worst, _)| ratio > *worst) {
+                let case = format!("{} n={} {}", result.id.variant, result.id.size, result.id.family);
+                self.closest = Some((ratio, format!("{case}: {line}")));
+            }
+        }
         if let Verdict::Fail(_) = &result.verdict {
             self.failed += 1;
         }
@@ -203,10 +221,22 @@ pub fn supervise(args: &CheckOptions, seed: u64, sizes: &[usize]) -> Result<Vec<
         child.push("--deep".into());
     }
     let worker = watchdog::Worker::of_self(child)?;
-    let mut listener = CheckListener { args, seed, progress: None, shown: 0, failed: 0, detail: Vec::new() };
+    let mut listener = CheckListener {
+        args,
+        seed,
+        progress: None,
+        shown: 0,
+        failed: 0,
+        detail: Vec::new(),
+        closest: None,
+        accuracy: None,
+    };
     let results = watchdog::supervise(&worker, &mut listener)?;
     if let Some(p) = listener.progress {
         p.finish();
+    }
+    if let Some((_, line)) = listener.closest {
+        super::say(&format!("check: float sums of the passing cases came closest to their bound at {line}"));
     }
     Ok(results)
 }

@@ -42,6 +42,8 @@ struct Bad {
 struct Tally {
     count: usize,
     first: Vec<Bad>,
+    /// A float sum's element closest to (or furthest past) its bound: |error| / bound, index, error, bound.
+    worst: Option<(f64, usize, f64, f64)>,
 }
 
 impl Tally {
@@ -56,8 +58,54 @@ impl Tally {
     fn then(mut self, later: Tally) -> Tally {
         self.count += later.count;
         self.first.extend(later.first.into_iter().take(FIRST_SHOWN - self.first.len().min(FIRST_SHOWN)));
+        if let Some(w) = later.worst {
+            self.note(w);
+        }
         self
     }
+
+    /// Keeps `w` if its ratio to the bound is the largest yet.
+    fn note(&mut self, w: (f64, usize, f64, f64)) {
+        if self.worst.is_none_or(|(ratio, ..)| w.0 > ratio) {
+            self.worst = Some(w);
+        }
+    }
+
+    /// A float sum element's verdict: failing when `bad`; its error against the bound noted.
+    fn judge(&mut self, judged: (Option<Bad>, (f64, usize, f64, f64))) {
+        self.note(judged.1);
+        if let Some(bad) = judged.0 {
+            self.add(bad);
+        }
+    }
+}
+
+thread_local! {
+    /// The largest |error| / bound of the float sums compared for the case in
+    /// flight, in words (a case runs several times: the largest over its runs).
+    static WORST: std::cell::RefCell<Option<(f64, String)>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Notes a float sum's worst element for the case in flight.
+fn note_worst(what: &str, worst: Option<(f64, usize, f64, f64)>) {
+    let Some((ratio, index, error, bound)) = worst else { return };
+    let line = format!(
+        "{what}: largest |error| {:e} at index {index}, {:.3}% of its bound {bound:e}",
+        error.abs(),
+        100.0 * ratio
+    );
+    WORST.with(|w| {
+        let mut w = w.borrow_mut();
+        if w.as_ref().is_none_or(|(r, _)| ratio > *r) {
+            *w = Some((ratio, line));
+        }
+    });
+}
+
+/// Takes the worst error reached by the float sums of the case in flight:
+/// its ratio to the bound and a line saying where (and clears it).
+pub fn take_worst() -> Option<(f64, String)> {
+    WORST.with(|w| w.borrow_mut().take())
 }
 
 /// The outputs' count, types and lengths are the contract's, or the verdict saying how not.
@@ -91,6 +139,7 @@ pub fn compare(typed: &Typed, case: &RawCase, got: &[Array]) -> Verdict {
     }
     for k in 0..got.len() {
         let (tally, what) = tally(typed, case, got, k);
+        note_worst(&what, tally.worst);
         if let Some(bad) = tally.first.first() {
             return Verdict::fail_at(bad.index, &bad.expected, &bad.got, &what);
         }
@@ -225,9 +274,7 @@ fn segment_sums_tally(parts: &Parts, values: &[f64], offsets: &[i64], outs: &[f6
         let mut sum = ExactSum::new();
         terms.iter().for_each(|&x| sum.add(x));
         let sum_abs: f64 = terms.iter().map(|x| x.abs()).sum();
-        if let Some(bad) = check_sum(parts, s, (&sum, sum_abs, terms.len() as u64), outs[s]) {
-            t.add(bad);
-        }
+        t.judge(check_sum(parts, s, (&sum, sum_abs, terms.len() as u64), outs[s]));
     }
     t
 }
@@ -289,9 +336,7 @@ fn float_sum_tally(parts: &Parts, values: &[f64], outs: &[f64]) -> Tally {
         values.iter().for_each(|&x| s.add(x));
         let sum_abs: f64 = values.iter().map(|x| x.abs()).sum();
         let mut t = Tally::default();
-        if let Some(bad) = check_sum(parts, 0, (&s, sum_abs, values.len() as u64), outs[0]) {
-            t.add(bad);
-        }
+        t.judge(check_sum(parts, 0, (&s, sum_abs, values.len() as u64), outs[0]));
         return t;
     };
     let carries = chunk_carries(values);
@@ -318,9 +363,7 @@ fn float_sum_tally(parts: &Parts, values: &[f64], outs: &[f64]) -> Tally {
                 s.add(values[i]);
                 sum_abs += values[i].abs();
             }
-            if let Some(bad) = check_sum(parts, i, (&s, sum_abs, i as u64 + u64::from(inclusive)), outs[i]) {
-                t.add(bad);
-            }
+            t.judge(check_sum(parts, i, (&s, sum_abs, i as u64 + u64::from(inclusive)), outs[i]));
             if !inclusive {
                 s.add(values[i]);
                 sum_abs += values[i].abs();
@@ -332,20 +375,40 @@ fn float_sum_tally(parts: &Parts, values: &[f64], outs: &[f64]) -> Tally {
 
 /// Output `i`, the sum of `terms` inputs whose exact sum is `sum` and whose
 /// absolute values sum to `sum_abs` (in f64), judged by the tolerance.
-fn check_sum(parts: &Parts, i: usize, (sum, sum_abs, terms): (&ExactSum, f64, u64), got: f64) -> Option<Bad> {
-    let bad = |expected: String, got: String| Some(Bad { index: i, expected, got });
+fn check_sum(
+    parts: &Parts,
+    i: usize,
+    (sum, sum_abs, terms): (&ExactSum, f64, u64),
+    got: f64,
+) -> (Option<Bad>, (f64, usize, f64, f64)) {
     if !got.is_finite() {
-        return bad(format!("{:e} (a finite sum: the input is finite)", sum.to_f64()), format!("{got:e}"));
+        let bad = Bad {
+            index: i,
+            expected: format!("{:e} (a finite sum: the input is finite)", sum.to_f64()),
+            got: format!("{got:e}"),
+        };
+        return (Some(bad), (f64::INFINITY, i, got, 0.0));
     }
     let error = -sum.minus_to_f64(got);
     // The exact value is rounded only where the bound needs it, or to report a failure.
     let needs_exact = matches!(parts.tolerance, Tolerance::User { .. }) || narrower_output(parts);
     let exact = if needs_exact { sum.to_f64() } else { got + error };
     let (bound, ulp_ok) = bound(parts, exact, sum_abs * (1.0 + 2f64.powi(-16)), terms, got);
+    let ratio = match (error == 0.0, bound > 0.0) {
+        (true, _) => 0.0,
+        (false, true) => error.abs() / bound,
+        (false, false) => f64::INFINITY,
+    };
+    let noted = (if ulp_ok { ratio.min(1.0) } else { ratio }, i, error, bound);
     if error.abs() <= bound || ulp_ok {
-        return None;
+        return (None, noted);
     }
-    bad(format!("{:e} +- {bound:e}", sum.to_f64()), format!("{got:e} (error {error:e})"))
+    let bad = Bad {
+        index: i,
+        expected: format!("{:e} +- {bound:e}", sum.to_f64()),
+        got: format!("{got:e} (error {error:e})"),
+    };
+    (Some(bad), noted)
 }
 
 /// Whether the output type rounds the accumulated sum once more.

@@ -697,3 +697,21 @@ fn a_strided_softmax_reads_rows_stride_apart_and_padding_read_as_logits_fails() 
     let wrong = host_softmax(&rows_of(cols), rows, cols, Dtype::Float32, 0.0);
     assert!(!verdict(t, &case, wrong).passed(), "rows read contiguously passed");
 }
+
+#[test]
+fn the_worst_error_against_its_bound_is_noted_for_the_case_in_flight() {
+    let _ = rules::take_accuracy();
+    let (t, case) = case_of("inclusive.sum.f32.f32", Primitive::Scan, "uniform", 4096);
+    let values = float_values(&case.inputs[0]).expect("floats");
+    let serial = host_sum(&values, t.parts.shape, 4096, Dtype::Float32, Dtype::Float32);
+    assert!(verdict(t, &case, serial).passed());
+    let (ratio, line) = rules::take_accuracy().expect("noted");
+    assert!(ratio > 0.0 && ratio <= 1.0, "{ratio}");
+    assert!(line.starts_with("prefix within the order-free bound (float32 accumulator): largest |error| "), "{line}");
+    assert!(line.contains("% of its bound"), "{line}");
+    assert_eq!(rules::take_accuracy(), None, "taken once");
+    // Exact contracts note nothing.
+    let (i, case) = case_of("inclusive.max.i32.i32", Primitive::Scan, "full_range", 100);
+    assert!(verdict(i, &case, case.expected[0].clone()).passed());
+    assert_eq!(rules::take_accuracy(), None);
+}
