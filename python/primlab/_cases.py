@@ -82,6 +82,7 @@ class Export:
     """A folder written by `harness cases export`."""
 
     def __init__(self, folder: pathlib.Path):
+        self.closest = None  # set by verify (typed float sums)
         self.folder = pathlib.Path(folder)
         index = json.loads((self.folder / "index.json").read_text())
         self.primitive = index["primitive"]
@@ -188,6 +189,8 @@ class Export:
             raise _harness.HarnessError(
                 f"harness cases verify printed no JSON ({error}):\n{done.stdout}{done.stderr}"
             ) from None
+        # The passing float sums' closest approach to their bound (typed contracts), if any.
+        self.closest = report.get("closest")
         failures = {}
         for c in report["cases"]:
             if c["verdict"] == "fail":

@@ -26,11 +26,16 @@ class CheckResult:
     (the perturbed run covers the cases up to the harness's size limit)."""
     notes: tuple = ()
     """Defences that could not be applied to this function, each with why."""
+    closest: str | None = None
+    """For float sums (typed contracts): the passing element that came
+    closest to its bound, with its error and its share of the bound."""
 
     def __str__(self) -> str:
         text = f"primlab.check: {self.primitive} {self.contract}: {self.cases_passed} cases passed (seed {self.seed:#x})"
         if self.runs:
             text += f"; runs: {', '.join(self.runs)}"
+        if self.closest:
+            text += f"\n  closest to the bound: {self.closest}"
         return text + "".join(f"\n  note: {n}" for n in self.notes)
 
 
@@ -139,6 +144,7 @@ def check(
             contract = export.contracts[0]
         case_runs = CaseRuns(export, device, convert)
         passed = []
+        closest = None
         for run in case_runs.runs():
             cases = case_runs.cases_of(run)
             if not cases:
@@ -150,11 +156,20 @@ def check(
             except PerturbationLost:
                 continue  # noted; a run that did not happen is not judged or counted
             failures = export.verify(None if len(cases) == len(export.cases) else cases)
+            # The first run covers every case: its closest approach to a bound is the one reported.
+            closest = export.closest if closest is None else closest
             if failures:
                 options = ("" if sizes is None else f", sizes={list(sizes)!r}") + (", deep=True" if deep else "")
                 rerun = f"primlab.check(fn, primitive={primitive!r}, contract={contract!r}{options}, seed={seed:#x})"
                 raise AssertionError(failure_message(export, failures, len(cases), rerun, run))
             passed.append(run.name)
         return CheckResult(
-            primitive, contract, len(export.cases), seed, tuple(export.sizes), tuple(passed), tuple(case_runs.notes)
+            primitive,
+            contract,
+            len(export.cases),
+            seed,
+            tuple(export.sizes),
+            tuple(passed),
+            tuple(case_runs.notes),
+            closest,
         )

@@ -34,6 +34,7 @@ def test_a_float32_cumsum_passes_the_order_free_bound_and_a_shifted_one_fails():
         seed=SEED,
     )
     assert result.contract == "inclusive.sum.f32.f32"
+    assert "% of its bound" in result.closest and "closest to the bound" in str(result)
     with pytest.raises(AssertionError, match=r"scan/user\.exclusive\.sum\.f32\.f32 .*within the order-free bound"):
         primlab.check(
             lambda x: np.cumsum(x, dtype=np.float32),

@@ -199,6 +199,8 @@ pub struct CaseReport {
     pub summary: Vec<String>,
     /// Why it was skipped.
     pub reason: Option<String>,
+    /// A typed float sum's worst element against its bound (where, the error, its share of the bound).
+    pub accuracy: Option<String>,
     /// The command that regenerates the case.
     pub rerun: String,
 }
@@ -216,6 +218,8 @@ pub struct VerifyReport {
     pub total: usize,
     /// Every checked case, in index order.
     pub cases: Vec<CaseReport>,
+    /// Among the passing cases, the float sum element that came closest to its bound (the case, then where).
+    pub closest: Option<String>,
 }
 
 /// Checks the cases of the export in `dir` (`only` names some; all when
@@ -230,7 +234,15 @@ pub fn verify_all(dir: &Path, only: &[String]) -> Result<(VerifyReport, Vec<crat
             catalogue.index.cases.len().saturating_sub(1)
         );
     }
-    let mut report = VerifyReport { dir: dir.display().to_string(), passed: 0, failed: 0, total: 0, cases: Vec::new() };
+    let mut report = VerifyReport {
+        dir: dir.display().to_string(),
+        passed: 0,
+        failed: 0,
+        total: 0,
+        cases: Vec::new(),
+        closest: None,
+    };
+    let mut closest: Option<(f64, String)> = None;
     let mut junit_cases = Vec::new();
     for (i, ((contract, spec), case)) in catalogue.specs.iter().zip(&catalogue.index.cases).enumerate() {
         if !only.is_empty() && !only.contains(&case.case) {
@@ -238,7 +250,14 @@ pub fn verify_all(dir: &Path, only: &[String]) -> Result<(VerifyReport, Vec<crat
         }
         report.total += 1;
         let started = std::time::Instant::now();
+        let _ = super::rules::take_accuracy();
         let (verdict, detail) = verify_spec_detailed(dir, i, contract, spec, case);
+        let accuracy = super::rules::take_accuracy();
+        if let (Some((ratio, line)), true) = (&accuracy, verdict.passed()) {
+            if closest.as_ref().is_none_or(|(worst, _)| ratio > worst) {
+                closest = Some((*ratio, format!("{}: {line}", case.case)));
+            }
+        }
         let rerun = rerun_line(&catalogue.index, contract, spec.id.n, spec.id.seed);
         let mut entry = CaseReport {
             case: case.case.clone(),
@@ -246,6 +265,7 @@ pub fn verify_all(dir: &Path, only: &[String]) -> Result<(VerifyReport, Vec<crat
             failure: None,
             summary: Vec::new(),
             reason: None,
+            accuracy: accuracy.map(|(_, line)| line),
             rerun: rerun.clone(),
         };
         let outcome = match &verdict {
@@ -275,6 +295,7 @@ pub fn verify_all(dir: &Path, only: &[String]) -> Result<(VerifyReport, Vec<crat
             outcome,
         });
     }
+    report.closest = closest.map(|(_, line)| line);
     Ok((report, junit_cases))
 }
 
@@ -304,6 +325,9 @@ pub fn run(dir: &Path, max_shown: usize, only: &[String], junit_path: Option<&Pa
         eprintln!("{counts}");
     } else {
         println!("{counts}");
+        if let Some(line) = &report.closest {
+            println!("cases verify: float sums of the passing cases came closest to their bound at {line}");
+        }
     }
     if report.total == 0 {
         eprintln!("cases verify: the index holds no case: nothing was checked");

@@ -398,6 +398,10 @@ fn export_then_verify_judges_a_typed_float_scan_by_its_bound_and_names_a_wrong_e
         npy::write(&dir.join(&case.outputs[0].file), &out).expect("written");
     }
     assert!(verify::run(&dir, 5, &[], None, false).expect("verifies"), "a tiled f32 scan failed");
+    let (report, _) = verify::verify_all(&dir, &[]).expect("verifies");
+    let closest = report.closest.expect("the float sums' closest approach to their bound");
+    assert!(closest.starts_with('c') && closest.contains("% of its bound"), "{closest}");
+    assert!(report.cases.iter().all(|c| c.accuracy.is_some()), "every case of a float sum notes its worst element");
     let case = index.cases.iter().find(|c| c.n == 1000).expect("a case at 1000");
     let path = dir.join(&case.outputs[0].file);
     let Array::Float32(mut out) = npy::read(&path, Dtype::Float32).expect("read") else { panic!("f32") };
