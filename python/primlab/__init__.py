@@ -18,15 +18,20 @@ from ._harness import HarnessError, harness_path
 __all__ = ["Case", "CheckResult", "DefenceWarning", "HarnessError", "cases", "check", "harness_path"]
 
 
-def cases(primitive: str, contract: str, sizes=None, seed=None, deep: bool = False, framework=None):
+def cases(
+    primitive: str, contract: str | None = None, sizes=None, seed=None, deep: bool = False, framework=None, **parts
+):
     """A pytest marker: the test (which takes a `case` argument) runs once
     per catalogue case, with ids like `scan-exclusive.i32-n33-small_ints-0x5eed`.
     `seed` pins the run seed; otherwise `--primlab-seed`, else a fresh one
     printed in the report header. `deep=True` adds the large sizes (2^24,
     2^28, 2^28+1). `framework="torch"` checks the contract as that framework
-    states it, as in primlab.check."""
+    states it, as in primlab.check. A typed contract may be named by its
+    parts, as in primlab.check (`op=`, `dtype_in=`, `dtype_out=`,
+    `accumulator=`, `rtol=`, `atol=`, `ulp=`, `nan_rule=`; `contract` then
+    names its kind)."""
     import pytest
 
     return pytest.mark.primlab_cases(
-        primitive=primitive, contract=contract, sizes=sizes, seed=seed, deep=deep, framework=framework
+        primitive=primitive, contract=contract, sizes=sizes, seed=seed, deep=deep, framework=framework, **parts
     )

@@ -84,13 +84,16 @@ class _State:
         self.folder = None
         self.exports = {}
 
-    def export(self, primitive, contract, sizes, seed, deep=False, framework=None) -> Export:
-        key = (primitive, contract, None if sizes is None else tuple(sizes), seed, bool(deep), framework)
+    def export(self, primitive, contract, sizes, seed, deep=False, framework=None, parts=None) -> Export:
+        parts = dict(parts or {})
+        key = (primitive, contract, None if sizes is None else tuple(sizes), seed, bool(deep), framework, tuple(sorted(parts.items())))
         if key not in self.exports:
             if self.folder is None:
                 self.folder = tempfile.mkdtemp(prefix="primlab-pytest-")
             folder = os.path.join(self.folder, f"export{len(self.exports)}")
-            self.exports[key] = Export.create(folder, primitive, contract, sizes, seed, deep=bool(deep), framework=framework)
+            self.exports[key] = Export.create(
+                folder, primitive, contract, sizes, seed, deep=bool(deep), framework=framework, parts=parts
+            )
         return self.exports[key]
 
 
@@ -142,6 +145,10 @@ def pytest_unconfigure(config):
         shutil.rmtree(state.folder, ignore_errors=True)
 
 
+# The keywords that name a typed contract's parts (as primlab.check takes them).
+_TYPED_PARTS = ("op", "dtype_in", "dtype_out", "accumulator", "rtol", "atol", "ulp", "nan_rule")
+
+
 def pytest_generate_tests(metafunc):
     marker = metafunc.definition.get_closest_marker("primlab_cases")
     if marker is None:
@@ -151,12 +158,14 @@ def pytest_generate_tests(metafunc):
         raise TypeError(f"{where}: a @primlab.cases test takes a `case` argument")
     if marker.args:
         raise TypeError(f"{where}: @primlab.cases takes keywords only (primitive=..., contract=...)")
-    options = dict(marker.kwargs)
-    unknown = set(options) - {"primitive", "contract", "sizes", "seed", "deep", "framework"}
-    if unknown or "primitive" not in options or "contract" not in options:
+    options = {k: v for k, v in marker.kwargs.items() if not (k == "contract" and v is None)}
+    # A typed contract's parts (op=, dtype_in=, ...) may name it instead of, or beside, its kind.
+    parts = {k: options.pop(k) for k in _TYPED_PARTS if options.get(k) is not None}
+    unknown = set(options) - {"primitive", "contract", "sizes", "seed", "deep", "framework"} - set(_TYPED_PARTS)
+    if unknown or "primitive" not in options or ("contract" not in options and not parts):
         raise TypeError(
             f"{where}: @primlab.cases(primitive=..., contract=..., sizes=None, seed=None, deep=False, "
-            f"framework=None) got {sorted(options)}"
+            f"framework=None, or a typed contract's op=, dtype_in=, ...) got {sorted(set(options) | set(parts))}"
         )
     state = metafunc.config.stash[_STATE]
     pinned = options.get("seed") is not None
@@ -164,15 +173,17 @@ def pytest_generate_tests(metafunc):
     try:
         export = state.export(
             options["primitive"],
-            options["contract"],
+            options.get("contract"),
             options.get("sizes"),
             seed,
             options.get("deep", False),
             options.get("framework"),
+            parts,
         )
     except HarnessRefused as error:
         raise ValueError(
-            f"{where}: @primlab.cases(primitive={options['primitive']!r}, contract={options['contract']!r}, "
+            f"{where}: @primlab.cases(primitive={options['primitive']!r}, contract={options.get('contract')!r}, "
+            f"{''.join(f'{k}={v!r}, ' for k, v in parts.items())}"
             f"sizes={options.get('sizes')!r}, seed={seed:#x}): {error}"
         ) from None
     shared = {}

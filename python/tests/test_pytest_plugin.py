@@ -182,3 +182,19 @@ def test_argmax(case):
     assert result.ret == 0, result.stdout.str()
     # numpy's rule over argmax.f32: NaN first, with its own NaN families.
     assert any("arg_reduce-argmax.f32.nan_first-n33-nan_late-0x5eed" in line for line in result.outlines), result.stdout.str()
+
+
+def test_a_typed_contract_by_its_parts_makes_one_passing_test_per_case(pytester, plugin):
+    pytester.makepyfile(
+        test_kernel="""
+import numpy as np
+import primlab
+
+@primlab.cases(primitive="scan", contract="inclusive", op="max", dtype_in="int32", sizes=[1, 33], seed=0x5eed)
+def test_scan(case):
+    case.check(lambda x: np.maximum.accumulate(x))
+"""
+    )
+    ids = collected_ids(pytester.runpytest_subprocess("--collect-only", "-q", *plugin))
+    assert ids and all(i.startswith("scan-inclusive.max.i32.i32-n") for i in ids), ids
+    pytester.runpytest_subprocess(*plugin).assert_outcomes(passed=len(ids))
