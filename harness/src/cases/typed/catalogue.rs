@@ -289,8 +289,7 @@ pub fn slice(array: &Array, range: std::ops::Range<usize>) -> Array {
 
 /// One-element arrays of one type, joined (an empty list gives an empty array of the model's type).
 fn concat(parts: &Parts, arrays: Vec<Array>) -> Array {
-    let empty =
-        if parts.float_sum() { Array::Float64(vec![]) } else { slice(&families::zeros(parts.dtype_out, 0), 0..0) };
+    let empty = if parts.float_sum() { Array::Float64(vec![]) } else { families::zeros(parts.dtype_out, 0) };
     arrays.into_iter().fold(empty, |mut all, a| {
         match (&mut all, a) {
             (Array::Int32(v), Array::Int32(a)) => v.extend(a),
