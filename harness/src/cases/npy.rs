@@ -19,6 +19,8 @@ pub fn descr(dtype: Dtype) -> &'static str {
         Dtype::Float64 => "<f8",
         Dtype::Bfloat16 => "<u2",
         Dtype::Uint8 => "|u1",
+        Dtype::Uint32 => "<u4",
+        Dtype::Float16 => "<f2",
     }
 }
 

@@ -34,6 +34,8 @@ pub enum ElementKind {
     Bytes,
     /// bfloat16.
     BF16,
+    /// IEEE binary16.
+    F16,
     /// IEEE binary32.
     F32,
     /// IEEE binary64.
@@ -48,7 +50,8 @@ impl ElementKind {
             Dtype::Float32 => ElementKind::F32,
             Dtype::Float64 => ElementKind::F64,
             Dtype::Bfloat16 => ElementKind::BF16,
-            Dtype::Int32 | Dtype::Int64 | Dtype::Uint8 => ElementKind::Bytes,
+            Dtype::Float16 => ElementKind::F16,
+            Dtype::Int32 | Dtype::Int64 | Dtype::Uint8 | Dtype::Uint32 => ElementKind::Bytes,
         }
     }
 }
@@ -75,6 +78,8 @@ impl Poison {
         match kind {
             ElementKind::Bytes => vec![self.byte()],
             ElementKind::BF16 => (if first { 0x7fa5u16 } else { 0xffb5 }).to_le_bytes().to_vec(),
+            // binary16: exponent 0x7c00, quiet bit 0x0200 clear, payload 0xa5 / 0x5a.
+            ElementKind::F16 => (if first { 0x7ca5u16 } else { 0xfc5a }).to_le_bytes().to_vec(),
             ElementKind::F32 => (if first { 0x7fa5_a5a5u32 } else { 0xffb5_5a5a }).to_le_bytes().to_vec(),
             ElementKind::F64 => {
                 (if first { 0x7ff4_a5a5_a5a5_a5a5u64 } else { 0xfff5_5a5a_5a5a_5a5a }).to_le_bytes().to_vec()
@@ -148,12 +153,14 @@ mod tests {
             assert_eq!(f64_bits & (1 << 51), 0, "{poison:?} f64 quiet bit must be clear");
             let b = u16::from_le_bytes(poison.pattern(ElementKind::BF16).try_into().unwrap());
             assert!(half::bf16::from_bits(b).is_nan() && b & 0x0040 == 0, "{poison:?} bf16");
+            let h = u16::from_le_bytes(poison.pattern(ElementKind::F16).try_into().unwrap());
+            assert!(half::f16::from_bits(h).is_nan() && h & 0x0200 == 0, "{poison:?} f16");
         }
     }
 
     #[test]
     fn the_two_poisons_differ_in_every_byte() {
-        for kind in [ElementKind::Bytes, ElementKind::BF16, ElementKind::F32, ElementKind::F64] {
+        for kind in [ElementKind::Bytes, ElementKind::BF16, ElementKind::F16, ElementKind::F32, ElementKind::F64] {
             let (a, b) = (Poison::First.pattern(kind), Poison::Second.pattern(kind));
             assert_eq!(a.len(), b.len());
             assert!(a.iter().zip(&b).all(|(x, y)| x != y), "{kind:?}: {a:x?} vs {b:x?}");
@@ -171,7 +178,8 @@ mod tests {
         assert_eq!(ElementKind::of_dtype(Dtype::Float32), ElementKind::F32);
         assert_eq!(ElementKind::of_dtype(Dtype::Float64), ElementKind::F64);
         assert_eq!(ElementKind::of_dtype(Dtype::Bfloat16), ElementKind::BF16);
-        for d in [Dtype::Int32, Dtype::Int64, Dtype::Uint8] {
+        assert_eq!(ElementKind::of_dtype(Dtype::Float16), ElementKind::F16);
+        for d in [Dtype::Int32, Dtype::Int64, Dtype::Uint8, Dtype::Uint32] {
             assert_eq!(ElementKind::of_dtype(d), ElementKind::Bytes);
         }
     }

@@ -284,6 +284,8 @@ pub fn slice(array: &Array, range: std::ops::Range<usize>) -> Array {
         Array::Float64(v) => Array::Float64(v[range].to_vec()),
         Array::Bfloat16(v) => Array::Bfloat16(v[range].to_vec()),
         Array::Uint8(v) => Array::Uint8(v[range].to_vec()),
+        Array::Uint32(v) => Array::Uint32(v[range].to_vec()),
+        Array::Float16(v) => Array::Float16(v[range].to_vec()),
     }
 }
 
@@ -297,6 +299,8 @@ fn concat(parts: &Parts, arrays: Vec<Array>) -> Array {
             (Array::Float32(v), Array::Float32(a)) => v.extend(a),
             (Array::Float64(v), Array::Float64(a)) => v.extend(a),
             (Array::Bfloat16(v), Array::Bfloat16(a)) => v.extend(a),
+            (Array::Uint32(v), Array::Uint32(a)) => v.extend(a),
+            (Array::Float16(v), Array::Float16(a)) => v.extend(a),
             _ => {}
         }
         all
@@ -323,6 +327,8 @@ fn kept_items(input: &Array, keep: &[bool]) -> Array {
         Array::Float64(v) => Array::Float64(pick(v, keep)),
         Array::Bfloat16(v) => Array::Bfloat16(pick(v, keep)),
         Array::Uint8(v) => Array::Uint8(pick(v, keep)),
+        Array::Uint32(v) => Array::Uint32(pick(v, keep)),
+        Array::Float16(v) => Array::Float16(pick(v, keep)),
     }
 }
 

@@ -203,16 +203,17 @@ pub fn dtype_named(name: &str) -> Result<Dtype, String> {
 
 /// Whether `dtype` is a float type.
 pub fn is_float(dtype: Dtype) -> bool {
-    matches!(dtype, Dtype::Bfloat16 | Dtype::Float32 | Dtype::Float64)
+    matches!(dtype, Dtype::Bfloat16 | Dtype::Float16 | Dtype::Float32 | Dtype::Float64)
 }
 
 /// Significand bits (floats) or width (integers): the order of "wider".
 fn precision(dtype: Dtype) -> u32 {
     match dtype {
         Dtype::Bfloat16 => 8,
+        Dtype::Float16 => 11,
         Dtype::Float32 => 24,
         Dtype::Float64 => 53,
-        Dtype::Int32 => 32,
+        Dtype::Int32 | Dtype::Uint32 => 32,
         Dtype::Int64 => 64,
         Dtype::Uint8 => 8,
     }

@@ -160,6 +160,8 @@ fn empty_array(dtype: Dtype, capacity: usize) -> Array {
         Dtype::Float64 => Array::Float64(Vec::with_capacity(capacity)),
         Dtype::Bfloat16 => Array::Bfloat16(Vec::with_capacity(capacity)),
         Dtype::Uint8 => Array::Uint8(Vec::with_capacity(capacity)),
+        Dtype::Uint32 => Array::Uint32(Vec::with_capacity(capacity)),
+        Dtype::Float16 => Array::Float16(Vec::with_capacity(capacity)),
     }
 }
 
@@ -172,6 +174,8 @@ fn append(whole: &mut Array, piece: Array) -> Result<(), String> {
         (Array::Float64(w), Array::Float64(p)) => w.extend(p),
         (Array::Bfloat16(w), Array::Bfloat16(p)) => w.extend(p),
         (Array::Uint8(w), Array::Uint8(p)) => w.extend(p),
+        (Array::Uint32(w), Array::Uint32(p)) => w.extend(p),
+        (Array::Float16(w), Array::Float16(p)) => w.extend(p),
         (w, p) => return Err(format!("a piece of {} after {} (a catalogue bug)", p.dtype().name(), w.dtype().name())),
     }
     Ok(())

@@ -20,14 +20,27 @@ pub enum Dtype {
     Bfloat16,
     /// 8-bit unsigned integer (flags).
     Uint8,
+    /// 32-bit unsigned integer.
+    Uint32,
+    /// IEEE binary16 (stored as its 16 raw bits).
+    Float16,
 }
 
 impl Dtype {
     /// Every type, for parsing names.
-    pub const ALL: [Dtype; 6] =
-        [Dtype::Int32, Dtype::Int64, Dtype::Float32, Dtype::Float64, Dtype::Bfloat16, Dtype::Uint8];
+    pub const ALL: [Dtype; 8] = [
+        Dtype::Int32,
+        Dtype::Int64,
+        Dtype::Float32,
+        Dtype::Float64,
+        Dtype::Bfloat16,
+        Dtype::Uint8,
+        Dtype::Uint32,
+        Dtype::Float16,
+    ];
 
-    /// The name in manifests and in `index.json`: `int32`, `int64`, `float32`, `float64`, `bfloat16`, `uint8`.
+    /// The name in manifests and in `index.json`: `int32`, `int64`, `float32`, `float64`, `bfloat16`,
+    /// `uint8`, `uint32`, `float16`.
     pub fn name(self) -> &'static str {
         match self {
             Dtype::Int32 => "int32",
@@ -36,6 +49,8 @@ impl Dtype {
             Dtype::Float64 => "float64",
             Dtype::Bfloat16 => "bfloat16",
             Dtype::Uint8 => "uint8",
+            Dtype::Uint32 => "uint32",
+            Dtype::Float16 => "float16",
         }
     }
 
@@ -47,9 +62,9 @@ impl Dtype {
     /// Bytes per element.
     pub fn size(self) -> usize {
         match self {
-            Dtype::Int32 | Dtype::Float32 => 4,
+            Dtype::Int32 | Dtype::Uint32 | Dtype::Float32 => 4,
             Dtype::Int64 | Dtype::Float64 => 8,
-            Dtype::Bfloat16 => 2,
+            Dtype::Bfloat16 | Dtype::Float16 => 2,
             Dtype::Uint8 => 1,
         }
     }
@@ -70,6 +85,10 @@ pub enum Array {
     Bfloat16(Vec<u16>),
     /// uint8 elements.
     Uint8(Vec<u8>),
+    /// uint32 elements.
+    Uint32(Vec<u32>),
+    /// float16 elements as raw bits.
+    Float16(Vec<u16>),
 }
 
 impl Array {
@@ -82,6 +101,8 @@ impl Array {
             Array::Float64(_) => Dtype::Float64,
             Array::Bfloat16(_) => Dtype::Bfloat16,
             Array::Uint8(_) => Dtype::Uint8,
+            Array::Uint32(_) => Dtype::Uint32,
+            Array::Float16(_) => Dtype::Float16,
         }
     }
 
@@ -94,6 +115,8 @@ impl Array {
             Array::Float64(v) => v.len(),
             Array::Bfloat16(v) => v.len(),
             Array::Uint8(v) => v.len(),
+            Array::Uint32(v) => v.len(),
+            Array::Float16(v) => v.len(),
         }
     }
 
@@ -106,6 +129,8 @@ impl Array {
             Array::Float64(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
             Array::Bfloat16(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
             Array::Uint8(v) => v.clone(),
+            Array::Uint32(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+            Array::Float16(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
         }
     }
 
@@ -124,6 +149,8 @@ impl Array {
             Dtype::Float64 => Array::Float64(chunks.map(|c| f64::from_le_bytes(eight(c))).collect()),
             Dtype::Bfloat16 => Array::Bfloat16(chunks.map(|c| u16::from_le_bytes([c[0], c[1]])).collect()),
             Dtype::Uint8 => Array::Uint8(bytes.to_vec()),
+            Dtype::Uint32 => Array::Uint32(chunks.map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()),
+            Dtype::Float16 => Array::Float16(chunks.map(|c| u16::from_le_bytes([c[0], c[1]])).collect()),
         })
     }
 }
@@ -145,6 +172,8 @@ mod tests {
             Array::Float64(vec![f64::MIN_POSITIVE]),
             Array::Bfloat16(vec![0x3f80, 0xffff]),
             Array::Uint8(vec![0, 7, 255]),
+            Array::Uint32(vec![0, 7, u32::MAX]),
+            Array::Float16(vec![0x3c00, 0x8000, 0x7c00]),
         ];
         for a in arrays {
             assert_eq!(Array::from_le_bytes(a.dtype(), &a.to_le_bytes()), Ok(a.clone()));

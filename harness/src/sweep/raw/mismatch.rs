@@ -72,6 +72,7 @@ enum Width {
     F32,
     F64,
     Bf16,
+    F16,
 }
 
 fn element(array: &Array, i: usize) -> Option<Elem> {
@@ -79,11 +80,13 @@ fn element(array: &Array, i: usize) -> Option<Elem> {
         Array::Int32(v) => Elem::Int(*v.get(i)? as i64),
         Array::Int64(v) => Elem::Int(*v.get(i)?),
         Array::Uint8(v) => Elem::Int(*v.get(i)? as i64),
+        Array::Uint32(v) => Elem::Int(*v.get(i)? as i64),
         Array::Float32(v) => Elem::Float { value: *v.get(i)? as f64, width: Width::F32 },
         Array::Float64(v) => Elem::Float { value: *v.get(i)?, width: Width::F64 },
         Array::Bfloat16(v) => {
             Elem::Float { value: f32::from_bits((*v.get(i)? as u32) << 16) as f64, width: Width::Bf16 }
         }
+        Array::Float16(v) => Elem::Float { value: half::f16::from_bits(*v.get(i)?).to_f64(), width: Width::F16 },
     })
 }
 
@@ -93,9 +96,10 @@ fn bits(array: &Array, i: usize) -> Option<u64> {
         Array::Int32(v) => *v.get(i)? as u32 as u64,
         Array::Int64(v) => *v.get(i)? as u64,
         Array::Uint8(v) => *v.get(i)? as u64,
+        Array::Uint32(v) => *v.get(i)? as u64,
         Array::Float32(v) => v.get(i)?.to_bits() as u64,
         Array::Float64(v) => v.get(i)?.to_bits(),
-        Array::Bfloat16(v) => *v.get(i)? as u64,
+        Array::Bfloat16(v) | Array::Float16(v) => *v.get(i)? as u64,
     })
 }
 
@@ -114,6 +118,8 @@ fn ordered(value: f64, width: Width) -> i64 {
         Width::F64 => (value.to_bits(), 1u64 << 63),
         Width::F32 => ((value as f32).to_bits() as u64, 1 << 31),
         Width::Bf16 => (bf16_bits(value as f32) as u64, 1 << 15),
+        // A float16 value is exact in f64, so this conversion does not round.
+        Width::F16 => (half::f16::from_f64(value).to_bits() as u64, 1 << 15),
     };
     let magnitude = (bits & !sign_bit) as i64;
     if bits & sign_bit != 0 {

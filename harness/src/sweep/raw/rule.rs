@@ -93,6 +93,8 @@ fn exact_arrays(expected: &Array, got: &Array, what: &str) -> Verdict {
         (Array::Int64(e), Array::Int64(g)) => exact(e, g, what),
         (Array::Bfloat16(e), Array::Bfloat16(g)) => exact(e, g, what),
         (Array::Uint8(e), Array::Uint8(g)) => exact(e, g, what),
+        (Array::Uint32(e), Array::Uint32(g)) => exact(e, g, what),
+        (Array::Float16(e), Array::Float16(g)) => exact(e, g, what),
         (Array::Float32(e), Array::Float32(g)) => match exact(&bits32(e), &bits32(g), what) {
             // Name the values, not only their bits.
             Verdict::Fail(mut m) => {
