@@ -588,6 +588,8 @@ fn corrupt(outputs: &mut [Array], at: usize) {
         Array::Float64(v) => v[at] = bump(v[at]),
         Array::Bfloat16(v) => v[at] = half::bf16::from_f64(bump(half::bf16::from_bits(v[at]).to_f64())).to_bits(),
         Array::Uint8(v) => v[at] ^= 1,
+        Array::Uint32(v) => v[at] = v[at].wrapping_add(1),
+        Array::Float16(v) => v[at] = half::f16::from_f64(bump(half::f16::from_bits(v[at]).to_f64())).to_bits(),
     }
 }
 

@@ -365,6 +365,17 @@ mod tests {
     }
 
     #[test]
+    fn float16_elements_are_read_exactly_and_measured_in_their_own_ulps() {
+        // 1.0 is 0x3c00; 0x3c03 is 3 float16 ulps above it (spacing 2^-10).
+        let case = RawCase::new(vec![], vec![Array::Float16(vec![0x3c00, 0x8000])]);
+        let s = summarize_output(&contract(&F_OUT), &case, 0, &Array::Float16(vec![0x3c03, 0x0000]));
+        assert_eq!((s.compared, s.mismatched), (2, 2));
+        assert_eq!(s.max_ulp, Some((3, 0)));
+        assert_eq!(s.max_abs, Some((3.0 / 1024.0, 0)));
+        assert_eq!(ordered(-1.0, Width::F16), -0x3c00);
+    }
+
+    #[test]
     fn the_first_recorded_failure_is_kept_until_taken() {
         let case = RawCase::new(vec![], vec![Array::Int64(vec![1])]);
         record(&contract(&OUT), &case, &[Array::Int64(vec![2])]);
