@@ -21,6 +21,8 @@ DTYPES = {
     "float32": np.dtype("<f4"),
     "float64": np.dtype("<f8"),
     "bfloat16": np.dtype("<u2"),
+    "float16": np.dtype("<f2"),
+    "uint32": np.dtype("<u4"),
     "uint8": np.dtype("u1"),
 }
 

@@ -101,8 +101,9 @@ def check(
     framework's (rows.f32 -> rows.f32.all_masked_nan), else the contract
     itself; the result and every message name the contract checked.
 
-    A typed contract (reduce, scan, arg_reduce over int32, int64, bfloat16,
-    float32, float64) is named by its parts: `op` ("sum", "min", "max"),
+    A typed contract (reduce, scan, arg_reduce, segmented_reduce, compact,
+    histogram and softmax over int32, int64, uint32, bfloat16, float16,
+    float32, float64, as each shape takes them) is named by its parts: `op` ("sum", "min", "max"),
     `dtype_in`, `dtype_out`, for a float sum its `accumulator` and a
     tolerance (`rtol`, `atol`, `ulp`; default the order-free bound), for a
     float arg reduction its `nan_rule` ("nan_first", "nan_ignored");

@@ -21,7 +21,7 @@ FORMAT = "primlab-defences/1"
 # The element types of index.json whose poison is a NaN of their width: a
 # float output gets its own, since a byte pattern reads as a tiny finite
 # float that every tolerance absorbs.
-_FLOAT_TYPES = ("float32", "float64", "bfloat16")
+_FLOAT_TYPES = ("float32", "float64", "bfloat16", "float16")
 
 
 @dataclasses.dataclass(frozen=True)

@@ -47,6 +47,52 @@ def test_a_float32_cumsum_passes_the_order_free_bound_and_a_shifted_one_fails():
         )
 
 
+def test_float16_and_uint32_contracts_judge_numpys_own_functions():
+    # float16 in and out, accumulated in float32 and rounded once: passes the
+    # order-free bound of its float32 accumulator (plus the output's rounding).
+    result = primlab.check(
+        lambda x: np.cumsum(x, dtype=np.float32).astype(np.float16),
+        primitive="scan",
+        contract="inclusive",
+        op="sum",
+        dtype_in="float16",
+        dtype_out="float16",
+        sizes=SIZES,
+        seed=SEED,
+    )
+    assert result.contract == "inclusive.sum.f16.f16"
+    # Accumulated in float16 itself: far outside a float32 accumulator's bound.
+    with pytest.raises(AssertionError, match=r"scan/user\.inclusive\.sum\.f16\.f16 .*order-free bound"):
+        primlab.check(
+            lambda x: np.cumsum(x, dtype=np.float16),
+            primitive="scan",
+            contract="inclusive",
+            op="sum",
+            dtype_in="float16",
+            dtype_out="float16",
+            sizes=SIZES,
+            seed=SEED,
+        )
+    # uint32 sums wrap modulo 2^32; a sum taken in int64 and cut to 32 bits wraps the same.
+    primlab.check(
+        lambda x: np.array([x.sum(dtype=np.uint32)], dtype=np.uint32),
+        primitive="reduce",
+        op="sum",
+        dtype_in="uint32",
+        sizes=SIZES,
+        seed=SEED,
+    )
+    with pytest.raises(AssertionError, match=r"reduce/user\.sum\.u32\.u32 "):
+        primlab.check(
+            lambda x: np.array([min(int(x.sum(dtype=np.uint64)), 2**32 - 1)], dtype=np.uint32),
+            primitive="reduce",
+            op="sum",
+            dtype_in="uint32",
+            sizes=SIZES,
+            seed=SEED,
+        )
+
+
 def test_an_int32_running_max_passes_and_a_wrapping_sum_is_exact():
     result = primlab.check(
         lambda x: np.maximum.accumulate(x),

@@ -24,6 +24,8 @@ pub struct PoisonPatterns {
     pub bytes: String,
     /// bfloat16 outputs.
     pub bfloat16: String,
+    /// float16 outputs.
+    pub float16: String,
     /// float32 outputs.
     pub float32: String,
     /// float64 outputs.
@@ -83,6 +85,7 @@ fn patterns(poison: Poison, run: &'static str) -> PoisonPatterns {
         run,
         bytes: hex(&poison.pattern(ElementKind::Bytes)),
         bfloat16: hex(&poison.pattern(ElementKind::BF16)),
+        float16: hex(&poison.pattern(ElementKind::F16)),
         float32: hex(&poison.pattern(ElementKind::F32)),
         float64: hex(&poison.pattern(ElementKind::F64)),
     }

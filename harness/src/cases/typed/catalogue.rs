@@ -67,7 +67,7 @@ fn segmented_cases(plan: &SweepPlan, parts: Parts, contract: &'static Contract, 
             let name = format!("{}.{}", family.name(), shape_name(shape, n));
             let case_id = id("segmented_reduce", variant(label, contract), n.to_string(), n, &name, seed);
             out.push(RawSpec::new(case_id, move || {
-                let values = families::make(family, parts.dtype_in, n, seed);
+                let values = input_of(&parts, family, n, seed)?;
                 let offsets = crate::sweep::gpu::segmented_reduce::offsets(shape, n, seed);
                 let offsets = Array::Int64(offsets.into_iter().map(|o| o as i64).collect());
                 let inputs = vec![values, offsets];
@@ -153,7 +153,7 @@ pub fn make(parts: Parts, family: Family, n: usize, seed: u64) -> Result<RawCase
     if let Shape::Histogram { closed } = parts.shape {
         return histogram_case(parts, family, n, seed, closed);
     }
-    let mut input = families::make(family, parts.dtype_in, n, seed);
+    let mut input = input_of(&parts, family, n, seed)?;
     if let (NanRule::NanIgnored, Some(values)) = (parts.nan, float_values(&input)) {
         // The NaN-ignored rule defines no index for an input that is NaN only.
         if values.iter().all(|v| v.is_nan()) {
@@ -168,6 +168,31 @@ pub fn make(parts: Parts, family: Family, n: usize, seed: u64) -> Result<RawCase
     }
     let expected = model(&parts, &inputs)?;
     Ok(RawCase::new(inputs, expected))
+}
+
+/// The input of `family` for `parts`: a float16 sum's scaled into float16's range.
+fn input_of(parts: &Parts, family: Family, n: usize, seed: u64) -> Result<Array, String> {
+    let input = families::make(family, parts.dtype_in, n, seed);
+    if parts.float_sum() && (parts.dtype_out == Dtype::Float16 || parts.accumulator == Dtype::Float16) {
+        return within_float16(parts.dtype_in, input);
+    }
+    Ok(input)
+}
+
+/// `input` scaled by a power of two so that the sum of its magnitudes is at
+/// most 2^14: then every partial sum, in any order, and every rounding of
+/// one, stays below float16's largest finite value (65504), so a float16
+/// accumulator or output never overflows (the model has no overflow rule:
+/// a finite input has a finite sum). The family's pattern is kept; values
+/// pushed below float16's subnormals round as the type rounds them.
+fn within_float16(dtype: Dtype, input: Array) -> Result<Array, String> {
+    let values = float_values(&input).ok_or("a float input")?;
+    let magnitude: f64 = values.par_iter().map(|v| v.abs()).sum();
+    if magnitude <= 2f64.powi(14) {
+        return Ok(input);
+    }
+    let scale = 2f64.powi(14 - magnitude.log2().ceil() as i32);
+    Ok(families::float_array(dtype, values.into_iter().map(|v| v * scale).collect()))
 }
 
 /// The bounds of a typed histogram's cases: float samples in 100 bins of
@@ -271,6 +296,7 @@ fn fold(parts: &Parts, input: &Array, shape: Shape) -> Result<Array, String> {
     let out = fold_shape(&values, shape, int_identity(op, out_type), |a, b| int_op(op, out_type, a, b));
     Ok(match out_type {
         Dtype::Int32 => Array::Int32(out.into_iter().map(|v| v as i32).collect()),
+        Dtype::Uint32 => Array::Uint32(out.into_iter().map(|v| v as u32).collect()),
         _ => Array::Int64(out),
     })
 }
@@ -355,6 +381,8 @@ pub fn int_identity(op: Op, out: Dtype) -> i64 {
         (Op::Sum, _) => 0,
         (Op::Min, Dtype::Int32) => i32::MAX.into(),
         (Op::Max, Dtype::Int32) => i32::MIN.into(),
+        (Op::Min, Dtype::Uint32) => u32::MAX.into(),
+        (Op::Max, Dtype::Uint32) => 0,
         (Op::Min, _) => i64::MAX,
         (Op::Max, _) => i64::MIN,
     }
@@ -364,6 +392,7 @@ pub fn int_identity(op: Op, out: Dtype) -> i64 {
 fn int_op(op: Op, out: Dtype, a: i64, b: i64) -> i64 {
     match (op, out) {
         (Op::Sum, Dtype::Int32) => (a as i32).wrapping_add(b as i32) as i64,
+        (Op::Sum, Dtype::Uint32) => (a as u32).wrapping_add(b as u32) as i64,
         (Op::Sum, _) => a.wrapping_add(b),
         (Op::Min, _) => a.min(b),
         (Op::Max, _) => a.max(b),

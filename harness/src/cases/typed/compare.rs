@@ -320,10 +320,14 @@ fn differs(expected: &Array, got: &Array, i: usize, bitwise: bool) -> Option<(St
     match (expected, got) {
         (Array::Int32(e), Array::Int32(g)) => (e[i] != g[i]).then(|| (e[i].to_string(), g[i].to_string())),
         (Array::Int64(e), Array::Int64(g)) => (e[i] != g[i]).then(|| (e[i].to_string(), g[i].to_string())),
+        (Array::Uint32(e), Array::Uint32(g)) => (e[i] != g[i]).then(|| (e[i].to_string(), g[i].to_string())),
         (Array::Float32(e), Array::Float32(g)) => float(e[i] as f64, g[i] as f64, e[i].to_bits() == g[i].to_bits()),
         (Array::Float64(e), Array::Float64(g)) => float(e[i], g[i], e[i].to_bits() == g[i].to_bits()),
         (Array::Bfloat16(e), Array::Bfloat16(g)) => {
             float(half::bf16::from_bits(e[i]).to_f64(), half::bf16::from_bits(g[i]).to_f64(), e[i] == g[i])
+        }
+        (Array::Float16(e), Array::Float16(g)) => {
+            float(half::f16::from_bits(e[i]).to_f64(), half::f16::from_bits(g[i]).to_f64(), e[i] == g[i])
         }
         _ => Some((format!("{} elements", expected.dtype().name()), format!("{} elements", got.dtype().name()))),
     }
@@ -441,6 +445,7 @@ fn bound(parts: &Parts, exact: f64, sum_abs: f64, terms: u64, got: f64) -> (f64,
 fn smallest_subnormal(dtype: Dtype) -> f64 {
     match dtype {
         Dtype::Bfloat16 => 2f64.powi(-133),
+        Dtype::Float16 => 2f64.powi(-24),
         Dtype::Float32 => 2f64.powi(-149),
         _ => f64::from_bits(1),
     }
@@ -464,6 +469,10 @@ fn ulps_apart(dtype: Dtype, exact: f64, got: f64) -> Option<u64> {
         Dtype::Bfloat16 => (
             line(half::bf16::from_f64(exact).to_bits().into(), 1 << 15),
             line(half::bf16::from_f64(got).to_bits().into(), 1 << 15),
+        ),
+        Dtype::Float16 => (
+            line(half::f16::from_f64(exact).to_bits().into(), 1 << 15),
+            line(half::f16::from_f64(got).to_bits().into(), 1 << 15),
         ),
         _ => (line((exact as f32).to_bits().into(), 1 << 31), line((got as f32).to_bits().into(), 1 << 31)),
     };

@@ -4,11 +4,11 @@
 //!
 //! | family | values | for |
 //! | --- | --- | --- |
-//! | `small_values` | uniform in [-100, 100] (many ties) | integers |
+//! | `small_values` | uniform in [-100, 100] ([0, 200] unsigned; many ties) | integers |
 //! | `full_range` | every bit pattern equally likely (sums wrap) | integers |
-//! | `extreme_runs` | runs of MIN, -1, 0, 1, MAX | integers |
+//! | `extreme_runs` | runs of MIN, -1, 0, 1, MAX (unsigned: 0, 1, MAX - 1, MAX) | integers |
 //! | `uniform` | uniform in [-1, 1) | floats |
-//! | `mixed_magnitudes` | ±[1, 2) · 2^e, e in [-24, 24]: sums cancel | floats |
+//! | `mixed_magnitudes` | ±[1, 2) · 2^e, e in [-24, 24] (float16: [-24, 14]): sums cancel | floats |
 //! | `float_edges` | runs of ±0.0, ±smallest subnormal, ±largest subnormal, ±smallest normal, ±1 | floats |
 //! | `many_ties` | eight values, -0.0 and +0.0 among them | floats |
 //! | `signed_zero_ties` | only -0.0 and +0.0, elements 0 and 1 of opposite signs | float arg reductions |
@@ -48,23 +48,26 @@ impl Family {
     }
 }
 
+/// The smallest and largest value of an integer type (as i64: every type's values fit).
 fn bounds(dtype: Dtype) -> (i64, i64) {
     match dtype {
         Dtype::Int32 => (i32::MIN.into(), i32::MAX.into()),
+        Dtype::Uint32 => (0, u32::MAX.into()),
         _ => (i64::MIN, i64::MAX),
     }
 }
 
-fn small_values(rng: &mut Rng, _: usize, _: usize, _: Dtype, _prev: i64) -> i64 {
-    rng.below(201) as i64 - 100
+fn small_values(rng: &mut Rng, _: usize, _: usize, dtype: Dtype, _prev: i64) -> i64 {
+    let (lo, _) = bounds(dtype);
+    rng.below(201) as i64 + (-100).max(lo)
 }
 
 fn full_range(rng: &mut Rng, _: usize, _: usize, dtype: Dtype, _prev: i64) -> i64 {
     let bits = rng.next_u64();
-    if dtype == Dtype::Int32 {
-        bits as u32 as i32 as i64
-    } else {
-        bits as i64
+    match dtype {
+        Dtype::Int32 => bits as u32 as i32 as i64,
+        Dtype::Uint32 => bits as u32 as i64,
+        _ => bits as i64,
     }
 }
 
@@ -74,7 +77,9 @@ fn extreme_runs(rng: &mut Rng, _: usize, _: usize, dtype: Dtype, prev: i64) -> i
     if rng.below(64) != 0 {
         return prev;
     }
-    [lo, -1, 0, 1, hi][(rng.below(5)) as usize]
+    // Unsigned types have no -1: the value below MAX stands in.
+    let below_zero = if lo == 0 { hi - 1 } else { -1 };
+    [lo, below_zero, 0, 1, hi][(rng.below(5)) as usize]
 }
 
 fn ascending_int(_: &mut Rng, i: usize, n: usize, dtype: Dtype, _: i64) -> i64 {
@@ -83,8 +88,13 @@ fn ascending_int(_: &mut Rng, i: usize, n: usize, dtype: Dtype, _: i64) -> i64 {
     (lo as i128 / 2 + (i as i128 * span) / n.max(1) as i128) as i64
 }
 
+/// The ascending values mirrored: negated (signed types) or taken from MAX down (unsigned).
 fn descending_int(rng: &mut Rng, i: usize, n: usize, dtype: Dtype, prev: i64) -> i64 {
-    -ascending_int(rng, i, n, dtype, prev)
+    let up = ascending_int(rng, i, n, dtype, prev);
+    match bounds(dtype) {
+        (0, hi) => hi - up,
+        _ => -up,
+    }
 }
 
 fn unit(rng: &mut Rng) -> f64 {
@@ -95,9 +105,11 @@ fn uniform(rng: &mut Rng, _: usize, _: usize, _: Dtype, _prev: f64) -> f64 {
     2.0 * unit(rng) - 1.0
 }
 
-fn mixed_magnitudes(rng: &mut Rng, _: usize, _: usize, _: Dtype, _prev: f64) -> f64 {
+fn mixed_magnitudes(rng: &mut Rng, _: usize, _: usize, dtype: Dtype, _prev: f64) -> f64 {
     let sign = if rng.below(2) == 0 { 1.0 } else { -1.0 };
-    sign * (1.0 + unit(rng)) * 2f64.powi(rng.below(49) as i32 - 24)
+    // float16 tops out below 2^16: its exponents stop at 14 (each value finite).
+    let top: u64 = if dtype == Dtype::Float16 { 14 } else { 24 };
+    sign * (1.0 + unit(rng)) * 2f64.powi(rng.below(top + 25) as i32 - 24)
 }
 
 /// The smallest subnormal, largest subnormal and smallest normal of a float type.
@@ -105,6 +117,7 @@ fn tiny(dtype: Dtype) -> [f64; 3] {
     match dtype {
         Dtype::Float64 => [f64::from_bits(1), f64::from_bits((1 << 52) - 1), f64::MIN_POSITIVE],
         Dtype::Bfloat16 => [2f64.powi(-133), 2f64.powi(-126) - 2f64.powi(-133), 2f64.powi(-126)],
+        Dtype::Float16 => [2f64.powi(-24), 2f64.powi(-14) - 2f64.powi(-24), 2f64.powi(-14)],
         _ => [2f64.powi(-149), 2f64.powi(-126) - 2f64.powi(-149), 2f64.powi(-126)],
     }
 }
@@ -114,6 +127,7 @@ fn largest(dtype: Dtype) -> f64 {
     match dtype {
         Dtype::Float64 => f64::MAX,
         Dtype::Bfloat16 => f32::from_bits(0x7f7f_0000) as f64,
+        Dtype::Float16 => 65504.0,
         _ => f32::MAX as f64,
     }
 }
@@ -260,6 +274,7 @@ pub fn make(family: Family, dtype: Dtype, n: usize, seed: u64) -> Array {
                 .collect();
             match dtype {
                 Dtype::Int32 => Array::Int32(values.into_iter().map(|v| v as i32).collect()),
+                Dtype::Uint32 => Array::Uint32(values.into_iter().map(|v| v as u32).collect()),
                 _ => Array::Int64(values),
             }
         }
@@ -300,6 +315,7 @@ pub fn zeros(dtype: Dtype, n: usize) -> Array {
         Dtype::Int32 => Array::Int32(vec![0; n]),
         Dtype::Int64 => Array::Int64(vec![0; n]),
         Dtype::Uint8 => Array::Uint8(vec![0; n]),
+        Dtype::Uint32 => Array::Uint32(vec![0; n]),
         float => float_array(float, vec![0.0; n]),
     }
 }
@@ -309,6 +325,7 @@ pub fn float_array(dtype: Dtype, values: Vec<f64>) -> Array {
     match dtype {
         Dtype::Float64 => Array::Float64(values),
         Dtype::Bfloat16 => Array::Bfloat16(values.into_iter().map(|v| half::bf16::from_f64(v).to_bits()).collect()),
+        Dtype::Float16 => Array::Float16(values.into_iter().map(|v| half::f16::from_f64(v).to_bits()).collect()),
         _ => Array::Float32(values.into_iter().map(|v| v as f32).collect()),
     }
 }
@@ -319,6 +336,7 @@ pub fn float_values(array: &Array) -> Option<Vec<f64>> {
         Array::Float64(v) => v.clone(),
         Array::Float32(v) => v.par_iter().map(|&x| x as f64).collect(),
         Array::Bfloat16(v) => v.par_iter().map(|&b| half::bf16::from_bits(b).to_f64()).collect(),
+        Array::Float16(v) => v.par_iter().map(|&b| half::f16::from_bits(b).to_f64()).collect(),
         _ => return None,
     })
 }
@@ -328,6 +346,7 @@ pub fn int_values(array: &Array) -> Option<Vec<i64>> {
     Some(match array {
         Array::Int32(v) => v.par_iter().map(|&x| x as i64).collect(),
         Array::Int64(v) => v.clone(),
+        Array::Uint32(v) => v.par_iter().map(|&x| x as i64).collect(),
         _ => return None,
     })
 }

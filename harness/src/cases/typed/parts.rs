@@ -180,10 +180,12 @@ pub struct Parts {
 }
 
 /// The element types of typed contracts, with their short names.
-const TYPES: [(Dtype, &str); 5] = [
+const TYPES: [(Dtype, &str); 7] = [
     (Dtype::Int32, "i32"),
     (Dtype::Int64, "i64"),
+    (Dtype::Uint32, "u32"),
     (Dtype::Bfloat16, "bf16"),
+    (Dtype::Float16, "f16"),
     (Dtype::Float32, "f32"),
     (Dtype::Float64, "f64"),
 ];
@@ -222,6 +224,19 @@ fn precision(dtype: Dtype) -> u32 {
 /// The unit roundoff of a float type (2^-8, 2^-24, 2^-53).
 pub fn unit_roundoff(dtype: Dtype) -> f64 {
     2f64.powi(-(precision(dtype) as i32))
+}
+
+/// Whether every value of `narrow` is a value of `wide` (int64 holds int32
+/// and uint32; float32 holds bfloat16 and float16; neither of those two
+/// holds the other: bfloat16 has the range, float16 the precision).
+fn holds(wide: Dtype, narrow: Dtype) -> bool {
+    wide == narrow
+        || matches!(
+            (wide, narrow),
+            (Dtype::Int64, Dtype::Int32 | Dtype::Uint32)
+                | (Dtype::Float32, Dtype::Bfloat16 | Dtype::Float16)
+                | (Dtype::Float64, Dtype::Bfloat16 | Dtype::Float16 | Dtype::Float32)
+        )
 }
 
 fn wider(a: Dtype, b: Dtype) -> Dtype {
@@ -390,10 +405,10 @@ impl Parts {
         }
         let accumulator = match (accumulator, float_sum) {
             (None, true) => wider(wider(dtype_in, dtype_out), Dtype::Float32),
-            (Some(acc), true) if is_float(acc) && precision(acc) >= precision(dtype_in) => acc,
+            (Some(acc), true) if is_float(acc) && holds(acc, dtype_in) => acc,
             (Some(acc), true) => {
                 return Err(format!(
-                    "the accumulator of a {} sum must be a float type at least as wide, not {}",
+                    "the accumulator of a {} sum must be a float type holding every input exactly, not {}",
                     dtype_in.name(),
                     acc.name()
                 ))
@@ -420,10 +435,10 @@ impl Parts {
             }
         }
         if let Shape::Histogram { .. } = shape {
-            if !matches!(dtype_in, Dtype::Int32 | Dtype::Int64 | Dtype::Bfloat16 | Dtype::Float32) {
+            if !matches!(dtype_in, Dtype::Int32 | Dtype::Int64 | Dtype::Bfloat16 | Dtype::Float16 | Dtype::Float32) {
                 return Err(format!(
-                    "a typed histogram counts int32, int64, bfloat16 or float32 samples (its bounds are parameters \
-                     of those types), not {}",
+                    "a typed histogram counts int32, int64, bfloat16, float16 or float32 samples (its bounds are \
+                     int64 or float32 parameters), not {}",
                     dtype_in.name()
                 ));
             }
@@ -446,7 +461,7 @@ impl Parts {
                     dtype_out.name()
                 ));
             }
-            if shape.folds() && !float_sum && precision(dtype_out) < precision(dtype_in) {
+            if shape.folds() && !float_sum && !holds(dtype_out, dtype_in) {
                 return Err(format!(
                     "a {} {} narrows {} to {}: the output type must hold every input exactly",
                     op.name(),

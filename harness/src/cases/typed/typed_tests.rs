@@ -63,8 +63,11 @@ fn names_state_every_part_and_round_trip() {
 
 #[test]
 fn a_request_composes_the_canonical_name_and_registry_contracts_stay_the_registrys() {
-    let scan = requested_contract(Primitive::Scan, &request(Some("inclusive"), Some("max"), "uint32", None));
-    assert!(scan.unwrap_err().contains("unknown element type 'uint32'"));
+    let scan = requested_contract(Primitive::Scan, &request(Some("inclusive"), Some("max"), "uint16", None));
+    assert!(scan.unwrap_err().contains("unknown element type 'uint16'"));
+    let scan =
+        requested_contract(Primitive::Scan, &request(Some("inclusive"), Some("max"), "uint32", None)).expect("valid");
+    assert_eq!(scan.name, "inclusive.max.u32.u32");
     let scan =
         requested_contract(Primitive::Scan, &request(Some("inclusive"), Some("sum"), "float32", None)).expect("valid");
     assert_eq!(scan.name, "inclusive.sum.f32.f32");
@@ -87,13 +90,21 @@ fn invalid_parts_are_refused_with_the_reason() {
         (Primitive::Scan, request(Some("inclusive"), Some("sum"), "float32", Some("int32")), "keeps ints or floats"),
         (Primitive::Scan, request(Some("inclusive"), Some("max"), "float32", Some("bfloat16")), "narrows"),
         (Primitive::Reduce, request(None, Some("max"), "int64", Some("int32")), "narrows"),
+        (Primitive::Reduce, request(None, Some("sum"), "int32", Some("uint32")), "narrows"),
+        (Primitive::Reduce, request(None, Some("min"), "uint32", Some("int32")), "narrows"),
+        (Primitive::Scan, request(Some("inclusive"), Some("max"), "bfloat16", Some("float16")), "narrows"),
+        (
+            Primitive::Reduce,
+            Request { accumulator: Some("float16".into()), ..request(None, Some("sum"), "bfloat16", Some("float32")) },
+            "holding every input exactly",
+        ),
         (Primitive::Reduce, request(None, Some("prod"), "int32", None), "unknown operator 'prod'"),
         (Primitive::Reduce, request(None, None, "int32", None), "name the operator"),
         (Primitive::Scan, request(None, Some("sum"), "int32", None), "inclusive or exclusive"),
         (Primitive::ArgReduce, request(Some("argmax"), None, "int32", Some("int32")), "int64 index"),
         (Primitive::ExactSum, request(None, Some("sum"), "float32", None), "no typed contracts"),
         (Primitive::Histogram, request(None, None, "float64", None), "contract is even"),
-        (Primitive::Histogram, request(Some("even"), None, "float64", None), "bfloat16 or float32 samples"),
+        (Primitive::Histogram, request(Some("even"), None, "float64", None), "float16 or float32 samples"),
         (
             Primitive::Reduce,
             Request { rtol: Some(1e-3), ..request(None, Some("sum"), "int32", None) },
@@ -103,7 +114,7 @@ fn invalid_parts_are_refused_with_the_reason() {
         (
             Primitive::Reduce,
             Request { accumulator: Some("bfloat16".into()), ..request(None, Some("sum"), "float32", None) },
-            "at least as wide",
+            "holding every input exactly",
         ),
         (
             Primitive::Reduce,
@@ -160,6 +171,56 @@ fn integer_sums_wrap_in_the_output_type_and_extrema_use_the_identity() {
         Ok(vec![Array::Float32(vec![f32::INFINITY])])
     );
     assert_eq!(model(&fmax, &[Array::Bfloat16(vec![])]), Ok(vec![Array::Float32(vec![f32::NEG_INFINITY])]));
+}
+
+#[test]
+fn uint32_sums_wrap_modulo_2_32_and_extrema_use_the_unsigned_identity() {
+    let x = Array::Uint32(vec![u32::MAX, 2, 7]);
+    let wrap = typed(Primitive::Scan, "inclusive.sum.u32.u32").parts;
+    assert_eq!(model(&wrap, std::slice::from_ref(&x)), Ok(vec![Array::Uint32(vec![u32::MAX, 1, 8])]));
+    let wide = typed(Primitive::Scan, "inclusive.sum.u32.i64").parts;
+    assert_eq!(
+        model(&wide, std::slice::from_ref(&x)),
+        Ok(vec![Array::Int64(vec![u32::MAX as i64, (1 << 32) + 1, (1 << 32) + 8])])
+    );
+    let max = typed(Primitive::Scan, "exclusive.max.u32.u32").parts;
+    assert_eq!(model(&max, std::slice::from_ref(&x)), Ok(vec![Array::Uint32(vec![0, u32::MAX, u32::MAX])]));
+    let min = typed(Primitive::Reduce, "min.u32.u32").parts;
+    assert_eq!(model(&min, &[Array::Uint32(vec![])]), Ok(vec![Array::Uint32(vec![u32::MAX])]));
+    // Every integer family stays unsigned, and the extremes reach 0 and MAX.
+    for family in families::all(&wrap) {
+        let Array::Uint32(v) = families::make(family, Dtype::Uint32, 70_000, 3) else { panic!("uint32") };
+        if family.name() == "full_range" || family.name() == "extreme_runs" {
+            assert!(v.iter().any(|&x| x > i32::MAX as u32), "{}: no value past 2^31", family.name());
+        }
+        if family.name() == "descending" {
+            assert!(v.windows(2).all(|w| w[0] >= w[1]), "descending is not");
+        }
+    }
+}
+
+#[test]
+fn float16_sums_stay_finite_in_float16_and_its_extremes_are_its_own() {
+    // A float16 output or accumulator: the input is scaled so no partial sum overflows.
+    for name in ["inclusive.sum.f16.f16", "sum.f32.f16", "inclusive.sum.f16.f32.acc_f16"] {
+        let primitive = if name.starts_with("inclusive") { Primitive::Scan } else { Primitive::Reduce };
+        let t = typed(primitive, name);
+        for family in families::all(&t.parts) {
+            let case = make(t.parts, family, 1 << 20, 5).expect("made");
+            let magnitude: f64 = float_values(&case.inputs[0]).expect("floats").iter().map(|v| v.abs()).sum();
+            assert!(magnitude <= 2f64.powi(14) * 1.01, "{name} {}: sum |x| = {magnitude}", family.name());
+            let written = answer_as_written(t, &case);
+            assert!(rules::compare(&t.contract, &case, &written).passed(), "{name} {}", family.name());
+        }
+    }
+    // A float32 output keeps the family's own magnitudes.
+    let (_, case) = case_of("sum.f16.f32", Primitive::Reduce, "mixed_magnitudes", 1 << 16);
+    let largest = float_values(&case.inputs[0]).expect("floats").into_iter().fold(0.0, |m: f64, v| m.max(v.abs()));
+    assert!(largest > 8192.0 && largest <= 65504.0, "{largest}");
+    let edges =
+        families::make(families::all(&typed(Primitive::Reduce, "max.f16.f16").parts)[2], Dtype::Float16, 4096, 1);
+    let values = float_values(&edges).expect("floats");
+    assert!(values.contains(&2f64.powi(-24)) && values.contains(&2f64.powi(-14)), "float16's subnormals");
 }
 
 #[test]
@@ -228,6 +289,7 @@ fn host_sum(values: &[f64], shape: Shape, tile: usize, acc: Dtype, out: Dtype) -
     let round = |v: f64| match acc {
         Dtype::Float64 => v,
         Dtype::Bfloat16 => half::bf16::from_f64(v).to_f64(),
+        Dtype::Float16 => half::f16::from_f64(v).to_f64(),
         _ => v as f32 as f64,
     };
     let mut result = Vec::with_capacity(values.len());
@@ -267,6 +329,8 @@ fn float_sums_in_any_order_pass_and_a_lost_term_fails() {
         ("inclusive.sum.f64.f64", Primitive::Scan, Dtype::Float64, Dtype::Float64),
         ("sum.bf16.f32", Primitive::Reduce, Dtype::Float32, Dtype::Float32),
         ("sum.f32.f64", Primitive::Reduce, Dtype::Float64, Dtype::Float64),
+        ("inclusive.sum.f16.f16", Primitive::Scan, Dtype::Float32, Dtype::Float16),
+        ("sum.f16.f32", Primitive::Reduce, Dtype::Float32, Dtype::Float32),
     ];
     for (name, primitive, acc, out) in cases {
         for family in ["uniform", "mixed_magnitudes", "float_edges", "ascending"] {
@@ -601,7 +665,16 @@ fn every_typed_contract_passes_its_models_answer_and_fails_one_wrong_element() {
     let contracts = [
         (
             Primitive::Reduce,
-            ["sum.i32.i32", "max.i64.i64", "min.bf16.f32", "sum.bf16.bf16", "sum.f32.f64", "max.f64.f64"],
+            [
+                "sum.i32.i32",
+                "max.i64.i64",
+                "min.bf16.f32",
+                "sum.bf16.bf16",
+                "sum.f32.f64",
+                "max.f64.f64",
+                "sum.u32.u32",
+                "sum.f16.f16",
+            ],
         ),
         (
             Primitive::Scan,
@@ -612,6 +685,8 @@ fn every_typed_contract_passes_its_models_answer_and_fails_one_wrong_element() {
                 "exclusive.sum.bf16.f32",
                 "inclusive.sum.f64.f64",
                 "exclusive.max.f32.f64",
+                "inclusive.max.u32.u32",
+                "exclusive.sum.f16.f32",
             ],
         ),
         (
@@ -623,19 +698,48 @@ fn every_typed_contract_passes_its_models_answer_and_fails_one_wrong_element() {
                 "argmin.bf16.nan_ignored",
                 "argmax.f64",
                 "argmin.f64.nan_first",
+                "argmin.u32",
+                "argmax.f16.nan_first",
             ],
         ),
         (
             Primitive::SegmentedReduce,
-            ["sum.i64.i64", "max.i32.i32", "min.bf16.bf16", "sum.bf16.f32", "sum.f64.f64", "max.f32.f32"],
+            [
+                "sum.i64.i64",
+                "max.i32.i32",
+                "min.bf16.bf16",
+                "sum.bf16.f32",
+                "sum.f64.f64",
+                "max.f32.f32",
+                "min.u32.u32",
+                "sum.f16.f16",
+            ],
         ),
         (
             Primitive::Compact,
-            ["flagged.i64", "positive.i64", "flagged.bf16", "positive.bf16", "flagged.f32", "positive.f64"],
+            [
+                "flagged.i64",
+                "positive.i64",
+                "flagged.bf16",
+                "positive.bf16",
+                "flagged.f32",
+                "positive.f64",
+                "positive.u32",
+                "flagged.f16",
+            ],
         ),
         (
             Primitive::Histogram,
-            ["even.i64", "even.i64.last_bin_closed", "even.bf16", "even.bf16.last_bin_closed", "even.i64", "even.bf16"],
+            [
+                "even.i64",
+                "even.i64.last_bin_closed",
+                "even.bf16",
+                "even.bf16.last_bin_closed",
+                "even.i64",
+                "even.bf16",
+                "even.f16",
+                "even.f16.last_bin_closed",
+            ],
         ),
         (
             Primitive::Softmax,
@@ -646,6 +750,8 @@ fn every_typed_contract_passes_its_models_answer_and_fails_one_wrong_element() {
                 "rows.bf16.bf16.all_masked_nan",
                 "rows.f32.bf16.all_masked_nan",
                 "rows.bf16.f32",
+                "strided_rows.f32.f32",
+                "strided_rows.bf16.bf16",
             ],
         ),
     ];
