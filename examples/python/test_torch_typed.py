@@ -2,7 +2,8 @@
 reduction over the type and operator they compute): `torch.cumsum` over
 float32 and bfloat16 (float32 out), `torch.sum` of bfloat16 in float32,
 `torch.cummax` over int32, a wrapping int32 cumsum, and `torch.argmax` over
-bfloat16 under PyTorch's NaN rule. Float sums are judged by the order-free
+bfloat16 under PyTorch's NaN rule, float16 cumsum and sum (float16 out), and
+an argmax over uint32 data widened to int64. Float sums are judged by the order-free
 bound of their accumulator. A shifted cumsum fails with a line naming the
 typed contract. FOR THE GPU MACHINE: needs torch with CUDA; NOT RUN in this
 repository's CI (no GPU there), and every test skips without it.
@@ -70,3 +71,24 @@ def test_torch_argmax_over_bfloat16_passes_under_torchs_nan_rule():
         framework="torch", sizes=SIZES, device="cuda", seed=SEED,
     )
     assert result.contract == "argmax.bf16.nan_first"
+
+
+def test_torch_float16_sums_accumulate_in_float32_and_pass():
+    # torch accumulates float16 in float32 and rounds once to the float16 output.
+    result = primlab.check(
+        lambda x: torch.cumsum(x, 0), primitive="scan", contract="inclusive", op="sum", dtype_in="float16",
+        dtype_out="float16", sizes=SIZES, device="cuda", seed=SEED,
+    )
+    assert result.contract == "inclusive.sum.f16.f16"
+    primlab.check(
+        lambda x: torch.sum(x).reshape(1), primitive="reduce", op="sum", dtype_in="float16", dtype_out="float16",
+        sizes=SIZES, device="cuda", seed=SEED,
+    )
+
+
+def test_uint32_data_reaches_torch_and_an_argmax_through_int64_passes():
+    # uint32 arrives as torch.uint32; widened to int64 (which holds it) the argmax is exact.
+    primlab.check(
+        lambda x: torch.argmax(x.to(torch.int64)).reshape(1), primitive="arg_reduce", contract="argmax.u32",
+        sizes=SIZES, device="cuda", seed=SEED,
+    )
