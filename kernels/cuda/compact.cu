@@ -33,8 +33,8 @@ typedef unsigned char u8;
 // ---- tuning policy of this family (values from kernels/src/policy.rs) ----
 
 #if !defined(PRIMLAB_COMPACT_THREE_PHASE_ITEMS_PER_THREAD) || !defined(PRIMLAB_COMPACT_SINGLE_PASS_VECTORS_PER_THREAD) || \
-    !defined(PRIMLAB_COMPACT_SINGLE_PASS_MIN_BLOCKS_PER_SM)
-#error "policy.rs passes PRIMLAB_COMPACT_THREE_PHASE_ITEMS_PER_THREAD, PRIMLAB_COMPACT_SINGLE_PASS_VECTORS_PER_THREAD and PRIMLAB_COMPACT_SINGLE_PASS_MIN_BLOCKS_PER_SM: one is missing"
+    !defined(PRIMLAB_COMPACT_SINGLE_PASS_MIN_BLOCKS_PER_SM) || !defined(PRIMLAB_COMPACT_PACKED_FIELD_BITS)
+#error "policy.rs passes PRIMLAB_COMPACT_THREE_PHASE_ITEMS_PER_THREAD, PRIMLAB_COMPACT_SINGLE_PASS_VECTORS_PER_THREAD, PRIMLAB_COMPACT_SINGLE_PASS_MIN_BLOCKS_PER_SM and PRIMLAB_COMPACT_PACKED_FIELD_BITS: one is missing"
 #endif
 
 // Three-phase scan tile: 256 threads x 8 consecutive flags.
@@ -52,7 +52,7 @@ constexpr int kSinglePassMinBlocksPerSm = PRIMLAB_COMPACT_SINGLE_PASS_MIN_BLOCKS
 // The per-vector-row counts of one thread are packed into one i64 as
 // kPackedFieldBits-bit fields and scanned in one block scan. A field's block
 // total is at most 4 * kBlockThreads, which must not carry into the next field.
-constexpr int kPackedFieldBits = 12;
+constexpr int kPackedFieldBits = PRIMLAB_COMPACT_PACKED_FIELD_BITS;
 constexpr i64 kPackedFieldMask = (i64(1) << kPackedFieldBits) - 1;
 static_assert(4 * kBlockThreads <= kPackedFieldMask, "a field's block total must not carry into the next");
 static_assert(kSinglePassVectorsPerThread * kPackedFieldBits <= 63, "the fields fill one non-negative i64");

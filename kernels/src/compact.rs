@@ -28,10 +28,8 @@ use std::sync::Arc;
 
 /// Items per single-pass tile (`kSinglePassTileItems` in compact.cu).
 pub const SINGLE_PASS_TILE_ITEMS: usize = (BLOCK_THREADS * COMPACT.single_pass_vectors_per_thread * 4) as usize;
-/// `kPackedFieldBits`: a single-pass thread packs the kept counts of its
-/// vector rows into one i64 as fields of this many bits and scans them in
-/// one block scan (a field's block total is at most `4 * 256 < 2^12`).
-pub const PACKED_FIELD_BITS: u32 = 12;
+/// `kPackedFieldBits`: the width of one packed count field (the policy's).
+pub const PACKED_FIELD_BITS: u32 = COMPACT.packed_field_bits;
 /// Flags per scan tile of the three-phase schedule (`kThreePhaseTileItems`).
 pub const THREE_PHASE_TILE_ITEMS: usize = (BLOCK_THREADS * COMPACT.three_phase_items_per_thread) as usize;
 /// The largest input: positions and the count are u32 on the device.

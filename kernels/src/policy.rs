@@ -146,6 +146,11 @@ pub struct CompactPolicy {
     /// beside CUB once the full tile compiled without bounds checks
     /// (scripts/baselines/compact_explore.cu, receipts/ncu/compact_tile_shapes.txt).
     pub single_pass_min_blocks_per_sm: u32,
+    /// `kPackedFieldBits`: a single-pass thread packs the kept counts of its
+    /// vector rows into one i64 as fields of this many bits and scans them
+    /// in one block scan; a field's block total (at most `4 * threads`) must
+    /// not carry into the next field.
+    pub packed_field_bits: u32,
 }
 
 /// Histograms (`histogram.cu`).
@@ -203,6 +208,7 @@ pub const COMPACT: CompactPolicy = CompactPolicy {
     three_phase_items_per_thread: 8,
     single_pass_vectors_per_thread: 5,
     single_pass_min_blocks_per_sm: 6,
+    packed_field_bits: 12,
 };
 /// Histograms.
 pub const HISTOGRAM: HistogramPolicy = HistogramPolicy {
@@ -243,10 +249,10 @@ const _: () = {
         "TILE_PASS_DEPTH (float_reduce.rs) counts the levels of a 4096-item tile"
     );
     assert!(EXACT_SUM.flush_tiles * EXACT_SUM.items_per_thread <= 256, "a bin takes at most 256 adds per flush");
-    assert!(4 * BLOCK.threads < 1 << 16, "compact packs block counts in 16-bit fields");
+    assert!(4 * BLOCK.threads < 1 << COMPACT.packed_field_bits, "a packed field's block total must not carry");
     assert!(
-        COMPACT.single_pass_vectors_per_thread * crate::compact::PACKED_FIELD_BITS <= 63,
-        "the packed count fields fill one i64"
+        COMPACT.single_pass_vectors_per_thread * COMPACT.packed_field_bits <= 63,
+        "the packed count fields fill one non-negative i64"
     );
     assert!(HISTOGRAM.max_bins * 4 * 2 <= 32 * 1024, "two copies of the largest histogram fit 32 KiB");
     assert!(HISTOGRAM.thread_counter_max_bins * BLOCK.threads * 4 <= 48 * 1024, "the default shared-memory limit");
@@ -287,6 +293,7 @@ pub fn defines() -> Vec<(String, u64)> {
         ("PRIMLAB_COMPACT_THREE_PHASE_ITEMS_PER_THREAD".into(), COMPACT.three_phase_items_per_thread.into()),
         ("PRIMLAB_COMPACT_SINGLE_PASS_VECTORS_PER_THREAD".into(), COMPACT.single_pass_vectors_per_thread.into()),
         ("PRIMLAB_COMPACT_SINGLE_PASS_MIN_BLOCKS_PER_SM".into(), COMPACT.single_pass_min_blocks_per_sm.into()),
+        ("PRIMLAB_COMPACT_PACKED_FIELD_BITS".into(), COMPACT.packed_field_bits.into()),
         ("PRIMLAB_HISTOGRAM_MAX_BINS".into(), HISTOGRAM.max_bins.into()),
         ("PRIMLAB_HISTOGRAM_THREAD_COUNTER_MAX_BINS".into(), HISTOGRAM.thread_counter_max_bins.into()),
         (

@@ -1,97 +1,21 @@
-//! The primitive registry: the one list of primitives. Every command that
+//! The primitive registry: the one list of primitives ([`primitive`]) and
+//! the catalogues each one builds. Every command that
 //! iterates over primitives (sweep, sanitize, mutants, bench, report, the
 //! receipt gate) takes them from [`Primitive::ALL`], and the command line's
 //! `--primitive` values come from the same enum, so `--help` and shell
 //! completion list exactly these.
 
+pub mod primitive;
+
 use crate::sweep::gpu::{self, GpuCase};
 use crate::sweep::raw::{Contract, RawBuilder};
 use crate::sweep::SweepPlan;
-use serde::{Deserialize, Serialize};
-
-/// A primitive of the library.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, clap::ValueEnum)]
-#[serde(rename_all = "snake_case")]
-#[value(rename_all = "snake_case")]
-pub enum Primitive {
-    /// int32 -> int64 sum (and the affine-map operator).
-    Reduce,
-    /// Exclusive and inclusive scans, int32 -> int64 (and affine maps).
-    Scan,
-    /// argmax / argmin, whole arrays and rows.
-    ArgReduce,
-    /// Row softmax, f32 and bf16.
-    Softmax,
-    /// Stream compaction by predicate or flags.
-    Compact,
-    /// Reductions over half-open segments.
-    SegmentedReduce,
-    /// Even-bin histograms.
-    Histogram,
-    /// f32 / bf16 sums with f32 accumulation.
-    FloatReduce,
-    /// Correctly rounded f32 / bf16 sums (exact integer limbs), whole and segmented.
-    ExactSum,
-}
+pub use primitive::Primitive;
 
 /// Appends one primitive's GPU cases to the catalogue.
 pub type CaseBuilder = fn(&SweepPlan, &mut Vec<GpuCase>);
 
 impl Primitive {
-    /// Every primitive, in the catalogue's order.
-    pub const ALL: [Primitive; 9] = [
-        Primitive::Reduce,
-        Primitive::Scan,
-        Primitive::ArgReduce,
-        Primitive::Softmax,
-        Primitive::Compact,
-        Primitive::SegmentedReduce,
-        Primitive::Histogram,
-        Primitive::FloatReduce,
-        Primitive::ExactSum,
-    ];
-
-    /// The name used on the command line, in receipts and in case ids.
-    pub fn name(self) -> &'static str {
-        match self {
-            Primitive::Reduce => "reduce",
-            Primitive::Scan => "scan",
-            Primitive::ArgReduce => "arg_reduce",
-            Primitive::Softmax => "softmax",
-            Primitive::Compact => "compact",
-            Primitive::SegmentedReduce => "segmented_reduce",
-            Primitive::Histogram => "histogram",
-            Primitive::FloatReduce => "float_reduce",
-            Primitive::ExactSum => "exact_sum",
-        }
-    }
-
-    /// The primitive named `name`, if any.
-    pub fn from_name(name: &str) -> Option<Primitive> {
-        Primitive::ALL.into_iter().find(|p| p.name() == name)
-    }
-
-    /// Every name, comma-separated (for error messages).
-    pub fn names() -> String {
-        Primitive::ALL.map(Primitive::name).join(", ")
-    }
-
-    /// The kernel families its cases launch (compiled before the first case).
-    pub fn families(self) -> &'static [kernels::KernelFamily] {
-        use kernels::KernelFamily as F;
-        match self {
-            Primitive::Reduce => &[F::Reduce],
-            Primitive::Scan => &[F::Scan],
-            Primitive::ArgReduce => &[F::ArgReduce],
-            Primitive::Softmax => &[F::Softmax],
-            Primitive::Compact => &[F::Compact],
-            Primitive::SegmentedReduce => &[F::SegmentedReduce],
-            Primitive::Histogram => &[F::Histogram],
-            Primitive::FloatReduce => &[F::FloatReduce],
-            Primitive::ExactSum => &[F::ExactSum, F::ExactSegmentedSum],
-        }
-    }
-
     /// The builder of its GPU cases.
     pub fn gpu_cases(self) -> CaseBuilder {
         match self {
@@ -110,9 +34,7 @@ impl Primitive {
             },
         }
     }
-}
 
-impl Primitive {
     /// Its contracts for user kernels and the builder of their raw cases
     /// (`harness check`, `harness cases`); None while it has none.
     pub fn raw_cases(self) -> Option<(&'static [Contract], RawBuilder)> {
@@ -128,12 +50,6 @@ impl Primitive {
             Primitive::FloatReduce => Some((&raw::float_reduce::CONTRACTS, raw::float_reduce::cases)),
             Primitive::ExactSum => Some((&raw::exact_sum::CONTRACTS, raw::exact_sum::cases)),
         }
-    }
-}
-
-impl std::fmt::Display for Primitive {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
     }
 }
 

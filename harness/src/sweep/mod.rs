@@ -15,7 +15,7 @@ pub mod runner;
 pub mod sizes;
 pub mod summary;
 
-use crate::registry::Primitive;
+use crate::registry::primitive::Primitive;
 use anyhow::{bail, Result};
 
 /// What a sweep covers.

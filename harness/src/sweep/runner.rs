@@ -14,7 +14,7 @@ use super::gpu::{catalogue, groups, GpuCase};
 use super::SweepPlan;
 use crate::budget::Budget;
 use crate::progress::Progress;
-use crate::registry::Primitive;
+use crate::registry::primitive::Primitive;
 use anyhow::Result;
 use std::io::Write;
 use std::ops::Range;

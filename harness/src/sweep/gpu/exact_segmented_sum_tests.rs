@@ -63,7 +63,12 @@ fn the_other_families_hold_what_they_are_named_after() {
 
 #[test]
 fn the_sanitizer_plan_runs_both_schedules_and_bf16_at_every_sanitizer_size() {
-    let plan = SweepPlan::sanitizer(crate::registry::Primitive::ExactSum, &crate::sweep::sizes::SANITIZE_SIZES, 1, &[]);
+    let plan = SweepPlan::sanitizer(
+        crate::registry::primitive::Primitive::ExactSum,
+        &crate::sweep::sizes::SANITIZE_SIZES,
+        1,
+        &[],
+    );
     let mut out = Vec::new();
     cases(&plan, &mut out);
     for n in crate::sweep::sizes::SANITIZE_SIZES {

@@ -355,7 +355,7 @@ mod tests {
             seed: 1,
             sizes: vec![33, 4097],
             quick: false,
-            primitives: vec![crate::registry::Primitive::FloatReduce],
+            primitives: vec![crate::registry::primitive::Primitive::FloatReduce],
             variants: Vec::new(),
             one_family: false,
         };

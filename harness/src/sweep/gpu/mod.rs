@@ -20,7 +20,7 @@ pub use memo::{groups, FixedInput, Input, InputSource, Inputs, Keep, Pieced, Pre
 use super::case::{CaseId, Verdict};
 use super::digest::CaseDigest;
 use super::SweepPlan;
-use crate::registry::Primitive;
+use crate::registry::primitive::Primitive;
 use kernels::AffineMap;
 use model::generators::DataFamily;
 

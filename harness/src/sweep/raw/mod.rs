@@ -27,7 +27,7 @@ pub use rule::Rule;
 
 use super::case::{CaseId, Verdict};
 use super::SweepPlan;
-use crate::registry::Primitive;
+use crate::registry::primitive::Primitive;
 
 /// How many elements a contract's buffer holds for an input of n elements.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

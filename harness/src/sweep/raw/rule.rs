@@ -232,7 +232,7 @@ fn float_sum(contract: &Contract, case: &RawCase, got: &[Array]) -> Verdict {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::registry::Primitive;
+    use crate::registry::primitive::Primitive;
     use crate::sweep::raw::contract;
 
     #[test]
