@@ -255,17 +255,18 @@ for s in "$@"; do
       done ;;
     check-typed)
       # Typed contracts (cases/typed) on the GPU: the gallery's typed controls
-      # (07 float scan, 08 bfloat16 sum, 09 bfloat16 argmax, 28 float16 sum, 38 uint32
-      # argmax, 74 bfloat16 softmax) pass with the defaults and its typed bugs (16, 27,
-      # 29, 36, 37, 75) fail with a FAIL line; then
+      # (07 float scan, 08 bfloat16 sum, 09 bfloat16 argmax, 17 uint32 max scan, 28 float16
+      # sum, 38 uint32 argmax, 74 bfloat16 softmax, 76 float16 softmax) pass with the
+      # defaults and its typed bugs (16, 18, 27, 29, 36, 37, 75, 77) fail with a FAIL line; then
       # PyTorch's cumsum, sum, cummax and argmax under typed contracts from
       # Python (install the wheel first: the python step). Receipts go to $OUT only.
       d=$(stage_dir check-typed)
-      for b in 07_fscan_control 08_bf16sum_control 09_bf16argmax_control 28_f16sum_control 38_u32argmax_control 74_bf16softmax_control; do
+      for b in 07_fscan_control 08_bf16sum_control 09_bf16argmax_control 17_u32maxscan_control 28_f16sum_control \
+        38_u32argmax_control 74_bf16softmax_control 76_f16softmax_control; do
         step "check-typed-$b" 300 "$H" check --manifest "examples/check/bugs/$b/check.toml" --seed 0x5eed --out "$d/$b"
       done
-      for b in 16_fscan_truncated_carries 27_bf16sum_bf16_accumulator 29_f16sum_bit_trick_widen 36_bf16argmax_signed_zero \
-        37_u32argmax_int32_key 75_bf16softmax_truncated_output; do
+      for b in 16_fscan_truncated_carries 18_u32maxscan_signed_compare 27_bf16sum_bf16_accumulator 29_f16sum_bit_trick_widen \
+        36_bf16argmax_signed_zero 37_u32argmax_int32_key 75_bf16softmax_truncated_output 77_f16softmax_half_row_sum; do
         step "check-typed-$b" 300 bash -c 'out=$("$1" check --manifest "$2" --seed 0x5eed --out "$3" 2>&1); rc=$?
           printf "%s\n" "$out" | grep -v "^\[check\]" | grep -m 3 -A 3 "^FAIL"
           [ "$rc" -eq 1 ] || { echo "EXPECTATION NOT MET: exited $rc, not 1 (a found failure)"; exit 1; }

@@ -200,8 +200,12 @@ fn tally(typed: &Typed, case: &RawCase, got: &[Array], k: usize) -> (Tally, Stri
 
 /// The tolerance a softmax writing `out` is held to at `cols` columns: the
 /// loosest, field by field, of the tolerances our variants that take rows
-/// this wide declare for that output type.
+/// this wide declare for that output type. Our kernels write no float16:
+/// a float16 output is their float32 tolerance, rounded once more.
 fn softmax_tolerance_for(out: Dtype, cols: usize) -> SoftmaxTolerance {
+    if out == Dtype::Float16 {
+        return rounded_to_float16(softmax_tolerance_for(Dtype::Float32, cols), cols);
+    }
     let dtype = if out == Dtype::Bfloat16 { SoftmaxDtype::Bf16 } else { SoftmaxDtype::F32 };
     let loosest = |a: SoftmaxTolerance, b: SoftmaxTolerance| SoftmaxTolerance {
         relative: a.relative.max(b.relative),
@@ -215,6 +219,20 @@ fn softmax_tolerance_for(out: Dtype, cols: usize) -> SoftmaxTolerance {
         .map(|v| softmax_tolerance(cols, v, dtype))
         .reduce(loosest)
         .unwrap_or_else(|| softmax_tolerance(cols, SoftmaxVariant::ThreePass, dtype))
+}
+
+/// A float32 softmax tolerance with each probability rounded to float16
+/// (to nearest: relative `2^-11`, or half a subnormal ulp, `2^-25`, absolute
+/// below float16's normal range), as the bfloat16 output rounds in the
+/// kernels' own derivation: `relative' = 2^-11 + (1 + 2^-11) relative`,
+/// `per_shift' = (1 + 2^-11) per_shift`.
+fn rounded_to_float16(f32: SoftmaxTolerance, cols: usize) -> SoftmaxTolerance {
+    let u = 2f64.powi(-11);
+    let relative = u + (1.0 + u) * f32.relative;
+    let per_shift = (1.0 + u) * f32.per_shift;
+    let absolute = 2f64.powi(-25) + f32.absolute;
+    let row_sum = relative + per_shift * ((cols.max(1) as f64).ln() + 0.5) + cols as f64 * absolute;
+    SoftmaxTolerance { relative, per_shift, absolute, row_sum }
 }
 
 /// Each row's probabilities: masked logits exactly 0, an all-masked row all 0

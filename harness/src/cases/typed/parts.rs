@@ -424,11 +424,11 @@ impl Parts {
             _ => dtype_out,
         };
         if let Shape::Softmax { .. } = shape {
-            let supported = |d: Dtype| matches!(d, Dtype::Bfloat16 | Dtype::Float32);
+            let supported = |d: Dtype| matches!(d, Dtype::Bfloat16 | Dtype::Float16 | Dtype::Float32);
             if !supported(dtype_in) || !supported(dtype_out) {
                 return Err(format!(
-                    "a typed softmax reads and writes bfloat16 or float32 (its tolerance is our kernels' float32 \
-                     arithmetic), not {} -> {}",
+                    "a typed softmax reads and writes bfloat16, float16 or float32 (its tolerance is our kernels' \
+                     float32 arithmetic, then the output's rounding), not {} -> {}",
                     dtype_in.name(),
                     dtype_out.name()
                 ));

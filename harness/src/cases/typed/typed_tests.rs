@@ -551,6 +551,31 @@ fn host_softmax(input: &Array, rows: usize, cols: usize, out: Dtype, masked_valu
 }
 
 #[test]
+fn a_float16_softmax_is_held_to_float32_arithmetic_rounded_once_to_float16() {
+    let t = typed(Primitive::Softmax, "rows.f16.f16");
+    let plan = SweepPlan::of_primitive(Primitive::Softmax, &[33], 9);
+    let mut truncation_failed = false;
+    for spec in rules::with_catalogue(&plan, Primitive::Softmax, &t.contract, "u").iter().filter(|s| s.id.n <= 1 << 16)
+    {
+        let case = (spec.make)().expect("made");
+        let int = |k: usize| case.params[k].as_int().expect("int") as usize;
+        let (rows, cols) = (int(0), int(1));
+        let rounded = host_softmax(&case.inputs[0], rows, cols, Dtype::Float16, 0.0);
+        assert!(verdict(t, &case, rounded.clone()).passed(), "{}", spec.id.family);
+        // Each probability truncated toward zero (one float16 ulp down where rounding went up).
+        let Array::Float16(bits) = rounded else { panic!("float16") };
+        let exact = float_values(&host_softmax(&case.inputs[0], rows, cols, Dtype::Float32, 0.0)).expect("f32");
+        let truncated = bits
+            .iter()
+            .zip(&exact)
+            .map(|(&b, &e)| if half::f16::from_bits(b).to_f64() > e && b & 0x7fff != 0 { b - 1 } else { b })
+            .collect();
+        truncation_failed |= !verdict(t, &case, Array::Float16(truncated)).passed();
+    }
+    assert!(truncation_failed, "a truncating float16 softmax passed every case");
+}
+
+#[test]
 fn a_bfloat16_softmax_passes_its_tolerance_and_all_masked_rows_follow_the_rule() {
     let t = typed(Primitive::Softmax, "rows.bf16.bf16");
     assert_eq!(contract(Primitive::Softmax, "rows.f32.f32").name, "rows.f32", "the registry's");
@@ -750,8 +775,8 @@ fn every_typed_contract_passes_its_models_answer_and_fails_one_wrong_element() {
                 "rows.bf16.bf16.all_masked_nan",
                 "rows.f32.bf16.all_masked_nan",
                 "rows.bf16.f32",
-                "strided_rows.f32.f32",
-                "strided_rows.bf16.bf16",
+                "rows.f16.f16",
+                "strided_rows.f16.f32",
             ],
         ),
     ];
