@@ -666,10 +666,14 @@ impl Parts {
                 )
             }
             Shape::Arg { max } => format!(
-                "{}: index[0] = the lowest i with in[i] = {}(in) ({i} in, -0.0 ties 0.0, {}; one int64 out)",
+                "{}: index[0] = the lowest i with in[i] = {}(in) ({i} in, {}; one int64 out)",
                 if max { "argmax" } else { "argmin" },
                 if max { "max" } else { "min" },
-                if is_float(self.dtype_in) { self.nan.words() } else { "integers" }
+                if is_float(self.dtype_in) {
+                    format!("-0.0 ties 0.0, {}", self.nan.words())
+                } else {
+                    "integers".into()
+                }
             ),
         }
     }
