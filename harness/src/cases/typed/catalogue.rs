@@ -197,11 +197,14 @@ fn within_float16(dtype: Dtype, input: Array) -> Result<Array, String> {
 
 /// The bounds of a typed histogram's cases: float samples in 100 bins of
 /// [-1, 1) (the families' ±1 sit on both edges); integers from `small_values`
-/// in 64 bins of [-100, 100) (its extremes on both edges), the others in 4096
-/// bins of [i64::MIN, i64::MAX) (`i64::MAX` on the upper edge).
+/// in 64 bins of [-100, 100) (unsigned: of [0, 200); its extremes on both
+/// edges), the others in 4096 bins of [i64::MIN, i64::MAX) (unsigned: of
+/// [0, u32::MAX)), the type's largest value on the upper edge.
 const FLOAT_BINS: (u32, f32, f32) = (100, -1.0, 1.0);
 const NARROW_BINS: (u32, i64, i64) = (64, -100, 100);
 const WIDE_BINS: (u32, i64, i64) = (4096, i64::MIN, i64::MAX);
+const NARROW_UNSIGNED_BINS: (u32, i64, i64) = (64, 0, 200);
+const WIDE_UNSIGNED_BINS: (u32, i64, i64) = (4096, 0, u32::MAX as i64);
 
 /// A histogram case: the samples of `family`, the bounds as parameters, the model's counts.
 fn histogram_case(parts: Parts, family: Family, n: usize, seed: u64, closed: bool) -> Result<RawCase, String> {
@@ -220,7 +223,12 @@ fn histogram_case(parts: Parts, family: Family, n: usize, seed: u64, closed: boo
         (counts, params)
     } else {
         let values = int_values(&input).ok_or("integer samples")?;
-        let (bins, lower, upper) = if family.name() == "small_values" { NARROW_BINS } else { WIDE_BINS };
+        let (bins, lower, upper) = match (family.name() == "small_values", parts.dtype_in == Dtype::Uint32) {
+            (true, false) => NARROW_BINS,
+            (false, false) => WIDE_BINS,
+            (true, true) => NARROW_UNSIGNED_BINS,
+            (false, true) => WIDE_UNSIGNED_BINS,
+        };
         let mut counts = vec![0u64; bins as usize];
         for &x in &values {
             if let Some(b) = int_bin((bins, lower, upper), x, closed) {

@@ -435,10 +435,11 @@ impl Parts {
             }
         }
         if let Shape::Histogram { .. } = shape {
-            if !matches!(dtype_in, Dtype::Int32 | Dtype::Int64 | Dtype::Bfloat16 | Dtype::Float16 | Dtype::Float32) {
+            let counted = [Dtype::Int32, Dtype::Int64, Dtype::Uint32, Dtype::Bfloat16, Dtype::Float16, Dtype::Float32];
+            if !counted.contains(&dtype_in) {
                 return Err(format!(
-                    "a typed histogram counts int32, int64, bfloat16, float16 or float32 samples (its bounds are \
-                     int64 or float32 parameters), not {}",
+                    "a typed histogram counts int32, int64, uint32, bfloat16, float16 or float32 samples (its \
+                     bounds are int64 or float32 parameters), not {}",
                     dtype_in.name()
                 ));
             }

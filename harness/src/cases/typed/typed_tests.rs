@@ -763,7 +763,7 @@ fn every_typed_contract_passes_its_models_answer_and_fails_one_wrong_element() {
                 "even.i64",
                 "even.bf16",
                 "even.f16",
-                "even.f16.last_bin_closed",
+                "even.u32.last_bin_closed",
             ],
         ),
         (
