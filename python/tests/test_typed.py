@@ -73,7 +73,20 @@ def test_float16_and_uint32_contracts_judge_numpys_own_functions():
             sizes=SIZES,
             seed=SEED,
         )
-    # uint32 sums wrap modulo 2^32; a sum taken in int64 and cut to 32 bits wraps the same.
+    # Stated as a float16 accumulator, the same function passes its bound.
+    result = primlab.check(
+        lambda x: np.cumsum(x, dtype=np.float16),
+        primitive="scan",
+        contract="inclusive",
+        op="sum",
+        dtype_in="float16",
+        dtype_out="float16",
+        accumulator="float16",
+        sizes=SIZES,
+        seed=SEED,
+    )
+    assert result.contract == "inclusive.sum.f16.f16.acc_f16"
+    # uint32 sums wrap modulo 2^32; one saturated at 2^32 - 1 does not.
     primlab.check(
         lambda x: np.array([x.sum(dtype=np.uint32)], dtype=np.uint32),
         primitive="reduce",

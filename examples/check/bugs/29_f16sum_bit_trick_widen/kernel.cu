@@ -2,8 +2,9 @@
 // the shift-and-rebias bit trick found in many hand-written converters. It is
 // exact for normal numbers only: +0.0 reads as 2^-15, the subnormals as
 // normals of the lowest binade, infinities as 2^16 and up. An input with no
-// zero, subnormal or infinity (the uniform family) passes; float_edges,
-// which holds runs of ±0.0 and of subnormals, fails. Otherwise as the
+// zero, subnormal or infinity (the uniform family) passes; mixed_magnitudes
+// (whose smallest values are float16 subnormals) and float_edges (runs of
+// ±0.0 and of subnormals) fail. Otherwise as the
 // control (28): float32 accumulator, block sums added by atomicAdd.
 constexpr unsigned kWarp = 32;
 
