@@ -12,7 +12,7 @@
 # leaves receipts/ untouched and copies nothing, so no old receipt is ever
 # passed off as this run's.
 #
-#   scripts/gpu_run.sh info proof cub-build bench-quick nccl ncu check-examples check-rules check-streamed check-typed gallery python pack bundle
+#   scripts/gpu_run.sh info proof cub-build bench-quick bench-topk nccl ncu check-examples check-rules check-streamed check-typed gallery python pack bundle
 #
 # `proof` remakes exactly the gated receipts `harness receipts status` calls
 # stale (sweep, then sanitize and mutants side by side) and does nothing when
@@ -184,6 +184,15 @@ for s in "$@"; do
         TAIL=60 step "$s" 360 "$H" bench "${flags[@]}" &&
           deliver "$s" "$d/bench.json" bench.json receipts/bench.json
       fi ;;
+    bench-topk)
+      # Top-k alone (a partial run: its receipt goes to $OUT only): the decoder shapes and
+      # whole arrays beside torch.topk and, with the CCCL wheel carried (cub-build first),
+      # CUB's DeviceTopK; the report in $LOGS/report-topk.
+      [ -n "${CUB_PID:-}" ] && wait "$CUB_PID"
+      [ -x target/cub_bench ] && export PRIMLAB_CUB_BENCH=$PWD/target/cub_bench
+      d=$(stage_dir bench-topk)
+      TAIL=60 step bench-topk 300 "$H" bench --primitive topk --out "$LOGS/report-topk" --receipt "$d/bench.json" &&
+        deliver bench-topk "$d/bench.json" bench-topk.json ;;
     nccl)
       # NCCL_GPUS (default 1) ranks, one per GPU; never NVLink multicast.
       export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1

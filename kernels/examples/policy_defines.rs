@@ -3,7 +3,7 @@
 //! the library's `.cu` files and so need the same defines):
 //!
 //! ```text
-//! nvcc ... $(cargo run -q -p kernels --example policy_defines) ...
+//! nvcc ... $(cargo run -q -p primlab-kernels --example policy_defines) ...
 //! ```
 
 fn main() {

@@ -6,7 +6,7 @@
 //! whole buffer and a [`kernels::ScanPlan`] on a view of its second half,
 //! and checks both results on the host.
 //!
-//! Run: `cargo run -p kernels --example reduce_on_my_buffers`. Exit status:
+//! Run: `cargo run -p primlab-kernels --example reduce_on_my_buffers`. Exit status:
 //! 0 when both results are right, and also when there is no GPU (it says so
 //! instead of running); 1 on a wrong result or a CUDA error.
 

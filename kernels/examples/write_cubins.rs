@@ -6,7 +6,7 @@
 //! neutral: write the cubins before and after the change and compare their
 //! SASS (`cuobjdump -sass`), which `-lineinfo` keeps free of line numbers.
 //!
-//! Run: `cargo run -p kernels --example write_cubins -- <dir> [arch]`
+//! Run: `cargo run -p primlab-kernels --example write_cubins -- <dir> [arch]`
 //! (arch defaults to `sm_90`). Exit status 0 when every family compiled and
 //! was written, 1 otherwise, with the family and the reason.
 

@@ -20,7 +20,7 @@
 
 use crate::{
     ArgReduceVariant, ArgRowsVariant, CompactVariant, ExactSumVariant, FloatReduceVariant, HistogramVariant,
-    ReduceVariant, ScanKind, ScanVariant,
+    ReduceVariant, ScanKind, ScanVariant, TopkVariant,
 };
 
 /// Largest `n` whose int32 -> int64 sum runs [`ReduceVariant::BlockAtomic`];
@@ -56,6 +56,30 @@ pub const FLOAT_REDUCE_FIXED_TREE_MAX_LEN: usize = 1 << 20;
 /// [4096, 1024] 12.83 / 20.06, [4096, 4096] 27.23 / 30.42, [8192, 32000]
 /// 247.92 / 257.94, [1024, 131072] 458.91 / 161.82.
 pub const ARG_ROWS_WARP_PER_ROW_MAX_COLS: usize = 32_000;
+
+/// Fewest columns a top-k row needs for [`TopkVariant::GridThresholdSelect`] (with at most
+/// [`TOPK_GRID_MAX_ROWS`] rows): NOT YET MEASURED. A first guess from the schedules' work: one
+/// block per row reads a row five times on one SM, which for a 32,000-column row is about as
+/// long as the grid schedule's four launches; the bench's `default` record times this guess
+/// beside both variants, and the crossover is to be set from those medians.
+pub const TOPK_GRID_MIN_COLS: usize = 32_000;
+
+/// Most rows [`TopkVariant::GridThresholdSelect`] is picked for: from about one row per SM,
+/// a block per row already fills the GPU (NOT YET MEASURED, as above).
+pub const TOPK_GRID_MAX_ROWS: usize = 128;
+
+impl TopkVariant {
+    /// The top-k schedule for `rows` rows of `cols` columns (provisional crossovers, see
+    /// [`TOPK_GRID_MIN_COLS`]); either variant accepts every shape the other does up to
+    /// 65,535 rows, and the block schedule takes more.
+    pub fn best_for(rows: usize, cols: usize) -> TopkVariant {
+        if cols >= TOPK_GRID_MIN_COLS && rows <= TOPK_GRID_MAX_ROWS {
+            TopkVariant::GridThresholdSelect
+        } else {
+            TopkVariant::BlockRadixSelect
+        }
+    }
+}
 
 impl ReduceVariant {
     /// The default schedule of a whole-array reduction of `n` items:

@@ -25,11 +25,13 @@ pub enum KernelFamily {
     ExactSum,
     /// Correctly rounded segmented f32 / bf16 sums: `exact_segmented_sum.cu`.
     ExactSegmentedSum,
+    /// Top-k of rows: `topk.cu`.
+    Topk,
 }
 
 impl KernelFamily {
     /// Every family, in a fixed order.
-    pub const ALL: [KernelFamily; 11] = [
+    pub const ALL: [KernelFamily; 12] = [
         KernelFamily::Reduce,
         KernelFamily::Scan,
         KernelFamily::ArgReduce,
@@ -41,6 +43,7 @@ impl KernelFamily {
         KernelFamily::Ceilings,
         KernelFamily::ExactSum,
         KernelFamily::ExactSegmentedSum,
+        KernelFamily::Topk,
     ];
 
     /// The family's source file, relative to `kernels/cuda`.
@@ -57,6 +60,7 @@ impl KernelFamily {
             KernelFamily::Ceilings => "ceilings.cu",
             KernelFamily::ExactSum => "exact_sum.cu",
             KernelFamily::ExactSegmentedSum => "exact_segmented_sum.cu",
+            KernelFamily::Topk => "topk.cu",
         }
     }
 }

@@ -57,6 +57,7 @@ pub mod scan;
 pub mod segmented_reduce;
 pub mod softmax;
 pub mod sources;
+pub mod topk;
 pub mod user_source;
 
 pub use affine::AffineMap;
@@ -82,3 +83,4 @@ pub use softmax::{
     softmax_error_bound_ulps, softmax_tolerance, SoftmaxDtype, SoftmaxElement, SoftmaxPlan, SoftmaxTolerance,
     SoftmaxVariant,
 };
+pub use topk::{SampleSpec, TopkElement, TopkNan, TopkPlan, TopkSamplePlan, TopkSpec, TopkVariant};

@@ -31,9 +31,11 @@ pub struct Mutant {
 
 const SMALL: &[usize] = &[1, 31, 33, 257, 513, 4099];
 const RECURSION: &[usize] = &[513, 4099, 262_145, 262_145 * 2 + 3];
+/// Whole arrays of top-k (its row shapes run beside them at every size list).
+const TOPK_ARRAYS: &[usize] = &[33, 4099];
 
 /// The gallery, by id.
-pub const GALLERY: [Mutant; 14] = [
+pub const GALLERY: [Mutant; 18] = [
     Mutant {
         id: 1,
         name: "missing-barrier-before-partials",
@@ -178,6 +180,46 @@ pub const GALLERY: [Mutant; 14] = [
         variant: "",
         sizes: SMALL,
     },
+    Mutant {
+        id: 15,
+        name: "topk-tie-rule-inverted",
+        planted_in: "topk.cu: rank_of / column_of",
+        description: "equal values rank the higher index first (the column, not its complement, below the key)",
+        families: &[KernelFamily::Topk],
+        primitive: "topk",
+        variant: "",
+        sizes: TOPK_ARRAYS,
+    },
+    Mutant {
+        id: 16,
+        name: "topk-kth-run-cut-short",
+        planted_in: "topk.cu: gather",
+        description: "one tie of the k-th value fewer than needed is kept (an off-by-one in the remaining count)",
+        families: &[KernelFamily::Topk],
+        primitive: "topk",
+        variant: "",
+        sizes: TOPK_ARRAYS,
+    },
+    Mutant {
+        id: 17,
+        name: "topk-histogram-drops-last-bin",
+        planted_in: "topk.cu: radix_select",
+        description: "the digit histogram never counts its last bin (an off-by-one in a loop bound over the bins)",
+        families: &[KernelFamily::Topk],
+        primitive: "topk",
+        variant: "",
+        sizes: TOPK_ARRAYS,
+    },
+    Mutant {
+        id: 18,
+        name: "topk-sample-ignores-temperature",
+        planted_in: "topk.cu: sample_weight",
+        description: "the sampler's weights drop the temperature (exp(v - max) for every T)",
+        families: &[KernelFamily::Topk],
+        primitive: "topk",
+        variant: "sample",
+        sizes: TOPK_ARRAYS,
+    },
 ];
 
 /// The mutant with `id`, if any.
@@ -192,7 +234,7 @@ mod tests {
     use std::collections::BTreeMap;
 
     #[test]
-    fn ids_are_one_to_fourteen_in_order() {
+    fn ids_are_one_to_eighteen_in_order() {
         for (i, m) in GALLERY.iter().enumerate() {
             assert_eq!(m.id as usize, i + 1);
         }

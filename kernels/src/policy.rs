@@ -169,6 +169,24 @@ pub struct HistogramPolicy {
     pub thread_counter_vectors_in_flight: u32,
 }
 
+/// Top-k (`topk.cu`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TopkPolicy {
+    /// `kTopkBlockThreads`: threads of the block that selects one row (at
+    /// least 256: one clears each radix bin).
+    pub block_threads: u32,
+    /// `kTopkMaxK`: the largest k of the block-per-row schedule, a power of
+    /// two: its survivors' ranks (8 bytes each) are sorted in shared memory.
+    pub max_k: u32,
+    /// `kGridBinBits`: the grid schedule's first-level bins are a key's top this many bits
+    /// (2^bits counters a block in shared memory, and a warp scans them per row).
+    pub grid_bin_bits: u32,
+    /// The grid schedule's blocks per SM over all rows (its chunks per row follow).
+    pub grid_blocks_per_sm: u32,
+    /// The fewest columns a block of the grid schedule counts and collects.
+    pub grid_min_chunk: u32,
+}
+
 /// Shared block shape.
 pub const BLOCK: BlockPolicy = BlockPolicy { threads: 256, hierarchical_items_per_thread: 2 };
 /// Whole-array reductions.
@@ -217,6 +235,10 @@ pub const HISTOGRAM: HistogramPolicy = HistogramPolicy {
     thread_counter_vectors_in_flight: 4,
 };
 
+/// Top-k.
+pub const TOPK: TopkPolicy =
+    TopkPolicy { block_threads: 512, max_k: 4096, grid_bin_bits: 11, grid_blocks_per_sm: 4, grid_min_chunk: 4096 };
+
 /// The invariants every retune must keep, checked when this crate compiles
 /// (the host-side twins of the CUDA `static_assert`s).
 const _: () = {
@@ -256,6 +278,12 @@ const _: () = {
     );
     assert!(HISTOGRAM.max_bins * 4 * 2 <= 32 * 1024, "two copies of the largest histogram fit 32 KiB");
     assert!(HISTOGRAM.thread_counter_max_bins * BLOCK.threads * 4 <= 48 * 1024, "the default shared-memory limit");
+    assert!(TOPK.block_threads >= 256 && TOPK.block_threads % WARP == 0, "one thread clears each radix bin");
+    assert!(TOPK.max_k.is_power_of_two(), "the bitonic sort pads k to a power of two");
+    assert!(TOPK.max_k * 8 + 1024 <= 48 * 1024, "the ranks and the bins fit the static shared limit");
+    assert!(TOPK.grid_bin_bits <= 16 && (1 << TOPK.grid_bin_bits) % WARP == 0, "a 16-bit key holds the bins");
+    assert!(TOPK.grid_min_chunk > 0 && TOPK.grid_blocks_per_sm > 0, "every block has columns");
+    assert!(TOPK.max_k % TOPK.block_threads == 0, "each thread of the sampler owns max_k / block_threads survivors");
 };
 
 /// Every policy value as `(define name, value)`, in a fixed order. Each name
@@ -300,6 +328,9 @@ pub fn defines() -> Vec<(String, u64)> {
             "PRIMLAB_HISTOGRAM_THREAD_COUNTER_VECTORS_IN_FLIGHT".into(),
             HISTOGRAM.thread_counter_vectors_in_flight.into(),
         ),
+        ("PRIMLAB_TOPK_BLOCK_THREADS".into(), TOPK.block_threads.into()),
+        ("PRIMLAB_TOPK_MAX_K".into(), TOPK.max_k.into()),
+        ("PRIMLAB_TOPK_GRID_BIN_BITS".into(), TOPK.grid_bin_bits.into()),
     ]);
     out
 }

@@ -102,6 +102,7 @@ fn a_missing_define_stops_the_compile_with_its_name() {
             Some("REDUCE") if !dropped.starts_with("PRIMLAB_REDUCE_SINGLE_PASS_") => "reduce.cu",
             Some("COMPACT") => "compact.cu",
             Some("HISTOGRAM") => "histogram.cu",
+            Some("TOPK") => "topk.cu",
             _ => "common/config.cuh",
         };
         let unit = crate::sources::translation_unit(file).expect("embedded");

@@ -115,6 +115,13 @@ pub enum ModelError {
         /// The refused layout.
         layout: &'static str,
     },
+    /// A top-k sample that has no answer: `k = 0`, a temperature that is not finite and
+    /// positive, a uniform outside `[0, 1)`, or a row with no finite logit (every value `-inf`).
+    #[error("topk_sample: {detail}")]
+    BadSample {
+        /// Which row or parameter, and why.
+        detail: String,
+    },
     /// A generator asked for something it does not make (a float family from the integer
     /// generator, a condition number below 1).
     #[error("generator {generator}: {detail}")]
@@ -154,7 +161,7 @@ impl ModelError {
     pub fn kind(&self) -> &'static str {
         variant_name! {
             self; EmptyInput, Overflow, NonFinite, AllMasked, BadOffsets, AbsentLane, NoResultLane, InvalidWidth,
-            TooLarge, BadShape, BadHistogram, OrderNotPreserved, BadGenerator
+            TooLarge, BadShape, BadHistogram, OrderNotPreserved, BadGenerator, BadSample
         }
     }
 }

@@ -35,5 +35,7 @@ pub mod scalar;
 pub mod scan;
 pub mod segmented;
 pub mod softmax;
+pub mod topk;
+pub mod topk_sample;
 
 pub use error::ModelError;

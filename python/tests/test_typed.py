@@ -207,6 +207,34 @@ def test_numpy_segment_sums_compaction_and_histograms_pass_their_typed_contracts
     assert result.contract == "even.i64.last_bin_closed"
 
 
+def test_a_float64_histogram_by_the_double_formula_passes_and_one_binning_in_float32_fails():
+    def histogram(x, bins, lower, upper, scale, in_float32=False):
+        x = np.asarray(x, dtype=np.float64)
+        inside = (lower <= x) & (x < upper)
+        if in_float32:
+            t = (x[inside].astype(np.float32) - np.float32(lower)) * np.float32(scale)
+        else:
+            t = (x[inside] - lower) * scale
+        b = np.minimum(t.astype(np.int64), int(bins) - 1)
+        return np.bincount(b, minlength=int(bins)).astype(np.int32)
+
+    result = primlab.check(
+        histogram, primitive="histogram", contract="even", dtype_in="float64", sizes=SIZES, seed=SEED
+    )
+    assert result.contract == "even.f64"
+    assert result.cases_passed >= 12, str(result)
+    # Rounding the samples to float32 moves those within float32's reach of an edge.
+    with pytest.raises(AssertionError, match=r"histogram/user\.even\.f64 .*check=bin counts"):
+        primlab.check(
+            lambda x, bins, lower, upper, scale: histogram(x, bins, lower, upper, scale, in_float32=True),
+            primitive="histogram",
+            contract="even",
+            dtype_in="float64",
+            sizes=SIZES,
+            seed=SEED,
+        )
+
+
 def test_a_numpy_softmax_of_strided_bfloat16_rows_passes_and_one_reading_the_padding_fails():
     def softmax(x, rows, cols, stride, contiguous=False):
         logits = bf16_to_f32(x).astype(np.float64)

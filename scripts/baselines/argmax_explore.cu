@@ -10,7 +10,7 @@
 // (DIR outside the repository, so the verdict hash never counts it).
 //
 //   nvcc -O3 -std=c++17 -arch=sm_90 [-I dir-with-a-variant-arg_reduce.cu] -I kernels/cuda \
-//     $(cargo run -q -p kernels --example policy_defines) \
+//     $(cargo run -q -p primlab-kernels --example policy_defines) \
 //     -o target/argmax_explore scripts/baselines/argmax_explore.cu
 #include <cub/cub.cuh>
 #include <cuda_runtime.h>

@@ -15,6 +15,7 @@ struct Options {
   std::vector<std::string> ops;
   std::vector<long long> seg_lens{1024};
   std::vector<int> bins{19};
+  std::vector<int> topk_ks;  // the k of cub_topk_f32 (default 1,50,256,2048; with --quick 1,2048)
 };
 
 static const char* const kAllOps[] = {
@@ -34,6 +35,7 @@ static const char* const kAllOps[] = {
     "cub_reduce_sum_f32_gpu_to_gpu",
     "cub_reduce_sum_i32_i64_n64",
     "cub_exclusive_scan_i32_i64_n64",
+    "cub_topk_f32",
 };
 
 static std::vector<std::string> split(const std::string& s) {
@@ -58,12 +60,14 @@ static long long parse_int(const std::string& s, const char* what) {
 static void usage() {
   std::fprintf(stderr,
                "usage: cub_bench --out FILE.jsonl [--sizes 10,12,...,28] [--quick] [--ops a,b,c]\n"
-               "                 [--seg-lens 32,1024,65536] [--bins 19,256,4096]\n"
+               "                 [--seg-lens 32,1024,65536] [--bins 19,256,4096] [--topk-ks 1,50,256,2048]\n"
                "  --sizes     log2 of n (default 10,12,...,28; with --quick 10,16,20,24,28)\n"
                "  --quick     3 warm-ups and 20 runs (n < 2^24) or 10 runs (n >= 2^24)\n"
                "              instead of 5 warm-ups and 200 or 30 runs\n"
                "  --seg-lens  segment lengths for cub_segreduce_* (default 1024)\n"
                "  --bins      bin counts for cub_histogram_even_i32 over [-9, -9+bins) (default 19)\n"
+               "  --topk-ks   k of cub_topk_f32, whole arrays from 2^20 (default 1,50,256,2048;\n"
+               "              with --quick 1,2048 at 2^20 and 2^24 only)\n"
                "  ops:");
   for (const char* o : kAllOps) std::fprintf(stderr, " %s", o);
   std::fprintf(stderr, "\n");
@@ -109,6 +113,14 @@ static Options parse_args(int argc, char** argv) {
         if (v < 1 || v > (1 << 20)) die("--bins takes values in [1, 2^20], got ", t.c_str());
         o.bins.push_back(static_cast<int>(v));
       }
+    } else if (a == "--topk-ks") {
+      o.topk_ks.clear();
+      for (auto& t : split(next())) {
+        long long v = parse_int(t, "--topk-ks");
+        if (v < 1 || v > (1ll << 30)) die("--topk-ks takes values in [1, 2^30], got ", t.c_str());
+        o.topk_ks.push_back(static_cast<int>(v));
+      }
+      if (o.topk_ks.empty()) die("empty list argument");
     } else if (a == "-h" || a == "--help") {
       usage();
       std::exit(0);
@@ -127,6 +139,7 @@ static Options parse_args(int argc, char** argv) {
     else
       for (int k = 10; k <= 28; k += 2) o.log2_sizes.push_back(k);
   }
+  if (o.topk_ks.empty()) o.topk_ks = o.quick ? std::vector<int>{1, 2048} : std::vector<int>{1, 50, 256, 2048};
   if (o.ops.empty())
     for (const char* op : kAllOps) o.ops.push_back(op);
   for (auto& op : o.ops) {

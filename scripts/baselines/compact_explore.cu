@@ -6,7 +6,7 @@
 // informs the kernel's tuning.
 //
 //   nvcc -O3 -std=c++17 -arch=sm_90 [-I dir-with-a-variant-compact.cu] -I kernels/cuda \
-//     $(cargo run -q -p kernels --example policy_defines) \
+//     $(cargo run -q -p primlab-kernels --example policy_defines) \
 //     -o target/compact_explore scripts/baselines/compact_explore.cu
 #include <cub/cub.cuh>
 #include <cuda_runtime.h>

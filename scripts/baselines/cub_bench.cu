@@ -4,7 +4,11 @@
 //   nvcc -O3 -std=c++17 -arch=sm_90 -o cub_bench cub_bench.cu
 // Run:
 //   cub_bench --out FILE.jsonl [--sizes 10,12,...,28] [--quick] [--ops a,b,c]
-//             [--seg-lens 1024] [--bins 19]
+//             [--seg-lens 1024] [--bins 19] [--topk-ks 1,50,256,2048]
+//
+// cub_topk_f32 (cub::DeviceTopK::MaxPairs, CCCL >= 3.2.0) runs over the --sizes from 2^20 on
+// (with --quick only 2^20 and 2^24), for each k of --topk-ks (default 1,50,256,2048; with
+// --quick 1,2048).
 //
 // Writes one JSON object per line: first a meta line, then one record per (op, n[, param]).
 // Every op is checked against a host computation once before it is timed; a failed check is
@@ -20,6 +24,19 @@
 
 #include "bench_ops.cuh"
 
+#include <functional>
+
+// cub::DeviceTopK: <cub/device/device_topk.cuh> first ships in CCCL 3.2.0 (not in 3.0.x or 3.1.x;
+// CUDA 13.0's own CCCL is 3.0.1). The two-phase MaxPairs(temp, temp_bytes, keys_in, keys_out,
+// values_in, values_out, num_items, k, env) has the same parameters from 3.2.0 to 3.5.0, and every
+// release so far requires env to hold require(determinism::not_guaranteed,
+// output_ordering::unsorted) (a static_assert otherwise); the stream travels in the same env.
+#if defined(CCCL_VERSION) && CCCL_VERSION >= 3002000
+#define CUB_BENCH_HAS_TOPK 1
+#include <cub/device/device_topk.cuh>
+#include <cuda/stream_ref>
+#endif
+
 // ------------------------------------------------------------------------------------------------
 
 
@@ -29,20 +46,153 @@ static std::string cccl_release() {
 }
 
 // Leaves out, by name, a requested op this CCCL lacks: no record, so the harness reports it absent.
-static void drop_absent_ops(Options& o) {
-#ifndef CUB_BENCH_HAS_GPU_TO_GPU
+[[maybe_unused]] static void drop_absent_op(Options& o, const char* op, const char* needs) {
   for (size_t k = 0; k < o.ops.size();)
-    if (o.ops[k] == "cub_reduce_sum_f32_gpu_to_gpu") {
-      std::fprintf(stderr, "cub_bench: cub_reduce_sum_f32_gpu_to_gpu needs CCCL >= 3.5.0 (this build: %s); "
-                           "no record\n", cccl_release().c_str());
+    if (o.ops[k] == op) {
+      std::fprintf(stderr, "cub_bench: %s needs CCCL >= %s (this build: %s); no record\n", op, needs,
+                   cccl_release().c_str());
       o.ops.erase(o.ops.begin() + static_cast<long>(k));
     } else {
       ++k;
     }
-#else
-  (void)o;
-#endif
 }
+
+static void drop_absent_ops(Options& o) {
+#ifndef CUB_BENCH_HAS_GPU_TO_GPU
+  drop_absent_op(o, "cub_reduce_sum_f32_gpu_to_gpu", "3.5.0");
+#endif
+#ifndef CUB_BENCH_HAS_TOPK
+  drop_absent_op(o, "cub_topk_f32", "3.2.0 (cub::DeviceTopK)");
+#endif
+  (void)o;
+}
+
+// ------------------------------------------------------------------------------------------------
+// cub_topk_f32: cub::DeviceTopK::MaxPairs over whole arrays (CUB has no batched rows of these
+// widths: DeviceBatchedTopK holds a segment in one block).
+
+static const char kTopkOp[] = "cub_topk_f32";
+static constexpr int kTopkMinLog2 = 20;            // the --sizes from 2^20 on
+static constexpr int kTopkQuickLog2[] = {20, 24};  // with --quick only these
+
+// The --sizes that cub_topk_f32 runs at.
+static bool topk_size(const Options& o, int lg) {
+  if (!o.quick) return lg >= kTopkMinLog2;
+  for (int q : kTopkQuickLog2)
+    if (lg == q) return true;
+  return false;
+}
+
+#ifdef CUB_BENCH_HAS_TOPK
+static std::string topk_timed_region(int k) {
+  return fmt("one cub::DeviceTopK::MaxPairs call, k = %d: float* keys in, float* keys out, int64_t* values in "
+             "(the indices 0..n-1, written once before) and out, int num_items and k, env = (the stream, "
+             "require(determinism::not_guaranteed, output_ordering::unsorted)), the only requirements CUB "
+             "accepts; temp storage preallocated",
+             k);
+}
+
+static void topk_params(Obj& p, int k) {
+  p.kv("k", jint(k))
+      .kv("largest", "true")
+      .kv("sorted", "false")
+      .kv("determinism", jstr("not_guaranteed"))
+      .kv("output_ordering", jstr("unsorted"))
+      .kv("index_type", jstr("int64"))
+      .kv("num_items_type", jstr("int"));
+}
+
+__global__ void iota_i64_kernel(int64_t* p, size_t n) {
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+    p[i] = static_cast<int64_t>(i);
+}
+
+// One record per k of `ks` (k <= n): the k largest keys of the float input and their indices.
+// Checked once: the k keys, sorted descending on the host, equal the k largest inputs (a host
+// nth_element, once per size for the largest k); every index is in [0, n), no index repeats, and
+// the input at each index is its key. CUB writes the k items in no particular order, and which
+// of the inputs tied at the k-th value it returns is not fixed.
+static void op_topk(Bench& b, SizeInputs& in, const std::vector<int>& ks) {
+  const size_t n = in.n;
+  int kmax = 0;
+  for (int k : ks)
+    if (static_cast<size_t>(k) <= n) kmax = std::max(kmax, k);
+  if (kmax == 0) return;
+  std::vector<float> top(in.hf);
+  std::nth_element(top.begin(), top.begin() + (kmax - 1), top.end(), std::greater<float>());
+  top.resize(kmax);
+  std::sort(top.begin(), top.end(), std::greater<float>());
+
+  int64_t* idx_in = nullptr;
+  CK(cudaMalloc(&idx_in, n * sizeof *idx_in));
+  iota_i64_kernel<<<b.dev.sms * 8, 256, 0, b.stream>>>(idx_in, n);
+  CK(cudaGetLastError());
+  CK(cudaStreamSynchronize(b.stream));
+  // The stream and the requirements as separate variables: nvcc 13.0 rejects a prop{} deduced
+  // inside the env{} initialiser ("missing template arguments").
+  const auto topk_stream = ::cuda::std::execution::prop{::cuda::get_stream_t{}, ::cuda::stream_ref{b.stream}};
+  const auto topk_requirements = ::cuda::execution::require(::cuda::execution::determinism::not_guaranteed,
+                                                            ::cuda::execution::output_ordering::unsorted);
+  const auto topk_env = ::cuda::std::execution::env{topk_stream, topk_requirements};
+  const int num_items = static_cast<int>(n);
+
+  for (int k : ks) {
+    if (static_cast<size_t>(k) > n) continue;  // not counted in b.total
+    Result r = start_record(kTopkOp, n, 4.0 * n + 12.0 * k,
+                            in.xf.policy() + "; the index array (8n B) is one buffer, not rotated",
+                            topk_timed_region(k));
+    float* keys_out = nullptr;
+    int64_t* idx_out = nullptr;
+    CK(cudaMalloc(&keys_out, k * sizeof *keys_out));
+    CK(cudaMalloc(&idx_out, k * sizeof *idx_out));
+    auto call = [&](void* temp, size_t& temp_bytes, auto* x) {
+      return cub::DeviceTopK::MaxPairs(temp, temp_bytes, x, keys_out, idx_in, idx_out, num_items, k, topk_env);
+    };
+    auto setup = [&](size_t temp_bytes) {
+      topk_params(r.params, k);
+      r.params.kv("temp_storage_bytes", jint(static_cast<long long>(temp_bytes)));
+      poison(keys_out, k, b.stream);
+      poison(idx_out, k, b.stream);
+    };
+    auto check = [&](std::string& why, std::string& what) {
+      what = "the k keys, sorted descending on the host, equal the k largest inputs (host nth_element); every "
+             "index in [0, n), none repeated, and the input at each index equals its key (output unordered; "
+             "which of the inputs tied at the k-th value come back is not checked)";
+      std::vector<float> keys = to_host(keys_out, k);
+      std::vector<int64_t> idx = to_host(idx_out, k);
+      for (int j = 0; j < k; ++j) {
+        if (idx[j] < 0 || static_cast<size_t>(idx[j]) >= n) {
+          why = fmt("index[%d] = %lld, outside [0, %zu)", j, static_cast<long long>(idx[j]), n);
+          return false;
+        }
+        if (!(in.hf[idx[j]] == keys[j])) {
+          why = fmt("key[%d] = %.9g, but the input at its index %lld is %.9g", j, double(keys[j]),
+                    static_cast<long long>(idx[j]), double(in.hf[idx[j]]));
+          return false;
+        }
+      }
+      std::sort(idx.begin(), idx.end());
+      for (int j = 1; j < k; ++j)
+        if (idx[j] == idx[j - 1]) {
+          why = fmt("index %lld comes back twice", static_cast<long long>(idx[j]));
+          return false;
+        }
+      std::sort(keys.begin(), keys.end(), std::greater<float>());
+      for (int j = 0; j < k; ++j)
+        if (!(keys[j] == top[j])) {
+          why = fmt("the %d-th largest key returned is %.9g, the %d-th largest input %.9g", j + 1,
+                    double(keys[j]), j + 1, double(top[j]));
+          return false;
+        }
+      return true;
+    };
+    run_cub(b, r, in.xf, call, setup, check);
+    CK(cudaFree(keys_out));
+    CK(cudaFree(idx_out));
+  }
+  CK(cudaFree(idx_in));
+}
+#endif
 
 int main(int argc, char** argv) {
   Bench b;
@@ -115,15 +265,22 @@ int main(int argc, char** argv) {
                cccl_release().c_str());
 
   // Count records for the progress note.
-  for (size_t s = 0; s < o.log2_sizes.size(); ++s)
-    for (auto& op : o.ops)
+  for (int lg : o.log2_sizes)
+    for (auto& op : o.ops) {
+      if (op == kTopkOp) {
+        if (topk_size(o, lg))
+          for (int k : o.topk_ks) b.total += (size_t(1) << lg) >= static_cast<size_t>(k);
+        continue;
+      }
       b.total += op.rfind("cub_segreduce", 0) == 0 ? static_cast<int>(o.seg_lens.size())
                  : op == "cub_histogram_even_i32"  ? static_cast<int>(o.bins.size())
                                                    : 1;
+    }
 
   // The ops that read the float input; every other op reads the int input.
   static const char* const kFloatOps[] = {"cub_reduce_sum_f32", "cub_segreduce_sum_f32", "cub_argmax_f32",
-                                          "cub_exclusive_scan_f32", "cub_reduce_sum_f32_gpu_to_gpu"};
+                                          "cub_exclusive_scan_f32", "cub_reduce_sum_f32_gpu_to_gpu",
+                                          kTopkOp};
   auto reads_float = [&](const std::string& op) {
     for (const char* f : kFloatOps)
       if (op == f) return true;
@@ -157,6 +314,11 @@ int main(int argc, char** argv) {
       else if (op == "cub_exclusive_scan_f32") op_scan_same_type<float>(b, in);
 #ifdef CUB_BENCH_HAS_GPU_TO_GPU
       else if (op == "cub_reduce_sum_f32_gpu_to_gpu") op_reduce_f32_gpu_to_gpu(b, in);
+#endif
+#ifdef CUB_BENCH_HAS_TOPK
+      else if (op == kTopkOp) {
+        if (topk_size(o, lg)) op_topk(b, in, o.topk_ks);
+      }
 #endif
     }
     free_inputs(in);

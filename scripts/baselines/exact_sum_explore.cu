@@ -6,7 +6,7 @@
 // Not part of the receipts: it informs the kernel design.
 //
 //   nvcc -O3 -std=c++17 -arch=sm_90 -I kernels/cuda \
-//     $(cargo run -q -p kernels --example policy_defines) \
+//     $(cargo run -q -p primlab-kernels --example policy_defines) \
 //     -o target/exact_sum_explore scripts/baselines/exact_sum_explore.cu
 //   (add -DWITH_PREVIOUS with scripts/baselines/exact_sum_previous.cu present:
 //   an older exact_sum.cu with the same entry points)

@@ -3,10 +3,16 @@
 
     python3 torch_bench.py --out FILE.jsonl [--sizes 10,12,...,28] [--quick] [--ops a,b,c]
                            [--shapes 4096x1024,...] [--seg-lens 1024] [--bins 19]
+                           [--topk-shapes 1x32000,...] [--topk-ks 1,50,256,2048]
 
 Writes one JSON object per line: a meta line, then one record per (op, size or shape[, param]).
 Each op is checked once against a float64/int64 reference (CPU torch, or float64 on the GPU for
 softmax) before it is timed; a failed check is recorded with "ok": false and no timing.
+The top-k ops run torch.topk over the rows of --topk-shapes and over whole 1-D arrays of the
+--sizes from 2^20 on, for each k of --topk-ks; their check is against torch.sort. The top-k
+sampler (torch_topk_sample_f32, rows only) is the usual PyTorch recipe: torch.topk, softmax of
+the values over a temperature, cumsum, searchsorted of one uniform per row, gather; its check is
+against a float64 softmax of the sorted row.
 If torch or CUDA cannot be used, the file holds the single line
 {"impl": "torch", "unavailable": "<reason>"} and the exit status is 0.
 
@@ -31,8 +37,20 @@ OPS_1D = [
     "torch_histc_f32",
 ]
 OPS_ROWS = ["torch_softmax_f32", "torch_softmax_bf16", "torch_argmax_rows_f32"]
-ALL_OPS = OPS_1D + OPS_ROWS
+# torch.topk over the rows of --topk-shapes and over whole 1-D arrays (--sizes from 2^20 on)
+OPS_TOPK = ["torch_topk_f32", "torch_topk_bf16"]
+# top-k, softmax with a temperature, one draw per row from a given uniform (rows of --topk-shapes)
+OPS_SAMPLE = ["torch_topk_sample_f32"]
+ALL_OPS = OPS_1D + OPS_ROWS + OPS_TOPK + OPS_SAMPLE
 DEFAULT_SHAPES = [(4096, 1024), (4096, 4096), (8192, 32000), (1024, 131072), (65536, 33)]
+DEFAULT_TOPK_SHAPES = [(r, c) for r in (1, 8, 64, 256) for c in (32000, 128256, 256000)]
+QUICK_TOPK_SHAPES = [(1, 32000), (64, 128256)]
+DEFAULT_TOPK_KS = [1, 50, 256, 2048]
+QUICK_TOPK_KS = [1, 2048]
+TOPK_MIN_LOG2 = 20  # whole-array top-k: the --sizes from 2^20 on
+QUICK_TOPK_LOG2 = (20, 24)  # ... and with --quick only these two
+SAMPLE_TEMPERATURE = 1.0  # the sampler's temperature (primlab's bench entry uses the same)
+SEED_UNIFORMS = 4
 
 U32 = 2.0 ** -24  # float32 unit roundoff
 U16 = 2.0 ** -8  # bfloat16 unit roundoff
@@ -76,6 +94,14 @@ def parse_args(argv):
                    + ",".join(f"{r}x{c}" for r, c in DEFAULT_SHAPES) + ")")
     p.add_argument("--seg-lens", default="1024", help="segment lengths for torch_segsum_f32 (default 1024)")
     p.add_argument("--bins", default="19", help="bin counts for torch_histc_f32 over [-9, -9+bins] (default 19)")
+    p.add_argument("--topk-shapes", help="ROWSxCOLS,... for the top-k ops' rows (default "
+                   + ",".join(f"{r}x{c}" for r, c in DEFAULT_TOPK_SHAPES) + "; with --quick "
+                   + ",".join(f"{r}x{c}" for r, c in QUICK_TOPK_SHAPES) + ")")
+    p.add_argument("--topk-ks", help="k values for the top-k ops (default "
+                   + ",".join(map(str, DEFAULT_TOPK_KS)) + "; with --quick "
+                   + ",".join(map(str, QUICK_TOPK_KS)) + "); the whole-array top-k takes the --sizes "
+                   f"from 2^{TOPK_MIN_LOG2} on (with --quick only "
+                   + " and ".join(f"2^{v}" for v in QUICK_TOPK_LOG2) + ")")
     a = p.parse_args(argv)
     if a.sizes:
         a.sizes = int_list(a.sizes, "--sizes", 0, 30)
@@ -88,9 +114,9 @@ def parse_args(argv):
             p.error(f"unknown op(s) {', '.join(bad)}; known: {', '.join(ALL_OPS)}")
     else:
         a.ops = list(ALL_OPS)
-    if a.shapes:
+    def shape_list(s):
         shapes = []
-        for t in a.shapes.split(","):
+        for t in s.split(","):
             try:
                 r, c = (int(v) for v in t.lower().split("x"))
             except ValueError:
@@ -98,9 +124,21 @@ def parse_args(argv):
             if r < 1 or c < 1:
                 p.error(f"bad shape {t!r}")
             shapes.append((r, c))
-        a.shapes = shapes
+        return shapes
+
+    if a.shapes:
+        a.shapes = shape_list(a.shapes)
     else:
         a.shapes = list(DEFAULT_SHAPES)
+    if a.topk_shapes:
+        a.topk_shapes = shape_list(a.topk_shapes)
+    else:
+        a.topk_shapes = list(QUICK_TOPK_SHAPES if a.quick else DEFAULT_TOPK_SHAPES)
+    if a.topk_ks:
+        a.topk_ks = int_list(a.topk_ks, "--topk-ks", 1, 1 << 30)
+    else:
+        a.topk_ks = list(QUICK_TOPK_KS if a.quick else DEFAULT_TOPK_KS)
+    a.topk_sizes = [lg for lg in a.sizes if (lg in QUICK_TOPK_LOG2 if a.quick else lg >= TOPK_MIN_LOG2)]
     a.seg_lens = int_list(a.seg_lens, "--seg-lens", 1, 1 << 30)
     a.bins = int_list(a.bins, "--bins", 1, 1 << 20)
     return a
@@ -205,6 +243,12 @@ def run(args, w):
     for op in args.ops:
         if op in OPS_ROWS:
             total += len(args.shapes)
+        elif op in OPS_TOPK:
+            # a k above the row length is skipped (no record)
+            total += sum(k <= c for _, c in args.topk_shapes for k in args.topk_ks)
+            total += sum(k <= (1 << lg) for lg in args.topk_sizes for k in args.topk_ks)
+        elif op in OPS_SAMPLE:
+            total += sum(k <= c for _, c in args.topk_shapes for k in args.topk_ks)
         else:
             k = len(args.seg_lens) if op == "torch_segsum_f32" else len(args.bins) if op == "torch_histc_f32" else 1
             total += k * len(args.sizes)
@@ -484,6 +528,164 @@ def run(args, w):
                        dict(pin), shape=(rows, cols))
                 del rot, first
             torch.cuda.empty_cache()
+        del s32
+        torch.cuda.empty_cache()
+
+    # ---------------------------------------------------------------- top-k over rows and whole arrays
+    ops_topk = [o for o in args.ops if o in OPS_TOPK]
+
+    def topk_cases(op, x, pin, shape):
+        """Checks and times torch.topk(x, k, dim=-1) for every k of --topk-ks on x, a [rows, cols]
+        tensor (shape given) or a whole 1-D array (shape None)."""
+        bf = op.endswith("bf16")
+        dt = "bfloat16" if bf else "float32"
+        elems = x.numel()
+        cols = x.shape[-1]
+        rows = elems // cols
+        esz = x.element_size()
+        ks = [k for k in args.topk_ks if k <= cols]
+        for k in args.topk_ks:
+            if k > cols:
+                log(f"skip {op} " + (f"shape={rows}x{cols}" if shape is not None else f"n={elems}")
+                    + f" k={k}: k exceeds the row length")
+        if not ks:
+            return
+        rot = Rotated(x)
+        # the exact k largest per row, in descending order, for the largest k; every smaller k is a prefix
+        ref = torch.sort(x, dim=-1, descending=True).values[..., : max(ks)].clone()
+        torch.cuda.empty_cache()
+        what = ("every row: values equal the k largest in descending order (torch.sort reference; tied "
+                "values equal, their order among indices not checked), indices int64 in [0, cols) and "
+                "distinct, x.gather(-1, indices) == values")
+        for k in ks:
+            exp = ref[..., :k]
+
+            def chk(r, exp=exp, k=k):
+                vals, idx = r.values, r.indices
+                if tuple(vals.shape) != tuple(exp.shape) or tuple(idx.shape) != tuple(exp.shape):
+                    return False, "", (f"output shapes {tuple(vals.shape)} and {tuple(idx.shape)}, expected "
+                                       f"{tuple(exp.shape)}")
+                if vals.dtype != x.dtype or idx.dtype != torch.int64:
+                    return False, "", f"output dtypes {vals.dtype} and {idx.dtype}, expected {x.dtype} and int64"
+                if not torch.equal(vals, exp):
+                    pos = tuple((vals != exp).nonzero()[0].tolist())
+                    return False, "", (f"values{list(pos)} = {vals[pos].item()!r}, expected {exp[pos].item()!r} "
+                                       "(the k largest in descending order)")
+                out = (idx < 0) | (idx >= cols)
+                if bool(out.any()):
+                    pos = tuple(out.nonzero()[0].tolist())
+                    return False, "", f"indices{list(pos)} = {idx[pos].item()}, outside [0, {cols})"
+                got = x.gather(-1, idx)
+                if not torch.equal(got, vals):
+                    pos = tuple((got != vals).nonzero()[0].tolist())
+                    return False, "", (f"indices{list(pos)} = {idx[pos].item()} points at {got[pos].item()!r}, "
+                                       f"but values{list(pos)} = {vals[pos].item()!r}")
+                if k > 1:
+                    srt = idx.sort(dim=-1).values
+                    dup = srt[..., 1:] == srt[..., :-1]
+                    if bool(dup.any()):
+                        pos = tuple(dup.nonzero()[0].tolist())
+                        return False, "", f"a row holds index {srt[pos].item()} twice (row position {list(pos)})"
+                return True, what, ""
+            params = dict(pin, k=k, largest=True, sorted=True, dtype=dt)
+            if bf:
+                params["input"] += ", cast to bfloat16"
+            if shape is not None:
+                timed = (f"one call torch.topk(s, {k}, dim=-1, largest=True, sorted=True) on {dt} s [{rows}, {cols}] "
+                         f"(values in {dt} and int64 indices, both from the caching allocator)")
+            else:
+                timed = (f"one call torch.topk(x, {k}, largest=True, sorted=True) on 1-D {dt} x (values in {dt} "
+                         "and int64 indices, both from the caching allocator)")
+            record(op, elems, rot, lambda t, k=k: torch.topk(t, k, dim=-1, largest=True, sorted=True), chk,
+                   elems * esz + rows * k * (esz + 8), timed, params, shape=shape)
+        del rot, ref
+        torch.cuda.empty_cache()
+
+    for rows, cols in args.topk_shapes if ops_topk else []:
+        s32 = torch.randn(rows, cols, dtype=torch.float32, device=dev, generator=gen(SEED_SOFTMAX)) * 4.0
+        pin = {"input": f"torch.randn(rows, cols, float32) * 4, seed {SEED_SOFTMAX}", "rows": rows, "cols": cols}
+        for op in ops_topk:
+            topk_cases(op, s32.to(torch.bfloat16) if op.endswith("bf16") else s32, pin, (rows, cols))
+        del s32
+        torch.cuda.empty_cache()
+
+    for lg in args.topk_sizes if ops_topk else []:
+        n = 1 << lg
+        xf = torch.rand(n, dtype=torch.float32, device=dev, generator=gen(SEED_F32)) - 0.5
+        pin = {"input": "float32 uniform in [-0.5, 0.5)"}
+        for op in ops_topk:
+            topk_cases(op, xf.to(torch.bfloat16) if op.endswith("bf16") else xf, pin, None)
+        del xf
+        torch.cuda.empty_cache()
+
+    # ---------------------------------------------------------------- the top-k sampler over rows
+    def sample_cases(op, x, pin):
+        """Checks and times the PyTorch top-k sampler on x [rows, cols] for every k of --topk-ks."""
+        rows, cols = x.shape
+        u = torch.rand(rows, dtype=torch.float32, device=dev, generator=gen(SEED_UNIFORMS))
+        rot = Rotated(x)
+        order = torch.sort(x.double(), dim=-1, descending=True).values
+        for k in [k for k in args.topk_ks if k <= cols]:
+            top = order[:, :k]
+            w = torch.exp((top - top[:, :1]) / SAMPLE_TEMPERATURE)
+            cum = torch.cumsum(w, dim=-1) / w.sum(dim=-1, keepdim=True)
+
+            def sampler(t, k=k):
+                v, i = torch.topk(t, k, dim=-1)
+                p = torch.softmax(v / SAMPLE_TEMPERATURE, dim=-1)
+                j = torch.searchsorted(torch.cumsum(p, dim=-1), u.unsqueeze(-1), right=True).clamp_(max=k - 1)
+                return i.gather(-1, j).squeeze(-1), p.gather(-1, j).squeeze(-1)
+
+            def chk(r, k=k, top=top, w=w, cum=cum):
+                col, prob = r
+                if (tuple(col.shape) != (rows,) or col.dtype != torch.int64 or tuple(prob.shape) != (rows,)
+                        or prob.dtype != torch.float32):
+                    return False, "", (f"outputs {tuple(col.shape)} {col.dtype} and {tuple(prob.shape)} {prob.dtype}, "
+                                       f"expected ({rows},) int64 and ({rows},) float32")
+                # the drawn column's value (range checked first: on CUDA an index out of range in gather
+                # is a device-side assert); torch.topk orders tied values in no set way, so the drawn
+                # column's ranks are those of every survivor of its value, and its interval of the f64
+                # CDF spans them
+                inside = (col >= 0) & (col < cols)
+                val = x.gather(-1, torch.where(inside, col, 0).unsqueeze(-1)).double()
+                found = inside & (val.squeeze(-1) >= top[:, -1])
+                if not bool(found.all()):
+                    r0 = int((~found).nonzero()[0, 0])
+                    return False, "", f"row {r0}: column {int(col[r0])} is not among its {k} largest"
+                first = (top > val).sum(dim=-1)
+                last = (top >= val).sum(dim=-1) - 1
+                hi = cum.gather(-1, last.unsqueeze(-1)).squeeze(-1)
+                lo = torch.where(first > 0, cum.gather(-1, (first - 1).clamp(min=0).unsqueeze(-1)).squeeze(-1),
+                                 torch.zeros_like(hi))
+                slack = 1e-5  # float32 softmax and cumsum
+                bad = (u.double() < lo - slack) | (u.double() >= hi + slack)
+                if bool(bad.any()):
+                    r0 = int(bad.nonzero()[0, 0])
+                    return False, "", (f"row {r0}: u = {float(u[r0])!r} outside the drawn column's CDF interval "
+                                       f"[{float(lo[r0])}, {float(hi[r0])})")
+                # its probability: float32 softmax, a sum of k terms and v / T rounded
+                exact = w.gather(-1, first.unsqueeze(-1)).squeeze(-1) / w.sum(dim=-1)
+                tol = (k + 4 + 3 * top.abs().amax(dim=-1) / SAMPLE_TEMPERATURE) * U32 * exact
+                bad = ~((prob.double() - exact).abs() <= tol)  # a NaN fails
+                if bool(bad.any()):
+                    r0 = int(bad.nonzero()[0, 0])
+                    return False, "", (f"row {r0}: probability {float(prob[r0])!r} of column {int(col[r0])}, "
+                                       f"exact {float(exact[r0])!r}, tol {float(tol[r0]):.3g}")
+                return True, ("every row: the drawn column is among its k largest and u lies in its interval of "
+                              "the float64 CDF (to 1e-5; tied values' order not checked), its probability is the "
+                              "float64 softmax's to (k + 4 + 3 max|v| / T) * 2^-24 relative"), ""
+            params = dict(pin, k=k, temperature=SAMPLE_TEMPERATURE, dtype="float32")
+            timed = (f"topk(s, {k}), softmax(values / {SAMPLE_TEMPERATURE}), cumsum, searchsorted of one uniform "
+                     f"per row, two gathers, on float32 s [{rows}, {cols}] (outputs from the caching allocator)")
+            record(op, rows * cols, rot, sampler, chk, rows * cols * 4 + rows * 16, timed, params, shape=(rows, cols))
+        del rot, order
+        torch.cuda.empty_cache()
+
+    for rows, cols in args.topk_shapes if any(o in OPS_SAMPLE for o in args.ops) else []:
+        s32 = torch.randn(rows, cols, dtype=torch.float32, device=dev, generator=gen(SEED_SOFTMAX)) * 4.0
+        pin = {"input": f"torch.randn(rows, cols, float32) * 4, seed {SEED_SOFTMAX}; uniforms torch.rand(rows), "
+                        f"seed {SEED_UNIFORMS}", "rows": rows, "cols": cols}
+        sample_cases("torch_topk_sample_f32", s32, pin)
         del s32
         torch.cuda.empty_cache()
 

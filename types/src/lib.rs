@@ -9,6 +9,8 @@
 
 pub mod affine;
 pub mod histogram_spec;
+pub mod topk_spec;
 
 pub use affine::AffineMap;
 pub use histogram_spec::{HistogramSpec, MAX_BINS};
+pub use topk_spec::{SampleSpec, TopkNan, TopkSpec};

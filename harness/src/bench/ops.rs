@@ -56,6 +56,12 @@ pub fn map_baseline_op(source: &str, params: &serde_json::Value) -> Option<OpMap
         }
         "torch_softmax_f32" => m("softmax", "softmax_f32".into(), "f32"),
         "torch_softmax_bf16" => m("softmax", "softmax_bf16".into(), "bf16"),
+        // CUB's DeviceTopK returns the k items unordered; torch.topk (sorted=True) orders them.
+        "torch_topk_f32" | "cub_topk_f32" => m("topk", format!("topk_f32_k{}", param(params, "k")?), "f32"),
+        // A peer a bfloat16 user weighs; no entry of ours times it yet.
+        "torch_topk_bf16" => m("topk", format!("topk_bf16_k{}", param(params, "k")?), "bf16"),
+        // torch.topk, softmax, cumsum, searchsorted: the sampler PyTorch users write.
+        "torch_topk_sample_f32" => m("topk", format!("topk_sample_f32_k{}", param(params, "k")?), "f32"),
         _ => None,
     }
 }
@@ -77,6 +83,7 @@ pub fn cub_ops(primitive: &str) -> &'static [&'static str] {
         "histogram" => &["cub_histogram_even_i32"],
         "arg_reduce" => &["cub_argmax_f32"],
         "float_reduce" => &["cub_reduce_sum_f32", "cub_reduce_sum_f32_gpu_to_gpu"],
+        "topk" => &["cub_topk_f32"],
         _ => &[],
     }
 }
@@ -92,6 +99,7 @@ pub fn torch_ops(primitive: &str) -> &'static [&'static str] {
         "arg_reduce" => &["torch_argmax_f32", "torch_argmax_rows_f32"],
         "float_reduce" => &["torch_sum_f32"],
         "softmax" => &["torch_softmax_f32", "torch_softmax_bf16"],
+        "topk" => &["torch_topk_f32", "torch_topk_bf16", "torch_topk_sample_f32"],
         _ => &[],
     }
 }
@@ -115,6 +123,12 @@ mod tests {
         assert!(map_baseline_op("cub_something_new", &none).is_none());
         let same = map_baseline_op("cub_exclusive_scan_f32", &none).unwrap();
         assert_eq!((same.primitive, same.op.as_str(), same.dtype), ("scan", "exclusive_scan_f32", "f32"));
+        let topk = map_baseline_op("torch_topk_f32", &json!({"k": 50})).unwrap();
+        assert_eq!((topk.primitive, topk.op.as_str()), ("topk", "topk_f32_k50"));
+        assert_eq!(map_baseline_op("cub_topk_f32", &json!({"k": 50})).unwrap().op, topk.op);
+        assert!(map_baseline_op("torch_topk_f32", &none).is_none());
+        let sample = map_baseline_op("torch_topk_sample_f32", &json!({"k": 50})).unwrap();
+        assert_eq!((sample.primitive, sample.op.as_str()), ("topk", "topk_sample_f32_k50"));
         let reproducible = map_baseline_op("cub_reduce_sum_f32_gpu_to_gpu", &none).unwrap();
         assert_eq!(reproducible.op, "float_reduce_sum_f32");
     }
@@ -135,7 +149,7 @@ mod tests {
 
     #[test]
     fn every_selectable_op_maps() {
-        let params = json!({"seg_len": 1024, "bins": 19});
+        let params = json!({"seg_len": 1024, "bins": 19, "k": 50});
         for primitive in crate::bench::entries::report_order() {
             for op in cub_ops(primitive).iter().chain(torch_ops(primitive)) {
                 let mapped = map_baseline_op(op, &params).unwrap_or_else(|| panic!("{op} unmapped"));

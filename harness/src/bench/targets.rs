@@ -67,7 +67,7 @@ const fn elems(log2: u32) -> BenchSize {
 }
 
 /// The speed targets (sizes: 2^28 unless the entry names another).
-pub const TARGETS: [TargetSpec; 12] = [
+pub const TARGETS: [TargetSpec; 15] = [
     TargetSpec {
         id: "reduce_2p28",
         label: "reduce, int32->int64, at 2^28",
@@ -187,6 +187,39 @@ pub const TARGETS: [TargetSpec; 12] = [
         against: Against::Baseline(IMPL_CUB),
         factor: 0.8,
         variant: Some("correctly_rounded"),
+    },
+    // Top-k: at least 5x torch.topk at the decoder's shapes (a batch of one and a
+    // batch of 64 at a 128,256-token vocabulary), and at or above CUB's DeviceTopK on a whole
+    // array while giving sorted, deterministic output (CUB's is unordered).
+    TargetSpec {
+        id: "topk_1x128256_k50",
+        label: "top-k, f32, k = 50, [1, 128256]",
+        primitive: "topk",
+        op: "topk_f32_k50",
+        size: BenchSize::Rows { rows: 1, cols: 128_256 },
+        against: Against::Baseline(IMPL_TORCH),
+        factor: 5.0,
+        variant: None,
+    },
+    TargetSpec {
+        id: "topk_64x128256_k2048",
+        label: "top-k, f32, k = 2048, [64, 128256]",
+        primitive: "topk",
+        op: "topk_f32_k2048",
+        size: BenchSize::Rows { rows: 64, cols: 128_256 },
+        against: Against::Baseline(IMPL_TORCH),
+        factor: 5.0,
+        variant: None,
+    },
+    TargetSpec {
+        id: "topk_2p24_k2048",
+        label: "top-k, f32, k = 2048, a whole array of 2^24",
+        primitive: "topk",
+        op: "topk_f32_k2048",
+        size: elems(24),
+        against: Against::Baseline(IMPL_CUB),
+        factor: 1.0,
+        variant: None,
     },
 ];
 

@@ -52,10 +52,73 @@ fn softmax_f64(x: &[f32], rows: usize, cols: usize) -> Vec<f32> {
     out
 }
 
+/// The top-k values (the input's type, bit for bit) and indices of every row.
+fn topk(input: &Array, rows: usize, cols: usize, spec: model::topk::TopkSpec) -> Vec<Array> {
+    fn solve<T: model::topk::TopkValue>(
+        x: &[T],
+        shape: (usize, usize),
+        spec: model::topk::TopkSpec,
+    ) -> (Vec<T>, Array) {
+        let out = model::topk::topk_rows(x, shape.0, shape.1, spec).unwrap_or_else(|e| panic!("model: {e}"));
+        (out.values, Array::Int64(out.indices))
+    }
+    match input {
+        Array::Float32(x) => {
+            let (values, indices) = solve(x, (rows, cols), spec);
+            vec![Array::Float32(values), indices]
+        }
+        Array::Bfloat16(bits) => {
+            let x: Vec<half::bf16> = bits.iter().map(|&b| half::bf16::from_bits(b)).collect();
+            let (values, indices) = solve(&x, (rows, cols), spec);
+            vec![Array::Bfloat16(values.iter().map(|v| v.to_bits()).collect()), indices]
+        }
+        Array::Float16(bits) => {
+            let x: Vec<half::f16> = bits.iter().map(|&b| half::f16::from_bits(b)).collect();
+            let (values, indices) = solve(&x, (rows, cols), spec);
+            vec![Array::Float16(values.iter().map(|v| v.to_bits()).collect()), indices]
+        }
+        other => panic!("a float input, found {}", other.dtype().name()),
+    }
+}
+
+/// A float32 top-k sampler, as PyTorch's recipe computes it: the row's columns sorted by value
+/// descending (stable: the lower index first among equals), the first k weighed
+/// `exp((v - max) / t)` in f32, the first running sum above `u * total` drawn; its column
+/// and probability per row.
+fn topk_sample(x: &[f32], u: &[f32], (rows, cols): (usize, usize), k: usize, t: f32) -> (Vec<i64>, Vec<f32>) {
+    let mut draws = (Vec::new(), Vec::new());
+    for (r, row) in x.chunks(cols).enumerate().take(rows) {
+        let mut order: Vec<usize> = (0..cols).collect();
+        order.sort_by(|&a, &b| row[b].partial_cmp(&row[a]).expect("no NaN"));
+        order.truncate(k);
+        let w: Vec<f32> = order.iter().map(|&c| ((row[c] - row[order[0]]) / t).exp()).collect();
+        let total: f32 = w.iter().sum();
+        let mut running = 0.0f32;
+        let j = w.iter().position(|&x| {
+            running += x;
+            u[r] * total < running
+        });
+        let j = j.unwrap_or(k - 1);
+        draws.0.push(order[j] as i64);
+        draws.1.push(w[j] / total);
+    }
+    draws
+}
+
 /// The outputs of `(primitive, contract)` on `inputs` and `params`.
 pub fn answer(primitive: &str, contract: &str, inputs: &[Array], params: &[Value]) -> Vec<Array> {
     let model = |e: model::ModelError| -> ! { panic!("model: {e}") };
     match (primitive, contract) {
+        ("topk", c) if c.starts_with("sample") => {
+            let shape = (int(params, 0) as usize, int(params, 1) as usize);
+            let (columns, p) =
+                topk_sample(f32s(&inputs[0]), f32s(&inputs[1]), shape, int(params, 2) as usize, float(params, 3));
+            let mut out = vec![Array::Int64(columns)];
+            if c.starts_with("sample_with_probability") {
+                out.push(Array::Float32(p));
+            }
+            out
+        }
         ("scan", "exclusive.i32") => {
             vec![Array::Int64(model::scan::exclusive_scan_i64(i32s(&inputs[0])).unwrap_or_else(|e| model(e)))]
         }
@@ -116,6 +179,12 @@ pub fn answer(primitive: &str, contract: &str, inputs: &[Array], params: &[Value
             let mut acc = model::exact::BinnedAccumulator::new();
             f32s(&inputs[0]).iter().for_each(|&v| acc.add(v));
             vec![Array::Float32(vec![acc.round()])]
+        }
+        ("topk", c) => {
+            let (rows, cols) = (int(params, 0) as usize, int(params, 1) as usize);
+            let (k, largest) = (int(params, 2) as usize, !c.starts_with("smallest"));
+            let spec = model::topk::TopkSpec { k, largest, nan: model::topk::TopkNan::Reject };
+            topk(&inputs[0], rows, cols, spec)
         }
         other => panic!("no model answer for {other:?}"),
     }

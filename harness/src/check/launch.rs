@@ -240,6 +240,7 @@ pub fn enqueue(
                     Value::Int32(v) => builder.arg(v),
                     Value::Int64(v) => builder.arg(v),
                     Value::Float32(v) => builder.arg(v),
+                    Value::Float64(v) => builder.arg(v),
                 },
                 Arg::Scratch(k) => builder.arg(&scratch.buffers[k]),
                 Arg::N => builder.arg(&n64),

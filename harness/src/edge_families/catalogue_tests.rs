@@ -13,7 +13,7 @@ use std::collections::BTreeSet;
 const SEED: u64 = 0x5eed;
 
 /// The families each contract gets, by hand.
-const TABLE: [(Primitive, &str, &[&str]); 14] = [
+const TABLE: [(Primitive, &str, &[&str]); 20] = [
     (Primitive::Reduce, "sum.i32", &["alternating_min_max", "long_runs"]),
     (Primitive::Scan, "exclusive.i32", &["alternating_min_max", "long_runs"]),
     (Primitive::Scan, "inclusive.i32", &["alternating_min_max", "long_runs"]),
@@ -36,6 +36,13 @@ const TABLE: [(Primitive, &str, &[&str]); 14] = [
     (Primitive::Histogram, "even.f32", &["bin_edges.bins100"]),
     (Primitive::FloatReduce, "sum.f32", &["sum_edges"]),
     (Primitive::ExactSum, "sum.f32", &["float_edges", "sum_edges", "alternating_extremes", "signed_zero_ties"]),
+    // Top-k's own catalogue families are its edges (ties at the k-th value, signed zeros, runs).
+    (Primitive::Topk, "largest.f32", &[]),
+    (Primitive::Topk, "smallest.f32", &[]),
+    (Primitive::Topk, "largest.bf16", &[]),
+    (Primitive::Topk, "largest.f16", &[]),
+    (Primitive::Topk, "sample.f32", &[]),
+    (Primitive::Topk, "sample_with_probability.f32", &[]),
 ];
 
 fn contract(primitive: Primitive, name: &str) -> &'static Contract {

@@ -32,6 +32,11 @@ impl Primitive {
                 gpu::exact_sum::cases(plan, out);
                 gpu::exact_segmented_sum::cases(plan, out);
             },
+            // The selections, then the sampler over them.
+            Primitive::Topk => |plan, out| {
+                gpu::topk::cases(plan, out);
+                gpu::topk_sample::cases(plan, out);
+            },
         }
     }
 
@@ -49,6 +54,7 @@ impl Primitive {
             Primitive::Histogram => Some((&raw::histogram::CONTRACTS, raw::histogram::cases)),
             Primitive::FloatReduce => Some((&raw::float_reduce::CONTRACTS, raw::float_reduce::cases)),
             Primitive::ExactSum => Some((&raw::exact_sum::CONTRACTS, raw::exact_sum::cases)),
+            Primitive::Topk => Some((&raw::topk::CONTRACTS, raw::topk::cases)),
         }
     }
 }

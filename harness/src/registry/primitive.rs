@@ -28,11 +28,13 @@ pub enum Primitive {
     FloatReduce,
     /// Correctly rounded f32 / bf16 sums (exact integer limbs), whole and segmented.
     ExactSum,
+    /// The k largest (or smallest) values of each row and their indices, in one total order.
+    Topk,
 }
 
 impl Primitive {
     /// Every primitive, in the catalogue's order.
-    pub const ALL: [Primitive; 9] = [
+    pub const ALL: [Primitive; 10] = [
         Primitive::Reduce,
         Primitive::Scan,
         Primitive::ArgReduce,
@@ -42,6 +44,7 @@ impl Primitive {
         Primitive::Histogram,
         Primitive::FloatReduce,
         Primitive::ExactSum,
+        Primitive::Topk,
     ];
 
     /// The name used on the command line, in receipts and in case ids.
@@ -56,6 +59,7 @@ impl Primitive {
             Primitive::Histogram => "histogram",
             Primitive::FloatReduce => "float_reduce",
             Primitive::ExactSum => "exact_sum",
+            Primitive::Topk => "topk",
         }
     }
 
@@ -82,6 +86,7 @@ impl Primitive {
             Primitive::Histogram => &[F::Histogram],
             Primitive::FloatReduce => &[F::FloatReduce],
             Primitive::ExactSum => &[F::ExactSum, F::ExactSegmentedSum],
+            Primitive::Topk => &[F::Topk],
         }
     }
 }

@@ -10,6 +10,7 @@ mod ints;
 mod pieces;
 mod rng;
 mod softmax_rows;
+mod topk_rows;
 
 pub use family::{DataFamily, MaskPolicy};
 pub use floats::{affine_maps, segment_offsets, uniform_bf16, uniform_f32, uniform_f64};
@@ -21,3 +22,4 @@ pub use ints::ints;
 pub use pieces::{affine_map_pieces, compaction_flag_pieces, int_pieces, uniform_f32_pieces, Pieces, PIECE};
 pub use rng::{splitmix64, Rng};
 pub use softmax_rows::softmax_rows;
+pub use topk_rows::{topk_rows, TopkFamily};

@@ -14,4 +14,6 @@ pub mod float_tile;
 pub mod hillis_steele;
 pub mod level_sizes;
 pub mod multipass_reduce;
+pub mod radix_select;
+pub mod sample_draw;
 pub mod warp;

@@ -21,6 +21,8 @@ pub mod reduce;
 pub mod scan;
 pub mod segmented;
 pub mod softmax;
+pub mod topk;
+pub mod topk_sample;
 
 use super::config::{BenchConfig, Protocol};
 use super::pool::InputPool;
@@ -288,6 +290,11 @@ pub fn registrar(primitive: Primitive) -> BenchRegistrar {
         Primitive::ExactSum => |config, registry| {
             exact_sum::register(config, registry);
             exact_segmented_sum::register(config, registry);
+        },
+        // The selections, then the sampler over them.
+        Primitive::Topk => |config, registry| {
+            topk::register(config, registry);
+            topk_sample::register(config, registry);
         },
     }
 }

@@ -196,7 +196,8 @@ fn within_float16(dtype: Dtype, input: Array) -> Result<Array, String> {
 }
 
 /// The bounds of a typed histogram's cases: float samples in 100 bins of
-/// [-1, 1) (the families' ±1 sit on both edges); integers from `small_values`
+/// [-1, 1) (the families' ±1 sit on both edges; float64 samples with float64
+/// bounds and scale); integers from `small_values`
 /// in 64 bins of [-100, 100) (unsigned: of [0, 200); its extremes on both
 /// edges), the others in 4096 bins of [i64::MIN, i64::MAX) (unsigned: of
 /// [0, u32::MAX)), the type's largest value on the upper edge.
@@ -209,7 +210,18 @@ const WIDE_UNSIGNED_BINS: (u32, i64, i64) = (4096, 0, u32::MAX as i64);
 /// A histogram case: the samples of `family`, the bounds as parameters, the model's counts.
 fn histogram_case(parts: Parts, family: Family, n: usize, seed: u64, closed: bool) -> Result<RawCase, String> {
     let input = families::make(family, parts.dtype_in, n, seed);
-    let (counts, params) = if let Some(values) = float_values(&input) {
+    let (counts, params) = if let Array::Float64(values) = &input {
+        let (bins, lower, upper) = FLOAT_BINS;
+        let (lower, upper) = (f64::from(lower), f64::from(upper));
+        let scale = f64_scale((bins, lower, upper));
+        let mut counts = vec![0u64; bins as usize];
+        for &x in values {
+            if let Some(b) = f64_bin((bins, lower, upper), scale, x, closed) {
+                counts[b] += 1;
+            }
+        }
+        (counts, vec![Value::Int32(bins as i32), Value::Float64(lower), Value::Float64(upper), Value::Float64(scale)])
+    } else if let Some(values) = float_values(&input) {
         let (bins, lower, upper) = FLOAT_BINS;
         let spec = kernels::HistogramSpec { bins, lower, upper };
         let samples: Vec<f32> = values.iter().map(|&v| v as f32).collect();
@@ -242,6 +254,23 @@ fn histogram_case(parts: Parts, family: Family, n: usize, seed: u64, closed: boo
         .map(|c| i32::try_from(c).map_err(|_| format!("a bin count ({c}) does not fit int32")))
         .collect::<Result<Vec<i32>, String>>()?;
     Ok(RawCase { inputs: vec![input], params, expected: vec![Array::Int32(counts)] })
+}
+
+/// A float64 histogram's scale: `bins / (upper - lower)`, both roundings in f64.
+pub fn f64_scale((bins, lower, upper): (u32, f64, f64)) -> f64 {
+    f64::from(bins) / (upper - lower)
+}
+
+/// The bin of a float64 sample `x`: `min(trunc((x - lower) * scale), bins - 1)`, each step
+/// rounded to nearest in f64 (`__dsub_rn`, `__dmul_rn`), for `lower <= x < upper` (`<= upper`
+/// when `closed`, the last bin then); NaN is in no bin.
+pub fn f64_bin((bins, lower, upper): (u32, f64, f64), scale: f64, x: f64, closed: bool) -> Option<usize> {
+    if closed && x == upper {
+        return Some(bins as usize - 1);
+    }
+    let inside = lower <= x && x < upper;
+    // `as` truncates toward zero; t >= 0 here.
+    inside.then(|| (((x - lower) * scale) as usize).min(bins as usize - 1))
 }
 
 /// The bin of `x`: `min(((x - lower) * bins) / (upper - lower), bins - 1)` in

@@ -98,14 +98,19 @@ fn build(parts: Parts, name: String) -> Typed {
             },
         ),
         Shape::Histogram { .. } => {
-            let bound = if parts::is_float(parts.dtype_in) { Dtype::Float32 } else { Dtype::Int64 };
+            // Float64 samples take double bounds and scale; other floats float32 ones.
+            let bound = match parts.dtype_in {
+                Dtype::Float64 => Dtype::Float64,
+                d if parts::is_float(d) => Dtype::Float32,
+                _ => Dtype::Int64,
+            };
             let mut params = vec![
                 Param { name: "bins", dtype: Dtype::Int32 },
                 Param { name: "lower", dtype: bound },
                 Param { name: "upper", dtype: bound },
             ];
-            if bound == Dtype::Float32 {
-                params.push(Param { name: "scale", dtype: Dtype::Float32 });
+            if bound != Dtype::Int64 {
+                params.push(Param { name: "scale", dtype: bound });
             }
             let counts = Buffer { role: "counts", dtype: Dtype::Int32, len: Len::PerCase };
             (vec![input], params, vec![counts], "bin counts")

@@ -435,11 +435,19 @@ impl Parts {
             }
         }
         if let Shape::Histogram { .. } = shape {
-            let counted = [Dtype::Int32, Dtype::Int64, Dtype::Uint32, Dtype::Bfloat16, Dtype::Float16, Dtype::Float32];
+            let counted = [
+                Dtype::Int32,
+                Dtype::Int64,
+                Dtype::Uint32,
+                Dtype::Bfloat16,
+                Dtype::Float16,
+                Dtype::Float32,
+                Dtype::Float64,
+            ];
             if !counted.contains(&dtype_in) {
                 return Err(format!(
-                    "a typed histogram counts int32, int64, uint32, bfloat16, float16 or float32 samples (its \
-                     bounds are int64 or float32 parameters), not {}",
+                    "a typed histogram counts int32, int64, uint32, bfloat16, float16, float32 or float64 samples \
+                     (its bounds are int64, float32 or, for float64 samples, float64 parameters), not {}",
                     dtype_in.name()
                 ));
             }
@@ -646,12 +654,16 @@ impl Parts {
                 "even-bin histogram: counts[b] = #{{i : lower <= in[i] {} upper, {} = b}} ({i} in, {}; int32 counts of \
                  bins entries{})",
                 if closed { "<=" } else { "<" },
-                if is_float(self.dtype_in) {
-                    "min((int)__fmul_rn(__fsub_rn(in[i], lower), scale), bins - 1)"
-                } else {
-                    "min(((in[i] - lower) * bins) / (upper - lower), bins - 1) in 128-bit integers"
+                match self.dtype_in {
+                    Dtype::Float64 => "min((long long)__dmul_rn(__dsub_rn(in[i], lower), scale), bins - 1)",
+                    d if is_float(d) => "min((int)__fmul_rn(__fsub_rn(in[i], lower), scale), bins - 1)",
+                    _ => "min(((in[i] - lower) * bins) / (upper - lower), bins - 1) in 128-bit integers",
                 },
-                if is_float(self.dtype_in) { "float32 bounds and scale, NaN not counted" } else { "int64 bounds" },
+                match self.dtype_in {
+                    Dtype::Float64 => "float64 bounds and scale = bins / (upper - lower) in double, NaN not counted",
+                    d if is_float(d) => "float32 bounds and scale, NaN not counted",
+                    _ => "int64 bounds",
+                },
                 if closed { "; a sample equal to upper counts in the last bin, as torch.histc" } else { "" }
             ),
             Shape::Softmax { masked_nan, strided } => {

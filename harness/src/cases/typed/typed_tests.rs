@@ -8,7 +8,7 @@ use super::parts::number_token_of;
 use super::*;
 use crate::cases::rules;
 use crate::sweep::case::Verdict;
-use crate::sweep::raw::{Array, RawCase};
+use crate::sweep::raw::{Array, RawCase, Value};
 use crate::sweep::SweepPlan;
 
 fn contract(primitive: Primitive, name: &str) -> &'static Contract {
@@ -104,7 +104,7 @@ fn invalid_parts_are_refused_with_the_reason() {
         (Primitive::ArgReduce, request(Some("argmax"), None, "int32", Some("int32")), "int64 index"),
         (Primitive::ExactSum, request(None, Some("sum"), "float32", None), "no typed contracts"),
         (Primitive::Histogram, request(None, None, "float64", None), "contract is even"),
-        (Primitive::Histogram, request(Some("even"), None, "float64", None), "float16 or float32 samples"),
+        (Primitive::Histogram, request(Some("even"), None, "int8", None), "unknown"),
         (
             Primitive::Reduce,
             Request { rtol: Some(1e-3), ..request(None, Some("sum"), "int32", None) },
@@ -650,6 +650,37 @@ fn typed_histograms_count_int64_and_bfloat16_samples_and_close_the_last_bin_on_r
         assert!(inside <= spec.id.n, "{}", spec.id.family);
         assert!(verdict(i64s, &case, case.expected[0].clone()).passed());
     }
+}
+
+#[test]
+fn typed_float64_histograms_take_double_bounds_and_bin_by_the_double_formula() {
+    use super::catalogue::{f64_bin, f64_scale};
+    let spec = (100, -1.0, 1.0);
+    let scale = f64_scale(spec);
+    assert_eq!(scale, 50.0);
+    // The edges, the last bin's inside, NaN, and a sample one ulp below an edge that the
+    // double formula rounds up into that edge's bin (the rule is the formula, not exact).
+    let below = f64::from_bits(0.5f64.to_bits() - 1);
+    let cases = [(-1.0, Some(0)), (1.0, None), (0.999_999, Some(99)), (f64::NAN, None), (-1.000_001, None)];
+    for (x, bin) in cases {
+        assert_eq!(f64_bin(spec, scale, x, false), bin, "{x}");
+    }
+    assert_eq!(f64_bin(spec, scale, 1.0, true), Some(99));
+    assert_eq!(f64_bin(spec, scale, below, false), Some(75), "(0.5 - 2^-54 + 1) * 50 rounds to 75");
+    let t = typed(Primitive::Histogram, "even.f64");
+    let dtypes: Vec<Dtype> = t.contract.params.iter().map(|p| p.dtype).collect();
+    assert_eq!(dtypes, [Dtype::Int32, Dtype::Float64, Dtype::Float64, Dtype::Float64]);
+    assert!(t.contract.summary.contains("__dmul_rn"), "{}", t.contract.summary);
+    let (t, case) = case_of("even.f64", Primitive::Histogram, "float_edges", 5000);
+    assert_eq!(case.params[3], Value::Float64(50.0));
+    assert!(verdict(t, &case, case.expected[0].clone()).passed());
+    let (closed, closed_case) = case_of("even.f64.last_bin_closed", Primitive::Histogram, "float_edges", 5000);
+    let (Array::Int32(open), Array::Int32(shut)) = (&case.expected[0], &closed_case.expected[0]) else {
+        panic!("int32 counts")
+    };
+    let ones = float_values(&case.inputs[0]).expect("floats").iter().filter(|&&v| v == 1.0).count() as i32;
+    assert!(ones > 0 && shut[99] - open[99] == ones);
+    assert!(!verdict(closed, &closed_case, case.expected[0].clone()).passed());
 }
 
 /// The model's answer as a kernel would write it: float sums and softmax

@@ -14,6 +14,8 @@ pub mod reduce;
 pub mod scan;
 pub mod segmented_reduce;
 pub mod softmax;
+pub mod topk;
+pub mod topk_sample;
 
 pub use memo::{groups, FixedInput, Input, InputSource, Inputs, Keep, Pieced, PreparedInput, INPUT_PART};
 

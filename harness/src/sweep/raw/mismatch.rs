@@ -15,6 +15,7 @@
 //! expected value rounded to got's type, counted in representable values.
 
 use crate::sweep::raw::rule::softmax_user_tolerance;
+use crate::sweep::raw::topk_sample_rule;
 use crate::sweep::raw::{Array, Contract, RawCase, Rule, Value};
 use std::cell::RefCell;
 
@@ -143,6 +144,7 @@ fn failing(contract: &Contract, case: &RawCase, k: usize, got: &Array) -> Vec<bo
         Rule::Exact => (0..len).map(|i| bits(expected, i) != bits(got, i)).collect(),
         Rule::FloatSumBound => vec![true; len],
         Rule::SoftmaxRows => softmax_failing(contract, case, got).unwrap_or_else(|| vec![true; len]),
+        Rule::TopkSample => vec![true; len],
     }
 }
 
@@ -158,7 +160,7 @@ fn softmax_failing(contract: &Contract, case: &RawCase, got: &Array) -> Option<V
     let cols = match cols {
         Value::Int32(v) => usize::try_from(*v).ok()?,
         Value::Int64(v) => usize::try_from(*v).ok()?,
-        Value::Float32(_) => return None,
+        Value::Float32(_) | Value::Float64(_) => return None,
     };
     if cols == 0 || input.len() != exact.len() {
         return None;
@@ -178,8 +180,12 @@ fn softmax_failing(contract: &Contract, case: &RawCase, got: &Array) -> Option<V
 
 /// The summary of output `k` (role `role`) whose model output is in `case`.
 pub fn summarize_output(contract: &Contract, case: &RawCase, k: usize, got: &Array) -> Summary {
+    summarize_flagged(contract, case, k, got, failing(contract, case, k, got))
+}
+
+/// The summary of output `k` whose failing elements are `flags`.
+fn summarize_flagged(contract: &Contract, case: &RawCase, k: usize, got: &Array, flags: Vec<bool>) -> Summary {
     let role = contract.outputs.get(k).map(|b| b.role).unwrap_or("out").to_string();
-    let flags = failing(contract, case, k, got);
     let mut s = Summary { role, compared: flags.len(), ..Summary::default() };
     let expected = case.expected.get(k);
     for (i, &bad) in flags.iter().enumerate() {
@@ -236,7 +242,16 @@ fn measure(s: &mut Summary, i: usize, e: Option<Elem>, g: Option<Elem>) {
 
 /// The summaries of every output of a failed case.
 pub fn summarize(contract: &Contract, case: &RawCase, got: &[Array]) -> Vec<Summary> {
-    got.iter().enumerate().map(|(k, g)| summarize_output(contract, case, k, g)).collect()
+    // A sampler's row is judged on all its outputs at once (a probability is judged for the
+    // column drawn beside it): every output flags the failing rows.
+    let rows = (contract.rule == Rule::TopkSample).then(|| topk_sample_rule::failing_rows(contract, case, got));
+    got.iter()
+        .enumerate()
+        .map(|(k, g)| match &rows {
+            Some(Some(flags)) => summarize_flagged(contract, case, k, g, flags.clone()),
+            _ => summarize_output(contract, case, k, g),
+        })
+        .collect()
 }
 
 /// The summary as indented lines (printed under the failure line).

@@ -20,6 +20,9 @@ pub mod rule;
 pub mod scan;
 pub mod segmented_reduce;
 pub mod softmax;
+pub mod topk;
+pub mod topk_sample;
+pub mod topk_sample_rule;
 
 pub use array::{Array, Dtype};
 pub use param::{Param, Value};
@@ -122,6 +125,9 @@ impl Contract {
         match self.rule {
             Rule::Exact => self.outputs.get(k).map(|b| b.dtype).unwrap_or(Dtype::Int64),
             Rule::SoftmaxRows | Rule::FloatSumBound => Dtype::Float64,
+            // The model's own draws, then their exact probabilities.
+            Rule::TopkSample if k == 0 => Dtype::Int64,
+            Rule::TopkSample => Dtype::Float64,
         }
     }
 

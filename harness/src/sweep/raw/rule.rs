@@ -2,6 +2,7 @@
 //! bit for floats), or within the tolerance the sweep holds our own
 //! variants to (softmax rows; float sums against the exact sum).
 
+use super::topk_sample_rule;
 use super::{Array, Contract, RawCase, Value};
 use crate::sweep::case::Verdict;
 use crate::sweep::compare::exact;
@@ -25,6 +26,10 @@ pub enum Rule {
     /// order-free bound (n-1) u/(1+u) sum|x| (u = 2^-24: any summation order,
     /// atomics included).
     FloatSumBound,
+    /// A top-k sampler: each row's draw judged against the model's exact distribution of
+    /// that row at float32 precision ([`topk_sample_rule`]); the model's outputs are its own
+    /// draws (int64) and their exact probabilities (float64).
+    TopkSample,
 }
 
 impl Rule {
@@ -42,6 +47,12 @@ impl Rule {
                 "order-free bound: |result - exact sum| <= (n-1) u/(1+u) sum|x| with u = 2^-24, the error computed \
                  exactly from the input (expected holds the exact sum rounded to float64)"
             }
+            Rule::TopkSample => {
+                "sampler draws: each row's column among its top k (value descending, index ascending) with a nonzero \
+                 probability exp((v - max) / T) / sum, u within (2k + 8) 2^-24 of that column's interval of the exact \
+                 CDF, and its probability (where written) within (2|x| + 2k + 8) 2^-24 relative, x = (v - max) / T \
+                 (expected holds the model's own draws and exact probabilities)"
+            }
         }
     }
 
@@ -51,6 +62,7 @@ impl Rule {
             Rule::Exact => "exact",
             Rule::SoftmaxRows => "softmax_variant_bound",
             Rule::FloatSumBound => "order_free_bound",
+            Rule::TopkSample => "sample_float32_bound",
         }
     }
 }
@@ -76,6 +88,7 @@ pub fn compare(contract: &Contract, case: &RawCase, got: &[Array]) -> Verdict {
         }
         Rule::SoftmaxRows => softmax_rows(contract, case, got),
         Rule::FloatSumBound => float_sum(contract, case, got),
+        Rule::TopkSample => topk_sample_rule::compare(contract, case, got),
     }
 }
 

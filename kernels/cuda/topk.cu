@@ -1,0 +1,693 @@
+// Top-k of each row of a row-major [rows, cols] tensor (a whole array is one
+// row): the k largest values (or, for a bottom-k, the k smallest) and their
+// int64 column indices, ordered by value (descending for a top-k, ascending
+// for a bottom-k) and, among equal values, by index ascending. That is a
+// total order, so the output is unique and bitwise reproducible.
+//
+// The order key (the CPU model computes exactly the same): a W-bit float's
+// sign-magnitude bits map to a W-bit unsigned key that orders as the values
+// do (larger key = larger value): +0.0 and -0.0 both to the sign bit alone
+// (they are equal), NaN to all ones (above +inf; only reached when the caller
+// orders NaN, else the launch records the first NaN's flat index and the host
+// refuses the input), a negative to its bits inverted, a positive to its bits
+// with the sign bit set. A bottom-k selects by the inverted key. The rank of
+// column c is (key << 32) | ~c: unique within a row, larger rank first, and
+// equal keys put the lower index first (~c is larger).
+//
+// Schedule block_radix_select (one block per row):
+//   1. Radix select of the k-th largest key, 8 bits a pass from the top: a
+//      256-bin shared histogram of the digit of every key that matches the
+//      prefix chosen so far, then every warp picks (alike) the digit whose bin
+//      holds the k-th key (counting from the top bin) and how many keys equal
+//      to the k-th are still to take ("remaining"). After W / 8 passes the prefix is
+//      the k-th key itself, exactly k - remaining keys lie above it.
+//   2. Gather: every key above the k-th takes a slot of [0, k - remaining)
+//      (shared atomic: any slot, the sort below fixes the order), and the
+//      keys equal to it, counted in column order (a block-wide count of the
+//      ties before each thread), fill [k - remaining, k) with the lowest
+//      columns: the tie rule decides WHICH equal values are kept.
+//   3. A bitonic sort of the k ranks in shared memory (padded to a power of
+//      two with rank 0, below every real rank: a key of 0 has ~c >= 1 since
+//      c < 2^32 - 1), descending; thread t writes output t.
+//
+// Schedule grid_threshold_select (several blocks per row, for wide rows and
+// few of them; four launches):
+//   1. grid_histogram: blocks of a row each count the top kGridBinBits bits of
+//      their chunk's keys in shared memory and add their nonzero bins into the
+//      row's global histogram (zeroed by the host first).
+//   2. grid_threshold: a warp per row finds the bin that holds the k-th key
+//      counting from the top and zeroes the row's candidate count.
+//   3. grid_collect: every key in that bin or above becomes a candidate: its
+//      rank (the same (key << 32) | ~c) at a slot of the row's candidate list
+//      (one atomic per warp; any slot, the list is a set).
+//   4. grid_select: a block per row selects, among its candidates' ranks
+//      (unique, so the k-th largest is one rank: ties need no order here), the
+//      k-th largest by radix passes over all 64 bits, gathers every rank at or
+//      above it (exactly k) and sorts and writes them as above. The candidates
+//      hold every key above the threshold bin and all of it, so the top k of
+//      the row are the top k of the candidates.
+//
+// The sampler (topk_block_radix_sample, topk_grid_sample: the last launch of
+// either schedule with a different epilogue): the row's top k as above, then
+// a softmax over the survivors with a temperature and one draw per row from a
+// caller-supplied uniform (sample_and_write).
+#include "common/config.cuh"
+
+using namespace primlab;
+
+// ---- tuning policy of this family (values from kernels/src/policy.rs) ----
+
+#if !defined(PRIMLAB_TOPK_BLOCK_THREADS) || !defined(PRIMLAB_TOPK_MAX_K) || !defined(PRIMLAB_TOPK_GRID_BIN_BITS)
+#error "policy.rs passes PRIMLAB_TOPK_BLOCK_THREADS, PRIMLAB_TOPK_MAX_K and PRIMLAB_TOPK_GRID_BIN_BITS: one is missing"
+#endif
+constexpr int kTopkBlockThreads = PRIMLAB_TOPK_BLOCK_THREADS;
+constexpr u32 kTopkMaxK = PRIMLAB_TOPK_MAX_K;
+// Every digit bin has its own clearing thread, and warp 0's digit pick gives
+// each lane 8 bins (256 = 32 x 8).
+constexpr int kRadixBits = 8;
+constexpr int kRadixBins = 1 << kRadixBits;
+static_assert(kTopkBlockThreads >= kRadixBins, "one thread clears each digit bin");
+static_assert(kTopkBlockThreads % kWarpThreads == 0 && kTopkBlockThreads <= 1024, "whole warps, one block");
+static_assert(kRadixBins == kWarpThreads * 8, "a warp picks the digit, 8 bins a lane");
+// The ranks of the k survivors are sorted in shared memory.
+static_assert((kTopkMaxK & (kTopkMaxK - 1)) == 0, "the bitonic sort pads k to a power of two <= kTopkMaxK");
+static_assert(kTopkMaxK * 8 + kRadixBins * 4 <= 48 * 1024, "the static shared-memory limit");
+constexpr int kTopkBlockWarps = kTopkBlockThreads / kWarpThreads;
+// grid_threshold_select's first-level bins: the top kGridBinBits bits of a key.
+constexpr int kGridBinBits = PRIMLAB_TOPK_GRID_BIN_BITS;
+constexpr u32 kGridBins = 1u << kGridBinBits;
+static_assert(kGridBinBits <= 16, "a 16-bit key has at least kGridBinBits bits");
+static_assert(kGridBins % kWarpThreads == 0, "grid_threshold: a warp's lanes own whole runs of bins");
+static_assert(kGridBins * 4 <= 48 * 1024, "a block's histogram fits the static shared limit");
+
+// Launch options (bits of `options`; kernels/src/topk.rs sets them).
+constexpr u32 kLargest = 1u;
+constexpr u32 kNanAboveAll = 2u;
+
+// ---- the element types: their bits, width and NaN test ----
+
+// to_float widens exactly (the sampler's weights start from the exact value).
+struct F32Bits {
+    typedef u32 Bits;
+    static constexpr int kWidth = 32;
+    static __device__ __forceinline__ bool is_nan(u32 b) { return (b & 0x7fffffffu) > 0x7f800000u; }
+    static __device__ __forceinline__ float to_float(u32 b) { return __uint_as_float(b); }
+};
+struct Bf16Bits {
+    typedef u16 Bits;
+    static constexpr int kWidth = 16;
+    static __device__ __forceinline__ bool is_nan(u32 b) { return (b & 0x7fffu) > 0x7f80u; }
+    static __device__ __forceinline__ float to_float(u32 b) { return __uint_as_float(b << 16); }
+};
+struct F16Bits {
+    typedef u16 Bits;
+    static constexpr int kWidth = 16;
+    static __device__ __forceinline__ bool is_nan(u32 b) { return (b & 0x7fffu) > 0x7c00u; }
+    static __device__ __forceinline__ float to_float(u32 b) {
+        // Every binary16 value, subnormals and infinities included, is a float.
+        float f;
+        asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"((unsigned short)b));
+        return f;
+    }
+};
+
+// The selection key of one element (file comment): W bits, in the low bits.
+template <class E>
+__device__ __forceinline__ u32 selection_key(u32 bits, u32 options) {
+    constexpr u32 kSign = 1u << (E::kWidth - 1);
+    constexpr u32 kAll = E::kWidth == 32 ? 0xffffffffu : (1u << E::kWidth) - 1u;
+    u32 key;
+    if (E::is_nan(bits)) {
+        key = kAll;
+    } else if ((bits & ~kSign) == 0) {
+        key = kSign;
+    } else if (bits & kSign) {
+        key = ~bits & kAll;
+    } else {
+        key = bits | kSign;
+    }
+    return (options & kLargest) ? key : (~key & kAll);
+}
+
+__device__ __forceinline__ u64 rank_of(u32 key, u32 column) {
+#if PRIMLAB_MUTANT == 15
+    // MUTANT 15: the tie rule inverted: equal keys rank the HIGHER index
+    // first (the column itself in the low half instead of its complement).
+    return ((u64)key << 32) | column;
+#else
+    return ((u64)key << 32) | (u64)(~column);
+#endif
+}
+
+__device__ __forceinline__ u32 column_of(u64 rank) {
+#if PRIMLAB_MUTANT == 15
+    return (u32)rank;
+#else
+    return ~(u32)rank;
+#endif
+}
+
+struct TopkShared {
+    u32 hist[kRadixBins];
+    u32 warp_ties[kTopkBlockWarps];
+    u32 above;
+    // The sampler's per-warp weight sums and the drawn survivor.
+    double warp_weights[kTopkBlockWarps];
+    u32 pick;
+    u64 ranks[kTopkMaxK];
+};
+static_assert(sizeof(TopkShared) <= 48 * 1024, "a block's shared state fits the static shared-memory limit");
+
+// The inclusive scan of `value` over the lanes of a full warp (shfl_up by 1,
+// 2, 4, 8, 16: every lane reads its source before any adds), in lane order,
+// so a float scan rounds the same way every run.
+template <class T>
+__device__ __forceinline__ T warp_inclusive_scan(T value) {
+    const u32 lane = threadIdx.x % kWarpThreads;
+#pragma unroll
+    for (int d = 1; d < kWarpThreads; d <<= 1) {
+        const T up = __shfl_up_sync(kFullMask, value, d);
+        if (lane >= (u32)d) value += up;
+    }
+    return value;
+}
+
+// The digit whose bin holds the `remaining`-th key from the top, and how
+// many keys of that bin are still to take: every warp computes it from the
+// shared bins alike (no warp waits on another, and no shuffle sits in a
+// branch), so each thread keeps the block-uniform answer in registers. Lane
+// l owns the bins 255 - 8l down to 248 - 8l (lane 0 the top ones); an
+// inclusive scan over the lanes' totals gives each lane the count above its
+// bins. Exactly one lane sees `remaining` within its bins while the
+// invariant holds (1 <= remaining <= the keys matching the prefix: k <= cols
+// at the start, and each pick keeps it); with none (k = 0) nothing changes.
+__device__ __forceinline__ void pick_digit(const TopkShared& s, int shift, u32& prefix, u32& remaining) {
+    const u32 lane = threadIdx.x % kWarpThreads;
+    u32 counts[8];
+    u32 total = 0;
+#pragma unroll
+    for (int j = 0; j < 8; ++j) {
+        counts[j] = s.hist[kRadixBins - 1 - (lane * 8 + j)];
+        total += counts[j];
+    }
+    const u32 inclusive = warp_inclusive_scan(total);
+    u32 above = inclusive - total;
+    const bool mine = above < remaining && remaining <= inclusive;
+    // The chosen lane's digit and what is left of `remaining` inside it.
+    u32 digit = 0, left = remaining;
+    bool found = false;
+#pragma unroll
+    for (int j = 0; j < 8; ++j) {
+        if (!found && remaining <= above + counts[j]) {
+            digit = kRadixBins - 1 - (lane * 8 + j);
+            left = remaining - above;
+            found = true;
+        }
+        if (!found) above += counts[j];
+    }
+    const u32 chosen = __ballot_sync(kFullMask, mine);
+    if (chosen == 0) return;
+    const int source = __ffs(chosen) - 1;
+    prefix |= __shfl_sync(kFullMask, digit, source) << shift;
+    remaining = __shfl_sync(kFullMask, left, source);
+}
+
+// Step 1: the k-th largest selection key of the row (`prefix`) and how many
+// keys equal to it belong to the top k (`remaining`), in every thread. In the
+// first pass a NaN records its flat index when NaN is not ordered.
+template <class E>
+__device__ __forceinline__ void radix_select(const typename E::Bits* row, u64 row_first, u64 cols, u32 k,
+                                             u32 options, u64* nan_index, TopkShared& s, u32& prefix,
+                                             u32& remaining) {
+    prefix = 0;
+    remaining = k;
+    u32 mask = 0;
+    for (int shift = E::kWidth - kRadixBits; shift >= 0; shift -= kRadixBits) {
+        if (threadIdx.x < kRadixBins) s.hist[threadIdx.x] = 0;
+        // The clears are visible before any count.
+        __syncthreads();
+        const bool first = shift == E::kWidth - kRadixBits;
+        for (u64 c = threadIdx.x; c < cols; c += kTopkBlockThreads) {
+            const u32 bits = row[c];
+            if (first && !(options & kNanAboveAll) && E::is_nan(bits)) atomicMin(nan_index, row_first + c);
+            const u32 key = selection_key<E>(bits, options);
+            const u32 digit = (key >> shift) & (kRadixBins - 1);
+#if PRIMLAB_MUTANT == 17
+            // MUTANT 17: the histogram pass drops its last bin (an off-by-one
+            // in a loop bound over the bins).
+            if ((key & mask) == prefix && digit != kRadixBins - 1) atomicAdd(&s.hist[digit], 1u);
+#else
+            if ((key & mask) == prefix) atomicAdd(&s.hist[digit], 1u);
+#endif
+        }
+        // Every count is in before any warp reads the bins.
+        __syncthreads();
+        pick_digit(s, shift, prefix, remaining);
+        mask |= (u32)(kRadixBins - 1) << shift;
+        // Every warp has read the bins before the next pass clears them.
+        __syncthreads();
+        // k = 0 only looks for a NaN, which the first pass did (block-uniform).
+        if (k == 0) break;
+    }
+}
+
+// Step 2: the ranks of the top k in s.ranks[0, k), in no particular order.
+template <class E>
+__device__ __forceinline__ void gather(const typename E::Bits* row, u64 cols, u32 k, u32 options, u32 kth,
+                                       u32 remaining, TopkShared& s) {
+    const u32 above_count = k - remaining;
+    const u32 warp = threadIdx.x / kWarpThreads;
+    const u32 lane = threadIdx.x % kWarpThreads;
+    if (threadIdx.x == 0) s.above = 0;
+    __syncthreads();
+    u32 ties_before = 0;  // ties in the columns of earlier rounds (block-uniform)
+    for (u64 first = 0; first < cols; first += kTopkBlockThreads) {
+        const u64 c = first + threadIdx.x;
+        const u32 key = c < cols ? selection_key<E>(row[c], options) : 0u;
+        const bool above = c < cols && key > kth;
+        const bool tie = c < cols && key == kth;
+        if (above) {
+            // Exactly above_count keys lie above the k-th (the select's
+            // invariant); the bound keeps a broken invariant inside the array.
+            const u32 slot = atomicAdd(&s.above, 1u);
+            if (slot < above_count) s.ranks[slot] = rank_of(key, (u32)c);
+        }
+        const u32 ballot = __ballot_sync(kFullMask, tie);
+        if (lane == 0) s.warp_ties[warp] = __popc(ballot);
+        __syncthreads();
+        u32 rank = ties_before + __popc(ballot & ((1u << lane) - 1u));
+        u32 round = 0;
+        for (u32 w = 0; w < kTopkBlockWarps; ++w) {
+            if (w < warp) rank += s.warp_ties[w];
+            round += s.warp_ties[w];
+        }
+#if PRIMLAB_MUTANT == 16
+        // MUTANT 16: the k-th value's run cut short: one tie fewer than
+        // needed is kept (an off-by-one in the remaining count).
+        if (tie && rank + 1 < remaining) s.ranks[above_count + rank] = rank_of(key, (u32)c);
+#else
+        if (tie && rank < remaining) s.ranks[above_count + rank] = rank_of(key, (u32)c);
+#endif
+        ties_before += round;
+        // Every thread has read warp_ties before the next round rewrites it.
+        __syncthreads();
+    }
+}
+
+// Step 3: sorts s.ranks[0, k) descending (padded with rank 0 to a power of
+// two); ends on a barrier.
+__device__ __forceinline__ void sort_ranks(u32 k, TopkShared& s) {
+    u32 padded = 1;
+    while (padded < k) padded <<= 1;
+    for (u32 i = k + threadIdx.x; i < padded; i += kTopkBlockThreads) s.ranks[i] = 0;
+    __syncthreads();
+    // Bitonic: each (i, i ^ stride) pair is compared by the thread of i < j
+    // alone, and the pairs of one step are disjoint; the block direction
+    // (i & size) == 0 is descending, so the last merge (size = padded) leaves
+    // the whole run descending.
+    for (u32 size = 2; size <= padded; size <<= 1) {
+        for (u32 stride = size >> 1; stride > 0; stride >>= 1) {
+            for (u32 i = threadIdx.x; i < padded; i += kTopkBlockThreads) {
+                const u32 j = i ^ stride;
+                if (j > i) {
+                    const u64 a = s.ranks[i], b = s.ranks[j];
+                    const bool descending = (i & size) == 0;
+                    if (descending ? a < b : a > b) {
+                        s.ranks[i] = b;
+                        s.ranks[j] = a;
+                    }
+                }
+            }
+            __syncthreads();
+        }
+    }
+}
+
+// The row's outputs from the sorted ranks: thread t writes output t.
+template <class E>
+__device__ __forceinline__ void write_topk(const typename E::Bits* row, u32 k, typename E::Bits* values,
+                                           i64* indices, const TopkShared& s) {
+    for (u32 t = threadIdx.x; t < k; t += kTopkBlockThreads) {
+        const u32 c = column_of(s.ranks[t]);
+        values[t] = row[c];
+        indices[t] = (i64)c;
+    }
+}
+
+// ---- the sampler's epilogue (topk_*_sample kernels) ----
+//
+// After the sort, s.ranks[0, k) holds the row's top k in the contract's order
+// (value descending, index ascending). Survivor i (value v_i, v_0 the
+// largest) weighs w_i = exp((v_i - v_0) / T), computed in double from the
+// exactly widened values; the draw is the first survivor j, in that order,
+// with u * S < C_j (C_j the sum of the weights of survivors 0..j, S the sum of
+// all), the last survivor if rounding leaves none; the owner of the drawn
+// survivor writes its column and w_j / S. Thread t owns the contiguous survivors [t * kSampleItems,
+// (t + 1) * kSampleItems), so the block's prefix order is the survivors' order
+// and every run sums in the same order (bitwise reproducible). Refusals, as
+// flat indices or rows in `flags` (u64 max until set; the host reports them in
+// this order): [0] a NaN's flat index (the NaN scan of the first pass), [1] the
+// first +inf of a row whose largest is +inf and holds no NaN, [2] a row whose
+// largest is -inf (nothing to draw), [3] a row whose uniform is not in [0, 1).
+constexpr u32 kSampleItems = kTopkMaxK / kTopkBlockThreads;
+static_assert(kTopkMaxK % kTopkBlockThreads == 0, "each thread owns kSampleItems survivors");
+
+__device__ __forceinline__ double sample_weight(float v, float top, float temperature) {
+#if PRIMLAB_MUTANT == 18
+    // MUTANT 18: the sampler ignores the temperature (every T acts as 1).
+    return exp((double)v - (double)top);
+#else
+    // -inf - top is -inf, and exp(-inf) is 0: a masked logit is never drawn.
+    return exp(((double)v - (double)top) / (double)temperature);
+#endif
+}
+
+template <class E>
+__device__ __forceinline__ void sample_and_write(const typename E::Bits* row, u64 row_first, u32 k, float temperature,
+                                                 float u, i64* sample, float* probability, u64* flags,
+                                                 TopkShared& s) {
+    const u32 lane = threadIdx.x % kWarpThreads;
+    const u32 warp = threadIdx.x / kWarpThreads;
+    // Every thread reads the same largest survivor and uniform: the refusal
+    // below is block-uniform, so the barriers after it are reached by all.
+    const u32 top_column = column_of(s.ranks[0]);
+    const u32 top_bits = row[top_column];
+    const float top = E::to_float(top_bits);
+    const bool nan_row = E::is_nan(top_bits);  // flags[0] holds it already
+    const bool inf_top = !nan_row && top == __int_as_float(0x7f800000);
+    const bool masked = !nan_row && top == __int_as_float(0xff800000);
+    const bool bad_uniform = !(u >= 0.0f && u < 1.0f);
+    if (threadIdx.x == 0) {
+        if (inf_top) atomicMin(&flags[1], row_first + top_column);
+        if (masked) atomicMin(&flags[2], (u64)blockIdx.x);
+        if (bad_uniform) atomicMin(&flags[3], (u64)blockIdx.x);
+    }
+    if (nan_row || inf_top || masked || bad_uniform) return;
+    double weights[kSampleItems];
+    double local = 0.0;
+    const u32 first = threadIdx.x * kSampleItems;
+#pragma unroll
+    for (u32 j = 0; j < kSampleItems; ++j) {
+        // Survivors past k weigh 0 (the identity of the sum).
+        weights[j] = first + j < k ? sample_weight(E::to_float(row[column_of(s.ranks[first + j])]), top, temperature)
+                                   : 0.0;
+        local += weights[j];
+    }
+    // Inclusive scan of the threads' sums within the warp, then the warps'.
+    const double inclusive = warp_inclusive_scan(local);
+    // The lanes before this one, exactly: the previous lane's inclusive sum.
+    const double previous = __shfl_up_sync(kFullMask, inclusive, 1);
+    if (lane == kWarpThreads - 1) s.warp_weights[warp] = inclusive;
+    if (threadIdx.x == 0) s.pick = k - 1;
+    // The warps' sums and the pick's start are visible before anyone reads them.
+    __syncthreads();
+    double before = lane == 0 ? 0.0 : previous, total = 0.0;
+    for (u32 w = 0; w < kTopkBlockWarps; ++w) {
+        if (w < warp) before += s.warp_weights[w];
+        total += s.warp_weights[w];
+    }
+    const double target = (double)u * total;
+    double running = before;
+    for (u32 j = 0; j < kSampleItems; ++j) {
+        running += weights[j];
+        if (first + j < k && target < running) {
+            atomicMin(&s.pick, first + j);
+            break;
+        }
+    }
+    // Every candidate is in before the pick is read.
+    __syncthreads();
+    // The owner of the drawn survivor writes it with the weight it summed
+    // (an unrolled match keeps `weights` in registers).
+    const u32 pick = s.pick;
+#pragma unroll
+    for (u32 j = 0; j < kSampleItems; ++j) {
+        if (first + j == pick) {
+            *sample = (i64)column_of(s.ranks[pick]);
+            *probability = (float)(weights[j] / total);
+        }
+    }
+}
+
+// Steps 1-3 for the block's row: false when k = 0 (the launch only looked for
+// a NaN; block-uniform, so no barrier follows for anyone), else s.ranks[0, k)
+// sorted and visible to every thread.
+template <class E>
+__device__ __forceinline__ bool block_radix_ranks(const typename E::Bits* row, u64 row_first, u64 cols, u32 k,
+                                                  u32 options, u64* nan_index, TopkShared& s) {
+    u32 kth, remaining;
+    radix_select<E>(row, row_first, cols, k, options, nan_index, s, kth, remaining);
+    if (k == 0) return false;
+    gather<E>(row, cols, k, options, kth, remaining, s);
+    // The gathered ranks are visible to the sort (gather ends on a barrier).
+    sort_ranks(k, s);
+    return true;
+}
+
+template <class E>
+__device__ __forceinline__ void block_radix_select(const typename E::Bits* __restrict__ in, u64 cols, u32 k,
+                                                   u32 options, typename E::Bits* __restrict__ values,
+                                                   i64* __restrict__ indices, u64* nan_index) {
+    __shared__ TopkShared s;
+    const u64 row_first = (u64)blockIdx.x * cols;
+    const typename E::Bits* row = in + row_first;
+    if (block_radix_ranks<E>(row, row_first, cols, k, options, nan_index, s)) {
+        write_topk<E>(row, k, values + (u64)blockIdx.x * k, indices + (u64)blockIdx.x * k, s);
+    }
+}
+
+// The sampler over one block per row: the row's top k (largest, NaN refused)
+// and the draw (k >= 1).
+template <class E>
+__device__ __forceinline__ void block_radix_sample(const typename E::Bits* __restrict__ in, u64 cols, u32 k,
+                                                   float temperature, const float* __restrict__ uniforms,
+                                                   i64* __restrict__ samples, float* __restrict__ probabilities,
+                                                   u64* flags) {
+    __shared__ TopkShared s;
+    const u64 row_first = (u64)blockIdx.x * cols;
+    const typename E::Bits* row = in + row_first;
+    if (block_radix_ranks<E>(row, row_first, cols, k, kLargest, flags, s)) {
+        sample_and_write<E>(row, row_first, k, temperature, uniforms[blockIdx.x], samples + blockIdx.x,
+                            probabilities + blockIdx.x, flags, s);
+    }
+}
+
+// One block per row (grid = rows); k <= min(cols, kTopkMaxK) (k = 0 only
+// scans for NaN) and
+// cols < 2^32 - 1 (the host checks both). `nan_index` holds u64 max before the
+// launch; when NaN is not ordered it ends as the smallest flat index of a NaN.
+#define PRIMLAB_TOPK_KERNEL(suffix, E)                                                                      \
+    extern "C" __global__ void __launch_bounds__(kTopkBlockThreads)                                         \
+        topk_block_radix_select_##suffix(const E::Bits* __restrict__ in, u64 cols, u32 k, u32 options,      \
+                                         E::Bits* __restrict__ values, i64* __restrict__ indices,           \
+                                         u64* nan_index) {                                                  \
+        block_radix_select<E>(in, cols, k, options, values, indices, nan_index);                            \
+    }                                                                                                       \
+    extern "C" __global__ void __launch_bounds__(kTopkBlockThreads)                                         \
+        topk_block_radix_sample_##suffix(const E::Bits* __restrict__ in, u64 cols, u32 k, float temperature, \
+                                         const float* __restrict__ uniforms, i64* __restrict__ samples,     \
+                                         float* __restrict__ probabilities, u64* flags) {                   \
+        block_radix_sample<E>(in, cols, k, temperature, uniforms, samples, probabilities, flags);           \
+    }
+
+PRIMLAB_TOPK_KERNEL(f32, F32Bits)
+PRIMLAB_TOPK_KERNEL(bf16, Bf16Bits)
+PRIMLAB_TOPK_KERNEL(f16, F16Bits)
+
+// ---------------------------------------------------------------------------
+// grid_threshold_select
+
+// The first-level bin of a key of E (its top kGridBinBits bits).
+template <class E>
+__device__ __forceinline__ u32 grid_bin(u32 key) {
+    return key >> (E::kWidth - kGridBinBits);
+}
+
+// Launch 1, grid (chunks, rows): the row's chunk blockIdx.x of `chunk` columns.
+template <class E>
+__device__ __forceinline__ void grid_histogram(const typename E::Bits* __restrict__ in, u64 cols, u64 chunk,
+                                               u32 options, u32* __restrict__ hist, u64* nan_index) {
+    __shared__ u32 bins[kGridBins];
+    const u64 row_first = (u64)blockIdx.y * cols;
+    const u64 begin = (u64)blockIdx.x * chunk;
+    const u64 end = min(cols, begin + chunk);
+    for (u32 b = threadIdx.x; b < kGridBins; b += kTopkBlockThreads) bins[b] = 0;
+    __syncthreads();
+    for (u64 c = begin + threadIdx.x; c < end; c += kTopkBlockThreads) {
+        const u32 bits = in[row_first + c];
+        if (!(options & kNanAboveAll) && E::is_nan(bits)) atomicMin(nan_index, row_first + c);
+        atomicAdd(&bins[grid_bin<E>(selection_key<E>(bits, options))], 1u);
+    }
+    __syncthreads();
+    u32* row_hist = hist + (u64)blockIdx.y * kGridBins;
+    for (u32 b = threadIdx.x; b < kGridBins; b += kTopkBlockThreads) {
+        if (bins[b] != 0) atomicAdd(&row_hist[b], bins[b]);
+    }
+}
+
+// Launch 2, one warp per row (grid rows): the bin holding the k-th key from
+// the top (lane l owns the bins counted from the top, kGridBins / 32 of them:
+// the same lane scan as pick_digit), and the row's candidate count zeroed.
+__device__ __forceinline__ void grid_threshold(const u32* __restrict__ hist, u32 k, u32* __restrict__ threshold,
+                                               u32* __restrict__ count) {
+    constexpr u32 kPerLane = kGridBins / kWarpThreads;
+    const u32 lane = threadIdx.x;
+    const u32* row_hist = hist + (u64)blockIdx.x * kGridBins;
+    u32 total = 0;
+    for (u32 j = 0; j < kPerLane; ++j) total += row_hist[kGridBins - 1 - (lane * kPerLane + j)];
+    const u32 inclusive = warp_inclusive_scan(total);
+    const u32 above = inclusive - total;
+    if (above < k && k <= inclusive) {
+        u32 seen = above;
+        for (u32 j = 0; j < kPerLane; ++j) {
+            const u32 b = kGridBins - 1 - (lane * kPerLane + j);
+            seen += row_hist[b];
+            if (k <= seen) {
+                threshold[blockIdx.x] = b;
+                break;
+            }
+        }
+    }
+    if (lane == 0) count[blockIdx.x] = 0;
+}
+
+// Launch 3, grid (chunks, rows): every key of the chunk in the threshold bin
+// or above appended to the row's candidates as its rank. A warp takes its
+// slots with one atomic (its leader's), each lane the slot of its rank among
+// the warp's candidates.
+template <class E>
+__device__ __forceinline__ void grid_collect(const typename E::Bits* __restrict__ in, u64 cols, u64 chunk,
+                                             u32 options, const u32* __restrict__ threshold, u32* count,
+                                             u64* __restrict__ candidates) {
+    const u64 row_first = (u64)blockIdx.y * cols;
+    const u64 begin = (u64)blockIdx.x * chunk;
+    const u64 end = min(cols, begin + chunk);
+    const u32 lane = threadIdx.x % kWarpThreads;
+    const u32 bin = threshold[blockIdx.y];
+    u64* row_candidates = candidates + row_first;
+    // Every lane of a warp runs the same number of rounds (the bound rounds
+    // up to whole warps), so the ballot and the broadcast see all 32 lanes.
+    const u64 span = end > begin ? end - begin : 0;
+    const u64 rounds = (span + kTopkBlockThreads - 1) / kTopkBlockThreads;
+    for (u64 r = 0; r < rounds; ++r) {
+        const u64 c = begin + r * kTopkBlockThreads + threadIdx.x;
+        u32 key = 0;
+        bool keep = false;
+        if (c < end) {
+            key = selection_key<E>(in[row_first + c], options);
+            keep = grid_bin<E>(key) >= bin;
+        }
+        const u32 ballot = __ballot_sync(kFullMask, keep);
+        u32 base = 0;
+        if (lane == 0 && ballot != 0) base = atomicAdd(&count[blockIdx.y], (u32)__popc(ballot));
+        base = __shfl_sync(kFullMask, base, 0);
+        if (keep) row_candidates[base + __popc(ballot & ((1u << lane) - 1u))] = rank_of(key, (u32)c);
+    }
+}
+
+// Launch 4, a block per row: the k-th largest of the row's candidate ranks by
+// 8-bit radix passes over all 64 bits (the pick is pick_digit's), then every
+// rank at or above it (exactly k: ranks are unique) gathered and sorted into
+// s.ranks[0, k), visible to every thread at the end.
+__device__ __forceinline__ void grid_select_ranks(const u64* __restrict__ row_candidates, u32 m, u32 k,
+                                                  TopkShared& s) {
+    // A u64 counter below: m may come within a block of 2^32.
+    u64 prefix = 0, mask = 0;
+    u32 remaining = k;
+    for (int shift = 64 - kRadixBits; shift >= 0; shift -= kRadixBits) {
+        if (threadIdx.x < kRadixBins) s.hist[threadIdx.x] = 0;
+        // The clears are visible before any count.
+        __syncthreads();
+        for (u64 i = threadIdx.x; i < m; i += kTopkBlockThreads) {
+            const u64 r = row_candidates[i];
+            if ((r & mask) == prefix) atomicAdd(&s.hist[(u32)(r >> shift) & (kRadixBins - 1)], 1u);
+        }
+        // Every count is in before any warp reads the bins.
+        __syncthreads();
+        u32 digit_prefix = 0;
+        pick_digit(s, 0, digit_prefix, remaining);
+        prefix |= (u64)digit_prefix << shift;
+        mask |= (u64)(kRadixBins - 1) << shift;
+        // Every warp has read the bins before the next pass clears them.
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) s.above = 0;
+    __syncthreads();
+    for (u64 i = threadIdx.x; i < m; i += kTopkBlockThreads) {
+        const u64 r = row_candidates[i];
+        if (r >= prefix) {
+            // Exactly k ranks lie at or above the k-th; the bound keeps a
+            // broken invariant inside the array.
+            const u32 slot = atomicAdd(&s.above, 1u);
+            if (slot < k) s.ranks[slot] = r;
+        }
+    }
+    // The gathered ranks are visible to the sort.
+    __syncthreads();
+    sort_ranks(k, s);
+}
+
+// The row's top k, written (k >= 1).
+template <class E>
+__device__ __forceinline__ void grid_select(const typename E::Bits* __restrict__ in, u64 cols, u32 k,
+                                            const u32* __restrict__ count, const u64* __restrict__ candidates,
+                                            typename E::Bits* __restrict__ values, i64* __restrict__ indices) {
+    __shared__ TopkShared s;
+    const u64 row_first = (u64)blockIdx.x * cols;
+    grid_select_ranks(candidates + row_first, count[blockIdx.x], k, s);
+    write_topk<E>(in + row_first, k, values + (u64)blockIdx.x * k, indices + (u64)blockIdx.x * k, s);
+}
+
+// The sampler's last launch: the row's top k (largest, NaN refused by the
+// histogram's scan) and the draw (k >= 1).
+template <class E>
+__device__ __forceinline__ void grid_sample(const typename E::Bits* __restrict__ in, u64 cols, u32 k,
+                                            const u32* __restrict__ count, const u64* __restrict__ candidates,
+                                            float temperature, const float* __restrict__ uniforms,
+                                            i64* __restrict__ samples, float* __restrict__ probabilities,
+                                            u64* flags) {
+    __shared__ TopkShared s;
+    const u64 row_first = (u64)blockIdx.x * cols;
+    grid_select_ranks(candidates + row_first, count[blockIdx.x], k, s);
+    sample_and_write<E>(in + row_first, row_first, k, temperature, uniforms[blockIdx.x], samples + blockIdx.x,
+                        probabilities + blockIdx.x, flags, s);
+}
+
+// grid_threshold_select's launches (kernels/src/topk.rs: 1 <= k <= min(cols,
+// kTopkMaxK), cols < 2^32 - 1, rows <= 65535 (the grid's y); `hist` zeroed
+// and `nan_index` u64 max before launch 1; candidates hold rows * cols).
+#define PRIMLAB_TOPK_GRID_KERNELS(suffix, E)                                                                \
+    extern "C" __global__ void __launch_bounds__(kTopkBlockThreads)                                         \
+        topk_grid_histogram_##suffix(const E::Bits* __restrict__ in, u64 cols, u64 chunk, u32 options,      \
+                                     u32* __restrict__ hist, u64* nan_index) {                              \
+        grid_histogram<E>(in, cols, chunk, options, hist, nan_index);                                       \
+    }                                                                                                       \
+    extern "C" __global__ void __launch_bounds__(kTopkBlockThreads)                                         \
+        topk_grid_collect_##suffix(const E::Bits* __restrict__ in, u64 cols, u64 chunk, u32 options,        \
+                                   const u32* __restrict__ threshold, u32* count, u64* __restrict__ cand) { \
+        grid_collect<E>(in, cols, chunk, options, threshold, count, cand);                                  \
+    }                                                                                                       \
+    extern "C" __global__ void __launch_bounds__(kTopkBlockThreads)                                         \
+        topk_grid_select_##suffix(const E::Bits* __restrict__ in, u64 cols, u32 k,                          \
+                                  const u32* __restrict__ count, const u64* __restrict__ cand,              \
+                                  E::Bits* __restrict__ values, i64* __restrict__ indices) {                \
+        grid_select<E>(in, cols, k, count, cand, values, indices);                                          \
+    }                                                                                                       \
+    extern "C" __global__ void __launch_bounds__(kTopkBlockThreads)                                         \
+        topk_grid_sample_##suffix(const E::Bits* __restrict__ in, u64 cols, u32 k,                          \
+                                  const u32* __restrict__ count, const u64* __restrict__ cand,              \
+                                  float temperature, const float* __restrict__ uniforms,                    \
+                                  i64* __restrict__ samples, float* __restrict__ probabilities,             \
+                                  u64* flags) {                                                             \
+        grid_sample<E>(in, cols, k, count, cand, temperature, uniforms, samples, probabilities, flags);     \
+    }
+
+PRIMLAB_TOPK_GRID_KERNELS(f32, F32Bits)
+PRIMLAB_TOPK_GRID_KERNELS(bf16, Bf16Bits)
+PRIMLAB_TOPK_GRID_KERNELS(f16, F16Bits)
+
+// One warp per row (block = 32 threads, grid = rows).
+extern "C" __global__ void __launch_bounds__(kWarpThreads)
+    topk_grid_threshold(const u32* __restrict__ hist, u32 k, u32* __restrict__ threshold, u32* __restrict__ count) {
+    grid_threshold(hist, k, threshold, count);
+}
