@@ -117,7 +117,8 @@ for s in "$@"; do
         deliver sanitize "$d/sanitize.json" sanitize.json receipts/sanitize.json ;;
     mutants)
       d=$(stage_dir mutants)
-      TAIL=40 step mutants 420 "$H" mutants --jobs "${MUTANTS_JOBS:-6}" --timeout-secs 240 --log-dir "$LOGS/mutants" --receipt "$d/mutants.json" &&
+      # MUTANTS_TIMEOUT bounds one (build, check) run; MUTANTS_LIMIT the whole step.
+      TAIL=40 step mutants "${MUTANTS_LIMIT:-420}" "$H" mutants --jobs "${MUTANTS_JOBS:-6}" --timeout-secs "${MUTANTS_TIMEOUT:-240}" --log-dir "$LOGS/mutants" --receipt "$d/mutants.json" &&
         deliver mutants "$d/mutants.json" mutants.json receipts/mutants.json ;;
     proof)
       # Remakes exactly the gated receipts these sources made stale (harness
