@@ -113,12 +113,15 @@ for s in "$@"; do
       d=$(stage_dir sanitize)
       extra=()
       takes sanitize --junit && extra+=(--junit "$LOGS/sanitize.junit.xml")
-      step sanitize 380 "$H" sanitize --jobs "${SANITIZE_JOBS:-6}" --log-dir "$LOGS/sanitize" --receipt "$d/sanitize.json" "${extra[@]}" &&
+      # 338 s on the H100 beside mutants once top-k joined (2026-12-06).
+      step sanitize "${SANITIZE_LIMIT:-560}" "$H" sanitize --jobs "${SANITIZE_JOBS:-6}" --log-dir "$LOGS/sanitize" --receipt "$d/sanitize.json" "${extra[@]}" &&
         deliver sanitize "$d/sanitize.json" sanitize.json receipts/sanitize.json ;;
     mutants)
       d=$(stage_dir mutants)
-      # MUTANTS_TIMEOUT bounds one (build, check) run; MUTANTS_LIMIT the whole step.
-      TAIL=40 step mutants "${MUTANTS_LIMIT:-420}" "$H" mutants --jobs "${MUTANTS_JOBS:-6}" --timeout-secs "${MUTANTS_TIMEOUT:-240}" --log-dir "$LOGS/mutants" --receipt "$d/mutants.json" &&
+      # MUTANTS_TIMEOUT bounds one (build, check) run; MUTANTS_LIMIT the whole step. The
+      # top-k control's racecheck (61x4097 rows, every variant) alone needs 240 to 300 s
+      # beside a sanitize run, so one run may take 480 s.
+      TAIL=40 step mutants "${MUTANTS_LIMIT:-585}" "$H" mutants --jobs "${MUTANTS_JOBS:-6}" --timeout-secs "${MUTANTS_TIMEOUT:-480}" --log-dir "$LOGS/mutants" --receipt "$d/mutants.json" &&
         deliver mutants "$d/mutants.json" mutants.json receipts/mutants.json ;;
     proof)
       # Remakes exactly the gated receipts these sources made stale (harness
