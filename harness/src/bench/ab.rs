@@ -12,7 +12,7 @@
 //! Both builds carry their own kernels (sources are embedded at build
 //! time), so the two binaries may come from any two trees.
 
-use super::compare::{key, records_of, verdict, Change};
+use super::compare::{key, records_of, verdict, Change, Key};
 use super::record::{BenchRecord, IMPL_PRIMLAB};
 use super::stats::{median, paired_interval, Interval};
 use crate::table::Table;
@@ -146,21 +146,86 @@ pub fn pair(rounds: &[(Vec<BenchRecord>, Vec<BenchRecord>)], threshold: f64) -> 
 /// what `--min-rounds` allows (at least `min_rounds` rounds, so that the
 /// interval is not taken from too few).
 pub fn decided(paired: &[Paired], threshold: f64) -> bool {
-    paired
-        .iter()
-        .filter(|p| p.ours)
-        .all(|p| p.interval.is_some_and(|i| i.low > 1.0 + threshold || i.high < 1.0 + threshold))
+    let mut ours = paired.iter().filter(|p| p.ours).peekable();
+    // A selection with no record of ours has decided nothing: it gates nothing.
+    ours.peek().is_some()
+        && ours.all(|p| p.interval.is_some_and(|i| i.low > 1.0 + threshold || i.high < 1.0 + threshold))
 }
 
-/// The text of a judged run: counts, the gate, then the changed records of
-/// ours (every record with `all`).
-pub fn render(paired: &[Paired], threshold: f64, rounds: usize, all: bool) -> String {
+/// A record of ours that one build timed and the other did not, in some
+/// round: the pairing cannot judge it, so it would drop out of the gate
+/// unseen (a kernel the new build lost, a record the old build lacks).
+#[derive(Debug, Clone, PartialEq)]
+pub struct OneSided {
+    /// The record's label and size.
+    pub label: String,
+    /// The build that timed it.
+    pub timed_by: Build,
+    /// The rounds (from 1) in which only that build timed it.
+    pub rounds: Vec<usize>,
+}
+
+/// Every record of ours timed by one build only in some round, in the order met.
+pub fn one_sided(rounds: &[(Vec<BenchRecord>, Vec<BenchRecord>)]) -> Vec<OneSided> {
+    let mut out: Vec<(Key, OneSided)> = Vec::new();
+    for (k, (old, new)) in rounds.iter().enumerate() {
+        let timed = |records: &[BenchRecord]| -> Vec<Key> {
+            records.iter().filter(|r| r.implementation == IMPL_PRIMLAB && r.timed_median().is_some()).map(key).collect()
+        };
+        let (old_keys, new_keys) = (timed(old), timed(new));
+        for (side, records, other) in [(Build::Old, old, &new_keys), (Build::New, new, &old_keys)] {
+            for r in records.iter().filter(|r| r.implementation == IMPL_PRIMLAB && r.timed_median().is_some()) {
+                let rk = key(r);
+                if other.contains(&rk) {
+                    continue;
+                }
+                match out.iter_mut().find(|(ok, o)| *ok == rk && o.timed_by == side) {
+                    Some((_, o)) => o.rounds.push(k + 1),
+                    None => out.push((
+                        rk,
+                        OneSided {
+                            label: format!("{} {} {}", r.label(), r.op, r.size().label()),
+                            timed_by: side,
+                            rounds: vec![k + 1],
+                        },
+                    )),
+                }
+            }
+        }
+    }
+    out.into_iter().map(|(_, o)| o).collect()
+}
+
+/// The lines that fail the gate for the records of ours timed on one side only.
+fn render_one_sided(records: &[OneSided]) -> String {
+    let mut out = String::new();
+    for o in records {
+        let (timed, missing) = match o.timed_by {
+            Build::Old => ("OLD", "NEW"),
+            Build::New => ("NEW", "OLD"),
+        };
+        let rounds: Vec<String> = o.rounds.iter().map(|r| r.to_string()).collect();
+        out.push_str(&format!(
+            "gate: FAIL: {} was timed by {timed} but not by {missing} in round(s) {}: a record one build \
+             lacks cannot be judged (narrow the selection with --primitive to leave a new one out)\n",
+            o.label,
+            rounds.join(", ")
+        ));
+    }
+    out
+}
+
+/// The text of a judged run: counts, the gate, the changed records of ours
+/// (every record with `all`), then the records of ours one build lacked.
+pub fn render(paired: &[Paired], lost: &[OneSided], threshold: f64, rounds: usize, all: bool) -> String {
     let ours: Vec<&Paired> = paired.iter().filter(|p| p.ours).collect();
     let count = |c: Change| ours.iter().filter(|p| p.change == c).count();
     let regressions = count(Change::Regression);
     let percent = 100.0 * threshold;
     let gate = if regressions > 0 {
         format!("gate: FAIL: {regressions} record(s) slower by more than {percent:.1} % beyond their noise")
+    } else if !lost.is_empty() {
+        format!("gate: FAIL: {} record(s) of ours timed by one build only (listed below)", lost.len())
     } else {
         format!("gate: pass: no record slower by more than {percent:.1} % beyond its noise")
     };
@@ -176,6 +241,7 @@ pub fn render(paired: &[Paired], threshold: f64, rounds: usize, all: bool) -> St
     let listed: Vec<&Paired> = paired.iter().filter(|p| all || (p.ours && p.change.changed())).collect();
     if listed.is_empty() {
         out.push_str("\nNo record of ours changed beyond its noise.\n");
+        out.push_str(&render_one_sided(lost));
         return out;
     }
     let mut t = Table::new(["verdict", "record", "old", "new", "new / old", "95 % CI", "rounds"]);
@@ -197,6 +263,7 @@ pub fn render(paired: &[Paired], threshold: f64, rounds: usize, all: bool) -> St
         ]);
     }
     out.push_str(&format!("\n{}", t.render()));
+    out.push_str(&render_one_sided(lost));
     out
 }
 
@@ -262,8 +329,9 @@ fn half(o: &AbOptions, k: usize, build: Build) -> Result<Vec<BenchRecord>> {
 }
 
 /// `harness bench ab`: runs the rounds, prints the judgement. Ok(false), the
-/// exit status 1, when a record of ours regressed; an error (exit 2) when a
-/// half could not run or the builds share no record.
+/// exit status 1, when a record of ours regressed or was timed by one build
+/// only; an error (exit 2) when a half could not run, the builds share no
+/// record, or the selection holds no record of ours.
 pub fn run(o: &AbOptions) -> Result<bool> {
     validate(o)?;
     std::fs::create_dir_all(&o.out).with_context(|| format!("creating {}", o.out.display()))?;
@@ -293,14 +361,21 @@ pub fn run(o: &AbOptions) -> Result<bool> {
     if paired.is_empty() {
         bail!("bench ab: the two builds share no timed record (matched by impl, primitive, op, variant, size, dtype, timing mode)");
     }
-    print!("{}", render(&paired, o.threshold, rounds.len(), o.all));
+    if !paired.iter().any(|p| p.ours) {
+        bail!(
+            "bench ab: the selection ({}) times no record of ours, only ceilings: it gates nothing",
+            if o.bench_args.is_empty() { "every primitive".to_string() } else { o.bench_args.join(" ") }
+        );
+    }
+    let lost = one_sided(&rounds);
+    print!("{}", render(&paired, &lost, o.threshold, rounds.len(), o.all));
     println!(
         "bench ab: {} rounds in {:.0} s; receipts and logs in {}",
         rounds.len(),
         started.elapsed().as_secs_f64(),
         o.out.display()
     );
-    Ok(!paired.iter().any(|p| p.ours && p.change == Change::Regression))
+    Ok(lost.is_empty() && !paired.iter().any(|p| p.ours && p.change == Change::Regression))
 }
 
 #[cfg(test)]

@@ -39,7 +39,7 @@ fn a_machine_that_wanders_between_rounds_passes_unchanged_code() {
         let i = p.interval.expect("six rounds carry an interval");
         assert!(i.low < 1.0 && i.high > 1.0 && i.high < 1.01, "{p:?}");
     }
-    assert!(render(&paired, 0.03, 6, false).contains("gate: pass"));
+    assert!(render(&paired, &[], 0.03, 6, false).contains("gate: pass"));
 }
 
 #[test]
@@ -48,7 +48,7 @@ fn a_five_percent_slowdown_of_one_op_is_a_regression_of_that_op_only() {
     let regressed: Vec<&str> =
         paired.iter().filter(|p| p.change == Change::Regression).map(|p| p.record.variant.as_str()).collect();
     assert_eq!(regressed, ["reduce_then_scan"]);
-    let text = render(&paired, 0.03, 6, false);
+    let text = render(&paired, &[], 0.03, 6, false);
     assert!(text.contains("gate: FAIL: 1 record(s)"), "{text}");
     assert!(text.contains("reduce_then_scan"), "{text}");
     assert!(!text.contains("decoupled_lookback"), "only changed records are listed: {text}");
@@ -61,7 +61,7 @@ fn the_order_alternates_and_one_round_has_no_interval() {
     assert_eq!(order(4), order(0));
     let one = pair(&rounds(None)[..1], 0.03);
     assert!(one.iter().all(|p| p.interval.is_none() && p.rounds == 1));
-    assert!(render(&one, 0.03, 1, true).contains("(noise unknown)"));
+    assert!(render(&one, &[], 0.03, 1, true).contains("(noise unknown)"));
     assert!(pair(&[], 0.03).is_empty());
 }
 
@@ -177,4 +177,71 @@ fn with_min_rounds_a_run_stops_once_every_record_is_decided() {
         assert!(o.out.join("round2-new.json").is_file());
         assert!(!o.out.join("round3-old.json").exists(), "decided after 2 of 6 rounds: no third");
     }
+}
+
+/// `rounds(None)` with the record `variant` left out of one build's halves.
+fn rounds_without(variant: &str, lost_by: Build) -> Vec<(Vec<BenchRecord>, Vec<BenchRecord>)> {
+    let drop = |records: Vec<BenchRecord>| records.into_iter().filter(|r| r.variant != variant).collect();
+    rounds(None)
+        .into_iter()
+        .map(|(old, new)| match lost_by {
+            Build::Old => (drop(old), new),
+            Build::New => (old, drop(new)),
+        })
+        .collect()
+}
+
+#[test]
+fn a_record_one_build_lacks_fails_the_gate_by_name() {
+    for (lost_by, timed_by) in [(Build::New, "OLD"), (Build::Old, "NEW")] {
+        let rounds = rounds_without("reduce_then_scan", lost_by);
+        let lost = one_sided(&rounds);
+        assert_eq!(lost.len(), 1, "{lost:?}");
+        assert_eq!(lost[0].rounds, [1, 2, 3, 4, 5, 6]);
+        assert!(lost[0].label.contains("reduce_then_scan"), "{lost:?}");
+        // The record both builds timed is still judged, and passes.
+        let paired = pair(&rounds, 0.03);
+        assert!(paired.iter().filter(|p| p.ours).all(|p| p.change == Change::WithinNoise));
+        let text = render(&paired, &lost, 0.03, 6, false);
+        assert!(text.contains("gate: FAIL: 1 record(s) of ours timed by one build only"), "{text}");
+        assert!(text.contains("reduce_then_scan") && text.contains(&format!("was timed by {timed_by}")), "{text}");
+        assert!(!text.contains("gate: pass"), "{text}");
+    }
+    // Ceilings one build lacks are not records of ours: nothing is one-sided.
+    let no_copy: Vec<_> = rounds(None)
+        .into_iter()
+        .map(|(old, new)| (old, new.into_iter().filter(|r| r.implementation != IMPL_CEILING).collect()))
+        .collect();
+    assert!(one_sided(&no_copy).is_empty());
+    assert!(one_sided(&rounds(None)).is_empty());
+}
+
+#[test]
+fn a_selection_without_records_of_ours_is_never_decided_and_is_refused() {
+    let only_ceilings: Vec<_> = rounds(None)
+        .into_iter()
+        .map(|(old, new)| {
+            let keep = |r: &BenchRecord| r.implementation == IMPL_CEILING;
+            (old.into_iter().filter(keep).collect(), new.into_iter().filter(keep).collect())
+        })
+        .collect();
+    let paired = pair(&only_ceilings, 0.03);
+    assert_eq!(paired.len(), 1, "the copy ceiling is paired");
+    assert!(!decided(&paired, 0.03), "nothing of ours: nothing decided");
+    let dir = crate::test_dir::fresh_temp_dir("bench-ab-no-ours");
+    let t = dir.join("ceilings.json");
+    receipt(only_ceilings[0].0.clone(), &t);
+    let o = options(&dir, build(&dir, "old-harness", &t, 0), build(&dir, "new-harness", &t, 0));
+    let e = run(&o).unwrap_err().to_string();
+    assert!(e.contains("times no record of ours") && e.contains("--primitive scan"), "{e}");
+}
+
+#[test]
+fn a_whole_run_whose_new_build_lost_a_record_exits_one() {
+    let dir = crate::test_dir::fresh_temp_dir("bench-ab-lost");
+    let (old_t, new_t) = (dir.join("old.json"), dir.join("new.json"));
+    receipt(records(1.0, None), &old_t);
+    receipt(records(1.0, None).into_iter().filter(|r| r.variant != "decoupled_lookback").collect(), &new_t);
+    let o = options(&dir, build(&dir, "old-harness", &old_t, 0), build(&dir, "new-harness", &new_t, 0));
+    assert!(!run(&o).unwrap(), "exit 1: NEW no longer times decoupled_lookback");
 }
