@@ -109,7 +109,17 @@ def check(
     float arg reduction its `nan_rule` ("nan_first", "nan_ignored");
     `contract` then names the kind ("inclusive"/"exclusive" for scan,
     "argmax"/"argmin" for arg_reduce, None for reduce). Or by its full name
-    (contract="inclusive.sum.f32.f32")."""
+    (contract="inclusive.sum.f32.f32").
+
+    Row contracts: `primitive="layernorm"`, "rmsnorm" or "cross_entropy"
+    with the contract's name (contract="layernorm.bf16.bf16.affine.stats",
+    "rmsnorm.f32.f32.eps_finfo", "cross_entropy.f32.f32.mean") or its parts
+    (dtype_in, dtype_out, accumulator, rtol, atol; a cross-entropy composed
+    so takes the mean). `fn(x, [gamma, beta,] rows=, cols=, eps=)` returns
+    the normalised rows (and mean, rstd with `.stats`);
+    `fn(logits, target, rows=, cols=, ignore_index=)` the losses.
+    `framework="torch"` gives an RMS norm torch's default eps
+    (`torch.finfo(dtype).eps`)."""
     if not callable(fn):
         raise TypeError(f"primlab.check: fn must be callable, got {type(fn).__name__}")
     parts = {

@@ -96,10 +96,12 @@ def to_numpy(value, buffer: Buffer, case: Case, params: dict) -> np.ndarray:
         array = array.reshape(1)
     elif array.ndim == 2 and rows is not None and array.shape == (rows, cols):
         array = array.reshape(-1)  # a softmax output as rows x cols is the flat buffer in C order
+    elif array.ndim == 2 and rows is not None and array.shape == (rows, 1):
+        array = array.reshape(-1)  # a per-row statistic as rows x 1 (torch's saved mean and rstd)
     elif array.ndim != 1:
         raise ValueError(
             f"{where} has shape {tuple(array.shape)}; the contract's output is 1-D ({buffer.len} elements"
-            + (f", or {rows} x {cols}" if rows is not None else "")
+            + (f", or {rows} x {cols}, or {rows} x 1" if rows is not None else "")
             + ")"
         )
     return np.ascontiguousarray(array)

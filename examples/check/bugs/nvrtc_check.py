@@ -4,7 +4,7 @@ each <nn>_<name>/kernel.cu is compiled by NVRTC (compute_90, -std=c++17,
 -lineinfo, the include path of kernels/cuda, as `harness check` does) and
 every [[launch]] of its check.toml must name an entry point of the PTX whose
 parameters match the arguments in number and size (buffers, n and int64
-parameters 8 bytes; bins, lower, upper, scale, rows, cols, n32, k, temperature 4
+parameters 8 bytes; bins, lower, upper, scale, rows, cols, n32, k, temperature, eps 4
 bytes).
 `harness check --manifest M --validate-only` is the full check (it also
 evaluates every expression at every size); use this when no binary is built.
@@ -41,7 +41,7 @@ try:
     lib = ctypes.CDLL(os.path.join(d, "libnvrtc.so.13") if d else "libnvrtc.so.13")
 except OSError as e:
     sys.exit(f"nvrtc_check: cannot load libnvrtc.so.13 ({e}); set NVRTC_LIB_DIR or run scripts/install_nvrtc.sh")
-FOUR = {"bins", "lower", "upper", "scale", "rows", "cols", "n32", "k", "temperature"}
+FOUR = {"bins", "lower", "upper", "scale", "rows", "cols", "n32", "k", "temperature", "eps"}
 
 
 def compile_cuda(src, name):

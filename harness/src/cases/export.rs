@@ -185,8 +185,8 @@ pub fn entry_of(i: usize, contract: &Contract, spec: &raw::RawSpec, data: &raw::
         params,
         expected,
         outputs,
-        tolerance: super::typed::tolerance_name(contract).into(),
-        rule: super::typed::rule_words(contract).into(),
+        tolerance: super::rules::tolerance_name(contract).into(),
+        rule: super::rules::rule_words(contract).into(),
     })
 }
 
@@ -252,7 +252,9 @@ pub fn run(args: &ExportOptions) -> Result<bool> {
     check_host_sizes(&sizes)?;
     let plan = SweepPlan::of_primitive(args.primitive, &sizes, seed);
     prepare_dir(&args.dir)?;
-    println!("cases export: {} seed {seed:#x} sizes {sizes:?} into {}", args.primitive, args.dir.display());
+    // A row contract's kind is the primitive its user named (`layernorm`), never the row shape's.
+    let primitive = super::typed::rows::shown(args.primitive, &contracts);
+    println!("cases export: {primitive} seed {seed:#x} sizes {sizes:?} into {}", args.dir.display());
     let specs = specs(args.primitive, &contracts, &plan);
     let progress = Progress::new("cases export", specs.len() as u64);
     let mut written = Written { dir: args.dir.clone(), names: Vec::new(), done: false };
@@ -269,7 +271,7 @@ pub fn run(args: &ExportOptions) -> Result<bool> {
     progress.finish();
     let index = Index {
         format: FORMAT.into(),
-        primitive: args.primitive.name().into(),
+        primitive,
         contracts: contracts.iter().map(|c| c.name.to_string()).collect(),
         seed: format!("{seed:#x}"),
         sizes,

@@ -23,6 +23,7 @@
 //! even.f32.last_bin_closed (...)".
 
 use super::typed;
+use super::typed::rows;
 use crate::edge_families;
 use crate::registry::Primitive;
 use crate::sweep::case::Verdict;
@@ -200,6 +201,9 @@ pub fn contract(primitive: Primitive, name: &str) -> Result<&'static Contract, S
     if let Some(rule) = RULES.iter().find(|r| r.primitive == primitive && r.contract.name == name) {
         return Ok(&rule.contract);
     }
+    if let Some(row) = rows::contract_named(primitive, name) {
+        return row;
+    }
     if let Some(parts) = typed::Parts::parse(primitive, name) {
         return parts.and_then(|parts| resolved(primitive, parts));
     }
@@ -235,10 +239,15 @@ pub fn contract_requested(
     match (name, request) {
         (Some(name), Some(_)) if name.contains('.') => Err(format!(
             "contract '{name}' is a whole contract name: with op, dtype_in, ... give only its kind (inclusive, \
-             exclusive, argmax, argmin, flagged, positive, rows, strided_rows, even), or the name alone"
+             exclusive, argmax, argmin, flagged, positive, rows, strided_rows, even, layernorm, rmsnorm, cross_entropy), or \
+             the name alone"
         )),
         (_, Some(request)) => {
             let kind = name.map(str::to_string).or_else(|| request.kind.clone());
+            if let Some(row) = rows::kind_named(kind.as_deref()) {
+                let contract = rows::within(primitive, rows::parts::RowParts::compose(row, request)?)?;
+                return contract_for(primitive, contract.name, framework);
+            }
             let request = typed::Request { kind, ..request.clone() };
             let contract = resolved(primitive, typed::Parts::compose(primitive, &request)?)?;
             contract_for(primitive, contract.name, framework)
@@ -264,7 +273,7 @@ pub fn contract_for(
         return Err(format!("unknown framework '{framework}': choose from {}", FRAMEWORKS.join(", ")));
     }
     let base = contract(primitive, name)?;
-    if let Some(theirs) = typed::framework_rule(base, framework) {
+    if let Some(theirs) = rows::framework_rule(base, framework).or_else(|| typed::framework_rule(base, framework)) {
         return Ok((theirs, Some(format!("{framework}'s rule over {name}: {}", theirs.name))));
     }
     if rule_of(base).is_some() {
@@ -281,6 +290,9 @@ pub fn contract_for(
 /// the edge families ([`edge_families::with_catalogue`]); for a named rule,
 /// those with each answer adjusted to the rule, then the rule's own families.
 pub fn with_catalogue(plan: &SweepPlan, primitive: Primitive, contract: &Contract, label: &str) -> Vec<RawSpec> {
+    if let Some(row) = rows::of(contract) {
+        return rows::catalogue::cases(plan, row.parts, &row.contract, label);
+    }
     if let Some(typed) = typed::of(contract) {
         return typed::catalogue::cases(plan, typed.parts, &typed.contract, label);
     }
@@ -307,6 +319,9 @@ pub fn with_catalogue(plan: &SweepPlan, primitive: Primitive, contract: &Contrac
 /// failure of a registry contract that one of its named rules would pass
 /// says so, naming that rule.
 pub fn compare(contract: &Contract, case: &RawCase, got: &[Array]) -> Verdict {
+    if let Some(row) = rows::of(contract) {
+        return rows::compare::compare(row, case, got);
+    }
     if let Some(typed) = typed::of(contract) {
         return typed::compare::compare(typed, case, got);
     }
@@ -331,9 +346,10 @@ pub fn compare(contract: &Contract, case: &RawCase, got: &[Array]) -> Verdict {
 /// The summary lines under a failed comparison of `got` for `case`: a typed
 /// contract's own, else the registry rule's ([`mismatch`]).
 pub fn mismatch_lines(contract: &Contract, case: &RawCase, got: &[Array]) -> Vec<String> {
-    match typed::of(contract) {
-        Some(typed) => typed::compare::summary_lines(typed, case, got),
-        None => mismatch::lines(&mismatch::summarize(contract, case, got)),
+    match (rows::of(contract), typed::of(contract)) {
+        (Some(row), _) => rows::compare::summary_lines(row, case, got),
+        (None, Some(typed)) => typed::compare::summary_lines(typed, case, got),
+        (None, None) => mismatch::lines(&mismatch::summarize(contract, case, got)),
     }
 }
 
@@ -345,21 +361,39 @@ thread_local! {
 
 /// Records the summary of a failed comparison for the case in flight, unless one is recorded.
 pub fn record_mismatch(contract: &Contract, case: &RawCase, got: &[Array]) {
-    let Some(typed) = typed::of(contract) else {
+    if rows::of(contract).is_none() && typed::of(contract).is_none() {
         return mismatch::record(contract, case, got);
-    };
+    }
     TYPED_DETAIL.with(|first| {
         let mut first = first.borrow_mut();
         if first.is_none() {
-            *first = Some(typed::compare::summary_lines(typed, case, got));
+            *first = Some(mismatch_lines(contract, case, got));
         }
     });
 }
 
-/// Takes the worst error a typed float sum of the case in flight reached
-/// against its bound (its ratio, and a line saying where), and clears it.
+/// Takes the worst error a typed float sum or a row contract's output of the
+/// case in flight reached against its bound (its ratio, and a line saying
+/// where), and clears it.
 pub fn take_accuracy() -> Option<(f64, String)> {
-    typed::compare::take_worst()
+    let (sums, rows) = (typed::compare::take_worst(), rows::compare::take_worst());
+    match (sums, rows) {
+        (Some(a), Some(b)) => Some(if b.0 > a.0 { b } else { a }),
+        (a, b) => a.or(b),
+    }
+}
+
+/// The comparison of `contract` in words: a row contract's or a typed contract's own, else the rule's.
+pub fn rule_words(contract: &Contract) -> &'static str {
+    rows::of(contract).map(|r| r.rule_words).unwrap_or_else(|| typed::rule_words(contract))
+}
+
+/// The short tolerance name of `contract` (`index.json`).
+pub fn tolerance_name(contract: &Contract) -> &'static str {
+    if rows::of(contract).is_some() {
+        return "row_tolerance";
+    }
+    typed::tolerance_name(contract)
 }
 
 /// Takes the recorded summary of the case in flight (and clears it).
@@ -372,17 +406,14 @@ pub fn take_detail() -> Vec<String> {
 /// The input sizes the cases of `primitive`'s `contract` have for the plan
 /// sizes `sizes`: the sizes a manifest's geometry must fit.
 pub fn case_sizes(primitive: Primitive, contract: &Contract, sizes: &[usize]) -> Vec<usize> {
-    match typed::of(contract) {
-        Some(_) => {
-            let plan = SweepPlan::of_primitive(primitive, sizes, 0);
-            let mut all: Vec<usize> =
-                with_catalogue(&plan, primitive, contract, "sizes").iter().map(|s| s.id.n).collect();
-            all.sort_unstable();
-            all.dedup();
-            all
-        }
-        None => raw::case_sizes(primitive, contract, sizes),
+    if typed::of(contract).is_none() && rows::of(contract).is_none() {
+        return raw::case_sizes(primitive, contract, sizes);
     }
+    let plan = SweepPlan::of_primitive(primitive, sizes, 0);
+    let mut all: Vec<usize> = with_catalogue(&plan, primitive, contract, "sizes").iter().map(|s| s.id.n).collect();
+    all.sort_unstable();
+    all.dedup();
+    all
 }
 
 /// The largest case (input elements) whose failure is tried under the named

@@ -9,7 +9,6 @@
 use super::export::{check_host_sizes, entry_of, specs};
 use super::index::{CaseEntry, Index, FORMAT};
 use super::npy;
-use crate::registry::Primitive;
 #[cfg(test)]
 use crate::sweep::case::CaseId;
 use crate::sweep::case::{failure_line, Verdict};
@@ -38,8 +37,9 @@ pub fn catalogue_of(dir: &Path) -> Result<Catalogue> {
     if index.format != FORMAT {
         bail!("{}: format '{}' where '{FORMAT}' is required", path.display(), index.format);
     }
-    let primitive = Primitive::from_name(&index.primitive)
-        .ok_or_else(|| anyhow!("{}: unknown primitive '{}'", path.display(), index.primitive))?;
+    let primitive = super::typed::rows::Named::parse(&index.primitive)
+        .ok_or_else(|| anyhow!("{}: unknown primitive '{}'", path.display(), index.primitive))?
+        .primitive;
     let seed = crate::grammar::parse_seed(&index.seed).map_err(|e| anyhow!("{}: {e}", path.display()))?;
     if index.contracts.is_empty() {
         bail!("{}: lists no contracts (an export before contracts were recorded): export again", path.display());

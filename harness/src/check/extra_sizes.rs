@@ -94,10 +94,8 @@ pub fn host_bytes(manifest: &Manifest, n: usize) -> u128 {
     let outputs: u128 = (contract.outputs.iter().enumerate())
         .map(|(k, b)| 3 * bytes(b, b.dtype.size().max(contract.expected_dtype(k).size())))
         .sum();
-    let typed_view: u128 = match crate::cases::typed::of(contract) {
-        Some(_) => contract.inputs.iter().map(|b| bytes(b, 8)).sum(),
-        None => 0,
-    };
+    let typed = crate::cases::typed::of(contract).is_some() || crate::cases::typed::rows::of(contract).is_some();
+    let typed_view: u128 = if typed { contract.inputs.iter().map(|b| bytes(b, 8)).sum() } else { 0 };
     inputs + outputs + typed_view
 }
 

@@ -4,8 +4,8 @@
 //!
 //! ```toml
 //! name = "my_scan"               # variant label in failure lines (default "user")
-//! primitive = "scan"
-//! contract = "exclusive.i32"
+//! primitive = "scan"               # or a row kind: layernorm, rmsnorm, cross_entropy
+//! contract = "exclusive.i32"        # row kinds: e.g. "layernorm.bf16.bf16.affine.stats"
 //! # or a typed contract (see `cases::typed`), by name or by its parts:
 //! # contract = "inclusive"       # scan: inclusive or exclusive; arg_reduce: argmax or argmin
 //! # op = "max"                   # sum, min, max (reduce and scan)
@@ -36,6 +36,7 @@
 use super::error::ManifestError;
 use super::expr::{self, Expr};
 use super::module::{self, Kind, Module};
+use crate::cases::typed::rows::Named;
 use crate::registry::Primitive;
 use crate::sweep::raw::{Contract, Dtype};
 use serde::Deserialize;
@@ -164,6 +165,14 @@ pub struct Manifest {
     pub launches: Vec<Launch>,
 }
 
+impl Manifest {
+    /// The primitive as the user reads it: a row contract's kind
+    /// (`layernorm`), else the registry's name.
+    pub fn primitive_name(&self) -> String {
+        crate::cases::typed::rows::shown(self.primitive, &[self.contract])
+    }
+}
+
 /// The virtual architecture CUDA sources are compiled for when neither the
 /// manifest nor a GPU says (the H200's).
 pub const DEFAULT_ARCH: &str = "compute_90";
@@ -226,12 +235,16 @@ pub fn load(path: &Path, sizes: &[usize], gpu_arch: Option<&str>) -> Result<Mani
         path: path.to_path_buf(),
         message: e.to_string().trim().replace('\n', " "),
     })?;
-    let primitive = Primitive::from_name(&raw.primitive)
-        .ok_or_else(|| ManifestError::UnknownPrimitive { name: raw.primitive.clone(), known: Primitive::names() })?;
+    // A row kind (`layernorm`, ...) names the registry's row-shaped primitive and its own contracts.
+    let named = Named::parse(&raw.primitive)
+        .ok_or_else(|| ManifestError::UnknownPrimitive { name: raw.primitive.clone(), known: Named::names() })?;
+    let primitive = named.primitive;
     let request = typed_request(&raw);
+    let contract_name =
+        named.contract(raw.contract.as_deref()).map_err(|message| ManifestError::UnknownContract { message })?;
     let (contract, _) = crate::cases::rules::contract_requested(
         primitive,
-        raw.contract.as_deref(),
+        contract_name.as_deref(),
         request.as_ref(),
         raw.framework.as_deref(),
     )

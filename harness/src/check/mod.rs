@@ -163,7 +163,7 @@ pub fn run(args: &CheckOptions, timer: Option<&UserTimer>) -> Result<bool> {
             let document = serde_json::json!({
                 "manifest": args.manifest.display().to_string(),
                 "valid": true,
-                "primitive": manifest.primitive.name(),
+                "primitive": manifest.primitive_name(),
                 "contract": manifest.contract.name,
                 "sizes": sizes,
                 "static_findings": statics.json(),
@@ -218,7 +218,7 @@ fn print_validated(args: &CheckOptions, manifest: &Manifest) {
     say(&format!(
         "check: {} is valid: {} {} ({}), module {}{}, {} launch(es), {} scratch buffer(s)",
         args.manifest.display(),
-        manifest.primitive,
+        manifest.primitive_name(),
         manifest.contract.name,
         manifest.contract.summary,
         manifest.module.path.display(),
@@ -312,9 +312,9 @@ fn finish(
     let details = serde_json::json!({
         "manifest": args.manifest.display().to_string(),
         "name": manifest.name,
-        "primitive": manifest.primitive.name(),
+        "primitive": manifest.primitive_name(),
         "contract": manifest.contract.name,
-        "rule": crate::cases::typed::rule_words(manifest.contract),
+        "rule": crate::cases::rules::rule_words(manifest.contract),
         "module": manifest.module.path.display().to_string(),
         "defines": manifest.module.defines,
         "seed": format!("{seed:#x}"),

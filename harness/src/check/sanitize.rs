@@ -102,7 +102,7 @@ pub fn run(manifest: &Manifest, seed: u64, out: &Path) -> Result<Sanitized> {
     for tool in Tool::ALL {
         let job = Job {
             tool,
-            primitive: manifest.primitive.name().into(),
+            primitive: manifest.primitive_name(),
             label: format!("check-{}", manifest.name),
             child_args: vec![
                 "check".into(),

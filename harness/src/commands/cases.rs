@@ -1,7 +1,7 @@
 //! `harness cases`: its options and subcommands, handed to the cases
 //! library (`crate::cases`) as plain values.
 
-use crate::registry::Primitive;
+use crate::cases::typed::rows::Named;
 use clap::{Args, Subcommand};
 use std::path::PathBuf;
 
@@ -60,10 +60,12 @@ pub struct DefencesArgs {
 /// Options of `harness cases export`.
 #[derive(Debug, Args)]
 pub struct ExportArgs {
-    /// The primitive whose cases to write.
+    /// The primitive whose cases to write: a registry primitive, or a row kind (layernorm,
+    /// rmsnorm, cross_entropy: its contracts ride on softmax's row blocks).
     #[arg(long)]
-    pub primitive: Primitive,
-    /// One contract (every contract of the primitive when omitted).
+    pub primitive: Named,
+    /// One contract (every contract of the primitive when omitted; a row kind's: its name,
+    /// e.g. layernorm.bf16.bf16.affine, or its parts with --dtype-in).
     #[arg(long)]
     pub contract: Option<String>,
     /// Check the contract as this framework states it (torch, numpy): its named rule over
@@ -109,22 +111,22 @@ pub struct ExportArgs {
     pub dir: PathBuf,
 }
 
-impl From<&ExportArgs> for crate::cases::export::ExportOptions {
-    fn from(args: &ExportArgs) -> Self {
-        crate::cases::export::ExportOptions {
-            primitive: args.primitive,
-            contract: args.contract.clone(),
+impl ExportArgs {
+    /// The export's options; a row kind's contract must be of that kind.
+    fn options(&self) -> anyhow::Result<crate::cases::export::ExportOptions> {
+        let args = self;
+        Ok(crate::cases::export::ExportOptions {
+            primitive: args.primitive.primitive,
+            contract: args.primitive.contract(args.contract.as_deref()).map_err(anyhow::Error::msg)?,
             request: args.request(),
             framework: args.framework.clone(),
             sizes: args.sizes.clone(),
             seed: args.seed,
             deep: args.deep,
             dir: args.dir.clone(),
-        }
+        })
     }
-}
 
-impl ExportArgs {
     /// The typed contract's parts given, if any.
     fn request(&self) -> Option<crate::cases::typed::Request> {
         crate::cases::typed::Request {
@@ -145,7 +147,7 @@ impl ExportArgs {
 /// Runs `harness cases`.
 pub fn run(args: &CasesArgs) -> anyhow::Result<bool> {
     match &args.action {
-        CasesAction::Export(export) => crate::cases::export::run(&export.into()),
+        CasesAction::Export(export) => crate::cases::export::run(&export.options()?),
         CasesAction::Verify { dir, max_failures_shown, cases, junit, json } => {
             crate::cases::verify::run(dir, *max_failures_shown, cases, junit.as_deref(), *json)
         }

@@ -44,7 +44,8 @@ fn median(timer: &EventTimer, gpu: &Gpu, mut call: impl FnMut() -> GpuResult<()>
 /// point (the variant its dispatcher picks at each size), where the timed plan
 /// is wired here; none for a typed contract (we ship no kernel of its types).
 fn ours_name(manifest: &Manifest) -> String {
-    if crate::cases::typed::of(manifest.contract).is_some() {
+    let rows = crate::cases::typed::rows::of(manifest.contract).is_some();
+    if rows || crate::cases::typed::of(manifest.contract).is_some() {
         return format!("none for the typed contract {}", manifest.contract.name);
     }
     match manifest.primitive {
@@ -122,7 +123,8 @@ fn time_all(gpu: &Gpu, manifest: &Manifest, loaded: &Loaded, rows: &mut Vec<Row>
         let user_us =
             median(&timer, gpu, || launch::enqueue(gpu, manifest, loaded, &mut buffers, &mut scratch, &geometry))?;
         drop(buffers);
-        let typed = crate::cases::typed::of(manifest.contract).is_some();
+        let typed = crate::cases::typed::of(manifest.contract).is_some()
+            || crate::cases::typed::rows::of(manifest.contract).is_some();
         let ours = match case.inputs.first() {
             Some(Array::Int32(input)) if !typed => time_ours(&timer, gpu, manifest, input)?,
             _ => None,

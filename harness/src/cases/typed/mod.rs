@@ -33,6 +33,7 @@ pub mod compare;
 pub mod exact;
 pub mod families;
 pub mod parts;
+pub mod rows;
 
 #[cfg(test)]
 #[path = "typed_tests.rs"]

@@ -248,7 +248,7 @@ fn wider(a: Dtype, b: Dtype) -> Dtype {
 }
 
 /// A tolerance value as a name token: digits and an exponent, no dot (`1.5e-5` is `15e-6`).
-fn number_token(v: f64) -> String {
+pub fn number_token(v: f64) -> String {
     let text = format!("{v:e}");
     let (mantissa, exponent) = text.split_once('e').unwrap_or((&text, "0"));
     let exponent: i32 = exponent.parse().unwrap_or(0);
