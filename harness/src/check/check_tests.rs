@@ -65,9 +65,10 @@ fn a_framework_in_the_manifest_checks_the_contract_as_it_states_it() {
 }
 
 #[test]
-fn an_unknown_primitive_is_named_with_the_registry() {
+fn an_unknown_primitive_is_named_with_the_registry_and_the_row_kinds() {
     let e = message(&GOOD.replace("\"scan\"", "\"sort\""));
-    assert_eq!(e, format!("unknown primitive 'sort': choose from {}", crate::registry::Primitive::names()));
+    let names = format!("{}, layernorm, rmsnorm, cross_entropy", crate::registry::Primitive::names());
+    assert_eq!(e, format!("unknown primitive 'sort': choose from {names}"));
 }
 
 #[test]

@@ -223,3 +223,49 @@ fn a_typed_contract_is_named_by_its_parts_or_its_name_and_bad_parts_are_refused(
     };
     assert!(message.contains("dtype_in"), "{message}");
 }
+
+/// A manifest naming `primitive` with `fields`, whose one launch (a block per
+/// row) passes every buffer and parameter of the row contract `name`.
+fn row_manifest(primitive: &str, fields: &str, name: &str) -> Result<Manifest, ManifestError> {
+    let contract = crate::cases::rules::contract(Primitive::Softmax, name).expect(name);
+    let (args, types) = split(&everything(contract));
+    let dir = super::tests::folder();
+    let params: Vec<String> = types.iter().enumerate().map(|(i, t)| format!("\t.param {t} p{i}")).collect();
+    let ptx = format!(
+        ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k(\n{}\n)\n{{ ret; }}\n",
+        params.join(",\n")
+    );
+    std::fs::write(dir.join("k.ptx"), ptx).expect("ptx written");
+    let quoted: Vec<String> = args.iter().map(|a| format!("\"{a}\"")).collect();
+    let text = format!(
+        "primitive = \"{primitive}\"\n{fields}\n[module]\nptx = \"k.ptx\"\n[[launch]]\nkernel = \"k\"\n\
+         args = [{}]\ngrid = \"rows\"\nblock = \"256\"\n",
+        quoted.join(", ")
+    );
+    std::fs::write(dir.join("check.toml"), text).expect("manifest written");
+    let loaded = load(&dir.join("check.toml"), &BOUNDARY_SIZES, None);
+    let _ = std::fs::remove_dir_all(&dir);
+    loaded
+}
+
+#[test]
+fn a_row_kind_is_a_primitive_whose_contracts_ride_on_the_softmax_rows() {
+    let name = "layernorm.f32.f32.affine.stats";
+    let m = row_manifest("layernorm", &format!("contract = \"{name}\""), name).expect("valid");
+    assert_eq!((m.primitive, m.primitive_name().as_str(), m.contract.name), (Primitive::Softmax, "layernorm", name));
+    assert_eq!(m.launches[0].args.len(), 3 + 3 + 3 + 1, "in, gamma, beta, rows, cols, eps, out, mean, rstd, n");
+    let by_parts = row_manifest("layernorm", "dtype_in = \"bfloat16\"", "layernorm.bf16.bf16").expect("valid");
+    assert_eq!(by_parts.contract.name, "layernorm.bf16.bf16");
+    let torch = "dtype_in = \"float32\"\nframework = \"torch\"";
+    let rms = row_manifest("rmsnorm", torch, "rmsnorm.f32.f32.eps_finfo").expect("valid");
+    assert_eq!(rms.contract.name, "rmsnorm.f32.f32.eps_finfo");
+    let ce = "cross_entropy.f32.f32.none";
+    let shape = row_manifest("softmax", &format!("contract = \"{ce}\""), ce).expect("the row shape's own name");
+    assert_eq!(shape.primitive_name(), "cross_entropy");
+    let Err(ManifestError::UnknownContract { message }) =
+        row_manifest("rmsnorm", "contract = \"rows.f32\"", "rmsnorm.f32.f32")
+    else {
+        panic!("a softmax contract under rmsnorm was accepted")
+    };
+    assert!(message.contains("primitive rmsnorm has the contracts rmsnorm.<in>.<out>"), "{message}");
+}
