@@ -207,8 +207,8 @@ fn judge(bound: &Bound, e: &Elem, got: f64) -> (Option<String>, Option<f64>) {
     let allowed = bound.allowed(e.exact, e.scale);
     let error = (got - e.exact).abs();
     let ratio = if error == 0.0 { 0.0 } else { error / allowed };
-    // NaN fails every comparison: `!(error <= allowed)` holds for it.
-    let fails = !(error <= allowed);
+    // A NaN result fails: its error is NaN.
+    let fails = error.is_nan() || error > allowed;
     let expected = format!("{:e} +- {allowed:e} (scale {:e})", e.exact, e.scale);
     (fails.then_some(expected), Some(if ratio.is_nan() { f64::INFINITY } else { ratio }))
 }
