@@ -12,7 +12,7 @@
 # leaves receipts/ untouched and copies nothing, so no old receipt is ever
 # passed off as this run's.
 #
-#   scripts/gpu_run.sh info proof cub-build bench-quick bench-topk nccl ncu check-examples check-rules check-streamed check-typed gallery python pack bundle
+#   scripts/gpu_run.sh info proof cub-build bench-quick bench-topk nccl ncu check-examples check-rules check-streamed check-typed check-rows gallery python pack bundle
 #
 # `proof` remakes exactly the gated receipts `harness receipts status` calls
 # stale (sweep, then sanitize and mutants side by side) and does nothing when
@@ -286,6 +286,25 @@ for s in "$@"; do
           echo "fails as expected"' _ "$H" "examples/check/bugs/$b/check.toml" "$d/$b"
       done
       TAIL=60 step python-typed 300 python3 -m pytest -v -s -p no:cacheprovider --timeout 120 examples/python/test_torch_typed.py ;;
+    check-rows)
+      # Row contracts (cases/typed/rows) on the GPU: the gallery's row controls (91 layer
+      # norm, 94 bfloat16 RMS norm, 95 cross-entropy mean) pass with the defaults and its row
+      # bugs (92 one-pass variance, 93 no eps, 96 no max shift, 97 a mean counting ignored
+      # rows) fail with a FAIL line; then PyTorch's F.layer_norm, F.rms_norm and
+      # F.cross_entropy under framework="torch" and a one-pass Triton layer norm from Python
+      # (install the wheel first: the python step). Receipts go to $OUT only.
+      d=$(stage_dir check-rows)
+      for b in 91_layernorm_control 94_rmsnorm_control 95_cross_entropy_control; do
+        step "check-rows-$b" 300 "$H" check --manifest "examples/check/bugs/$b/check.toml" --seed 0x5eed --out "$d/$b"
+      done
+      for b in 92_layernorm_one_pass_variance 93_layernorm_no_eps 96_cross_entropy_no_max_shift \
+        97_cross_entropy_mean_counts_ignored; do
+        step "check-rows-$b" 300 bash -c 'out=$("$1" check --manifest "$2" --seed 0x5eed --out "$3" 2>&1); rc=$?
+          printf "%s\n" "$out" | grep -v "^\[check\]" | grep -m 3 -A 3 "^FAIL"
+          [ "$rc" -eq 1 ] || { echo "EXPECTATION NOT MET: exited $rc, not 1 (a found failure)"; exit 1; }
+          echo "fails as expected"' _ "$H" "examples/check/bugs/$b/check.toml" "$d/$b"
+      done
+      TAIL=60 step python-rows 300 python3 -m pytest -v -s -p no:cacheprovider --timeout 120 examples/python/test_torch_rows.py ;;
     check-streamed)
       # Past 2^31 a case is made and judged a piece at a time (check/streamed):
       # the correct CUDA scan and compaction pass at 2^31 + 1000 with every
