@@ -26,7 +26,8 @@
 //!
 //! Rooms: the parts and their names ([`parts`]), the data families
 //! ([`families`]), the model and cases ([`catalogue`]), the comparison
-//! ([`compare`]), the exact float sum ([`exact`]).
+//! ([`compare`]), the exact float sum ([`exact`]); the row contracts (layer
+//! norm, RMS norm, cross-entropy), named by their kind, in [`rows`].
 
 pub mod catalogue;
 pub mod compare;

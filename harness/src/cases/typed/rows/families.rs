@@ -7,7 +7,7 @@
 //! | family | rows | the bug it shows |
 //! | --- | --- | --- |
 //! | `uniform` | uniform in [-1, 1) | any wrong answer; a bfloat16 accumulator drifts on long rows |
-//! | `offset` | c + k h, k small integers in [-9, 9]: 1e4 + k (float32), 1024 + k (float16), 256 + 2k (bfloat16) | E[x^2] - E[x]^2 cancels every digit (and goes negative: rsqrt gives NaN) |
+//! | `offset` | c + k h, k small integers in [-9, 9]: 1e4 + k (float32), 1024 + k (float16), 256 + 2k (bfloat16) | `E[x^2] - E[x]^2` cancels every digit (and goes negative: rsqrt gives NaN) |
 //! | `constant` | each row one value of [`CONSTANTS`]: its sum is exact in float32 in any order, so the mean is the value and the variance exactly 0 | no eps: 0 * rsqrt(0) is NaN |
 //! | `mixed_magnitudes` | ±[1, 2) 2^e, e in [-24, 24] (float16: [-14, 14]) | one element dominates the row |
 //! | `large` | ±[1, 2) 2^e, e in [20, 40] (float16: [10, 14]) | squares past 2^80: a float16 accumulator overflows |
@@ -23,7 +23,7 @@
 //! | `all_ignored` | uniform; every target ignore_index | mean of nothing: NaN (sum 0, none all 0) |
 //! | `masked_logits` | uniform with about one logit in 8 -inf, never the target | -inf - max handled as a number |
 //! | `target_neg_inf` | uniform; every fourth row's target logit -inf (rows of two or more columns) | the rule: +inf loss |
-//! | `peaked` | one logit 30 to 60 above the rest, the target on odd rows | a loss near 0 computed as logsumexp - x[t] |
+//! | `peaked` | one logit 30 to 60 above the rest, the target on odd rows | a loss near 0 computed as `logsumexp - x[t]` |
 //! | `tiny_logits` | ±[1, 2) 2^e, e in [-133, -127] (float16: [-24, -15]) | subnormal logits (the loss is log cols) |
 //! | `huge_logits` | ±[1, 2) 2^e, e in [60, 100] (float16: [8, 13]) | x - max past the float range |
 //!
