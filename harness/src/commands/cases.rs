@@ -62,7 +62,7 @@ pub struct DefencesArgs {
 pub struct ExportArgs {
     /// The primitive whose cases to write: a registry primitive, or a row kind (layernorm,
     /// rmsnorm, cross_entropy: its contracts ride on softmax's row blocks).
-    #[arg(long)]
+    #[arg(long, value_parser = primitive_names())]
     pub primitive: Named,
     /// One contract (every contract of the primitive when omitted; a row kind's: its name,
     /// e.g. layernorm.bf16.bf16.affine, or its parts with --dtype-in).
@@ -109,6 +109,12 @@ pub struct ExportArgs {
     pub deep: bool,
     /// The folder to write (created; it must be empty or hold an earlier export).
     pub dir: PathBuf,
+}
+
+/// `--primitive`: a registry primitive or a row kind, its possible values listed by clap.
+fn primitive_names() -> impl clap::builder::TypedValueParser<Value = Named> {
+    use clap::builder::TypedValueParser;
+    clap::builder::PossibleValuesParser::new(Named::all()).try_map(|name| name.parse::<Named>())
 }
 
 impl ExportArgs {

@@ -188,10 +188,14 @@ impl Named {
         Primitive::from_name(name).map(|primitive| Named { primitive, rows: None })
     }
 
+    /// Every name a user may give: the registry's, then the row kinds.
+    pub fn all() -> Vec<&'static str> {
+        Primitive::ALL.iter().map(|p| p.name()).chain(RowKind::ALL.iter().map(|k| k.name())).collect()
+    }
+
     /// Every name a user may give, comma-separated (for error messages).
     pub fn names() -> String {
-        let rows: Vec<&str> = RowKind::ALL.iter().map(|k| k.name()).collect();
-        format!("{}, {}", Primitive::names(), rows.join(", "))
+        Named::all().join(", ")
     }
 
     /// The contract name (or kind) to resolve for a user's `contract`: a
