@@ -106,7 +106,12 @@ def check(
     float32, float64, as each shape takes them) is named by its parts: `op` ("sum", "min", "max"),
     `dtype_in`, `dtype_out`, for a float sum its `accumulator` and a
     tolerance (`rtol`, `atol`, `ulp`; default the order-free bound), for a
-    float arg reduction its `nan_rule` ("nan_first", "nan_ignored");
+    float arg reduction its `nan_rule` ("nan_first", "nan_ignored"), for a
+    float min or max (reduce, scan, segmented) its `nan_rule`
+    ("nan_propagate": a NaN in the fold gives NaN, as numpy.max and
+    torch.amax; "nan_ignored": NaN is skipped, as numpy.fmax.reduce and
+    numpy.nanmax; default: no case holds NaN; framework="torch" or "numpy"
+    picks nan_propagate);
     `contract` then names the kind ("inclusive"/"exclusive" for scan,
     "argmax"/"argmin" for arg_reduce, None for reduce). Or by its full name
     (contract="inclusive.sum.f32.f32")."""
