@@ -153,7 +153,8 @@ pub fn run(args: &CheckOptions, timer: Option<&UserTimer>) -> Result<bool> {
     DOCUMENT_ON_STDOUT.store(args.json && !args.sanitize_child, std::sync::atomic::Ordering::Relaxed);
     let gpu = open_gpu(args);
     let (manifest, sizes) = load_manifest(args, sizes, gpu.as_ref().ok())?;
-    let statics = if args.sanitize_child { static_pass::StaticReport::default() } else { static_pass::run(&manifest) };
+    let statics =
+        if args.sanitize_child { static_pass::StaticReport::default() } else { static_pass::run(&manifest, &sizes) };
     if !args.sanitize_child {
         print_validated(args, &manifest);
         statics.lines().iter().for_each(|line| say(&format!("check: {line}")));
@@ -273,6 +274,12 @@ fn finish(
     if static_failures > 0 {
         say(&format!(
             "check: and the divergence pass failed the kernel at {static_failures} collective(s) (the FAIL divergence lines above)"
+        ));
+    }
+    let static_warnings = ran.statics.warnings();
+    if static_warnings > 0 {
+        say(&format!(
+            "check: the divergence pass could not decide {static_warnings} collective(s) (the WARNING divergence lines above); they fail nothing"
         ));
     }
     let stopped = results.len() < planned;
