@@ -149,10 +149,16 @@ fn the_gallery_s_divergent_collectives_are_found_and_its_controls_are_clean() {
     assert!(has("14_scan_early_return_barrier", Kind::FullMask), "{found:?}");
     assert!(has("22_reduce_full_mask_in_branch", Kind::FullMask), "{found:?}");
     assert!(has("81_fsum_activemask_tail", Kind::PartialMaskShuffle), "{found:?}");
+    assert!(has("83_fsum_shuffle_in_thread_zero", Kind::FullMask), "{found:?}");
     let with = |certainty: Certainty| -> Vec<&str> {
         found.iter().filter(|(_, k)| k.iter().any(|v| v.1 == certainty)).map(|(n, _)| n.as_str()).collect()
     };
-    let proven = ["14_scan_early_return_barrier", "22_reduce_full_mask_in_branch", "81_fsum_activemask_tail"];
+    let proven = [
+        "14_scan_early_return_barrier",
+        "22_reduce_full_mask_in_branch",
+        "81_fsum_activemask_tail",
+        "83_fsum_shuffle_in_thread_zero",
+    ];
     assert_eq!(with(Certainty::Proven), proven, "{found:?}");
     // `if (begin == end) continue;` on offsets[s] read by every thread from
     // global memory, which another block could write: not provably uniform.
