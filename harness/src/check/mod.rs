@@ -164,7 +164,8 @@ fn run_on(
     DOCUMENT_ON_STDOUT.store(args.json && !args.sanitize_child, std::sync::atomic::Ordering::Relaxed);
     let gpu = open(args);
     let (manifest, sizes) = load_manifest(args, sizes, gpu.as_ref().ok())?;
-    let statics = if args.sanitize_child { static_pass::StaticReport::default() } else { static_pass::run(&manifest) };
+    let statics =
+        if args.sanitize_child { static_pass::StaticReport::default() } else { static_pass::run(&manifest, &sizes) };
     if !args.sanitize_child {
         print_validated(args, &manifest);
         statics.lines().iter().for_each(|line| say(&format!("check: {line}")));
@@ -373,6 +374,12 @@ fn say_counts(decision: &verdict::Decision, ran: &Ran, seed: u64) {
     if static_failures > 0 {
         say(&format!(
             "check: and the divergence pass failed the kernel at {static_failures} collective(s) (the FAIL divergence lines above)"
+        ));
+    }
+    let static_warnings = ran.statics.warnings();
+    if static_warnings > 0 {
+        say(&format!(
+            "check: the divergence pass could not decide {static_warnings} collective(s) (the WARNING divergence lines above); they fail nothing"
         ));
     }
     if decision.stopped_by_maxfail && ran.results.len() < ran.planned.len() && !ran.results.is_empty() {

@@ -89,7 +89,12 @@ pub fn static_section(statics: &super::static_pass::StaticReport) -> String {
     if statics.findings.is_empty() {
         return String::new();
     }
-    let title = if statics.failures() > 0 { "FINDINGS" } else { "intended only" };
+    let title = match (statics.failures(), statics.warnings()) {
+        (0, 0) => "intended only".to_string(),
+        (0, w) => format!("{w} warning(s), no failure"),
+        (f, 0) => format!("FINDINGS: {f} failure(s)"),
+        (f, w) => format!("FINDINGS: {f} failure(s), {w} warning(s)"),
+    };
     let mut out = format!("\n## Divergent collectives ({title})\n\n");
     for line in statics.lines() {
         out.push_str(&format!("- {line}\n"));
