@@ -12,7 +12,9 @@
 //! of its k terms: the error `exact - out` is computed exactly and rounded
 //! once ([`ExactSum::minus_to_f64`]), then held to the contract's tolerance:
 //! the order-free bound `(k-1) u/(1+u) sum|x|` of the accumulator (Jeannerod
-//! and Rump: any order, any tree, atomics included), plus the output's own
+//! and Rump: any order, any tree, atomics included; it assumes gradual
+//! underflow, so a float32 or bfloat16 accumulator adds 2k 2^-126 for the
+//! flushes to zero of float32 `atomicAdd` and `-ftz=true` code), plus the output's own
 //! rounding where the output is narrower than the accumulator; or the user's
 //! `atol + rtol |exact|` or ulp count. `sum|x|` is summed in f64 and enlarged
 //! by 2^-16 relative, more than f64's rounding of up to 2^36 terms, so the
@@ -21,7 +23,7 @@
 use super::catalogue::chunk_carries;
 use super::exact::ExactSum;
 use super::families::float_values;
-use super::parts::{is_float, unit_roundoff, NanRule, Parts, Shape, Tolerance};
+use super::parts::{flush_loss, is_float, unit_roundoff, NanRule, Parts, Shape, Tolerance};
 use super::Typed;
 use crate::sweep::case::Verdict;
 use crate::sweep::raw::{Array, Dtype, RawCase};
@@ -499,7 +501,10 @@ fn bound(parts: &Parts, exact: f64, sum_abs: f64, terms: u64, got: f64) -> (f64,
         }
         Tolerance::OrderFree => {
             let u = unit_roundoff(parts.accumulator);
-            let accumulated = terms.saturating_sub(1) as f64 * (u / (1.0 + u)) * sum_abs * (1.0 + 2f64.powi(-50));
+            // Each of the k inputs and k - 1 partial sums may be flushed to zero.
+            let flushed = 2.0 * terms as f64 * flush_loss(parts.accumulator);
+            let accumulated =
+                terms.saturating_sub(1) as f64 * (u / (1.0 + u)) * sum_abs * (1.0 + 2f64.powi(-50)) + flushed;
             let rounding = if narrower_output(parts) {
                 unit_roundoff(parts.dtype_out) * (exact.abs() + accumulated) + smallest_subnormal(parts.dtype_out)
             } else {

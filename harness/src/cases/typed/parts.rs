@@ -238,6 +238,18 @@ pub fn unit_roundoff(dtype: Dtype) -> f64 {
     2f64.powi(-(precision(dtype) as i32))
 }
 
+/// What one flush of a subnormal to zero may lose in an accumulator of
+/// `dtype`: its smallest normal, 2^-126, for float32 and bfloat16 (float32
+/// arithmetic: CUDA's float `atomicAdd` and `-ftz=true` code flush subnormal
+/// inputs and results to zero); 0 for float16 and float64, whose GPU
+/// arithmetic keeps subnormals.
+pub fn flush_loss(dtype: Dtype) -> f64 {
+    match dtype {
+        Dtype::Float32 | Dtype::Bfloat16 => 2f64.powi(-126),
+        _ => 0.0,
+    }
+}
+
 /// Whether every value of `narrow` is a value of `wide` (int64 holds int32
 /// and uint32; float32 holds bfloat16 and float16; neither of those two
 /// holds the other: bfloat16 has the range, float16 the precision).
@@ -766,10 +778,16 @@ impl Parts {
         match self.tolerance {
             Tolerance::OrderFree => format!(
                 "order-free bound: |out - exact| <= (k-1) u/(1+u) sum|x| over the k terms of each output, u = 2^-{} \
-                 ({} accumulator){rounding}; the error computed exactly from the input (expected holds the exact \
+                 ({} accumulator){}{rounding}; the error computed exactly from the input (expected holds the exact \
                  sums rounded to float64)",
                 precision(self.accumulator),
-                self.accumulator.name()
+                self.accumulator.name(),
+                if flush_loss(self.accumulator) > 0.0 {
+                    " plus 2k 2^-126 (float32 arithmetic may flush each subnormal input and result to zero, as \
+                     atomicAdd and -ftz=true do)"
+                } else {
+                    ""
+                }
             ),
             Tolerance::User { rtol, atol, ulp } => format!(
                 "user tolerance: |out - exact| <= atol + rtol |exact| (atol {atol:e}, rtol {rtol:e}){}; the error \

@@ -352,6 +352,54 @@ fn float_sums_in_any_order_pass_and_a_lost_term_fails() {
     }
 }
 
+/// `host_sum` in float32 arithmetic that flushes subnormal inputs and
+/// results to zero, as CUDA's float `atomicAdd` and `-ftz=true` code do.
+fn host_sum_flushing(values: &[f64], tile: usize) -> Array {
+    let flush = |v: f32| if v.is_subnormal() { 0.0f32.copysign(v) } else { v };
+    let mut carry = 0.0f32;
+    for chunk in values.chunks(tile.max(1)) {
+        let local = chunk.iter().fold(0.0f32, |acc, &x| flush(acc + flush(x as f32)));
+        carry = flush(carry + local);
+    }
+    Array::Float32(vec![carry])
+}
+
+#[test]
+fn float32_arithmetic_that_flushes_subnormals_passes_a_float32_accumulators_bound_only() {
+    // float_edges holds runs of signed subnormals among ±0, the smallest normal and ±1: find a
+    // case of 32 elements whose every term and sum are below 2^-126 (a flush loses it all), and
+    // whose sum is not lost to cancellation (it exceeds 32 u sum|x|).
+    let tiny_case = |name: &str| {
+        let t = typed(Primitive::Reduce, name);
+        let family = families::all(&t.parts).into_iter().find(|f| f.name() == "float_edges").expect("float_edges");
+        let u = super::parts::unit_roundoff(t.parts.accumulator);
+        (0..2000u64)
+            .filter_map(|seed| make(t.parts, family, 32, seed).ok())
+            .find(|case| {
+                let values = float_values(&case.inputs[0]).expect("floats");
+                let (exact, abs): (f64, f64) = (values.iter().sum(), values.iter().map(|x| x.abs()).sum());
+                values.iter().all(|x| x.abs() < 2f64.powi(-126)) && exact.abs() > 32.0 * u * abs
+            })
+            .map(|case| (t, case))
+            .unwrap_or_else(|| panic!("{name}: no float_edges case of 32 subnormal terms with an uncancelled sum"))
+    };
+    for name in ["sum.f32.f32", "sum.bf16.f32"] {
+        let (t, case) = tiny_case(name);
+        let values = float_values(&case.inputs[0]).expect("floats");
+        let flushed = host_sum_flushing(&values, 8);
+        assert_eq!(flushed, Array::Float32(vec![0.0]), "{name}: the flush lost the whole subnormal sum");
+        let v = verdict(t, &case, flushed);
+        assert!(v.passed(), "{name}: a flushing float32 sum is within the bound: {v:?}");
+        // The allowance is absolute and tiny: 2^-100 off still fails.
+        let exact: f64 = values.iter().sum();
+        let off = Array::Float32(vec![(exact + 2f64.powi(-100)) as f32]);
+        assert!(!verdict(t, &case, off).passed(), "{name}: an error of 2^-100 passed");
+    }
+    // float64 keeps subnormals on the GPU: no allowance, so a sum of subnormals flushed to 0 fails.
+    let (t, case) = tiny_case("sum.f64.f64");
+    assert!(!verdict(t, &case, Array::Float64(vec![0.0])).passed(), "a float64 sum flushed to zero passed");
+}
+
 #[test]
 fn a_bf16_accumulator_fails_a_float32_accumulators_bound_and_passes_its_own() {
     let (t, case) = case_of("inclusive.sum.bf16.f32", Primitive::Scan, "uniform", 4096);
