@@ -4,7 +4,7 @@
 //! |---:|---|
 //! | 0 | it ran and everything passed |
 //! | 1 | it ran and a check failed |
-//! | 2 | it could not run: no GPU where the command needs one, no NVRTC, bad input (clap's usage errors are 2 as well) |
+//! | 2 | it could not run: no GPU where the command needs one, no NVRTC, bad input (clap's usage errors are 2 as well); a `check` with no size that fits the machine, or INCOMPLETE (nothing failed, some case could not run) |
 //! | 141 | the reader closed stdout or stderr (`harness cases verify DIR \| head -1`): nothing more is printed |
 //!
 //! Rule relied on for 141: a Rust program ignores SIGPIPE, so a write to a

@@ -19,7 +19,14 @@ __all__ = ["Case", "CheckResult", "DefenceWarning", "HarnessError", "cases", "ch
 
 
 def cases(
-    primitive: str, contract: str | None = None, sizes=None, seed=None, deep: bool = False, framework=None, **parts
+    primitive: str,
+    contract: str | None = None,
+    sizes=None,
+    seed=None,
+    deep: bool = False,
+    framework=None,
+    allow_missing_defences=None,
+    **parts,
 ):
     """A pytest marker: the test (which takes a `case` argument) runs once
     per catalogue case, with ids like `scan-exclusive.i32-n33-small_ints-0x5eed`.
@@ -29,9 +36,18 @@ def cases(
     states it, as in primlab.check. A typed contract may be named by its
     parts, as in primlab.check (`op=`, `dtype_in=`, `dtype_out=`,
     `accumulator=`, `rtol=`, `atol=`, `ulp=`, `nan_rule=`; `contract` then
-    names its kind)."""
+    names its kind). A case that could not get a defence that applies to it
+    fails, naming it, unless `allow_missing_defences` names it ("poison",
+    "perturb"; as in primlab.check)."""
     import pytest
 
     return pytest.mark.primlab_cases(
-        primitive=primitive, contract=contract, sizes=sizes, seed=seed, deep=deep, framework=framework, **parts
+        primitive=primitive,
+        contract=contract,
+        sizes=sizes,
+        seed=seed,
+        deep=deep,
+        framework=framework,
+        allow_missing_defences=allow_missing_defences,
+        **parts,
     )

@@ -7,7 +7,7 @@ import dataclasses
 import secrets
 import tempfile
 
-from ._case_runs import CaseRuns, PerturbationLost
+from ._case_runs import CaseRuns, PerturbationLost, allowed_defences
 from ._cases import Export
 from ._harness import HarnessRefused
 
@@ -25,7 +25,8 @@ class CheckResult:
     """The runs every case passed: first run, second run, perturbed run
     (the perturbed run covers the cases up to the harness's size limit)."""
     notes: tuple = ()
-    """Defences that could not be applied to this function, each with why."""
+    """What did not apply to this function (e.g. no perturbation for a host
+    function), and each missing defence the caller allowed, with its cases."""
     closest: str | None = None
     """For float sums (typed contracts): the passing element that came
     closest to its bound, with its error and its share of the bound."""
@@ -74,6 +75,7 @@ def check(
     atol: float | None = None,
     ulp: int | None = None,
     nan_rule: str | None = None,
+    allow_missing_defences=None,
 ) -> CheckResult:
     """Checks `fn` on every case of `primitive`'s `contract`.
 
@@ -93,8 +95,18 @@ def check(
     while a kernel holds a share of the SMs, so that blocks run in another
     order. Each run is judged on its own. Raises AssertionError with the run,
     the harness's failure line, a mismatch summary and a rerun line when any
-    case fails; returns a CheckResult when all pass (its `notes` name any
-    defence this function could not get, e.g. no perturbation for NumPy).
+    case fails; returns a CheckResult when all pass (its `notes` say what
+    did not apply, e.g. no perturbation for a NumPy function, which has no
+    device schedule).
+
+    A defence that applies but could not be applied to a case (`poison`:
+    torch's free memory could not be poisoned, or only partly; `perturb`:
+    the holding kernel could not run, or the function takes device arrays
+    that torch does not manage) fails the check with an AssertionError
+    naming the defence and the cases, since a pass without it may be by
+    accident; `allow_missing_defences=("perturb",)` (names from
+    primlab._case_runs.DEFENCES) accepts that, and the result's notes and a
+    DefenceWarning name every case that went without.
 
     `framework="torch"` (or "numpy") checks the contract as that framework
     states it: its named rule over the contract where one is the
@@ -106,7 +118,12 @@ def check(
     float32, float64, as each shape takes them) is named by its parts: `op` ("sum", "min", "max"),
     `dtype_in`, `dtype_out`, for a float sum its `accumulator` and a
     tolerance (`rtol`, `atol`, `ulp`; default the order-free bound), for a
-    float arg reduction its `nan_rule` ("nan_first", "nan_ignored");
+    float arg reduction its `nan_rule` ("nan_first", "nan_ignored"), for a
+    float min or max (reduce, scan, segmented) its `nan_rule`
+    ("nan_propagate": a NaN in the fold gives NaN, as numpy.max and
+    torch.amax; "nan_ignored": NaN is skipped, as numpy.fmax.reduce and
+    numpy.nanmax; default: no case holds NaN; framework="torch" or "numpy"
+    picks nan_propagate);
     `contract` then names the kind ("inclusive"/"exclusive" for scan,
     "argmax"/"argmin" for arg_reduce, None for reduce). Or by its full name
     (contract="inclusive.sum.f32.f32").
@@ -122,6 +139,7 @@ def check(
     (`torch.finfo(dtype).eps`)."""
     if not callable(fn):
         raise TypeError(f"primlab.check: fn must be callable, got {type(fn).__name__}")
+    allowed = allowed_defences(allow_missing_defences, "primlab.check")
     parts = {
         "op": op,
         "dtype_in": dtype_in,
@@ -165,7 +183,8 @@ def check(
                 for case in cases:
                     case_runs.call(fn, case, run)
             except PerturbationLost:
-                continue  # noted; a run that did not happen is not judged or counted
+                case_runs.perturbation_lost(cases)  # a run that did not happen is not judged or counted
+                continue
             failures = export.verify(None if len(cases) == len(export.cases) else cases)
             # The first run covers every case: its closest approach to a bound is the one reported.
             closest = export.closest if closest is None else closest
@@ -174,6 +193,8 @@ def check(
                 rerun = f"primlab.check(fn, primitive={primitive!r}, contract={contract!r}{options}, seed={seed:#x})"
                 raise AssertionError(failure_message(export, failures, len(cases), rerun, run))
             passed.append(run.name)
+        subject = f"{primitive} {contract}"
+        allowed_lines = case_runs.judge_defences(subject, export.cases, allowed, len(export.cases))
         return CheckResult(
             primitive,
             contract,
@@ -181,6 +202,6 @@ def check(
             seed,
             tuple(export.sizes),
             tuple(passed),
-            tuple(case_runs.notes),
+            tuple(n for n in case_runs.notes if not n.startswith(("poison: ", "perturb: "))) + tuple(allowed_lines),
             closest,
         )

@@ -6,6 +6,11 @@ case, with ids `<primitive>-<contract>-n<size>-<family>-<run seed>`:
     def test_my_scan(case):
         case.check(my_scan)            # or case.check(fn, device="cuda")
 
+A case whose function could not get a defence that applies to it (`poison`,
+`perturb`: see primlab.check) fails, naming the defence, unless the marker or
+`case.check` accepts it by name (`allow_missing_defences=("perturb",)`); an
+accepted one is a DefenceWarning naming the case.
+
 The run seed is the marker's `seed`, else `--primlab-seed` (or
 $PRIMLAB_SEED), else a fresh one printed in the report header; the same seed
 regenerates the same cases and ids, so `pytest --primlab-seed S -k ID` reruns
@@ -23,7 +28,7 @@ import tempfile
 import pytest
 
 from ._cases import Case, Export
-from ._case_runs import CaseRuns, PerturbationLost
+from ._case_runs import CaseRuns, PerturbationLost, allowed_defences
 from ._check import failure_message
 from ._harness import HarnessError, HarnessRefused, harness_path
 
@@ -33,11 +38,12 @@ SEED_ENV = "PRIMLAB_SEED"
 class CatalogueCase:
     """The `case` argument of a `@primlab.cases` test: one catalogue case."""
 
-    def __init__(self, export: Export, case: Case, seed_pinned: bool, runs: dict):
+    def __init__(self, export: Export, case: Case, seed_pinned: bool, runs: dict, allowed=frozenset()):
         self.export = export
         self.case = case
         self.seed_pinned = seed_pinned
         self._runs = runs  # CaseRuns by (device, convert), shared by the export's cases
+        self._allowed = allowed  # the marker's allow_missing_defences
 
     def __repr__(self) -> str:
         return f"<primlab case {self.case.id} ({self.case.name})>"
@@ -56,11 +62,15 @@ class CatalogueCase:
         seed = "" if self.seed_pinned else f" --primlab-seed {self.case.run_seed:#x}"
         return f"pytest{seed} -k '{self.case.id}'"
 
-    def check(self, fn, device=None, convert=None) -> None:
+    def check(self, fn, device=None, convert=None, allow_missing_defences=None) -> None:
         """Runs `fn` on this case as primlab.check does (under both poisons,
         then perturbed where a CUDA device is in play) and has the harness
         judge each run; AssertionError with the run, the failure line, the
-        mismatch summary and the rerun command when one fails."""
+        mismatch summary and the rerun command when one fails, and naming
+        the defence when one that applies could not be applied to this case
+        (unless this call's or the marker's `allow_missing_defences` names
+        it: then a DefenceWarning names the case)."""
+        allowed = self._allowed | allowed_defences(allow_missing_defences, f"case.check ({self.case.id})")
         key = (repr(device), id(convert))
         if key not in self._runs:
             self._runs[key] = CaseRuns(self.export, device, convert)
@@ -71,10 +81,11 @@ class CatalogueCase:
             try:
                 case_runs.call(fn, self.case, run)
             except PerturbationLost:
-                continue  # noted and warned; not judged
+                continue  # this case lacks the perturbed run: judged below
             failures = self.export.verify([self.case])
             if failures:
                 raise AssertionError(failure_message(self.export, failures, 1, self.rerun(), run))
+        case_runs.judge_defences(self.case.describe(), [self.case], allowed, 1)
 
 
 class _State:
@@ -118,8 +129,8 @@ def pytest_addoption(parser):
 def pytest_configure(config):
     config.addinivalue_line(
         "markers",
-        "primlab_cases(primitive, contract, sizes=None, seed=None, deep=False): one test per primlab catalogue case "
-        "(the test takes `case`)",
+        "primlab_cases(primitive, contract, sizes=None, seed=None, deep=False, allow_missing_defences=None): one "
+        "test per primlab catalogue case (the test takes `case`)",
     )
     seed = _parse_seed(config.getoption("--primlab-seed") or os.environ.get(SEED_ENV))
     config.stash[_STATE] = _State(seed)
@@ -161,11 +172,13 @@ def pytest_generate_tests(metafunc):
     options = {k: v for k, v in marker.kwargs.items() if not (k == "contract" and v is None)}
     # A typed contract's parts (op=, dtype_in=, ...) may name it instead of, or beside, its kind.
     parts = {k: options.pop(k) for k in _TYPED_PARTS if options.get(k) is not None}
+    allowed = allowed_defences(options.pop("allow_missing_defences", None), f"{where}: @primlab.cases")
     unknown = set(options) - {"primitive", "contract", "sizes", "seed", "deep", "framework"} - set(_TYPED_PARTS)
     if unknown or "primitive" not in options or ("contract" not in options and not parts):
         raise TypeError(
             f"{where}: @primlab.cases(primitive=..., contract=..., sizes=None, seed=None, deep=False, "
-            f"framework=None, or a typed contract's op=, dtype_in=, ...) got {sorted(set(options) | set(parts))}"
+            f"framework=None, allow_missing_defences=None, or a typed contract's op=, dtype_in=, ...) got "
+            f"{sorted(set(options) | set(parts))}"
         )
     state = metafunc.config.stash[_STATE]
     pinned = options.get("seed") is not None
@@ -187,7 +200,7 @@ def pytest_generate_tests(metafunc):
             f"sizes={options.get('sizes')!r}, seed={seed:#x}): {error}"
         ) from None
     shared = {}
-    runs = [CatalogueCase(export, c, pinned, shared) for c in export.cases]
+    runs = [CatalogueCase(export, c, pinned, shared, allowed) for c in export.cases]
     ids = [c.id for c in export.cases]
     # Two cases with one id (a size listed twice) keep apart by their export names.
     ids = [i if ids.count(i) == 1 else f"{i}-{r.case.name}" for i, r in zip(ids, runs)]

@@ -127,12 +127,23 @@ def test_inputs_through_convert_and_outputs_through_dlpack():
         seen.append(type(x))
         return DLPackOnly(kernels.exclusive_scan(np.from_dlpack(x)))
 
-    with pytest.warns(primlab.DefenceWarning, match="perturbed run: not run"):
-        result = primlab.check(scan, primitive="scan", contract="exclusive.i32", sizes=[33], seed=SEED, convert=DLPackOnly)
+    # Device arrays (convert=) with no CUDA device through torch: neither defence could be
+    # applied, so the check fails naming both, unless they are accepted by name.
+    with pytest.raises(AssertionError) as raised:
+        primlab.check(scan, primitive="scan", contract="exclusive.i32", sizes=[33], seed=SEED, convert=DLPackOnly)
+    assert "poison (free device memory poisoned before each call): not applied to" in str(raised.value)
+    assert "perturb (the perturbed run" in str(raised.value) and "no CUDA device" in str(raised.value)
+    seen.clear()
+    with pytest.warns(primlab.DefenceWarning, match=r"(poison|perturb) not applied \(allowed"):
+        result = primlab.check(
+            scan, primitive="scan", contract="exclusive.i32", sizes=[33], seed=SEED, convert=DLPackOnly,
+            allow_missing_defences=("poison", "perturb"),
+        )
     # Every case twice (both poisons); no CUDA device here, so no perturbed run, and the result says so.
     assert seen == [DLPackOnly] * 2 * count("scan", "exclusive.i32", [33])
     assert result.runs == ("first run", "second run")
-    assert any(n.startswith("perturbed run: not run (no CUDA device") for n in result.notes)
+    assert any(n.startswith("perturb not applied (allowed by allow_missing_defences)") and "no CUDA device" in n for n in result.notes)
+    assert any(n.startswith("poison not applied (allowed by allow_missing_defences)") for n in result.notes)
 
 
 def test_an_unknown_primitive_or_contract_is_refused_with_the_valid_names():

@@ -11,6 +11,10 @@ import pytest
 import kernels
 import primlab
 from conftest import harness_cases
+
+
+def count(primitive, contract, sizes):
+    return len(harness_cases(primitive, contract, sizes, SEED))
 from primlab import _defences, _torch_cuda
 
 SEED = 0x5EED
@@ -183,23 +187,60 @@ def test_on_a_gpu_each_call_is_poisoned_and_small_cases_run_perturbed(fake_gpu):
     assert _FakeHeld.log == [("hold", 5), ("release",)] * small, "held around each case up to max_len, let go after"
 
 
-def test_a_holding_kernel_that_will_not_start_leaves_the_perturbed_run_uncounted(fake_gpu):
+def test_a_holding_kernel_that_will_not_start_fails_the_check_naming_the_defence(fake_gpu):
     _FakeHeld.fail_hold = True
-    with pytest.warns(primlab.DefenceWarning, match=r"perturbed run: stopped at scan exclusive.i32 case c\d+ .*invalid argument"):
-        result = primlab.check(kernels.exclusive_scan, primitive="scan", contract="exclusive.i32", sizes=[33], seed=SEED)
+    with pytest.raises(AssertionError) as raised:
+        primlab.check(kernels.exclusive_scan, primitive="scan", contract="exclusive.i32", sizes=[33, 257], seed=SEED)
+    text = str(raised.value)
+    n = count("scan", "exclusive.i32", [33, 257])
+    assert "a defence could not be applied, so a pass here may be by accident" in text, text
+    # Every case the perturbed run would have covered lacks it, not only the one where it stopped.
+    assert f"perturb (the perturbed run (a kernel holding a share of the SMs while the function runs)): not applied to {n} of {n} case(s)" in text, text
+    assert "perturbed run: stopped at scan exclusive.i32 case c00000" in text and "invalid argument" in text, text
+    assert text.endswith("to accept this, pass allow_missing_defences=('perturb',)"), text
+
+
+def test_a_missing_perturbation_allowed_by_name_passes_and_names_every_case(fake_gpu):
+    _FakeHeld.fail_hold = True
+    with pytest.warns(primlab.DefenceWarning, match=r"perturb not applied \(allowed by allow_missing_defences\) to \d+ case\(s\) \(c00000, c00001"):
+        result = primlab.check(
+            kernels.exclusive_scan, primitive="scan", contract="exclusive.i32", sizes=[33], seed=SEED,
+            allow_missing_defences=("perturb",),
+        )
     assert result.runs == ("first run", "second run")
-    assert any(n.startswith("perturbed run: stopped at") for n in result.notes)
+    n = count("scan", "exclusive.i32", [33])
+    names = ", ".join(f"c{i:05d}" for i in range(n))
+    assert len(result.notes) == 1, result.notes
+    assert result.notes[0].startswith(f"perturb not applied (allowed by allow_missing_defences) to {n} case(s) ({names}): ")
+    assert "perturbed run: stopped at scan exclusive.i32 case c00000 (n=33" in result.notes[0], result.notes
 
 
-def test_an_allocator_that_cannot_be_poisoned_is_noted_and_the_check_goes_on(fake_gpu, monkeypatch):
+def test_an_allocator_that_cannot_be_poisoned_fails_the_check_unless_allowed(fake_gpu, monkeypatch):
     def refuse(gpu, pattern):
         raise RuntimeError("torch's cudaMallocAsync allocator keeps no list of free blocks to poison")
 
     monkeypatch.setattr(_torch_cuda, "poison_free_blocks", refuse)
-    with pytest.warns(primlab.DefenceWarning, match="free device memory not poisoned"):
-        result = primlab.check(kernels.exclusive_scan, primitive="scan", contract="exclusive.i32", sizes=[33], seed=SEED)
+    with pytest.raises(AssertionError, match=r"(?s)poison \(free device memory poisoned before each call\): not applied to \d+ of \d+ case\(s\).*cudaMallocAsync"):
+        primlab.check(kernels.exclusive_scan, primitive="scan", contract="exclusive.i32", sizes=[33], seed=SEED)
+    with pytest.warns(primlab.DefenceWarning, match="poison not applied"):
+        result = primlab.check(
+            kernels.exclusive_scan, primitive="scan", contract="exclusive.i32", sizes=[33], seed=SEED,
+            allow_missing_defences="poison",
+        )
     assert result.runs == ("first run", "second run", "perturbed run")
-    assert result.notes == ("free device memory not poisoned (RuntimeError: torch's cudaMallocAsync allocator keeps no list of free blocks to poison)",)
+    assert len(result.notes) == 1 and result.notes[0].startswith("poison not applied (allowed by allow_missing_defences) to ")
+    assert result.notes[0].endswith("free device memory not poisoned (RuntimeError: torch's cudaMallocAsync allocator keeps no list of free blocks to poison)")
+
+
+def test_memory_poisoned_only_in_part_is_a_missing_defence(fake_gpu, monkeypatch):
+    monkeypatch.setattr(_torch_cuda, "poison_free_blocks", lambda gpu, pattern: (100, "expandable segments left out"))
+    with pytest.raises(AssertionError, match="free device memory partly poisoned: expandable segments left out"):
+        primlab.check(kernels.exclusive_scan, primitive="scan", contract="exclusive.i32", sizes=[33], seed=SEED)
+
+
+def test_an_unknown_defence_name_is_refused_with_the_known_ones():
+    with pytest.raises(ValueError, match=r"allow_missing_defences names \['poisson'\]; the defences are 'poison' .*'perturb'"):
+        primlab.check(kernels.exclusive_scan, primitive="scan", contract="exclusive.i32", sizes=[33], allow_missing_defences=("poisson",))
 
 
 def test_the_holding_kernels_parameters_point_at_their_values():

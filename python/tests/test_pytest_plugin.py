@@ -198,3 +198,78 @@ def test_scan(case):
     ids = collected_ids(pytester.runpytest_subprocess("--collect-only", "-q", *plugin))
     assert ids and all(i.startswith("scan-inclusive.max.i32.i32-n") for i in ids), ids
     pytester.runpytest_subprocess(*plugin).assert_outcomes(passed=len(ids))
+
+
+# A CUDA device as the plugin's runs see it, without one: the harness's
+# poisons, and a holding kernel that will not start (`FAIL_HOLD`).
+FAKE_GPU = """
+import types
+
+import numpy as np
+import primlab
+from primlab import _defences, _torch_cuda
+
+_real_load = _defences.load
+
+
+def _load(arch=None, sm_count=1, cases=0):
+    plan = {"max_len": 300, "cases": [{"sms_held": 5, "stagger_ns": 5000}] * cases}
+    return {**_real_load(), "perturbation": plan, "perturbation_missing": None}
+
+
+class _Held:
+    def __init__(self, plan, gpu):
+        self.plan = plan
+
+    def hold(self, share):
+        raise RuntimeError("cuLaunchKernel returned 1 (invalid argument)")
+
+    def release(self):
+        pass
+
+
+_props = types.SimpleNamespace(major=9, minor=0, multi_processor_count=132)
+_torch = types.SimpleNamespace(cuda=types.SimpleNamespace(get_device_properties=lambda gpu: _props))
+_torch_cuda.cuda_device = lambda device: 0
+_torch_cuda.torch_if_imported = lambda: _torch
+_torch_cuda.poison_free_blocks = lambda gpu, pattern: (len(pattern), None)
+_torch_cuda.HeldSMs = _Held
+_defences.load = _load
+
+
+def exclusive_scan(x):
+    out = np.zeros(len(x), dtype=np.int64)
+    out[1:] = np.cumsum(x[:-1], dtype=np.int64)
+    return out
+
+
+@primlab.cases(primitive="scan", contract="exclusive.i32", sizes=[1, 33], seed=0x5eed{allow})
+def test_scan(case):
+    case.check(exclusive_scan)
+"""
+
+
+def test_a_case_whose_perturbation_was_lost_fails_naming_the_defence_every_case_after_too(pytester, plugin):
+    pytester.makepyfile(test_kernel=FAKE_GPU.replace("{allow}", ""))
+    result = pytester.runpytest_subprocess(*plugin)
+    result.assert_outcomes(failed=N)
+    text = result.stdout.str()
+    # The case where the holding kernel would not start, and each later case, fails by name.
+    assert text.count("a defence could not be applied, so a pass here may be by accident") == N, text
+    assert text.count("perturbed run: stopped at scan exclusive.i32 case c00000") >= N, text
+    result.stdout.fnmatch_lines(["*to accept this, pass allow_missing_defences=('perturb',)"])
+
+
+def test_a_missing_defence_allowed_by_the_marker_passes_and_each_case_says_so(pytester, plugin):
+    pytester.makepyfile(test_kernel=FAKE_GPU.replace("{allow}", ', allow_missing_defences=("perturb",)'))
+    result = pytester.runpytest_subprocess("-W", "always::primlab.DefenceWarning", *plugin)
+    result.assert_outcomes(passed=N, warnings=N)
+    text = result.stdout.str()
+    assert text.count("perturb not applied (allowed by allow_missing_defences) to 1 case(s)") == N, text
+
+
+def test_an_unknown_defence_in_the_marker_is_a_collection_error(pytester, plugin):
+    pytester.makepyfile(test_kernel=FAKE_GPU.replace("{allow}", ', allow_missing_defences=("perturbation",)'))
+    result = pytester.runpytest_subprocess(*plugin)
+    assert "allow_missing_defences names ['perturbation']; the defences are 'poison'" in result.stdout.str()
+    assert result.ret != 0

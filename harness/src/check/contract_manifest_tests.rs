@@ -254,6 +254,13 @@ fn a_row_kind_is_a_primitive_whose_contracts_ride_on_the_softmax_rows() {
     let m = row_manifest("layernorm", &format!("contract = \"{name}\""), name).expect("valid");
     assert_eq!((m.primitive, m.primitive_name().as_str(), m.contract.name), (Primitive::Softmax, "layernorm", name));
     assert_eq!(m.launches[0].args.len(), 3 + 3 + 3 + 1, "in, gamma, beta, rows, cols, eps, out, mean, rstd, n");
+    let mut all = everything(m.contract);
+    all.retain(|(a, _)| a != "rstd");
+    let (args, types) = split(&all);
+    let e = validate(Primitive::Softmax, m.contract, &args, &types)
+        .map(|_| "valid".to_string())
+        .unwrap_or_else(|e| e.to_string());
+    assert!(e.contains("'rstd' (the layernorm layernorm.f32.f32.affine.stats contract has"), "{e}");
     let by_parts = row_manifest("layernorm", "dtype_in = \"bfloat16\"", "layernorm.bf16.bf16").expect("valid");
     assert_eq!(by_parts.contract.name, "layernorm.bf16.bf16");
     let torch = "dtype_in = \"float32\"\nframework = \"torch\"";

@@ -14,14 +14,25 @@
 //!   such a branch: its source lane (`lane + delta`) may be a lane outside
 //!   the mask, whose value is undefined.
 //!
-//! How: every register gets a level by what its value depends on (the
+//! How: every register gets a [`Fact`] by what its value depends on (the
 //! block's uniform values; the warp index; the lane; anything), found by a
-//! fixpoint over all its definitions; branches take their predicate's level;
-//! a statement is under a branch when it is control-dependent on it (the
-//! post-dominator construction of Ferrante, Ottenstein and Warren, 1987),
-//! directly or through a chain of branches. Each finding names the PTX line
-//! and, through the `.loc` lines `-lineinfo` leaves, the source line. A line
-//! holding `primlab: intended` (in the source or the PTX) is not a finding.
+//! fixpoint over all its definitions (`uniformity`); a statement is under a
+//! branch when it is control-dependent on it (the post-dominator
+//! construction of Ferrante, Ottenstein and Warren, 1987), directly or
+//! through a chain of branches. A collective under a branch whose condition
+//! is not proven uniform for its scope (the block for a barrier, the warp
+//! for a warp collective) is a finding, of one of two certainties: proven
+//! when the condition, evaluated for concrete launches, takes both sides in
+//! two threads of one block or warp (`thread_function`), undecided when the
+//! pass cannot follow it (loaded data, shuffles, loop-carried values). Each
+//! finding names the PTX line and, through the `.loc` lines `-lineinfo`
+//! leaves, the source line. A line holding `primlab: intended` (in the
+//! source or the PTX) is not a finding.
+//!
+//! Assumed of every launch: one-dimensional blocks, and data-race-free
+//! shared memory (a word that one thread writes and another reads is
+//! ordered by a barrier; racecheck reports the races). When the launches'
+//! block sizes are all multiples of 32 (the default), warps are whole.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -32,11 +43,56 @@ pub enum Level {
     Uniform,
     /// The same for every lane of a warp (the warp index, a vote, the active mask).
     Warp,
-    /// The thread index plus uniform values: differs lane by lane, and
-    /// shifted right by 5 or more bits it is the warp index.
+    /// The thread index plus a uniform multiple of 32 (`blockIdx.x *
+    /// blockDim.x + threadIdx.x` with whole warps): differs lane by lane, and
+    /// shifted right by 5 or more bits it is the same across a warp.
     Lane,
     /// Anything else that may differ between lanes (loaded data, shuffles).
     Varying,
+}
+
+/// What the pass knows of one value: its level, and whether it is the same
+/// in every warp lane by lane (`v(t) == v(t + 32k)`: the lane index, a
+/// shared word chosen by the lane and read after a barrier). Both "the same
+/// across a warp" and "the same across the warps lane by lane" make it the
+/// same for the whole block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Fact {
+    /// What it depends on.
+    pub level: Level,
+    /// The same in every warp, lane by lane.
+    pub across: bool,
+    /// A uniform multiple of 32.
+    pub aligned: bool,
+}
+
+impl Fact {
+    /// The same for the whole block, of unknown alignment.
+    pub const UNIFORM: Fact = Fact { level: Level::Uniform, across: true, aligned: false };
+    /// Nothing known.
+    pub const VARYING: Fact = Fact { level: Level::Varying, across: false, aligned: false };
+
+    /// A fact of `level`, `across` and `aligned`, with what follows from them.
+    pub fn new(level: Level, across: bool, aligned: bool) -> Fact {
+        // Same across a warp and the same across the warps lane by lane:
+        // the same in every thread of the block.
+        let level = if level <= Level::Warp && across { Level::Uniform } else { level };
+        let uniform = level == Level::Uniform;
+        Fact { level, across: across || uniform, aligned: aligned && uniform }
+    }
+
+    /// What is known of a value that may be either this one or `other`.
+    pub fn meet(self, other: Fact) -> Fact {
+        Fact::new(self.level.max(other.level), self.across && other.across, self.aligned && other.aligned)
+    }
+
+    /// A value chosen by this condition, or computed by an operation other
+    /// than adding a uniform multiple of 32: no longer the thread index plus
+    /// an offset.
+    pub fn mixed(self) -> Fact {
+        let level = if self.level == Level::Lane { Level::Varying } else { self.level };
+        Fact::new(level, self.across, self.aligned)
+    }
 }
 
 /// What kind of divergent collective a finding is.
@@ -50,11 +106,24 @@ pub enum Kind {
     PartialMaskShuffle,
 }
 
+/// How sure a finding is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Certainty {
+    /// The branch takes both sides in two threads of one block (a barrier)
+    /// or one warp (a warp collective) of a concrete launch: a failure.
+    Proven,
+    /// The pass cannot prove the branch uniform, nor find threads it splits
+    /// (its condition comes from loaded data, a shuffle, a loop): a warning.
+    Undecided,
+}
+
 /// One finding.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Finding {
     /// The kind.
     pub kind: Kind,
+    /// Proven or undecided.
+    pub certainty: Certainty,
     /// The entry point or device function it is in.
     pub function: String,
     /// The PTX line of the collective (1-based).
@@ -65,20 +134,59 @@ pub struct Finding {
     pub statement: String,
     /// The PTX line of the branch it is under, and its source line.
     pub branch: (usize, Option<(u32, u32)>),
+    /// For a proven finding, the launch and the two threads that show it.
+    pub witness: Option<String>,
 }
 
 impl Finding {
     /// What went wrong, in one sentence.
     pub fn what(&self) -> &'static str {
-        match self.kind {
-            Kind::Barrier => "a block barrier that only the threads taking one side of a thread-dependent branch reach",
-            Kind::FullMask => {
+        match (self.certainty, self.kind) {
+            (Certainty::Proven, Kind::Barrier) => {
+                "a block barrier that only the threads taking one side of a thread-dependent branch reach"
+            }
+            (Certainty::Proven, Kind::FullMask) => {
                 "a full-mask (0xffffffff) warp collective that only the lanes taking one side of a lane-dependent branch reach"
             }
-            Kind::PartialMaskShuffle => {
+            (Certainty::Proven, Kind::PartialMaskShuffle) => {
                 "a shuffle with a computed (partial) mask inside a lane-dependent branch: its source lane may be outside the mask"
             }
+            (Certainty::Undecided, Kind::Barrier) => {
+                "a block barrier under a branch the pass cannot prove the same for every thread of the block"
+            }
+            (Certainty::Undecided, Kind::FullMask) => {
+                "a full-mask (0xffffffff) warp collective under a branch the pass cannot prove the same for every lane of the warp"
+            }
+            (Certainty::Undecided, Kind::PartialMaskShuffle) => {
+                "a shuffle with a computed (partial) mask under a branch the pass cannot prove the same for every lane of the warp"
+            }
         }
+    }
+}
+
+/// What the pass knows of the launches of one function.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Launches {
+    /// The block sizes it is launched with (threads, 1 to 1024).
+    pub block_sizes: Vec<u32>,
+}
+
+impl Default for Launches {
+    /// Any block of whole warps a kernel is commonly launched with.
+    fn default() -> Launches {
+        Launches { block_sizes: vec![32, 64, 128, 256, 512, 1024] }
+    }
+}
+
+impl Launches {
+    /// Whether every block is whole warps.
+    fn whole_warps(&self) -> bool {
+        self.block_sizes.iter().all(|b| b % 32 == 0)
+    }
+
+    /// The most threads a block has.
+    fn most_threads(&self) -> i128 {
+        self.block_sizes.iter().copied().max().map_or(1024, i128::from)
     }
 }
 
@@ -96,6 +204,8 @@ struct Statement {
 #[derive(Debug, Default)]
 struct Function {
     name: String,
+    /// A kernel (`.entry`), not a device function (`.func`).
+    entry: bool,
     statements: Vec<Statement>,
     labels: BTreeMap<String, usize>,
 }
@@ -112,9 +222,16 @@ pub fn files(ptx: &str) -> BTreeMap<u32, String> {
         .collect()
 }
 
-/// Every finding in `ptx`.
+/// Every finding in `ptx`, for launches of any common block size.
+#[cfg(test)]
 pub fn analyze(ptx: &str) -> Vec<Finding> {
-    functions(ptx).iter().flat_map(findings_of).collect()
+    analyze_with(ptx, &|_| Launches::default())
+}
+
+/// Every finding in `ptx`, each function judged for the launches `launches`
+/// gives it.
+pub fn analyze_with(ptx: &str, launches: &dyn Fn(&str) -> Launches) -> Vec<Finding> {
+    functions(ptx).iter().flat_map(|f| findings_of(f, &launches(&f.name))).collect()
 }
 
 fn functions(ptx: &str) -> Vec<Function> {
@@ -129,6 +246,7 @@ fn functions(ptx: &str) -> Vec<Function> {
             continue;
         }
         let name = function_name(line);
+        let entry = line.contains(".entry ");
         // The body: from the first `{` at depth 0 after the header to its match
         // (vector operands such as `{%r1,%r2}` open and close on one line).
         let mut depth = 0i32;
@@ -158,7 +276,7 @@ fn functions(ptx: &str) -> Vec<Function> {
             }
         }
         if started {
-            out.push(parse_body(name, &body));
+            out.push(Function { entry, ..parse_body(name, &body) });
         }
     }
     out
@@ -300,138 +418,6 @@ fn has_destination(opcode: &str) -> bool {
     !NO_DEST.contains(&root) && root != "call"
 }
 
-/// The level of a special register.
-fn special_level(register: &str) -> Option<Level> {
-    let name = register.trim_start_matches('%');
-    let base = name.split('.').next().unwrap_or(name);
-    match base {
-        "tid" | "laneid" | "lanemask_eq" | "lanemask_lt" | "lanemask_le" | "lanemask_gt" | "lanemask_ge" => {
-            Some(Level::Lane)
-        }
-        "warpid" => Some(Level::Warp),
-        "ctaid" | "nctaid" | "ntid" | "nwarpid" | "gridid" | "smid" | "nsmid" | "envreg0" => Some(Level::Uniform),
-        "clock" | "clock64" | "globaltimer" => Some(Level::Varying),
-        _ => None,
-    }
-}
-
-/// The levels of every register of `function` (a fixpoint over all definitions).
-fn levels(function: &Function) -> BTreeMap<String, Level> {
-    let mut level: BTreeMap<String, Level> = BTreeMap::new();
-    let of = |level: &BTreeMap<String, Level>, operand: &str| -> Level {
-        registers(operand)
-            .iter()
-            .map(|r| special_level(r).unwrap_or_else(|| level.get(r).copied().unwrap_or(Level::Uniform)))
-            .max()
-            .unwrap_or(Level::Uniform)
-    };
-    let exact = thread_function::exact_levels(&single_definitions(function));
-    let alike = warp_invariance::warp_invariant(function, &constants(function));
-    loop {
-        let mut changed = false;
-        for s in &function.statements {
-            if !has_destination(&s.opcode) || s.operands.is_empty() {
-                continue;
-            }
-            let sources: Vec<Level> = s.operands[1..].iter().map(|o| of(&level, o)).collect();
-            let exactly = registers(&s.operands[0]).first().and_then(|r| exact.get(r)).copied();
-            let mut value = exactly.unwrap_or_else(|| transfer(&s.opcode, &sources, &s.operands[1..]));
-            if registers(&s.operands[0]).first().is_some_and(|r| alike.contains(r)) {
-                value = value.min(Level::Warp);
-            }
-            if let Some((_, predicate)) = &s.guard {
-                // A conditional definition also depends on its condition.
-                value = value.max(of(&level, predicate));
-            }
-            for register in registers(&s.operands[0]) {
-                let slot = level.entry(register).or_insert(Level::Uniform);
-                if value > *slot {
-                    *slot = value;
-                    changed = true;
-                }
-            }
-        }
-        if !changed {
-            return level;
-        }
-    }
-}
-
-/// The registers defined by exactly one statement, an unguarded one, with it.
-fn single_definitions(function: &Function) -> BTreeMap<String, thread_function::Definition<'_>> {
-    let mut count: BTreeMap<String, usize> = BTreeMap::new();
-    let mut out = BTreeMap::new();
-    for s in &function.statements {
-        if !has_destination(&s.opcode) || s.operands.is_empty() {
-            continue;
-        }
-        let defined = registers(&s.operands[0]);
-        if s.guard.is_none() && defined.len() == 1 {
-            out.insert(defined[0].clone(), thread_function::Definition { opcode: &s.opcode, operands: &s.operands });
-        }
-        for register in defined {
-            *count.entry(register).or_default() += 1;
-        }
-    }
-    out.retain(|r, _| count.get(r) == Some(&1));
-    out
-}
-
-/// The level of a definition by `opcode` from sources of `levels`.
-fn transfer(opcode: &str, levels: &[Level], operands: &[String]) -> Level {
-    let root = opcode.split('.').next().unwrap_or(opcode);
-    let most = levels.iter().copied().max().unwrap_or(Level::Uniform);
-    let lanes = levels.iter().filter(|&&l| l == Level::Lane).count();
-    let constant = |i: usize| operands.get(i).and_then(|o| parse_integer(o));
-    match root {
-        "ld" | "ldu" => {
-            if opcode.starts_with("ld.param") {
-                Level::Uniform
-            } else if most >= Level::Lane {
-                Level::Varying
-            } else {
-                most
-            }
-        }
-        "shfl" | "atom" | "match" if !(root == "match" && opcode.contains(".all")) => Level::Varying,
-        "vote" | "activemask" | "match" | "redux" => Level::Warp,
-        // The lane index and uniform values: still the lane index.
-        "mov" | "cvt" | "cvta" | "add" | "sub" | "neg" if lanes <= 1 => most,
-        "mad"
-            if lanes <= 1
-                && levels.get(2) == Some(&Level::Lane)
-                && levels[..2].iter().all(|&l| l == Level::Uniform) =>
-        {
-            Level::Lane
-        }
-        // The warp index: the lane index over 32 or more.
-        "shr" if levels.first() == Some(&Level::Lane) && levels.get(1).is_some_and(|&l| l == Level::Uniform) => {
-            if constant(1).is_some_and(|k| k >= 5) {
-                Level::Warp
-            } else {
-                Level::Varying
-            }
-        }
-        "div" if levels.first() == Some(&Level::Lane) && levels.get(1).is_some_and(|&l| l == Level::Uniform) => {
-            if constant(1).is_some_and(|k| k >= 32 && k % 32 == 0) {
-                Level::Warp
-            } else {
-                Level::Varying
-            }
-        }
-        // A lane index against a multiple of 32 (`threadIdx.x < 32`) is the same
-        // for every lane of a warp (blocks are whole warps of consecutive lanes).
-        "setp" | "set" if most == Level::Lane && (1..=2).any(|k| constant(k).is_some_and(|c| c % 32 == 0)) => {
-            Level::Warp
-        }
-        // Comparisons and selections keep what they compare (a lane-dependent
-        // predicate stays lane-level: it differs within a warp).
-        "setp" | "selp" | "slct" | "set" => most,
-        _ if most == Level::Lane => Level::Varying,
-        _ => most,
-    }
-}
-
 fn parse_integer(text: &str) -> Option<i64> {
     let t = text.trim();
     if let Some(hex) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
@@ -549,9 +535,8 @@ fn post_dominators(cfg: &Cfg) -> Vec<BTreeSet<usize>> {
 
 /// For each block, the blocks ending in a conditional branch it is
 /// control-dependent on, directly or through a chain of them.
-fn controlling_branches(cfg: &Cfg) -> Vec<BTreeSet<usize>> {
+fn controlling_branches(cfg: &Cfg, pdom: &[BTreeSet<usize>]) -> Vec<BTreeSet<usize>> {
     let exit = cfg.blocks.len();
-    let pdom = post_dominators(cfg);
     let mut direct: Vec<BTreeSet<usize>> = vec![BTreeSet::new(); exit];
     for a in 0..exit {
         if cfg.successors[a].len() < 2 {
@@ -583,44 +568,134 @@ fn controlling_branches(cfg: &Cfg) -> Vec<BTreeSet<usize>> {
     }
 }
 
-fn findings_of(function: &Function) -> Vec<Finding> {
+/// Which threads a collective names: a barrier the block, a warp
+/// collective the warp.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Scope {
+    Warp,
+    Block,
+}
+
+impl Scope {
+    /// Whether a condition of `fact` is proven the same for every thread the
+    /// collective names.
+    fn uniform(self, fact: Fact) -> bool {
+        match self {
+            Scope::Warp => fact.level <= Level::Warp,
+            Scope::Block => fact.level == Level::Uniform,
+        }
+    }
+}
+
+/// The predicate register of the conditional branch that ends `block`.
+fn branch_predicate<'a>(function: &'a Function, cfg: &Cfg, block: usize) -> Option<&'a str> {
+    let last = &function.statements[cfg.blocks[block].1 - 1];
+    last.guard.as_ref().map(|(_, p)| p.as_str())
+}
+
+fn findings_of(function: &Function, launches: &Launches) -> Vec<Finding> {
     if function.statements.is_empty() {
         return Vec::new();
     }
-    let level = levels(function);
     let constant = constants(function);
     let cfg = cfg(function);
-    let under = controlling_branches(&cfg);
+    let pdom = post_dominators(&cfg);
+    let under = controlling_branches(&cfg, &pdom);
+    let reaching = reaching::reaching(function, &cfg);
+    let facts = uniformity::facts(function, &cfg, &under, &reaching, &constant, launches);
+    let exprs = thread_function::Exprs::new(function, &reaching);
+    let (cfg, under, pdom) = (&cfg, &under[..], &pdom[..]);
+    let mut judge = Judge { function, cfg, under, pdom, facts: &facts, launches, memo: BTreeMap::new(), exprs };
     let block_of = |statement: usize| cfg.blocks.iter().position(|&(s, e)| (s..e).contains(&statement)).unwrap_or(0);
-    // The level of a block's branch: its guard predicate's.
-    let branch_level = |b: usize| -> Level {
-        let last = &function.statements[cfg.blocks[b].1 - 1];
-        last.guard.as_ref().map_or(Level::Uniform, |(_, p)| level.get(p).copied().unwrap_or(Level::Uniform))
-    };
     let mut out = Vec::new();
     for (i, s) in function.statements.iter().enumerate() {
-        let Some((kind, threshold)) = collective(s, &constant) else { continue };
-        let block = block_of(i);
-        let worst = under[block].iter().copied().filter(|&a| branch_level(a) >= threshold).min_by_key(|&a| a);
-        if let Some(a) = worst {
+        let Some((kind, scope)) = collective(s, &constant) else { continue };
+        let judged: Vec<(usize, Certainty, Option<String>)> =
+            under[block_of(i)].iter().filter_map(|&a| judge.branch(a, scope).map(|(c, w)| (a, c, w))).collect();
+        // A proven branch before an undecided one, the first of each.
+        let worst = judged.iter().find(|j| j.1 == Certainty::Proven).or_else(|| judged.first());
+        if let Some((a, certainty, witness)) = worst.cloned() {
             let branch = &function.statements[cfg.blocks[a].1 - 1];
             out.push(Finding {
                 kind,
+                certainty,
                 function: function.name.clone(),
                 ptx_line: s.line,
                 source: s.source,
                 statement: format!("{} {}", s.opcode, s.operands.join(", ")),
                 branch: (branch.line, branch.source),
+                witness,
             });
         }
     }
     out
 }
 
-/// Whether `s` is a collective this pass checks: its kind and the branch
-/// level that makes it divergent (a barrier: any thread-dependent branch; a
-/// warp collective: a lane-dependent one).
-fn collective(s: &Statement, constant: &BTreeMap<String, i64>) -> Option<(Kind, Level)> {
+/// A branch's judgement for one scope: nothing (proven uniform), or a
+/// certainty with its witness.
+type Judged = Option<(Certainty, Option<String>)>;
+
+/// Judges the branches collectives are under, each once per scope.
+struct Judge<'a> {
+    function: &'a Function,
+    cfg: &'a Cfg,
+    under: &'a [BTreeSet<usize>],
+    pdom: &'a [BTreeSet<usize>],
+    facts: &'a uniformity::Facts<'a>,
+    launches: &'a Launches,
+    memo: BTreeMap<(usize, Scope), Judged>,
+    exprs: thread_function::Exprs<'a>,
+}
+
+impl Judge<'_> {
+    /// Nothing when the branch ending `block` is proven uniform for `scope`;
+    /// proven with its witness when a concrete launch splits the scope;
+    /// undecided otherwise.
+    fn branch(&mut self, block: usize, scope: Scope) -> Judged {
+        if let Some(known) = self.memo.get(&(block, scope)) {
+            return known.clone();
+        }
+        let at = self.cfg.blocks[block].1 - 1;
+        let judged = branch_predicate(self.function, self.cfg, block).and_then(|p| {
+            if scope.uniform(self.facts.at(at, p)) {
+                return None;
+            }
+            let path = self.path_to(block);
+            Some(match self.exprs.witness(at, p, &path, scope, &self.launches.block_sizes) {
+                Some(w) => (Certainty::Proven, Some(w)),
+                None => (Certainty::Undecided, None),
+            })
+        });
+        self.memo.insert((block, scope), judged.clone());
+        judged
+    }
+
+    /// The conditions a thread meets to reach `block`: for each branch it is
+    /// under whose one side leads to it (the block post-dominates that
+    /// side's successor and not the other's), the predicate's value there.
+    fn path_to(&self, block: usize) -> Vec<thread_function::Condition> {
+        let exit = self.cfg.blocks.len();
+        let leads = |s: &Option<usize>| self.pdom[s.unwrap_or(exit)].contains(&block);
+        self.under[block]
+            .iter()
+            .filter_map(|&a| {
+                let last = &self.function.statements[self.cfg.blocks[a].1 - 1];
+                let (negated, register) = last.guard.clone()?;
+                let [taken, fallthrough] = self.cfg.successors[a].as_slice() else { return None };
+                // The guard holds on the taken side.
+                (leads(taken) != leads(fallthrough)).then(|| thread_function::Condition {
+                    at: self.cfg.blocks[a].1 - 1,
+                    register,
+                    holds: leads(taken) != negated,
+                })
+            })
+            .collect()
+    }
+}
+
+/// Whether `s` is a collective this pass checks: its kind and the threads
+/// it names (a barrier: the block; a warp collective: the warp).
+fn collective(s: &Statement, constant: &BTreeMap<String, i64>) -> Option<(Kind, Scope)> {
     let op = s.opcode.as_str();
     if op.starts_with("bar.sync")
         || op.starts_with("barrier.sync")
@@ -629,7 +704,7 @@ fn collective(s: &Statement, constant: &BTreeMap<String, i64>) -> Option<(Kind, 
         || op == "bar"
         || op.starts_with("bar.arrive")
     {
-        return (!op.starts_with("bar.warp")).then_some((Kind::Barrier, Level::Warp));
+        return (!op.starts_with("bar.warp")).then_some((Kind::Barrier, Scope::Block));
     }
     let mask_operand = match op.split('.').next().unwrap_or("") {
         "shfl" => s.operands.last(),
@@ -639,9 +714,9 @@ fn collective(s: &Statement, constant: &BTreeMap<String, i64>) -> Option<(Kind, 
     }?;
     let value = parse_integer(mask_operand).or_else(|| constant.get(mask_operand.trim()).copied());
     match value {
-        Some(v) if v == -1 || v == 0xffff_ffff => Some((Kind::FullMask, Level::Lane)),
+        Some(v) if v == -1 || v == 0xffff_ffff => Some((Kind::FullMask, Scope::Warp)),
         Some(_) => None,
-        None if op.starts_with("shfl") => Some((Kind::PartialMaskShuffle, Level::Lane)),
+        None if op.starts_with("shfl") => Some((Kind::PartialMaskShuffle, Scope::Warp)),
         None => None,
     }
 }
@@ -662,8 +737,13 @@ pub fn intended(finding: &Finding, ptx: &str, source_lines: Option<&[String]>) -
     ptx_marked || source_marked
 }
 
+mod reaching;
+mod shared_memory;
 mod thread_function;
+mod uniformity;
 mod warp_invariance;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod uniformity_tests;

@@ -3,15 +3,14 @@
 //! * by default one size just past 2^28 ([`PAST_2_28`]), and with `--deep` large-offset
 //!   cases past 2^31 elements ([`PAST_2_31`], where a signed 32-bit index or byte offset wraps)
 //!   and past 2^32 ([`PAST_2_32`], where an unsigned one wraps; dropped for a kernel given
-//!   `n32`), every data family there, each skipped with a message when the GPU's memory cannot
-//!   hold the case ([`fit_memory`]);
+//!   `n32`), every data family there (each size, as any other, left out with a line when this
+//!   machine cannot hold its cases: [`super::budget`]);
 //! * under `--sanitize`, sizes chosen from the manifest's launch grids ([`sanitizer_sizes`]):
 //!   every launch with one block, several blocks, a partial last block and only full blocks.
 
 use super::error::ManifestError;
 use super::expr::Expr;
 use super::manifest::Manifest;
-use crate::sweep::raw::Len;
 
 /// One past 2^28: the first size past the sweep's largest.
 pub use crate::cases::export::PAST_2_28;
@@ -32,10 +31,6 @@ fn added(n: usize) -> bool {
     ADDED.iter().any(|&(a, _)| a == n)
 }
 
-/// The share of the GPU's memory a case may plan to use (the rest: the context, the module,
-/// the allocator's rounding).
-const MEMORY_SHARE: f64 = 0.9;
-
 /// The sizes of a default `check`: the sweep's (boundary, random, 2^24, 2^28), then
 /// [`PAST_2_28`]; with `deep` (`check --deep`) [`PAST_2_31`] and [`PAST_2_32`] too; each
 /// once. (A case past 2^31 takes tens of GB of device memory and seconds of every core of
@@ -51,111 +46,9 @@ pub fn default_sizes(seed: u64, deep: bool) -> Vec<usize> {
     sizes
 }
 
-/// Bytes of device memory the case of size `n` needs at most: every contract buffer (one of
-/// `n` elements for [`Len::N`]; a per-case buffer, bins or offsets, is counted as `n`
-/// elements, an upper bound), the output guards, and every scratch buffer at `len(n)`.
-/// Error: a scratch length that does not evaluate at `n`.
-pub fn device_bytes(manifest: &Manifest, n: usize) -> Result<u128, String> {
-    let contract = manifest.contract;
-    let buffers = contract.inputs.iter().chain(contract.outputs);
-    let mut bytes: u128 = buffers
-        .map(|b| {
-            let elements = match b.len {
-                Len::N | Len::PerCase => n,
-                Len::One => 1,
-            };
-            (elements + super::launch::GUARD_ELEMENTS) as u128 * b.dtype.size() as u128
-        })
-        .sum();
-    for s in &manifest.scratch {
-        let len = s.len.eval(n).map_err(|e| format!("scratch {}: {e}", s.name))?;
-        bytes += len.max(1) as u128 * s.dtype.size() as u128;
-    }
-    Ok(bytes)
-}
-
-/// Bytes of host memory the case of size `n` needs at most: each input twice (the array and
-/// its bytes for the upload) and each output three times (the model's, the downloaded bytes,
-/// the parsed array), every buffer counted as in [`device_bytes`], an output at the wider of
-/// its type and the model's (a float sum's exact values are float64); a typed contract's
-/// judge also reads each input as float64 once; a few pieces' worth for a case made and
-/// judged a piece at a time ([`super::streamed`]).
-pub fn host_bytes(manifest: &Manifest, n: usize) -> u128 {
-    let contract = manifest.contract;
-    if n >= super::streamed::stream_from_checked() && super::streamed::streams(contract) {
-        // Made and judged a piece at a time: a few pieces, whatever n.
-        return u128::from(super::streamed::host_bytes(super::streamed::bytes_per_item(contract)));
-    }
-    let bytes = |b: &crate::sweep::raw::Buffer, size: usize| {
-        let elements = if b.len == Len::One { 1 } else { n };
-        (elements + super::launch::GUARD_ELEMENTS) as u128 * size as u128
-    };
-    let inputs: u128 = contract.inputs.iter().map(|b| 2 * bytes(b, b.dtype.size())).sum();
-    let outputs: u128 = (contract.outputs.iter().enumerate())
-        .map(|(k, b)| 3 * bytes(b, b.dtype.size().max(contract.expected_dtype(k).size())))
-        .sum();
-    let typed = crate::cases::typed::of(contract).is_some() || crate::cases::typed::rows::of(contract).is_some();
-    let typed_view: u128 = if typed { contract.inputs.iter().map(|b| bytes(b, 8)).sum() } else { 0 };
-    inputs + outputs + typed_view
-}
-
-/// The sizes a check runs and the ones it skipped for memory, each with its reason.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Fitted {
-    /// The sizes kept, in order.
-    pub sizes: Vec<usize>,
-    /// One line per skipped size.
-    pub skipped: Vec<String>,
-    /// One line per large size kept: what it needs.
-    pub notes: Vec<String>,
-}
-
-/// Keeps the sizes whose case fits [`MEMORY_SHARE`] of `total_memory` bytes of device memory;
-/// only [`PAST_2_28`], [`PAST_2_31`] and [`PAST_2_32`] (the defaults this module adds) are ever skipped: a
-/// size the user asked for that does not fit is refused later, as before. Each skip says what
-/// the case needs (device and host memory: the host holds the input, the model's output and
-/// the downloaded output, about as much again as the device).
-pub fn fit_memory(manifest: &Manifest, sizes: &[usize], total_memory: usize) -> Fitted {
-    let budget = total_memory as f64 * MEMORY_SHARE;
-    let mut fitted = Fitted { sizes: Vec::new(), skipped: Vec::new(), notes: Vec::new() };
-    for &n in sizes {
-        if !added(n) {
-            fitted.sizes.push(n);
-            continue;
-        }
-        let host = host_bytes(manifest, n) as f64;
-        match device_bytes(manifest, n) {
-            Ok(bytes) if (bytes as f64) <= budget => {
-                fitted.sizes.push(n);
-                fitted.notes.push(format!("n = {n} ({}): {}", label(n), needs(n, bytes as f64, host)));
-            }
-            Ok(bytes) => fitted.skipped.push(format!(
-                "n = {n} ({}) skipped for memory: {}, more than {:.0} % of the GPU's {:.1} GB",
-                label(n),
-                needs(n, bytes as f64, host),
-                MEMORY_SHARE * 100.0,
-                total_memory as f64 / 1e9
-            )),
-            Err(e) => fitted.skipped.push(format!("n = {n} skipped: its device memory is unknown ({e})")),
-        }
-    }
-    fitted
-}
-
 /// `past 2^28`, `past 2^31, --deep` or `past 2^32, --deep`.
 fn label(n: usize) -> &'static str {
     ADDED.iter().find(|&&(a, _)| a == n).map_or("", |&(_, label)| label)
-}
-
-/// `the case needs about 25.8 GB of device memory (12.0 bytes per element: ...) and about 68.7 GB of host memory`.
-fn needs(n: usize, device: f64, host: f64) -> String {
-    format!(
-        "the case needs about {:.1} GB of device memory ({:.1} bytes per element: the contract's buffers and \
-         the manifest's scratch) and about {:.1} GB of host memory",
-        device / 1e9,
-        device / n as f64,
-        host / 1e9
-    )
 }
 
 /// Loads the manifest at `path` for `sizes` (as [`super::manifest::load`]); where its geometry

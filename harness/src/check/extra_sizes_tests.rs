@@ -1,9 +1,8 @@
 //! The check's extra sizes: the sanitizer sizes chosen from launch grids, the defaults past
-//! 2^28 and 2^31, and the memory skip. No GPU needed.
+//! 2^28 and 2^31, and the sizes a manifest's launches cannot take. No GPU needed.
 
 use super::*;
 use crate::check::expr::parse;
-use crate::check::manifest::load;
 use crate::check::tests::folder;
 
 fn sizes_of(grids: &[&str]) -> Vec<SanitizerSize> {
@@ -91,12 +90,6 @@ const SCAN: &str = "primitive = \"scan\"\ncontract = \"exclusive.i32\"\n[module]
     [[scratch]]\nname = \"sums\"\ndtype = \"int64\"\nlen = \"SCRATCH\"\n\
     [[launch]]\nkernel = \"scan3\"\nargs = [\"in\", \"out\", \"sums\"]\ngrid = \"ceil_div(n, 1024)\"\nblock = \"256\"\n";
 
-fn scan_manifest(scratch: &str) -> Manifest {
-    let dir = folder();
-    std::fs::write(dir.join("check.toml"), SCAN.replace("SCRATCH", scratch)).expect("manifest written");
-    load(&dir.join("check.toml"), &[1, 1025], None).expect("valid")
-}
-
 #[test]
 fn the_defaults_go_past_2_28_once_and_deep_past_2_31_once() {
     let sizes = default_sizes(7, false);
@@ -136,36 +129,6 @@ fn past_2_32_is_dropped_for_a_kernel_given_n32_and_kept_for_one_given_n() {
     // A size the user asked for is refused as before, by name.
     let e = load_launchable(&path, vec![1 << 33], None).unwrap_err();
     assert_eq!(e.to_string(), "an argument n32 cannot hold n = 8589934592; pass n (64-bit) instead");
-}
-
-#[test]
-fn the_memory_skip_says_what_the_big_case_needs() {
-    let m = scan_manifest("ceil_div(n, 1024)");
-    // in (4 bytes) + out (8 bytes) per element, guards, and one int64 per 1024 items.
-    let bytes = device_bytes(&m, PAST_2_31).unwrap();
-    let per_element = bytes as f64 / PAST_2_31 as f64;
-    assert!((12.0..12.01).contains(&per_element), "{per_element}");
-    let sizes = [1, 1025, PAST_2_28, PAST_2_31];
-    let h200 = fit_memory(&m, &sizes, 150_000_000_000);
-    assert_eq!((h200.sizes.as_slice(), h200.skipped.len()), (&sizes[..], 0));
-    assert_eq!(h200.notes.len(), 2, "what each large size needs");
-    assert!(h200.notes[1].contains("25.8 GB of device memory"), "{}", h200.notes[1]);
-    let small = fit_memory(&m, &sizes, 16_000_000_000);
-    assert_eq!(small.sizes, vec![1, 1025, PAST_2_28]);
-    assert_eq!(small.skipped.len(), 1);
-    let line = &small.skipped[0];
-    let start = "n = 2147484648 (past 2^31, --deep) skipped for memory: the case needs about 25.8 GB";
-    assert!(line.starts_with(start), "{line}");
-    // Host: past 2^31 a scan is made and judged a piece at a time (two batches of 16 pieces of
-    // 2^20 items, each held about twice, 12 bytes per item), whatever n.
-    assert!(line.contains("of the GPU's 16.0 GB") && line.contains("0.8 GB of host memory"), "{line}");
-    // Made whole (2^28 + 1): the input twice (4 + 4 bytes) and the output three times (3 x 8 bytes).
-    assert!((host_bytes(&m, PAST_2_28) as f64 / PAST_2_28 as f64 - 32.0).abs() < 0.01);
-    // A size the user asked for is never skipped here (it is refused later, as before).
-    assert_eq!(fit_memory(&m, &[1 << 31], 1_000).sizes, vec![1 << 31]);
-    // A big scratch counts.
-    let wide = scan_manifest("n * 4");
-    assert!(device_bytes(&wide, 1000).unwrap() >= 1000 * 44);
 }
 
 #[test]

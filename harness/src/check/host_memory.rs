@@ -17,9 +17,19 @@ const FREE_SHARE: f64 = 0.85;
 
 /// Bytes of host memory available now (`MemAvailable`), if the host says.
 pub fn available() -> Option<u64> {
+    meminfo("MemAvailable:")
+}
+
+/// Bytes of host memory in all (`MemTotal`), if the host says: what a
+/// check plans its sizes for ([`super::budget`]).
+pub fn total() -> Option<u64> {
+    meminfo("MemTotal:")
+}
+
+/// The value of `/proc/meminfo`'s line `field` (kB there), in bytes.
+fn meminfo(field: &str) -> Option<u64> {
     let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let kib: u64 =
-        text.lines().find_map(|l| l.strip_prefix("MemAvailable:"))?.split_whitespace().next()?.parse().ok()?;
+    let kib: u64 = text.lines().find_map(|l| l.strip_prefix(field))?.split_whitespace().next()?.parse().ok()?;
     Some(kib * 1024)
 }
 
@@ -102,6 +112,7 @@ mod tests {
         let why = refusal(43_000_000_000, 30_000_000_000).expect("refused");
         assert!(why.starts_with("could not run") && why.contains("43.0 GB") && why.contains("30.0 GB"), "{why}");
         assert!(available().is_some_and(|b| b > 0), "this host says what is free");
+        assert!(total().is_some_and(|t| available().is_some_and(|a| t >= a)), "and what it has in all");
     }
 
     #[test]

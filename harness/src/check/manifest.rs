@@ -15,7 +15,8 @@
 //! # rtol = 1e-5                  # float sums: atol + rtol |exact| instead of the order-free bound
 //! # atol = 0.0
 //! # ulp = 4                      # float sums: or within 4 ulp of the exact value
-//! # nan_rule = "nan_first"       # float arg_reduce: nan_first or nan_ignored (default: inputs finite)
+//! # nan_rule = "nan_first"       # float arg_reduce: nan_first or nan_ignored (default: inputs finite);
+//! #                              # float min, max: nan_propagate or nan_ignored (default: no NaN)
 //! [module]
 //! cuda = "scan.cu"               # or ptx = "scan.ptx", or cubin = "scan.cubin"
 //! defines = ["TILE=1024"]        # CUDA only: -DNAME[=VALUE] options (default none)
@@ -384,7 +385,7 @@ pub fn load(path: &Path, sizes: &[usize], gpu_arch: Option<&str>) -> Result<Mani
         if !launches.iter().any(|l| l.args.contains(&want)) {
             return Err(ManifestError::MissingRole {
                 role: role.to_string(),
-                primitive: primitive.name().into(),
+                primitive: crate::cases::typed::rows::shown(primitive, &[contract]),
                 contract: contract.name.into(),
                 roles: roles.join(", "),
             });

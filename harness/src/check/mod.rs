@@ -4,6 +4,7 @@
 //! manifest; optionally under the four compute-sanitizer tools and timed
 //! beside our default variant and CUB. Writes a receipt and a Markdown summary.
 
+pub mod budget;
 pub mod catalogue;
 pub mod defences;
 pub mod divergence;
@@ -23,6 +24,7 @@ pub mod static_pass;
 pub mod streamed;
 pub mod summary;
 pub mod timed;
+pub mod verdict;
 pub mod watchdog;
 pub mod worker;
 
@@ -142,6 +144,15 @@ fn load_manifest(
 /// checked; a manifest error is an Err, and so is a machine it cannot run
 /// on (no GPU: [`crate::exit::CannotRun`], exit status 2).
 pub fn run(args: &CheckOptions, timer: Option<&UserTimer>) -> Result<bool> {
+    run_on(args, timer, open_gpu)
+}
+
+/// [`run`] on the GPU `open` gives (or the reason it gives for having none).
+fn run_on(
+    args: &CheckOptions,
+    timer: Option<&UserTimer>,
+    open: fn(&CheckOptions) -> std::result::Result<kernels::Gpu, String>,
+) -> Result<bool> {
     crate::sweep::check_sizes(&args.sizes, None)?;
     // Refused here, once, before any case: the workers read the same value.
     streamed::stream_from().map_err(anyhow::Error::msg)?;
@@ -151,9 +162,10 @@ pub fn run(args: &CheckOptions, timer: Option<&UserTimer>) -> Result<bool> {
         return worker::run(args, seed, sizes, from);
     }
     DOCUMENT_ON_STDOUT.store(args.json && !args.sanitize_child, std::sync::atomic::Ordering::Relaxed);
-    let gpu = open_gpu(args);
+    let gpu = open(args);
     let (manifest, sizes) = load_manifest(args, sizes, gpu.as_ref().ok())?;
-    let statics = if args.sanitize_child { static_pass::StaticReport::default() } else { static_pass::run(&manifest) };
+    let statics =
+        if args.sanitize_child { static_pass::StaticReport::default() } else { static_pass::run(&manifest, &sizes) };
     if !args.sanitize_child {
         print_validated(args, &manifest);
         statics.lines().iter().for_each(|line| say(&format!("check: {line}")));
@@ -179,10 +191,7 @@ pub fn run(args: &CheckOptions, timer: Option<&UserTimer>) -> Result<bool> {
             return Err(crate::exit::CannotRun(format!("check: cannot run: no GPU ({reason})")).into());
         }
     };
-    let fitted = extra_sizes::fit_memory(&manifest, &sizes, gpu.info().total_memory);
-    fitted.notes.iter().chain(&fitted.skipped).for_each(|line| say(&format!("check: {line}")));
-    let sizes = fitted.sizes;
-    crate::sweep::check_sizes(&sizes, Some(gpu.info().total_memory))?;
+    let sizes = fit_sizes(args, &manifest, &gpu, seed, sizes)?;
     if args.sanitize_child {
         return worker::run_sanitize_child(&gpu, &manifest, seed, &sizes);
     }
@@ -202,15 +211,46 @@ pub fn run(args: &CheckOptions, timer: Option<&UserTimer>) -> Result<bool> {
     } else {
         worker::supervise(&CheckOptions { maxfail: left, ..args.clone() }, seed, &sizes)?
     };
-    let ran = Ran { results, planned: planned.len(), statics };
+    let ran = Ran { results, planned: planned.iter().map(|s| s.id.clone()).collect(), statics };
     finish(args, timer, &gpu, &manifest, seed, &sizes, &ran)
 }
 
-/// What ran: the cases' results, how many were planned (fewer ran when
-/// `--maxfail` stopped the run), and the static pass.
+/// The sizes whose cases fit this machine ([`budget::fit`]), each size left
+/// out said so; the sanitizer child keeps its parent's sizes. Error: no size
+/// fits ([`crate::exit::CannotRun`], exit status 2).
+fn fit_sizes(
+    args: &CheckOptions,
+    manifest: &Manifest,
+    gpu: &kernels::Gpu,
+    seed: u64,
+    sizes: Vec<usize>,
+) -> Result<Vec<usize>> {
+    if args.sanitize_child {
+        return Ok(sizes);
+    }
+    let cases_at = |n: usize| {
+        let plan = crate::sweep::SweepPlan::of_primitive(manifest.primitive, &[n], seed);
+        catalogue::cases(&plan, manifest, args.deep).into_iter().map(|s| s.id).collect()
+    };
+    let machine = budget::Machine { device: gpu.info().total_memory as u64, host: host_memory::total() };
+    let fitted = budget::fit(manifest, &sizes, cases_at, machine).map_err(anyhow::Error::msg)?;
+    fitted.notes.iter().chain(&fitted.left_out).for_each(|line| say(&format!("check: {line}")));
+    if fitted.sizes.is_empty() && !sizes.is_empty() {
+        return Err(crate::exit::CannotRun(format!(
+            "check: cannot run: no size fits this machine ({} size(s) asked, every one left out above)",
+            sizes.len()
+        ))
+        .into());
+    }
+    Ok(fitted.sizes)
+}
+
+/// What ran: the cases' results, every case planned (fewer ran when
+/// `--maxfail` stopped the run, or when a case never reported), and the
+/// static pass.
 struct Ran {
     results: Vec<CaseResult>,
-    planned: usize,
+    planned: Vec<crate::sweep::case::CaseId>,
     statics: static_pass::StaticReport,
 }
 
@@ -252,8 +292,11 @@ pub fn plan_line(cases: &[crate::sweep::raw::RawSpec], maxfail: Option<usize>) -
     )
 }
 
-/// After the cases: the sanitizers and timing when asked, the receipt, the
-/// summary and the verdict.
+/// After the cases: the sanitizers and timing when asked, the verdict
+/// ([`verdict::decide`]), the receipt and the summary. Ok(true) for a pass,
+/// Ok(false) for a failure or a check that checked nothing; a check with a
+/// case that could not run and no failure is [`crate::exit::CannotRun`]
+/// (exit status 2), naming those cases.
 fn finish(
     args: &CheckOptions,
     timer: Option<&UserTimer>,
@@ -263,30 +306,15 @@ fn finish(
     sizes: &[usize],
     ran: &Ran,
 ) -> Result<bool> {
-    let (results, planned) = (&ran.results[..], ran.planned);
-    let static_failures = ran.statics.failures();
-    let failed = results.iter().filter(|r| matches!(r.verdict, Verdict::Fail(_))).count();
-    let not_run = results.iter().filter(|r| matches!(r.verdict, Verdict::Skipped { .. })).count();
-    let passed = results.len() - failed - not_run;
-    let not_run_text = if not_run > 0 { format!(", {not_run} could not run") } else { String::new() };
-    say(&format!("check: {passed} passed, {failed} failed{not_run_text} of {} cases (seed {seed:#x})", results.len()));
-    if static_failures > 0 {
-        say(&format!(
-            "check: and the divergence pass failed the kernel at {static_failures} collective(s) (the FAIL divergence lines above)"
-        ));
-    }
-    let stopped = results.len() < planned;
-    if stopped && !results.is_empty() {
-        say(&format!(
-            "check: stopped after {failed} failing case(s): {} of the {planned} cases ran; --all runs every case",
-            results.len()
-        ));
-    }
+    let results = &ran.results[..];
+    let stopped = results.len() < ran.planned.len();
     let out = report::out_dir(args.out.as_deref(), &args.manifest);
     report::claim(&out)?;
     let sanitized = match (args.sanitize, stopped) {
         (true, true) => {
-            say("check: the sanitizer runs are left out: the cases failed (--all runs them all, then the sanitizers)");
+            say(
+                "check: the sanitizer runs are left out: not every case ran (--all runs them all, then the sanitizers)",
+            );
             None
         }
         (true, false) => Some(sanitize::run(manifest, seed, &out)?),
@@ -296,11 +324,84 @@ fn finish(
         Some(time) => Some(time(gpu, manifest, &launch::load(gpu, manifest)?)),
         None => None,
     };
-    let ok = failed == 0
-        && static_failures == 0
-        && passed > 0
-        && sanitized.as_ref().is_none_or(|s| s.clean)
-        && timed.as_ref().is_none_or(|t| t.error.is_none());
+    let decision = verdict::decide(&verdict::Happened {
+        results,
+        planned: &ran.planned,
+        maxfail: args.maxfail,
+        static_failures: ran.statics.failures(),
+        sanitizers_clean: sanitized.as_ref().map(|s| s.clean),
+        timing_worked: timed.as_ref().map(|t| t.error.is_none()),
+    });
+    say_counts(&decision, ran, seed);
+    let mut details = receipt_details(args, manifest, seed, sizes, ran, &decision);
+    details["sanitize"] = serde_json::json!(sanitized.as_ref().map(|s| &s.json));
+    details["bench"] = serde_json::json!(timed.as_ref().map(|t| &t.json));
+    if let Some(path) = &args.junit {
+        let mut cases = junit_cases(manifest, seed, results);
+        cases.extend(not_run_junit_cases(&decision));
+        cases.extend(static_junit_case(&ran.statics));
+        crate::junit::write(path, "check", &cases)?;
+    }
+    let receipt = out.join("receipt.json");
+    let tally = crate::receipts::Tally {
+        passed: decision.passed as u64,
+        failed: decision.failed as u64,
+        skipped: decision.not_run.len() as u64,
+    };
+    let document = Receipt::new("check", MachineInfo::collect(gpu), tally, details);
+    document.save(&receipt)?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&document)?);
+    }
+    let text = summary::markdown(manifest, seed, results, sanitized.as_ref(), timed.as_ref(), &decision)
+        + &summary::static_section(&ran.statics);
+    let summary_path = report::write(&out, "summary.md", &text)?;
+    say(&format!("check: receipt {} and summary {}", receipt.display(), summary_path.display()));
+    conclude(&decision, ran.planned.len())
+}
+
+/// The counts line, and the line saying where `--maxfail` stopped the check.
+fn say_counts(decision: &verdict::Decision, ran: &Ran, seed: u64) {
+    let not_run = decision.not_run.len();
+    let not_run_text = if not_run > 0 { format!(", {not_run} could not run") } else { String::new() };
+    say(&format!(
+        "check: {} passed, {} failed{not_run_text} of {} planned cases (seed {seed:#x})",
+        decision.passed,
+        decision.failed,
+        ran.planned.len()
+    ));
+    let static_failures = ran.statics.failures();
+    if static_failures > 0 {
+        say(&format!(
+            "check: and the divergence pass failed the kernel at {static_failures} collective(s) (the FAIL divergence lines above)"
+        ));
+    }
+    let static_warnings = ran.statics.warnings();
+    if static_warnings > 0 {
+        say(&format!(
+            "check: the divergence pass could not decide {static_warnings} collective(s) (the WARNING divergence lines above); they fail nothing"
+        ));
+    }
+    if decision.stopped_by_maxfail && ran.results.len() < ran.planned.len() && !ran.results.is_empty() {
+        say(&format!(
+            "check: stopped after {} failing case(s): {} of the {} cases ran; --all runs every case",
+            decision.failed,
+            ran.results.len(),
+            ran.planned.len()
+        ));
+    }
+}
+
+/// The receipt's details: what was checked, the verdict, every case, and every case that did not run.
+fn receipt_details(
+    args: &CheckOptions,
+    manifest: &Manifest,
+    seed: u64,
+    sizes: &[usize],
+    ran: &Ran,
+    decision: &verdict::Decision,
+) -> serde_json::Value {
+    let results = &ran.results[..];
     let failures: Vec<String> = results
         .iter()
         .filter_map(|r| match &r.verdict {
@@ -308,8 +409,8 @@ fn finish(
             _ => None,
         })
         .collect();
-    let tally = crate::receipts::Tally { passed: passed as u64, failed: failed as u64, skipped: not_run as u64 };
-    let details = serde_json::json!({
+    let stopped = decision.stopped_by_maxfail && results.len() < ran.planned.len();
+    serde_json::json!({
         "manifest": args.manifest.display().to_string(),
         "name": manifest.name,
         "primitive": manifest.primitive_name(),
@@ -319,42 +420,62 @@ fn finish(
         "defines": manifest.module.defines,
         "seed": format!("{seed:#x}"),
         "sizes": sizes,
-        "planned_cases": planned,
+        "planned_cases": ran.planned.len(),
         "stopped_early": stopped.then(|| serde_json::json!({"ran": results.len(), "maxfail": args.maxfail})),
         "static_findings": ran.statics.json(),
-        "verdict": if ok { "pass" } else { "fail" },
+        "verdict": decision.outcome.word(),
         "failures": failures,
+        "not_run": decision.not_run.iter().map(verdict::NotRun::line).collect::<Vec<_>>(),
         "cases": results,
-        "sanitize": sanitized.as_ref().map(|s| &s.json),
-        "bench": timed.as_ref().map(|t| &t.json),
-    });
-    if let Some(path) = &args.junit {
-        let mut cases = junit_cases(manifest, seed, results);
-        cases.extend(static_junit_case(&ran.statics));
-        crate::junit::write(path, "check", &cases)?;
+    })
+}
+
+/// The check's last lines and its result: PASS, FAIL (with the cases that
+/// did not run named too), or INCOMPLETE (exit status 2, every case that
+/// did not run named); never PASS with a case left out.
+fn conclude(decision: &verdict::Decision, planned: usize) -> Result<bool> {
+    let lines = verdict::not_run_lines(&decision.not_run);
+    lines.iter().for_each(|line| say(&format!("check: {line}")));
+    match decision.outcome {
+        verdict::Outcome::Pass => say("check: PASS"),
+        verdict::Outcome::Fail => {
+            if !decision.not_run.is_empty() {
+                say(&format!("check: and {} case(s) could not run (the NOT RUN lines above)", decision.not_run.len()));
+            }
+            say("check: FAIL");
+        }
+        verdict::Outcome::NothingChecked => {
+            eprintln!("check: nothing was checked");
+            say("check: FAIL (nothing was checked)");
+        }
+        verdict::Outcome::Incomplete => {
+            return Err(crate::exit::CannotRun(format!(
+                "check: INCOMPLETE: {} of {planned} planned case(s) could not run (the NOT RUN lines above); {} \
+                 passed and nothing that ran failed, but the kernel is not proven on the cases left out",
+                decision.not_run.len(),
+                decision.passed
+            ))
+            .into())
+        }
     }
-    let receipt = out.join("receipt.json");
-    let document = Receipt::new("check", MachineInfo::collect(gpu), tally, details);
-    document.save(&receipt)?;
-    if args.json {
-        println!("{}", serde_json::to_string_pretty(&document)?);
-    }
-    let text = summary::markdown(manifest, seed, results, sanitized.as_ref(), timed.as_ref(), ok)
-        + &summary::static_section(&ran.statics);
-    let summary_path = report::write(&out, "summary.md", &text)?;
-    say(&format!("check: receipt {} and summary {}", receipt.display(), summary_path.display()));
-    if results.is_empty() && static_failures == 0 {
-        eprintln!("check: nothing was checked");
-    }
-    if ok && not_run > 0 {
-        // Nothing failed, but not everything ran: the machine's fault, never the kernel's.
-        return Err(crate::exit::CannotRun(format!(
-            "check: {not_run} case(s) could not run (see the NOT RUN lines: host memory); nothing that ran failed"
-        ))
-        .into());
-    }
-    say(&format!("check: {}", if ok { "PASS" } else { "FAIL" }));
-    Ok(ok)
+    // Ok(true) is exit status 0, Ok(false) status 1 (main.rs).
+    Ok(decision.outcome.exit_status() == crate::exit::PASSED)
+}
+
+/// One JUnit test case, skipped with its reason, per planned case that never reported.
+fn not_run_junit_cases(decision: &verdict::Decision) -> Vec<crate::junit::TestCase> {
+    use crate::junit::{Outcome, TestCase};
+    decision
+        .not_run
+        .iter()
+        .filter(|c| c.reason == verdict::NEVER_REPORTED)
+        .map(|c| TestCase {
+            classname: format!("check.{}", c.id.primitive),
+            name: format!("{} n={} {}", c.id.variant, c.id.size, c.id.family),
+            seconds: 0.0,
+            outcome: Outcome::Skipped(c.reason.clone()),
+        })
+        .collect()
 }
 
 /// The static pass as one JUnit test case, when it read the module.

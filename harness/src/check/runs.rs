@@ -38,6 +38,30 @@ pub fn not_made(why: impl std::fmt::Display) -> Verdict {
     Verdict::Skipped { reason: format!("could not run: the case could not be made ({why})") }
 }
 
+/// The verdict on a case whose device buffers could not be set up (before
+/// any launch of the user's kernel): a device out of memory could not run
+/// the case (another process holds memory, or the case with what is
+/// resident passes what is free), which is no fault of the kernel's; any
+/// other error is the GPU call's failure.
+pub fn setup_failed(e: &kernels::GpuError) -> Verdict {
+    if out_of_memory(e) {
+        return device_full(&e.to_string());
+    }
+    gpu_error(e)
+}
+
+/// The verdict on a case whose buffers the device had no memory for (`why`: the driver's error).
+fn device_full(why: &str) -> Verdict {
+    let why = why.replace('\n', " ");
+    Verdict::Skipped { reason: format!("could not run: the device is out of memory for the case's buffers ({why})") }
+}
+
+/// Whether `e` is the driver's out-of-memory error.
+fn out_of_memory(e: &kernels::GpuError) -> bool {
+    use cudarc::driver::sys::CUresult;
+    matches!(e, kernels::GpuError::Driver { source, .. } if source.0 == CUresult::CUDA_ERROR_OUT_OF_MEMORY)
+}
+
 /// A failure of a later run, with that run named in its check.
 fn tagged(verdict: Verdict, run: &str) -> Verdict {
     match verdict {
@@ -101,6 +125,25 @@ mod tests {
     fn a_case_that_could_not_be_made_is_not_the_kernels_failure() {
         let Verdict::Skipped { reason } = not_made("a bin count does not fit int32") else { panic!("skipped") };
         assert_eq!(reason, "could not run: the case could not be made (a bin count does not fit int32)");
+    }
+
+    #[test]
+    fn a_device_out_of_memory_while_setting_up_could_not_run_and_other_errors_fail() {
+        use cudarc::driver::{sys::CUresult, DriverError};
+        // (The driver's error text needs libcuda: only the decision and the verdict's words are checked here.)
+        let error = |code| kernels::GpuError::Driver {
+            context: "allocating 17179869184 elements".into(),
+            source: DriverError(code),
+        };
+        assert!(out_of_memory(&error(CUresult::CUDA_ERROR_OUT_OF_MEMORY)));
+        assert!(!out_of_memory(&error(CUresult::CUDA_ERROR_ILLEGAL_ADDRESS)));
+        assert!(!out_of_memory(&kernels::GpuError::Unavailable { reason: "no device".into() }));
+        let Verdict::Skipped { reason } =
+            device_full("CUDA driver error in allocating 17179869184 elements:\nout of memory")
+        else {
+            panic!("a full device is not the kernel's failure")
+        };
+        assert_eq!(reason, "could not run: the device is out of memory for the case's buffers (CUDA driver error in allocating 17179869184 elements: out of memory)");
     }
 
     #[test]

@@ -4,6 +4,7 @@
 use super::manifest::Manifest;
 use super::sanitize::Sanitized;
 use super::timed::Timed;
+use super::verdict::Decision;
 use crate::sweep::case::{failure_line, CaseResult, Verdict};
 
 /// Failure lines listed in the summary (the receipt holds all).
@@ -16,25 +17,26 @@ pub fn markdown(
     results: &[CaseResult],
     sanitized: Option<&Sanitized>,
     timed: Option<&Timed>,
-    ok: bool,
+    decision: &Decision,
 ) -> String {
-    let failed: Vec<&CaseResult> = results.iter().filter(|r| !r.verdict.passed()).collect();
+    let failed: Vec<&CaseResult> = results.iter().filter(|r| matches!(r.verdict, Verdict::Fail(_))).collect();
     let mut sizes: Vec<usize> = results.iter().map(|r| r.id.n).collect();
     sizes.dedup();
     let mut out = format!(
         "# check: {} ({} {}): {}\n\n- manifest: `{}`\n- module: `{}`\n- contract: {}\n- rule: {}\n- seed: `{seed:#x}`\n\
-         - cases: {} ({} passed, {} failed) over {} sizes from {} to {}\n",
+         - cases: {} ({} passed, {} failed, {} could not run) over {} sizes from {} to {}\n",
         manifest.name,
         manifest.primitive_name(),
         manifest.contract.name,
-        if ok { "PASS" } else { "FAIL" },
+        decision.outcome.word().to_uppercase(),
         manifest.path.display(),
         manifest.module.path.display(),
         manifest.contract.summary,
         crate::cases::rules::rule_words(manifest.contract),
-        results.len(),
-        results.len() - failed.len(),
-        failed.len(),
+        results.len() + decision.not_run.iter().filter(|c| c.reason == super::verdict::NEVER_REPORTED).count(),
+        decision.passed,
+        decision.failed,
+        decision.not_run.len(),
         sizes.len(),
         sizes.iter().min().unwrap_or(&0),
         sizes.iter().max().unwrap_or(&0),
@@ -49,6 +51,13 @@ pub fn markdown(
                     super::rerun_line(&manifest.path, r.id.n, seed, r.id.seed)
                 ));
             }
+        }
+        out.push_str("```\n");
+    }
+    if !decision.not_run.is_empty() {
+        out.push_str("\n## Could not run\n\n```\n");
+        for line in super::verdict::not_run_lines(&decision.not_run) {
+            out.push_str(&format!("{line}\n"));
         }
         out.push_str("```\n");
     }
@@ -80,7 +89,12 @@ pub fn static_section(statics: &super::static_pass::StaticReport) -> String {
     if statics.findings.is_empty() {
         return String::new();
     }
-    let title = if statics.failures() > 0 { "FINDINGS" } else { "intended only" };
+    let title = match (statics.failures(), statics.warnings()) {
+        (0, 0) => "intended only".to_string(),
+        (0, w) => format!("{w} warning(s), no failure"),
+        (f, 0) => format!("FINDINGS: {f} failure(s)"),
+        (f, w) => format!("FINDINGS: {f} failure(s), {w} warning(s)"),
+    };
     let mut out = format!("\n## Divergent collectives ({title})\n\n");
     for line in statics.lines() {
         out.push_str(&format!("- {line}\n"));

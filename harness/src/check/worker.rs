@@ -14,13 +14,13 @@ use super::launch::{self, Loaded, Scratch};
 use super::manifest::{at, Manifest};
 use super::perturb::Perturber;
 use super::poison::Poison;
-use super::runs::{run_checked, Runs};
+use super::runs::{run_checked, setup_failed, Runs};
 use super::watchdog::{self, inputs_deadline, report, runs_deadline, WorkerEvent};
 use super::CheckOptions;
 use crate::sanitize::parse::{CASE_MARKER, DONE_MARKER};
 use crate::sweep::case::{failure_line, CaseResult, Verdict};
 use crate::sweep::raw::RawSpec;
-use crate::sweep::{gpu::gpu_error, SweepPlan};
+use crate::sweep::SweepPlan;
 use anyhow::Result;
 use kernels::Gpu;
 use std::io::Write;
@@ -53,7 +53,8 @@ pub fn run(args: &CheckOptions, seed: u64, sizes: Vec<usize>, from: usize) -> Re
     for (index, spec) in specs.iter().enumerate().skip(from) {
         let runs = runs_at(&manifest, spec.id.n);
         let deadline = inputs_deadline(spec.id.n);
-        let needs = u64::try_from(super::extra_sizes::host_bytes(&manifest, spec.id.n)).unwrap_or(u64::MAX);
+        let needs = super::budget::host_bytes(&manifest, &spec.id, super::streamed::stream_from_checked());
+        let needs = u64::try_from(needs).unwrap_or(u64::MAX);
         let start = |memory| WorkerEvent::Start {
             index,
             id: spec.id.clone(),
@@ -128,10 +129,10 @@ fn run_case(
     };
     let mut buffers = match launch::prepare(gpu, manifest, &case, n) {
         Ok(b) => b,
-        Err(e) => return gpu_error(&e),
+        Err(e) => return setup_failed(&e),
     };
     if let Err(e) = scratch.prepare(gpu, manifest, n, fresh_uninit) {
-        return gpu_error(&e);
+        return setup_failed(&e);
     }
     let on = launch::RunInputs { manifest, loaded, case: &case };
     runs(gpu, &mut |poison| launch::run_once(gpu, &on, &mut buffers, scratch, poison))

@@ -94,7 +94,8 @@ pub struct ExportArgs {
     /// A typed float sum's tolerance in units in the last place of the output type.
     #[arg(long)]
     pub ulp: Option<u32>,
-    /// A typed float arg reduction's NaN rule: nan_first or nan_ignored (default: inputs finite).
+    /// A typed float arg reduction's NaN rule: nan_first or nan_ignored (default: inputs finite);
+    /// a float min's or max's: nan_propagate or nan_ignored (default: no input holds NaN).
     #[arg(long)]
     pub nan_rule: Option<String>,
     /// Sizes, comma separated: 1000,2^20,2^28+1 (default: the sweep's boundary and random sizes up to 2^20).

@@ -4,7 +4,9 @@
 //!
 //! The model: integer sums wrap in the output type (two's complement, the
 //! same in any order); min and max are exact (an empty reduce gives the
-//! identity: +inf/-inf, or the type's largest/smallest integer); a float sum's
+//! identity: +inf/-inf, or the type's largest/smallest integer) under the
+//! contract's NaN rule (nan_propagate: a NaN in the fold gives NaN;
+//! nan_ignored: NaN is skipped, a fold of NaN only gives NaN); a float sum's
 //! expected value is the exact sum of its terms rounded once to float64
 //! ([`ExactSum`]); an arg reduction's index is the lowest index of the
 //! extremum under the contract's NaN rule.
@@ -54,15 +56,21 @@ pub fn cases(plan: &SweepPlan, parts: Parts, contract: &'static Contract, label:
 }
 
 /// The segmented cases: the registry catalogue's segment shapes at each size
-/// (the long segment of 512^2 + 1 items included), shape `s` with value
-/// family `s` (cycling), named `<family>.<shape>`.
+/// (the long segment of 512^2 + 1 items included), named `<family>.<shape>`.
+/// Below [`FEW_FAMILIES_FROM`] the families take turns over the shapes from
+/// one size to the next (the `k`-th case of the plan takes family `k`,
+/// cycling), so every family meets several shapes once the plan has as many
+/// cases as families; from there on shape `s` takes family `s`.
 fn segmented_cases(plan: &SweepPlan, parts: Parts, contract: &'static Contract, label: &str) -> Vec<RawSpec> {
     use crate::sweep::gpu::segmented_reduce::{shape_name, shapes, sizes};
     let families = families::all(&parts);
     let mut out = Vec::new();
+    let mut turn = 0;
     for n in sizes(plan) {
         for (s, shape) in shapes(plan, n).into_iter().enumerate() {
-            let family = families[s % families.len()];
+            let k = if n >= FEW_FAMILIES_FROM { s } else { turn };
+            turn += 1;
+            let family = families[k % families.len()];
             let seed = case_seed(plan.seed, &format!("typed.segmented.{}", short(parts.dtype_in)), n, s);
             let name = format!("{}.{}", family.name(), shape_name(shape, n));
             let case_id = id("segmented_reduce", variant(label, contract), n.to_string(), n, &name, seed);
@@ -154,8 +162,10 @@ pub fn make(parts: Parts, family: Family, n: usize, seed: u64) -> Result<RawCase
         return histogram_case(parts, family, n, seed, closed);
     }
     let mut input = input_of(&parts, family, n, seed)?;
-    if let (NanRule::NanIgnored, Some(values)) = (parts.nan, float_values(&input)) {
-        // The NaN-ignored rule defines no index for an input that is NaN only.
+    let arg_ignoring_nan = matches!(parts.shape, Shape::Arg { .. }) && parts.nan == NanRule::NanIgnored;
+    if let (true, Some(values)) = (arg_ignoring_nan, float_values(&input)) {
+        // The NaN-ignored arg rule defines no index for an input that is NaN
+        // only (a min or max of NaN only is NaN: those inputs stay).
         if values.iter().all(|v| v.is_nan()) {
             let mut values = values;
             values[n - 1] = 0.0;
@@ -325,8 +335,7 @@ fn fold(parts: &Parts, input: &Array, shape: Shape) -> Result<Array, String> {
     }
     if is_float(parts.dtype_in) {
         let values = float_values(input).ok_or("a float input")?;
-        let out = fold_shape(&values, shape, float_identity(parts.op), |a, b| float_op(parts.op, a, b));
-        return Ok(families::float_array(parts.dtype_out, out));
+        return Ok(families::float_array(parts.dtype_out, extremum_fold(parts, &values, shape)));
     }
     let values = int_values(input).ok_or("an integer input")?;
     let (out_type, op) = (parts.dtype_out, parts.op);
@@ -404,6 +413,23 @@ pub fn float_identity(op: Op) -> f64 {
     }
 }
 
+/// The float min or max (reduce or scan) of `values` under the contract's
+/// NaN rule: an empty fold gives the identity; `nan_propagate` a NaN once a
+/// NaN is in the fold; otherwise NaN is skipped (`f64::max` and `min` return
+/// the other operand), so a fold of NaN only stays NaN (nan_ignored; the
+/// default has no NaN).
+fn extremum_fold(parts: &Parts, values: &[f64], shape: Shape) -> Vec<f64> {
+    let (op, propagate) = (parts.op, parts.nan == NanRule::NanPropagate);
+    let step = |acc: Option<f64>, x: f64| {
+        Some(match acc {
+            None => x,
+            Some(a) if propagate && (a.is_nan() || x.is_nan()) => f64::NAN,
+            Some(a) => float_op(op, a, x),
+        })
+    };
+    fold_shape(values, shape, None, step).into_iter().map(|v| v.unwrap_or_else(|| float_identity(op))).collect()
+}
+
 fn float_op(op: Op, a: f64, b: f64) -> f64 {
     match op {
         Op::Sum => a + b,
@@ -437,7 +463,7 @@ fn int_op(op: Op, out: Dtype, a: i64, b: i64) -> i64 {
 }
 
 /// The reduce (one element) or scan of `values` by `op` from `identity`.
-fn fold_shape<T: Copy>(values: &[T], shape: Shape, identity: T, op: impl Fn(T, T) -> T) -> Vec<T> {
+fn fold_shape<T: Copy, A: Copy>(values: &[T], shape: Shape, identity: A, op: impl Fn(A, T) -> A) -> Vec<A> {
     let mut acc = identity;
     match shape {
         Shape::Scan(ScanKind::Inclusive) => values

@@ -1,12 +1,20 @@
 //! The comparison of a typed contract's outputs with the model, and the
 //! summary printed under a failure line.
 //!
-//! Exact contracts compare every element (floats by value: -0.0 equals +0.0,
-//! NaN equals nothing). A float sum compares each output with the exact sum
+//! Exact contracts compare every element: moved items (compaction) bit for
+//! bit; computed floats (min, max) by value: -0.0 equals +0.0, an expected
+//! NaN is matched by any quiet NaN (sign and payload free) and by no number,
+//! and under nan_ignored, where a fold of NaN only gives NaN, also by the
+//! identity. Rule: the families' NaNs are quiet and IEEE arithmetic on a
+//! quiet NaN gives a quiet one, so a signalling NaN where NaN is expected is
+//! the float outputs' poison left unwritten, and fails. A failure of a case
+//! whose input holds NaN names what the contract's rule says NaN gives. A float sum compares each output with the exact sum
 //! of its k terms: the error `exact - out` is computed exactly and rounded
 //! once ([`ExactSum::minus_to_f64`]), then held to the contract's tolerance:
 //! the order-free bound `(k-1) u/(1+u) sum|x|` of the accumulator (Jeannerod
-//! and Rump: any order, any tree, atomics included), plus the output's own
+//! and Rump: any order, any tree, atomics included; it assumes gradual
+//! underflow, so a float32 or bfloat16 accumulator adds 2k 2^-126 for the
+//! flushes to zero of float32 `atomicAdd` and `-ftz=true` code), plus the output's own
 //! rounding where the output is narrower than the accumulator; or the user's
 //! `atol + rtol |exact|` or ulp count. `sum|x|` is summed in f64 and enlarged
 //! by 2^-16 relative, more than f64's rounding of up to 2^36 terms, so the
@@ -15,7 +23,7 @@
 use super::catalogue::chunk_carries;
 use super::exact::ExactSum;
 use super::families::float_values;
-use super::parts::{is_float, unit_roundoff, Parts, Shape, Tolerance};
+use super::parts::{flush_loss, is_float, unit_roundoff, NanRule, Parts, Shape, Tolerance};
 use super::Typed;
 use crate::sweep::case::Verdict;
 use crate::sweep::raw::{Array, Dtype, RawCase};
@@ -125,8 +133,8 @@ fn shape_check(typed: &Typed, case: &RawCase, got: &[Array]) -> Result<(), Verdi
         }
         let len = case.model_len(k);
         if got.count() != len {
-            let what = typed.contract.what_of(k);
-            return Err(Verdict::fail(format!("{len} elements"), format!("{} elements", got.count()), what));
+            let what = with_nan_rule(&typed.parts, case, typed.contract.what_of(k).to_string());
+            return Err(Verdict::fail(format!("{len} elements"), format!("{} elements", got.count()), &what));
         }
     }
     Ok(())
@@ -177,9 +185,7 @@ fn tally(typed: &Typed, case: &RawCase, got: &[Array], k: usize) -> (Tally, Stri
         return (softmax_tally(parts, masked_nan, case, &got[k]), what);
     }
     if !parts.float_sum() {
-        // Moved items keep their bits; computed ones are compared by value.
-        let bitwise = matches!(parts.shape, Shape::Compact { .. });
-        return (exact_tally(&case.expected[k], &got[k], bitwise), what);
+        return (exact_tally(&case.expected[k], &got[k], equality(parts)), with_nan_rule(parts, case, what));
     }
     let what = format!("{what} within {}", tolerance_name(parts));
     let (Some(values), Some(outs)) = (case.inputs.first().and_then(float_values), float_values(&got[k])) else {
@@ -313,13 +319,54 @@ fn chunked(len: usize, check: impl Fn(Range<usize>) -> Tally + Sync) -> Tally {
     chunks.into_iter().fold(Tally::default(), Tally::then)
 }
 
-/// The elements of an exact comparison that differ (floats by value, or bit for bit when `bitwise`).
-fn exact_tally(expected: &Array, got: &Array, bitwise: bool) -> Tally {
+/// How an exact contract's float elements are compared.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Equality {
+    /// Bit for bit (moved items).
+    Bitwise,
+    /// By value (-0.0 == +0.0); an expected NaN is matched by any quiet NaN
+    /// and, when given, by this value too (the identity, under nan_ignored).
+    Value(Option<f64>),
+}
+
+/// The comparison of `parts`' exact outputs: moved items keep their bits,
+/// computed ones are compared by value.
+fn equality(parts: &Parts) -> Equality {
+    match (parts.shape, parts.nan) {
+        (Shape::Compact { .. }, _) => Equality::Bitwise,
+        (_, NanRule::NanIgnored) if parts.shape.folds() => {
+            Equality::Value(Some(super::catalogue::float_identity(parts.op)))
+        }
+        _ => Equality::Value(None),
+    }
+}
+
+/// `what`, naming what the rule says NaN gives when the case's input holds NaN.
+fn with_nan_rule(parts: &Parts, case: &RawCase, what: String) -> String {
+    let holds_nan = case.inputs.first().and_then(float_values).is_some_and(|v| v.iter().any(|x| x.is_nan()));
+    match super::edges::nan_words(parts) {
+        Some(words) if holds_nan => format!("{what} (NaN rule: {words})"),
+        _ => what,
+    }
+}
+
+/// Whether the float `g` passes for the expected `e` by `equality`
+/// (`same_bits`: their bits are equal; `g_quiet`: `g` is a quiet NaN).
+fn float_equal(e: f64, g: f64, (same_bits, g_quiet): (bool, bool), equality: Equality) -> bool {
+    match equality {
+        Equality::Bitwise => same_bits,
+        Equality::Value(also) if e.is_nan() => g_quiet || also == Some(g),
+        Equality::Value(_) => e == g,
+    }
+}
+
+/// The elements of an exact comparison that differ (by `equality` for floats).
+fn exact_tally(expected: &Array, got: &Array, equality: Equality) -> Tally {
     let len = expected.count();
     chunked(len, |range| {
         let mut t = Tally::default();
         for i in range {
-            if let Some((e, g)) = differs(expected, got, i, bitwise) {
+            if let Some((e, g)) = differs(expected, got, i, equality) {
                 t.add(Bad { index: i, expected: e, got: g });
             }
         }
@@ -327,26 +374,31 @@ fn exact_tally(expected: &Array, got: &Array, bitwise: bool) -> Tally {
     })
 }
 
-/// Element `i` shown from each array, when they differ (floats by value, or
-/// bit for bit when `bitwise`).
-fn differs(expected: &Array, got: &Array, i: usize, bitwise: bool) -> Option<(String, String)> {
-    let float = |e: f64, g: f64, same_bits: bool| {
-        // By value -0.0 == +0.0 and NaN equals nothing; bit for bit neither.
-        let equal = if bitwise { same_bits } else { e == g };
-        (!equal).then(|| (format!("{e:e}"), format!("{g:e}")))
+/// Element `i` shown from each array, when they differ (floats by `equality`).
+fn differs(expected: &Array, got: &Array, i: usize, equality: Equality) -> Option<(String, String)> {
+    // (value, bits) of each and the type's quiet bit; a NaN (and bit for
+    // bit a zero) is shown with its bits: sign, quiet bit, payload.
+    let float = |(e, eb): (f64, u64), (g, gb): (f64, u64), quiet: u64| {
+        let shown = |v: f64, bits: u64| match equality {
+            _ if v.is_nan() => format!("{v:e} (bits {bits:#x})"),
+            Equality::Bitwise if v == 0.0 => format!("{v:e} (bits {bits:#x})"),
+            _ => format!("{v:e}"),
+        };
+        let g_quiet = g.is_nan() && gb & quiet != 0;
+        (!float_equal(e, g, (eb == gb, g_quiet), equality)).then(|| (shown(e, eb), shown(g, gb)))
     };
+    let bf16 = |b: u16| (half::bf16::from_bits(b).to_f64(), u64::from(b));
+    let f16 = |b: u16| (half::f16::from_bits(b).to_f64(), u64::from(b));
     match (expected, got) {
         (Array::Int32(e), Array::Int32(g)) => (e[i] != g[i]).then(|| (e[i].to_string(), g[i].to_string())),
         (Array::Int64(e), Array::Int64(g)) => (e[i] != g[i]).then(|| (e[i].to_string(), g[i].to_string())),
         (Array::Uint32(e), Array::Uint32(g)) => (e[i] != g[i]).then(|| (e[i].to_string(), g[i].to_string())),
-        (Array::Float32(e), Array::Float32(g)) => float(e[i] as f64, g[i] as f64, e[i].to_bits() == g[i].to_bits()),
-        (Array::Float64(e), Array::Float64(g)) => float(e[i], g[i], e[i].to_bits() == g[i].to_bits()),
-        (Array::Bfloat16(e), Array::Bfloat16(g)) => {
-            float(half::bf16::from_bits(e[i]).to_f64(), half::bf16::from_bits(g[i]).to_f64(), e[i] == g[i])
+        (Array::Float32(e), Array::Float32(g)) => {
+            float((e[i] as f64, e[i].to_bits().into()), (g[i] as f64, g[i].to_bits().into()), 1 << 22)
         }
-        (Array::Float16(e), Array::Float16(g)) => {
-            float(half::f16::from_bits(e[i]).to_f64(), half::f16::from_bits(g[i]).to_f64(), e[i] == g[i])
-        }
+        (Array::Float64(e), Array::Float64(g)) => float((e[i], e[i].to_bits()), (g[i], g[i].to_bits()), 1 << 51),
+        (Array::Bfloat16(e), Array::Bfloat16(g)) => float(bf16(e[i]), bf16(g[i]), 1 << 6),
+        (Array::Float16(e), Array::Float16(g)) => float(f16(e[i]), f16(g[i]), 1 << 9),
         _ => Some((format!("{} elements", expected.dtype().name()), format!("{} elements", got.dtype().name()))),
     }
 }
@@ -449,7 +501,10 @@ fn bound(parts: &Parts, exact: f64, sum_abs: f64, terms: u64, got: f64) -> (f64,
         }
         Tolerance::OrderFree => {
             let u = unit_roundoff(parts.accumulator);
-            let accumulated = terms.saturating_sub(1) as f64 * (u / (1.0 + u)) * sum_abs * (1.0 + 2f64.powi(-50));
+            // Each of the k inputs and k - 1 partial sums may be flushed to zero.
+            let flushed = 2.0 * terms as f64 * flush_loss(parts.accumulator);
+            let accumulated =
+                terms.saturating_sub(1) as f64 * (u / (1.0 + u)) * sum_abs * (1.0 + 2f64.powi(-50)) + flushed;
             let rounding = if narrower_output(parts) {
                 unit_roundoff(parts.dtype_out) * (exact.abs() + accumulated) + smallest_subnormal(parts.dtype_out)
             } else {

@@ -15,6 +15,13 @@
 //! | `extremes` | ±largest finite and ±inf among uniform values | float min, max, compaction, histogram |
 //! | `ascending`, `descending` | sorted (the running extremum changes at every element) | all |
 //! | `nan_late`, `nan_first_element`, `infinities` | NaN and ±inf placed (the NaN rules' own) | float arg reductions with a NaN rule |
+//! | `nan_late`, `nan_first_element`, `nan_mixed` | the same NaN placements, and NaN of both signs and with payloads, ±inf, ±0.0 and subnormals in short runs among uniform values | float min and max with a NaN rule |
+//! | `nan_mixed` | as above | float compaction and histogram (NaN is not > 0, and counted nowhere) |
+//!
+//! A NaN keeps its sign and the top bits of its payload in every float type
+//! ([`float_array`]), so a flagged compaction's NaN is moved bit for bit
+//! with a payload of the input type's own; float min and max without a NaN
+//! rule, and float sums, hold none.
 //!
 //! A family's input is made in chunks of [`CHUNK`] elements on every core,
 //! chunk `c` from the generator seeded with the case seed and `c`, so the
@@ -194,6 +201,32 @@ fn nan_first_element(rng: &mut Rng, i: usize, n: usize, dtype: Dtype, prev: f64)
     }
 }
 
+/// The NaNs of [`nan_mixed`], as f64 bits: a quiet NaN of each sign, and
+/// two with payload bits (f64 fraction bits 50, 49 and 45) that the
+/// narrowing of [`float_array`] keeps in float32, float16 and bfloat16
+/// (whose fractions hold f64's top 23, 10 and 7 fraction bits).
+pub const NANS: [u64; 4] = [0x7ff8_0000_0000_0000, 0xfff8_0000_0000_0000, 0x7ffc_2000_0000_0000, 0xfffa_0000_0000_0000];
+
+/// Short runs (3 draws in 4 repeat the element before, so a run of NaN
+/// fills short segments and prefixes): a NaN of [`NANS`] one new draw in 8,
+/// each of +inf, -inf, -0.0, +0.0 and a smallest subnormal of either sign
+/// one in 16, else uniform values.
+fn nan_mixed(rng: &mut Rng, i: usize, n: usize, dtype: Dtype, prev: f64) -> f64 {
+    if rng.below(4) != 0 {
+        return prev;
+    }
+    match rng.below(16) {
+        0 | 1 => f64::from_bits(NANS[rng.index(NANS.len())]),
+        2 => f64::INFINITY,
+        3 => f64::NEG_INFINITY,
+        4 => -0.0,
+        5 => 0.0,
+        6 if rng.below(2) == 0 => tiny(dtype)[0],
+        6 => -tiny(dtype)[0],
+        _ => uniform(rng, i, n, dtype, prev),
+    }
+}
+
 /// ±inf about once in 1024 each, no NaN.
 fn infinities(rng: &mut Rng, i: usize, n: usize, dtype: Dtype, prev: f64) -> f64 {
     match rng.below(2048) {
@@ -234,9 +267,18 @@ const NAN_FAMILIES: [Family; 3] = [
     Family::Float("infinities", infinities),
 ];
 
+/// The NaN families of float min and max under a NaN rule: NaN last,
+/// first, and scattered in runs (a fold, prefix or segment of NaN only among them).
+const EXTREMUM_NAN_FAMILIES: [Family; 3] = [
+    Family::Float("nan_late", nan_late),
+    Family::Float("nan_first_element", nan_first_element),
+    Family::Float("nan_mixed", nan_mixed),
+];
+
 /// Every family of `parts`' contract, in catalogue order.
 pub fn all(parts: &Parts) -> Vec<Family> {
     let float = is_float(parts.dtype_in);
+    let mixed = Family::Float("nan_mixed", nan_mixed);
     match (float, parts.shape, parts.op) {
         (false, _, _) => INT.to_vec(),
         (true, Shape::Arg { .. }, _) => {
@@ -247,10 +289,14 @@ pub fn all(parts: &Parts) -> Vec<Family> {
             finite.chain([zeros]).chain(nan.iter().copied()).collect()
         }
         // Compaction moves values and a histogram counts them: every float
-        // pattern, ±inf and signed zeros included.
-        (true, Shape::Compact { .. } | Shape::Histogram { .. }, _) => FLOAT_EXTREMUM.to_vec(),
+        // pattern, ±inf, signed zeros and NaN (not > 0, counted nowhere) included.
+        (true, Shape::Compact { .. } | Shape::Histogram { .. }, _) => {
+            FLOAT_EXTREMUM.iter().copied().chain([mixed]).collect()
+        }
         (true, _, Op::Sum) => FLOAT_SUM.to_vec(),
-        (true, _, _) => FLOAT_EXTREMUM.to_vec(),
+        // Min and max hold NaN only under a NaN rule that says what it gives.
+        (true, _, _) if parts.nan == NanRule::Finite => FLOAT_EXTREMUM.to_vec(),
+        (true, _, _) => FLOAT_EXTREMUM.iter().chain(&EXTREMUM_NAN_FAMILIES).copied().collect(),
     }
 }
 
@@ -320,14 +366,41 @@ pub fn zeros(dtype: Dtype, n: usize) -> Array {
     }
 }
 
-/// `values` rounded to the float type `dtype` (nearest even).
+/// `values` rounded to the float type `dtype` (nearest even); a NaN stays a
+/// quiet NaN of its sign with the top bits of its payload ([`nan_bits`]).
 pub fn float_array(dtype: Dtype, values: Vec<f64>) -> Array {
+    let narrow = |v: f64, bits: fn(f64) -> u64| if v.is_nan() { nan_bits(v, dtype) } else { bits(v) };
     match dtype {
         Dtype::Float64 => Array::Float64(values),
-        Dtype::Bfloat16 => Array::Bfloat16(values.into_iter().map(|v| half::bf16::from_f64(v).to_bits()).collect()),
-        Dtype::Float16 => Array::Float16(values.into_iter().map(|v| half::f16::from_f64(v).to_bits()).collect()),
-        _ => Array::Float32(values.into_iter().map(|v| v as f32).collect()),
+        Dtype::Bfloat16 => Array::Bfloat16(
+            values.into_iter().map(|v| narrow(v, |v| u64::from(half::bf16::from_f64(v).to_bits())) as u16).collect(),
+        ),
+        Dtype::Float16 => Array::Float16(
+            values.into_iter().map(|v| narrow(v, |v| u64::from(half::f16::from_f64(v).to_bits())) as u16).collect(),
+        ),
+        _ => Array::Float32(
+            values.into_iter().map(|v| f32::from_bits(narrow(v, |v| u64::from((v as f32).to_bits())) as u32)).collect(),
+        ),
     }
+}
+
+/// The bits of the NaN `v` in the narrower float type `dtype`: its sign, all
+/// exponent bits, the quiet bit, and f64's next fraction bits below the
+/// quiet bit as far as the type's fraction reaches (IEEE 754's narrowing of a
+/// quiet NaN keeps the top of its payload).
+pub fn nan_bits(v: f64, dtype: Dtype) -> u64 {
+    let bits = v.to_bits();
+    // (width of the type, fraction bits)
+    let (width, fraction) = match dtype {
+        Dtype::Bfloat16 => (16, 7),
+        Dtype::Float16 => (16, 10),
+        Dtype::Float64 => return bits,
+        _ => (32, 23),
+    };
+    let sign = (bits >> 63) << (width - 1);
+    let exponent = ((1u64 << (width - 1 - fraction)) - 1) << fraction;
+    let payload = (bits >> (52 - fraction)) & ((1 << fraction) - 1);
+    sign | exponent | (1 << (fraction - 1)) | payload
 }
 
 /// The elements of a float array as f64 (exact).

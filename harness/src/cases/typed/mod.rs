@@ -1,36 +1,54 @@
-//! Typed contracts: reduce, scan, arg reduction, segmented reduction and
-//! compaction over any of the contract
-//! element types (int32, int64, bfloat16, float32, float64), with the operator
-//! (sum, min, max), the output type and, for float sums, the accumulator and
-//! the tolerance stated by the user. Each is checked against an exact model:
-//! integer sums wrap in the output type (as two's complement hardware adds),
-//! min and max are exact, and a float sum is judged by a bound computed from
-//! the exact sum ([`exact::ExactSum`]).
+//! Typed contracts: reduce, scan, arg reduction, segmented reduction,
+//! compaction, histogram and softmax over any of the contract element types
+//! (int32, int64, uint32, bfloat16, float16, float32, float64), with the
+//! operator (sum, min, max), the output type, for float sums the accumulator
+//! and the tolerance, and for float arg reductions, min and max the NaN rule,
+//! as the user states them. Each is checked against an exact model: integer
+//! sums wrap in the output type (as two's complement hardware adds), min and
+//! max are exact, and a float sum is judged by a bound computed from the
+//! exact sum ([`exact::ExactSum`]).
 //!
 //! A typed contract is named by its parts, so that every case id and failure
 //! line states the whole rule:
 //!
 //! | primitive | name | example |
 //! | --- | --- | --- |
-//! | reduce | `<op>.<in>.<out>[.acc_<t>][.rtol_<x>][.atol_<x>][.ulp_<k>]` | `sum.bf16.f32`, `max.i64.i64` |
-//! | scan | `<inclusive or exclusive>.<op>.<in>.<out>[...]` | `inclusive.sum.f32.f32.rtol_1e-5` |
+//! | reduce | `<op>.<in>.<out>[.acc_<t>][.rtol_<x>][.atol_<x>][.ulp_<k>]`; float min, max `[.nan_propagate or .nan_ignored]` | `sum.bf16.f32`, `max.i64.i64`, `max.f32.f32.nan_propagate` |
+//! | scan | `<inclusive or exclusive>.<op>.<in>.<out>[...]` | `inclusive.sum.f32.f32.rtol_1e-5`, `inclusive.max.f16.f16.nan_ignored` |
 //! | arg_reduce | `<argmax or argmin>.<in>[.nan_first or .nan_ignored]` | `argmax.bf16.nan_first` |
-//! | segmented_reduce | `<op>.<in>.<out>[...]`, one output per segment of `offsets` | `sum.f32.f32`, `min.i64.i64` |
+//! | segmented_reduce | `<op>.<in>.<out>[...]`, one output per segment of `offsets` | `sum.f32.f32`, `min.i64.i64`, `max.bf16.bf16.nan_propagate` |
 //! | compact | `<flagged or positive>.<in>`: the kept items bit for bit, and their count | `flagged.f64` |
 //! | softmax | `<rows or strided_rows>.<in>.<out>[.all_masked_nan]`, bfloat16 or float32 each | `strided_rows.bf16.f32` |
 //! | histogram | `even.<in>[.last_bin_closed]`, int64 or bfloat16 samples, int32 counts | `even.bf16` |
 //!
 //! or composed from a manifest's (or `primlab.check`'s) fields `op`, `dtype_in`,
-//! `dtype_out`, `accumulator`, `rtol`, `atol`, `ulp` ([`Request`]). A request
-//! that names a registry contract (`sum.i32.i64` is `sum.i32`) resolves to it.
+//! `dtype_out`, `accumulator`, `rtol`, `atol`, `ulp`, `nan_rule` ([`Request`]).
+//! A request that names a registry contract (`sum.i32.i64` is `sum.i32`)
+//! resolves to it.
 //!
-//! Rooms: the parts and their names ([`parts`]), the data families
-//! ([`families`]), the model and cases ([`catalogue`]), the comparison
-//! ([`compare`]), the exact float sum ([`exact`]); the row contracts (layer
-//! norm, RMS norm, cross-entropy), named by their kind, in [`rows`].
+//! Every float contract states what NaN, ±inf and ±0.0 give ([`edges`], in
+//! its summary), and a family of its catalogue holds each value it speaks of:
+//!
+//! | float contract | NaN | ±inf | ±0.0 |
+//! | --- | --- | --- | --- |
+//! | sums | no case holds it | no case holds them | ordinary terms |
+//! | min, max | no case holds it; `.nan_propagate`: a NaN in the fold gives NaN (torch, numpy `max`); `.nan_ignored`: ignored, a fold of NaN only NaN or the identity (`fmaxf`, `numpy.nanmax`) | ordinary values | equal |
+//! | arg reductions | none; `.nan_first` wins; `.nan_ignored` ignored | none; with a NaN rule ordinary | -0.0 ties +0.0 |
+//! | `positive` compaction | not > 0 | +inf kept, -inf not | not > 0 |
+//! | `flagged` compaction | moved bit for bit | moved | moved bit for bit |
+//! | histograms | counted nowhere | counted nowhere | one sample value |
+//!
+//! A NaN expected by min or max matches any NaN (payload free), never a number.
+//!
+//! Rooms: the parts and their names ([`parts`]), the edge values each rule
+//! states ([`edges`]), the data families ([`families`]), the model and cases
+//! ([`catalogue`]), the comparison ([`compare`]), the exact float sum ([`exact`]);
+//! the row contracts (layer norm, RMS norm, cross-entropy), named by their
+//! kind, in [`rows`].
 
 pub mod catalogue;
 pub mod compare;
+pub mod edges;
 pub mod exact;
 pub mod families;
 pub mod parts;
@@ -39,6 +57,14 @@ pub mod rows;
 #[cfg(test)]
 #[path = "typed_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "rule_coverage_tests.rs"]
+mod rule_coverage_tests;
+
+#[cfg(test)]
+#[path = "nan_rule_tests.rs"]
+mod nan_rule_tests;
 
 use crate::registry::Primitive;
 use crate::sweep::raw::{Buffer, Contract, Dtype, Len, Param, Rule};
@@ -143,7 +169,7 @@ fn build(parts: Parts, name: String) -> Typed {
     };
     let contract = Contract {
         name: leak(name),
-        summary: leak(parts.summary()),
+        summary: leak(summary(&parts)),
         inputs: Vec::leak(inputs),
         params: Vec::leak(params),
         outputs: Vec::leak(outputs),
@@ -151,6 +177,15 @@ fn build(parts: Parts, name: String) -> Typed {
         what,
     };
     Typed { rule_words: leak(parts.rule_words()), parts, contract }
+}
+
+/// The summary of `parts`' contract: the contract in one line, then what
+/// its edge values give ([`edges`]: the statements the rule-coverage test walks).
+pub fn summary(parts: &Parts) -> String {
+    match edges::words(parts) {
+        words if words.is_empty() => parts.summary(),
+        words => format!("{}; edge values: {words}", parts.summary()),
+    }
 }
 
 /// The typed contract `contract` is, if it is one (by name and buffers).
@@ -168,7 +203,7 @@ pub fn contract_of(parts: Parts) -> &'static Contract {
 /// A typed contract name of `primitive`, for messages (None: it has none).
 pub fn example(primitive: Primitive) -> Option<&'static str> {
     match primitive {
-        Primitive::Reduce => Some("sum.bf16.f32 or max.i64.i64"),
+        Primitive::Reduce => Some("sum.bf16.f32, max.i64.i64 or max.f32.f32.nan_propagate"),
         Primitive::Scan => Some("inclusive.sum.f32.f32 or exclusive.max.i32.i32"),
         Primitive::ArgReduce => Some("argmax.bf16, argmin.f64.nan_first or argmax.i32"),
         Primitive::SegmentedReduce => Some("sum.f32.f32 or min.i64.i64"),
@@ -181,7 +216,9 @@ pub fn example(primitive: Primitive) -> Option<&'static str> {
 
 /// The typed contract `framework` states over `base` where it differs: a
 /// float arg reduction whose inputs are finite becomes NaN-first for torch
-/// and numpy (`torch.argmax`, `numpy.argmax`), a softmax's all-masked rows
+/// and numpy (`torch.argmax`, `numpy.argmax`), a float min or max (reduce,
+/// scan, segmented) NaN-propagating (`torch.amax`, `torch.cummax`,
+/// `numpy.max`, `numpy.maximum.accumulate`), a softmax's all-masked rows
 /// NaN for torch. None: no difference known.
 pub fn framework_rule(base: &Contract, framework: &str) -> Option<&'static Contract> {
     let typed = of(base)?;
@@ -195,6 +232,10 @@ pub fn framework_rule(base: &Contract, framework: &str) -> Option<&'static Contr
     let float_arg = matches!(parts.shape, Shape::Arg { .. }) && parts::is_float(parts.dtype_in);
     if float_arg && parts.nan == NanRule::Finite && matches!(framework, "torch" | "numpy") {
         return Some(&intern(Parts { nan: NanRule::NanFirst, ..parts }).contract);
+    }
+    let float_extremum = parts.shape.folds() && parts.op != parts::Op::Sum && parts::is_float(parts.dtype_in);
+    if float_extremum && parts.nan == NanRule::Finite && matches!(framework, "torch" | "numpy") {
+        return Some(&intern(Parts { nan: NanRule::NanPropagate, ..parts }).contract);
     }
     None
 }

@@ -77,36 +77,46 @@ impl Shape {
     }
 }
 
-/// What an arg reduction over floats does with NaN.
+/// What a float arg reduction, min or max does with NaN.
 #[non_exhaustive]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum NanRule {
-    /// No input holds NaN or ±inf (the registry's rule).
+    /// No input holds NaN (arg reductions: nor ±inf); the default.
     #[default]
     Finite,
-    /// NaN wins (the first NaN's index); ±inf ordinary values (`torch.argmax`).
+    /// Arg reductions: NaN wins (the first NaN's index); ±inf ordinary values (`torch.argmax`).
     NanFirst,
-    /// NaN ignored; ±inf ordinary values (`numpy.nanargmax`).
+    /// Arg reductions: NaN ignored (`numpy.nanargmax`); min and max: NaN
+    /// ignored, a fold of NaN only NaN or the identity (`fmaxf`, `numpy.nanmax`).
     NanIgnored,
+    /// Min and max: a NaN in the fold gives NaN (`torch.amax`, `numpy.max`).
+    NanPropagate,
 }
 
 impl NanRule {
-    fn token(self) -> Option<&'static str> {
+    /// Every rule.
+    pub const ALL: [NanRule; 4] = [NanRule::Finite, NanRule::NanFirst, NanRule::NanIgnored, NanRule::NanPropagate];
+
+    /// Its token in contract names (None: the default).
+    pub fn token(self) -> Option<&'static str> {
         match self {
             NanRule::Finite => None,
             NanRule::NanFirst => Some("nan_first"),
             NanRule::NanIgnored => Some("nan_ignored"),
+            NanRule::NanPropagate => Some("nan_propagate"),
         }
     }
 
-    fn words(self) -> &'static str {
-        match self {
-            NanRule::Finite => "inputs finite (no case holds NaN or ±inf)",
-            NanRule::NanFirst => "NaN wins: the index of the first NaN; ±inf are ordinary values (torch.argmax)",
-            NanRule::NanIgnored => {
-                "NaN ignored: the extremum of the other values; ±inf are ordinary values; never NaN only \
-                 (numpy.nanargmax)"
-            }
+    fn named(token: &str) -> Option<NanRule> {
+        NanRule::ALL.into_iter().find(|r| r.token() == Some(token))
+    }
+
+    /// The rules besides the default that `shape` over `dtype_in` with `op` takes.
+    fn allowed(shape: Shape, op: Op, dtype_in: Dtype) -> &'static [NanRule] {
+        match shape {
+            Shape::Arg { .. } if is_float(dtype_in) => &[NanRule::NanFirst, NanRule::NanIgnored],
+            _ if shape.folds() && op != Op::Sum && is_float(dtype_in) => &[NanRule::NanPropagate, NanRule::NanIgnored],
+            _ => &[],
         }
     }
 }
@@ -148,7 +158,9 @@ pub struct Request {
     pub atol: Option<f64>,
     /// Ulp tolerance of a float sum.
     pub ulp: Option<u32>,
-    /// The NaN rule of a float arg reduction (`nan_first`, `nan_ignored`).
+    /// The NaN rule of a float arg reduction (`nan_first`, `nan_ignored`) or
+    /// min or max (`nan_propagate`, `nan_ignored`), or a histogram's or
+    /// softmax's named rule (`last_bin_closed`, `all_masked_nan`).
     pub nan: Option<String>,
 }
 
@@ -175,7 +187,7 @@ pub struct Parts {
     pub accumulator: Dtype,
     /// How a float sum is judged.
     pub tolerance: Tolerance,
-    /// The NaN rule of a float arg reduction.
+    /// The NaN rule of a float arg reduction, min or max.
     pub nan: NanRule,
 }
 
@@ -224,6 +236,18 @@ fn precision(dtype: Dtype) -> u32 {
 /// The unit roundoff of a float type (2^-8, 2^-24, 2^-53).
 pub fn unit_roundoff(dtype: Dtype) -> f64 {
     2f64.powi(-(precision(dtype) as i32))
+}
+
+/// What one flush of a subnormal to zero may lose in an accumulator of
+/// `dtype`: its smallest normal, 2^-126, for float32 and bfloat16 (float32
+/// arithmetic: CUDA's float `atomicAdd` and `-ftz=true` code flush subnormal
+/// inputs and results to zero); 0 for float16 and float64, whose GPU
+/// arithmetic keeps subnormals.
+pub fn flush_loss(dtype: Dtype) -> f64 {
+    match dtype {
+        Dtype::Float32 | Dtype::Bfloat16 => 2f64.powi(-126),
+        _ => 0.0,
+    }
 }
 
 /// Whether every value of `narrow` is a value of `wide` (int64 holds int32
@@ -377,9 +401,9 @@ impl Parts {
                 return Err(format!("unknown softmax rule '{other}': all_masked_nan (torch.softmax) or none"))
             }
             None => NanRule::Finite,
-            Some("nan_first") => NanRule::NanFirst,
-            Some("nan_ignored") => NanRule::NanIgnored,
-            Some(other) => return Err(format!("unknown NaN rule '{other}': choose from nan_first, nan_ignored")),
+            Some(token) => NanRule::named(token).ok_or_else(|| {
+                format!("unknown NaN rule '{token}': choose from nan_first, nan_ignored (arg reductions), nan_propagate, nan_ignored (min, max)")
+            })?,
         };
         Parts::new(shape, op, (dtype_in, dtype_out, accumulator), tolerance, nan)
     }
@@ -400,9 +424,7 @@ impl Parts {
         if !float_sum && tolerance != Tolerance::OrderFree {
             return Err("a tolerance (rtol, atol, ulp) applies to float sums only: every other result is exact".into());
         }
-        if nan != NanRule::Finite && !(matches!(shape, Shape::Arg { .. }) && is_float(dtype_in)) {
-            return Err("a NaN rule applies to a float arg reduction only".into());
-        }
+        check_nan_rule(shape, op, dtype_in, nan)?;
         let accumulator = match (accumulator, float_sum) {
             (None, true) => wider(wider(dtype_in, dtype_out), Dtype::Float32),
             (Some(acc), true) if is_float(acc) && holds(acc, dtype_in) => acc,
@@ -609,7 +631,8 @@ impl Parts {
         }
     }
 
-    /// The contract in one line for people.
+    /// The contract in one line for people, without its edge values (the
+    /// contract's summary adds them: [`super::summary`]).
     pub fn summary(&self) -> String {
         let (i, o) = (self.dtype_in.name(), self.dtype_out.name());
         let types = if self.float_sum() {
@@ -617,10 +640,9 @@ impl Parts {
         } else {
             format!("{i} in, {o} out")
         };
-        let zeros = if is_float(self.dtype_in) { "; -0.0 and +0.0 are equal" } else { "" };
         match self.shape {
             Shape::Reduce => format!(
-                "{}: out[0] = {} over in[0..n) ({types}, one element{zeros}; {})",
+                "{}: out[0] = {} over in[0..n) ({types}, one element; {})",
                 self.op.name(),
                 self.fold_words(),
                 self.empty_words()
@@ -631,7 +653,7 @@ impl Parts {
                     _ => ("in[0..i)", format!(", out[0] = {}", self.identity_words())),
                 };
                 format!(
-                    "{} {} scan: out[i] = {} over {range}{first} ({types}{zeros})",
+                    "{} {} scan: out[i] = {} over {range}{first} ({types})",
                     scan_kind_name(kind),
                     self.op.name(),
                     self.fold_words()
@@ -639,7 +661,7 @@ impl Parts {
             }
             Shape::Segmented => format!(
                 "segmented {}: out[s] = {} over in[offsets[s]..offsets[s+1]) for s < segments ({types}, int64 \
-                 offsets of segments + 1 entries from 0 to n{zeros}; an empty segment gives {})",
+                 offsets of segments + 1 entries from 0 to n; an empty segment gives {})",
                 self.op.name(),
                 self.fold_words(),
                 self.identity_words()
@@ -648,7 +670,7 @@ impl Parts {
                 "compaction by {}: out[0..count) = the kept in[i] in order, count[0] = how many ({i} in and out, \
                  moved bit for bit{}, int64 count; out[count..n) untouched)",
                 if flagged { "flags" } else { "x > 0" },
-                if flagged { ", uint8 flags" } else { "; -0.0, +0.0 and NaN are not > 0" }
+                if flagged { ", uint8 flags" } else { "" }
             ),
             Shape::Histogram { closed } => format!(
                 "even-bin histogram: counts[b] = #{{i : lower <= in[i] {} upper, {} = b}} ({i} in, {}; int32 counts of \
@@ -660,8 +682,8 @@ impl Parts {
                     _ => "min(((in[i] - lower) * bins) / (upper - lower), bins - 1) in 128-bit integers",
                 },
                 match self.dtype_in {
-                    Dtype::Float64 => "float64 bounds and scale = bins / (upper - lower) in double, NaN not counted",
-                    d if is_float(d) => "float32 bounds and scale, NaN not counted",
+                    Dtype::Float64 => "float64 bounds and scale = bins / (upper - lower) in double",
+                    d if is_float(d) => "float32 bounds and scale",
                     _ => "int64 bounds",
                 },
                 if closed { "; a sample equal to upper counts in the last bin, as torch.histc" } else { "" }
@@ -679,14 +701,9 @@ impl Parts {
                 )
             }
             Shape::Arg { max } => format!(
-                "{}: index[0] = the lowest i with in[i] = {}(in) ({i} in, {}; one int64 out)",
+                "{}: index[0] = the lowest i with in[i] = {}(in) ({i} in, one int64 out)",
                 if max { "argmax" } else { "argmin" },
                 if max { "max" } else { "min" },
-                if is_float(self.dtype_in) {
-                    format!("-0.0 ties 0.0, {}", self.nan.words())
-                } else {
-                    "integers".into()
-                }
             ),
         }
     }
@@ -712,18 +729,22 @@ impl Parts {
     }
 
     fn empty_words(&self) -> String {
-        let inputs = if is_float(self.dtype_in) { "; inputs hold no NaN" } else { "" };
-        let inputs = if self.float_sum() { "; inputs finite" } else { inputs };
-        format!("n = 0 gives {}{inputs}", self.identity_words())
+        format!("n = 0 gives {}", self.identity_words())
     }
 
     /// The comparison in words.
     pub fn rule_words(&self) -> String {
         if let Shape::Compact { .. } = self.shape {
-            return "exact: the kept items bit for bit (floats too) and their count; out[count..n) untouched".into();
+            return "exact: the kept items bit for bit (floats too: a NaN keeps its sign and payload, -0.0 stays \
+                    -0.0) and their count; out[count..n) untouched"
+                .into();
         }
         if let Shape::Histogram { .. } = self.shape {
-            return "exact: every bin count equal to the model's".into();
+            return if is_float(self.dtype_in) {
+                "exact: every bin count equal to the model's (NaN and ±inf counted nowhere)".into()
+            } else {
+                "exact: every bin count equal to the model's".into()
+            };
         }
         if let Shape::Softmax { .. } = self.shape {
             return format!(
@@ -735,8 +756,16 @@ impl Parts {
         }
         if !self.float_sum() {
             return if is_float(self.dtype_out) {
-                "exact: every element equal to the model's value (-0.0 and +0.0 equal), and the same element count"
-                    .into()
+                format!(
+                    "exact: every element equal to the model's value (-0.0 and +0.0 equal{}), and the same element count",
+                    match self.nan {
+                        NanRule::NanPropagate => "; a NaN expected matches any quiet NaN, a number never",
+                        NanRule::NanIgnored => {
+                            "; a NaN expected (a fold of NaN only) matches any quiet NaN or the identity, a number never"
+                        }
+                        _ => "",
+                    }
+                )
             } else {
                 "exact: every element equal to the model's, and the same element count".into()
             };
@@ -749,10 +778,16 @@ impl Parts {
         match self.tolerance {
             Tolerance::OrderFree => format!(
                 "order-free bound: |out - exact| <= (k-1) u/(1+u) sum|x| over the k terms of each output, u = 2^-{} \
-                 ({} accumulator){rounding}; the error computed exactly from the input (expected holds the exact \
+                 ({} accumulator){}{rounding}; the error computed exactly from the input (expected holds the exact \
                  sums rounded to float64)",
                 precision(self.accumulator),
-                self.accumulator.name()
+                self.accumulator.name(),
+                if flush_loss(self.accumulator) > 0.0 {
+                    " plus 2k 2^-126 (float32 arithmetic may flush each subnormal input and result to zero, as \
+                     atomicAdd and -ftz=true do)"
+                } else {
+                    ""
+                }
             ),
             Tolerance::User { rtol, atol, ulp } => format!(
                 "user tolerance: |out - exact| <= atol + rtol |exact| (atol {atol:e}, rtol {rtol:e}){}; the error \
@@ -762,6 +797,33 @@ impl Parts {
             ),
         }
     }
+}
+
+/// `nan` is the default or a rule `shape` takes over `dtype_in` with `op`:
+/// float arg reductions take nan_first and nan_ignored, float min and max
+/// (reduce, scan, segmented) nan_propagate and nan_ignored.
+fn check_nan_rule(shape: Shape, op: Op, dtype_in: Dtype, nan: NanRule) -> Result<(), String> {
+    let allowed = NanRule::allowed(shape, op, dtype_in);
+    if nan == NanRule::Finite || allowed.contains(&nan) {
+        return Ok(());
+    }
+    let token = nan.token().unwrap_or_default();
+    Err(match (shape, allowed) {
+        (_, []) => format!(
+            "NaN rule {token}: a NaN rule applies to a float arg reduction (nan_first, nan_ignored) or a float min or \
+             max (nan_propagate, nan_ignored) only, not to {} over {}",
+            if shape.folds() { op.name() } else { "this contract" },
+            dtype_in.name()
+        ),
+        (Shape::Arg { .. }, _) => {
+            format!(
+                "NaN rule {token}: an arg reduction takes nan_first or nan_ignored (nan_propagate is min's and max's)"
+            )
+        }
+        _ => {
+            format!("NaN rule {token}: a min or max takes nan_propagate or nan_ignored (nan_first is arg reductions')")
+        }
+    })
 }
 
 fn some(s: &str) -> Option<String> {
@@ -785,12 +847,12 @@ fn parse_options(tokens: &[&str], request: &mut Request) -> Result<(), String> {
             Some(("rtol", v)) => request.rtol = Some(number(v)?),
             Some(("atol", v)) => request.atol = Some(number(v)?),
             Some(("ulp", v)) => request.ulp = Some(v.parse().map_err(|_| format!("'{token}': {v} is not a count"))?),
-            _ if ["nan_first", "nan_ignored", "all_masked_nan", "last_bin_closed"].contains(token) => {
+            _ if NanRule::named(token).is_some() || ["all_masked_nan", "last_bin_closed"].contains(token) => {
                 request.nan = some(token)
             }
             _ => {
                 return Err(format!(
-                    "unknown part '{token}' of a typed contract name: acc_<type>, rtol_<x>, atol_<x>, ulp_<k>, nan_first, nan_ignored"
+                    "unknown part '{token}' of a typed contract name: acc_<type>, rtol_<x>, atol_<x>, ulp_<k>, nan_first, nan_ignored, nan_propagate, last_bin_closed, all_masked_nan"
                 ))
             }
         }

@@ -1,23 +1,39 @@
-//! Values of a kernel that are exact functions of `threadIdx.x` alone
-//! (`threadIdx.x / 32 == 0`, `(threadIdx.x + 31) > 62`, `threadIdx.x & 31`),
-//! evaluated for every thread index a block can have, so the divergence pass
-//! knows, rather than guesses, whether a condition differs within a warp.
+//! Values of a kernel that are exact functions of the thread index and of
+//! the block's uniform inputs (the block index, the block and grid sizes,
+//! the kernel's parameters): `threadIdx.x / 32 == 0`,
+//! `blockIdx.x * blockDim.x + threadIdx.x < n`. Two uses:
 //!
-//! Rule relied on: a block's threads are numbered by `threadIdx.x` first and
-//! a warp is 32 consecutive numbers starting at a multiple of 32, so with
-//! one-dimensional blocks a value of `threadIdx.x` is the same across a warp
-//! exactly when it is constant on every aligned group of 32 indices in
-//! `0..1024` (the largest block). PTX arithmetic is modular in the width of
-//! the instruction's type; every operand is read as that type, as the
-//! hardware reads it.
+//! * a function of `threadIdx.x` alone is evaluated for every thread index a
+//!   block of the launch can have, so the pass knows, rather than guesses,
+//!   whether it is the same across a warp, across the warps lane by lane,
+//!   or across the block ([`exact_facts`]);
+//! * a branch condition the pass cannot prove uniform is evaluated for
+//!   concrete launches (the launch's block sizes, a few block indices, and
+//!   sizes a caller passes as the parameters): two threads of one warp (or
+//!   block) that take different sides prove the branch divergent
+//!   ([`Exprs::witness`]). A condition that reads memory, a shuffle or a
+//!   loop-carried register is not evaluated: the pass leaves it undecided.
+//!
+//! Rules relied on: a block's threads are numbered by `threadIdx.x` first
+//! and a warp is 32 consecutive numbers starting at a multiple of 32, so
+//! with one-dimensional blocks a value of `threadIdx.x` is the same across a
+//! warp exactly when it is constant on every aligned group of 32 indices,
+//! and the same across the warps lane by lane when it repeats every 32. PTX
+//! arithmetic is modular in the width of the instruction's type; every
+//! operand is read as that type, as the hardware reads it.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;
 
-use super::Level;
+use super::reaching::{defined, Reaching};
+use super::{Fact, Function, Level, Scope};
 
-/// The largest block: `threadIdx.x` takes values in `0..MAX_THREADS`.
-const MAX_THREADS: i128 = 1024;
+/// The values the witness search gives a parameter: sizes a caller passes
+/// (the check's boundary sizes among them), never 0.
+const PARAMETER_VALUES: [i128; 12] = [1, 2, 3, 31, 32, 33, 100, 255, 256, 257, 1000, 4099];
+/// (block index, blocks) pairs the witness search tries when the condition
+/// reads either.
+const GRIDS: [(i128, i128); 4] = [(0, 1), (0, 8), (1, 8), (7, 8)];
 /// Expressions larger than this (counting shared parts once per use) are not
 /// followed: the pass falls back on its levels.
 const MAX_SIZE: usize = 96;
@@ -93,10 +109,42 @@ enum Cmp {
     Ge,
 }
 
+/// A block-uniform input of a launch.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+enum Leaf {
+    BlockIndex,
+    BlockSize,
+    GridSize,
+    /// A kernel parameter, by the name (and offset) `ld.param` reads.
+    Param(String),
+}
+
+/// The values of a launch's inputs for one thread.
+struct Env<'a> {
+    tid: i128,
+    block_index: i128,
+    block_size: i128,
+    grid_size: i128,
+    params: &'a BTreeMap<String, i128>,
+}
+
+impl Env<'_> {
+    fn leaf(&self, leaf: &Leaf) -> Option<i128> {
+        match leaf {
+            Leaf::BlockIndex => Some(self.block_index),
+            Leaf::BlockSize => Some(self.block_size),
+            Leaf::GridSize => Some(self.grid_size),
+            Leaf::Param(name) => self.params.get(name).copied(),
+        }
+    }
+}
+
 #[derive(Debug)]
 enum Expr {
     Tid,
     Const(i128),
+    /// A launch input, read as its type.
+    Leaf(Leaf, Ty),
     /// `op` over `args` read as `input`, its result read as `output`; `size`
     /// counts the nodes below, shared ones once per use.
     Apply {
@@ -124,21 +172,33 @@ impl Expr {
     fn depends_on_thread(&self) -> bool {
         match self {
             Expr::Tid => true,
-            Expr::Const(_) => false,
+            Expr::Const(_) | Expr::Leaf(..) => false,
             Expr::Apply { args, .. } => args.iter().any(|a| a.depends_on_thread()),
         }
     }
 
-    /// The value for thread `tid`; `None` where PTX leaves it undefined (a
-    /// division by zero).
-    fn eval(&self, tid: i128) -> Option<i128> {
+    /// The launch inputs it reads.
+    fn leaves(&self, out: &mut BTreeSet<Leaf>) {
         match self {
-            Expr::Tid => Some(tid),
+            Expr::Leaf(leaf, _) => {
+                out.insert(leaf.clone());
+            }
+            Expr::Apply { args, .. } => args.iter().for_each(|a| a.leaves(out)),
+            Expr::Tid | Expr::Const(_) => {}
+        }
+    }
+
+    /// The value for one thread of a launch; `None` where PTX leaves it
+    /// undefined (a division by zero).
+    fn eval(&self, env: &Env<'_>) -> Option<i128> {
+        match self {
+            Expr::Tid => Some(env.tid),
             Expr::Const(c) => Some(*c),
+            Expr::Leaf(leaf, ty) => env.leaf(leaf).map(|v| ty.wrap(v)),
             Expr::Apply { op, input, output, args, .. } => {
                 let mut v = [0i128; 3];
                 for (slot, a) in v.iter_mut().zip(args) {
-                    *slot = input.wrap(a.eval(tid)?);
+                    *slot = input.wrap(a.eval(env)?);
                 }
                 apply(*op, *input, v).map(|r| output.wrap(r))
             }
@@ -198,158 +258,296 @@ fn apply(op: Op, ty: Ty, [a, b, c]: [i128; 3]) -> Option<i128> {
     })
 }
 
-/// One definition: opcode and operands (destination first).
-pub(super) struct Definition<'a> {
-    pub opcode: &'a str,
-    pub operands: &'a [String],
-}
-
-/// The level of every register defined once, without a guard, as an exact
-/// function of `threadIdx.x` that depends on it: `Uniform` if constant over
-/// every thread index, `Warp` if constant on every warp, `Lane` if it is the
-/// thread index plus a constant, `Varying` otherwise.
-pub(super) fn exact_levels(definitions: &BTreeMap<String, Definition<'_>>) -> BTreeMap<String, Level> {
-    let mut memo: BTreeMap<String, Option<Rc<Expr>>> = BTreeMap::new();
+/// The fact of every definition (by statement) that is an exact function
+/// of `threadIdx.x` alone and depends on it, judged over the thread indices
+/// `0..threads` of the largest block launched.
+pub(super) fn exact_facts(function: &Function, reaching: &Reaching, threads: i128) -> BTreeMap<usize, Fact> {
+    let mut exprs = Exprs::new(function, reaching);
     let mut out = BTreeMap::new();
-    for register in definitions.keys() {
-        let Some(e) = expr_of(register, definitions, &mut memo, 0) else { continue };
-        if !e.depends_on_thread() {
+    for i in 0..function.statements.len() {
+        let Some(e) = exprs.expr_of(i, 0) else { continue };
+        let mut leaves = BTreeSet::new();
+        e.leaves(&mut leaves);
+        if !leaves.is_empty() || !e.depends_on_thread() {
             continue;
         }
-        if let Some(level) = level_of(&e) {
-            out.insert(register.clone(), level);
+        if let Some(fact) = fact_of(&e, threads) {
+            out.insert(i, fact);
         }
     }
     out
 }
 
-fn level_of(e: &Expr) -> Option<Level> {
-    let values: Option<Vec<i128>> = (0..MAX_THREADS).map(|t| e.eval(t)).collect();
-    let values = values?;
-    if values.iter().all(|&v| v == values[0]) {
-        return Some(Level::Uniform);
+fn fact_of(e: &Expr, threads: i128) -> Option<Fact> {
+    let none = BTreeMap::new();
+    let env = |tid| Env { tid, block_index: 0, block_size: threads, grid_size: 1, params: &none };
+    let values: Vec<i128> = (0..threads.max(1)).map(|t| e.eval(&env(t))).collect::<Option<_>>()?;
+    let first = values[0];
+    if values.iter().all(|&v| v == first) {
+        return Some(Fact::new(Level::Uniform, true, first % 32 == 0));
     }
     if values.chunks(32).all(|warp| warp.iter().all(|&v| v == warp[0])) {
-        return Some(Level::Warp);
+        return Some(Fact::new(Level::Warp, false, false));
     }
-    let unit = values.iter().enumerate().all(|(t, &v)| v - values[0] == t as i128);
-    Some(if unit { Level::Lane } else { Level::Varying })
+    let across = values.iter().enumerate().all(|(t, &v)| v == values[t % 32]);
+    // The thread index plus a multiple of 32.
+    let unit = first % 32 == 0 && values.iter().enumerate().all(|(t, &v)| v - first == t as i128);
+    Some(Fact::new(if unit { Level::Lane } else { Level::Varying }, across, false))
 }
 
-fn operand_expr(
-    operand: &str,
-    definitions: &BTreeMap<String, Definition<'_>>,
-    memo: &mut BTreeMap<String, Option<Rc<Expr>>>,
-    depth: usize,
-) -> Option<Rc<Expr>> {
-    let operand = operand.trim();
-    if operand == "%tid.x" {
-        return Some(Rc::new(Expr::Tid));
-    }
-    if let Some(v) = super::parse_integer(operand) {
-        return Some(Rc::new(Expr::Const(i128::from(v))));
-    }
-    if operand.starts_with('%') {
-        return expr_of(operand, definitions, memo, depth + 1);
-    }
-    None
+/// A condition a thread meets on its way to a branch: the predicate
+/// `register` as statement `at` reads it has the value `holds`.
+#[derive(Debug, Clone)]
+pub(super) struct Condition {
+    pub at: usize,
+    pub register: String,
+    pub holds: bool,
 }
 
-fn expr_of(
-    register: &str,
-    definitions: &BTreeMap<String, Definition<'_>>,
-    memo: &mut BTreeMap<String, Option<Rc<Expr>>>,
-    depth: usize,
-) -> Option<Rc<Expr>> {
-    if let Some(known) = memo.get(register) {
-        return known.clone();
-    }
-    if depth > 48 {
-        return None;
-    }
-    // Seeded before the recursion: a register reached again through its own
-    // operands (a loop) is not a function of the thread index alone.
-    memo.insert(register.to_string(), None);
-    let built = definitions.get(register).and_then(|d| build(d, definitions, memo, depth));
-    let built = built.filter(|e| e.size() <= MAX_SIZE);
-    memo.insert(register.to_string(), built.clone());
-    built
+/// Builds the expressions of definitions, each once: a definition's
+/// operands are followed to the one unguarded definition that reaches them.
+pub(super) struct Exprs<'a> {
+    function: &'a Function,
+    reaching: &'a Reaching,
+    memo: BTreeMap<usize, Option<Rc<Expr>>>,
 }
 
-fn build(
-    d: &Definition<'_>,
-    definitions: &BTreeMap<String, Definition<'_>>,
-    memo: &mut BTreeMap<String, Option<Rc<Expr>>>,
-    depth: usize,
-) -> Option<Rc<Expr>> {
-    let parts: Vec<&str> = d.opcode.split('.').collect();
-    let types: Vec<Ty> = parts.iter().skip(1).filter_map(|p| Ty::parse(p)).collect();
-    let last = *types.last()?;
-    let sources = &d.operands.get(1..)?;
-    let (op, input, output, arity) = match parts[0] {
-        "mov" => (Op::Mov, last, last, 1),
-        // cvt.<to>.<from>: read as the source type, written as the destination's.
-        "cvt" if types.len() == 2 && !parts.contains(&"sat") => (Op::Mov, types[1], types[0], 1),
-        "add" | "sub" if !parts.contains(&"sat") && !parts.contains(&"cc") => {
-            (if parts[0] == "add" { Op::Add } else { Op::Sub }, last, last, 2)
+impl<'a> Exprs<'a> {
+    pub(super) fn new(function: &'a Function, reaching: &'a Reaching) -> Exprs<'a> {
+        Exprs { function, reaching, memo: BTreeMap::new() }
+    }
+
+    /// Two threads that reach a branch (meeting every condition of `path`
+    /// the pass can evaluate) and take different sides of its condition
+    /// `register` (as statement `at` reads it), in one warp (`Scope::Warp`)
+    /// or one block (`Scope::Block`) of a launch with one of `block_sizes`,
+    /// described with that launch; `None` when the condition is not an exact
+    /// function of the launch or no launch tried splits it.
+    pub(super) fn witness(
+        &mut self,
+        at: usize,
+        register: &str,
+        path: &[Condition],
+        scope: Scope,
+        block_sizes: &[u32],
+    ) -> Option<String> {
+        let e = self.register_at(at, register, 0)?;
+        if !e.depends_on_thread() {
+            return None;
         }
-        "mul" | "mad" if parts.contains(&"lo") || parts.contains(&"wide") => {
-            let output = if parts.contains(&"wide") { Ty { bits: last.bits * 2, ..last } } else { last };
-            if parts[0] == "mul" {
-                (Op::Mul, last, output, 2)
-            } else {
-                // mad.wide reads its addend in the wide type: not followed.
-                if parts.contains(&"wide") {
-                    return None;
+        let path: Vec<(Rc<Expr>, bool)> =
+            path.iter().filter_map(|c| Some((self.register_at(c.at, &c.register, 0)?, c.holds))).collect();
+        let mut leaves = BTreeSet::new();
+        e.leaves(&mut leaves);
+        path.iter().for_each(|(p, _)| p.leaves(&mut leaves));
+        let params: Vec<String> =
+            leaves.iter().filter_map(|l| if let Leaf::Param(p) = l { Some(p.clone()) } else { None }).collect();
+        let grid_read = leaves.contains(&Leaf::BlockIndex) || leaves.contains(&Leaf::GridSize);
+        let grids = if grid_read { &GRIDS[..] } else { &GRIDS[..1] };
+        for values in parameter_choices(params.len()) {
+            let bound: BTreeMap<String, i128> = params.iter().cloned().zip(values).collect();
+            for &size in block_sizes {
+                for &(index, blocks) in grids {
+                    let env = |tid| Env {
+                        tid,
+                        block_index: index,
+                        block_size: i128::from(size),
+                        grid_size: blocks,
+                        params: &bound,
+                    };
+                    if let Some((a, b)) = split(&e, &path, scope, i128::from(size), &env) {
+                        let grid = if grid_read { format!(", block {index} of {blocks}") } else { String::new() };
+                        let given: String = bound.iter().map(|(p, v)| format!(", {p} = {v}")).collect();
+                        return Some(format!(
+                            "threads {a} and {b} of a block of {size}{grid}{given} take different sides"
+                        ));
+                    }
                 }
-                (Op::Mad, last, output, 3)
             }
         }
-        "shl" => (Op::Shl, last, last, 2),
-        "shr" => (Op::Shr, last, last, 2),
-        "and" => (Op::And, last, last, 2),
-        "or" => (Op::Or, last, last, 2),
-        "xor" => (Op::Xor, last, last, 2),
-        "not" => (Op::Not, last, last, 1),
-        "neg" => (Op::Neg, last, last, 1),
-        "div" => (Op::Div, last, last, 2),
-        "rem" => (Op::Rem, last, last, 2),
-        "min" => (Op::Min, last, last, 2),
-        "max" => (Op::Max, last, last, 2),
-        "selp" => (Op::Selp, last, last, 3),
-        "setp" if sources.len() == 2 && !d.operands[0].contains('|') => {
-            let cmp = match *parts.get(1)? {
-                "eq" => Cmp::Eq,
-                "ne" => Cmp::Ne,
-                "lt" | "lo" => Cmp::Lt,
-                "le" | "ls" => Cmp::Le,
-                "gt" | "hi" => Cmp::Gt,
-                "ge" | "hs" => Cmp::Ge,
-                _ => return None,
-            };
-            // `lo`/`ls`/`hi`/`hs` compare unsigned whatever the type says.
-            let unsigned = ["lo", "ls", "hi", "hs"].contains(&parts[1]);
-            let input = if unsigned { Ty { signed: false, ..last } } else { last };
-            (Op::Cmp(cmp), input, Ty::PRED, 2)
+        None
+    }
+
+    fn operand_expr(&mut self, at: usize, operand: &str, depth: usize) -> Option<Rc<Expr>> {
+        let operand = operand.trim();
+        let u32_ = Ty { bits: 32, signed: false };
+        let leaf = |l: Leaf| Some(Rc::new(Expr::Leaf(l, u32_)));
+        match operand {
+            "%tid.x" => return Some(Rc::new(Expr::Tid)),
+            // One-dimensional blocks of whole warps: the lane is the thread index mod 32.
+            "%laneid" => {
+                return Some(Expr::apply(Op::And, u32_, u32_, vec![Rc::new(Expr::Tid), Rc::new(Expr::Const(31))]))
+            }
+            "%ctaid.x" => return leaf(Leaf::BlockIndex),
+            "%ntid.x" => return leaf(Leaf::BlockSize),
+            "%nctaid.x" => return leaf(Leaf::GridSize),
+            _ => {}
         }
-        _ => return None,
+        if let Some(v) = super::parse_integer(operand) {
+            return Some(Rc::new(Expr::Const(i128::from(v))));
+        }
+        if operand.starts_with('%') {
+            return self.register_at(at, operand, depth + 1);
+        }
+        None
+    }
+
+    /// The expression of `register` as statement `at` reads it: of its one
+    /// reaching definition, when that is unguarded and defines it alone.
+    fn register_at(&mut self, at: usize, register: &str, depth: usize) -> Option<Rc<Expr>> {
+        match self.reaching.defs(at, register) {
+            &[d] => {
+                let s = &self.function.statements[d];
+                (s.guard.is_none() && defined(s).len() == 1).then_some(())?;
+                self.expr_of(d, depth)
+            }
+            _ => None,
+        }
+    }
+
+    /// The expression of the value statement `d` defines.
+    fn expr_of(&mut self, d: usize, depth: usize) -> Option<Rc<Expr>> {
+        if let Some(known) = self.memo.get(&d) {
+            return known.clone();
+        }
+        if depth > 48 {
+            return None;
+        }
+        // Seeded before the recursion: a definition reached again through its
+        // own operands (a loop) is not a function of the launch alone.
+        self.memo.insert(d, None);
+        let s = &self.function.statements[d];
+        let built = if s.guard.is_none() && defined(s).len() == 1 { self.build(d, depth) } else { None };
+        let built = built.filter(|e| e.size() <= MAX_SIZE);
+        self.memo.insert(d, built.clone());
+        built
+    }
+
+    /// A kernel parameter read by `ld.param` from a fixed place.
+    fn parameter(&self, opcode: &str, operands: &[String]) -> Option<Rc<Expr>> {
+        let ty = opcode.split('.').filter_map(Ty::parse).next_back()?;
+        let place = operands.get(1)?.trim().strip_prefix('[')?.strip_suffix(']')?;
+        (self.function.entry && !place.contains('%')).then(|| Rc::new(Expr::Leaf(Leaf::Param(place.to_string()), ty)))
+    }
+}
+
+/// The parameter values to try for `count` parameters: every combination
+/// for up to two, the same value for all beyond.
+fn parameter_choices(count: usize) -> Vec<Vec<i128>> {
+    match count {
+        0 => vec![Vec::new()],
+        1 => PARAMETER_VALUES.iter().map(|&v| vec![v]).collect(),
+        2 => PARAMETER_VALUES.iter().flat_map(|&a| PARAMETER_VALUES.iter().map(move |&b| vec![a, b])).collect(),
+        _ => PARAMETER_VALUES.iter().map(|&v| vec![v; count]).collect(),
+    }
+}
+
+/// Two threads of one warp (or block) of `size` threads that both meet
+/// every condition of `path` and whose values of `e` differ.
+fn split<'p>(
+    e: &Expr,
+    path: &[(Rc<Expr>, bool)],
+    scope: Scope,
+    size: i128,
+    env: &dyn Fn(i128) -> Env<'p>,
+) -> Option<(i128, i128)> {
+    let value = |t| {
+        let env = env(t);
+        let reaches = path.iter().all(|(p, holds)| p.eval(&env).is_some_and(|v| (v != 0) == *holds));
+        if reaches {
+            e.eval(&env)
+        } else {
+            None
+        }
     };
-    if sources.len() != arity || input.bits > 64 {
-        return None;
-    }
-    let mut args = Vec::with_capacity(arity);
-    for (i, s) in sources.iter().enumerate() {
-        let a = operand_expr(s, definitions, memo, depth)?;
-        // selp's condition is a predicate; the shift amount a u32.
-        let a = match (op, i) {
-            (Op::Selp, 2) => Expr::apply(Op::Mov, Ty::PRED, Ty::PRED, vec![a]),
-            (Op::Shl | Op::Shr, 1) => {
-                let u32_ = Ty { bits: 32, signed: false };
-                Expr::apply(Op::Mov, u32_, u32_, vec![a])
+    let values: Vec<Option<i128>> = (0..size).map(value).collect();
+    let group = match scope {
+        Scope::Warp => 32,
+        Scope::Block => values.len().max(1),
+    };
+    values.chunks(group).enumerate().find_map(|(g, chunk)| {
+        let (first, v) = chunk.iter().enumerate().find_map(|(i, v)| v.map(|v| (i, v)))?;
+        let other = chunk.iter().position(|w| w.is_some_and(|w| w != v))?;
+        Some(((g * group + first) as i128, (g * group + other) as i128))
+    })
+}
+
+impl Exprs<'_> {
+    fn build(&mut self, d: usize, depth: usize) -> Option<Rc<Expr>> {
+        let statement = &self.function.statements[d];
+        let (opcode, operands) = (statement.opcode.as_str(), statement.operands.as_slice());
+        if opcode.starts_with("ld.param") {
+            return self.parameter(opcode, operands);
+        }
+        let parts: Vec<&str> = opcode.split('.').collect();
+        let types: Vec<Ty> = parts.iter().skip(1).filter_map(|p| Ty::parse(p)).collect();
+        let last = *types.last()?;
+        let sources = &operands.get(1..)?;
+        let (op, input, output, arity) = match parts[0] {
+            "mov" => (Op::Mov, last, last, 1),
+            // cvt.<to>.<from>: read as the source type, written as the destination's.
+            "cvt" if types.len() == 2 && !parts.contains(&"sat") => (Op::Mov, types[1], types[0], 1),
+            "add" | "sub" if !parts.contains(&"sat") && !parts.contains(&"cc") => {
+                (if parts[0] == "add" { Op::Add } else { Op::Sub }, last, last, 2)
             }
-            _ => a,
+            "mul" | "mad" if parts.contains(&"lo") || parts.contains(&"wide") => {
+                let output = if parts.contains(&"wide") { Ty { bits: last.bits * 2, ..last } } else { last };
+                if parts[0] == "mul" {
+                    (Op::Mul, last, output, 2)
+                } else {
+                    // mad.wide reads its addend in the wide type: not followed.
+                    if parts.contains(&"wide") {
+                        return None;
+                    }
+                    (Op::Mad, last, output, 3)
+                }
+            }
+            "shl" => (Op::Shl, last, last, 2),
+            "shr" => (Op::Shr, last, last, 2),
+            "and" => (Op::And, last, last, 2),
+            "or" => (Op::Or, last, last, 2),
+            "xor" => (Op::Xor, last, last, 2),
+            "not" => (Op::Not, last, last, 1),
+            "neg" => (Op::Neg, last, last, 1),
+            "div" => (Op::Div, last, last, 2),
+            "rem" => (Op::Rem, last, last, 2),
+            "min" => (Op::Min, last, last, 2),
+            "max" => (Op::Max, last, last, 2),
+            "selp" => (Op::Selp, last, last, 3),
+            "setp" if sources.len() == 2 && !operands[0].contains('|') => {
+                let cmp = match *parts.get(1)? {
+                    "eq" => Cmp::Eq,
+                    "ne" => Cmp::Ne,
+                    "lt" | "lo" => Cmp::Lt,
+                    "le" | "ls" => Cmp::Le,
+                    "gt" | "hi" => Cmp::Gt,
+                    "ge" | "hs" => Cmp::Ge,
+                    _ => return None,
+                };
+                // `lo`/`ls`/`hi`/`hs` compare unsigned whatever the type says.
+                let unsigned = ["lo", "ls", "hi", "hs"].contains(&parts[1]);
+                let input = if unsigned { Ty { signed: false, ..last } } else { last };
+                (Op::Cmp(cmp), input, Ty::PRED, 2)
+            }
+            _ => return None,
         };
-        args.push(a);
+        if sources.len() != arity || input.bits > 64 {
+            return None;
+        }
+        let mut args = Vec::with_capacity(arity);
+        for (i, s) in sources.iter().enumerate() {
+            let a = self.operand_expr(d, s, depth)?;
+            // selp's condition is a predicate; the shift amount a u32.
+            let a = match (op, i) {
+                (Op::Selp, 2) => Expr::apply(Op::Mov, Ty::PRED, Ty::PRED, vec![a]),
+                (Op::Shl | Op::Shr, 1) => {
+                    let u32_ = Ty { bits: 32, signed: false };
+                    Expr::apply(Op::Mov, u32_, u32_, vec![a])
+                }
+                _ => a,
+            };
+            args.push(a);
+        }
+        Some(Expr::apply(op, input, output, args))
     }
-    Some(Expr::apply(op, input, output, args))
 }

@@ -6,13 +6,16 @@
 //! Each register gets the set of lane-index bits it is invariant under:
 //! `v(lane) == v(lane ^ g)` for every g made of those bits. The rules:
 //! * any operation keeps the bits all its operands share (a function of
-//!   equal inputs is equal), and a load from an invariant address reads one
-//!   value for all lanes of one instruction;
+//!   equal inputs is equal);
 //! * a full-warp `shfl.bfly` by m reads `v(lane ^ m)`: it keeps v's bits,
 //!   and it is remembered as "v, read across m";
 //! * a commutative operation of v read across x and v read across y adds the
 //!   bits of x ^ y (when that is one bit): `f(v(l^x), v(l^y))` is unchanged
 //!   by `l -> l ^ x ^ y` because f's two arguments swap;
+//! * a load reads one value for all lanes of one instruction at one address
+//!   of global, shared or constant memory or the kernel's parameters (not
+//!   local memory, each thread's own, nor a generic address, which may be
+//!   local, nor a device function's parameters, its callers');
 //! * a full-warp `shfl.idx` from an invariant lane, a vote, a ballot, the
 //!   active mask and `redux.sync` are invariant under every bit.
 //!
@@ -37,6 +40,8 @@ struct Read {
 }
 
 struct Pass<'a> {
+    /// In a kernel: `ld.param` reads the launch's parameters.
+    entry: bool,
     definitions: BTreeMap<String, (&'a Statement, usize)>,
     constant: &'a BTreeMap<String, i64>,
     bits: BTreeMap<String, u32>,
@@ -60,12 +65,23 @@ pub(super) fn warp_invariant(function: &Function, constant: &BTreeMap<String, i6
         }
     }
     definitions.retain(|r, _| count.get(r) == Some(&1));
-    let mut pass = Pass { definitions, constant, bits: BTreeMap::new(), reads: BTreeMap::new() };
+    let mut pass = Pass { entry: function.entry, definitions, constant, bits: BTreeMap::new(), reads: BTreeMap::new() };
     let names: Vec<String> = pass.definitions.keys().cloned().collect();
     names.into_iter().filter(|r| pass.bits_of(r, 0) == WHOLE_WARP).collect()
 }
 
 impl Pass<'_> {
+    /// Whether a load of `op` reads memory every lane sees alike at one address.
+    fn shared_by_the_warp(&self, op: &str) -> bool {
+        let spaces = ["global", "shared", "const", "param"];
+        let space = op.split('.').find_map(|p| spaces.iter().find(|&&s| p == s || p.starts_with(&format!("{s}::"))));
+        match space {
+            Some(&"param") => self.entry,
+            Some(_) => true,
+            None => false,
+        }
+    }
+
     fn constant_of(&self, operand: &str) -> Option<i64> {
         parse_integer(operand).or_else(|| self.constant.get(operand.trim()).copied())
     }
@@ -117,6 +133,9 @@ impl Pass<'_> {
             "vote" | "activemask" | "redux" => WHOLE_WARP,
             "atom" | "match" => 0,
             "ld" | "ldu" if op.contains(".volatile") || op.contains(".relaxed") || op.contains(".acquire") => 0,
+            // Local memory is each thread's own, and a generic address may
+            // be local; a device function's parameters are its callers'.
+            "ld" | "ldu" if !self.shared_by_the_warp(op) => 0,
             "shfl" => self.shuffle_bits(register, s, index, depth),
             "mov" => {
                 let bits = all(self);

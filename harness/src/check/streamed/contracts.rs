@@ -109,6 +109,7 @@ pub fn streamed_contracts() -> Vec<Contract> {
 }
 
 /// Whether `contract`'s cases stream (at [`super::STREAM_FROM`] elements and more).
+#[cfg(test)]
 pub fn streams(contract: &Contract) -> bool {
     table().iter().any(|(c, _)| c == contract)
 }

@@ -9,7 +9,7 @@ use super::DeviceBytes;
 use crate::check::launch::{self, Buffers, Loaded, Scratch};
 use crate::check::manifest::Manifest;
 use crate::check::poison::Poison;
-use crate::check::runs::not_made;
+use crate::check::runs::{not_made, setup_failed};
 use crate::sweep::case::Verdict;
 use crate::sweep::gpu::gpu_error;
 use cudarc::driver::CudaSlice;
@@ -133,14 +133,14 @@ pub fn run_case(
     );
     let mut buffers = match buffers {
         Ok(b) => b,
-        Err(e) => return gpu_error(&e),
+        Err(e) => return setup_failed(&e),
     };
     let uploaded = match upload(contract, case, super::PIECE, &mut OnDevice { gpu, buffers: &mut buffers }) {
         Ok(u) => u,
         Err(verdict) => return verdict,
     };
     if let Err(e) = scratch.prepare(gpu, manifest, case.n, fresh_uninit) {
-        return gpu_error(&e);
+        return setup_failed(&e);
     }
     let on = Judged { contract, case, uploaded: &uploaded };
     runs(gpu, &mut |poison| run_once(gpu, manifest, loaded, &on, &mut buffers, scratch, poison))

@@ -41,7 +41,9 @@ pub mod upload;
 #[cfg(test)]
 mod streamed_tests;
 
-pub use contracts::{streamed, streams, StreamedCase};
+#[cfg(test)]
+pub use contracts::streams;
+pub use contracts::{streamed, StreamedCase};
 
 use crate::sweep::case::{CaseId, Verdict};
 use crate::sweep::raw::{self, Array, Contract, Dtype, RawCase};

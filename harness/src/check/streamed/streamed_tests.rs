@@ -492,14 +492,22 @@ fn a_large_case_made_whole_from_its_pieces_is_the_catalogues() {
     // Two pieces and a part (several batches' worth of work in one), the first family of each
     // streamed contract; below the threshold the catalogue's own make is used.
     let n = super::WHOLE_FROM_PIECES + 1000;
-    let mut made_whole = 0;
     for contract in streamed_contracts() {
         let spec = catalogue(&contract, &[n]).into_iter().find(|s| s.id.n == n).expect("a case at n");
-        made_whole += 1;
         let made = super::whole_case(&contract, &spec.id).expect("made from pieces");
-        assert_eq!(made, (spec.make)(), "{} n={n} family={}", contract.name, spec.id.family);
-        let small = catalogue(&contract, &[33]).into_iter().find(|s| s.id.n == 33).expect("a small case");
-        assert!(super::whole_case(&contract, &small.id).is_none(), "below the threshold the catalogue makes it");
+        let at = format!("{} n={n} family={}", contract.name, spec.id.family);
+        let case = made.as_ref().unwrap_or_else(|e| panic!("{at}: {e}"));
+        // Every piece collected: the input made in pieces holds all n items, past the first piece.
+        let pieced = contract.inputs.iter().position(|b| b.len == Len::N).expect("an input of n items");
+        assert_eq!(case.inputs[pieced].count(), n, "{at}: every piece");
+        assert!(n > super::PIECE, "{at}: more than one piece");
+        assert_eq!(made, (spec.make)(), "{at}");
+        // The threshold is where it says: its first size is made from pieces, the one below is not.
+        let at_threshold = |size: usize| {
+            let spec = catalogue(&contract, &[size]).into_iter().find(|s| s.id.n == size).expect("a case");
+            super::whole_case(&contract, &spec.id).is_some()
+        };
+        assert!(at_threshold(super::WHOLE_FROM_PIECES), "{at}: made from pieces at the threshold");
+        assert!(!at_threshold(super::WHOLE_FROM_PIECES - 1), "{at}: below the threshold the catalogue makes it");
     }
-    assert_eq!(made_whole, streamed_contracts().len());
 }
