@@ -3,7 +3,8 @@
 // threads per row, computes the row's loss as log(sum exp(x - max)) -
 // (x[t] - max): shifted by the row maximum, so exp never overflows; a target
 // logit of -inf gives +inf (the contract's rule), other -inf logits add 0; an
-// ignored row (target == ignore_index) writes nothing. The second kernel, one
+// ignored row (target == ignore_index) writes nothing (its block still runs
+// every barrier: no barrier sits under a branch on loaded data). The second kernel, one
 // block, sums the losses of the rows not ignored and divides by their count:
 // 0 / 0 = NaN when every row is ignored, as PyTorch's mean.
 constexpr unsigned kThreads = 256;
@@ -31,8 +32,6 @@ __device__ float block_reduce(float v, float* sh, Op op) {
 extern "C" __global__ void row_losses(const float* in, const long long* target, float* row_loss, int rows, int cols,
                                       long long ignore_index) {
     __shared__ float sh[kThreads];
-    const long long t = target[blockIdx.x];
-    if (t == ignore_index) return;  // uniform across the block
     const unsigned long long base = (unsigned long long)blockIdx.x * (unsigned long long)cols;
     float m = __int_as_float(0xff800000);
     for (int c = threadIdx.x; c < cols; c += blockDim.x) m = fmaxf(m, in[base + c]);
@@ -40,7 +39,9 @@ extern "C" __global__ void row_losses(const float* in, const long long* target, 
     float s = 0.0f;
     for (int c = threadIdx.x; c < cols; c += blockDim.x) s += expf(in[base + c] - m);
     s = block_reduce(s, sh, Add());
-    if (threadIdx.x == 0) row_loss[blockIdx.x] = logf(s) - (in[base + t] - m);
+    // Every thread reaches every barrier above; an ignored row's loss is not written.
+    const long long t = target[blockIdx.x];
+    if (threadIdx.x == 0 && t != ignore_index) row_loss[blockIdx.x] = logf(s) - (in[base + t] - m);
 }
 
 extern "C" __global__ void mean_loss(const long long* target, const float* row_loss, float* loss, int rows,

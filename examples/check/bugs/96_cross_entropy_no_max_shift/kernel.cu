@@ -21,14 +21,10 @@ __device__ float block_sum(float v, float* sh) {
 extern "C" __global__ void row_losses(const float* in, const long long* target, float* loss, int rows, int cols,
                                       long long ignore_index) {
     __shared__ float sh[kThreads];
-    const long long t = target[blockIdx.x];
-    if (t == ignore_index) {
-        if (threadIdx.x == 0) loss[blockIdx.x] = 0.0f;
-        return;  // uniform across the block
-    }
     const unsigned long long base = (unsigned long long)blockIdx.x * (unsigned long long)cols;
     float s = 0.0f;
     for (int c = threadIdx.x; c < cols; c += blockDim.x) s += expf(in[base + c]);  // BUG: no max shift
     s = block_sum(s, sh);
-    if (threadIdx.x == 0) loss[blockIdx.x] = logf(s) - in[base + t];
+    const long long t = target[blockIdx.x];
+    if (threadIdx.x == 0) loss[blockIdx.x] = t == ignore_index ? 0.0f : logf(s) - in[base + t];
 }

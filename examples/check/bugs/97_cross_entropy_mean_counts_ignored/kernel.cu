@@ -28,11 +28,6 @@ __device__ float block_reduce(float v, float* sh, Op op) {
 extern "C" __global__ void row_losses(const float* in, const long long* target, float* row_loss, int rows, int cols,
                                       long long ignore_index) {
     __shared__ float sh[kThreads];
-    const long long t = target[blockIdx.x];
-    if (t == ignore_index) {
-        if (threadIdx.x == 0) row_loss[blockIdx.x] = 0.0f;
-        return;  // uniform across the block
-    }
     const unsigned long long base = (unsigned long long)blockIdx.x * (unsigned long long)cols;
     float m = __int_as_float(0xff800000);
     for (int c = threadIdx.x; c < cols; c += blockDim.x) m = fmaxf(m, in[base + c]);
@@ -40,7 +35,8 @@ extern "C" __global__ void row_losses(const float* in, const long long* target, 
     float s = 0.0f;
     for (int c = threadIdx.x; c < cols; c += blockDim.x) s += expf(in[base + c] - m);
     s = block_reduce(s, sh, Add());
-    if (threadIdx.x == 0) row_loss[blockIdx.x] = logf(s) - (in[base + t] - m);
+    const long long t = target[blockIdx.x];
+    if (threadIdx.x == 0) row_loss[blockIdx.x] = t == ignore_index ? 0.0f : logf(s) - (in[base + t] - m);
 }
 
 extern "C" __global__ void mean_loss(const float* row_loss, float* loss, int rows) {
