@@ -376,11 +376,7 @@ pub fn record_mismatch(contract: &Contract, case: &RawCase, got: &[Array]) {
 /// case in flight reached against its bound (its ratio, and a line saying
 /// where), and clears it.
 pub fn take_accuracy() -> Option<(f64, String)> {
-    let (sums, rows) = (typed::compare::take_worst(), rows::compare::take_worst());
-    match (sums, rows) {
-        (Some(a), Some(b)) => Some(if b.0 > a.0 { b } else { a }),
-        (a, b) => a.or(b),
-    }
+    typed::compare::take_worst()
 }
 
 /// The comparison of `contract` in words: a row contract's or a typed contract's own, else the rule's.

@@ -89,16 +89,18 @@ impl Tally {
 }
 
 thread_local! {
-    /// The largest |error| / bound of the float sums compared for the case in
-    /// flight, in words (a case runs several times: the largest over its runs).
+    /// The largest |error| / allowed of the float outputs judged by a bound or
+    /// tolerance for the case in flight (float sums, row contracts), in words
+    /// (a case runs several times: the largest over its runs).
     static WORST: std::cell::RefCell<Option<(f64, String)>> = const { std::cell::RefCell::new(None) };
 }
 
-/// Notes a float sum's worst element for the case in flight.
-fn note_worst(what: &str, worst: Option<(f64, usize, f64, f64)>) {
-    let Some((ratio, index, error, bound)) = worst else { return };
+/// Notes an output's worst element (ratio, index, error, allowed) for the case
+/// in flight; `limit` names what it is held to ("bound", "tolerance").
+pub(in crate::cases) fn note_worst(what: &str, limit: &str, worst: Option<(f64, usize, f64, f64)>) {
+    let Some((ratio, index, error, allowed)) = worst else { return };
     let line = format!(
-        "{what}: largest |error| {:e} at index {index}, {:.3}% of its bound {bound:e}",
+        "{what}: largest |error| {:e} at index {index}, {:.3}% of its {limit} {allowed:e}",
         error.abs(),
         100.0 * ratio
     );
@@ -110,8 +112,9 @@ fn note_worst(what: &str, worst: Option<(f64, usize, f64, f64)>) {
     });
 }
 
-/// Takes the worst error reached by the float sums of the case in flight:
-/// its ratio to the bound and a line saying where (and clears it).
+/// Takes the worst error reached by the outputs of the case in flight that
+/// were noted: its ratio to their bound or tolerance and a line saying where
+/// (and clears it).
 pub fn take_worst() -> Option<(f64, String)> {
     WORST.with(|w| w.borrow_mut().take())
 }
@@ -147,7 +150,7 @@ pub fn compare(typed: &Typed, case: &RawCase, got: &[Array]) -> Verdict {
     }
     for k in 0..got.len() {
         let (tally, what) = tally(typed, case, got, k);
-        note_worst(&what, tally.worst);
+        note_worst(&what, "bound", tally.worst);
         if let Some(bad) = tally.first.first() {
             return Verdict::fail_at(bad.index, &bad.expected, &bad.got, &what);
         }

@@ -11,6 +11,7 @@ use super::catalogue::expected_elems;
 use super::model::Elem;
 use super::parts::{torch_tolerance, Bound, RowParts};
 use super::RowContract;
+use crate::cases::typed::compare::note_worst;
 use crate::cases::typed::families::float_values;
 use crate::sweep::case::Verdict;
 use crate::sweep::raw::{Array, Dtype, RawCase};
@@ -48,33 +49,6 @@ impl Tally {
             self.worst = Some(w);
         }
     }
-}
-
-thread_local! {
-    /// The largest |error| / allowed of the row outputs compared for the
-    /// case in flight, in words (the largest over its runs).
-    static WORST: std::cell::RefCell<Option<(f64, String)>> = const { std::cell::RefCell::new(None) };
-}
-
-fn note_worst(what: &str, worst: Option<(f64, usize, f64, f64)>) {
-    let Some((ratio, index, error, allowed)) = worst else { return };
-    let line = format!(
-        "{what}: largest |error| {:e} at index {index}, {:.3}% of its tolerance {allowed:e}",
-        error.abs(),
-        100.0 * ratio
-    );
-    WORST.with(|w| {
-        let mut w = w.borrow_mut();
-        if w.as_ref().is_none_or(|(r, _)| ratio > *r) {
-            *w = Some((ratio, line));
-        }
-    });
-}
-
-/// Takes the worst error the row outputs of the case in flight reached
-/// against their tolerance: its ratio and a line saying where (and clears it).
-pub fn take_worst() -> Option<(f64, String)> {
-    WORST.with(|w| w.borrow_mut().take())
 }
 
 /// The tolerance of output `k`: the contract's for its first output, float32's
@@ -134,7 +108,7 @@ pub fn compare(row: &RowContract, case: &RawCase, got: &[Array]) -> Verdict {
     for (k, output) in got.iter().enumerate() {
         let tally = tally(&row.parts, k, &elems[k], output);
         let what = what_of(row, k);
-        note_worst(&what, tally.worst);
+        note_worst(&what, "tolerance", tally.worst);
         if let Some(bad) = tally.first.first() {
             return Verdict::fail_at(bad.index, &bad.expected, &bad.got, &what);
         }
