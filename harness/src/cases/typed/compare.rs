@@ -37,25 +37,28 @@ const FIRST_SHOWN: usize = 5;
 /// Elements per chunk of a comparison (as the model's chunks, for the carries).
 const CHUNK: usize = 1 << 16;
 
-/// One failing element.
+/// One failing element: its index, the expected value (with its bound or
+/// tolerance where it has one), and what came.
 #[derive(Debug, Clone, PartialEq)]
-struct Bad {
-    index: usize,
-    expected: String,
-    got: String,
+pub(in crate::cases) struct Bad {
+    pub(in crate::cases) index: usize,
+    pub(in crate::cases) expected: String,
+    pub(in crate::cases) got: String,
 }
 
-/// The failing elements of an output: how many, and the first few.
+/// The failing elements of an output: how many, and the first few; and, for
+/// outputs held to a bound or tolerance, the element closest to (or furthest
+/// past) it.
 #[derive(Debug, Clone, Default, PartialEq)]
-struct Tally {
-    count: usize,
-    first: Vec<Bad>,
-    /// A float sum's element closest to (or furthest past) its bound: |error| / bound, index, error, bound.
-    worst: Option<(f64, usize, f64, f64)>,
+pub(in crate::cases) struct Tally {
+    pub(in crate::cases) count: usize,
+    pub(in crate::cases) first: Vec<Bad>,
+    /// |error| / allowed, index, error, allowed.
+    pub(in crate::cases) worst: Option<(f64, usize, f64, f64)>,
 }
 
 impl Tally {
-    fn add(&mut self, bad: Bad) {
+    pub(in crate::cases) fn add(&mut self, bad: Bad) {
         self.count += 1;
         if self.first.len() < FIRST_SHOWN {
             self.first.push(bad);
@@ -73,7 +76,7 @@ impl Tally {
     }
 
     /// Keeps `w` if its ratio to the bound is the largest yet.
-    fn note(&mut self, w: (f64, usize, f64, f64)) {
+    pub(in crate::cases) fn note(&mut self, w: (f64, usize, f64, f64)) {
         if self.worst.is_none_or(|(ratio, ..)| w.0 > ratio) {
             self.worst = Some(w);
         }

@@ -11,45 +11,10 @@ use super::catalogue::expected_elems;
 use super::model::Elem;
 use super::parts::{torch_tolerance, Bound, RowParts};
 use super::RowContract;
-use crate::cases::typed::compare::note_worst;
+use crate::cases::typed::compare::{note_worst, Bad, Tally};
 use crate::cases::typed::families::float_values;
 use crate::sweep::case::Verdict;
 use crate::sweep::raw::{Array, Dtype, RawCase};
-
-/// Elements listed in a failure's summary.
-const FIRST_SHOWN: usize = 5;
-
-/// One failing element: its index, the expected value with its tolerance, and what came.
-#[derive(Debug, Clone, PartialEq)]
-struct Bad {
-    index: usize,
-    expected: String,
-    got: String,
-}
-
-/// An output's failing elements and its element closest to (or furthest past) its tolerance.
-#[derive(Debug, Clone, Default, PartialEq)]
-struct Tally {
-    count: usize,
-    first: Vec<Bad>,
-    /// |error| / allowed, index, error, allowed.
-    worst: Option<(f64, usize, f64, f64)>,
-}
-
-impl Tally {
-    fn add(&mut self, bad: Bad) {
-        self.count += 1;
-        if self.first.len() < FIRST_SHOWN {
-            self.first.push(bad);
-        }
-    }
-
-    fn note(&mut self, w: (f64, usize, f64, f64)) {
-        if self.worst.is_none_or(|(ratio, ..)| w.0 > ratio) {
-            self.worst = Some(w);
-        }
-    }
-}
 
 /// The tolerance of output `k`: the contract's for its first output, float32's
 /// (or the user's) for the float32 statistics.
