@@ -130,13 +130,15 @@ def check(
 
     Row contracts: `primitive="layernorm"`, "rmsnorm" or "cross_entropy"
     with the contract's name (contract="layernorm.bf16.bf16.affine.stats",
-    "rmsnorm.f32.f32.eps_finfo", "cross_entropy.f32.f32.mean") or its parts
+    "rmsnorm.f32.f32.eps_opmath", "cross_entropy.f32.f32.mean") or its parts
     (dtype_in, dtype_out, accumulator, rtol, atol; a cross-entropy composed
     so takes the mean). `fn(x, [gamma, beta,] rows=, cols=, eps=)` returns
     the normalised rows (and mean, rstd with `.stats`);
     `fn(logits, target, rows=, cols=, ignore_index=)` the losses.
-    `framework="torch"` gives an RMS norm torch's default eps
-    (`torch.finfo(dtype).eps`)."""
+    `framework="torch"` gives an RMS norm torch's default eps: float32's
+    machine epsilon for every input type (F.rms_norm computes in float32
+    and takes that type's epsilon, 2^-23, for bfloat16 and float16 too,
+    though its documentation says torch.finfo(dtype).eps)."""
     if not callable(fn):
         raise TypeError(f"primlab.check: fn must be callable, got {type(fn).__name__}")
     allowed = allowed_defences(allow_missing_defences, "primlab.check")

@@ -88,11 +88,11 @@ def test_an_rms_norm_passes_and_torchs_eps_is_a_named_rule():
     primlab.check(rmsnorm, primitive="rmsnorm", contract="rmsnorm.f32.f32.affine", seed=SEED)
 
     def torch_default_eps(x, rows, cols, eps):
-        # F.rms_norm(x, shape) with eps None: torch.finfo(float32).eps, whatever eps the case gives.
+        # F.rms_norm(x, shape) with eps None: float32's machine epsilon, whatever eps the case gives.
         return rmsnorm(x, np.float32(1), rows, cols, np.finfo(np.float32).eps)
 
     result = primlab.check(torch_default_eps, primitive="rmsnorm", dtype_in="float32", framework="torch", seed=SEED)
-    assert result.contract == "rmsnorm.f32.f32.eps_finfo"
+    assert result.contract == "rmsnorm.f32.f32.eps_opmath"
     with pytest.raises(AssertionError, match=r"rmsnorm/user\.rmsnorm\.f32\.f32 "):
         primlab.check(torch_default_eps, primitive="rmsnorm", contract="rmsnorm.f32.f32", seed=SEED)
 

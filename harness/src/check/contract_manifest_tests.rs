@@ -264,8 +264,8 @@ fn a_row_kind_is_a_primitive_whose_contracts_ride_on_the_softmax_rows() {
     let by_parts = row_manifest("layernorm", "dtype_in = \"bfloat16\"", "layernorm.bf16.bf16").expect("valid");
     assert_eq!(by_parts.contract.name, "layernorm.bf16.bf16");
     let torch = "dtype_in = \"float32\"\nframework = \"torch\"";
-    let rms = row_manifest("rmsnorm", torch, "rmsnorm.f32.f32.eps_finfo").expect("valid");
-    assert_eq!(rms.contract.name, "rmsnorm.f32.f32.eps_finfo");
+    let rms = row_manifest("rmsnorm", torch, "rmsnorm.f32.f32.eps_opmath").expect("valid");
+    assert_eq!(rms.contract.name, "rmsnorm.f32.f32.eps_opmath");
     let ce = "cross_entropy.f32.f32.none";
     let shape = row_manifest("softmax", &format!("contract = \"{ce}\""), ce).expect("the row shape's own name");
     assert_eq!(shape.primitive_name(), "cross_entropy");

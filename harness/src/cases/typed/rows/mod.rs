@@ -6,12 +6,13 @@
 //! | kind | name | buffers, parameters |
 //! | --- | --- | --- |
 //! | layer norm | `layernorm.<in>.<out>[.affine][.stats][.acc_<t>][.eps_<x>][.rtol_<x>.atol_<x>]` | `in[rows*cols]` (+ `gamma[cols]`, `beta[cols]`), `rows`, `cols`, float32 `eps` -> `out[rows*cols]` (+ float32 `mean[rows]`, `rstd[rows]`) |
-//! | RMS norm | `rmsnorm.<in>.<out>[.affine][.stats][.acc_<t>][.eps_<x> or .eps_finfo][...]` | `in` (+ `gamma[cols]`), `rows`, `cols`, `eps` -> `out` (+ float32 `rstd[rows]`) |
+//! | RMS norm | `rmsnorm.<in>.<out>[.affine][.stats][.acc_<t>][.eps_<x> or .eps_opmath][...]` | `in` (+ `gamma[cols]`), `rows`, `cols`, `eps` -> `out` (+ float32 `rstd[rows]`) |
 //! | cross-entropy | `cross_entropy.<in>.<out>.<none, mean or sum>[.acc_<t>][...]` | logits `in[rows*cols]`, int64 `target[rows]`, `rows`, `cols`, int64 `ignore_index` (-100) -> `loss[rows]` (none) or `loss[1]` |
 //!
 //! Types: float32 (`f32`), bfloat16 (`bf16`), float16 (`f16`). `eps`
-//! defaults to 1e-5 (`F.layer_norm`'s); `.eps_finfo` is the input type's
-//! machine epsilon, `F.rms_norm`'s when eps is None.
+//! defaults to 1e-5 (`F.layer_norm`'s); `.eps_opmath` is the machine epsilon
+//! of the type the norm computes in (float32's, 2^-23, for every row type),
+//! `F.rms_norm`'s when eps is None.
 //!
 //! **The primitive.** A row contract rides on the registry's row-shaped
 //! primitive, `softmax`: its cases are that primitive's row blocks (the
@@ -166,7 +167,7 @@ pub fn framework_rule(base: &Contract, framework: &str) -> Option<&'static Contr
     let parts = row.parts;
     let default_eps = parts.eps == parts::DEFAULT_EPS;
     (framework == "torch" && parts.kind == RowKind::RmsNorm && default_eps)
-        .then(|| contract_of(RowParts { eps: parts::Eps::Finfo, ..parts }))
+        .then(|| contract_of(RowParts { eps: parts::Eps::Opmath, ..parts }))
 }
 
 /// A primitive as a user names it: a registry primitive, or a row kind

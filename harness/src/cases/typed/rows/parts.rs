@@ -86,9 +86,12 @@ impl Reduction {
 pub enum Eps {
     /// This value, rounded to float32.
     Value(f64),
-    /// The input type's machine epsilon (`torch.finfo(dtype).eps`: 2^-23,
-    /// 2^-7 for bfloat16, 2^-10 for float16), `F.rms_norm`'s when eps is None.
-    Finfo,
+    /// The machine epsilon of the type the norm computes in, PyTorch's
+    /// "opmath" type: float32 (2^-23) for float16, bfloat16 and float32
+    /// inputs. `F.rms_norm` takes it when eps is None (its documentation
+    /// says `torch.finfo(input.dtype).eps`, but the implementation reads
+    /// `numeric_limits` of the opmath type: 2^-23 for bfloat16 too, not 2^-7).
+    Opmath,
 }
 
 /// The eps of a norm whose name states none (`F.layer_norm`'s default, `nn.LayerNorm`'s).
@@ -107,11 +110,10 @@ pub fn torch_tolerance(dtype: Dtype) -> (f64, f64) {
     }
 }
 
-/// The machine epsilon of a float type (`torch.finfo(dtype).eps`).
-fn finfo_eps(dtype: Dtype) -> f64 {
+/// The machine epsilon of the type a norm over `dtype` computes in
+/// ([`Eps::Opmath`]): float64's for float64, float32's for every narrower type.
+fn opmath_eps(dtype: Dtype) -> f64 {
     match dtype {
-        Dtype::Bfloat16 => 2f64.powi(-7),
-        Dtype::Float16 => 2f64.powi(-10),
         Dtype::Float64 => 2f64.powi(-52),
         _ => 2f64.powi(-23),
     }
@@ -245,7 +247,7 @@ impl RowParts {
         }
         self.eps = match options.eps.as_deref() {
             None => DEFAULT_EPS,
-            Some("finfo") => Eps::Finfo,
+            Some("opmath") => Eps::Opmath,
             Some(v) => {
                 let value = v.parse::<f64>().map_err(|_| format!("eps_{v}: {v} is not a number"))?;
                 if !(value.is_finite() && value > 0.0 && (value as f32) > 0.0) {
@@ -261,7 +263,7 @@ impl RowParts {
     pub fn eps_value(&self) -> f32 {
         match self.eps {
             Eps::Value(v) => v as f32,
-            Eps::Finfo => finfo_eps(self.dtype_in) as f32,
+            Eps::Opmath => opmath_eps(self.dtype_in) as f32,
         }
     }
 
@@ -273,7 +275,7 @@ impl RowParts {
 
     /// The canonical name: `<kind>.<in>.<out>` then, as they differ from
     /// the defaults, `.<reduction>` (cross-entropy: always), `.affine`,
-    /// `.stats`, `.acc_<t>`, `.eps_<x>` or `.eps_finfo`, `.rtol_<x>.atol_<x>`.
+    /// `.stats`, `.acc_<t>`, `.eps_<x>` or `.eps_opmath`, `.rtol_<x>.atol_<x>`.
     pub fn name(&self) -> String {
         let mut name = format!("{}.{}.{}", self.kind.name(), short(self.dtype_in), short(self.dtype_out));
         if self.kind == RowKind::CrossEntropy {
@@ -289,7 +291,7 @@ impl RowParts {
         }
         match self.eps {
             _ if !self.kind.is_norm() || self.eps == DEFAULT_EPS => {}
-            Eps::Finfo => name += ".eps_finfo",
+            Eps::Opmath => name += ".eps_opmath",
             Eps::Value(v) => name += &format!(".eps_{}", number_token(v)),
         }
         if let Some((rtol, atol)) = self.tolerance {
@@ -340,7 +342,7 @@ fn parse_tokens(kind: RowKind, tokens: &[&str]) -> Result<RowParts, String> {
             (_, Some(("atol", v))) => request.atol = Some(number(v)?),
             _ => {
                 return Err(format!(
-                    "unknown part '{token}' of a {} contract name: affine, stats, acc_<type>, eps_<x>, eps_finfo, \
+                    "unknown part '{token}' of a {} contract name: affine, stats, acc_<type>, eps_<x>, eps_opmath, \
                      rtol_<x>, atol_<x>",
                     kind.name()
                 ))
