@@ -1,7 +1,7 @@
 //! The cases `check` runs on a user's kernel: the sweep's catalogue of the
 //! manifest's contract ([`catalogue`](crate::sweep::raw::catalogue)) followed by its edge-value
-//! families ([`crate::edge_families`]), with one data family per size past 2^31
-//! ([`cases`]), and the extra families of the sanitizer sizes
+//! families ([`crate::edge_families`]), with one data family per size past 2^24,
+//! the families in turn, and the first past 2^31 ([`cases`]), and the extra families of the sanitizer sizes
 //! ([`next_families`]).
 
 use super::manifest::Manifest;
@@ -15,17 +15,45 @@ use std::collections::{BTreeMap, BTreeSet};
 /// family there keeps it within minutes).
 pub const LARGE_OFFSET: usize = 1 << 31;
 
+/// Past this many elements (the sweep's 2^24 keeps every family) and below
+/// [`LARGE_OFFSET`], a check runs one data family per size, the families
+/// taking turns over those sizes (2^28 the first, 2^28 + 1 the second, ...):
+/// a case there costs seconds of host work for its input, the model's answer
+/// and the comparison of two runs, and what such a size tests (offsets,
+/// tile counts, a partial last tile of a large grid) shows in any family,
+/// while the values each family holds were all met at the smaller sizes.
+/// Four such cases of a scan took 58 of its 62 s on the H100.
+pub const ONE_FAMILY_PAST: usize = 1 << 24;
+
 /// The cases of `manifest`'s contract under `plan`, cheapest first: the raw catalogue's
 /// and the edge-value families' (at sizes up to 2^20), in the order of their sizes (a
 /// stable sort: at one size, the catalogue's families, then the edge families), so that
 /// the boundary sizes and the edge values, where most bugs show, come before the large
-/// sizes, whose inputs cost seconds each. Past 2^31 only the first family is kept unless
-/// `deep` (`check --deep`).
+/// sizes, whose inputs cost seconds each. Unless `deep` (`check --deep`), past
+/// [`ONE_FAMILY_PAST`] one family per size, in turn, and past 2^31 the first family.
 pub fn cases(plan: &SweepPlan, manifest: &Manifest, deep: bool) -> Vec<RawSpec> {
     let specs = crate::cases::rules::with_catalogue(plan, manifest.primitive, manifest.contract, &manifest.name);
-    let mut specs = if deep { specs } else { first_family_from(specs, LARGE_OFFSET) };
+    let mut specs =
+        if deep { specs } else { families_in_turn(first_family_from(specs, LARGE_OFFSET), ONE_FAMILY_PAST) };
     specs.sort_by_key(|s| s.id.n);
     specs
+}
+
+/// `specs` with, at each size past `from`, only the cases of one family: the
+/// k-th such size (smallest first) keeps the (k mod f)-th of its f families
+/// (in the order met), so that over the sizes there every family is kept
+/// once before any is kept twice.
+fn families_in_turn(specs: Vec<RawSpec>, from: usize) -> Vec<RawSpec> {
+    let mut families: BTreeMap<usize, Vec<String>> = BTreeMap::new();
+    for s in specs.iter().filter(|s| s.id.n > from) {
+        let at = families.entry(s.id.n).or_default();
+        if !at.contains(&s.id.family) {
+            at.push(s.id.family.clone());
+        }
+    }
+    let kept: BTreeMap<usize, String> =
+        families.into_iter().enumerate().map(|(k, (n, at))| (n, at[k % at.len()].clone())).collect();
+    specs.into_iter().filter(|s| kept.get(&s.id.n).is_none_or(|family| family == &s.id.family)).collect()
 }
 
 /// `specs` with, at each size of at least `from` elements, only the cases
@@ -85,6 +113,45 @@ mod tests {
         let scan = first_family_from(raw::catalogue(&plan, Primitive::Scan, contract, "u"), LARGE_OFFSET);
         assert_eq!(scan.iter().filter(|s| s.id.n == big).count(), 1, "one family past 2^31");
         assert!(scan.iter().filter(|s| s.id.n == 33).count() >= 5, "every family at 33");
+    }
+
+    #[test]
+    fn past_2_24_the_families_take_turns_over_the_sizes() {
+        let (a, b) = ((1 << 28) + 1, 1 << 28);
+        let all = vec![
+            spec(5, "x"),
+            spec(5, "y"),
+            spec(a, "x"),
+            spec(a, "y"),
+            spec(a, "x"),
+            spec(b, "x"),
+            spec(b, "y"),
+            spec(1 << 24, "x"),
+            spec(1 << 24, "y"),
+        ];
+        // 2^28 (the first size past 2^24) keeps x, 2^28 + 1 keeps y; 2^24 and below keep both.
+        let kept = families_in_turn(all, ONE_FAMILY_PAST);
+        assert_eq!(
+            pairs(&kept),
+            vec![
+                (5, "x".into()),
+                (5, "y".into()),
+                (a, "y".into()),
+                (b, "x".into()),
+                (1 << 24, "x".into()),
+                (1 << 24, "y".into())
+            ]
+        );
+        // On a real catalogue: one family at each default size past 2^24, each family once.
+        let sizes = [33, 1 << 24, 1 << 28, (1 << 28) + 1];
+        let plan = SweepPlan::of_primitive(Primitive::Scan, &sizes, 1);
+        let contract = raw::contract(Primitive::Scan, "inclusive.i32").unwrap();
+        let scan = families_in_turn(raw::catalogue(&plan, Primitive::Scan, contract, "u"), ONE_FAMILY_PAST);
+        let at = |n: usize| scan.iter().filter(|s| s.id.n == n).map(|s| s.id.family.clone()).collect::<Vec<_>>();
+        assert_eq!(at(1 << 28).len(), 1);
+        assert_eq!(at((1 << 28) + 1).len(), 1);
+        assert_ne!(at(1 << 28), at((1 << 28) + 1), "each family once past 2^24");
+        assert!(at(1 << 24).len() >= 2, "2^24 keeps every family");
     }
 
     #[test]

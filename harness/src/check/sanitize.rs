@@ -36,14 +36,45 @@ pub struct Sanitized {
 /// The cases the sanitizer child runs and the parent expects, in order: the sanitizer plan's
 /// cases at `sizes` (one family each, with its trimming of slow shapes), then at each of their
 /// sizes the cases of the next family of the full catalogue, so that each size runs
-/// [`SANITIZER_FAMILIES`] data families where the contract has them.
+/// [`SANITIZER_FAMILIES`] data families where the contract has them; a family's parameter
+/// (top-k's k) at its two ends only ([`parameter_ends`]).
 pub fn sanitizer_specs(manifest: &Manifest, sizes: &[usize], seed: u64) -> Vec<raw::RawSpec> {
     let primitive = manifest.primitive;
     let mut specs = catalogue::cases(&SweepPlan::sanitizer(primitive, sizes, seed, &[]), manifest, false);
     let full = catalogue::cases(&SweepPlan::of_primitive(primitive, sizes, seed), manifest, false);
     let extra = catalogue::next_families(&specs, full, SANITIZER_FAMILIES - 1);
     specs.extend(extra);
+    parameter_ends(specs)
+}
+
+/// `specs` with, at each size, of the families that differ only in a
+/// parameter (`topk_ties.k1`, `topk_ties.k33`, ..., `topk_ties.k4097`: one
+/// family, `topk_ties`, with k after its dot) only the first and the last
+/// met (the smallest and largest parameter, in the catalogue's order). The
+/// tools look for races and bad accesses, which the launch shape and the
+/// extremes of a parameter's paths expose; the plain cases check every
+/// parameter's answers. (A top-k control ran 43 cases under each tool, most
+/// of them one row shape with five values of k, and took 157 s, four
+/// checks at once on the H100.)
+fn parameter_ends(specs: Vec<raw::RawSpec>) -> Vec<raw::RawSpec> {
+    let base = |family: &str| family.split_once('.').map(|(b, _)| b.to_string());
+    let mut met: std::collections::BTreeMap<(String, String), Vec<String>> = Default::default();
+    for s in &specs {
+        if let Some(b) = base(&s.id.family) {
+            let at = met.entry((s.id.size.clone(), b)).or_default();
+            if !at.contains(&s.id.family) {
+                at.push(s.id.family.clone());
+            }
+        }
+    }
     specs
+        .into_iter()
+        .filter(|s| {
+            let Some(b) = base(&s.id.family) else { return true };
+            let at = &met[&(s.id.size.clone(), b)];
+            at.first() == Some(&s.id.family) || at.last() == Some(&s.id.family)
+        })
+        .collect()
 }
 
 /// The sizes of `manifest`'s sanitizer runs, chosen from its launch grids, each printed with
@@ -263,6 +294,38 @@ mod tests {
             f.accesses,
             ["Write by thread (16,0,0) at my_reduce.cu:12", "Read by thread (0,0,0) at my_reduce.cu:13"]
         );
+    }
+
+    #[test]
+    fn a_family_s_parameter_runs_at_its_ends_only() {
+        let spec = |size: &str, family: &str| {
+            let id = crate::sweep::gpu::sized_id("topk", "v".into(), 61, family, 0);
+            let id = crate::sweep::case::CaseId { size: size.into(), ..id };
+            raw::RawSpec::new(id, || Err("not made".into()))
+        };
+        let specs = vec![
+            spec("61x4097", "topk_ties.k1"),
+            spec("61x4097", "topk_ties.k33"),
+            spec("61x4097", "topk_ties.k2048"),
+            spec("61x4097", "topk_ties.k4097"),
+            spec("61x4097", "topk_spread.k1"),
+            spec("33", "topk_ties.k1"),
+            spec("33", "topk_ties.k32"),
+            spec("33", "topk_ties.k33"),
+            spec("33", "small_ints"),
+            spec("33", "small_ints"),
+        ];
+        let kept: Vec<(String, String)> = parameter_ends(specs).into_iter().map(|s| (s.id.size, s.id.family)).collect();
+        let want = [
+            ("61x4097", "topk_ties.k1"),
+            ("61x4097", "topk_ties.k4097"),
+            ("61x4097", "topk_spread.k1"),
+            ("33", "topk_ties.k1"),
+            ("33", "topk_ties.k33"),
+            ("33", "small_ints"),
+            ("33", "small_ints"),
+        ];
+        assert_eq!(kept, want.map(|(a, b)| (a.to_string(), b.to_string())));
     }
 
     #[test]

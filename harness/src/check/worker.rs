@@ -62,10 +62,11 @@ pub fn run(args: &CheckOptions, seed: u64, sizes: Vec<usize>, from: usize) -> Re
             memory,
         };
         report(&start(host_memory::available().map(|free| (needs, free))));
-        // A large case waits for its turn among the checks on this host (the clock restarts meanwhile).
-        let _turn = if needs >= host_memory::LARGE_CASE_BYTES {
+        // A large case holds its share of the host's memory, waiting while the other checks'
+        // large cases leave no room for it (the clock restarts meanwhile).
+        let _share = if needs >= host_memory::LARGE_CASE_BYTES {
             let waiting = || report(&WorkerEvent::Phase { deadline_ms: deadline.as_millis() as u64 });
-            Some(host_memory::LargeCaseLock::take(waiting)?)
+            Some(host_memory::HostShare::take(needs, waiting)?)
         } else {
             None
         };

@@ -35,8 +35,9 @@ pub struct CheckArgs {
     /// Run every case whatever fails (every failure is counted).
     #[arg(long)]
     pub all: bool,
-    /// Also the large-offset size past 2^31 (where 32-bit signed indices wrap), with every data
-    /// family there: minutes of host work and tens of GB of host memory.
+    /// Also the large-offset sizes past 2^31 and 2^32 (where 32-bit indices wrap), and every data
+    /// family at every size (by default, past 2^24 each size runs one family, in turn): minutes
+    /// of host work and tens of GB of host memory.
     #[arg(long)]
     pub deep: bool,
     /// Also run the cases under compute-sanitizer's four tools at the sanitizer sizes.
