@@ -17,7 +17,7 @@ define step
 	@echo "==> $(1)"; $(2) || { rc=$$?; echo "make $@: FAILED at step '$(1)' (exit $$rc): $(2)" >&2; exit $$rc; }
 endef
 
-.PHONY: setup system-deps toolchain python-test-deps verify sweep sanitize mutants bench report fixtures gpu-receipts build-release python cccl
+.PHONY: setup system-deps toolchain python-test-deps verify sweep sanitize mutants bench report fixtures gpu-receipts build-release python cccl gate
 
 # Set-up, each part once per make run: system packages and the toolchain are
 # checks that install nothing when all is there; NVRTC is installed only
@@ -66,6 +66,24 @@ report: setup
 
 build-release: setup
 	cargo build --release -p harness
+
+# The speed gate before a merge (README, "A/B in one sitting"): this tree built into
+# target/release, the git rev OLD (default main) exported into target/gate-old/src and built
+# there (its own target folder, kept for the next gate), each binary with the digests of the
+# sources it was built from beside it (harness.digests.json: `bench ab` then times only the
+# primitives that changed, plus a control; an old build that cannot report them is timed on
+# everything). Removes only what an earlier `make gate` made: target/gate-old/src.
+OLD ?= main
+GATE_OLD := target/gate-old
+gate: setup
+	$(call step,gate: this tree,cargo build --release -p harness)
+	$(call step,gate: its digests,$(HARNESS) bench --digests > $(HARNESS).digests.json)
+	$(call step,gate: export $(OLD),git rev-parse --verify --quiet "$(OLD)^{commit}" >/dev/null && rm -rf $(GATE_OLD)/src && mkdir -p $(GATE_OLD)/src && git archive --format=tar "$(OLD)" | tar -x -C $(GATE_OLD)/src)
+	$(call step,gate: build $(OLD),cd $(GATE_OLD)/src && CARGO_TARGET_DIR=$(CURDIR)/$(GATE_OLD)/target cargo build --release -p harness)
+	$(call step,gate: old binary,cp $(GATE_OLD)/target/release/harness $(GATE_OLD)/harness)
+	@$(GATE_OLD)/harness bench --digests > $(GATE_OLD)/harness.digests.json 2>/dev/null || { rm -f $(GATE_OLD)/harness.digests.json; echo "gate: the $(OLD) build cannot report its digests (an older build): bench ab will time every primitive"; }
+	@echo "gate: on the GPU machine, carrying $(GATE_OLD)/harness $(GATE_OLD)/harness.digests.json $(HARNESS) $(HARNESS).digests.json, run:"
+	@echo "  scripts/gpu_run.sh gate bundle     # = $(HARNESS) bench ab $(GATE_OLD)/harness $(HARNESS) -- --quick; table in gpu-out/gate.txt"
 
 # The pinned CCCL release (CUB 3.5.0) for the CUB baseline, into target/cccl/ (once):
 # carry target/cccl/*.whl to the GPU machine with the binary.

@@ -12,7 +12,7 @@
 # leaves receipts/ untouched and copies nothing, so no old receipt is ever
 # passed off as this run's.
 #
-#   scripts/gpu_run.sh info proof cub-build bench-quick bench-topk nccl ncu check-examples check-rules check-streamed check-typed check-rows gallery python pack bundle
+#   scripts/gpu_run.sh info proof cub-build bench-quick bench-topk nccl ncu check-examples check-rules check-streamed check-typed check-rows gallery python gate pack bundle
 #
 # `proof` remakes exactly the gated receipts `harness receipts status` calls
 # stale (sweep, then sanitize and mutants side by side) and does nothing when
@@ -29,6 +29,12 @@
 # call: split them with GALLERY_IDS="01 02 ..." and GALLERY_OUT=$OUT/gallery-1.
 # Its exit status is 0 only when every bug was caught and every control passed
 # clean.
+#
+# `gate` runs the speed gate of `make gate`: `bench ab` of the carried old build
+# (OLD_HARNESS, default target/gate-old/harness, its harness.digests.json beside
+# it) against $H with GATE_ARGS (default --quick) after `--`; its table is
+# $OUT/gate.txt and its rounds' receipts and logs $OUT/gate-ab/. Exit 1 is a
+# regression or a record one build lacks (the table names it).
 #
 # A failing step does not stop the next one; the exit status is nonzero if
 # any step failed. Each step has a wall-clock limit. HARNESS names another
@@ -359,6 +365,15 @@ t = time.time(); rc = subprocess.run(sys.argv[1:]).returncode; print(f"wall {tim
       step python-install 120 bash -c 'python3 -m pip install --quiet --no-deps --force-reinstall target/wheels/primlab-*.whl'
       TAIL=60 step python 400 python3 -m pytest -v -s -p no:cacheprovider --timeout 120 \
         examples/python/test_empty_outputs.py examples/python/test_triton_reduce.py examples/python/test_torch_rules.py ;;
+    gate)
+      old=${OLD_HARNESS:-target/gate-old/harness}
+      d=$(stage_dir gate)
+      # shellcheck disable=SC2086
+      TAIL=80 step gate "${GATE_LIMIT:-590}" "$H" bench ab "$old" "$H" --out "$d/ab" -- ${GATE_ARGS:---quick}
+      # The table is wanted whatever the verdict: a FAIL names its records.
+      cp "$LOGS/gate.log" "$OUT/gate.txt"
+      [ -d "$d/ab" ] && cp -r "$d/ab" "$OUT/gate-ab"
+      echo "=== gate: table in $OUT/gate.txt" ;;
     pack) tar czf "$OUT/logs.tgz" "$LOGS" ;;
     bundle)
       # The device tool brings back only a few files a call: everything this

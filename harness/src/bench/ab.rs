@@ -13,8 +13,10 @@
 //! time), so the two binaries may come from any two trees.
 
 use super::compare::{key, records_of, verdict, Change, Key};
+use super::digests::{Digests, DIGESTS_SCHEMA};
 use super::record::{BenchRecord, IMPL_PRIMLAB};
 use super::stats::{median, paired_interval, Interval};
+use crate::registry::Primitive;
 use crate::table::Table;
 use anyhow::{bail, Context, Result};
 use std::path::PathBuf;
@@ -23,6 +25,137 @@ use std::time::Instant;
 
 /// Options the run sets itself for each half; the user may not pass them.
 const OWN_OPTIONS: [&str; 7] = ["--receipt", "--out", "--report", "--format", "--csv", "--gpus", "--no-baselines"];
+
+/// The fewest rounds before a run may stop early, unless `--min-rounds`
+/// says otherwise (never more than `--rounds`). Rule: three rounds give the
+/// paired interval two degrees of freedom (t = 4.30, against 12.7 with
+/// two), so a record whose rounds agree to about 1 % is decided on either
+/// side of a 3 % threshold, while two rounds that agree by chance decide
+/// nothing; a run whose records are all decided then stops at half the
+/// default six rounds.
+pub const DEFAULT_MIN_ROUNDS: usize = 3;
+
+/// The `--min-rounds` of a run of `rounds` rounds given none.
+pub fn default_min_rounds(rounds: usize) -> usize {
+    DEFAULT_MIN_ROUNDS.min(rounds)
+}
+
+/// What the rounds time, and why.
+#[non_exhaustive]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Selection {
+    /// The primitives the user named with `--primitive` (their choice wins).
+    Chosen,
+    /// Every primitive, for the reason given.
+    Everything(String),
+    /// The primitives whose digests differ, and one unchanged as a control.
+    Changed {
+        /// Primitives whose sources differ between the builds.
+        changed: Vec<Primitive>,
+        /// The first unchanged primitive in the registry's order (None when every one changed).
+        control: Option<Primitive>,
+    },
+}
+
+impl Selection {
+    /// The `--primitive` options both builds get (none: every primitive, or the user's own).
+    pub fn args(&self) -> Vec<String> {
+        match self {
+            Selection::Changed { changed, control } => {
+                changed.iter().chain(control).flat_map(|p| ["--primitive".to_string(), p.name().to_string()]).collect()
+            }
+            Selection::Chosen | Selection::Everything(_) => Vec::new(),
+        }
+    }
+
+    /// The line the run prints before its rounds.
+    pub fn describe(&self) -> String {
+        match self {
+            Selection::Chosen => "timing the primitives named with --primitive (the user's choice wins)".into(),
+            Selection::Everything(why) => format!("timing every primitive: {why}"),
+            Selection::Changed { changed, control } => {
+                let names = |ps: &[Primitive]| ps.iter().map(|p| p.name()).collect::<Vec<_>>().join(", ");
+                let what = if changed.is_empty() {
+                    "no primitive's sources differ between the builds (the digests cover the verdict hash's \
+                     scope, not the bench code)"
+                        .to_string()
+                } else {
+                    format!("the sources of {} differ between the builds", names(changed))
+                };
+                match control {
+                    Some(c) => format!(
+                        "{what}; timing those and {c} as a control (unchanged, the first such in the registry's \
+                         order): its records must come out within noise, or the machine moved, not the code"
+                    ),
+                    None => format!("{what}; every primitive changed, so there is no control"),
+                }
+            }
+        }
+    }
+}
+
+/// Whether the user named primitives in the bench options.
+fn names_primitives(bench_args: &[String]) -> bool {
+    bench_args.iter().any(|a| a == "--primitive" || a.starts_with("--primitive="))
+}
+
+/// What the rounds time, from the two builds' digests. Rule: only a
+/// primitive whose sources differ can have changed speed, so the changed
+/// ones and one unchanged control are timed; anything the digests cannot
+/// vouch for times everything: a build that cannot report them (an older
+/// build), different shared code, or a primitive one build lacks (timing
+/// everything lets its records, timed on one side only, fail by name). The
+/// user's own `--primitive` selection wins.
+pub fn select(bench_args: &[String], old: &Result<Digests, String>, new: &Result<Digests, String>) -> Selection {
+    if names_primitives(bench_args) {
+        return Selection::Chosen;
+    }
+    let (old, new) = match (old, new) {
+        (Ok(o), Ok(n)) => (o, n),
+        (Err(e), _) | (_, Err(e)) => {
+            let which = if old.is_err() { "OLD" } else { "NEW" };
+            return Selection::Everything(format!(
+                "the {which} build cannot say which sources it was built from ({e}; an older build?)"
+            ));
+        }
+    };
+    if old.shared != new.shared {
+        return Selection::Everything("code shared by the primitives differs between the builds".into());
+    }
+    let known = |d: &Digests| d.primitives.keys().all(|k| Primitive::from_name(k).is_some());
+    let names = |d: &Digests| d.primitives.keys().cloned().collect::<Vec<_>>();
+    if !known(old) || !known(new) || names(old) != names(new) {
+        return Selection::Everything(
+            "the builds do not list the same primitives (one added or removed: its records, timed by one build \
+             only, fail the gate by name)"
+                .into(),
+        );
+    }
+    let (changed, unchanged): (Vec<Primitive>, Vec<Primitive>) = Primitive::ALL
+        .into_iter()
+        .filter(|p| new.primitives.contains_key(p.name()))
+        .partition(|p| old.primitives.get(p.name()) != new.primitives.get(p.name()));
+    Selection::Changed { changed, control: unchanged.first().copied() }
+}
+
+/// The digests `binary bench --digests` prints, or why there are none.
+pub fn digests_of(binary: &std::path::Path) -> Result<Digests, String> {
+    let output = Command::new(binary)
+        .args(["bench", "--digests"])
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("{} did not start: {e}", binary.display()))?;
+    if !output.status.success() {
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let first = stderr.lines().find(|l| !l.trim().is_empty()).unwrap_or("no message");
+        return Err(format!("`bench --digests` exited {}: {first}", output.status));
+    }
+    match serde_json::from_slice::<Digests>(&output.stdout) {
+        Ok(d) if d.schema == DIGESTS_SCHEMA => Ok(d),
+        Ok(d) => Err(format!("digests of schema {}, this build reads {DIGESTS_SCHEMA}", d.schema)),
+        Err(_) => Err("`bench --digests` printed no digest document".into()),
+    }
+}
 
 /// What `harness bench ab` does (its options, as plain values).
 #[derive(Debug, Clone, PartialEq)]
@@ -297,7 +430,7 @@ fn validate(o: &AbOptions) -> Result<()> {
 
 /// One half of a round: `binary bench --no-baselines ARGS --receipt R --out D`,
 /// its output in a log beside the receipt; its records.
-fn half(o: &AbOptions, k: usize, build: Build) -> Result<Vec<BenchRecord>> {
+fn half(o: &AbOptions, args: &[String], k: usize, build: Build) -> Result<Vec<BenchRecord>> {
     let binary = if build == Build::Old { &o.old } else { &o.new };
     let stem = o.out.join(format!("round{}-{}", k + 1, build.name()));
     let (receipt, log) = (stem.with_extension("json"), stem.with_extension("log"));
@@ -305,7 +438,7 @@ fn half(o: &AbOptions, k: usize, build: Build) -> Result<Vec<BenchRecord>> {
     let status = Command::new(binary)
         .arg("bench")
         .arg("--no-baselines")
-        .args(&o.bench_args)
+        .args(args)
         .arg("--receipt")
         .arg(&receipt)
         .arg("--out")
@@ -336,6 +469,9 @@ pub fn run(o: &AbOptions) -> Result<bool> {
     validate(o)?;
     std::fs::create_dir_all(&o.out).with_context(|| format!("creating {}", o.out.display()))?;
     let started = Instant::now();
+    let selection = select(&o.bench_args, &digests_of(&o.old), &digests_of(&o.new));
+    println!("bench ab: {}", selection.describe());
+    let args: Vec<String> = o.bench_args.iter().cloned().chain(selection.args()).collect();
     let mut rounds = Vec::with_capacity(o.rounds);
     for k in 0..o.rounds {
         let (mut old, mut new) = (Vec::new(), Vec::new());
@@ -347,7 +483,7 @@ pub fn run(o: &AbOptions) -> Result<bool> {
                 build.name(),
                 started.elapsed().as_secs_f64()
             );
-            let records = half(o, k, build)?;
+            let records = half(o, &args, k, build)?;
             *(if build == Build::Old { &mut old } else { &mut new }) = records;
         }
         rounds.push((old, new));

@@ -5,6 +5,7 @@
 use super::*;
 use crate::bench::entries::ceilings::COPY_OP;
 use crate::bench::record::IMPL_CEILING;
+use crate::registry::Primitive;
 
 use std::path::Path;
 
@@ -244,4 +245,116 @@ fn a_whole_run_whose_new_build_lost_a_record_exits_one() {
     receipt(records(1.0, None).into_iter().filter(|r| r.variant != "decoupled_lookback").collect(), &new_t);
     let o = options(&dir, build(&dir, "old-harness", &old_t, 0), build(&dir, "new-harness", &new_t, 0));
     assert!(!run(&o).unwrap(), "exit 1: NEW no longer times decoupled_lookback");
+}
+
+/// Digests of every registry primitive, each `d-NAME`, shared `s`.
+fn digests() -> Digests {
+    Digests {
+        schema: DIGESTS_SCHEMA,
+        verdict_hash: "h".into(),
+        shared: "s".into(),
+        primitives: Primitive::ALL.iter().map(|p| (p.name().to_string(), format!("d-{p}"))).collect(),
+    }
+}
+
+/// [`digests`] with `p`'s digest changed.
+fn with_changed(p: Primitive) -> Digests {
+    let mut d = digests();
+    d.primitives.insert(p.name().into(), "edited".into());
+    d
+}
+
+#[test]
+fn one_changed_primitive_is_timed_with_a_control() {
+    let none: Vec<String> = vec!["--quick".into()];
+    let s = select(&none, &Ok(digests()), &Ok(with_changed(Primitive::Softmax)));
+    assert_eq!(s, Selection::Changed { changed: vec![Primitive::Softmax], control: Some(Primitive::Reduce) });
+    assert_eq!(s.args(), ["--primitive", "softmax", "--primitive", "reduce"]);
+    assert!(s.describe().contains("softmax differ") && s.describe().contains("reduce as a control"), "{s:?}");
+    // The control is the first unchanged primitive: reduce changed, so scan.
+    let s = select(&none, &Ok(digests()), &Ok(with_changed(Primitive::Reduce)));
+    assert_eq!(s, Selection::Changed { changed: vec![Primitive::Reduce], control: Some(Primitive::Scan) });
+    // Nothing changed: the control alone, and the line says the bench code is not covered.
+    let s = select(&none, &Ok(digests()), &Ok(digests()));
+    assert_eq!(s.args(), ["--primitive", "reduce"]);
+    assert!(s.describe().contains("not the bench code"), "{}", s.describe());
+    // Every primitive changed: no control.
+    let mut all = digests();
+    all.primitives.values_mut().for_each(|v| v.push('!'));
+    let s = select(&none, &Ok(digests()), &Ok(all));
+    assert!(matches!(&s, Selection::Changed { changed, control: None } if changed.len() == Primitive::ALL.len()));
+}
+
+#[test]
+fn shared_code_an_unknown_build_or_a_new_primitive_times_everything() {
+    let none: Vec<String> = Vec::new();
+    let mut shared = with_changed(Primitive::Scan);
+    shared.shared = "other".into();
+    let s = select(&none, &Ok(digests()), &Ok(shared));
+    assert!(matches!(&s, Selection::Everything(why) if why.contains("shared")), "{s:?}");
+    assert!(s.args().is_empty());
+    let s = select(&none, &Err("`bench --digests` exited 2: unexpected argument".into()), &Ok(digests()));
+    assert!(matches!(&s, Selection::Everything(why) if why.contains("OLD build cannot say")), "{s:?}");
+    assert!(s.describe().contains("unexpected argument"), "{}", s.describe());
+    let s = select(&none, &Ok(digests()), &Err("no sources".into()));
+    assert!(matches!(&s, Selection::Everything(why) if why.contains("NEW build")), "{s:?}");
+    let mut fewer = digests();
+    fewer.primitives.remove("topk");
+    assert!(matches!(select(&none, &Ok(fewer), &Ok(digests())), Selection::Everything(_)));
+    let mut unknown = digests();
+    unknown.primitives.insert("sort".into(), "x".into());
+    assert!(matches!(select(&none, &Ok(digests()), &Ok(unknown)), Selection::Everything(_)));
+}
+
+#[test]
+fn the_user_s_primitive_selection_wins() {
+    for args in [vec!["--primitive".to_string(), "scan".into()], vec!["--primitive=scan".into()]] {
+        let s = select(&args, &Ok(digests()), &Ok(with_changed(Primitive::Softmax)));
+        assert_eq!(s, Selection::Chosen);
+        assert!(s.args().is_empty());
+    }
+}
+
+/// A stand-in build that reports `digests` to `bench --digests`, and
+/// otherwise logs its options and copies `template` to its receipt.
+fn build_with_digests(dir: &Path, name: &str, template: &Path, digests: &Digests) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let (path, file) = (dir.join(name), dir.join(format!("{name}.digests")));
+    std::fs::write(&file, serde_json::to_string(digests).unwrap()).unwrap();
+    let script = format!(
+        "#!/bin/sh\nif [ \"$2\" = --digests ]; then cat '{}'; exit 0; fi\necho \"options: $*\"\n\
+         while [ $# -gt 0 ]; do if [ \"$1\" = --receipt ]; then cp '{}' \"$2\"; fi; shift; done\nexit 0\n",
+        file.display(),
+        template.display()
+    );
+    std::fs::write(&path, script).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path
+}
+
+#[test]
+fn a_run_times_the_changed_primitive_and_its_control_and_stops_early_by_default() {
+    let dir = crate::test_dir::fresh_temp_dir("bench-ab-digests");
+    let t = dir.join("t.json");
+    receipt(records(1.0, None), &t);
+    let old = build_with_digests(&dir, "old-harness", &t, &digests());
+    let new = build_with_digests(&dir, "new-harness", &t, &with_changed(Primitive::Scan));
+    let o = AbOptions {
+        rounds: 6,
+        min_rounds: default_min_rounds(6),
+        bench_args: vec!["--quick".into()],
+        ..options(&dir, old, new)
+    };
+    assert_eq!(o.min_rounds, 3);
+    assert!(run(&o).unwrap(), "exit 0: the same timings");
+    let log = std::fs::read_to_string(o.out.join("round1-new.log")).unwrap();
+    assert!(log.contains("--quick --primitive scan --primitive reduce"), "{log}");
+    // Every record decided after the default three rounds: no fourth of six.
+    assert!(o.out.join("round3-old.json").is_file());
+    assert!(!o.out.join("round4-old.json").exists(), "stopped after 3 of 6 rounds");
+    // A stand-in that cannot report digests (the older builds) is timed on everything.
+    let plain = build(&dir, "plain-harness", &t, 0);
+    let o = AbOptions { out: dir.join("ab-plain"), ..options(&dir, plain.clone(), plain) };
+    assert!(matches!(select(&[], &digests_of(&o.old), &digests_of(&o.new)), Selection::Everything(_)));
+    assert_eq!(default_min_rounds(2), 2, "never more than --rounds");
 }

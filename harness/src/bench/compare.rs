@@ -26,14 +26,28 @@
 //! one side of 1, and a regression (exit status 1, the gate) only when it
 //! lies wholly above 1 + the threshold. Records without samples are judged
 //! by the ratio alone and say that their noise is unknown.
+//!
+//! Only receipts of several processes are judged ([`Spread`]). A record's
+//! time can sit in a mode that holds for its whole process, which no
+//! interval over one process's calls shows: three quick runs of unchanged
+//! sources compared pairwise gave 5, 2 and 5 false regressions on the H200
+//! while a planted 5 % slowdown passed. So a receipt written by `bench
+//! --processes K` (K whole processes, each record tagged with its process)
+//! is judged on the spread between its processes
+//! ([`super::stats::process_interval`]); given a receipt of one process (every
+//! receipt older than `--processes` included) the comparison is printed for
+//! information only, never calls a record a regression, and the command
+//! says why and exits 2 ([`cannot_judge`]).
 
+use super::compare_references::IntervalOf;
 use super::compare_references::{drift, Drift};
 use super::details::BenchDetails;
 use super::export::{csv_document, number, OutputFormat};
 use super::record::{BenchRecord, BenchSize, TimingMode};
 use super::record::{IMPL_CEILING, IMPL_PRIMLAB};
-use super::stats::{ratio_interval, Interval};
+use super::stats::{process_interval, ratio_interval, Interval};
 use super::targets::{copy_margin, ProgramMargin};
+use crate::exit::CannotRun;
 use crate::receipts::Receipt;
 use crate::table::Table;
 use anyhow::{bail, Context, Result};
@@ -66,6 +80,96 @@ pub enum Basis {
     },
     /// The plain NEW / OLD, widened by the copy ceiling's drift.
     Raw,
+}
+
+/// What a record's NEW / OLD interval is taken from: how many whole
+/// processes each receipt holds decides whether a verdict can be given.
+#[non_exhaustive]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Spread {
+    /// A receipt of one process on a side: the bootstrap of that process's
+    /// calls, which cannot show a mode of the whole process. Informational:
+    /// no record is called a regression.
+    OneProcess {
+        /// Processes in OLD.
+        old: usize,
+        /// Processes in NEW.
+        new: usize,
+    },
+    /// Several processes on each side: the medians of the processes
+    /// ([`process_interval`]).
+    Processes {
+        /// Processes in OLD.
+        old: usize,
+        /// Processes in NEW.
+        new: usize,
+    },
+}
+
+impl Spread {
+    /// The spread two receipts' records allow: [`Spread::Processes`] only
+    /// when each holds at least two processes.
+    pub fn of(old: &[BenchRecord], new: &[BenchRecord]) -> Spread {
+        let (old, new) = (process_count(old), process_count(new));
+        if old >= 2 && new >= 2 {
+            Spread::Processes { old, new }
+        } else {
+            Spread::OneProcess { old, new }
+        }
+    }
+
+    /// Whether a verdict may be given.
+    pub fn judges(self) -> bool {
+        matches!(self, Spread::Processes { .. })
+    }
+
+    /// How a NEW / OLD interval is taken from the two sides' samples.
+    fn interval_of(self) -> IntervalOf {
+        match self {
+            Spread::Processes { .. } => |new, old| process_interval(new, old).map(|(_, i)| i),
+            Spread::OneProcess { .. } => ratio_interval,
+        }
+    }
+}
+
+/// How many processes timed the records of a receipt: the distinct
+/// `process` indices of its timed records (1 for every receipt older than
+/// `bench --processes`, whose records all read as process 0).
+pub fn process_count(records: &[BenchRecord]) -> usize {
+    let mut seen: Vec<usize> = records.iter().filter(|r| r.timed_median().is_some()).map(|r| r.process).collect();
+    seen.sort_unstable();
+    seen.dedup();
+    seen.len()
+}
+
+/// One record per key for a receipt of several processes: its samples are
+/// the medians of the processes that timed it (one each, in process order;
+/// a second record of one key in one process is ignored), its median their
+/// geometric mean (the centre [`process_interval`] takes), so the matched
+/// NEW / OLD is the ratio of the geometric means.
+pub fn collapse(records: &[BenchRecord]) -> Vec<BenchRecord> {
+    let mut out: Vec<(Key, Vec<usize>, BenchRecord)> = Vec::new();
+    let mut timed: Vec<&BenchRecord> = records.iter().filter(|r| r.timed_median().is_some()).collect();
+    timed.sort_by_key(|r| r.process);
+    for r in timed {
+        let (k, median) = (key(r), r.timed_median().unwrap_or(f64::NAN));
+        match out.iter_mut().find(|(ok, _, _)| *ok == k) {
+            Some((_, processes, _)) if processes.contains(&r.process) => {}
+            Some((_, processes, c)) => {
+                processes.push(r.process);
+                c.samples_us.push(median);
+            }
+            None => out.push((k, vec![r.process], BenchRecord { samples_us: vec![median], ..r.clone() })),
+        }
+    }
+    out.into_iter()
+        .map(|(_, _, mut r)| {
+            let logs: f64 = r.samples_us.iter().map(|m| m.ln()).sum();
+            r.median_us = Some((logs / r.samples_us.len() as f64).exp());
+            r.iters = r.samples_us.len();
+            r
+        })
+        .collect()
 }
 
 /// What matches a record across receipts.
@@ -183,13 +287,39 @@ pub fn compare(
     threshold: f64,
     basis: Basis,
 ) -> (Vec<Comparison>, usize, usize) {
+    compare_with(old, new, threshold, basis, Spread::OneProcess { old: 1, new: 1 })
+}
+
+/// [`compare`] of two receipts of several processes each: every record on
+/// the spread between its processes ([`collapse`], [`process_interval`]); a
+/// record of ours timed in fewer than two processes of a side has no
+/// interval and is UNJUDGED (one process's calls never decide).
+pub fn compare_processes(
+    old: &[BenchRecord],
+    new: &[BenchRecord],
+    threshold: f64,
+    basis: Basis,
+) -> (Vec<Comparison>, usize, usize) {
+    let spread = Spread::of(old, new);
+    compare_with(&collapse(old), &collapse(new), threshold, basis, spread)
+}
+
+/// [`compare`] with each interval taken as `spread` says.
+fn compare_with(
+    old: &[BenchRecord],
+    new: &[BenchRecord],
+    threshold: f64,
+    basis: Basis,
+    spread: Spread,
+) -> (Vec<Comparison>, usize, usize) {
+    let interval_of = spread.interval_of();
     let timed = |r: &&BenchRecord| r.timed_median().is_some();
     let mut out = Vec::new();
     for n in new.iter().filter(timed) {
         let Some(o) = old.iter().filter(timed).find(|o| key(o) == key(n)) else { continue };
         let (old_us, new_us) = (o.timed_median().unwrap_or(f64::NAN), n.timed_median().unwrap_or(f64::NAN));
         let ratio = new_us / old_us;
-        let interval = ratio_interval(&n.samples_us, &o.samples_us);
+        let interval = interval_of(&n.samples_us, &o.samples_us);
         let ours = n.implementation == IMPL_PRIMLAB;
         let mut c = Comparison {
             label: format!("{} {} {}", n.label(), n.op, n.size().label()),
@@ -206,7 +336,9 @@ pub fn compare(
             change: Change::WithinNoise,
         };
         match basis {
-            Basis::References { limit } if ours => judge_on_references(&mut c, drift(n, old, new, limit), threshold),
+            Basis::References { limit } if ours => {
+                judge_on_references(&mut c, drift(n, old, new, limit, interval_of), threshold)
+            }
             // A reference is the yardstick: it moves, it never regresses.
             Basis::References { .. } => {
                 c.change = match verdict(ratio, interval, threshold) {
@@ -222,6 +354,10 @@ pub fn compare(
                 };
                 c.change = verdict(ratio, c.judged, threshold);
             }
+        }
+        if spread.judges() && ours && interval.is_none() {
+            // Fewer than two processes of a side timed it: nothing to judge on.
+            c.change = Change::Unjudged;
         }
         out.push(c);
     }
@@ -308,10 +444,13 @@ pub fn summarize(comparisons: &[Comparison], only_old: usize, only_new: usize) -
     }
 }
 
-/// The gate's word: fail (a regression), could not judge (a record of ours
-/// without a usable reference), or pass.
-fn gate_word(s: &Summary) -> &'static str {
-    if s.regressions > 0 {
+/// The gate's word: cannot judge (a receipt of one process), fail (a
+/// regression), could not judge (a record of ours without a usable
+/// reference or without two processes a side), or pass.
+fn gate_word(s: &Summary, spread: Spread) -> &'static str {
+    if !spread.judges() {
+        "cannot judge"
+    } else if s.regressions > 0 {
         "fail"
     } else if s.unjudged > 0 {
         "could not judge"
@@ -320,32 +459,63 @@ fn gate_word(s: &Summary) -> &'static str {
     }
 }
 
-/// What one receipt per side cannot show, printed under every comparison.
+/// Why receipts of one process are not judged, and what gates instead.
 /// Rule: a record's time may sit in a mode that holds for its whole process
 /// (measured on the H200, receipts/speed-gate/2026-12-03: the exclusive scan
 /// at 2^20 ran at 12.2 us in two processes of unchanged code and 14.5 us in
 /// four), and a receipt's interval only sees the calls of its own process;
-/// `bench ab` times fresh processes of both builds in every round.
-const PROCESS_MODES: &str = "One receipt per side: a record's time can sit in a mode that holds for its whole \
-     process (up to 25 % apart at 2^10 to 2^24 on the H200 for unchanged code), which no receipt's interval shows. \
-     A REGRESSION here is a lead; confirm it with `harness bench ab OLD_BINARY NEW_BINARY`, the merge gate \
-     (rounds of fresh processes of both builds).";
+/// `bench ab` times fresh processes of both builds in every round, and
+/// `bench --processes K` writes a receipt of K processes.
+pub fn cannot_judge(spread: Spread) -> String {
+    let (old, new) = match spread {
+        Spread::OneProcess { old, new } | Spread::Processes { old, new } => (old, new),
+    };
+    format!(
+        "bench compare: cannot judge a regression from single-process receipts (OLD holds {old} process(es), NEW \
+         {new}): a record's time can sit in a mode that holds for its whole process (up to 25 % apart at 2^10 to \
+         2^24 on the H200 for unchanged code), which the calls of one process cannot show. Gate with `harness \
+         bench ab OLD_BINARY NEW_BINARY` (rounds of fresh processes of both builds), or time each side with \
+         `harness bench --processes 3` and compare those receipts."
+    )
+}
 
-/// The summary lines printed before any table: the counts, the gate's
-/// verdict, and what the verdicts are judged on.
-fn summary_text(s: &Summary, threshold: f64, basis: Basis, drift_measured: bool) -> String {
+/// The gate's line.
+fn gate_line(s: &Summary, threshold: f64, spread: Spread) -> String {
     let percent = 100.0 * threshold;
-    let gate = match gate_word(s) {
+    match gate_word(s, spread) {
+        "cannot judge" => "gate: CANNOT JUDGE: single-process receipts; the ratios below are for information \
+             (why, and what gates instead, on the last line)"
+            .to_string(),
         "fail" => {
             format!("gate: FAIL: {} record(s) slower by more than {percent:.1} % beyond their noise", s.regressions)
         }
         "could not judge" => format!(
-            "gate: COULD NOT JUDGE {} record(s): none of their references stayed within the limit, or none was \
-             timed in both runs (listed as UNJUDGED)",
+            "gate: COULD NOT JUDGE {} record(s): none of their references stayed within the limit, none was timed \
+             in both runs, or fewer than two processes of a side timed them (listed as UNJUDGED)",
             s.unjudged
         ),
         _ => format!("gate: pass: no record slower by more than {percent:.1} % beyond its noise"),
-    };
+    }
+}
+
+/// What the intervals are taken from.
+fn spread_note(spread: Spread) -> String {
+    match spread {
+        Spread::Processes { old, new } => format!(
+            "Each interval is taken between whole processes (OLD {old}, NEW {new}): NEW / OLD is the ratio of the \
+             geometric means of the process medians, its 95 % interval Student's t over the processes (Welch's \
+             standard error, the smaller side's degrees of freedom), never the calls of one process."
+        ),
+        Spread::OneProcess { .. } => "Each interval below is the bootstrap of one process's calls a side, which \
+             cannot show a mode that holds for the whole process: a move here is a lead, not a verdict."
+            .to_string(),
+    }
+}
+
+/// The summary lines printed before any table: the counts, the gate's
+/// verdict, and what the verdicts are judged on.
+fn summary_text(s: &Summary, threshold: f64, basis: Basis, drift_measured: bool, spread: Spread) -> String {
+    let gate = gate_line(s, threshold, spread);
     let basis_note = match basis {
         Basis::References { limit } => format!(
             "Each record of ours is judged on its NEW / OLD over the references' (CUB's and PyTorch's record of the \
@@ -361,14 +531,36 @@ fn summary_text(s: &Summary, threshold: f64, basis: Basis, drift_measured: bool)
              the nearest size)."
             .into(),
         Basis::Raw => "The two receipts share no copy ceiling record, so no run drift was measured: the verdicts \
-             see only the spread of calls within each process."
+             see only the spread within each receipt."
             .into(),
     };
+    let counts = if spread.judges() {
+        format!(
+            "{} records of ours in both: {} faster, {} slower, {} REGRESSION, {} within noise, {} UNJUDGED",
+            s.matched, s.faster, s.slower, s.regressions, s.within_noise, s.unjudged
+        )
+    } else {
+        format!(
+            "{} records of ours in both (for information): {} faster, {} slower, {} within noise, {} without a usable \
+             reference",
+            s.matched, s.faster, s.slower, s.within_noise, s.unjudged
+        )
+    };
+    let spread_note = spread_note(spread);
     format!(
-        "{} records of ours in both: {} faster, {} slower, {} REGRESSION, {} within noise, {} UNJUDGED; geometric \
-         mean new / old {:.3}. {} timed only in OLD, {} only in NEW.\n{gate}\n{basis_note}\n{PROCESS_MODES}\n",
-        s.matched, s.faster, s.slower, s.regressions, s.within_noise, s.unjudged, s.geomean, s.only_old, s.only_new
+        "{counts}; geometric mean new / old {:.3}. {} timed only in OLD, {} only in NEW.\n{gate}\n{basis_note}\n\
+         {spread_note}\n",
+        s.geomean, s.only_old, s.only_new
     )
+}
+
+/// For a receipt of one process: no record is a regression (a slowdown
+/// beyond the threshold is listed as slower), since no interval of one
+/// process's calls can tell a change from the process's mode.
+pub fn informational(comparisons: &mut [Comparison]) {
+    for c in comparisons.iter_mut().filter(|c| c.change == Change::Regression) {
+        c.change = Change::Slower;
+    }
 }
 
 /// `low-high` of an interval, or `unknown`.
@@ -421,11 +613,17 @@ fn table(comparisons: &[&Comparison]) -> Table {
 
 /// What `harness bench compare` prints as text: the summary, then the
 /// changed records (every record with `all`).
-pub fn render(comparisons: &[Comparison], only_old: usize, only_new: usize, options: &Options) -> String {
+pub fn render(
+    comparisons: &[Comparison],
+    only_old: usize,
+    only_new: usize,
+    options: &Options,
+    spread: Spread,
+) -> String {
     let (threshold, all) = (options.threshold, options.all);
     let summary = summarize(comparisons, only_old, only_new);
     let drift_measured = comparisons.iter().any(|c| c.drift.is_some());
-    let mut out = summary_text(&summary, threshold, options.basis, drift_measured);
+    let mut out = summary_text(&summary, threshold, options.basis, drift_measured, spread);
     let listed: Vec<&Comparison> = comparisons.iter().filter(|c| all || (c.ours && c.change.changed())).collect();
     if listed.is_empty() {
         out.push_str("\nNo record changed beyond its noise.\n");
@@ -476,15 +674,26 @@ fn comparison_json(c: &Comparison) -> serde_json::Value {
 }
 
 /// The `--format json` document: the summary, the gate, every matched record.
-pub fn to_json(comparisons: &[Comparison], only_old: usize, only_new: usize, options: &Options) -> serde_json::Value {
+pub fn to_json(
+    comparisons: &[Comparison],
+    only_old: usize,
+    only_new: usize,
+    options: &Options,
+    spread: Spread,
+) -> serde_json::Value {
     let s = summarize(comparisons, only_old, only_new);
+    let (spread_name, old_processes, new_processes) = match spread {
+        Spread::Processes { old, new } => ("processes", old, new),
+        Spread::OneProcess { old, new } => ("one_process", old, new),
+    };
     serde_json::json!({
+        "spread": { "kind": spread_name, "old_processes": old_processes, "new_processes": new_processes },
         "threshold": options.threshold,
         "basis": match options.basis {
             Basis::References { limit } => serde_json::json!({ "references": { "limit": limit } }),
             Basis::Raw => serde_json::json!("raw"),
         },
-        "gate": gate_word(&s),
+        "gate": gate_word(&s, spread),
         "summary": {
             "matched": s.matched,
             "faster": s.faster,
@@ -579,9 +788,11 @@ pub fn records_of(path: &Path) -> Result<Vec<BenchRecord>> {
 }
 
 /// `harness bench compare OLD NEW`: prints the comparison (and writes the
-/// CSV when asked). Ok(false), the exit status 1, when a record regressed;
-/// an error (exit 2) when a receipt cannot be read or the two share no timed
-/// record.
+/// CSV when asked). Ok(false), the exit status 1, when a record regressed
+/// between the processes of two multi-process receipts; an error (exit 2)
+/// when a receipt cannot be read, the two share no timed record, a record of
+/// ours could not be judged, or either receipt holds one process only
+/// ([`cannot_judge`], after the comparison is printed for information).
 pub fn run(old: &Path, new: &Path, options: &Options) -> Result<bool> {
     if !(options.threshold.is_finite() && options.threshold >= 0.0) {
         bail!("--threshold must be a finite amount of at least 0, not {}", options.threshold);
@@ -592,7 +803,15 @@ pub fn run(old: &Path, new: &Path, options: &Options) -> Result<bool> {
             bail!("--reference-limit must be a finite factor above 1 (1.5 or 50%), not {limit}");
         }
     }
-    let (comparisons, only_old, only_new) = compare(&old_records, &new_records, options.threshold, options.basis);
+    let spread = Spread::of(&old_records, &new_records);
+    let (mut comparisons, only_old, only_new) = if spread.judges() {
+        compare_processes(&old_records, &new_records, options.threshold, options.basis)
+    } else {
+        compare(&old_records, &new_records, options.threshold, options.basis)
+    };
+    if !spread.judges() {
+        informational(&mut comparisons);
+    }
     if comparisons.is_empty() {
         bail!(
             "{} and {} share no timed record (matched by impl, primitive, op, variant, size, dtype, timing mode)",
@@ -600,31 +819,47 @@ pub fn run(old: &Path, new: &Path, options: &Options) -> Result<bool> {
             new.display()
         );
     }
-    if let Some(path) = &options.csv {
-        super::export::write_text(path, &to_csv(&comparisons))?;
-    }
-    match options.format {
-        OutputFormat::Text => {
-            print!("{}", render(&comparisons, only_old, only_new, options));
-            if let Some(path) = &options.csv {
-                println!("CSV of all {} records: {}", comparisons.len(), path.display());
-            }
-        }
-        OutputFormat::Json => {
-            let document = to_json(&comparisons, only_old, only_new, options);
-            println!("{}", serde_json::to_string_pretty(&document)?);
-        }
-        OutputFormat::Csv => print!("{}", to_csv(&comparisons)),
+    print_comparison(&comparisons, only_old, only_new, options, spread)?;
+    if !spread.judges() {
+        return Err(CannotRun(cannot_judge(spread)).into());
     }
     let summary = summarize(&comparisons, only_old, only_new);
     if summary.regressions == 0 && summary.unjudged > 0 {
         bail!(
             "could not judge {} record(s) of ours (UNJUDGED above): their references moved beyond the limit or were \
-             not timed in both runs; widen --reference-limit, or judge the raw ratios with --raw",
+             not timed in both runs, or fewer than two processes of a side timed them; widen --reference-limit, \
+             judge the raw ratios with --raw, or time more processes",
             summary.unjudged
         );
     }
     Ok(summary.regressions == 0)
+}
+
+/// Writes the CSV when asked and prints the comparison in the chosen format.
+fn print_comparison(
+    comparisons: &[Comparison],
+    only_old: usize,
+    only_new: usize,
+    options: &Options,
+    spread: Spread,
+) -> Result<()> {
+    if let Some(path) = &options.csv {
+        super::export::write_text(path, &to_csv(comparisons))?;
+    }
+    match options.format {
+        OutputFormat::Text => {
+            print!("{}", render(comparisons, only_old, only_new, options, spread));
+            if let Some(path) = &options.csv {
+                println!("CSV of all {} records: {}", comparisons.len(), path.display());
+            }
+        }
+        OutputFormat::Json => {
+            let document = to_json(comparisons, only_old, only_new, options, spread);
+            println!("{}", serde_json::to_string_pretty(&document)?);
+        }
+        OutputFormat::Csv => print!("{}", to_csv(comparisons)),
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -652,6 +887,28 @@ mod tests {
     fn receipt(records: Vec<BenchRecord>, path: &Path) {
         crate::bench::details::save_synthetic_receipt(records, path);
     }
+
+    /// How the tests that render comparisons of their own say they were judged.
+    const JUDGED: Spread = Spread::Processes { old: 3, new: 3 };
+
+    /// `records` as timed by one process each per factor of `jitter`: every
+    /// time of process `p` scaled by `jitter[p]` (the process's mode).
+    fn in_processes(records: &[BenchRecord], jitter: &[f64]) -> Vec<BenchRecord> {
+        let mut out = Vec::new();
+        for (process, factor) in jitter.iter().enumerate() {
+            for r in records {
+                let mut r = r.clone();
+                r.process = process;
+                r.median_us = r.median_us.map(|m| m * factor);
+                r.samples_us = r.samples_us.iter().map(|s| s * factor).collect();
+                out.push(r);
+            }
+        }
+        out
+    }
+
+    /// Three processes a side, their modes 0.1 % apart.
+    const QUIET: [f64; 3] = [1.0, 1.001, 0.999];
 
     #[test]
     fn two_receipts_compare_record_by_record() {
@@ -688,7 +945,7 @@ mod tests {
         assert_eq!(comparisons[3].interval, None);
         assert_eq!((only_old, only_new), (1, 1));
         assert!(comparisons.iter().all(|c| c.drift.is_none() && c.judged == c.interval));
-        let text = render(&comparisons, only_old, only_new, &raw(0.5));
+        let text = render(&comparisons, only_old, only_new, &raw(0.5), JUDGED);
         assert!(
             text.starts_with("3 records of ours in both: 1 faster, 1 slower, 0 REGRESSION, 1 within noise, 0 UNJUDGED"),
             "the CUB record is a reference, not counted: {text}"
@@ -697,9 +954,10 @@ mod tests {
         assert!(text.contains("reference slower (noise unknown)") || !text.contains("cub"), "{text}");
         assert!(text.contains("The 2 changed records of ours (--all lists all 4, references too)"), "{text}");
         assert!(!text.contains("within noise  "), "only changed records are listed: {text}");
-        assert!(render(&comparisons, only_old, only_new, &Options { all: true, ..raw(0.5) }).contains("All 4 records"));
-        // At a 50 % threshold a 20 % slowdown passes the gate.
-        assert!(run(&old, &new, &raw(0.5)).unwrap());
+        let all = Options { all: true, ..raw(0.5) };
+        assert!(render(&comparisons, only_old, only_new, &all, JUDGED).contains("All 4 records"));
+        // Receipts of one process each are not judged at all (exit 2).
+        assert!(run(&old, &new, &raw(0.5)).unwrap_err().to_string().contains("single-process receipts"));
         // A receipt of another kind is refused.
         Receipt::new("sweep", MachineInfo::default(), Tally::default(), serde_json::json!({})).save(&old).unwrap();
         assert!(run(&old, &new, &raw(0.5)).unwrap_err().to_string().contains("not a bench receipt"));
@@ -744,18 +1002,24 @@ mod tests {
         // The 10 % drift at 2^20 is what turned a bootstrap "slower" into "within noise".
         assert!(scan[0].interval.unwrap().low > 1.0);
         assert!((scan[0].drift.unwrap().percent() - 10.0).abs() < 1e-6);
-        let text = render(&comparisons, 0, 0, &Options { all: true, ..raw(0.5) });
+        let text = render(&comparisons, 0, 0, &Options { all: true, ..raw(0.5) }, JUDGED);
         assert!(text.contains("run drift 10.0 % at 2^20"), "{text}");
         assert!(text.contains("widened by the run drift"), "{text}");
     }
 
-    /// A fresh folder with OLD holding `old` and NEW holding `new`.
-    fn pair(name: &str, old: Vec<BenchRecord>, new: Vec<BenchRecord>) -> (PathBuf, PathBuf) {
+    /// A fresh folder with OLD holding `old` and NEW holding `new`, each
+    /// timed by three processes whose modes differ by `jitter`.
+    fn pair_in(name: &str, old: Vec<BenchRecord>, new: Vec<BenchRecord>, jitter: &[f64]) -> (PathBuf, PathBuf) {
         let dir = crate::test_dir::fresh_temp_dir(name);
         let (old_path, new_path) = (dir.join("old.json"), dir.join("new.json"));
-        receipt(old, &old_path);
-        receipt(new, &new_path);
+        receipt(in_processes(&old, jitter), &old_path);
+        receipt(in_processes(&new, jitter), &new_path);
         (old_path, new_path)
+    }
+
+    /// [`pair_in`] with quiet processes ([`QUIET`]).
+    fn pair(name: &str, old: Vec<BenchRecord>, new: Vec<BenchRecord>) -> (PathBuf, PathBuf) {
+        pair_in(name, old, new, &QUIET)
     }
 
     /// A receipt's records: the copy ceiling at 2^20 and 2^28 (the same in
@@ -775,13 +1039,14 @@ mod tests {
         assert!(!run(&old, &new, &options(0.03)).unwrap(), "exit 1: s1 is 10 % slower, its noise about 1 %");
         // The same slowdown within a 20 % threshold passes, and is still listed as slower.
         assert!(run(&old, &new, &options(0.2)).unwrap());
-        let (comparisons, _, _) = compare(&records_of(&old).unwrap(), &records_of(&new).unwrap(), 0.03, REFERENCES);
+        let (comparisons, _, _) =
+            compare_processes(&records_of(&old).unwrap(), &records_of(&new).unwrap(), 0.03, REFERENCES);
         let s1 = comparisons.iter().find(|c| c.label.contains("s1")).unwrap();
         assert_eq!(s1.change, Change::Regression);
-        let text = render(&comparisons, 0, 0, &options(0.03));
+        let text = render(&comparisons, 0, 0, &options(0.03), JUDGED);
         assert!(text.contains("gate: FAIL: 1 record(s) slower by more than 3.0 %"), "{text}");
-        // Every comparison says what one receipt per side cannot show, and names the gate that can.
-        assert!(text.contains("One receipt per side") && text.contains("harness bench ab"), "{text}");
+        // The comparison says its intervals are taken between processes.
+        assert!(text.contains("taken between whole processes (OLD 3, NEW 3)"), "{text}");
     }
 
     #[test]
@@ -794,10 +1059,11 @@ mod tests {
 
     #[test]
     fn a_slowdown_within_the_noise_passes_the_gate() {
-        // 10 % slower medians, but samples spread +-40 %: the interval holds 1.03.
-        let noisy = |scale: f64| vec![copy(1 << 20, 10.0), rec("s1", 1 << 20, 10.0 * scale, 4.0 * scale)];
-        let (old, new) = pair("compare-gate-noisy", noisy(1.0), noisy(1.1));
-        let (comparisons, _, _) = compare(&records_of(&old).unwrap(), &records_of(&new).unwrap(), 0.03, REFERENCES);
+        // 10 % slower medians, but processes whose modes lie 20 % apart: the interval holds 1.03.
+        let noisy = |scale: f64| vec![copy(1 << 20, 10.0), rec("s1", 1 << 20, 10.0 * scale, 0.01 * scale)];
+        let (old, new) = pair_in("compare-gate-noisy", noisy(1.0), noisy(1.1), &[0.8, 1.0, 1.2]);
+        let (comparisons, _, _) =
+            compare_processes(&records_of(&old).unwrap(), &records_of(&new).unwrap(), 0.03, REFERENCES);
         let comparisons: Vec<Comparison> = comparisons.into_iter().filter(|c| c.ours).collect();
         assert!(comparisons[0].interval.unwrap().low < 1.03, "{:?}", comparisons[0]);
         assert!(run(&old, &new, &options(0.03)).unwrap(), "exit 0: within noise");
@@ -831,8 +1097,8 @@ mod tests {
     fn json_and_csv_carry_every_matched_record_and_the_gate() {
         let (old, new) = pair("compare-formats", run_of(1.0), run_of(1.1));
         let (comparisons, only_old, only_new) =
-            compare(&records_of(&old).unwrap(), &records_of(&new).unwrap(), 0.03, REFERENCES);
-        let json = to_json(&comparisons, only_old, only_new, &options(0.03));
+            compare_processes(&records_of(&old).unwrap(), &records_of(&new).unwrap(), 0.03, REFERENCES);
+        let json = to_json(&comparisons, only_old, only_new, &options(0.03), JUDGED);
         assert_eq!(json["gate"], "fail");
         assert_eq!(json["summary"]["matched"], 2, "two records of ours");
         assert_eq!(json["summary"]["references"], 2, "two copy ceilings");
@@ -890,7 +1156,8 @@ mod tests {
     fn a_machine_twenty_percent_slower_everywhere_passes_against_the_references() {
         let (old, new) = pair("compare-machine-slower", machine_run(1.0, None), machine_run(1.2, None));
         assert!(run(&old, &new, &options(0.03)).unwrap(), "exit 0: every reference moved with us");
-        let (comparisons, _, _) = compare(&records_of(&old).unwrap(), &records_of(&new).unwrap(), 0.03, REFERENCES);
+        let (comparisons, _, _) =
+            compare_processes(&records_of(&old).unwrap(), &records_of(&new).unwrap(), 0.03, REFERENCES);
         for c in comparisons.iter().filter(|c| c.ours) {
             assert_eq!(c.change, Change::WithinNoise, "{c:?}");
             assert!((c.normalised - 1.0).abs() < 1e-9, "{c:?}");
@@ -907,7 +1174,8 @@ mod tests {
         for machine in [1.0, 1.2] {
             let (old, new) = pair("compare-one-op-slower", machine_run(1.0, None), machine_run(machine, slowed));
             assert!(!run(&old, &new, &options(0.03)).unwrap(), "exit 1 on a {machine}x machine");
-            let (comparisons, _, _) = compare(&records_of(&old).unwrap(), &records_of(&new).unwrap(), 0.03, REFERENCES);
+            let (comparisons, _, _) =
+                compare_processes(&records_of(&old).unwrap(), &records_of(&new).unwrap(), 0.03, REFERENCES);
             let regressed: Vec<&str> = comparisons
                 .iter()
                 .filter(|c| c.change == Change::Regression)
@@ -927,10 +1195,10 @@ mod tests {
         let e = run(&old, &new, &options(0.03)).unwrap_err().to_string();
         assert!(e.contains("could not judge 4 record(s) of ours"), "{e}");
         let (comparisons, only_old, only_new) =
-            compare(&records_of(&old).unwrap(), &records_of(&new).unwrap(), 0.03, REFERENCES);
+            compare_processes(&records_of(&old).unwrap(), &records_of(&new).unwrap(), 0.03, REFERENCES);
         assert!(comparisons.iter().filter(|c| c.ours).all(|c| c.change == Change::Unjudged));
-        assert_eq!(to_json(&comparisons, only_old, only_new, &options(0.03))["gate"], "could not judge");
-        let text = render(&comparisons, only_old, only_new, &options(0.03));
+        assert_eq!(to_json(&comparisons, only_old, only_new, &options(0.03), JUDGED)["gate"], "could not judge");
+        let text = render(&comparisons, only_old, only_new, &options(0.03), JUDGED);
         assert!(text.contains("gate: COULD NOT JUDGE 4 record(s)"), "{text}");
         assert!(text.contains("every reference moved beyond the limit: torch 2^10 1.60x"), "{text}");
         // A wider limit uses them again; the references are never gated themselves.
@@ -939,3 +1207,7 @@ mod tests {
         assert!(run(&old, &new, &Options { basis: Basis::References { limit: 1.0 }, ..options(0.03) }).is_err());
     }
 }
+
+#[cfg(test)]
+#[path = "compare_process_tests.rs"]
+mod process_tests;

@@ -13,7 +13,12 @@
 
 use super::entries::ceilings::{COPY_OP, READ_OP};
 use super::record::{BenchRecord, BenchSize, IMPL_CEILING, IMPL_CUB, IMPL_TORCH};
-use super::stats::{ratio_interval, Interval};
+use super::stats::Interval;
+
+/// How the interval of a NEW / OLD is taken from the two sides' samples
+/// (NEW's first): the calls of one process each, or the medians of several
+/// processes each (`super::compare::Spread`).
+pub type IntervalOf = fn(&[f64], &[f64]) -> Option<Interval>;
 
 /// The default limit on a reference's own NEW / OLD (and its inverse).
 pub const DEFAULT_LIMIT: f64 = 1.5;
@@ -90,14 +95,15 @@ fn reference(
     r: &BenchRecord,
     old: &[BenchRecord],
     same: impl Fn(&BenchRecord) -> bool,
+    interval_of: IntervalOf,
 ) -> Option<Reference> {
     let o = old.iter().find(|o| same(o) && o.timed_median().is_some())?;
     let ratio = r.timed_median()? / o.timed_median()?;
-    ratio.is_finite().then(|| Reference { label, ratio, interval: ratio_interval(&r.samples_us, &o.samples_us) })
+    ratio.is_finite().then(|| Reference { label, ratio, interval: interval_of(&r.samples_us, &o.samples_us) })
 }
 
 /// The peers (CUB, PyTorch) of `record` timed in both runs.
-fn peers(record: &BenchRecord, old: &[BenchRecord], new: &[BenchRecord]) -> Vec<Reference> {
+fn peers(record: &BenchRecord, old: &[BenchRecord], new: &[BenchRecord], interval_of: IntervalOf) -> Vec<Reference> {
     let peer_of = |r: &BenchRecord| {
         [IMPL_CUB, IMPL_TORCH].contains(&r.implementation.as_str())
             && r.primitive == record.primitive
@@ -110,13 +116,19 @@ fn peers(record: &BenchRecord, old: &[BenchRecord], new: &[BenchRecord]) -> Vec<
         .filter(|r| peer_of(r))
         .filter_map(|r| {
             let same = |o: &BenchRecord| peer_of(o) && o.implementation == r.implementation && o.variant == r.variant;
-            reference(format!("{} {}", r.implementation, r.size().label()), r, old, same)
+            reference(format!("{} {}", r.implementation, r.size().label()), r, old, same, interval_of)
         })
         .collect()
 }
 
 /// The ceiling `op` at the size nearest `size` (log scale) timed in both runs.
-fn ceiling(op: &str, size: BenchSize, old: &[BenchRecord], new: &[BenchRecord]) -> Option<Reference> {
+fn ceiling(
+    op: &str,
+    size: BenchSize,
+    old: &[BenchRecord],
+    new: &[BenchRecord],
+    interval_of: IntervalOf,
+) -> Option<Reference> {
     let target = (size.elements().max(1) as f64).log2();
     let of_op = |r: &&BenchRecord| r.implementation == IMPL_CEILING && r.op == op && r.timed_median().is_some();
     let candidates: Vec<&BenchRecord> =
@@ -127,13 +139,20 @@ fn ceiling(op: &str, size: BenchSize, old: &[BenchRecord], new: &[BenchRecord]) 
     })?;
     let name = if op == COPY_OP { "copy ceiling" } else { "read ceiling" };
     let same = |o: &BenchRecord| o.implementation == IMPL_CEILING && o.op == op && o.size() == nearest.size();
-    reference(format!("{name} {}", nearest.size().label()), nearest, old, same)
+    reference(format!("{name} {}", nearest.size().label()), nearest, old, same, interval_of)
 }
 
-/// The references of `record` (a record of NEW), split by `limit`.
-pub fn drift(record: &BenchRecord, old: &[BenchRecord], new: &[BenchRecord], limit: f64) -> Drift {
-    let mut all = peers(record, old, new);
-    all.extend([COPY_OP, READ_OP].into_iter().filter_map(|op| ceiling(op, record.size(), old, new)));
+/// The references of `record` (a record of NEW), split by `limit`, each
+/// with its interval taken by `interval_of`.
+pub fn drift(
+    record: &BenchRecord,
+    old: &[BenchRecord],
+    new: &[BenchRecord],
+    limit: f64,
+    interval_of: IntervalOf,
+) -> Drift {
+    let mut all = peers(record, old, new, interval_of);
+    all.extend([COPY_OP, READ_OP].into_iter().filter_map(|op| ceiling(op, record.size(), old, new, interval_of)));
     let (used, moved) = all.into_iter().partition(|r| r.ratio <= limit && r.ratio >= 1.0 / limit);
     Drift { used, moved }
 }

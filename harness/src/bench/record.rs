@@ -148,6 +148,17 @@ pub struct BenchRecord {
     /// the baselines' records: their counts are fixed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stop_reason: Option<super::sampling::StopReason>,
+    /// Which process of a `bench --processes K` run timed it, from 0 (absent
+    /// in a single-process receipt and in every receipt older than
+    /// `--processes`: they read as process 0).
+    #[serde(default, skip_serializing_if = "is_first_process")]
+    pub process: usize,
+}
+
+/// Whether `process` is the first (the only one of a single-process run):
+/// left out of the JSON, so such receipts read as they always did.
+fn is_first_process(process: &usize) -> bool {
+    *process == 0
 }
 
 impl BenchRecord {
@@ -260,6 +271,7 @@ impl BenchRecord {
             params: serde_json::Value::Null,
             note: None,
             stop_reason: None,
+            process: 0,
         }
     }
 }
@@ -294,6 +306,8 @@ mod tests {
         assert_eq!(record.timing_mode, TimingMode::Cold);
         assert!(record.samples_us.is_empty());
         assert_eq!(record.noise(), None);
+        assert_eq!(record.process, 0, "a receipt older than --processes is one process");
+        assert!(!serde_json::to_string(&record).unwrap().contains("process"), "process 0 is not written");
     }
 
     #[test]
@@ -325,6 +339,7 @@ mod tests {
             params: serde_json::json!({}),
             note: None,
             stop_reason: Some(super::super::sampling::StopReason::NoiseTarget),
+            process: 2,
         };
         let text = serde_json::to_string(&record).unwrap();
         assert!(text.contains("\"impl\":\"primlab\""));

@@ -57,6 +57,7 @@ pub fn record_of(id: &EntryId, outcome: Outcome) -> BenchRecord {
         params: described.params,
         note: None,
         stop_reason: None,
+        process: 0,
     };
     match verdict {
         Ok(timing) => {

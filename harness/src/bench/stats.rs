@@ -197,6 +197,38 @@ pub fn paired_interval(ratios: &[f64]) -> Option<(f64, Interval)> {
     Some((mean.exp(), Interval { low: (mean - half).exp(), high: (mean + half).exp() }))
 }
 
+/// Mean and sample variance of the logs of `values` (None below two values or
+/// for a non-positive or non-finite one).
+fn log_moments(values: &[f64]) -> Option<(f64, f64)> {
+    if values.len() < 2 || values.iter().any(|v| !(v.is_finite() && *v > 0.0)) {
+        return None;
+    }
+    let logs: Vec<f64> = values.iter().map(|v| v.ln()).collect();
+    let k = logs.len() as f64;
+    let mean = logs.iter().sum::<f64>() / k;
+    Some((mean, logs.iter().map(|l| (l - mean).powi(2)).sum::<f64>() / (k - 1.0)))
+}
+
+/// NEW / OLD from the medians of whole processes (one per process of each
+/// receipt: `new` and `old`), and its 95 % interval: the ratio of the
+/// geometric means, with Student's t on the difference of the mean logs
+/// (Welch's standard error). The processes are the independent units: a
+/// record's time can sit in a mode that holds for a whole process, so only
+/// the spread between processes, never the calls within one, shows how far
+/// it moves unchanged. The two receipts are not paired (unlike `bench ab`'s
+/// rounds), so the degrees of freedom are the smaller side's count less one,
+/// at most Welch's: the interval is never narrower than Welch's. None below
+/// two processes a side or for a non-positive or non-finite median.
+pub fn process_interval(new: &[f64], old: &[f64]) -> Option<(f64, Interval)> {
+    let (new_mean, new_var) = log_moments(new)?;
+    let (old_mean, old_var) = log_moments(old)?;
+    let centre = new_mean - old_mean;
+    let standard_error = (new_var / new.len() as f64 + old_var / old.len() as f64).sqrt();
+    let t = T_975.get(new.len().min(old.len()) - 2).copied().unwrap_or(1.96);
+    let half = t * standard_error;
+    Some((centre.exp(), Interval { low: (centre - half).exp(), high: (centre + half).exp() }))
+}
+
 /// Relative standard deviation (sample standard deviation / mean), in percent;
 /// `None` below two samples or for a non-positive mean.
 pub fn relative_std_percent(samples: &[f64]) -> Option<f64> {
@@ -304,5 +336,24 @@ mod tests {
         );
         assert!(paired_interval(&[1.0]).is_none() && paired_interval(&[1.0, f64::NAN]).is_none());
         assert!(paired_interval(&[1.0, 0.0]).is_none());
+    }
+
+    #[test]
+    fn process_medians_give_the_ratio_of_geometric_means_and_a_welch_interval() {
+        // Three processes a side, each side's logs +-0.01 around its centre.
+        let around = |c: f64| [-0.01, 0.0, 0.01].map(|d: f64| (c.ln() + d).exp());
+        let (centre, i) = process_interval(&around(10.5), &around(10.0)).unwrap();
+        assert!((centre - 1.05).abs() < 1e-9);
+        // Each side: variance 0.0001, so the standard error is sqrt(2 * 0.0001 / 3); t(2) = 4.303.
+        let half = 4.303 * (2.0 * 0.0001f64 / 3.0).sqrt();
+        assert!((i.low.ln() - (1.05f64.ln() - half)).abs() < 1e-9, "{i:?}");
+        assert!((i.high.ln() - (1.05f64.ln() + half)).abs() < 1e-9, "{i:?}");
+        // The smaller side sets the degrees of freedom: 2 and 5 processes take t(1).
+        let (_, wide) = process_interval(&[10.0, 10.2], &[10.0, 10.1, 10.2, 10.0, 10.1]).unwrap();
+        let (_, narrow) = process_interval(&[10.0, 10.1, 10.2, 10.0, 10.2], &[10.0, 10.1, 10.2, 10.0, 10.1]).unwrap();
+        assert!(wide.high - wide.low > 3.0 * (narrow.high - narrow.low), "{wide:?} {narrow:?}");
+        // One process on a side: no interval, whatever its calls said.
+        assert!(process_interval(&[10.0], &around(10.0)).is_none());
+        assert!(process_interval(&around(10.0), &[10.0, 0.0]).is_none());
     }
 }

@@ -113,6 +113,15 @@ pub struct BenchCommand {
     /// reduce and scan over 1, 2, 4, ... N GPUs through NCCL; writes receipts/multigpu-bench.json.
     #[arg(long, value_name = "N|all", value_parser = crate::multigpu::parse_gpus)]
     pub gpus: Option<crate::multigpu::GpuCount>,
+    /// Time the selection in K whole processes of this binary, one after another, and write one
+    /// receipt holding every process's records, each tagged with its process (at least 2;
+    /// `bench compare` judges only receipts of several processes, on the spread between them).
+    #[arg(long, value_name = "K", conflicts_with = "gpus")]
+    pub processes: Option<usize>,
+    /// Print which primitives' sources this build was built from (JSON: a digest per primitive
+    /// and one of the shared code) and exit; `bench ab` asks both builds for it.
+    #[arg(long, hide = true, conflicts_with_all = ["gpus", "processes"])]
+    pub digests: bool,
     /// Instead of a run: a tool over bench receipts (no GPU needed).
     #[command(subcommand)]
     pub action: Option<BenchAction>,
@@ -155,7 +164,9 @@ pub enum BenchAction {
     },
     /// The merge gate without an earlier receipt: two harness builds time the same selection
     /// in interleaved rounds on this GPU, and each record of ours is judged on its rounds'
-    /// NEW / OLD. Exit status: 0 no regression, 1 a regression, 2 a build that could not run.
+    /// NEW / OLD. Without --primitive it times only the primitives whose sources differ between
+    /// the builds plus one unchanged control (everything when shared code differs or a build
+    /// cannot say). Exit status: 0 no regression, 1 a regression, 2 a build that could not run.
     Ab(AbArgs),
 }
 
@@ -172,7 +183,7 @@ pub struct AbArgs {
     pub rounds: usize,
     /// Stop after this many rounds (at least 2) once every record of ours is decided: its
     /// interval wholly above 1 + threshold (a regression) or wholly below it (none).
-    /// Default: --rounds (every round runs).
+    /// Default: 3 (at most --rounds); --min-rounds equal to --rounds runs every round.
     #[arg(long, value_name = "N")]
     pub min_rounds: Option<usize>,
     /// A record regresses (exit 1) when the whole 95 % interval of its rounds' NEW / OLD lies
@@ -194,6 +205,11 @@ pub struct AbArgs {
 
 /// `harness bench`, its `--gpus` study, its `compare` or its `ab`.
 pub fn run(command: BenchCommand) -> anyhow::Result<bool> {
+    if let (None, Some(processes)) = (&command.action, command.processes) {
+        // The same binary again, once per process, with these options (from `bench` on).
+        let args: Vec<String> = std::env::args().skip(1).collect();
+        return crate::bench::processes::run(processes, &args, command.args.receipt.as_deref());
+    }
     match (command.action, command.gpus) {
         (Some(BenchAction::Compare { old, new, threshold, reference_limit, raw, all, csv, format }), _) => {
             use crate::bench::compare::{Basis, Options};
@@ -204,7 +220,7 @@ pub fn run(command: BenchCommand) -> anyhow::Result<bool> {
             old: ab.old,
             new: ab.new,
             rounds: ab.rounds,
-            min_rounds: ab.min_rounds.unwrap_or(ab.rounds),
+            min_rounds: ab.min_rounds.unwrap_or_else(|| crate::bench::ab::default_min_rounds(ab.rounds)),
             threshold: ab.threshold,
             out: ab.out.unwrap_or_else(|| {
                 let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
@@ -213,6 +229,11 @@ pub fn run(command: BenchCommand) -> anyhow::Result<bool> {
             all: ab.all,
             bench_args: ab.bench_args,
         }),
+        (None, _) if command.digests => {
+            let digests = crate::bench::digests::for_this_build().map_err(anyhow::Error::msg)?;
+            println!("{}", serde_json::to_string_pretty(&digests)?);
+            Ok(true)
+        }
         (None, Some(gpus)) => {
             let outcome = crate::multigpu::scaling_bench::run(&BenchOptions::from(&command.args), gpus)?;
             crate::multigpu::scaling_report::print_report(&outcome.configs, &outcome.analysis);

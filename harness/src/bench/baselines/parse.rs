@@ -91,6 +91,7 @@ fn record_of(v: &Value, implementation: &str, op: &str) -> BenchRecord {
         params,
         note: None,
         stop_reason: None,
+        process: 0,
     }
 }
 
