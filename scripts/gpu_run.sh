@@ -296,7 +296,7 @@ for s in "$@"; do
       # Row contracts (cases/typed/rows) on the GPU: the gallery's row controls (91 layer
       # norm, 94 bfloat16 RMS norm, 95 cross-entropy mean) pass with the defaults and its row
       # bugs (92 one-pass variance, 93 no eps, 96 no max shift, 97 a mean counting ignored
-      # rows) fail with a FAIL line; then PyTorch's F.layer_norm, F.rms_norm and
+      # rows, 98 a bfloat16-accumulated mean) fail with a FAIL line; then PyTorch's F.layer_norm, F.rms_norm and
       # F.cross_entropy under framework="torch" and a one-pass Triton layer norm from Python
       # (install the wheel first: the python step). Receipts go to $OUT only.
       d=$(stage_dir check-rows)
@@ -304,7 +304,7 @@ for s in "$@"; do
         step "check-rows-$b" 300 "$H" check --manifest "examples/check/bugs/$b/check.toml" --seed 0x5eed --out "$d/$b"
       done
       for b in 92_layernorm_one_pass_variance 93_layernorm_no_eps 96_cross_entropy_no_max_shift \
-        97_cross_entropy_mean_counts_ignored; do
+        97_cross_entropy_mean_counts_ignored 98_bf16layernorm_bf16_mean_partials; do
         step "check-rows-$b" 300 bash -c 'out=$("$1" check --manifest "$2" --seed 0x5eed --out "$3" 2>&1); rc=$?
           printf "%s\n" "$out" | grep -v "^\[check\]" | grep -m 3 -A 3 "^FAIL"
           [ "$rc" -eq 1 ] || { echo "EXPECTATION NOT MET: exited $rc, not 1 (a found failure)"; exit 1; }
