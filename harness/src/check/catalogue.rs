@@ -31,12 +31,49 @@ pub const ONE_FAMILY_PAST: usize = 1 << 24;
 /// the boundary sizes and the edge values, where most bugs show, come before the large
 /// sizes, whose inputs cost seconds each. Unless `deep` (`check --deep`), past
 /// [`ONE_FAMILY_PAST`] one family per size, in turn, and past 2^31 the first family.
+/// A case whose answer the contract's outputs cannot hold (past 2^31, a
+/// skewed histogram's one bin counts every sample: more than its int32
+/// counts hold) is outside the contract and left out ([`outside_contract`]
+/// says which, and why).
 pub fn cases(plan: &SweepPlan, manifest: &Manifest, deep: bool) -> Vec<RawSpec> {
+    let mut specs = catalogued(plan, manifest, deep);
+    specs.retain(|s| unheld(manifest, &s.id).is_none());
+    specs
+}
+
+/// One line for each case of [`cases`]' catalogue that it leaves out as
+/// outside the contract, naming the case and why.
+pub fn outside_contract(plan: &SweepPlan, manifest: &Manifest, deep: bool) -> Vec<String> {
+    catalogued(plan, manifest, deep)
+        .iter()
+        .filter_map(|s| {
+            unheld(manifest, &s.id).map(|why| {
+                format!(
+                    "n = {} family {}: left out, outside the contract: {why}, which its outputs cannot hold \
+                     (no kernel could answer it)",
+                    s.id.size, s.id.family
+                )
+            })
+        })
+        .collect()
+}
+
+/// The catalogue's cases (every family, or thinned unless `deep`), smallest first.
+fn catalogued(plan: &SweepPlan, manifest: &Manifest, deep: bool) -> Vec<RawSpec> {
     let specs = crate::cases::rules::with_catalogue(plan, manifest.primitive, manifest.contract, &manifest.name);
     let mut specs =
         if deep { specs } else { families_in_turn(first_family_from(specs, LARGE_OFFSET), ONE_FAMILY_PAST) };
     specs.sort_by_key(|s| s.id.n);
     specs
+}
+
+/// Why the contract's outputs cannot hold the answer of case `id`, when the
+/// case is one made from pieces and its maker knows so before any input.
+fn unheld(manifest: &Manifest, id: &crate::sweep::case::CaseId) -> Option<String> {
+    if id.n < super::streamed::WHOLE_FROM_PIECES {
+        return None;
+    }
+    super::streamed::streamed(manifest.contract, id)?.unheld
 }
 
 /// `specs` with, at each size past `from`, only the cases of one family: the
@@ -177,6 +214,27 @@ mod tests {
         let last_small = specs.iter().rposition(|s| s.id.n == 33).expect("a case at 33");
         assert!(specs[first_edge..=last_small].iter().all(|s| edges.contains(&s.id.family.as_str())));
         assert!(specs.windows(2).all(|w| w[0].id.n <= w[1].id.n), "cheapest first");
+    }
+
+    #[test]
+    fn a_case_the_contract_cannot_hold_is_left_out_and_named() {
+        use crate::check::extra_sizes::PAST_2_31;
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../examples/check/bugs/61_hist_upper_inclusive/check.toml");
+        let manifest = super::super::manifest::load(&path, &[33, PAST_2_31], None).expect("valid");
+        let plan = SweepPlan::of_primitive(Primitive::Histogram, &[33, PAST_2_31], 5);
+        let kept = cases(&plan, &manifest, true);
+        let skewed = |s: &RawSpec| s.id.family.ends_with(".skewed");
+        // Past 2^31 every skewed sample in one bin counts more than int32 holds: left out, said so.
+        assert!(kept.iter().any(|s| s.id.n == 33 && skewed(s)), "33 keeps its skewed case");
+        assert!(!kept.iter().any(|s| s.id.n == PAST_2_31 && skewed(s)), "past 2^31 it is left out");
+        assert!(kept.iter().any(|s| s.id.n == PAST_2_31), "and the rest run there");
+        let lines = outside_contract(&plan, &manifest, true);
+        assert!(
+            !lines.is_empty() && lines.iter().all(|l| l.contains(".skewed") && l.contains("does not fit int32")),
+            "{lines:?}"
+        );
+        assert!(lines[0].starts_with(&format!("n = {PAST_2_31} family ")), "{lines:?}");
     }
 
     #[test]

@@ -201,6 +201,8 @@ fn run_on(
         &manifest,
         args.deep,
     );
+    let plan = crate::sweep::SweepPlan::of_primitive(manifest.primitive, &sizes, seed);
+    catalogue::outside_contract(&plan, &manifest, args.deep).iter().for_each(|line| say(&format!("check: {line}")));
     say(&format!("check: {}", plan_line(&planned, args.maxfail)));
     // The static pass's failures count towards --maxfail: the first failure
     // is known before any case runs.

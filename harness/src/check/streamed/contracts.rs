@@ -54,6 +54,11 @@ pub struct StreamedCase {
     /// Elements of each output buffer, in the contract's order (n for a
     /// per-item output, 1 for a scalar, the bins of a histogram).
     pub output_elements: Vec<usize>,
+    /// Why the contract's outputs cannot hold this case's answer (a count past
+    /// its int32 counts), known before any input is made; None when they can.
+    /// Such a case is outside the contract: `check` leaves it out of its plan,
+    /// said so, and its inputs are refused if asked for.
+    pub unheld: Option<String>,
     inputs: Arc<MakeInputs>,
     model: Arc<MakeModel>,
 }
@@ -142,6 +147,7 @@ fn case(
         input_elements: elements(contract.inputs, per_case.inputs),
         params,
         output_elements: elements(contract.outputs, per_case.outputs),
+        unheld: None,
         inputs: Arc::new(inputs),
         model: Arc::new(model),
     }
@@ -248,10 +254,13 @@ fn histogram_i32(contract: &Contract, id: &CaseId) -> Option<StreamedCase> {
     let shapes = int_shapes(&SweepPlan::of_primitive(Primitive::Histogram, &[], 0), 0);
     let &(shape, family, bins, lower, upper) = shapes.iter().find(|s| s.0 == shape && s.1.name() == data)?;
     let (n, seed) = (id.n, id.seed);
+    // Every skewed sample in one bin: past i32::MAX its count is past the contract's int32 counts.
+    let unheld = (shape == "skewed" && n > i32::MAX as usize)
+        .then(|| format!("a bin count does not fit int32: all {n} samples fall in one bin"));
+    let refused = unheld.clone();
     let inputs = move |piece: usize| -> Result<InputPieces, String> {
-        if shape == "skewed" && n > i32::MAX as usize {
-            // Every sample in one bin: its count is n, past the contract's int32 counts.
-            return Err(format!("a bin count does not fit int32: all {n} samples fall in one bin"));
+        if let Some(why) = &refused {
+            return Err(why.clone());
         }
         if shape == "skewed" {
             // Every sample in one bin, as the catalogue's skewed shape.
@@ -267,7 +276,8 @@ fn histogram_i32(contract: &Contract, id: &CaseId) -> Option<StreamedCase> {
     let spec = HistogramSpec { bins: bins as u32, lower, upper };
     let model = move || bins_model(Bins { spec, samples: int32s, count: histogram_piece_i32 });
     let params = vec![Value::Int32(bins as i32), Value::Int32(lower), Value::Int32(upper)];
-    Some(case(contract, id, (params, PerCase { inputs: 0, outputs: bins }), inputs, model))
+    let made = case(contract, id, (params, PerCase { inputs: 0, outputs: bins }), inputs, model);
+    Some(StreamedCase { unheld, ..made })
 }
 
 /// `histogram` `even.f32`: the catalogue's one f32 shape, uniform samples over 100 bins.
