@@ -203,6 +203,9 @@ fn run_on(
     );
     let plan = crate::sweep::SweepPlan::of_primitive(manifest.primitive, &sizes, seed);
     catalogue::outside_contract(&plan, &manifest, args.deep).iter().for_each(|line| say(&format!("check: {line}")));
+    if !args.deep && sizes.iter().any(|&n| n > catalogue::ONE_FAMILY_PAST) {
+        say("check: past 2^24 each size runs one data family, the families in turn (--deep runs every family at every size)");
+    }
     say(&format!("check: {}", plan_line(&planned, args.maxfail)));
     // The static pass's failures count towards --maxfail: the first failure
     // is known before any case runs.
