@@ -1,5 +1,5 @@
 //! `check --sanitize`: the check re-run as a child under each of
-//! compute-sanitizer's four tools at sizes chosen from the manifest's launch
+//! compute-sanitizer's four tools, side by side, at sizes chosen from the manifest's launch
 //! grids (two data families each; scratch not zeroed left uninitialised), through the same job runner and finding attribution as
 //! `harness sanitize`; logs and XML go to `<out>/sanitize/`.
 
@@ -127,26 +127,46 @@ pub fn run(manifest: &Manifest, seed: u64, out: &Path) -> Result<Sanitized> {
     let sizes = chosen_sizes(manifest);
     let expected: Vec<_> = sanitizer_specs(manifest, &sizes, seed).into_iter().map(|s| s.id).collect();
     let sizes_arg = sizes.iter().map(usize::to_string).collect::<Vec<_>>().join(",");
+    let job = |tool: Tool| Job {
+        tool,
+        primitive: manifest.primitive_name(),
+        label: format!("check-{}", manifest.name),
+        child_args: vec![
+            "check".into(),
+            "--manifest".into(),
+            manifest_path.display().to_string(),
+            "--seed".into(),
+            format!("{seed:#x}"),
+            "--sizes".into(),
+            sizes_arg.clone(),
+            "--sanitize-child".into(),
+        ],
+    };
+    let log_dir = out.join("sanitize");
+    // The four tools side by side, each a process of its own with its own logs (as `harness
+    // sanitize` runs its jobs): the check waits for the slowest tool, not for their sum.
+    let outcomes: Vec<(Tool, Result<crate::sanitize::run::JobOutcome>)> = std::thread::scope(|scope| {
+        let running: Vec<_> = Tool::ALL
+            .into_iter()
+            .map(|tool| {
+                let (job, sanitizer, options, exe, log_dir) = (job(tool), &sanitizer, &options, &exe, &log_dir);
+                (tool, scope.spawn(move || run_job(sanitizer, options, exe, &job, log_dir, TIMEOUT)))
+            })
+            .collect();
+        running
+            .into_iter()
+            .map(|(tool, handle)| {
+                let outcome =
+                    handle.join().unwrap_or_else(|_| Err(anyhow::anyhow!("the {} run panicked", tool.name())));
+                (tool, outcome)
+            })
+            .collect()
+    });
     let mut clean = true;
     let mut lines = Vec::new();
     let mut tools = Vec::new();
-    for tool in Tool::ALL {
-        let job = Job {
-            tool,
-            primitive: manifest.primitive_name(),
-            label: format!("check-{}", manifest.name),
-            child_args: vec![
-                "check".into(),
-                "--manifest".into(),
-                manifest_path.display().to_string(),
-                "--seed".into(),
-                format!("{seed:#x}"),
-                "--sizes".into(),
-                sizes_arg.clone(),
-                "--sanitize-child".into(),
-            ],
-        };
-        let outcome = run_job(&sanitizer, &options, &exe, &job, &out.join("sanitize"), TIMEOUT)?;
+    for (tool, outcome) in outcomes {
+        let outcome = outcome?;
         let mut report = attribute(&outcome, &expected, PRINT_LIMIT);
         name_user_source(&mut report.cases, &manifest.module.path);
         let tally = ToolTally::of(&report.cases);
