@@ -65,6 +65,19 @@ impl Tally {
         }
     }
 
+    /// The two summary lines of an output with failing elements: how many of
+    /// the `compared` elements of `output` (its role, with what it was held to
+    /// when that is said) fail, and the first few.
+    pub(in crate::cases) fn lines(&self, output: &str, compared: usize) -> [String; 2] {
+        let share = 100.0 * self.count as f64 / compared.max(1) as f64;
+        let listed: Vec<String> =
+            self.first.iter().map(|b| format!("[{}] expected {} got {}", b.index, b.expected, b.got)).collect();
+        [
+            format!("failing elements of {output}: {} / {compared} ({share:.1}%)", self.count),
+            format!("first failures: {}", listed.join("; ")),
+        ]
+    }
+
     /// `self` then `later` (every index of `later` after `self`'s).
     fn then(mut self, later: Tally) -> Tally {
         self.count += later.count;
@@ -172,13 +185,8 @@ pub fn summary_lines(typed: &Typed, case: &RawCase, got: &[Array]) -> Vec<String
         if tally.count == 0 {
             continue;
         }
-        let compared = output.count();
-        let share = 100.0 * tally.count as f64 / compared.max(1) as f64;
         let role = typed.contract.outputs[k].role;
-        let listed: Vec<String> =
-            tally.first.iter().map(|b| format!("[{}] expected {} got {}", b.index, b.expected, b.got)).collect();
-        lines.push(format!("failing elements of {role} ({what}): {} / {compared} ({share:.1}%)", tally.count));
-        lines.push(format!("first failures: {}", listed.join("; ")));
+        lines.extend(tally.lines(&format!("{role} ({what})"), output.count()));
     }
     lines
 }

@@ -94,13 +94,7 @@ pub fn summary_lines(row: &RowContract, case: &RawCase, got: &[Array]) -> Vec<St
         if tally.count == 0 {
             continue;
         }
-        let compared = output.count();
-        let share = 100.0 * tally.count as f64 / compared.max(1) as f64;
-        let role = row.contract.outputs[k].role;
-        let listed: Vec<String> =
-            tally.first.iter().map(|b| format!("[{}] expected {} got {}", b.index, b.expected, b.got)).collect();
-        lines.push(format!("failing elements of {role}: {} / {compared} ({share:.1}%)", tally.count));
-        lines.push(format!("first failures: {}", listed.join("; ")));
+        lines.extend(tally.lines(row.contract.outputs[k].role, output.count()));
         if let Some((ratio, index, error, allowed)) = tally.worst.filter(|w| w.0.is_finite()) {
             lines.push(format!(
                 "largest |error| against its tolerance: {:e} at index {index} ({ratio:.3e} x {allowed:e})",
