@@ -23,6 +23,7 @@ pub mod sanitize;
 pub mod static_pass;
 pub mod streamed;
 pub mod summary;
+pub mod time_spent;
 pub mod timed;
 pub mod verdict;
 pub mod watchdog;
@@ -338,6 +339,9 @@ fn finish(
         timing_worked: timed.as_ref().map(|t| t.error.is_none()),
     });
     say_counts(&decision, ran, seed);
+    if let Some(line) = time_spent::line(results) {
+        say(&line);
+    }
     let mut details = receipt_details(args, manifest, seed, sizes, ran, &decision);
     details["sanitize"] = serde_json::json!(sanitized.as_ref().map(|s| &s.json));
     details["bench"] = serde_json::json!(timed.as_ref().map(|t| &t.json));
