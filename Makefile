@@ -17,7 +17,7 @@ define step
 	@echo "==> $(1)"; $(2) || { rc=$$?; echo "make $@: FAILED at step '$(1)' (exit $$rc): $(2)" >&2; exit $$rc; }
 endef
 
-.PHONY: setup system-deps toolchain python-test-deps verify sweep sanitize mutants bench report fixtures gpu-receipts build-release python cccl gate
+.PHONY: setup system-deps toolchain python-test-deps verify sweep sanitize mutants bench report fixtures gpu-receipts build-release python cccl gate gate-trial
 
 # Set-up, each part once per make run: system packages and the toolchain are
 # checks that install nothing when all is there; NVRTC is installed only
@@ -84,6 +84,22 @@ gate: setup
 	@$(GATE_OLD)/harness bench --digests > $(GATE_OLD)/harness.digests.json 2>/dev/null || { rm -f $(GATE_OLD)/harness.digests.json; echo "gate: the $(OLD) build cannot report its digests (an older build): bench ab will time every primitive"; }
 	@echo "gate: on the GPU machine, carrying $(GATE_OLD)/harness $(GATE_OLD)/harness.digests.json $(HARNESS) $(HARNESS).digests.json, run:"
 	@echo "  scripts/gpu_run.sh gate bundle     # = $(HARNESS) bench ab $(GATE_OLD)/harness $(HARNESS) -- --quick; table in gpu-out/gate.txt"
+
+# The speed gate's trial (does it stay quiet on unchanged code and catch a planted
+# 5 % slowdown?): this tree's release build and a scratch build of the same commit
+# with scripts/speed_gate_planted.diff applied (every block of the single-pass
+# reduction spins a twentieth of its time; never committed), each with its
+# digests, then the one device command that runs the trial.
+GATE_PLANTED := target/gate-planted
+gate-trial: setup
+	$(call step,gate-trial: this tree,cargo build --release -p harness)
+	$(call step,gate-trial: its digests,$(HARNESS) bench --digests > $(HARNESS).digests.json)
+	$(call step,gate-trial: export HEAD,rm -rf $(GATE_PLANTED)/src && mkdir -p $(GATE_PLANTED)/src && git archive --format=tar HEAD | tar -x -C $(GATE_PLANTED)/src)
+	$(call step,gate-trial: plant the slowdown,cd $(GATE_PLANTED)/src && patch -p1 --forward --no-backup-if-mismatch < $(CURDIR)/scripts/speed_gate_planted.diff)
+	$(call step,gate-trial: build the planted tree,cd $(GATE_PLANTED)/src && CARGO_TARGET_DIR=$(CURDIR)/$(GATE_PLANTED)/target cargo build --release -p harness)
+	$(call step,gate-trial: planted binary,cp $(GATE_PLANTED)/target/release/harness $(GATE_PLANTED)/harness && $(GATE_PLANTED)/harness bench --digests > $(GATE_PLANTED)/harness.digests.json)
+	@echo "gate-trial: on the GPU machine, carrying $(HARNESS) $(HARNESS).digests.json $(GATE_PLANTED)/harness $(GATE_PLANTED)/harness.digests.json, run:"
+	@echo "  scripts/gpu_run.sh gate-trial bundle     # tables and receipts in gpu-out/gate-trial/"
 
 # The pinned CCCL release (CUB 3.5.0) for the CUB baseline, into target/cccl/ (once):
 # carry target/cccl/*.whl to the GPU machine with the binary.

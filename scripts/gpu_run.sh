@@ -12,7 +12,7 @@
 # leaves receipts/ untouched and copies nothing, so no old receipt is ever
 # passed off as this run's.
 #
-#   scripts/gpu_run.sh info proof cub-build bench-quick bench-topk nccl ncu check-examples check-rules check-streamed check-typed check-rows gallery python gate pack bundle
+#   scripts/gpu_run.sh info proof cub-build bench-quick bench-topk nccl ncu check-examples check-rules check-streamed check-typed check-rows gallery python gate gate-trial pack bundle
 #
 # `proof` remakes exactly the gated receipts `harness receipts status` calls
 # stale (sweep, then sanitize and mutants side by side) and does nothing when
@@ -374,6 +374,23 @@ t = time.time(); rc = subprocess.run(sys.argv[1:]).returncode; print(f"wall {tim
       cp "$LOGS/gate.log" "$OUT/gate.txt"
       [ -d "$d/ab" ] && cp -r "$d/ab" "$OUT/gate-ab"
       echo "=== gate: table in $OUT/gate.txt" ;;
+    gate-trial)
+      # Issue 49's trial of the gate, on the builds of `make gate-trial` ($H and
+      # PLANTED_HARNESS, default target/gate-planted/harness, each with its digests):
+      # three unchanged pairs through `bench ab` (exit 0: ab times the control primitive
+      # alone, the digests being equal), the planted slowdown through `ab` (exit 1,
+      # naming the single-pass reduction's records), then `compare` on receipts of
+      # three processes (two unchanged runs: exit 0; unchanged against planted: exit 1)
+      # and of one process (exit 2, naming bench ab). Everything in $OUT/gate-trial/.
+      p=${PLANTED_HARNESS:-target/gate-planted/harness}
+      TAIL=40 step gate-trial "${GATE_TRIAL_LIMIT:-590}" env HARNESS="$H" EXPECT_ab_planted=1 \
+        EXPECT_compare_planted=1 EXPECT_compare_single=2 \
+        scripts/speed_gate_trial.sh "$OUT/gate-trial" \
+        ab:ab-unchanged-1:"$H":"$H" ab:ab-unchanged-2:"$H":"$H" ab:ab-unchanged-3:"$H":"$H" \
+        ab:ab-planted:"$H":"$p" processes:p-unchanged-1:"$H":3 processes:p-unchanged-2:"$H":3 \
+        processes:p-planted:"$p":3 single:s-unchanged:"$H" single:s-planted:"$p" \
+        compare:compare-unchanged:p-unchanged-1:p-unchanged-2 compare:compare-planted:p-unchanged-1:p-planted \
+        compare:compare-single:s-unchanged:s-planted ;;
     pack) tar czf "$OUT/logs.tgz" "$LOGS" ;;
     bundle)
       # The device tool brings back only a few files a call: everything this

@@ -13,6 +13,18 @@
 #   ab:NAME:OLD:NEW       `harness bench ab OLD NEW -- $AB_ARGS` (default
 #                         `--quick`), its table in OUTDIR/NAME.txt and its
 #                         rounds under OUTDIR/NAME/
+#   processes:NAME:BINARY:K  `BINARY bench --quick --no-baselines --primitive
+#                         $TRIAL_PRIMITIVE (default reduce) --processes K`,
+#                         receipt OUTDIR/NAME.json (what compare judges)
+#   single:NAME:BINARY    the same in one process (compare must refuse it)
+#   compare:NAME:OLD:NEW  `$HARNESS bench compare OUTDIR/OLD.json
+#                         OUTDIR/NEW.json` (HARNESS default
+#                         target/release/harness), its table in OUTDIR/NAME.txt
+#
+# After a step, EXPECT_<NAME> (the NAME with - as _) names the exit status it
+# should have: the line `expected exit E: met` or `NOT MET` follows, and a
+# step that meets its expectation does not fail the script (a planted
+# slowdown's ab exits 1 when it is caught). Without one, only 0 passes.
 #
 # Every step has a wall-clock limit (STEP_LIMIT, default 170 s) and its
 # log, exit status and seconds go to OUTDIR/steps.tsv as it ends, so a call
@@ -40,7 +52,14 @@ run() {
   printf '%s\t%s\t%s\n' "$name" "$rc" "$((SECONDS - started))" >>"$out/steps.tsv"
   tail -n "${TAIL:-8}" "$out/$name.log"
   echo "=== $name: exit $rc after $((SECONDS - started)) s"
-  [ $rc -eq 0 ] || status=1
+  local expect_var="EXPECT_${name//-/_}"
+  local expected=${!expect_var:-0}
+  if [ "$rc" -eq "$expected" ]; then
+    echo "=== $name: expected exit $expected: met"
+  else
+    echo "=== $name: expected exit $expected: NOT MET"
+    status=1
+  fi
 }
 for s in "$@"; do
   IFS=: read -r kind name a b <<<"$s"
@@ -53,6 +72,14 @@ for s in "$@"; do
     ab)
       # shellcheck disable=SC2086
       TAIL=30 run "$name" "$a" bench ab "$a" "$b" --out "$out/$name" -- ${AB_ARGS:---quick}
+      cp "$out/$name.log" "$out/$name.txt" ;;
+    processes|single)
+      many=()
+      [ "$kind" = processes ] && many=(--processes "$b")
+      run "$name" "$a" bench --quick --no-baselines --primitive "${TRIAL_PRIMITIVE:-reduce}" "${many[@]}" \
+        --receipt "$out/$name.json" --out "$out/$name-report" ;;
+    compare)
+      TAIL=20 run "$name" "${HARNESS:-target/release/harness}" bench compare "$out/$a.json" "$out/$b.json"
       cp "$out/$name.log" "$out/$name.txt" ;;
     *)
       echo "speed_gate_trial: unknown step $s" >&2
