@@ -87,9 +87,11 @@ gate: setup
 
 # The speed gate's trial (does it stay quiet on unchanged code and catch a planted
 # 5 % slowdown?): this tree's release build and a scratch build of the same commit
-# with scripts/speed_gate_planted.diff applied (every block of the single-pass
-# reduction spins a twentieth of its time; never committed), each with its
-# digests, then the one device command that runs the trial.
+# with scripts/speed_gate_planted.diff applied (every block of the f32 sum's
+# two-pass first pass, float_reduce's default past 2^20, spins a twentieth of
+# its time; never committed), each with its digests, then the one device
+# command that runs the trial. float_reduce, because few primitives' digests
+# cover its files (exact_sum's), so ab times two primitives and a control.
 GATE_PLANTED := target/gate-planted
 gate-trial: setup
 	$(call step,gate-trial: this tree,cargo build --release -p harness)

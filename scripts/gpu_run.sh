@@ -379,7 +379,7 @@ t = time.time(); rc = subprocess.run(sys.argv[1:]).returncode; print(f"wall {tim
       # PLANTED_HARNESS, default target/gate-planted/harness, each with its digests):
       # three unchanged pairs through `bench ab` (exit 0: ab times the control primitive
       # alone, the digests being equal), the planted slowdown through `ab` (exit 1,
-      # naming the single-pass reduction's records), then `compare` on receipts of
+      # naming the f32 sum's two_pass records), then `compare` on receipts of
       # three processes (two unchanged runs: exit 0; unchanged against planted: exit 1)
       # and of one process (exit 2, naming bench ab). Everything in $OUT/gate-trial/.
       p=${PLANTED_HARNESS:-target/gate-planted/harness}

@@ -14,7 +14,8 @@
 #                         `--quick`), its table in OUTDIR/NAME.txt and its
 #                         rounds under OUTDIR/NAME/
 #   processes:NAME:BINARY:K  `BINARY bench --quick --no-baselines --primitive
-#                         $TRIAL_PRIMITIVE (default reduce) --processes K`,
+#                         $TRIAL_PRIMITIVE (default float_reduce, where
+#                         scripts/speed_gate_planted.diff plants) --processes K`,
 #                         receipt OUTDIR/NAME.json (what compare judges)
 #   single:NAME:BINARY    the same in one process (compare must refuse it)
 #   compare:NAME:OLD:NEW  `$HARNESS bench compare OUTDIR/OLD.json
@@ -76,7 +77,7 @@ for s in "$@"; do
     processes|single)
       many=()
       [ "$kind" = processes ] && many=(--processes "$b")
-      run "$name" "$a" bench --quick --no-baselines --primitive "${TRIAL_PRIMITIVE:-reduce}" "${many[@]}" \
+      run "$name" "$a" bench --quick --no-baselines --primitive "${TRIAL_PRIMITIVE:-float_reduce}" "${many[@]}" \
         --receipt "$out/$name.json" --out "$out/$name-report" ;;
     compare)
       TAIL=20 run "$name" "${HARNESS:-target/release/harness}" bench compare "$out/$a.json" "$out/$b.json"
