@@ -11,13 +11,18 @@
 //!   `harness/src/sweep/gpu/scan.rs`), so a file whose stem is that name, or
 //!   starts with it and `_` (`scan_tests.rs`, `topk_sample.rs`; the longest
 //!   name wins), is that primitive's. Every other file in scope is shared.
-//! - A primitive's digest also covers every primitive its own files name: a
-//!   token (a run of letters, digits and `_`) equal to the stem of another
-//!   primitive's file (`arg_reduce::`, `#include "scan.cu"`, a prose
-//!   mention) or starting with its name in CamelCase (`ScanPlan`), followed
-//!   to the closure. Naming errs towards timing more, never less. A shared
-//!   file that routes one primitive's code into another's is not followed:
-//!   it is shared, and any change to it times everything.
+//! - A primitive's digest also covers every primitive its own files use in
+//!   code, followed to the closure: a path through another primitive's name
+//!   or file stem (`arg_reduce::`, `crate::scan::block_scan`, `mod scan`), an
+//!   `#include` of its file (`#include "scan.cu"`), or a type named after it
+//!   in CamelCase (`ScanPlan`, which also covers a type re-exported at a
+//!   crate's root). Rust and CUDA reach another module's code only in these
+//!   ways. Comments and string literals are prose, not uses: before they
+//!   were stripped, a `histogram` launch label in `topk.rs` and "a scan" in a
+//!   comment tied 7 of the 10 primitives to `reduce`, so a one-kernel change
+//!   timed most of the bench. A shared file that routes one primitive's code
+//!   into another's is not followed: it is shared, and any change to it
+//!   times everything.
 //! - A build vouches for digests only of a tree whose verdict hash is its
 //!   own ([`for_this_build`]): the hash covers every file in scope, so the
 //!   same hash means the same files.
@@ -105,6 +110,93 @@ fn tokens(text: &str) -> BTreeSet<&str> {
     text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).filter(|t| !t.is_empty()).collect()
 }
 
+/// `text` without its comments (`//` to the end of the line, `/* */`) and with each
+/// string literal emptied (`"..."`, one line, escapes honoured): what is left is code.
+/// A quote inside a character literal (`'"'`) at worst empties the rest of its line.
+fn code_of(text: &str) -> String {
+    let mut code = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '/' if chars.peek() == Some(&'/') => {
+                while chars.peek().is_some_and(|&n| n != '\n') {
+                    chars.next();
+                }
+            }
+            '/' if chars.peek() == Some(&'*') => {
+                chars.next();
+                let mut last = ' ';
+                for n in chars.by_ref() {
+                    if last == '*' && n == '/' {
+                        break;
+                    }
+                    last = n;
+                }
+                code.push(' ');
+            }
+            '"' => {
+                let mut end = '"';
+                while let Some(n) = chars.next() {
+                    match n {
+                        '\\' => {
+                            chars.next();
+                        }
+                        '"' | '\n' => {
+                            end = n;
+                            break;
+                        }
+                        _ => {}
+                    }
+                }
+                code.push_str("\"\"");
+                if end == '\n' {
+                    code.push('\n');
+                }
+            }
+            _ => code.push(c),
+        }
+    }
+    code
+}
+
+/// What a file uses of other modules in code: the names before a `::`, after `mod`,
+/// the stems of its `#include`d files, and every token (for CamelCase type names).
+struct Uses<'a> {
+    paths: BTreeSet<String>,
+    tokens: BTreeSet<&'a str>,
+}
+
+impl<'a> Uses<'a> {
+    fn of(text: &str, code: &'a str) -> Uses<'a> {
+        let mut paths: BTreeSet<String> = BTreeSet::new();
+        for line in text.lines() {
+            if let Some(target) = line.trim_start().strip_prefix("#include").and_then(|rest| rest.split('"').nth(1)) {
+                paths.insert(stem(target).to_string());
+            }
+        }
+        let words: Vec<(usize, &str)> = code
+            .match_indices(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .scan(0, |start, (at, sep)| {
+                let word = (*start, &code[*start..at]);
+                *start = at + sep.len();
+                Some(word)
+            })
+            .filter(|(_, w)| !w.is_empty())
+            .collect();
+        for (i, &(at, word)) in words.iter().enumerate() {
+            if code[at + word.len()..].starts_with("::") {
+                paths.insert(word.to_string());
+            }
+            if word == "mod" {
+                if let Some(&(_, module)) = words.get(i + 1) {
+                    paths.insert(module.to_string());
+                }
+            }
+        }
+        Uses { paths, tokens: tokens(code) }
+    }
+}
+
 /// The primitives each primitive's own files name (itself left out).
 fn named_by(files: &[(String, Vec<u8>)], owners: &[Option<Primitive>]) -> BTreeMap<Primitive, BTreeSet<Primitive>> {
     let mut stems: BTreeMap<Primitive, BTreeSet<String>> = BTreeMap::new();
@@ -117,12 +209,14 @@ fn named_by(files: &[(String, Vec<u8>)], owners: &[Option<Primitive>]) -> BTreeM
     for ((_, bytes), owner) in files.iter().zip(owners) {
         let Some(p) = owner else { continue };
         let text = String::from_utf8_lossy(bytes);
-        let found = tokens(&text);
+        let code = code_of(&text);
+        let uses = Uses::of(&text, &code);
         for q in Primitive::ALL.into_iter().filter(|q| q != p) {
             let camels: Vec<String> = names_of(q).iter().map(|n| camel(n)).collect();
-            let by_stem = stems.get(&q).is_some_and(|s| s.iter().any(|s| found.contains(s.as_str())));
-            let by_type = found.iter().any(|t| camels.iter().any(|c| t.starts_with(c.as_str())));
-            if by_stem || by_type || names_of(q).iter().any(|n| found.contains(n)) {
+            let by_stem = stems.get(&q).is_some_and(|s| s.iter().any(|s| uses.paths.contains(s)));
+            let by_name = names_of(q).iter().any(|n| uses.paths.contains(*n));
+            let by_type = uses.tokens.iter().any(|t| camels.iter().any(|c| t.starts_with(c.as_str())));
+            if by_stem || by_name || by_type {
                 named.entry(*p).or_default().insert(q);
             }
         }
@@ -175,6 +269,12 @@ pub fn of_files(files: &[(String, Vec<u8>)], verdict_hash: &str) -> Digests {
 
 /// The digests of the workspace at `root` (its verdict hash included).
 pub fn of_tree(root: &Path) -> Result<Digests, String> {
+    let (hash, files) = files_of_tree(root)?;
+    Ok(of_files(&files, &hash))
+}
+
+/// The verdict hash of the workspace at `root` and its files in scope (relative path, bytes).
+fn files_of_tree(root: &Path) -> Result<(String, Vec<(String, Vec<u8>)>), String> {
     let (hash, paths) = scope::verdict_hash_of(root)?;
     let mut files = Vec::with_capacity(paths.len());
     for path in paths {
@@ -182,7 +282,7 @@ pub fn of_tree(root: &Path) -> Result<Digests, String> {
         let relative = path.strip_prefix(root).unwrap_or(&path).to_string_lossy().replace('\\', "/");
         files.push((relative, bytes));
     }
-    Ok(of_files(&files, &hash))
+    Ok((hash, files))
 }
 
 /// The file beside a binary that holds its digests (`harness.digests.json`
@@ -252,7 +352,10 @@ mod tests {
             ("kernels/cuda/reduce.cu", "reduce kernel"),
             ("kernels/cuda/scan.cu", "scan kernel"),
             ("kernels/src/compact.rs", "use crate::ScanPlan; // flags, then a scan"),
-            ("kernels/src/histogram.rs", "bins"),
+            // Prose and labels name no code: a comment, a string, a field.
+            ("kernels/src/histogram.rs", "struct S { scan: u32 } // like a scan\nlet l = \"reduce::x\";"),
+            ("kernels/src/arg_reduce.rs", "use crate::reduce::block_reduce;"),
+            ("kernels/cuda/softmax.cu", "/* scan.cu */\n#include \"common/shuffle.cuh\"\n#include \"scan.cu\""),
         ]
         .iter()
         .chain(extra)
@@ -273,15 +376,53 @@ mod tests {
         let changed = |after: &Digests| -> Vec<String> {
             before.primitives.iter().filter(|(k, v)| after.primitives[*k] != **v).map(|(k, _)| k.clone()).collect()
         };
+        // arg_reduce uses reduce by a path: a reduce change moves both, not histogram (a
+        // string and a field name it).
         let reduce = edited("kernels/cuda/reduce.cu");
-        assert_eq!((changed(&reduce), reduce.shared == before.shared), (vec!["reduce".to_string()], true));
-        // Compaction names the scan (ScanPlan, "scan"): a scan change moves both.
-        assert_eq!(changed(&edited("kernels/cuda/scan.cu")), ["compact", "scan"].map(String::from).to_vec());
+        assert_eq!(
+            (changed(&reduce), reduce.shared == before.shared),
+            (vec!["arg_reduce".into(), "reduce".into()], true)
+        );
+        // Compaction uses ScanPlan and softmax includes scan.cu: a scan change moves all three,
+        // not histogram (a comment and a field name it).
+        assert_eq!(changed(&edited("kernels/cuda/scan.cu")), ["compact", "scan", "softmax"].map(String::from).to_vec());
         // A shared header moves the shared digest only.
         let shared = edited("kernels/cuda/common/shuffle.cuh");
         assert!(changed(&shared).is_empty() && shared.shared != before.shared);
         assert_eq!(before.primitives.len(), Primitive::ALL.len());
         assert_eq!(before.verdict_hash, "h");
+    }
+
+    /// The primitives whose digests move when one kernel file of this checkout changes:
+    /// what `bench ab` times (plus a control) for such a change. `make gate-trial` plants
+    /// its slowdown in float_reduce.cu because this is two primitives.
+    #[test]
+    fn a_one_kernel_change_in_this_checkout_times_few_primitives() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let (hash, files) = files_of_tree(&root).expect("the workspace is readable");
+        let before = of_files(&files, &hash);
+        let moved = |path: &str| -> Vec<String> {
+            let edited: Vec<(String, Vec<u8>)> = files
+                .iter()
+                .map(|(p, t)| (p.clone(), if p == path { b"edited".to_vec() } else { t.clone() }))
+                .collect();
+            let after = of_files(&edited, &hash);
+            before.primitives.iter().filter(|(k, v)| after.primitives[*k] != **v).map(|(k, _)| k.clone()).collect()
+        };
+        assert_eq!(moved("kernels/cuda/float_reduce.cu"), ["exact_sum", "float_reduce"]);
+        assert_eq!(moved("kernels/cuda/topk.cu"), ["topk"]);
+        let reduce = moved("kernels/cuda/reduce.cu");
+        assert!(reduce.len() <= 4 && reduce.contains(&"reduce".to_string()), "{reduce:?}");
+    }
+
+    #[test]
+    fn code_is_what_is_left_without_comments_and_strings() {
+        let text = "a::b(\"x::y\", '\"'); // c::d\n/* e::f\n g */ h::i \"j\\\"k::l\" m";
+        let code = code_of(text);
+        assert_eq!(code, "a::b(\"\", '\"\"\n  h::i \"\" m");
+        let uses = Uses::of("#include \"dir/scan.cu\"\nmod topk;", "mod topk; reduce::x; y:: ::z");
+        let paths: Vec<&str> = uses.paths.iter().map(String::as_str).collect();
+        assert_eq!(paths, ["reduce", "scan", "topk", "y"]);
     }
 
     #[test]
