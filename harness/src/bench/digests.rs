@@ -273,8 +273,11 @@ pub fn of_tree(root: &Path) -> Result<Digests, String> {
     Ok(of_files(&files, &hash))
 }
 
-/// The verdict hash of the workspace at `root` and its files in scope (relative path, bytes).
-fn files_of_tree(root: &Path) -> Result<(String, Vec<(String, Vec<u8>)>), String> {
+/// Files of a tree in scope: (relative path, bytes).
+type TreeFiles = Vec<(String, Vec<u8>)>;
+
+/// The verdict hash of the workspace at `root` and its files in scope.
+fn files_of_tree(root: &Path) -> Result<(String, TreeFiles), String> {
     let (hash, paths) = scope::verdict_hash_of(root)?;
     let mut files = Vec::with_capacity(paths.len());
     for path in paths {
