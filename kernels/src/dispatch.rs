@@ -58,19 +58,22 @@ pub const FLOAT_REDUCE_FIXED_TREE_MAX_LEN: usize = 1 << 20;
 pub const ARG_ROWS_WARP_PER_ROW_MAX_COLS: usize = 32_000;
 
 /// Fewest columns a top-k row needs for [`TopkVariant::GridThresholdSelect`] (with at most
-/// [`TOPK_GRID_MAX_ROWS`] rows): NOT YET MEASURED. A first guess from the schedules' work: one
-/// block per row reads a row five times on one SM, which for a 32,000-column row is about as
-/// long as the grid schedule's four launches; the bench's `default` record times this guess
-/// beside both variants, and the crossover is to be set from those medians.
+/// [`TOPK_GRID_MAX_ROWS`] rows): the narrowest decoder vocabulary the bench times. Measured
+/// on the H100 (2026-12-06, f32, medians in us, grid / block): [1, 32000] k = 1 38.8 / 100,
+/// k = 2048 73.9 / 136; [64, 32000] k = 50 54.0 / 107, k = 2048 115 / 135; [256, 32000] k = 50
+/// 86.6 / 149, k = 2048 208 / 195 (the only decoder shape where the block schedule led).
+/// Narrower rows were not timed: below this a block per row stays the default.
 pub const TOPK_GRID_MIN_COLS: usize = 32_000;
 
-/// Most rows [`TopkVariant::GridThresholdSelect`] is picked for: from about one row per SM,
-/// a block per row already fills the GPU (NOT YET MEASURED, as above).
-pub const TOPK_GRID_MAX_ROWS: usize = 128;
+/// Most rows [`TopkVariant::GridThresholdSelect`] is picked for: the most the bench timed.
+/// Measured on the H100 (2026-12-06, f32, grid / block): [256, 128256] k = 1 213 / 719 us,
+/// k = 2048 412 / 777; [256, 256000] k = 1 374 / 1404, k = 2048 725 / 1485. (At 128 the
+/// guess before these figures sent 256-row batches to the block schedule, 0.7x `torch.topk`.)
+pub const TOPK_GRID_MAX_ROWS: usize = 256;
 
 impl TopkVariant {
-    /// The top-k schedule for `rows` rows of `cols` columns (provisional crossovers, see
-    /// [`TOPK_GRID_MIN_COLS`]); either variant accepts every shape the other does up to
+    /// The top-k schedule for `rows` rows of `cols` columns (crossovers measured, see
+    /// [`TOPK_GRID_MIN_COLS`] and [`TOPK_GRID_MAX_ROWS`]); either variant accepts every shape the other does up to
     /// 65,535 rows, and the block schedule takes more.
     pub fn best_for(rows: usize, cols: usize) -> TopkVariant {
         if cols >= TOPK_GRID_MIN_COLS && rows <= TOPK_GRID_MAX_ROWS {
