@@ -31,21 +31,36 @@
 //      c < 2^32 - 1), descending; thread t writes output t.
 //
 // Schedule grid_threshold_select (several blocks per row, for wide rows and
-// few of them; four launches):
-//   1. grid_histogram: blocks of a row each count the top kGridBinBits bits of
-//      their chunk's keys in shared memory and add their nonzero bins into the
-//      row's global histogram (zeroed by the host first).
+// few of them). The k-th key is narrowed kGridBinBits bits a level, from the
+// top (a 32-bit key: 11, 11, 10; a 16-bit one: 11, 5), until the keys from
+// the chosen bin up are few enough for one block to sort out (at most
+// kGridCandidates) or the key is whole; every level is one histogram launch
+// and one threshold launch, and a row already narrowed enough skips the rest
+// (its blocks read one flag and return):
+//   1. grid_histogram: blocks of a row each count, in shared memory, the
+//      level's digit of every key of their chunk that matches the row's
+//      prefix so far, and add their nonzero bins into the row's histogram of
+//      that level (each level has its own, zeroed by the host first).
 //   2. grid_threshold: a warp per row finds the bin that holds the k-th key
-//      counting from the top and zeroes the row's candidate count.
-//   3. grid_collect: every key in that bin or above becomes a candidate: its
-//      rank (the same (key << 32) | ~c) at a slot of the row's candidate list
-//      (one atomic per warp; any slot, the list is a set).
+//      counting from the top, extends the prefix by its digit, keeps how many
+//      keys equal to the prefix are still to take, and marks the row done
+//      when the keys from the prefix up (those above it, k - remaining, and
+//      the bin's own) fit kGridCandidates or no bits are left; it zeroes the
+//      row's candidate count.
+//   3. grid_collect: every key at or above the prefix (the chosen bin, whose
+//      lower bits are still 0, and everything above it) becomes a candidate:
+//      its rank (the same (key << 32) | ~c) at a slot of the row's candidate
+//      list (one atomic per warp; any slot, the list is a set).
 //   4. grid_select: a block per row selects, among its candidates' ranks
 //      (unique, so the k-th largest is one rank: ties need no order here), the
 //      k-th largest by radix passes over all 64 bits, gathers every rank at or
 //      above it (exactly k) and sorts and writes them as above. The candidates
-//      hold every key above the threshold bin and all of it, so the top k of
+//      hold every key above the prefix's bin and all of it, so the top k of
 //      the row are the top k of the candidates.
+// Narrowing matters where one bin holds much of a row: the top 11 bits of a
+// float are its sign, exponent and two mantissa bits, so a quarter of the
+// values uniform in [0, 1) share the top bin, and one block sorting them out
+// made a whole array of 2^24 take 1.8 ms on the H100.
 //
 // The sampler (topk_block_radix_sample, topk_grid_sample: the last launch of
 // either schedule with a different epilogue): the row's top k as above, then
@@ -57,8 +72,9 @@ using namespace primlab;
 
 // ---- tuning policy of this family (values from kernels/src/policy.rs) ----
 
-#if !defined(PRIMLAB_TOPK_BLOCK_THREADS) || !defined(PRIMLAB_TOPK_MAX_K) || !defined(PRIMLAB_TOPK_GRID_BIN_BITS)
-#error "policy.rs passes PRIMLAB_TOPK_BLOCK_THREADS, PRIMLAB_TOPK_MAX_K and PRIMLAB_TOPK_GRID_BIN_BITS: one is missing"
+#if !defined(PRIMLAB_TOPK_BLOCK_THREADS) || !defined(PRIMLAB_TOPK_MAX_K) || !defined(PRIMLAB_TOPK_GRID_BIN_BITS) || \
+    !defined(PRIMLAB_TOPK_GRID_CANDIDATES) || !defined(PRIMLAB_TOPK_GRID_ITEMS)
+#error "policy.rs passes PRIMLAB_TOPK_BLOCK_THREADS, PRIMLAB_TOPK_MAX_K, PRIMLAB_TOPK_GRID_BIN_BITS, PRIMLAB_TOPK_GRID_CANDIDATES and PRIMLAB_TOPK_GRID_ITEMS: one is missing"
 #endif
 constexpr int kTopkBlockThreads = PRIMLAB_TOPK_BLOCK_THREADS;
 constexpr u32 kTopkMaxK = PRIMLAB_TOPK_MAX_K;
@@ -79,6 +95,13 @@ constexpr u32 kGridBins = 1u << kGridBinBits;
 static_assert(kGridBinBits <= 16, "a 16-bit key has at least kGridBinBits bits");
 static_assert(kGridBins % kWarpThreads == 0, "grid_threshold: a warp's lanes own whole runs of bins");
 static_assert(kGridBins * 4 <= 48 * 1024, "a block's histogram fits the static shared limit");
+// A row narrowed to at most this many candidates stops narrowing.
+constexpr u32 kGridCandidates = PRIMLAB_TOPK_GRID_CANDIDATES;
+static_assert(kGridCandidates >= kTopkMaxK, "every k fits the candidate bound");
+// Columns a thread of the histogram and collect launches loads before it
+// uses any (loads in flight to cover the memory latency).
+constexpr int kGridItems = PRIMLAB_TOPK_GRID_ITEMS;
+static_assert(kGridItems >= 1 && kGridItems <= 16, "a thread's loads of one round stay in registers");
 
 // Launch options (bits of `options`; kernels/src/topk.rs sets them).
 constexpr u32 kLargest = 1u;
@@ -497,26 +520,75 @@ PRIMLAB_TOPK_KERNEL(f16, F16Bits)
 // ---------------------------------------------------------------------------
 // grid_threshold_select
 
-// The first-level bin of a key of E (its top kGridBinBits bits).
+// A row's narrowing so far (grid_threshold writes it, the next level's
+// launches and grid_collect read it): the bits of the k-th key chosen so far
+// (`prefix`, lower bits 0), how many keys equal to it are still to take
+// (`remaining`), and whether the row has stopped narrowing (`done`).
+struct GridRowState {
+    u32 prefix;
+    u32 remaining;
+    u32 done;
+    u32 unused;
+};
+
+// The bits of a W-bit key above bit `top` (none when top = W: the first level).
 template <class E>
-__device__ __forceinline__ u32 grid_bin(u32 key) {
-    return key >> (E::kWidth - kGridBinBits);
+__device__ __forceinline__ u32 bits_above(u32 top) {
+    constexpr u32 kAll = E::kWidth == 32 ? 0xffffffffu : (1u << E::kWidth) - 1u;
+    return top >= (u32)E::kWidth ? 0u : (kAll << top) & kAll;
 }
 
-// Launch 1, grid (chunks, rows): the row's chunk blockIdx.x of `chunk` columns.
+// Launch 1 of a level, grid (chunks, rows): the level's digit (`bits` bits
+// from bit `shift`) of every key of the row's chunk blockIdx.x of `chunk`
+// columns that matches the row's prefix, counted into the level's histogram.
+// The first level (shift + bits = W) matches every key, reads no state and
+// records a NaN's flat index when NaN is not ordered.
 template <class E>
 __device__ __forceinline__ void grid_histogram(const typename E::Bits* __restrict__ in, u64 cols, u64 chunk,
-                                               u32 options, u32* __restrict__ hist, u64* nan_index) {
+                                               u32 options, u32 shift, u32 bits, u32* __restrict__ hist,
+                                               const GridRowState* __restrict__ state, u64* nan_index) {
     __shared__ u32 bins[kGridBins];
+    const bool first = shift + bits == (u32)E::kWidth;
+    u32 prefix = 0;
+    if (!first) {
+        const GridRowState row_state = state[blockIdx.y];
+        // Block-uniform (every thread reads the same word), and before any
+        // barrier: a narrowed row's blocks all leave here.
+        if (row_state.done) return;
+        prefix = row_state.prefix;
+    }
+    const u32 above = bits_above<E>(shift + bits);
+    const u32 digit_mask = (1u << bits) - 1u;
     const u64 row_first = (u64)blockIdx.y * cols;
     const u64 begin = (u64)blockIdx.x * chunk;
     const u64 end = min(cols, begin + chunk);
+    const u32 lane = threadIdx.x % kWarpThreads;
     for (u32 b = threadIdx.x; b < kGridBins; b += kTopkBlockThreads) bins[b] = 0;
+    // The clears are visible before any count.
     __syncthreads();
-    for (u64 c = begin + threadIdx.x; c < end; c += kTopkBlockThreads) {
-        const u32 bits = in[row_first + c];
-        if (!(options & kNanAboveAll) && E::is_nan(bits)) atomicMin(nan_index, row_first + c);
-        atomicAdd(&bins[grid_bin<E>(selection_key<E>(bits, options))], 1u);
+    // Every thread runs the same rounds (whole rounds of the block), so the
+    // lane match below sees all 32 lanes.
+    constexpr u64 kRound = (u64)kTopkBlockThreads * kGridItems;
+    for (u64 base = begin; base < end; base += kRound) {
+        u32 loaded[kGridItems];
+#pragma unroll
+        for (int j = 0; j < kGridItems; ++j) {
+            const u64 c = base + (u64)j * kTopkBlockThreads + threadIdx.x;
+            loaded[j] = c < end ? (u32)in[row_first + c] : 0u;
+        }
+#pragma unroll
+        for (int j = 0; j < kGridItems; ++j) {
+            const u64 c = base + (u64)j * kTopkBlockThreads + threadIdx.x;
+            const bool valid = c < end;
+            if (first && valid && !(options & kNanAboveAll) && E::is_nan(loaded[j])) atomicMin(nan_index, row_first + c);
+            const u32 key = selection_key<E>(loaded[j], options);
+            // Lanes counting the same bin add once, through their lowest lane:
+            // the top bins of a level can take most of a row's keys, and 32
+            // shared atomics on one word serialise. kGridBins names no bin.
+            const u32 bin = valid && (key & above) == prefix ? (key >> shift) & digit_mask : kGridBins;
+            const u32 peers = __match_any_sync(kFullMask, bin);
+            if (bin != kGridBins && lane == (u32)(__ffs(peers) - 1)) atomicAdd(&bins[bin], (u32)__popc(peers));
+        }
     }
     __syncthreads();
     u32* row_hist = hist + (u64)blockIdx.y * kGridBins;
@@ -525,63 +597,82 @@ __device__ __forceinline__ void grid_histogram(const typename E::Bits* __restric
     }
 }
 
-// Launch 2, one warp per row (grid rows): the bin holding the k-th key from
-// the top (lane l owns the bins counted from the top, kGridBins / 32 of them:
-// the same lane scan as pick_digit), and the row's candidate count zeroed.
-__device__ __forceinline__ void grid_threshold(const u32* __restrict__ hist, u32 k, u32* __restrict__ threshold,
-                                               u32* __restrict__ count) {
+// Launch 2 of a level, one warp per row (grid rows): the bin of the level's
+// histogram holding the remaining-th key from the top (lane l owns the bins
+// counted from the top, kGridBins / 32 of them: the same lane scan as
+// pick_digit), the prefix extended by it, and the row's candidate count
+// zeroed. The first level starts from prefix 0 and remaining = k. A row is
+// done once the keys from the prefix up fit kGridCandidates or the key is
+// whole (shift = 0); a row done at an earlier level keeps its state.
+__device__ __forceinline__ void grid_threshold(const u32* __restrict__ hist, u32 k, u32 shift, u32 first,
+                                               GridRowState* __restrict__ state, u32* __restrict__ count) {
     constexpr u32 kPerLane = kGridBins / kWarpThreads;
     const u32 lane = threadIdx.x;
+    GridRowState row_state = first ? GridRowState{0u, k, 0u, 0u} : state[blockIdx.x];
+    // Warp-uniform: every lane read the same state.
+    if (row_state.done) return;
     const u32* row_hist = hist + (u64)blockIdx.x * kGridBins;
+    const u32 remaining = row_state.remaining;
     u32 total = 0;
     for (u32 j = 0; j < kPerLane; ++j) total += row_hist[kGridBins - 1 - (lane * kPerLane + j)];
     const u32 inclusive = warp_inclusive_scan(total);
     const u32 above = inclusive - total;
-    if (above < k && k <= inclusive) {
+    if (above < remaining && remaining <= inclusive) {
         u32 seen = above;
         for (u32 j = 0; j < kPerLane; ++j) {
             const u32 b = kGridBins - 1 - (lane * kPerLane + j);
-            seen += row_hist[b];
-            if (k <= seen) {
-                threshold[blockIdx.x] = b;
+            if (remaining <= seen + row_hist[b]) {
+                const u32 left = remaining - seen;
+                row_state.prefix |= b << shift;
+                row_state.remaining = left;
+                // Candidates from the prefix up: the k - left keys above the
+                // bin and the bin's own.
+                const u64 candidates = (u64)(k - left) + row_hist[b];
+                row_state.done = candidates <= kGridCandidates || shift == 0;
+                state[blockIdx.x] = row_state;
                 break;
             }
+            seen += row_hist[b];
         }
     }
     if (lane == 0) count[blockIdx.x] = 0;
 }
 
-// Launch 3, grid (chunks, rows): every key of the chunk in the threshold bin
-// or above appended to the row's candidates as its rank. A warp takes its
-// slots with one atomic (its leader's), each lane the slot of its rank among
-// the warp's candidates.
+// Launch 3, grid (chunks, rows): every key of the chunk at or above the row's
+// prefix appended to the row's candidates as its rank. A warp takes its slots
+// with one atomic (its leader's), each lane the slot of its rank among the
+// warp's candidates.
 template <class E>
 __device__ __forceinline__ void grid_collect(const typename E::Bits* __restrict__ in, u64 cols, u64 chunk,
-                                             u32 options, const u32* __restrict__ threshold, u32* count,
+                                             u32 options, const GridRowState* __restrict__ state, u32* count,
                                              u64* __restrict__ candidates) {
     const u64 row_first = (u64)blockIdx.y * cols;
     const u64 begin = (u64)blockIdx.x * chunk;
     const u64 end = min(cols, begin + chunk);
     const u32 lane = threadIdx.x % kWarpThreads;
-    const u32 bin = threshold[blockIdx.y];
+    const u32 threshold = state[blockIdx.y].prefix;
     u64* row_candidates = candidates + row_first;
-    // Every lane of a warp runs the same number of rounds (the bound rounds
-    // up to whole warps), so the ballot and the broadcast see all 32 lanes.
-    const u64 span = end > begin ? end - begin : 0;
-    const u64 rounds = (span + kTopkBlockThreads - 1) / kTopkBlockThreads;
-    for (u64 r = 0; r < rounds; ++r) {
-        const u64 c = begin + r * kTopkBlockThreads + threadIdx.x;
-        u32 key = 0;
-        bool keep = false;
-        if (c < end) {
-            key = selection_key<E>(in[row_first + c], options);
-            keep = grid_bin<E>(key) >= bin;
+    // Every lane of a warp runs the same rounds (whole rounds of the block),
+    // so the ballot and the broadcast see all 32 lanes.
+    constexpr u64 kRound = (u64)kTopkBlockThreads * kGridItems;
+    for (u64 base = begin; base < end; base += kRound) {
+        u32 loaded[kGridItems];
+#pragma unroll
+        for (int j = 0; j < kGridItems; ++j) {
+            const u64 c = base + (u64)j * kTopkBlockThreads + threadIdx.x;
+            loaded[j] = c < end ? (u32)in[row_first + c] : 0u;
         }
-        const u32 ballot = __ballot_sync(kFullMask, keep);
-        u32 base = 0;
-        if (lane == 0 && ballot != 0) base = atomicAdd(&count[blockIdx.y], (u32)__popc(ballot));
-        base = __shfl_sync(kFullMask, base, 0);
-        if (keep) row_candidates[base + __popc(ballot & ((1u << lane) - 1u))] = rank_of(key, (u32)c);
+#pragma unroll
+        for (int j = 0; j < kGridItems; ++j) {
+            const u64 c = base + (u64)j * kTopkBlockThreads + threadIdx.x;
+            const u32 key = selection_key<E>(loaded[j], options);
+            const bool keep = c < end && key >= threshold;
+            const u32 ballot = __ballot_sync(kFullMask, keep);
+            u32 slot = 0;
+            if (lane == 0 && ballot != 0) slot = atomicAdd(&count[blockIdx.y], (u32)__popc(ballot));
+            slot = __shfl_sync(kFullMask, slot, 0);
+            if (keep) row_candidates[slot + __popc(ballot & ((1u << lane) - 1u))] = rank_of(key, (u32)c);
+        }
     }
 }
 
@@ -654,18 +745,21 @@ __device__ __forceinline__ void grid_sample(const typename E::Bits* __restrict__
 }
 
 // grid_threshold_select's launches (kernels/src/topk.rs: 1 <= k <= min(cols,
-// kTopkMaxK), cols < 2^32 - 1, rows <= 65535 (the grid's y); `hist` zeroed
-// and `nan_index` u64 max before launch 1; candidates hold rows * cols).
+// kTopkMaxK), cols < 2^32 - 1, rows <= 65535 (the grid's y); each level's
+// `hist` zeroed and `nan_index` u64 max before the first level; `state` one
+// GridRowState a row; candidates hold rows * cols).
 #define PRIMLAB_TOPK_GRID_KERNELS(suffix, E)                                                                \
     extern "C" __global__ void __launch_bounds__(kTopkBlockThreads)                                         \
         topk_grid_histogram_##suffix(const E::Bits* __restrict__ in, u64 cols, u64 chunk, u32 options,      \
-                                     u32* __restrict__ hist, u64* nan_index) {                              \
-        grid_histogram<E>(in, cols, chunk, options, hist, nan_index);                                       \
+                                     u32 shift, u32 bits, u32* __restrict__ hist,                           \
+                                     const GridRowState* __restrict__ state, u64* nan_index) {              \
+        grid_histogram<E>(in, cols, chunk, options, shift, bits, hist, state, nan_index);                   \
     }                                                                                                       \
     extern "C" __global__ void __launch_bounds__(kTopkBlockThreads)                                         \
         topk_grid_collect_##suffix(const E::Bits* __restrict__ in, u64 cols, u64 chunk, u32 options,        \
-                                   const u32* __restrict__ threshold, u32* count, u64* __restrict__ cand) { \
-        grid_collect<E>(in, cols, chunk, options, threshold, count, cand);                                  \
+                                   const GridRowState* __restrict__ state, u32* count,                      \
+                                   u64* __restrict__ cand) {                                                \
+        grid_collect<E>(in, cols, chunk, options, state, count, cand);                                      \
     }                                                                                                       \
     extern "C" __global__ void __launch_bounds__(kTopkBlockThreads)                                         \
         topk_grid_select_##suffix(const E::Bits* __restrict__ in, u64 cols, u32 k,                          \
@@ -686,8 +780,9 @@ PRIMLAB_TOPK_GRID_KERNELS(f32, F32Bits)
 PRIMLAB_TOPK_GRID_KERNELS(bf16, Bf16Bits)
 PRIMLAB_TOPK_GRID_KERNELS(f16, F16Bits)
 
-// One warp per row (block = 32 threads, grid = rows).
+// One warp per row (block = 32 threads, grid = rows), once a level.
 extern "C" __global__ void __launch_bounds__(kWarpThreads)
-    topk_grid_threshold(const u32* __restrict__ hist, u32 k, u32* __restrict__ threshold, u32* __restrict__ count) {
-    grid_threshold(hist, k, threshold, count);
+    topk_grid_threshold(const u32* __restrict__ hist, u32 k, u32 shift, u32 first, GridRowState* __restrict__ state,
+                        u32* __restrict__ count) {
+    grid_threshold(hist, k, shift, first, state, count);
 }

@@ -185,6 +185,13 @@ pub struct TopkPolicy {
     pub grid_blocks_per_sm: u32,
     /// The fewest columns a block of the grid schedule counts and collects.
     pub grid_min_chunk: u32,
+    /// `kGridCandidates`: the grid schedule narrows a row's k-th key (`grid_bin_bits` more
+    /// bits a level) until the keys from its bin up are at most this many, the candidates
+    /// one block then sorts out (at least `max_k`).
+    pub grid_candidates: u32,
+    /// `kGridItems`: columns a thread of the grid schedule's histogram and collect launches
+    /// loads before it uses any.
+    pub grid_items: u32,
 }
 
 /// Shared block shape.
@@ -236,8 +243,15 @@ pub const HISTOGRAM: HistogramPolicy = HistogramPolicy {
 };
 
 /// Top-k.
-pub const TOPK: TopkPolicy =
-    TopkPolicy { block_threads: 512, max_k: 4096, grid_bin_bits: 11, grid_blocks_per_sm: 4, grid_min_chunk: 4096 };
+pub const TOPK: TopkPolicy = TopkPolicy {
+    block_threads: 512,
+    max_k: 4096,
+    grid_bin_bits: 11,
+    grid_blocks_per_sm: 4,
+    grid_min_chunk: 4096,
+    grid_candidates: 8192,
+    grid_items: 4,
+};
 
 /// The invariants every retune must keep, checked when this crate compiles
 /// (the host-side twins of the CUDA `static_assert`s).
@@ -283,6 +297,8 @@ const _: () = {
     assert!(TOPK.max_k * 8 + 1024 <= 48 * 1024, "the ranks and the bins fit the static shared limit");
     assert!(TOPK.grid_bin_bits <= 16 && (1 << TOPK.grid_bin_bits) % WARP == 0, "a 16-bit key holds the bins");
     assert!(TOPK.grid_min_chunk > 0 && TOPK.grid_blocks_per_sm > 0, "every block has columns");
+    assert!(TOPK.grid_candidates >= TOPK.max_k, "every k fits the candidate bound");
+    assert!(TOPK.grid_items >= 1 && TOPK.grid_items <= 16, "a thread's loads of one round stay in registers");
     assert!(TOPK.max_k % TOPK.block_threads == 0, "each thread of the sampler owns max_k / block_threads survivors");
 };
 
@@ -331,6 +347,8 @@ pub fn defines() -> Vec<(String, u64)> {
         ("PRIMLAB_TOPK_BLOCK_THREADS".into(), TOPK.block_threads.into()),
         ("PRIMLAB_TOPK_MAX_K".into(), TOPK.max_k.into()),
         ("PRIMLAB_TOPK_GRID_BIN_BITS".into(), TOPK.grid_bin_bits.into()),
+        ("PRIMLAB_TOPK_GRID_CANDIDATES".into(), TOPK.grid_candidates.into()),
+        ("PRIMLAB_TOPK_GRID_ITEMS".into(), TOPK.grid_items.into()),
     ]);
     out
 }

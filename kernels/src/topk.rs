@@ -35,11 +35,12 @@ pub enum TopkVariant {
     /// keys above it and of its lowest-index ties, a bitonic sort of the k survivors in
     /// shared memory. `k <= TOPK.max_k`.
     BlockRadixSelect,
-    /// Several blocks per row (wide rows, few of them): a histogram of the keys' top
-    /// `TOPK.grid_bin_bits` bits, the bin of the k-th key, every key from that bin up
-    /// collected as a candidate, then a block per row selects the top k among the candidates
-    /// (radix passes over the unique ranks) and sorts them. At most 65,535 rows; `k <=
-    /// TOPK.max_k`; scratch of 8 bytes per input element for the candidates.
+    /// Several blocks per row (wide rows, few of them): the bin of the k-th key narrowed
+    /// `TOPK.grid_bin_bits` bits a level (a histogram of every row over the grid, then a warp
+    /// per row) until the keys from that bin up are at most `TOPK.grid_candidates` or the key
+    /// is whole; those keys collected as candidates, then a block per row selects the top k
+    /// among them (radix passes over the unique ranks) and sorts them. At most 65,535 rows;
+    /// `k <= TOPK.max_k`; scratch of 8 bytes per input element for the candidates.
     GridThresholdSelect,
 }
 
@@ -105,8 +106,9 @@ const NAN_ABOVE_ALL: u32 = 2;
 /// [`TopkPlan::enqueue`] puts on the stream a memset of the NaN index word and, when
 /// `rows * k > 0`: for [`TopkVariant::BlockRadixSelect`] one launch of
 /// `topk_block_radix_select_<dtype>` (`rows` blocks); for [`TopkVariant::GridThresholdSelect`]
-/// a memset of the row histograms and four launches (`topk_grid_histogram_<dtype>`,
-/// `topk_grid_threshold`, `topk_grid_collect_<dtype>`, `topk_grid_select_<dtype>`). No
+/// a memset of the row histograms, a `topk_grid_histogram_<dtype>` and a
+/// `topk_grid_threshold` launch a level ([`grid_levels`]), then `topk_grid_collect_<dtype>`
+/// and `topk_grid_select_<dtype>`. No
 /// allocation, copy or synchronisation. [`TopkPlan::finish`] synchronises and reports a
 /// refused NaN.
 pub struct TopkPlan<'g, T: TopkElement> {
@@ -149,7 +151,7 @@ enum Schedule {
     Grid(Box<GridSchedule>),
 }
 
-/// The grid schedule's four kernels and its scratch.
+/// The grid schedule's kernels and its scratch.
 struct GridSchedule {
     histogram: CudaFunction,
     threshold: CudaFunction,
@@ -159,16 +161,35 @@ struct GridSchedule {
     /// Columns per block of the histogram and collect launches, and blocks per row.
     chunk: u64,
     chunks: u32,
-    /// Row histograms (`rows x 2^grid_bin_bits`), threshold bins and candidate counts
-    /// (`rows`), candidate ranks (`rows x cols`).
+    /// The levels of the k-th key's narrowing, `(shift, bits)` each.
+    levels: Vec<(u32, u32)>,
+    /// Row histograms (`levels x rows x 2^grid_bin_bits`), the rows' narrowing state
+    /// (`GridRowState`, four words a row), candidate counts (`rows`), candidate ranks
+    /// (`rows x cols`).
     hist: CudaSlice<u32>,
-    bins: CudaSlice<u32>,
+    state: CudaSlice<u32>,
     counts: CudaSlice<u32>,
     candidates: CudaSlice<u64>,
 }
 
-/// The first-level bins of a row (`kGridBins`).
+/// The bins of a row's histogram at one level (`kGridBins`).
 const GRID_BINS: usize = 1 << TOPK.grid_bin_bits;
+/// Words of a row's `GridRowState` (topk.cu).
+const GRID_STATE_WORDS: usize = 4;
+
+/// The levels by which the grid schedule narrows a `width`-bit key, from the top:
+/// `(shift, bits)`, the digit `(key >> shift) & (2^bits - 1)`; `TOPK.grid_bin_bits` bits a
+/// level and the rest at the last (32 bits: 11, 11, 10; 16 bits: 11, 5).
+pub fn grid_levels(width: u32) -> Vec<(u32, u32)> {
+    let mut levels = Vec::new();
+    let mut top = width;
+    while top > 0 {
+        let shift = top.saturating_sub(TOPK.grid_bin_bits);
+        levels.push((shift, top - shift));
+        top = shift;
+    }
+    levels
+}
 
 /// Columns per block and blocks per row of the grid schedule: about
 /// `TOPK.grid_blocks_per_sm` blocks per SM over all rows, each at least
@@ -253,6 +274,7 @@ impl<'g, T: TopkElement> TopkPlan<'g, T> {
             }
             TopkVariant::GridThresholdSelect => {
                 let (chunk, chunks) = grid_chunks(rows, cols, gpu.info().sm_count.max(1) as usize);
+                let levels = grid_levels(8 * std::mem::size_of::<T>() as u32);
                 Schedule::Grid(Box::new(GridSchedule {
                     histogram: function(&format!("topk_grid_histogram_{dtype}"))?,
                     threshold: function("topk_grid_threshold")?,
@@ -260,8 +282,9 @@ impl<'g, T: TopkElement> TopkPlan<'g, T> {
                     select: function(&format!("topk_grid_{last}_{dtype}"))?,
                     chunk,
                     chunks,
-                    hist: gpu.alloc_poisoned::<u32>((rows * GRID_BINS).max(1))?,
-                    bins: gpu.alloc_poisoned::<u32>(rows.max(1))?,
+                    hist: gpu.alloc_poisoned::<u32>((levels.len() * rows * GRID_BINS).max(1))?,
+                    levels,
+                    state: gpu.alloc_poisoned::<u32>((rows * GRID_STATE_WORDS).max(1))?,
                     counts: gpu.alloc_poisoned::<u32>(rows.max(1))?,
                     candidates: gpu.alloc_poisoned::<u64>((rows * cols).max(1))?,
                 }))
@@ -280,9 +303,10 @@ impl<'g, T: TopkElement> TopkPlan<'g, T> {
 
     /// What one enqueue puts on the stream. DRAM estimate: the block schedule reads each row
     /// once per radix pass (a 32-bit key has four, a 16-bit one two) and once more for the
-    /// gather; the grid schedule reads it twice (histogram, collect) and writes and reads
-    /// back its candidates (at most every element, 8 bytes each: counted as k per row, their
-    /// least); both write the outputs (a top-k: value and int64 index per survivor; a
+    /// gather; the grid schedule reads it at least twice (the first level's histogram, the
+    /// collect; a later level reads it again unless the row is narrowed enough, counted as
+    /// their least) and writes and reads back its candidates (at most every element, 8 bytes
+    /// each: counted as k per row, their least); both write the outputs (a top-k: value and int64 index per survivor; a
     /// sampler: reads a uniform, writes a column and a probability per row).
     pub fn describe(&self) -> PlanDescription {
         let element = std::mem::size_of::<T>() as u64;
@@ -302,10 +326,14 @@ impl<'g, T: TopkElement> TopkPlan<'g, T> {
                 let dtype = T::DTYPE;
                 let blocks = grid.chunks * self.rows as u32;
                 let last = if self.epilogue == Epilogue::Sample { "sample" } else { "select" };
-                d.memset("row histograms", rows * GRID_BINS as u64 * 4)
-                    .launch(format!("topk_grid_histogram_{dtype}"), blocks, block, 0)
-                    .launch("topk_grid_threshold", self.rows as u32, 32, 0)
-                    .launch(format!("topk_grid_collect_{dtype}"), blocks, block, 0)
+                let levels = grid.levels.len() as u64;
+                let mut d = d.memset("row histograms", levels * rows * GRID_BINS as u64 * 4);
+                for _ in 0..levels {
+                    d = d
+                        .launch(format!("topk_grid_histogram_{dtype}"), blocks, block, 0)
+                        .launch("topk_grid_threshold", self.rows as u32, 32, 0);
+                }
+                d.launch(format!("topk_grid_collect_{dtype}"), blocks, block, 0)
                     .launch(format!("topk_grid_{last}_{dtype}"), self.rows as u32, block, 0)
                     .moves(2 * rows * cols * element + 2 * rows * k * 8 + outputs)
             }
@@ -436,7 +464,8 @@ fn launch_block<T: TopkElement>(
     Ok(())
 }
 
-/// The grid schedule's memset and four launches (the histogram alone when k = 0).
+/// The grid schedule's memset and launches: a histogram and a threshold a level, the
+/// collect, the select (the first histogram alone when k = 0).
 fn launch_grid<T: TopkElement>(
     stream: &std::sync::Arc<cudarc::driver::CudaStream>,
     grid: &mut GridSchedule,
@@ -445,7 +474,8 @@ fn launch_grid<T: TopkElement>(
     last: LastLaunch<'_, T>,
     flags: &mut CudaSlice<u64>,
 ) -> GpuResult<()> {
-    let GridSchedule { histogram, threshold, collect, select, chunk, chunks, hist, bins, counts, candidates } = grid;
+    let GridSchedule { histogram, threshold, collect, select, chunk, chunks, levels, hist, state, counts, candidates } =
+        grid;
     let rows = args.rows;
     let step = |name: &str| format!("{}: {name}", args.what);
     let spread = LaunchConfig {
@@ -454,25 +484,37 @@ fn launch_grid<T: TopkElement>(
         shared_mem_bytes: 0,
     };
     stream.memset_zeros(hist).context(|| step("zeroing the row histograms"))?;
-    let mut launch = stream.launch_builder(histogram);
-    launch.arg(input).arg(&args.cols).arg(&*chunk).arg(&args.options).arg(&mut *hist).arg(&mut *flags);
-    // SAFETY: topk_grid_histogram_<dtype>(const Bits* in, u64 cols, u64 chunk, u32 options,
-    // u32* hist, u64* nan_index): block (x, y) reads row y's columns [x * chunk, (x + 1) *
-    // chunk) of cols, chunks * chunk >= cols; hist holds rows x GRID_BINS, zeroed above.
-    unsafe { launch.launch(spread) }.context(|| step("histogram launch"))?;
-    if args.k == 0 {
-        return Ok(());
+    let level_words = rows * GRID_BINS;
+    for (level, &(shift, bits)) in levels.iter().enumerate() {
+        let mut level_hist = hist.slice_mut(level * level_words..(level + 1) * level_words);
+        let mut launch = stream.launch_builder(histogram);
+        launch.arg(input).arg(&args.cols).arg(&*chunk).arg(&args.options).arg(&shift).arg(&bits);
+        launch.arg(&mut level_hist).arg(&*state).arg(&mut *flags);
+        // SAFETY: topk_grid_histogram_<dtype>(const Bits* in, u64 cols, u64 chunk, u32 options,
+        // u32 shift, u32 bits, u32* hist, const GridRowState* state, u64* nan_index): block
+        // (x, y) reads row y's columns [x * chunk, (x + 1) * chunk) of cols, chunks * chunk >=
+        // cols; the level's hist holds rows x GRID_BINS, zeroed above; state (rows x 4 words)
+        // is read only after the first level (shift + bits = the key's width), whose
+        // threshold launch below wrote it.
+        unsafe { launch.launch(spread) }.context(|| step(&format!("histogram launch, level {level}")))?;
+        if args.k == 0 {
+            return Ok(());
+        }
+        let first = u32::from(level == 0);
+        let mut launch = stream.launch_builder(threshold);
+        launch.arg(&mut level_hist).arg(&args.k).arg(&shift).arg(&first).arg(&mut *state).arg(&mut *counts);
+        // SAFETY: topk_grid_threshold(const u32* hist, u32 k, u32 shift, u32 first,
+        // GridRowState* state, u32* count): a warp per row reads its GRID_BINS bins of the
+        // level and its state (written by the level before; the first level reads none) and
+        // writes its state and count (rows each).
+        unsafe { launch.launch(config(rows as u32, 32, 0)) }
+            .context(|| step(&format!("threshold launch, level {level}")))?;
     }
-    let mut launch = stream.launch_builder(threshold);
-    launch.arg(&*hist).arg(&args.k).arg(&mut *bins).arg(&mut *counts);
-    // SAFETY: topk_grid_threshold(const u32* hist, u32 k, u32* threshold, u32* count): a
-    // warp per row reads its GRID_BINS bins, writes its threshold and count (rows each).
-    unsafe { launch.launch(config(rows as u32, 32, 0)) }.context(|| step("threshold launch"))?;
     let mut launch = stream.launch_builder(collect);
-    launch.arg(input).arg(&args.cols).arg(&*chunk).arg(&args.options).arg(&*bins).arg(&mut *counts);
+    launch.arg(input).arg(&args.cols).arg(&*chunk).arg(&args.options).arg(&*state).arg(&mut *counts);
     launch.arg(&mut *candidates);
     // SAFETY: topk_grid_collect_<dtype>(const Bits* in, u64 cols, u64 chunk, u32 options,
-    // const u32* threshold, u32* count, u64* candidates): the same blocks as the
+    // const GridRowState* state, u32* count, u64* candidates): the same blocks as the
     // histogram; a row's candidates are at most its cols, and candidates holds rows x cols.
     unsafe { launch.launch(spread) }.context(|| step("collect launch"))?;
     let mut launch = stream.launch_builder(select);
@@ -482,7 +524,7 @@ fn launch_grid<T: TopkElement>(
             launch.arg(values).arg(indices);
             // SAFETY: topk_grid_select_<dtype>(const Bits* in, u64 cols, u32 k, const u32*
             // count, const u64* candidates, Bits* values, i64* indices): a block per row reads
-            // its count and candidates (at least k of them: the threshold bin holds the k-th
+            // its count and candidates (at least k of them: the prefix's bin holds the k-th
             // key) and writes its k outputs; 1 <= k <= min(cols, max_k).
             unsafe { launch.launch(config(rows as u32, TOPK.block_threads, 0)) }
         }

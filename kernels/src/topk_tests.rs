@@ -39,3 +39,15 @@ fn the_grid_chunks_cover_every_column_with_enough_blocks() {
     }
     assert_eq!(grid_chunks(1, 256_000, 132).1, 62, "a batch of one spreads over the GPU");
 }
+
+#[test]
+fn the_grid_levels_narrow_every_bit_of_the_key_once_from_the_top() {
+    assert_eq!(TOPK.grid_bin_bits, 11, "the levels below are 11 bits a level");
+    assert_eq!(grid_levels(32), [(21, 11), (10, 11), (0, 10)]);
+    assert_eq!(grid_levels(16), [(5, 11), (0, 5)]);
+    for width in [16, 32] {
+        let levels = grid_levels(width);
+        assert_eq!(levels.iter().map(|&(_, bits)| bits).sum::<u32>(), width, "every bit once");
+        assert!(levels.windows(2).all(|w| w[0].0 == w[1].0 + w[1].1), "each level starts where the last ended");
+    }
+}

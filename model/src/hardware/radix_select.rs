@@ -3,8 +3,9 @@
 //! matches the prefix so far, the digit picked by 32 lanes of 8 bins each with an inclusive
 //! lane scan), the gather (keys above the k-th into the first slots, ties in column order,
 //! `threads` columns a round, into the rest), and the bitonic network over the ranks padded to
-//! a power of two. Also the grid schedule (`grid_threshold_select`): the threshold bin of the
-//! keys' top bits, the candidates from it up in any order, the k-th of their unique ranks.
+//! a power of two. Also the grid schedule (`grid_threshold_select`): the bin of the k-th key
+//! narrowed a level of bits at a time until the keys from it up fit a bound, the candidates
+//! from it up in any order, the k-th of their unique ranks.
 //! Checked against the direct definition ([`crate::topk`]) on tie-heavy rows, which is what
 //! the GPU sweep then checks the kernels against.
 
@@ -167,26 +168,64 @@ pub fn kth_rank(ranks: &[u64], k: u32) -> u64 {
     prefix
 }
 
-/// One row's top-k columns through the grid schedule (`1 <= k <= cols`): a histogram of the
-/// keys' top `bin_bits` bits, the threshold bin, the candidates (every key from that bin up,
-/// as ranks, in the order `order` gives: the kernel's atomics hand out any), the k-th largest
-/// rank, the ranks at or above it, the bitonic network.
+/// How the grid schedule narrows the k-th key: `bin_bits` bits a level from the top of a
+/// `width`-bit key, until the keys from the chosen bin up are at most `candidates` (or the key
+/// is whole).
+#[derive(Debug, Clone, Copy)]
+pub struct GridShape {
+    /// Bits of the selection key (32 for float32, 16 for bfloat16 and float16).
+    pub width: u32,
+    /// Bits a level narrows (`TOPK.grid_bin_bits`; the last level takes what is left).
+    pub bin_bits: u32,
+    /// The most candidates one block sorts out (`TOPK.grid_candidates`).
+    pub candidates: u64,
+}
+
+/// The grid schedule's narrowing of one row's keys (`1 <= k <= keys.len()`): level by level,
+/// the histogram of the digit (`bin_bits` bits below the prefix) of every key matching the
+/// prefix, the bin holding the `remaining`-th key from the top ([`threshold_bin`]), the prefix
+/// extended by it; it stops once `k - remaining` plus the bin's count is at most
+/// `shape.candidates` or no bits are left. Returns the prefix (lower bits 0) and the levels it
+/// took; `None` when k is 0 or above the keys.
+pub fn grid_threshold(keys: &[u32], k: u32, shape: GridShape) -> Option<(u32, usize)> {
+    let all = if shape.width == 32 { u32::MAX } else { (1u32 << shape.width) - 1 };
+    let (mut prefix, mut remaining, mut top, mut levels) = (0u32, k, shape.width, 0);
+    while top > 0 {
+        let shift = top.saturating_sub(shape.bin_bits);
+        let above = if top >= shape.width { 0 } else { (all << top) & all };
+        let mut hist = vec![0u32; 1 << shape.bin_bits];
+        for &key in keys.iter().filter(|&&key| key & above == prefix) {
+            hist[((key >> shift) & ((1u32 << (top - shift)) - 1)) as usize] += 1;
+        }
+        let bin = threshold_bin(&hist, remaining)?;
+        remaining -= hist[bin + 1..].iter().sum::<u32>();
+        prefix |= (bin as u32) << shift;
+        levels += 1;
+        top = shift;
+        if (k - remaining) as u64 + hist[bin] as u64 <= shape.candidates {
+            break;
+        }
+    }
+    Some((prefix, levels))
+}
+
+/// One row's top-k columns through the grid schedule (`1 <= k <= cols`): the prefix of
+/// [`grid_threshold`], the candidates (every key at or above it, as ranks, in the order `order`
+/// gives: the kernel's atomics hand out any), the k-th largest rank, the ranks at or above
+/// it, the bitonic network.
 pub fn grid_threshold_select<T: TopkValue>(
     row: &[T],
     spec: TopkSpec,
-    (width, bin_bits): (u32, u32),
+    shape: GridShape,
     order: impl Fn(&mut Vec<u64>),
 ) -> Vec<u32> {
-    let keys: Vec<u32> = row.iter().map(|&v| selection_key(v, spec) >> (32 - width)).collect();
+    let keys: Vec<u32> = row.iter().map(|&v| selection_key(v, spec) >> (32 - shape.width)).collect();
     let k = spec.k as u32;
-    let bin_of = |key: u32| (key >> (width - bin_bits)) as usize;
-    let mut hist = vec![0u32; 1 << bin_bits];
-    keys.iter().for_each(|&key| hist[bin_of(key)] += 1);
-    let Some(threshold) = threshold_bin(&hist, k) else { return Vec::new() };
+    let Some((threshold, _)) = grid_threshold(&keys, k, shape) else { return Vec::new() };
     let mut candidates: Vec<u64> = keys
         .iter()
         .enumerate()
-        .filter(|(_, &key)| bin_of(key) >= threshold)
+        .filter(|(_, &key)| key >= threshold)
         .map(|(c, &key)| rank(key, c as u32))
         .collect();
     order(&mut candidates);
@@ -242,27 +281,49 @@ mod tests {
                 let wide = topk_rows(family, 1, cols, 29 + f as u64).expect("a row");
                 let b: Vec<bf16> = wide.iter().map(|&v| bf16::from_f32(v)).collect();
                 for k in [1, 2, 33, 256, cols / 2, cols].into_iter().filter(|&k| (1..=cols).contains(&k)) {
-                    for largest in [true, false] {
-                        let spec = TopkSpec { k, largest, nan };
-                        let want = direct(&wide, 1, cols, spec).expect("valid").indices;
-                        let reversed = |c: &mut Vec<u64>| c.reverse();
-                        let got = grid_threshold_select(&wide, spec, (32, 11), reversed);
-                        assert_eq!(got.iter().map(|&c| c as i64).collect::<Vec<_>>(), want, "{family:?} {cols} {k}");
-                        let want = direct(&b, 1, cols, spec).expect("valid").indices;
-                        let rotated = |c: &mut Vec<u64>| {
-                            let third = c.len() / 3;
-                            c.rotate_left(third)
-                        };
-                        let got = grid_threshold_select(&b, spec, (16, 11), rotated);
-                        assert_eq!(
-                            got.iter().map(|&c| c as i64).collect::<Vec<_>>(),
-                            want,
-                            "bf16 {family:?} {cols} {k}"
-                        );
+                    // A bound of k narrows to the last level unless a bin holds exactly the
+                    // rest; 8192 stops at the first level on these rows.
+                    for bound in [k as u64, 64.max(k as u64), 8192] {
+                        for largest in [true, false] {
+                            let spec = TopkSpec { k, largest, nan };
+                            let what = format!("{family:?} cols={cols} k={k} bound={bound} largest={largest}");
+                            let want = direct(&wide, 1, cols, spec).expect("valid").indices;
+                            let reversed = |c: &mut Vec<u64>| c.reverse();
+                            let shape = GridShape { width: 32, bin_bits: 11, candidates: bound };
+                            let got = grid_threshold_select(&wide, spec, shape, reversed);
+                            assert_eq!(got.iter().map(|&c| c as i64).collect::<Vec<_>>(), want, "{what}");
+                            let want = direct(&b, 1, cols, spec).expect("valid").indices;
+                            let rotated = |c: &mut Vec<u64>| {
+                                let third = c.len() / 3;
+                                c.rotate_left(third)
+                            };
+                            let shape = GridShape { width: 16, bin_bits: 11, candidates: bound };
+                            let got = grid_threshold_select(&b, spec, shape, rotated);
+                            assert_eq!(got.iter().map(|&c| c as i64).collect::<Vec<_>>(), want, "bf16 {what}");
+                        }
                     }
                 }
             }
         }
+    }
+
+    #[test]
+    fn narrowing_stops_at_the_first_level_whose_candidates_fit_the_bound() {
+        // 4096 keys of one top-11-bit bin (0x7fe0_0000 | j << 10: the second level tells them
+        // apart) and 3 above it: k = 4 leaves 1 to take in the big bin.
+        let mut keys: Vec<u32> = (0..4096u32).map(|j| 0x7fe0_0000 | (j % 2048) << 10).collect();
+        keys.extend([0xffff_0000, 0xfff0_0000, 0xff00_0000]);
+        let shape = |candidates| GridShape { width: 32, bin_bits: 11, candidates };
+        // 3 above + 4096 in the bin: a bound of 4099 stops at the first level.
+        assert_eq!(grid_threshold(&keys, 4, shape(4099)), Some((0x7fe0_0000, 1)));
+        // One less: the second level's top bin (2047) holds 2 keys, 3 + 2 fit 5.
+        assert_eq!(grid_threshold(&keys, 4, shape(5)), Some((0x7fe0_0000 | 2047 << 10, 2)));
+        // Below the 5 keys of that bin: the third level (10 bits, all 0 here) cannot narrow
+        // further, and the key is whole.
+        assert_eq!(grid_threshold(&keys, 4, shape(4)), Some((0x7fe0_0000 | 2047 << 10, 3)));
+        // k = 3 is the third key above the bin: the first level's bin of 0xff00_0000.
+        assert_eq!(grid_threshold(&keys, 3, shape(8192)), Some((0xff00_0000 & !((1 << 21) - 1), 1)));
+        assert_eq!(grid_threshold(&keys, 0, shape(8192)), None);
     }
 
     #[test]
