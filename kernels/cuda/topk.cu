@@ -34,9 +34,11 @@
 // few of them). The k-th key is narrowed kGridBinBits bits a level, from the
 // top (a 32-bit key: 11, 11, 10; a 16-bit one: 11, 5), until the keys from
 // the chosen bin up are few enough for one block to sort out (at most
-// kGridCandidates) or the key is whole; every level is one histogram launch
-// and one threshold launch, and a row already narrowed enough skips the rest
-// (its blocks read one flag and return):
+// kGridCandidates) or the host's last level is done (rows narrower than
+// TOPK.grid_narrow_min_cols take one level: there a block per row sorts a
+// whole bin out sooner than another pass over the rows); every level is one
+// histogram launch and one threshold launch, and a row already narrowed
+// enough skips the rest (its blocks read one flag and return):
 //   1. grid_histogram: blocks of a row each count, in shared memory, the
 //      level's digit of every key of their chunk that matches the row's
 //      prefix so far, and add their nonzero bins into the row's histogram of
@@ -45,8 +47,8 @@
 //      counting from the top, extends the prefix by its digit, keeps how many
 //      keys equal to the prefix are still to take, and marks the row done
 //      when the keys from the prefix up (those above it, k - remaining, and
-//      the bin's own) fit kGridCandidates or no bits are left; it zeroes the
-//      row's candidate count.
+//      the bin's own) fit kGridCandidates or the level is the last; it
+//      zeroes the row's candidate count.
 //   3. grid_collect: every key at or above the prefix (the chosen bin, whose
 //      lower bits are still 0, and everything above it) becomes a candidate:
 //      its rank (the same (key << 32) | ~c) at a slot of the row's candidate
@@ -602,9 +604,9 @@ __device__ __forceinline__ void grid_histogram(const typename E::Bits* __restric
 // counted from the top, kGridBins / 32 of them: the same lane scan as
 // pick_digit), the prefix extended by it, and the row's candidate count
 // zeroed. The first level starts from prefix 0 and remaining = k. A row is
-// done once the keys from the prefix up fit kGridCandidates or the key is
-// whole (shift = 0); a row done at an earlier level keeps its state.
-__device__ __forceinline__ void grid_threshold(const u32* __restrict__ hist, u32 k, u32 shift, u32 first,
+// done once the keys from the prefix up fit kGridCandidates or at the last
+// level launched (`last`); a row done at an earlier level keeps its state.
+__device__ __forceinline__ void grid_threshold(const u32* __restrict__ hist, u32 k, u32 shift, u32 first, u32 last,
                                                GridRowState* __restrict__ state, u32* __restrict__ count) {
     constexpr u32 kPerLane = kGridBins / kWarpThreads;
     const u32 lane = threadIdx.x;
@@ -628,7 +630,7 @@ __device__ __forceinline__ void grid_threshold(const u32* __restrict__ hist, u32
                 // Candidates from the prefix up: the k - left keys above the
                 // bin and the bin's own.
                 const u64 candidates = (u64)(k - left) + row_hist[b];
-                row_state.done = candidates <= kGridCandidates || shift == 0;
+                row_state.done = candidates <= kGridCandidates || last;
                 state[blockIdx.x] = row_state;
                 break;
             }
@@ -782,7 +784,7 @@ PRIMLAB_TOPK_GRID_KERNELS(f16, F16Bits)
 
 // One warp per row (block = 32 threads, grid = rows), once a level.
 extern "C" __global__ void __launch_bounds__(kWarpThreads)
-    topk_grid_threshold(const u32* __restrict__ hist, u32 k, u32 shift, u32 first, GridRowState* __restrict__ state,
-                        u32* __restrict__ count) {
-    grid_threshold(hist, k, shift, first, state, count);
+    topk_grid_threshold(const u32* __restrict__ hist, u32 k, u32 shift, u32 first, u32 last,
+                        GridRowState* __restrict__ state, u32* __restrict__ count) {
+    grid_threshold(hist, k, shift, first, last, state, count);
 }

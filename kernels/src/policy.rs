@@ -192,6 +192,12 @@ pub struct TopkPolicy {
     /// `kGridItems`: columns a thread of the grid schedule's histogram and collect launches
     /// loads before it uses any.
     pub grid_items: u32,
+    /// The grid schedule narrows past its first level only rows of at least this many
+    /// columns; narrower rows take one level, and a block per row sorts their bin out.
+    /// Measured on the H100 (2026-12-06, f32, one level / every level): a whole array of
+    /// 2^20 135 / 48.5 us; [1, 128256] k = 50 39 / 48 us, [8, 256000] k = 1 43 / 56 us,
+    /// [256, 256000] k = 256 408 / 602 us.
+    pub grid_narrow_min_cols: u32,
 }
 
 /// Shared block shape.
@@ -251,6 +257,7 @@ pub const TOPK: TopkPolicy = TopkPolicy {
     grid_min_chunk: 4096,
     grid_candidates: 8192,
     grid_items: 4,
+    grid_narrow_min_cols: 1 << 20,
 };
 
 /// The invariants every retune must keep, checked when this crate compiles

@@ -38,7 +38,7 @@ pub enum TopkVariant {
     /// Several blocks per row (wide rows, few of them): the bin of the k-th key narrowed
     /// `TOPK.grid_bin_bits` bits a level (a histogram of every row over the grid, then a warp
     /// per row) until the keys from that bin up are at most `TOPK.grid_candidates` or the key
-    /// is whole; those keys collected as candidates, then a block per row selects the top k
+    /// is whole (rows under `TOPK.grid_narrow_min_cols` columns: one level); those keys collected as candidates, then a block per row selects the top k
     /// among them (radix passes over the unique ranks) and sorts them. At most 65,535 rows;
     /// `k <= TOPK.max_k`; scratch of 8 bytes per input element for the candidates.
     GridThresholdSelect,
@@ -274,7 +274,10 @@ impl<'g, T: TopkElement> TopkPlan<'g, T> {
             }
             TopkVariant::GridThresholdSelect => {
                 let (chunk, chunks) = grid_chunks(rows, cols, gpu.info().sm_count.max(1) as usize);
-                let levels = grid_levels(8 * std::mem::size_of::<T>() as u32);
+                let mut levels = grid_levels(8 * std::mem::size_of::<T>() as u32);
+                if cols < TOPK.grid_narrow_min_cols as usize {
+                    levels.truncate(1);
+                }
                 Schedule::Grid(Box::new(GridSchedule {
                     histogram: function(&format!("topk_grid_histogram_{dtype}"))?,
                     threshold: function("topk_grid_threshold")?,
@@ -500,10 +503,11 @@ fn launch_grid<T: TopkElement>(
         if args.k == 0 {
             return Ok(());
         }
-        let first = u32::from(level == 0);
+        let (first, last) = (u32::from(level == 0), u32::from(level + 1 == levels.len()));
         let mut launch = stream.launch_builder(threshold);
-        launch.arg(&mut level_hist).arg(&args.k).arg(&shift).arg(&first).arg(&mut *state).arg(&mut *counts);
-        // SAFETY: topk_grid_threshold(const u32* hist, u32 k, u32 shift, u32 first,
+        launch.arg(&mut level_hist).arg(&args.k).arg(&shift).arg(&first).arg(&last);
+        launch.arg(&mut *state).arg(&mut *counts);
+        // SAFETY: topk_grid_threshold(const u32* hist, u32 k, u32 shift, u32 first, u32 last,
         // GridRowState* state, u32* count): a warp per row reads its GRID_BINS bins of the
         // level and its state (written by the level before; the first level reads none) and
         // writes its state and count (rows each).

@@ -169,8 +169,8 @@ pub fn kth_rank(ranks: &[u64], k: u32) -> u64 {
 }
 
 /// How the grid schedule narrows the k-th key: `bin_bits` bits a level from the top of a
-/// `width`-bit key, until the keys from the chosen bin up are at most `candidates` (or the key
-/// is whole).
+/// `width`-bit key, until the keys from the chosen bin up are at most `candidates`, or after
+/// `levels` levels, or once the key is whole.
 #[derive(Debug, Clone, Copy)]
 pub struct GridShape {
     /// Bits of the selection key (32 for float32, 16 for bfloat16 and float16).
@@ -179,13 +179,15 @@ pub struct GridShape {
     pub bin_bits: u32,
     /// The most candidates one block sorts out (`TOPK.grid_candidates`).
     pub candidates: u64,
+    /// The most levels (the host launches one for rows under `TOPK.grid_narrow_min_cols`).
+    pub levels: usize,
 }
 
 /// The grid schedule's narrowing of one row's keys (`1 <= k <= keys.len()`): level by level,
 /// the histogram of the digit (`bin_bits` bits below the prefix) of every key matching the
 /// prefix, the bin holding the `remaining`-th key from the top ([`threshold_bin`]), the prefix
 /// extended by it; it stops once `k - remaining` plus the bin's count is at most
-/// `shape.candidates` or no bits are left. Returns the prefix (lower bits 0) and the levels it
+/// `shape.candidates`, after `shape.levels` levels, or when no bits are left. Returns the prefix (lower bits 0) and the levels it
 /// took; `None` when k is 0 or above the keys.
 pub fn grid_threshold(keys: &[u32], k: u32, shape: GridShape) -> Option<(u32, usize)> {
     let all = if shape.width == 32 { u32::MAX } else { (1u32 << shape.width) - 1 };
@@ -202,7 +204,7 @@ pub fn grid_threshold(keys: &[u32], k: u32, shape: GridShape) -> Option<(u32, us
         prefix |= (bin as u32) << shift;
         levels += 1;
         top = shift;
-        if (k - remaining) as u64 + hist[bin] as u64 <= shape.candidates {
+        if (k - remaining) as u64 + hist[bin] as u64 <= shape.candidates || levels == shape.levels {
             break;
         }
     }
@@ -289,7 +291,7 @@ mod tests {
                             let what = format!("{family:?} cols={cols} k={k} bound={bound} largest={largest}");
                             let want = direct(&wide, 1, cols, spec).expect("valid").indices;
                             let reversed = |c: &mut Vec<u64>| c.reverse();
-                            let shape = GridShape { width: 32, bin_bits: 11, candidates: bound };
+                            let shape = GridShape { width: 32, bin_bits: 11, candidates: bound, levels: 3 };
                             let got = grid_threshold_select(&wide, spec, shape, reversed);
                             assert_eq!(got.iter().map(|&c| c as i64).collect::<Vec<_>>(), want, "{what}");
                             let want = direct(&b, 1, cols, spec).expect("valid").indices;
@@ -297,9 +299,13 @@ mod tests {
                                 let third = c.len() / 3;
                                 c.rotate_left(third)
                             };
-                            let shape = GridShape { width: 16, bin_bits: 11, candidates: bound };
+                            let shape = GridShape { width: 16, bin_bits: 11, candidates: bound, levels: 2 };
                             let got = grid_threshold_select(&b, spec, shape, rotated);
                             assert_eq!(got.iter().map(|&c| c as i64).collect::<Vec<_>>(), want, "bf16 {what}");
+                            // One level (narrow rows): the first level's bin and all above it.
+                            let shape = GridShape { width: 16, bin_bits: 11, candidates: bound, levels: 1 };
+                            let got = grid_threshold_select(&b, spec, shape, |c: &mut Vec<u64>| c.reverse());
+                            assert_eq!(got.iter().map(|&c| c as i64).collect::<Vec<_>>(), want, "bf16 one level {what}");
                         }
                     }
                 }
@@ -313,7 +319,7 @@ mod tests {
         // apart) and 3 above it: k = 4 leaves 1 to take in the big bin.
         let mut keys: Vec<u32> = (0..4096u32).map(|j| 0x7fe0_0000 | (j % 2048) << 10).collect();
         keys.extend([0xffff_0000, 0xfff0_0000, 0xff00_0000]);
-        let shape = |candidates| GridShape { width: 32, bin_bits: 11, candidates };
+        let shape = |candidates| GridShape { width: 32, bin_bits: 11, candidates, levels: 3 };
         // 3 above + 4096 in the bin: a bound of 4099 stops at the first level.
         assert_eq!(grid_threshold(&keys, 4, shape(4099)), Some((0x7fe0_0000, 1)));
         // One less: the second level's top bin (2047) holds 2 keys, 3 + 2 fit 5.
@@ -324,6 +330,9 @@ mod tests {
         // k = 3 is the third key above the bin: the first level's bin of 0xff00_0000.
         assert_eq!(grid_threshold(&keys, 3, shape(8192)), Some((0xff00_0000 & !((1 << 21) - 1), 1)));
         assert_eq!(grid_threshold(&keys, 0, shape(8192)), None);
+        // One level launched: the first level's bin, however many it holds.
+        let one = GridShape { width: 32, bin_bits: 11, candidates: 4, levels: 1 };
+        assert_eq!(grid_threshold(&keys, 4, one), Some((0x7fe0_0000, 1)));
     }
 
     #[test]
