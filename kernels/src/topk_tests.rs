@@ -51,9 +51,3 @@ fn the_grid_levels_narrow_every_bit_of_the_key_once_from_the_top() {
         assert!(levels.windows(2).all(|w| w[0].0 == w[1].0 + w[1].1), "each level starts where the last ended");
     }
 }
-
-#[test]
-fn only_rows_from_the_narrowing_width_narrow_past_the_first_level() {
-    // Decoder vocabularies (up to 256,000 columns) keep one level; whole arrays from 2^20 narrow.
-    assert!(TOPK.grid_narrow_min_cols > 256_000 && TOPK.grid_narrow_min_cols <= 1 << 20);
-}
