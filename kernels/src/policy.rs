@@ -194,9 +194,10 @@ pub struct TopkPolicy {
     pub grid_items: u32,
     /// The grid schedule narrows past its first level only rows of at least this many
     /// columns; narrower rows take one level, and a block per row sorts their bin out.
-    /// Measured on the H100 (2026-12-06, f32, one level / every level): a whole array of
-    /// 2^20 135 / 48.5 us; [1, 128256] k = 50 39 / 48 us, [8, 256000] k = 1 43 / 56 us,
-    /// [256, 256000] k = 256 408 / 602 us.
+    /// Measured on the H100 (2026-12-06, f32, one level / every level, both with the first
+    /// try's warp-aggregated histogram): a whole array of 2^20 135 / 48.5 us; [1, 128256]
+    /// k = 50 39 / 48 us, [8, 256000] k = 1 43 / 56 us, [256, 256000] k = 256 408 / 602 us.
+    /// Not remeasured with the plain histogram; shapes between 256,000 and 2^20 columns untimed.
     pub grid_narrow_min_cols: u32,
 }
 
