@@ -540,6 +540,19 @@ __device__ __forceinline__ u32 bits_above(u32 top) {
     return top >= (u32)E::kWidth ? 0u : (kAll << top) & kAll;
 }
 
+// The bits of columns base + j * kTopkBlockThreads + threadIdx.x (j <
+// kGridItems) of a row, 0 past `end`: every load of a round is issued before
+// any is used, so a thread has kGridItems in flight.
+template <class E>
+__device__ __forceinline__ void load_grid_round(const typename E::Bits* __restrict__ row, u64 base, u64 end,
+                                                u32 (&loaded)[kGridItems]) {
+#pragma unroll
+    for (int j = 0; j < kGridItems; ++j) {
+        const u64 c = base + (u64)j * kTopkBlockThreads + threadIdx.x;
+        loaded[j] = c < end ? (u32)row[c] : 0u;
+    }
+}
+
 // Launch 1 of a level, grid (chunks, rows): the level's digit (`bits` bits
 // from bit `shift`) of every key of the row's chunk blockIdx.x of `chunk`
 // columns that matches the row's prefix, counted into the level's histogram.
@@ -570,11 +583,7 @@ __device__ __forceinline__ void grid_histogram(const typename E::Bits* __restric
     constexpr u64 kRound = (u64)kTopkBlockThreads * kGridItems;
     for (u64 base = begin; base < end; base += kRound) {
         u32 loaded[kGridItems];
-#pragma unroll
-        for (int j = 0; j < kGridItems; ++j) {
-            const u64 c = base + (u64)j * kTopkBlockThreads + threadIdx.x;
-            loaded[j] = c < end ? (u32)in[row_first + c] : 0u;
-        }
+        load_grid_round<E>(in + row_first, base, end, loaded);
 #pragma unroll
         for (int j = 0; j < kGridItems; ++j) {
             const u64 c = base + (u64)j * kTopkBlockThreads + threadIdx.x;
@@ -653,11 +662,7 @@ __device__ __forceinline__ void grid_collect(const typename E::Bits* __restrict_
     constexpr u64 kRound = (u64)kTopkBlockThreads * kGridItems;
     for (u64 base = begin; base < end; base += kRound) {
         u32 loaded[kGridItems];
-#pragma unroll
-        for (int j = 0; j < kGridItems; ++j) {
-            const u64 c = base + (u64)j * kTopkBlockThreads + threadIdx.x;
-            loaded[j] = c < end ? (u32)in[row_first + c] : 0u;
-        }
+        load_grid_round<E>(in + row_first, base, end, loaded);
 #pragma unroll
         for (int j = 0; j < kGridItems; ++j) {
             const u64 c = base + (u64)j * kTopkBlockThreads + threadIdx.x;
