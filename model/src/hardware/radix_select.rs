@@ -224,12 +224,8 @@ pub fn grid_threshold_select<T: TopkValue>(
     let keys: Vec<u32> = row.iter().map(|&v| selection_key(v, spec) >> (32 - shape.width)).collect();
     let k = spec.k as u32;
     let Some((threshold, _)) = grid_threshold(&keys, k, shape) else { return Vec::new() };
-    let mut candidates: Vec<u64> = keys
-        .iter()
-        .enumerate()
-        .filter(|(_, &key)| key >= threshold)
-        .map(|(c, &key)| rank(key, c as u32))
-        .collect();
+    let mut candidates: Vec<u64> =
+        keys.iter().enumerate().filter(|(_, &key)| key >= threshold).map(|(c, &key)| rank(key, c as u32)).collect();
     order(&mut candidates);
     let kth = kth_rank(&candidates, k);
     let chosen: Vec<u64> = candidates.into_iter().filter(|&r| r >= kth).collect();
@@ -305,7 +301,11 @@ mod tests {
                             // One level (narrow rows): the first level's bin and all above it.
                             let shape = GridShape { width: 16, bin_bits: 11, candidates: bound, levels: 1 };
                             let got = grid_threshold_select(&b, spec, shape, |c: &mut Vec<u64>| c.reverse());
-                            assert_eq!(got.iter().map(|&c| c as i64).collect::<Vec<_>>(), want, "bf16 one level {what}");
+                            assert_eq!(
+                                got.iter().map(|&c| c as i64).collect::<Vec<_>>(),
+                                want,
+                                "bf16 one level {what}"
+                            );
                         }
                     }
                 }
