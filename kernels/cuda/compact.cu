@@ -174,13 +174,7 @@ compact_scatter(const i32* __restrict__ input, const u32* __restrict__ flags, co
     for (u64 i = (u64)blockIdx.x * kBlockThreads + threadIdx.x; i < n; i += stride) {
         const u32 destination = positions[i] + (has_tile_offsets ? tile_offsets[i / kThreePhaseTileItems] : 0u);
         const u32 kept = flags[i];
-#if PRIMLAB_MUTANT == 9
-        // MUTANT 9: a rejected item still writes, at its prefix destination
-        // (the slot of the next kept item, or one past the count).
-        output[destination] = input[i];
-#else
         if (kept) output[destination] = input[i];
-#endif
         if (i == n - 1) *count = destination + kept;
     }
 }
@@ -288,14 +282,6 @@ struct SinglePass {
         __syncthreads();
         const u64 tile_offset = (u64)storage.tile_exclusive;
         for (u32 s = u32(tid); s < tile_count; s += kBlockThreads) output[tile_offset + s] = storage.stage[s];
-#if PRIMLAB_MUTANT == 9
-        // MUTANT 9: a rejected item still writes, at its prefix destination
-        // (the slot of the next kept item, or one past the tile's last kept
-        // item).
-        for_each_item(f, keep, row_base, [&](u32 item, i32 value, u32 kept, u32 rank) {
-            if (!kept && item < valid) output[tile_offset + rank] = value;
-        });
-#endif
         if (tid == 0 && last_tile) *count = u32(tile_offset + tile_count);
     }
 

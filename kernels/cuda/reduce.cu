@@ -98,13 +98,7 @@ __device__ __forceinline__ AffineMap combine_pair(const AffineMap* pair, AffineC
 // tail; the identity past the end (tail lanes stay in every collective).
 template <class Op, class In>
 __device__ __forceinline__ typename Op::T load_adjacent_pair(const In* __restrict__ in, u64 first, u64 count, Op op) {
-#if PRIMLAB_MUTANT == 6
-    // MUTANT 6: off-by-one tail guard (<= instead of <): at an odd count the
-    // last pair load also reads in[count], one element past the end.
-    if (first + 1 <= count) return combine_pair(in + first, op);
-#else
     if (first + 1 < count) return combine_pair(in + first, op);
-#endif
     if (first < count) return lift(in[first]);
     return Op::identity();
 }
@@ -116,17 +110,7 @@ __device__ __forceinline__ void multipass_reduce(const In* __restrict__ in, u64 
     __shared__ BlockReduceStorage<T> storage;
     const u64 block_first = (u64)blockIdx.x * kBlockItems;
     const u64 first = block_first + 2 * (u64)threadIdx.x;
-#if PRIMLAB_MUTANT == 4
-    // MUTANT 4: threads with no input leave at once, so the last partial
-    // warp's shuffles in warp_reduce name lanes that have exited.
-    if (first >= count) return;
-#endif
     const T value = load_adjacent_pair(in, first, count, op);
-#if PRIMLAB_MUTANT == 3
-    // MUTANT 3: whole tail warps (no input in the warp) return before the
-    // block barrier inside block_reduce; their partial slots stay unwritten.
-    if (block_first + 2 * (u64)(threadIdx.x & ~(u32)(kWarpThreads - 1)) >= count) return;
-#endif
     const T total = block_reduce(value, op, storage);
     if (threadIdx.x == 0) partials[blockIdx.x] = total;
 }

@@ -136,13 +136,7 @@ __device__ __forceinline__ void blelloch_add_offsets(typename Op::T* __restrict_
                                                      const typename Op::T* __restrict__ offsets, u64 count, Op op) {
     typedef typename Op::T T;
     if (blockIdx.x == 0) return;
-#if PRIMLAB_MUTANT == 5
-    // MUTANT 5: the block offset is never read; every block keeps its local
-    // scan (wrong wherever an earlier block's total is not the identity).
-    const T offset = Op::identity();
-#else
     const T offset = offsets[blockIdx.x];
-#endif
     const u64 base = (u64)blockIdx.x * kBlockItems;
 #pragma unroll
     for (int k = 0; k < kItemsPerThreadPair; ++k) {
@@ -165,22 +159,12 @@ scan_blelloch_add_offsets_affine(AffineMap* __restrict__ data, const AffineMap* 
 // levels, i.e. n > 512^2).
 extern "C" __global__ void __launch_bounds__(kBlockThreads)
 scan_blelloch_add_offsets_totals_i64(i64* __restrict__ data, const i64* __restrict__ offsets, u64 count) {
-#if PRIMLAB_MUTANT == 13
-    // MUTANT 13: the offsets of the third level are never added back into
-    // the second, so the scan is wrong only past 512^2 items.
-    (void)data, (void)offsets, (void)count;
-#else
     blelloch_add_offsets(data, offsets, count, SumI64{});
-#endif
 }
 extern "C" __global__ void __launch_bounds__(kBlockThreads)
 scan_blelloch_add_offsets_totals_affine(AffineMap* __restrict__ data, const AffineMap* __restrict__ offsets,
                                         u64 count) {
-#if PRIMLAB_MUTANT == 13
-    (void)data, (void)offsets, (void)count;  // MUTANT 13, as above.
-#else
     blelloch_add_offsets(data, offsets, count, AffineCompose{});
-#endif
 }
 
 // ---------------------------------------------------------------------------
@@ -220,14 +204,7 @@ __device__ __forceinline__ typename Op::T tile_exclusive_prefix(const TileStatus
             exclusive = lookback_exclusive_prefix(status, tile, op);
             if (lane_id() == 0) publish_prefix(status, tile, op(exclusive, tile_total));
         }
-#if PRIMLAB_MUTANT == 7
-        // MUTANT 7: tile 0 never writes its (identity) prefix, so every
-        // thread of tile 0 reads an uninitialised shared slot below (stale
-        // data from an earlier block on that SM).
-        if (lane_id() == 0 && tile != 0) *shared_prefix = exclusive;
-#else
         if (lane_id() == 0) *shared_prefix = exclusive;
-#endif
     }
     // Every thread reads the prefix only after lane 0 of warp 0 stored it.
     __syncthreads();

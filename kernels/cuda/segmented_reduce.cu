@@ -64,11 +64,6 @@ struct SegmentBounds {
 
 __device__ __forceinline__ SegmentBounds segment_bounds(const u32* __restrict__ offsets, u64 segment) {
     SegmentBounds bounds{(u64)offsets[segment], (u64)offsets[segment + 1]};
-#if PRIMLAB_MUTANT == 12
-    // MUTANT 12: an empty segment is read as if it held the element at
-    // offsets[s] (past the end of the input when offsets[s] == n).
-    if (bounds.end == bounds.begin) bounds.end = bounds.begin + 1;
-#endif
     return bounds;
 }
 

@@ -22,7 +22,7 @@
 // The (m, d) guard: a thread whose values so far are all -inf
 // (m == -inf) must not evaluate exp(-inf - -inf) = NaN. add_values below
 // holds that guard for the per-thread online state, SoftmaxMerge
-// (common/operators.cuh) for merges; MUTANT 10 removes both.
+// (common/operators.cuh) for merges (the gallery's mutant 10 removes both).
 #include "common/config.cuh"
 #include "common/element_io.cuh"
 #include "common/async_copy.cuh"
@@ -163,11 +163,9 @@ __device__ __forceinline__ void add_values(SoftmaxState& s, const float (&v)[N])
         s.d = __fmul_rn(s.d, expf(s.m - chunk_m));
         s.m = chunk_m;
     }
-#if PRIMLAB_MUTANT != 10
     // The -inf guard: while every value so far is -inf, v - m would be
-    // -inf - -inf = NaN. (MUTANT 10 drops it, as it drops SoftmaxMerge's.)
+    // -inf - -inf = NaN.
     if (s.m == neg_inf()) return;
-#endif
     float e[N];
 #pragma unroll
     for (int k = 0; k < N; ++k) e[k] = expf(v[k] - s.m);

@@ -155,21 +155,11 @@ __device__ __forceinline__ u32 selection_key(u32 bits, u32 options) {
 }
 
 __device__ __forceinline__ u64 rank_of(u32 key, u32 column) {
-#if PRIMLAB_MUTANT == 15
-    // MUTANT 15: the tie rule inverted: equal keys rank the HIGHER index
-    // first (the column itself in the low half instead of its complement).
-    return ((u64)key << 32) | column;
-#else
     return ((u64)key << 32) | (u64)(~column);
-#endif
 }
 
 __device__ __forceinline__ u32 column_of(u64 rank) {
-#if PRIMLAB_MUTANT == 15
-    return (u32)rank;
-#else
     return ~(u32)rank;
-#endif
 }
 
 struct TopkShared {
@@ -257,13 +247,7 @@ __device__ __forceinline__ void radix_select(const typename E::Bits* row, u64 ro
             if (first && !(options & kNanAboveAll) && E::is_nan(bits)) atomicMin(nan_index, row_first + c);
             const u32 key = selection_key<E>(bits, options);
             const u32 digit = (key >> shift) & (kRadixBins - 1);
-#if PRIMLAB_MUTANT == 17
-            // MUTANT 17: the histogram pass drops its last bin (an off-by-one
-            // in a loop bound over the bins).
-            if ((key & mask) == prefix && digit != kRadixBins - 1) atomicAdd(&s.hist[digit], 1u);
-#else
             if ((key & mask) == prefix) atomicAdd(&s.hist[digit], 1u);
-#endif
         }
         // Every count is in before any warp reads the bins.
         __syncthreads();
@@ -306,13 +290,7 @@ __device__ __forceinline__ void gather(const typename E::Bits* row, u64 cols, u3
             if (w < warp) rank += s.warp_ties[w];
             round += s.warp_ties[w];
         }
-#if PRIMLAB_MUTANT == 16
-        // MUTANT 16: the k-th value's run cut short: one tie fewer than
-        // needed is kept (an off-by-one in the remaining count).
-        if (tie && rank + 1 < remaining) s.ranks[above_count + rank] = rank_of(key, (u32)c);
-#else
         if (tie && rank < remaining) s.ranks[above_count + rank] = rank_of(key, (u32)c);
-#endif
         ties_before += round;
         // Every thread has read warp_ties before the next round rewrites it.
         __syncthreads();
@@ -378,13 +356,8 @@ constexpr u32 kSampleItems = kTopkMaxK / kTopkBlockThreads;
 static_assert(kTopkMaxK % kTopkBlockThreads == 0, "each thread owns kSampleItems survivors");
 
 __device__ __forceinline__ double sample_weight(float v, float top, float temperature) {
-#if PRIMLAB_MUTANT == 18
-    // MUTANT 18: the sampler ignores the temperature (every T acts as 1).
-    return exp((double)v - (double)top);
-#else
     // -inf - top is -inf, and exp(-inf) is 0: a masked logit is never drawn.
     return exp(((double)v - (double)top) / (double)temperature);
-#endif
 }
 
 template <class E>

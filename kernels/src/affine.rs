@@ -22,7 +22,7 @@ mod tests {
         )
         .expect("headers resolve");
         let (_, log) =
-            crate::compile::compile_source("affine_layout.cu", &unit, "sm_90", 0).unwrap_or_else(|e| panic!("{e}"));
+            crate::compile::compile_source("affine_layout.cu", &unit, "sm_90").unwrap_or_else(|e| panic!("{e}"));
         assert!(log.is_empty(), "{log}");
     }
 }

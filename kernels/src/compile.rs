@@ -9,14 +9,26 @@ use cudarc::nvrtc::{result as nvrtc, sys as nvrtc_sys};
 use std::ffi::CString;
 
 /// The options every family is compiled with: the tuning policy as
-/// `-DPRIMLAB_<FAMILY>_<NAME>=value` defines ([`crate::policy::defines`]),
-/// then the mutant. `mutant` 0 builds the real kernels; any other value
-/// plants one bug of the mutant gallery.
-pub fn compile_options(arch: &str, mutant: u32) -> Vec<String> {
+/// `-DPRIMLAB_<FAMILY>_<NAME>=value` defines ([`crate::policy::defines`]).
+/// A mutant is planted in the source ([`family_unit`]), not by an option.
+pub fn compile_options(arch: &str) -> Vec<String> {
     let mut options = vec!["-std=c++17".to_string(), "-lineinfo".to_string(), format!("--gpu-architecture={arch}")];
     options.extend(crate::policy::define_options());
-    options.push(format!("-DPRIMLAB_MUTANT={mutant}"));
     options
+}
+
+/// The translation unit `family` compiles: its embedded source with every header inlined
+/// and, for `mutant` other than 0, that planted bug's edits applied
+/// ([`crate::mutant::plant`]); `mutant` 0 is the shipped kernels.
+pub fn family_unit(family: KernelFamily, arch: &str, mutant: u32) -> GpuResult<String> {
+    let compile_error =
+        |log: String| GpuError::Compile { module: family.file().to_string(), arch: arch.to_string(), log };
+    let unit = translation_unit(family.file())
+        .ok_or_else(|| compile_error(format!("source {} is not embedded", family.file())))?;
+    match mutant {
+        0 => Ok(unit),
+        id => crate::mutant::plant(id, family, &unit).map_err(compile_error),
+    }
 }
 
 /// Whether `libnvrtc` can be loaded; cudarc panics on first use otherwise.
@@ -74,12 +86,8 @@ fn c_chars_to_string(chars: &[std::ffi::c_char]) -> String {
 /// Compiles `family` for `arch` (e.g. `sm_90`). A compile error is returned
 /// with NVRTC's log; warnings come back in [`CompiledFamily::log`].
 pub fn compile_family(family: KernelFamily, arch: &str, mutant: u32) -> GpuResult<CompiledFamily> {
-    let unit = translation_unit(family.file()).ok_or_else(|| GpuError::Compile {
-        module: family.file().to_string(),
-        arch: arch.to_string(),
-        log: format!("source {} is not embedded", family.file()),
-    })?;
-    let (cubin, log) = compile_source(family.file(), &unit, arch, mutant)?;
+    let unit = family_unit(family, arch, mutant)?;
+    let (cubin, log) = compile_source(family.file(), &unit, arch)?;
     Ok(CompiledFamily { family, arch: arch.to_string(), cubin, log })
 }
 
@@ -121,11 +129,11 @@ fn cache_path(family: KernelFamily, arch: &str, mutant: u32) -> Option<std::path
             .or_else(|| std::env::var_os("HOME").map(|h| std::path::PathBuf::from(h).join(".cache")))?
             .join("primlab/kernels"),
     };
-    let unit = translation_unit(family.file())?;
+    let unit = family_unit(family, arch, mutant).ok()?;
     let (major, minor) = nvrtc_version().ok()?;
     // FNV-1a 64 over everything the cubin depends on.
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for part in [unit.as_str(), &compile_options(arch, mutant).join(" "), &format!("nvrtc {major}.{minor}")] {
+    for part in [unit.as_str(), &compile_options(arch).join(" "), &format!("nvrtc {major}.{minor}")] {
         for byte in part.bytes().chain([0u8]) {
             hash = (hash ^ byte as u64).wrapping_mul(0x0000_0100_0000_01b3);
         }
@@ -134,8 +142,8 @@ fn cache_path(family: KernelFamily, arch: &str, mutant: u32) -> Option<std::path
 }
 
 /// Compiles one resolved translation unit; returns (cubin, log).
-pub(crate) fn compile_source(name: &str, unit: &str, arch: &str, mutant: u32) -> GpuResult<(Vec<u8>, String)> {
-    compile_source_with(name, unit, arch, compile_options(arch, mutant))
+pub(crate) fn compile_source(name: &str, unit: &str, arch: &str) -> GpuResult<(Vec<u8>, String)> {
+    compile_source_with(name, unit, arch, compile_options(arch))
 }
 
 /// [`compile_source`] with explicit NVRTC options (`arch` names the target
@@ -180,7 +188,7 @@ pub(crate) fn compile_source_with(
 pub(crate) fn compile_family_with(family: KernelFamily, appended: &str) -> GpuResult<String> {
     let unit = translation_unit(family.file()).expect("embedded family source");
     let unit = format!("{unit}\n#line 1 \"<appended checks>\"\n{appended}\n");
-    compile_source(family.file(), &unit, "sm_90", 0).map(|(_, log)| log)
+    compile_source(family.file(), &unit, "sm_90").map(|(_, log)| log)
 }
 
 /// The `sm_XY` name of a compute capability.
@@ -255,7 +263,7 @@ mod tests {
         }
         let unit = crate::sources::resolve_includes(&unit).expect("headers resolve");
         for arch in ["sm_80", "sm_90"] {
-            let (cubin, log) = compile_source("instantiations.cu", &unit, arch, 0).unwrap_or_else(|e| panic!("{e}"));
+            let (cubin, log) = compile_source("instantiations.cu", &unit, arch).unwrap_or_else(|e| panic!("{e}"));
             assert!(log.is_empty(), "{arch} warned:\n{log}");
             assert!(!cubin.is_empty());
         }

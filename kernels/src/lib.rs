@@ -50,6 +50,7 @@ pub mod kernel_family;
 pub mod launch;
 pub mod lookback;
 pub mod mutant;
+mod mutant_patches;
 pub mod plan_description;
 pub mod policy;
 pub mod reduce;

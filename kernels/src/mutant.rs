@@ -1,16 +1,33 @@
 //! The planted-bug gallery. Each mutant is a small, documented variant of a
-//! real kernel, compiled only when `PRIMLAB_MUTANT` equals its id (see
-//! `GpuOptions::mutant`); the real kernels compile with 0 and never contain
-//! one. `harness mutants` runs each through the sweep and compute-sanitizer
-//! and records which check caught it: the evidence that the harness finds
-//! the bugs it exists to find.
+//! real kernel: edits of the kernel sources ([`Patch`], in
+//! `mutant_patches.rs`) applied to a family's translation unit when a GPU is
+//! opened with its id (see `GpuOptions::mutant`); the shipped `.cu` files
+//! hold no planted code, and id 0 compiles them as they are. `harness
+//! mutants` runs each through the sweep and compute-sanitizer and records
+//! which check caught it: the evidence that the harness finds the bugs it
+//! exists to find.
 
 use crate::kernel_family::KernelFamily;
+use crate::mutant_patches::*;
+
+/// One edit that plants (part of) a bug: `original`, production code of
+/// `file` (a path under `kernels/cuda/`), becomes `planted`. It applies to a
+/// translation unit that holds `original` exactly once, and leaves one that
+/// holds none as it is (a header reaches only the families that include it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Patch {
+    /// The source file the edit belongs to.
+    pub file: &'static str,
+    /// The production code it replaces (with enough context to occur once).
+    pub original: &'static str,
+    /// What replaces it.
+    pub planted: &'static str,
+}
 
 /// One planted bug.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Mutant {
-    /// `PRIMLAB_MUTANT` value.
+    /// Its id (`GpuOptions::mutant`; 0 is the real kernels).
     pub id: u32,
     /// Short name.
     pub name: &'static str,
@@ -27,6 +44,8 @@ pub struct Mutant {
     pub variant: &'static str,
     /// Sizes to run it at.
     pub sizes: &'static [usize],
+    /// The edits that plant it.
+    pub patches: &'static [Patch],
 }
 
 const SMALL: &[usize] = &[1, 31, 33, 257, 513, 4099];
@@ -46,6 +65,7 @@ pub const GALLERY: [Mutant; 18] = [
         primitive: "reduce",
         variant: "multipass",
         sizes: SMALL,
+        patches: PLANT_1,
     },
     Mutant {
         id: 2,
@@ -56,6 +76,7 @@ pub const GALLERY: [Mutant; 18] = [
         primitive: "reduce",
         variant: "",
         sizes: SMALL,
+        patches: PLANT_2,
     },
     Mutant {
         id: 3,
@@ -67,6 +88,7 @@ pub const GALLERY: [Mutant; 18] = [
         primitive: "reduce",
         variant: "multipass",
         sizes: SMALL,
+        patches: PLANT_3,
     },
     Mutant {
         id: 4,
@@ -77,6 +99,7 @@ pub const GALLERY: [Mutant; 18] = [
         primitive: "reduce",
         variant: "multipass",
         sizes: SMALL,
+        patches: PLANT_4,
     },
     Mutant {
         id: 5,
@@ -88,6 +111,7 @@ pub const GALLERY: [Mutant; 18] = [
         primitive: "scan",
         variant: "blelloch",
         sizes: SMALL,
+        patches: PLANT_5,
     },
     Mutant {
         id: 6,
@@ -98,6 +122,7 @@ pub const GALLERY: [Mutant; 18] = [
         primitive: "reduce",
         variant: "multipass",
         sizes: SMALL,
+        patches: PLANT_6,
     },
     Mutant {
         id: 7,
@@ -108,6 +133,7 @@ pub const GALLERY: [Mutant; 18] = [
         primitive: "scan",
         variant: "decoupled_lookback",
         sizes: SMALL,
+        patches: PLANT_7,
     },
     Mutant {
         id: 8,
@@ -119,6 +145,7 @@ pub const GALLERY: [Mutant; 18] = [
         primitive: "scan",
         variant: "decoupled_lookback",
         sizes: &[4099, 65_537, 262_145, 1 << 22],
+        patches: PLANT_8,
     },
     Mutant {
         id: 9,
@@ -129,6 +156,7 @@ pub const GALLERY: [Mutant; 18] = [
         primitive: "compact",
         variant: "",
         sizes: SMALL,
+        patches: PLANT_9,
     },
     Mutant {
         id: 10,
@@ -139,6 +167,7 @@ pub const GALLERY: [Mutant; 18] = [
         primitive: "softmax",
         variant: "",
         sizes: SMALL,
+        patches: PLANT_10,
     },
     Mutant {
         id: 11,
@@ -149,6 +178,7 @@ pub const GALLERY: [Mutant; 18] = [
         primitive: "arg_reduce",
         variant: "",
         sizes: SMALL,
+        patches: PLANT_11,
     },
     Mutant {
         id: 12,
@@ -159,6 +189,7 @@ pub const GALLERY: [Mutant; 18] = [
         primitive: "segmented_reduce",
         variant: "",
         sizes: SMALL,
+        patches: PLANT_12,
     },
     Mutant {
         id: 13,
@@ -169,6 +200,7 @@ pub const GALLERY: [Mutant; 18] = [
         primitive: "scan",
         variant: "blelloch",
         sizes: RECURSION,
+        patches: PLANT_13,
     },
     Mutant {
         id: 14,
@@ -179,6 +211,7 @@ pub const GALLERY: [Mutant; 18] = [
         primitive: "exact_sum",
         variant: "",
         sizes: SMALL,
+        patches: PLANT_14,
     },
     Mutant {
         id: 15,
@@ -189,6 +222,7 @@ pub const GALLERY: [Mutant; 18] = [
         primitive: "topk",
         variant: "",
         sizes: TOPK_ARRAYS,
+        patches: PLANT_15,
     },
     Mutant {
         id: 16,
@@ -199,6 +233,7 @@ pub const GALLERY: [Mutant; 18] = [
         primitive: "topk",
         variant: "",
         sizes: TOPK_ARRAYS,
+        patches: PLANT_16,
     },
     Mutant {
         id: 17,
@@ -209,6 +244,7 @@ pub const GALLERY: [Mutant; 18] = [
         primitive: "topk",
         variant: "",
         sizes: TOPK_ARRAYS,
+        patches: PLANT_17,
     },
     Mutant {
         id: 18,
@@ -219,12 +255,37 @@ pub const GALLERY: [Mutant; 18] = [
         primitive: "topk",
         variant: "sample",
         sizes: TOPK_ARRAYS,
+        patches: PLANT_18,
     },
 ];
 
 /// The mutant with `id`, if any.
 pub fn mutant(id: u32) -> Option<&'static Mutant> {
     GALLERY.iter().find(|m| m.id == id)
+}
+
+/// `unit` (the translation unit of `family`) with mutant `id`'s edits applied: each patch
+/// whose `original` occurs once is replaced, one that occurs nowhere leaves the unit as it
+/// is (its file is not part of this family). Errors name an unknown id, or a patch whose
+/// `original` occurs more than once (it would not say where).
+pub fn plant(id: u32, family: KernelFamily, unit: &str) -> Result<String, String> {
+    let m = mutant(id).ok_or_else(|| format!("no mutant {id} in the gallery (ids 1 to {})", GALLERY.len()))?;
+    let mut planted = unit.to_string();
+    for patch in m.patches {
+        match planted.matches(patch.original).count() {
+            0 => {}
+            1 => planted = planted.replacen(patch.original, patch.planted, 1),
+            n => {
+                return Err(format!(
+                    "mutant {id} ({}): its edit of {} occurs {n} times in {}'s translation unit, not once",
+                    m.name,
+                    patch.file,
+                    family.file()
+                ))
+            }
+        }
+    }
+    Ok(planted)
 }
 
 #[cfg(test)]
@@ -240,19 +301,46 @@ mod tests {
         }
     }
 
-    /// Every mutant is planted somewhere in the CUDA sources (and only under its own #if).
+    /// Every edit's `original` occurs exactly once in its file and in the translation unit
+    /// of every family of its mutant that includes that file, and at least one family; the
+    /// shipped sources hold no planted code.
     #[test]
-    fn every_mutant_is_planted_in_the_sources() {
+    fn every_patch_names_production_code_that_occurs_once() {
         for m in &GALLERY {
-            let tag = format!("MUTANT {}:", m.id);
-            assert!(
-                CUDA_SOURCES.iter().any(|(_, text)| text.contains(&tag)),
-                "mutant {} ({}) has no `// {tag}` comment in kernels/cuda",
-                m.id,
-                m.name
-            );
-            assert!(!m.families.is_empty(), "mutant {} claims no family", m.id);
+            assert!(!m.families.is_empty() && !m.patches.is_empty(), "mutant {} plants nothing", m.id);
+            for patch in m.patches {
+                let what = format!("mutant {} ({}), its edit of {}", m.id, m.name, patch.file);
+                let source = CUDA_SOURCES.iter().find(|(name, _)| *name == patch.file).map(|(_, text)| *text);
+                let source = source.unwrap_or_else(|| panic!("{what}: no such source"));
+                assert_eq!(source.matches(patch.original).count(), 1, "{what}: in the file");
+                assert_ne!(patch.original, patch.planted, "{what}: plants nothing");
+                let in_families = m.families.iter().filter(|f| {
+                    let unit = crate::sources::translation_unit(f.file()).expect("embedded");
+                    let count = unit.matches(patch.original).count();
+                    assert!(count <= 1, "{what}: {count} times in {}", f.file());
+                    count == 1
+                });
+                assert!(in_families.count() >= 1, "{what}: in none of its families' translation units");
+            }
         }
+        for (name, text) in CUDA_SOURCES {
+            assert!(!text.contains("PRIMLAB_MUTANT") && !text.contains("MUTANT "), "{name} holds planted code");
+        }
+    }
+
+    #[test]
+    fn planting_applies_every_edit_once_and_refuses_what_it_cannot_place() {
+        let unit = crate::sources::translation_unit(KernelFamily::Topk.file()).expect("embedded");
+        let planted = plant(15, KernelFamily::Topk, &unit).expect("mutant 15 plants in topk.cu");
+        for patch in PLANT_15 {
+            assert!(!planted.contains(patch.original) && planted.contains(patch.planted), "{}", patch.original);
+        }
+        let untouched = crate::sources::translation_unit(KernelFamily::Histogram.file()).expect("embedded");
+        assert_eq!(plant(15, KernelFamily::Histogram, &untouched).expect("no edit applies"), untouched);
+        let twice = format!("{unit}\n{}", PLANT_15[0].original);
+        let error = plant(15, KernelFamily::Topk, &twice).expect_err("ambiguous");
+        assert!(error.contains("occurs 2 times") && error.contains("topk-tie-rule-inverted"), "{error}");
+        assert!(plant(99, KernelFamily::Topk, &unit).expect_err("unknown").contains("no mutant 99"));
     }
 
     /// The `.text*` sections (machine code) of a cubin, by name. Line tables,
@@ -280,8 +368,8 @@ mod tests {
     }
 
     /// Each mutant changes the machine code of every family it claims: its
-    /// `#if PRIMLAB_MUTANT == k` sits in code that family compiles and
-    /// instantiates, and the define reaches NVRTC (sm_90, as on the H200).
+    /// edits land in code that family compiles and instantiates (sm_90, as
+    /// on the H200).
     /// Needs libnvrtc (`make setup`); without it the test fails, never passes.
     #[test]
     fn every_mutant_changes_the_code_of_the_families_it_claims() {

@@ -332,9 +332,12 @@ impl<'g, T: TopkElement> TopkPlan<'g, T> {
                 let levels = grid.levels.len() as u64;
                 let mut d = d.memset("row histograms", levels * rows * GRID_BINS as u64 * 4);
                 for _ in 0..levels {
-                    d = d
-                        .launch(format!("topk_grid_histogram_{dtype}"), blocks, block, 0)
-                        .launch("topk_grid_threshold", self.rows as u32, 32, 0);
+                    d = d.launch(format!("topk_grid_histogram_{dtype}"), blocks, block, 0).launch(
+                        "topk_grid_threshold",
+                        self.rows as u32,
+                        32,
+                        0,
+                    );
                 }
                 d.launch(format!("topk_grid_collect_{dtype}"), blocks, block, 0)
                     .launch(format!("topk_grid_{last}_{dtype}"), self.rows as u32, block, 0)

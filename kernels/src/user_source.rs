@@ -32,7 +32,7 @@ pub fn compile_user_ptx(name: &str, text: &str, arch: &str, defines: &[String]) 
     let c_name = CString::new(name).map_err(|_| compile_error("bad file name".into()))?;
     let program = nvrtc::create_program(&source, Some(c_name.as_c_str()))
         .map_err(|e| compile_error(format!("nvrtcCreateProgram: {e:?}")))?;
-    let mut options = compile_options(arch, 0);
+    let mut options = compile_options(arch);
     options.extend(defines.iter().map(|d| format!("-D{d}")));
     // SAFETY: `program` is live until destroyed below; options are valid strings.
     let compiled = unsafe { nvrtc::compile_program(program, &options) };

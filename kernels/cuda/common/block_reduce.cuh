@@ -27,15 +27,8 @@ __device__ __forceinline__ typename Op::T block_reduce(typename Op::T value, Op 
     const int warp = warp_id();
     value = warp_reduce(value, op);
     if (lane == 0) storage.warp_partials[warp] = value;
-#if PRIMLAB_MUTANT == 1
-    // MUTANT 1: no barrier between the partial writes and warp 0's reads.
-#elif PRIMLAB_MUTANT == 2
-    // MUTANT 2: the barrier sits inside a branch only warp 0 takes.
-    if (warp == 0) __syncthreads();
-#else
     // Warp 0 must not read warp_partials before every warp has written its own.
     __syncthreads();
-#endif
     T total = Op::identity();
     if (warp == 0) {
         const T partial = lane < kWarps ? storage.warp_partials[lane] : Op::identity();

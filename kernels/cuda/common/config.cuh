@@ -8,9 +8,6 @@
 
 // 0 = the real kernels. A nonzero value compiles one planted bug from the
 // gallery in kernels/src/mutant.rs (harness mutants); nothing else sets it.
-#ifndef PRIMLAB_MUTANT
-#define PRIMLAB_MUTANT 0
-#endif
 
 // NVRTC ships no <cstdint>; these aliases are the only integer names we use.
 typedef long long i64;

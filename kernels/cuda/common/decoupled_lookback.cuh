@@ -172,14 +172,7 @@ __device__ __forceinline__ typename Op::T lookback_exclusive_prefix(const TileSt
         const u32 prefix_lanes = __ballot_sync(kFullMask, flag == kTilePrefix);
         // The nearest P tile closes the window; tiles before it are covered by its prefix.
         const int start = prefix_lanes ? 31 - __clz(prefix_lanes) : 0;
-#if PRIMLAB_MUTANT == 8
-        // MUTANT 8: the window starts one lane late, so the P tile that closes
-        // the walk is dropped: every tile after the first loses the prefix of
-        // everything before its nearest published predecessor.
-        const T contribution = lane > start ? value : Op::identity();
-#else
         const T contribution = lane >= start ? value : Op::identity();
-#endif
         const T window = shfl_idx(warp_reduce(contribution, op), 0);
         exclusive = op(window, exclusive);
         if (prefix_lanes) break;

@@ -84,12 +84,7 @@ constexpr i32 kNoIndex = 0x7fffffff;
 
 // Whether a candidate with a value equal to the incumbent's replaces it.
 __device__ __forceinline__ bool arg_tie_prefers(i32 candidate, i32 incumbent) {
-#if PRIMLAB_MUTANT == 11
-    // MUTANT 11: ties resolved to the highest index.
-    return candidate > incumbent;
-#else
     return candidate < incumbent;
-#endif
 }
 
 // Arg max (kMax) or arg min of (value, index) pairs: a strictly better value
@@ -125,11 +120,9 @@ struct SoftmaxMerge {
     __device__ __forceinline__ static T identity() { return T{-__int_as_float(0x7f800000), 0.0f}; }
     __device__ __forceinline__ T operator()(T a, T b) const {
         const float m = fmaxf(a.m, b.m);
-        // MUTANT 10: without this guard, merging two empty states computes
+        // Without this guard, merging two empty states computes
         // exp(-inf - -inf) = NaN and an all-masked partial poisons the row.
-#if PRIMLAB_MUTANT != 10
         if (m == -__int_as_float(0x7f800000)) return identity();
-#endif
         return T{m, a.d * __expf(a.m - m) + b.d * __expf(b.m - m)};
     }
 };

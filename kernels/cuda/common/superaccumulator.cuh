@@ -61,11 +61,6 @@ __device__ __forceinline__ void normalise(i64 (&words)[kExactWords]) {
         const i64 t = words[b] + carry;
         words[b] = t & kExactWordMask;
         carry = t >> kExactWordBits;
-#if PRIMLAB_MUTANT == 14
-        // MUTANT 14: the carry out of word 3 (exponents 96..127, the bin of
-        // values in [2^-54, 1)) is dropped instead of propagated.
-        if (b == 3) carry = 0;
-#endif
     }
     words[kExactBins] += carry;
 }
