@@ -8,21 +8,8 @@
 //! exists to find.
 
 use crate::kernel_family::KernelFamily;
+pub use crate::mutant_patches::Patch;
 use crate::mutant_patches::*;
-
-/// One edit that plants (part of) a bug: `original`, production code of
-/// `file` (a path under `kernels/cuda/`), becomes `planted`. It applies to a
-/// translation unit that holds `original` exactly once, and leaves one that
-/// holds none as it is (a header reaches only the families that include it).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Patch {
-    /// The source file the edit belongs to.
-    pub file: &'static str,
-    /// The production code it replaces (with enough context to occur once).
-    pub original: &'static str,
-    /// What replaces it.
-    pub planted: &'static str,
-}
 
 /// One planted bug.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,11 +1,23 @@
 //! The planted bugs of the mutant gallery as edits of the kernel sources
-//! ([`super::mutant::Patch`]), so that the shipped `.cu` files hold none: each
+//! ([`Patch`], defined here with the data it types), so that the shipped `.cu` files hold none: each
 //! `original` is production code that occurs exactly once in the translation
 //! unit of every family it plants in (a test holds them to it), with enough
 //! context around an insertion to say where; `planted` replaces it.
 //! Generated once from the `#if PRIMLAB_MUTANT` blocks the sources held before.
 
-use super::mutant::Patch;
+/// One edit that plants (part of) a bug: `original`, production code of
+/// `file` (a path under `kernels/cuda/`), becomes `planted`. It applies to a
+/// translation unit that holds `original` exactly once, and leaves one that
+/// holds none as it is (a header reaches only the families that include it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Patch {
+    /// The source file the edit belongs to.
+    pub file: &'static str,
+    /// The production code it replaces (with enough context to occur once).
+    pub original: &'static str,
+    /// What replaces it.
+    pub planted: &'static str,
+}
 
 /// Mutant 1.
 pub(crate) const PLANT_1: &[Patch] = &[Patch {
