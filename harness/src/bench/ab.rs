@@ -285,6 +285,31 @@ pub fn decided(paired: &[Paired], threshold: f64) -> bool {
         && ours.all(|p| p.interval.is_some_and(|i| i.low > 1.0 + threshold || i.high < 1.0 + threshold))
 }
 
+/// Why a run may stop before its last round, once `--min-rounds` rounds
+/// are in: every record of ours decided ([`decided`]), or one of them a
+/// REGRESSION already, which fails the gate whatever the others do. Rule:
+/// a regression's interval lies wholly above `1 + threshold`, so the gate's
+/// answer is known; more rounds would only narrow the other records'
+/// intervals, whose verdicts are then printed from the rounds run (a
+/// change that is gated again after its fix runs them all). Peeking at
+/// each round asks more of chance than one look would, which the
+/// threshold's margin absorbs: unchanged code lies 1 + threshold above its
+/// true ratio only when its interval misses by the whole margin.
+pub fn stop_reason(paired: &[Paired], threshold: f64) -> Option<String> {
+    if decided(paired, threshold) {
+        return Some("every record of ours decided".into());
+    }
+    let regressed: Vec<&str> =
+        paired.iter().filter(|p| p.ours && p.change == Change::Regression).map(|p| p.label.as_str()).collect();
+    (!regressed.is_empty()).then(|| {
+        format!(
+            "{} record(s) of ours a REGRESSION already ({}): the gate fails whatever the others do",
+            regressed.len(),
+            regressed.join(", ")
+        )
+    })
+}
+
 /// A record of ours that one build timed and the other did not, in some
 /// round: the pairing cannot judge it, so it would drop out of the gate
 /// unseen (a kernel the new build lost, a record the old build lacks).
@@ -487,10 +512,11 @@ pub fn run(o: &AbOptions) -> Result<bool> {
             *(if build == Build::Old { &mut old } else { &mut new }) = records;
         }
         rounds.push((old, new));
-        if rounds.len() >= o.min_rounds && rounds.len() < o.rounds && decided(&pair(&rounds, o.threshold), o.threshold)
-        {
-            eprintln!("bench ab: every record of ours decided after {} rounds; stopping (--min-rounds)", rounds.len());
-            break;
+        if rounds.len() >= o.min_rounds && rounds.len() < o.rounds {
+            if let Some(why) = stop_reason(&pair(&rounds, o.threshold), o.threshold) {
+                eprintln!("bench ab: {why} after {} rounds; stopping (--min-rounds)", rounds.len());
+                break;
+            }
         }
     }
     let paired = pair(&rounds, o.threshold);

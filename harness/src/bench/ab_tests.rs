@@ -180,6 +180,44 @@ fn with_min_rounds_a_run_stops_once_every_record_is_decided() {
     }
 }
 
+#[test]
+fn a_proven_regression_stops_the_run_though_other_records_are_undecided() {
+    // reduce_then_scan 5 % slower every round; decoupled_lookback's NEW wanders
+    // 0.97x-1.06x from round to round, so its interval straddles 1.03.
+    let wander = [1.06, 0.97, 1.05, 0.99, 1.04, 0.98];
+    let slowed: Vec<_> = rounds(Some(("reduce_then_scan", 1.05)))
+        .into_iter()
+        .zip(wander)
+        .map(|((old, mut new), w)| {
+            new.iter_mut().filter(|r| r.variant == "decoupled_lookback").for_each(|r| {
+                r.samples_us.iter_mut().for_each(|t| *t *= w);
+                r.median_us = r.median_us.map(|m| m * w);
+            });
+            (old, new)
+        })
+        .collect();
+    let paired = pair(&slowed[..3], 0.03);
+    assert!(!decided(&paired, 0.03), "decoupled_lookback is undecided: {paired:?}");
+    let why = stop_reason(&paired, 0.03).expect("a proven regression decides the gate");
+    assert!(why.contains("1 record(s) of ours a REGRESSION already") && why.contains("reduce_then_scan"), "{why}");
+    assert!(!why.contains("decoupled_lookback"), "{why}");
+    // Unchanged code whose records are all decided stops for that reason; one
+    // undecided record and no regression keeps the run going.
+    assert_eq!(stop_reason(&pair(&rounds(None)[..3], 0.03), 0.03).as_deref(), Some("every record of ours decided"));
+    let wandering: Vec<_> = slowed.iter().map(|(old, new)| (old.clone(), without_slowdown(new))).collect();
+    assert_eq!(stop_reason(&pair(&wandering[..3], 0.03), 0.03), None);
+}
+
+/// `new` with reduce_then_scan back at its OLD speed (the 5 % slowdown undone).
+fn without_slowdown(new: &[BenchRecord]) -> Vec<BenchRecord> {
+    let mut out = new.to_vec();
+    out.iter_mut().filter(|r| r.variant == "reduce_then_scan").for_each(|r| {
+        r.samples_us.iter_mut().for_each(|t| *t /= 1.05);
+        r.median_us = r.median_us.map(|m| m / 1.05);
+    });
+    out
+}
+
 /// `rounds(None)` with the record `variant` left out of one build's halves.
 fn rounds_without(variant: &str, lost_by: Build) -> Vec<(Vec<BenchRecord>, Vec<BenchRecord>)> {
     let drop = |records: Vec<BenchRecord>| records.into_iter().filter(|r| r.variant != variant).collect();

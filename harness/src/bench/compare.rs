@@ -10,8 +10,9 @@
 //! does not see. So by default a record of ours is judged against the
 //! references timed in the same two runs ([`super::compare_references`]):
 //! CUB's and PyTorch's record of the same op and size and the copy and read
-//! ceilings at the nearest size. Its NEW / OLD interval is divided by theirs
-//! (lowest over highest, highest over lowest), so a machine that is 20 %
+//! ceilings at the nearest size. Its NEW / OLD is divided by their mean
+//! move, the two noises added in quadrature (independent programs timed in
+//! turn; the references' disagreement bounds theirs), so a machine that is 20 %
 //! slower moves both sides and cancels; a reference that moved beyond the
 //! limit is not used, and a record with no usable reference is UNJUDGED,
 //! which the gate reports as "could not judge" (exit 2), never as a pass.
@@ -373,8 +374,7 @@ fn judge_on_references(c: &mut Comparison, references: Drift, threshold: f64) {
     match references.centre() {
         Some(centre) => {
             c.normalised = c.ratio / centre;
-            let own = c.interval.unwrap_or(Interval { low: c.ratio, high: c.ratio });
-            c.judged = references.normalise(own);
+            c.judged = references.normalise(c.ratio, c.interval);
             // Noise unknown on both sides: the normalised ratio alone decides.
             let judged =
                 c.judged.filter(|_| c.interval.is_some() || references.used.iter().any(|r| r.interval.is_some()));
