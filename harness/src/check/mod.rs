@@ -299,12 +299,8 @@ fn run_on(
         return worker::run_sanitize_child(&gpu, &manifest, seed, &sizes).map(Ended::Done);
     }
     say(&format!("check: seed {seed:#x}, sizes {sizes:?} on {} (rerun with --seed {seed:#x})", gpu.info().name));
-    let planned = catalogue::cases(
-        &crate::sweep::SweepPlan::of_primitive(manifest.primitive, &sizes, seed),
-        &manifest,
-        args.deep,
-    );
     let plan = crate::sweep::SweepPlan::of_primitive(manifest.primitive, &sizes, seed);
+    let planned = catalogue::cases(&plan, &manifest, args.deep);
     catalogue::outside_contract(&plan, &manifest, args.deep).iter().for_each(|line| say(&format!("check: {line}")));
     if !args.deep && sizes.iter().any(|&n| n > catalogue::ONE_FAMILY_PAST) {
         say("check: past 2^24 each size runs one data family, the families in turn (--deep runs every family at every size)");
