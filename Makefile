@@ -1,6 +1,6 @@
 # primlab: the two commands that do everything on a fresh machine are
 #   make sweep    (installs what is missing, then `cargo run -p harness -- sweep`)
-#   make verify   (format, clippy -D warnings, every test, docs, examples, fixture drift, receipt gate)
+#   make verify   (format, clippy -D warnings, every test, docs, examples, a check from cargo test, fixture drift, receipt gate)
 # GPU-machine targets (sanitize, mutants, bench) need a built binary and a GPU.
 
 # The version scripts/install_nvrtc.sh installs (named there once).
@@ -49,7 +49,8 @@ verify: setup python-test-deps
 	$(call step,verify: tests,cargo test --workspace)
 	$(call step,verify: docs,RUSTDOCFLAGS='-D warnings' cargo doc --workspace --no-deps)
 	$(call step,verify: examples,cargo build --examples -p primlab-kernels)
-	$(call step,verify: library packages,cargo package --workspace --exclude harness --no-verify --locked --allow-dirty -q)
+	$(call step,verify: check from cargo test,cargo test -q -p primlab-check-example --test check_kernels)
+	$(call step,verify: library packages,cargo package --workspace --exclude primlab-check-example --no-verify --locked --allow-dirty -q)
 	$(call step,verify: fixture drift,cargo run -q -p harness -- fixtures --check)
 	$(call step,verify: python package,$(PYTEST))
 	$(call step,verify: receipt gate,cargo run -q -p harness -- receipts check)

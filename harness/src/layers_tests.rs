@@ -26,8 +26,11 @@ enum Layer {
 
 /// Files and folders (relative to `harness/src`, `/`-separated, folders ending
 /// in `/`) by layer, most specific first; everything else is core.
-const PLACES: [(&str, Layer); 16] = [
+const PLACES: [(&str, Layer); 18] = [
     ("main.rs", Layer::Cli),
+    // The library's root and its public API compose the runners, as a command does.
+    ("lib.rs", Layer::Cli),
+    ("api", Layer::Cli),
     ("cli.rs", Layer::Cli),
     ("commands/", Layer::Cli),
     ("bench/plot.rs", Layer::Report),

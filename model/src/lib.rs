@@ -2,8 +2,10 @@
 //!
 //! Three layers:
 //! * **Direct definitions** ([`reduce`], [`scan`], [`arg_reduce`], [`softmax`], [`compact`],
-//!   [`segmented`], [`histogram`], [`exact`]): what each primitive must return, with its
-//!   contract (tie rules, nonfinite policies, masks, int64 overflow).
+//!   [`segmented_reduce`], [`histogram`], [`float_reduce`], [`exact`] (`exact_sum`), [`topk`],
+//!   [`topk_sample`]): what each primitive must return, with its contract (tie rules,
+//!   nonfinite policies, masks, int64 overflow). Each file bears its primitive's name, as its
+//!   kernel, launch code, cases and bench entries do.
 //! * **Hardware-scope models** ([`hardware`]): the warp shuffle tree with lane participation,
 //!   the 256-thread block reduction, multi-pass reduction, Blelloch and Hillis–Steele scans
 //!   and the recursive device scan, combine for combine in the order the CUDA kernels use, so
@@ -25,6 +27,7 @@ pub mod digest;
 mod error;
 pub mod exact;
 pub mod fixtures;
+pub mod float_reduce;
 pub mod generators;
 pub mod hardware;
 pub mod histogram;
@@ -33,7 +36,7 @@ pub mod pieces;
 pub mod reduce;
 pub mod scalar;
 pub mod scan;
-pub mod segmented;
+pub mod segmented_reduce;
 pub mod softmax;
 pub mod topk;
 pub mod topk_sample;

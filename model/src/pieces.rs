@@ -1,7 +1,7 @@
 //! The model's answers for the catalogue's inputs, a piece at a time: the
 //! direct definitions ([`crate::scan`], [`crate::reduce`],
 //! [`crate::arg_reduce`], [`crate::compact`], [`crate::histogram`],
-//! [`crate::segmented`], [`crate::exact`]) folded over consecutive pieces
+//! [`crate::segmented_reduce`], [`crate::exact`]) folded over consecutive pieces
 //! of one input, so that an input of 2^28 items is answered (and digested)
 //! while holding one piece. Each is concrete (int32 or f32 items, no type
 //! parameter), so that it is compiled here, in this crate's optimised
@@ -14,7 +14,7 @@ use crate::histogram::histogram_even;
 use crate::operator::SumI64;
 use crate::reduce::PieceReduce;
 use crate::scan::PieceScan;
-use crate::segmented::{SegmentEvent, SegmentWalk};
+use crate::segmented_reduce::{SegmentEvent, SegmentWalk};
 use crate::ModelError;
 use primlab_types::HistogramSpec;
 
@@ -188,7 +188,7 @@ fn add_counts(piece: Vec<u64>, counts: &mut [u64]) -> Result<(), ModelError> {
 }
 
 /// Per-segment int64 sums and maxima of int32 pieces over half-open
-/// offsets ([`crate::segmented::segmented_sum`], [`crate::segmented::segmented_max`]):
+/// offsets ([`crate::segmented_reduce::segmented_sum`], [`crate::segmented_reduce::segmented_max`]):
 /// an empty segment sums to 0 and has the maximum `i64::MIN`. The sums are
 /// plain `i64` additions: fewer than 2^32 terms of magnitude at most 2^31
 /// stay below 2^63.
@@ -231,7 +231,7 @@ impl SegmentsI32 {
 /// Per segment of f32 pieces: the exact sum rounded to nearest f64 and
 /// Σ|x| rounded up (the digest of [`crate::exact::exact_sum_f32`]'s
 /// `rounded_f64` and `sum_abs`), and the arg max with its global index
-/// ([`crate::segmented::segmented_argmax`]: the first of equal values;
+/// ([`crate::segmented_reduce::segmented_argmax`]: the first of equal values;
 /// `(-inf, u64::MAX)` for an empty segment). One segment's accumulators
 /// are held at a time. Errors: a NaN or ±inf inside a segment.
 pub struct SegmentsF32 {
@@ -362,8 +362,8 @@ mod tests {
             assert_eq!(flagged, crate::compact::compact_flags(&x, &binary).unwrap().output);
             assert_eq!(counts, histogram_even(&x, &spec).unwrap());
             let (sums, maxima) = ints.finish();
-            assert_eq!(sums, crate::segmented::segmented_sum(&x, &offsets).unwrap());
-            assert_eq!(maxima, crate::segmented::segmented_max(&x, &offsets).unwrap());
+            assert_eq!(sums, crate::segmented_reduce::segmented_sum(&x, &offsets).unwrap());
+            assert_eq!(maxima, crate::segmented_reduce::segmented_max(&x, &offsets).unwrap());
             let (exact, argmax) = floats.finish().unwrap();
             let want: Vec<f64> = offsets
                 .windows(2)
@@ -373,7 +373,7 @@ mod tests {
                 })
                 .collect();
             assert_eq!(exact, want, "piece {piece}");
-            assert_eq!(argmax, crate::segmented::segmented_argmax(&f, &offsets).unwrap(), "piece {piece}");
+            assert_eq!(argmax, crate::segmented_reduce::segmented_argmax(&f, &offsets).unwrap(), "piece {piece}");
         }
     }
 }

@@ -151,9 +151,9 @@ pub fn answer(primitive: &str, contract: &str, inputs: &[Array], params: &[Value
             let offsets: Vec<usize> = wide.iter().map(|&o| o as usize).collect();
             let x = i32s(&inputs[0]);
             let out = if c.starts_with("max") {
-                model::segmented::segmented_max(x, &offsets)
+                model::segmented_reduce::segmented_max(x, &offsets)
             } else {
-                model::segmented::segmented_sum(x, &offsets)
+                model::segmented_reduce::segmented_sum(x, &offsets)
             };
             vec![Array::Int64(out.unwrap_or_else(|e| model(e)))]
         }

@@ -208,7 +208,7 @@ fn check_without_a_gpu_cannot_run_after_validating() {
     let no_gpu = |_: &CheckOptions| Err("no device (given by the test)".to_string());
     let path = examples().join("reduce_ptx/check.toml");
     let args = CheckOptions { manifest: path, sizes: vec![33], max_failures_shown: 20, ..Default::default() };
-    let e = run_on(&args, None, no_gpu).expect_err("a check that ran nothing passed");
+    let e = run_on(&args, None, no_gpu).and_then(exit_of).expect_err("a check that ran nothing passed");
     let line = e.downcast_ref::<crate::exit::CannotRun>().expect("'could not run' (exit status 2), not a failure");
     assert!(line.0.starts_with("check: cannot run: no GPU (no device (given by the test)"), "{line}");
     // A manifest error is still reported without a GPU.

@@ -65,6 +65,103 @@ pub struct CheckOptions {
     pub deep: bool,
     /// Print the receipt as one JSON document on stdout; every other line goes to stderr.
     pub json: bool,
+    /// The harness executable that runs the cases (the watchdog workers and
+    /// the sanitizer child).
+    pub worker: WorkerProgram,
+}
+
+/// The executable whose `check --worker-from K` (and `--sanitize-child`) runs the cases.
+#[derive(Debug, Clone, Default)]
+pub enum WorkerProgram {
+    /// This executable: the `harness` binary.
+    #[default]
+    ThisExecutable,
+    /// A harness executable a caller of the library found (a test binary
+    /// cannot be its own worker), held to this build ([`watchdog::build_id`]).
+    At(std::path::PathBuf),
+    /// None was found: why, and where it looked (an error once a GPU is
+    /// found and cases are to run; without a GPU none is needed).
+    Missing(String),
+}
+
+/// One failure as `check` prints it: its line (`FAIL ...`, or `check: FAIL
+/// divergence at ...` from the static pass) and the indented lines under it
+/// (the mismatch summary, the rerun line).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FailureLines {
+    /// The failure line.
+    pub line: String,
+    /// The lines under it, without their indentation.
+    pub details: Vec<String>,
+}
+
+impl FailureLines {
+    /// The lines as printed: the failure line, then each detail indented by five spaces.
+    pub fn text(&self) -> String {
+        let details: String = self.details.iter().map(|l| format!("\n     {l}")).collect();
+        format!("{}{details}", self.line)
+    }
+}
+
+/// What a whole check (cases run) ended with, for the command line (its
+/// exit status: [`exit_of`]) and the library (its result).
+#[derive(Debug, Clone)]
+pub struct Checked {
+    /// The verdict.
+    pub outcome: verdict::Outcome,
+    /// The registry primitive.
+    pub primitive: String,
+    /// The contract.
+    pub contract: String,
+    /// The run seed.
+    pub seed: u64,
+    /// The sizes visited.
+    pub sizes: Vec<usize>,
+    /// Cases planned.
+    pub planned: usize,
+    /// Cases that passed.
+    pub passed: usize,
+    /// Cases that failed.
+    pub failed: usize,
+    /// Every failure: the static pass's, then the cases' (in the order they ended).
+    pub failures: Vec<FailureLines>,
+    /// A `NOT RUN ...` line for each planned case that did not run.
+    pub not_run: Vec<String>,
+    /// The receipt written.
+    pub receipt: std::path::PathBuf,
+    /// The line that ends an incomplete check (`check: INCOMPLETE: ...`).
+    pub incomplete: Option<String>,
+}
+
+/// How `check` ended.
+#[derive(Debug, Clone)]
+pub enum Ended {
+    /// A mode that runs no whole check (`--validate-only`, a worker, the
+    /// sanitizer child): whether it passed.
+    Done(bool),
+    /// No GPU to run the cases on (the manifest was validated first): why.
+    NoGpu(String),
+    /// The cases ran.
+    Checked(Box<Checked>),
+}
+
+/// The command line's result of a check: Ok(true) passed (exit 0),
+/// Ok(false) failed or checked nothing (exit 1), and
+/// [`crate::exit::CannotRun`] (exit 2) for no GPU or an incomplete check.
+pub fn exit_of(ended: Ended) -> Result<bool> {
+    match ended {
+        Ended::Done(passed) => Ok(passed),
+        Ended::NoGpu(reason) => Err(crate::exit::CannotRun(no_gpu_line(&reason)).into()),
+        Ended::Checked(checked) => match checked.incomplete {
+            Some(line) => Err(crate::exit::CannotRun(line).into()),
+            None => Ok(checked.outcome.exit_status() == crate::exit::PASSED),
+        },
+    }
+}
+
+/// `check: cannot run: no GPU (<reason>)`.
+pub fn no_gpu_line(reason: &str) -> String {
+    format!("check: cannot run: no GPU ({reason})")
 }
 
 /// Whether stdout carries the JSON document (`check --format json`): set
@@ -145,7 +242,12 @@ fn load_manifest(
 /// checked; a manifest error is an Err, and so is a machine it cannot run
 /// on (no GPU: [`crate::exit::CannotRun`], exit status 2).
 pub fn run(args: &CheckOptions, timer: Option<&UserTimer>) -> Result<bool> {
-    run_on(args, timer, open_gpu)
+    exit_of(run_on(args, timer, open_gpu)?)
+}
+
+/// A check for the library's public API: [`run`]'s work, ended as it ended.
+pub fn run_ended(args: &CheckOptions) -> Result<Ended> {
+    run_on(args, None, open_gpu)
 }
 
 /// [`run`] on the GPU `open` gives (or the reason it gives for having none).
@@ -153,14 +255,14 @@ fn run_on(
     args: &CheckOptions,
     timer: Option<&UserTimer>,
     open: fn(&CheckOptions) -> std::result::Result<kernels::Gpu, String>,
-) -> Result<bool> {
+) -> Result<Ended> {
     crate::sweep::check_sizes(&args.sizes, None)?;
     // Refused here, once, before any case: the workers read the same value.
     streamed::stream_from().map_err(anyhow::Error::msg)?;
     let seed = args.seed.unwrap_or_else(crate::sweep::fresh_seed);
     let sizes = visited_sizes(args, seed);
     if let Some(from) = args.worker_from {
-        return worker::run(args, seed, sizes, from);
+        return worker::run(args, seed, sizes, from).map(Ended::Done);
     }
     DOCUMENT_ON_STDOUT.store(args.json && !args.sanitize_child, std::sync::atomic::Ordering::Relaxed);
     let gpu = open(args);
@@ -183,26 +285,22 @@ fn run_on(
             });
             println!("{}", serde_json::to_string_pretty(&document)?);
         }
-        return Ok(true);
+        return Ok(Ended::Done(true));
     }
     let gpu = match gpu {
         Ok(g) => g,
-        Err(reason) => {
-            let reason = crate::nvrtc_path::with_search_note(&reason);
-            return Err(crate::exit::CannotRun(format!("check: cannot run: no GPU ({reason})")).into());
-        }
+        Err(reason) => return Ok(Ended::NoGpu(crate::nvrtc_path::with_search_note(&reason))),
     };
+    if let WorkerProgram::Missing(why) = &args.worker {
+        return Err(crate::exit::CannotRun(format!("check: cannot run: {why}")).into());
+    }
     let sizes = fit_sizes(args, &manifest, &gpu, seed, sizes)?;
     if args.sanitize_child {
-        return worker::run_sanitize_child(&gpu, &manifest, seed, &sizes);
+        return worker::run_sanitize_child(&gpu, &manifest, seed, &sizes).map(Ended::Done);
     }
     say(&format!("check: seed {seed:#x}, sizes {sizes:?} on {} (rerun with --seed {seed:#x})", gpu.info().name));
-    let planned = catalogue::cases(
-        &crate::sweep::SweepPlan::of_primitive(manifest.primitive, &sizes, seed),
-        &manifest,
-        args.deep,
-    );
     let plan = crate::sweep::SweepPlan::of_primitive(manifest.primitive, &sizes, seed);
+    let planned = catalogue::cases(&plan, &manifest, args.deep);
     catalogue::outside_contract(&plan, &manifest, args.deep).iter().for_each(|line| say(&format!("check: {line}")));
     if !args.deep && sizes.iter().any(|&n| n > catalogue::ONE_FAMILY_PAST) {
         say("check: past 2^24 each size runs one data family, the families in turn (--deep runs every family at every size)");
@@ -211,14 +309,19 @@ fn run_on(
     // The static pass's failures count towards --maxfail: the first failure
     // is known before any case runs.
     let left = args.maxfail.map(|m| m.saturating_sub(statics.failures()));
-    let results = if left == Some(0) {
+    let supervised = if left == Some(0) {
         say("check: stopped: the divergence pass failed the kernel before any case ran (--maxfail N or --all runs the cases too)");
-        Vec::new()
+        worker::Supervised { results: Vec::new(), failures: Vec::new() }
     } else {
-        worker::supervise(&CheckOptions { maxfail: left, ..args.clone() }, seed, &sizes)?
+        worker::supervise(&CheckOptions { maxfail: left, ..args.clone() }, seed, &sizes, planned.len())?
     };
-    let ran = Ran { results, planned: planned.iter().map(|s| s.id.clone()).collect(), statics };
-    finish(args, timer, &gpu, &manifest, seed, &sizes, &ran)
+    let ran = Ran {
+        results: supervised.results,
+        failures: supervised.failures,
+        planned: planned.iter().map(|s| s.id.clone()).collect(),
+        statics,
+    };
+    finish(args, timer, &gpu, &manifest, seed, &sizes, &ran).map(|c| Ended::Checked(Box::new(c)))
 }
 
 /// The sizes whose cases fit this machine ([`budget::fit`]), each size left
@@ -256,6 +359,8 @@ fn fit_sizes(
 /// static pass.
 struct Ran {
     results: Vec<CaseResult>,
+    /// Every failing case's lines, as printed.
+    failures: Vec<FailureLines>,
     planned: Vec<crate::sweep::case::CaseId>,
     statics: static_pass::StaticReport,
 }
@@ -311,7 +416,7 @@ fn finish(
     seed: u64,
     sizes: &[usize],
     ran: &Ran,
-) -> Result<bool> {
+) -> Result<Checked> {
     let results = &ran.results[..];
     let stopped = results.len() < ran.planned.len();
     let out = report::out_dir(args.out.as_deref(), &args.manifest);
@@ -323,7 +428,7 @@ fn finish(
             );
             None
         }
-        (true, false) => Some(sanitize::run(manifest, seed, &out)?),
+        (true, false) => Some(sanitize::run(manifest, seed, &out, &args.worker)?),
         (false, _) => None,
     };
     let timed = match timer {
@@ -366,7 +471,30 @@ fn finish(
         + &summary::static_section(&ran.statics);
     let summary_path = report::write(&out, "summary.md", &text)?;
     say(&format!("check: receipt {} and summary {}", receipt.display(), summary_path.display()));
-    conclude(&decision, ran.planned.len())
+    let incomplete = conclude(&decision, ran.planned.len());
+    // The static pass's failing lines as printed (`check: FAIL divergence at ...`), then the cases'.
+    let mut failures: Vec<FailureLines> = ran
+        .statics
+        .lines()
+        .into_iter()
+        .filter(|l| l.starts_with("FAIL "))
+        .map(|l| FailureLines { line: format!("check: {l}"), details: Vec::new() })
+        .collect();
+    failures.extend(ran.failures.iter().cloned());
+    Ok(Checked {
+        outcome: decision.outcome,
+        primitive: manifest.primitive_name().to_string(),
+        contract: manifest.contract.name.to_string(),
+        seed,
+        sizes: sizes.to_vec(),
+        planned: ran.planned.len(),
+        passed: decision.passed,
+        failed: decision.failed,
+        failures,
+        not_run: decision.not_run.iter().map(verdict::NotRun::line).collect(),
+        receipt,
+        incomplete,
+    })
 }
 
 /// The counts line, and the line saying where `--maxfail` stopped the check.
@@ -439,10 +567,11 @@ fn receipt_details(
     })
 }
 
-/// The check's last lines and its result: PASS, FAIL (with the cases that
-/// did not run named too), or INCOMPLETE (exit status 2, every case that
-/// did not run named); never PASS with a case left out.
-fn conclude(decision: &verdict::Decision, planned: usize) -> Result<bool> {
+/// The check's last lines: PASS, FAIL (with the cases that did not run
+/// named too), or, for INCOMPLETE, the line that ends it (printed by the
+/// command line on stderr, exit status 2, every case that did not run
+/// named above it); never PASS with a case left out.
+fn conclude(decision: &verdict::Decision, planned: usize) -> Option<String> {
     let lines = verdict::not_run_lines(&decision.not_run);
     lines.iter().for_each(|line| say(&format!("check: {line}")));
     match decision.outcome {
@@ -458,17 +587,15 @@ fn conclude(decision: &verdict::Decision, planned: usize) -> Result<bool> {
             say("check: FAIL (nothing was checked)");
         }
         verdict::Outcome::Incomplete => {
-            return Err(crate::exit::CannotRun(format!(
+            return Some(format!(
                 "check: INCOMPLETE: {} of {planned} planned case(s) could not run (the NOT RUN lines above); {} \
                  passed and nothing that ran failed, but the kernel is not proven on the cases left out",
                 decision.not_run.len(),
                 decision.passed
             ))
-            .into())
         }
     }
-    // Ok(true) is exit status 0, Ok(false) status 1 (main.rs).
-    Ok(decision.outcome.exit_status() == crate::exit::PASSED)
+    None
 }
 
 /// One JUnit test case, skipped with its reason, per planned case that never reported.

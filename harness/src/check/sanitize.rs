@@ -118,11 +118,17 @@ fn first_line(case: &CaseEntry, pick: impl Fn(&CaseFinding) -> bool) -> String {
     format!("{} {} n={} family={}: {finding}", case.primitive, case.variant, case.size, case.family)
 }
 
-/// Runs the four tools on the check of `manifest` with `seed`, logs under `out/sanitize`.
-pub fn run(manifest: &Manifest, seed: u64, out: &Path) -> Result<Sanitized> {
+/// Runs the four tools on the check of `manifest` with `seed`, logs under
+/// `out/sanitize`; the child each tool runs is `harness check
+/// --sanitize-child` of the `worker` program.
+pub fn run(manifest: &Manifest, seed: u64, out: &Path, worker: &super::WorkerProgram) -> Result<Sanitized> {
     let sanitizer = locate::locate()?;
     let options = detect_options(&sanitizer)?;
-    let exe = std::env::current_exe().context("locating the harness executable")?;
+    let exe = match worker {
+        super::WorkerProgram::At(program) => program.clone(),
+        super::WorkerProgram::ThisExecutable => std::env::current_exe().context("locating the harness executable")?,
+        super::WorkerProgram::Missing(why) => anyhow::bail!("{why}"),
+    };
     let manifest_path = std::fs::canonicalize(&manifest.path).unwrap_or_else(|_| manifest.path.clone());
     let sizes = chosen_sizes(manifest);
     let expected: Vec<_> = sanitizer_specs(manifest, &sizes, seed).into_iter().map(|s| s.id).collect();

@@ -29,6 +29,9 @@ pub enum WorkerEvent {
     Plan {
         /// Cases in the whole catalogue.
         cases: usize,
+        /// The worker's build ([`build_id`]); absent from a worker built before it was sent.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        build: Option<String>,
     },
     /// Case `index` starts; it must finish within `deadline_ms`.
     Start {
@@ -151,22 +154,40 @@ pub fn report(event: &WorkerEvent) {
     }
 }
 
+/// What a worker says it is: this crate's version and the verdict hash of
+/// the sources it was built from. A check run from the library (a test
+/// binary, whose workers are a `harness` executable found apart from it)
+/// refuses a worker that says otherwise, or says nothing.
+pub fn build_id() -> String {
+    format!("harness {} verdict hash {}", env!("CARGO_PKG_VERSION"), crate::verdict_hash::VERDICT_HASH)
+}
+
 /// A worker to supervise: `program args... --worker-from K`.
 #[derive(Debug, Clone)]
 pub struct Worker {
-    /// The executable (the harness itself).
+    /// The executable (the harness itself, or the one a library caller names).
     pub program: PathBuf,
     /// Its arguments, without `--worker-from`.
     pub args: Vec<String>,
     /// The deadline before the first `start`.
     pub startup: Duration,
+    /// What its `plan` must say, when the worker is not this executable:
+    /// its [`build_id`] and how many cases its catalogue has (the parent's
+    /// plan); a worker that differs is ended and the run refused.
+    pub expect: Option<(String, usize)>,
 }
 
 impl Worker {
     /// A worker of this harness executable.
     pub fn of_self(args: Vec<String>) -> Result<Worker> {
         let program = std::env::current_exe().context("locating the harness executable")?;
-        Ok(Worker { program, args, startup: STARTUP_DEADLINE })
+        Ok(Worker { program, args, startup: STARTUP_DEADLINE, expect: None })
+    }
+
+    /// A worker of the harness executable at `program` (a library caller's),
+    /// held to this build and to a catalogue of `cases` cases.
+    pub fn of_program(program: PathBuf, args: Vec<String>, cases: usize) -> Worker {
+        Worker { program, args, startup: STARTUP_DEADLINE, expect: Some((build_id(), cases)) }
     }
 
     fn spawn(&self, from: usize) -> Result<(Child, Receiver<String>)> {
@@ -307,7 +328,18 @@ fn run_worker(
             continue;
         };
         match event {
-            WorkerEvent::Plan { cases } => {
+            WorkerEvent::Plan { cases, build } => {
+                if let Some((want, planned)) = &worker.expect {
+                    if build.as_ref() != Some(want) || cases != *planned {
+                        kill(&mut child);
+                        let said = build.as_deref().unwrap_or("no build");
+                        bail!(
+                            "the case worker {} is another build: it says {said} with {cases} cases, this library is \
+                             {want} with {planned}; build both from the same sources (`cargo build -p harness`)",
+                            worker.program.display()
+                        );
+                    }
+                }
                 if total.is_none() {
                     listener.planned(cases);
                 }

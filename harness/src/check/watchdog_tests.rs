@@ -49,7 +49,12 @@ echo '{{"event":"done"}}'
         result =
             format!(r#"{{{},"verdict":"pass","millis":1}}"#, &id("$i")[1..id("$i").len() - 1]).replace('"', "\\\""),
     );
-    Worker { program: "sh".into(), args: vec!["-c".into(), script, "sh".into()], startup: Duration::from_secs(20) }
+    Worker {
+        program: "sh".into(),
+        args: vec!["-c".into(), script, "sh".into()],
+        startup: Duration::from_secs(20),
+        expect: None,
+    }
 }
 
 fn failures(results: &[CaseResult]) -> Vec<String> {
@@ -140,6 +145,7 @@ fn a_worker_that_cannot_start_is_an_error_not_a_pass() {
         program: "sh".into(),
         args: vec!["-c".into(), "echo 'no GPU' >&2; exit 2".into(), "sh".into()],
         startup: Duration::from_secs(5),
+        expect: None,
     };
     let e = supervise(&worker, &mut Seen::default()).unwrap_err();
     assert!(e.to_string().contains("ended before its next case"), "{e}");
@@ -196,8 +202,12 @@ if [ "$2" = 0 ]; then {}; exit 0; fi
         case(1),
         case(2)
     );
-    let worker =
-        Worker { program: "sh".into(), args: vec!["-c".into(), script, "sh".into()], startup: Duration::from_secs(20) };
+    let worker = Worker {
+        program: "sh".into(),
+        args: vec!["-c".into(), script, "sh".into()],
+        startup: Duration::from_secs(20),
+        expect: None,
+    };
     let results = supervise(&worker, &mut Seen::default()).expect("supervised");
     assert_eq!(results.iter().map(|r| r.id.n).collect::<Vec<_>>(), vec![0, 1, 2]);
     assert!(results.iter().all(|r| r.verdict.passed()));
@@ -216,4 +226,21 @@ fn the_start_up_deadline_counts_from_the_last_event_not_from_the_spawn() {
     let results = supervise(&worker, &mut Seen::default()).expect("supervised");
     assert_eq!(results.len(), 2);
     assert!(results.iter().all(|r| r.verdict.passed()), "{:?}", failures(&results));
+}
+
+/// A worker a library caller names must say it is this build, with the
+/// parent's catalogue: one that says nothing (an older build), another
+/// build or another number of cases is refused before any case is counted.
+#[test]
+fn a_worker_of_another_build_is_refused() {
+    let plain = fake_worker(2, 9, "");
+    let mut held = Worker { expect: Some((build_id(), 2)), ..plain.clone() };
+    let e = supervise(&held, &mut Seen::default()).unwrap_err();
+    assert!(e.to_string().contains("is another build: it says no build with 2 cases"), "{e}");
+    held.expect = Some((build_id(), 3));
+    let said = format!("{{\"event\":\"plan\",\"cases\":2,\"build\":\"{}\"}}", build_id());
+    let script = format!("echo '{said}'; sleep 1");
+    let worker = Worker { args: vec!["-c".into(), script, "sh".into()], ..held };
+    let e = supervise(&worker, &mut Seen::default()).unwrap_err();
+    assert!(e.to_string().contains("with 2 cases, this library is"), "{e}");
 }

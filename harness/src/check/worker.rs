@@ -48,7 +48,7 @@ pub fn run(args: &CheckOptions, seed: u64, sizes: Vec<usize>, from: usize) -> Re
     let mut perturber = Perturber::new(&gpu)?;
     let plan = SweepPlan::of_primitive(manifest.primitive, &sizes, seed);
     let specs = super::catalogue::cases(&plan, &manifest, args.deep);
-    report(&WorkerEvent::Plan { cases: specs.len() });
+    report(&WorkerEvent::Plan { cases: specs.len(), build: Some(watchdog::build_id()) });
     let mut scratch = Scratch::default();
     for (index, spec) in specs.iter().enumerate().skip(from) {
         let runs = runs_at(&manifest, spec.id.n);
@@ -152,6 +152,8 @@ struct CheckListener<'a> {
     closest: Option<(f64, String)>,
     /// The case in flight's (ratio, line), kept if it passes.
     accuracy: Option<(f64, String)>,
+    /// Every failing case's lines, as printed (shown or not).
+    failures: Vec<super::FailureLines>,
 }
 
 impl watchdog::Listener for CheckListener<'_> {
@@ -175,19 +177,27 @@ impl watchdog::Listener for CheckListener<'_> {
                 self.closest = Some((ratio, format!("{case}: {line}")));
             }
         }
-        if let Verdict::Fail(_) = &result.verdict {
-            self.failed += 1;
-        }
+        // Every failure is kept for the result, printed as the progress allows.
+        let failure = match &result.verdict {
+            Verdict::Fail(m) => {
+                self.failed += 1;
+                let rerun = super::rerun_line(&self.args.manifest, result.id.n, self.seed, result.id.seed);
+                let mut details = detail;
+                details.push(rerun);
+                self.failures
+                    .push(super::FailureLines { line: format!("FAIL {}", failure_line(&result.id, m)), details });
+                self.failures.last()
+            }
+            _ => None,
+        };
         let Some(p) = &self.progress else { return self.flow() };
         if let Verdict::Skipped { reason } = &result.verdict {
             p.println(&format!("NOT RUN {} n={} {}: {reason}", result.id.variant, result.id.size, result.id.family));
         }
-        if let Verdict::Fail(m) = &result.verdict {
+        if let Some(failure) = failure {
             if self.shown < self.args.max_failures_shown {
                 self.shown += 1;
-                let rerun = super::rerun_line(&self.args.manifest, result.id.n, self.seed, result.id.seed);
-                let summary: String = detail.iter().map(|l| format!("\n     {l}")).collect();
-                p.println(&format!("FAIL {}{summary}\n     {rerun}", failure_line(&result.id, m)));
+                p.println(&failure.text());
             }
         }
         p.step(&result.id.marker());
@@ -205,9 +215,20 @@ impl CheckListener<'_> {
     }
 }
 
+/// What the supervised cases gave: their results in catalogue order, and
+/// every failure's lines as `check` prints them.
+pub struct Supervised {
+    /// The cases' results.
+    pub results: Vec<CaseResult>,
+    /// Every failing case's lines (shown or not).
+    pub failures: Vec<super::FailureLines>,
+}
+
 /// Runs every case in watchdog workers (`check --worker-from K` children
-/// with the same manifest, seed and sizes).
-pub fn supervise(args: &CheckOptions, seed: u64, sizes: &[usize]) -> Result<Vec<CaseResult>> {
+/// with the same manifest, seed and sizes) of `args.worker`: this
+/// executable, or a harness executable a library caller found, held to
+/// this build and to a catalogue of `planned` cases.
+pub fn supervise(args: &CheckOptions, seed: u64, sizes: &[usize], planned: usize) -> Result<Supervised> {
     let manifest = std::fs::canonicalize(&args.manifest).unwrap_or_else(|_| args.manifest.clone());
     let sizes: Vec<String> = sizes.iter().map(usize::to_string).collect();
     let mut child = vec![
@@ -222,7 +243,11 @@ pub fn supervise(args: &CheckOptions, seed: u64, sizes: &[usize]) -> Result<Vec<
     if args.deep {
         child.push("--deep".into());
     }
-    let worker = watchdog::Worker::of_self(child)?;
+    let worker = match &args.worker {
+        super::WorkerProgram::At(program) => watchdog::Worker::of_program(program.clone(), child, planned),
+        super::WorkerProgram::ThisExecutable => watchdog::Worker::of_self(child)?,
+        super::WorkerProgram::Missing(why) => anyhow::bail!("{why}"),
+    };
     let mut listener = CheckListener {
         args,
         seed,
@@ -232,6 +257,7 @@ pub fn supervise(args: &CheckOptions, seed: u64, sizes: &[usize]) -> Result<Vec<
         detail: Vec::new(),
         closest: None,
         accuracy: None,
+        failures: Vec::new(),
     };
     let results = watchdog::supervise(&worker, &mut listener)?;
     if let Some(p) = listener.progress {
@@ -240,7 +266,7 @@ pub fn supervise(args: &CheckOptions, seed: u64, sizes: &[usize]) -> Result<Vec<
     if let Some((_, line)) = listener.closest {
         super::say(&format!("check: float sums of the passing cases came closest to their bound at {line}"));
     }
-    Ok(results)
+    Ok(Supervised { results, failures: listener.failures })
 }
 
 /// The compute-sanitizer child: every case once, announced by a marker, a

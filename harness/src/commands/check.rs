@@ -86,6 +86,7 @@ impl From<&CheckArgs> for crate::check::CheckOptions {
             maxfail: (!args.all).then_some(args.maxfail as usize),
             deep: args.deep,
             json: args.format == CheckFormat::Json,
+            worker: crate::check::WorkerProgram::ThisExecutable,
         }
     }
 }

@@ -97,9 +97,9 @@ pub fn segmented(plan: &SweepPlan, contract: &Contract, label: &str, out: &mut V
                     let offsets = offsets(shape, n, seed);
                     let values = generate(n, seed);
                     let result = if max {
-                        model::segmented::segmented_max(&values, &offsets)
+                        model::segmented_reduce::segmented_max(&values, &offsets)
                     } else {
-                        model::segmented::segmented_sum(&values, &offsets)
+                        model::segmented_reduce::segmented_sum(&values, &offsets)
                     };
                     let result = result.map_err(|e| e.to_string())?;
                     let wide: Vec<i64> = offsets.iter().map(|&o| o as i64).collect();

@@ -1,7 +1,7 @@
 //! The list of primitives: names, the command line's values, the kernel
-//! families each launches. Nothing here reaches the catalogues, so the
-//! sweep, which names primitives, imports this file and not the registry
-//! that lists the catalogues (no import circle).
+//! families each launches, and each one's files in every layer. Nothing here
+//! reaches the catalogues, so the sweep, which names primitives, imports this
+//! file and not the registry that lists the catalogues (no import circle).
 
 use serde::{Deserialize, Serialize};
 
@@ -88,6 +88,197 @@ impl Primitive {
             Primitive::ExactSum => &[F::ExactSum, F::ExactSegmentedSum],
             Primitive::Topk => &[F::Topk],
         }
+    }
+}
+
+/// A primitive's files in every layer, as paths from the workspace root: the
+/// one place that lists them. Each layer holds a file that bears the
+/// primitive's name exactly (`scan` is `kernels/cuda/scan.cu`,
+/// `kernels/src/scan.rs`, `model/src/scan.rs`, `harness/src/sweep/gpu/scan.rs`,
+/// `harness/src/sweep/raw/scan.rs`, `harness/src/bench/entries/scan.rs`), and
+/// every file of a layer's folder whose name starts with the primitive's or a
+/// part's name is listed here: a test holds the lists to the tree
+/// (`registry::tests`), so they cannot drift.
+#[derive(Debug, Clone, Copy)]
+#[allow(dead_code)] // read by the tests that hold it to the tree, and by people
+pub struct Files {
+    /// Its parts: names of their own that some of its files bear (a part has
+    /// a kernel family, a model or cases of its own; no layer must hold one).
+    pub parts: &'static [&'static str],
+    /// CUDA sources (`kernels/cuda/`).
+    pub cuda: &'static [&'static str],
+    /// Launch code and its tests (`kernels/src/`), and its plain-data spec (`types/src/`).
+    pub launch: &'static [&'static str],
+    /// The exact model, its tests, fixture writers and conformance checks (`model/src/`).
+    pub model: &'static [&'static str],
+    /// GPU cases of the sweep (`harness/src/sweep/gpu/`).
+    pub sweep: &'static [&'static str],
+    /// Contracts and raw cases for user kernels (`harness/src/sweep/raw/`).
+    pub contracts: &'static [&'static str],
+    /// Bench entries (`harness/src/bench/entries/`).
+    pub bench: &'static [&'static str],
+}
+
+impl Primitive {
+    /// Its files in every layer ([`Files`]).
+    #[allow(dead_code)] // read by the tests that hold it to the tree, and by people
+    pub fn files(self) -> Files {
+        match self {
+            Primitive::Reduce => Files {
+                parts: &[],
+                cuda: &["kernels/cuda/reduce.cu"],
+                launch: &["kernels/src/reduce.rs", "kernels/src/reduce_tests.rs"],
+                model: &[
+                    "model/src/reduce.rs",
+                    "model/src/hardware/multipass_reduce.rs",
+                    "model/src/fixtures/reduce.rs",
+                    "model/src/conformance/reduce_checks.rs",
+                ],
+                sweep: &["harness/src/sweep/gpu/reduce.rs"],
+                contracts: &["harness/src/sweep/raw/reduce.rs"],
+                bench: &["harness/src/bench/entries/reduce.rs"],
+            },
+            Primitive::Scan => Files {
+                parts: &[],
+                cuda: &["kernels/cuda/scan.cu"],
+                launch: &["kernels/src/scan.rs", "kernels/src/scan_tests.rs"],
+                model: &[
+                    "model/src/scan.rs",
+                    "model/src/hardware/device_scan.rs",
+                    "model/src/fixtures/scan.rs",
+                    "model/src/conformance/scan_checks.rs",
+                ],
+                sweep: &["harness/src/sweep/gpu/scan.rs"],
+                contracts: &["harness/src/sweep/raw/scan.rs"],
+                bench: &["harness/src/bench/entries/scan.rs"],
+            },
+            Primitive::ArgReduce => Files {
+                parts: &[],
+                cuda: &["kernels/cuda/arg_reduce.cu"],
+                launch: &["kernels/src/arg_reduce.rs", "kernels/src/arg_reduce_tests.rs"],
+                model: &["model/src/arg_reduce.rs"],
+                sweep: &["harness/src/sweep/gpu/arg_reduce.rs"],
+                contracts: &["harness/src/sweep/raw/arg_reduce.rs"],
+                bench: &["harness/src/bench/entries/arg_reduce.rs"],
+            },
+            Primitive::Softmax => Files {
+                parts: &[],
+                cuda: &["kernels/cuda/softmax.cu"],
+                launch: &["kernels/src/softmax.rs", "kernels/src/softmax_tests.rs", "kernels/src/softmax_tolerance.rs"],
+                model: &[
+                    "model/src/softmax/mod.rs",
+                    "model/src/softmax/block_tree.rs",
+                    "model/src/softmax/exact.rs",
+                    "model/src/softmax/probabilities.rs",
+                    "model/src/softmax/rows.rs",
+                    "model/src/softmax/state.rs",
+                    "model/src/generators/softmax_rows.rs",
+                    "model/src/fixtures/softmax.rs",
+                    "model/src/conformance/softmax_checks.rs",
+                ],
+                sweep: &["harness/src/sweep/gpu/softmax.rs"],
+                contracts: &["harness/src/sweep/raw/softmax.rs"],
+                bench: &["harness/src/bench/entries/softmax.rs"],
+            },
+            Primitive::Compact => Files {
+                parts: &[],
+                cuda: &["kernels/cuda/compact.cu"],
+                launch: &["kernels/src/compact.rs", "kernels/src/compact_tests.rs"],
+                model: &["model/src/compact.rs", "model/src/fixtures/compact.rs"],
+                sweep: &["harness/src/sweep/gpu/compact.rs"],
+                contracts: &["harness/src/sweep/raw/compact.rs"],
+                bench: &["harness/src/bench/entries/compact.rs"],
+            },
+            Primitive::SegmentedReduce => Files {
+                parts: &[],
+                cuda: &["kernels/cuda/segmented_reduce.cu"],
+                launch: &["kernels/src/segmented_reduce.rs", "kernels/src/segmented_reduce_tests.rs"],
+                model: &["model/src/segmented_reduce.rs", "model/src/fixtures/segmented_reduce.rs"],
+                sweep: &["harness/src/sweep/gpu/segmented_reduce.rs"],
+                contracts: &["harness/src/sweep/raw/segmented_reduce.rs"],
+                bench: &["harness/src/bench/entries/segmented_reduce.rs"],
+            },
+            Primitive::Histogram => Files {
+                parts: &[],
+                cuda: &["kernels/cuda/histogram.cu"],
+                launch: &["kernels/src/histogram.rs", "kernels/src/histogram_tests.rs", "types/src/histogram_spec.rs"],
+                model: &["model/src/histogram.rs", "model/src/fixtures/histogram.rs"],
+                sweep: &["harness/src/sweep/gpu/histogram.rs"],
+                contracts: &["harness/src/sweep/raw/histogram.rs"],
+                bench: &["harness/src/bench/entries/histogram.rs"],
+            },
+            Primitive::FloatReduce => Files {
+                parts: &[],
+                cuda: &["kernels/cuda/float_reduce.cu"],
+                launch: &["kernels/src/float_reduce.rs", "kernels/src/float_reduce_tests.rs"],
+                // The exact value and the declared bounds it is held to are `exact`'s
+                // (`model/src/exact/exact_sum.rs`, `model/src/exact/bounds.rs`).
+                model: &[
+                    "model/src/float_reduce.rs",
+                    "model/src/float_reduce_tests.rs",
+                    "model/src/hardware/float_tile.rs",
+                    "model/src/hardware/float_tile_tests.rs",
+                    "model/src/fixtures/float_reduce.rs",
+                    "model/src/conformance/float_reduce_checks.rs",
+                ],
+                sweep: &["harness/src/sweep/gpu/float_reduce.rs", "harness/src/sweep/float_check.rs"],
+                contracts: &["harness/src/sweep/raw/float_reduce.rs"],
+                bench: &["harness/src/bench/entries/float_reduce.rs"],
+            },
+            Primitive::ExactSum => Files {
+                parts: &["exact_segmented_sum"],
+                cuda: &["kernels/cuda/exact_sum.cu", "kernels/cuda/exact_segmented_sum.cu"],
+                launch: &[
+                    "kernels/src/exact_sum.rs",
+                    "kernels/src/exact_segmented_sum.rs",
+                    "kernels/src/exact_segmented_sum_tests.rs",
+                ],
+                model: &[
+                    "model/src/exact/exact_sum.rs",
+                    "model/src/exact/exact_segmented_sum.rs",
+                    "model/src/exact/correctly_rounded.rs",
+                    "model/src/exact/binned.rs",
+                ],
+                sweep: &[
+                    "harness/src/sweep/gpu/exact_sum.rs",
+                    "harness/src/sweep/gpu/exact_segmented_sum.rs",
+                    "harness/src/sweep/gpu/exact_segmented_sum_tests.rs",
+                ],
+                // One contract for the whole and the segmented sums.
+                contracts: &["harness/src/sweep/raw/exact_sum.rs"],
+                bench: &["harness/src/bench/entries/exact_sum.rs", "harness/src/bench/entries/exact_segmented_sum.rs"],
+            },
+            Primitive::Topk => Files {
+                parts: &["topk_sample"],
+                // The sampler is launched from the selection's source and launch code.
+                cuda: &["kernels/cuda/topk.cu"],
+                launch: &["kernels/src/topk.rs", "kernels/src/topk_tests.rs", "types/src/topk_spec.rs"],
+                model: &[
+                    "model/src/topk.rs",
+                    "model/src/topk_tests.rs",
+                    "model/src/topk_sample.rs",
+                    "model/src/topk_sample_tests.rs",
+                    "model/src/hardware/radix_select.rs",
+                    "model/src/hardware/sample_draw.rs",
+                    "model/src/generators/topk_rows.rs",
+                ],
+                sweep: &["harness/src/sweep/gpu/topk.rs", "harness/src/sweep/gpu/topk_sample.rs"],
+                contracts: &[
+                    "harness/src/sweep/raw/topk.rs",
+                    "harness/src/sweep/raw/topk_sample.rs",
+                    "harness/src/sweep/raw/topk_sample_rule.rs",
+                ],
+                bench: &["harness/src/bench/entries/topk.rs", "harness/src/bench/entries/topk_sample.rs"],
+            },
+        }
+    }
+}
+
+impl Files {
+    /// Every file, layer by layer.
+    #[allow(dead_code)] // read by the tests that hold it to the tree
+    pub fn all(&self) -> impl Iterator<Item = &'static str> {
+        [self.cuda, self.launch, self.model, self.sweep, self.contracts, self.bench].into_iter().flatten().copied()
     }
 }
 

@@ -3,7 +3,7 @@
 
 use crate::sweep::case::Verdict;
 use model::exact::{exact_sum_f64, order_free_error_bound, tree_error_bound, U_F32};
-use model::hardware::float_schedule::{FloatLaunch, FloatTreeSchedule};
+use model::float_reduce::{FloatLaunch, FloatTreeSchedule};
 
 /// The exact error `got - sum(values)` (rounded to the nearest f64) and
 /// `sum |values|` (rounded up).

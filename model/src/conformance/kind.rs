@@ -1,7 +1,7 @@
 //! The kinds of check, their names, the families and sizes each applies to, and dispatch.
 
 use super::data::Data;
-use super::{float_checks, law_checks, reduce_checks, scan_checks, softmax_checks};
+use super::{float_reduce_checks, law_checks, reduce_checks, scan_checks, softmax_checks};
 use super::{Check, CheckOutcome, Mismatch};
 use crate::generators::{DataFamily, MaskPolicy};
 use crate::hardware::block_reduce::BlockLayout;
@@ -201,7 +201,7 @@ impl CheckKind {
             CheckKind::CompactLaws => law_checks::compact(check, data),
             CheckKind::SegmentedLaws => law_checks::segmented(check, data),
             CheckKind::HistogramLaws => law_checks::histogram(check, data),
-            CheckKind::FloatSumTree => float_checks::exact_vs_tree(check, data),
+            CheckKind::FloatSumTree => float_reduce_checks::exact_vs_tree(check, data),
         }
     }
 }

@@ -10,7 +10,7 @@ use crate::generators::segment_offsets;
 use crate::histogram::{histogram_even, mathematical_bin_f32, HistogramSample, HistogramSpec};
 use crate::reduce::reduce_i64;
 use crate::scan::exclusive_scan_i64;
-use crate::segmented::{segmented_argmax, segmented_max, segmented_sum};
+use crate::segmented_reduce::{segmented_argmax, segmented_max, segmented_sum};
 
 /// Samples whose f32 bin is compared with the exact rational bin (rug is slow per sample).
 const F32_EXACT_BIN_SAMPLES: usize = 5000;

@@ -5,7 +5,7 @@
 
 mod compare;
 mod data;
-mod float_checks;
+mod float_reduce_checks;
 mod kind;
 mod law_checks;
 mod reduce_checks;

@@ -60,7 +60,7 @@ pub fn segment_offsets(n: usize, seed: u64) -> Vec<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::segmented::validate_offsets;
+    use crate::segmented_reduce::validate_offsets;
 
     #[test]
     fn shapes() {

@@ -7,7 +7,7 @@
 //! binned-limb sum of every segment (equal to the rug reference by the
 //! model's tests). Logical bytes: 4n.
 
-use super::segmented::{offsets, op_f32};
+use super::segmented_reduce::{offsets, op_f32};
 use super::{Described, EntryId, Registry};
 use crate::bench::config::BenchConfig;
 use crate::bench::record::BenchSize;

@@ -19,7 +19,7 @@ pub mod host_value;
 mod narrow;
 pub mod reduce;
 pub mod scan;
-pub mod segmented;
+pub mod segmented_reduce;
 pub mod softmax;
 pub mod topk;
 pub mod topk_sample;
@@ -283,7 +283,7 @@ pub fn registrar(primitive: Primitive) -> BenchRegistrar {
         Primitive::ArgReduce => arg_reduce::register,
         Primitive::Softmax => softmax::register,
         Primitive::Compact => compact::register,
-        Primitive::SegmentedReduce => segmented::register,
+        Primitive::SegmentedReduce => segmented_reduce::register,
         Primitive::Histogram => histogram::register,
         Primitive::FloatReduce => float_reduce::register,
         // Beside the float sums and beside the segmented sums.

@@ -12,7 +12,7 @@ fn every_shape_covers_its_input_with_valid_offsets() {
     for shape in ["lengths", "random", "one_segment", "huge_with_empties"] {
         for n in [0, 1, 33, 4099] {
             let offsets = offsets_for(shape, n, 3);
-            assert!(model::segmented::validate_offsets(&offsets, n).is_ok(), "{shape} {n}: {offsets:?}");
+            assert!(model::segmented_reduce::validate_offsets(&offsets, n).is_ok(), "{shape} {n}: {offsets:?}");
             assert_eq!((offsets[0], offsets[offsets.len() - 1]), (0, n), "{shape} {n}");
         }
     }

@@ -5,7 +5,7 @@
 //! repeatability of the deterministic variants over 100 runs. Each
 //! deterministic variant (FixedTree, Compensated, TwoPass) is also compared
 //! bit for bit with the model's replay of its exact tree
-//! (`model::hardware::float_schedule`), after checking that the plan
+//! (`model::float_reduce`), after checking that the plan
 //! launched the grids the replay assumes.
 
 use super::{case_seed, gpu_error, sized_id, GpuCase, Input, Inputs};
@@ -16,10 +16,10 @@ use crate::sweep::float_check::{check_replay, error_of, tree_bound};
 use crate::sweep::SweepPlan;
 use half::bf16;
 use kernels::{FloatElement, FloatReducePlan, FloatReduceVariant};
-use model::generators::{ill_conditioned_f32, uniform_bf16, uniform_f32};
 #[cfg(test)]
-use model::hardware::float_schedule::FloatLaunch;
-use model::hardware::float_schedule::{replay_float_sum_planned, FloatInput, FloatTreeSchedule};
+use model::float_reduce::FloatLaunch;
+use model::float_reduce::{replay_float_sum_planned, FloatInput, FloatTreeSchedule};
+use model::generators::{ill_conditioned_f32, uniform_bf16, uniform_f32};
 use std::sync::OnceLock;
 
 /// Largest n the exact rug sum is computed for in the sweep (cost grows linearly).
@@ -313,10 +313,7 @@ mod tests {
     #[test]
     fn the_replay_tile_is_the_kernels_tile() {
         assert_eq!(model::hardware::float_tile::FLOAT_TILE_ITEMS, kernels::float_reduce::FLOAT_TILE_ITEMS);
-        assert_eq!(
-            model::hardware::float_schedule::FLOAT_TWO_PASS_MAX_BLOCKS,
-            kernels::float_reduce::FLOAT_TWO_PASS_MAX_BLOCKS
-        );
+        assert_eq!(model::float_reduce::FLOAT_TWO_PASS_MAX_BLOCKS, kernels::float_reduce::FLOAT_TWO_PASS_MAX_BLOCKS);
     }
 
     #[test]

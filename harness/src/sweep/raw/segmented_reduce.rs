@@ -53,9 +53,9 @@ pub fn cases(plan: &SweepPlan, contract: &Contract, label: &str, out: &mut Vec<R
                 let offsets = offsets(shape, n, seed);
                 let values = ints(DataFamily::SmallInts, n, seed).map_err(|e| e.to_string())?;
                 let result = if max {
-                    model::segmented::segmented_max(&values, &offsets)
+                    model::segmented_reduce::segmented_max(&values, &offsets)
                 } else {
-                    model::segmented::segmented_sum(&values, &offsets)
+                    model::segmented_reduce::segmented_sum(&values, &offsets)
                 };
                 let result = result.map_err(|e| e.to_string())?;
                 let segments = Value::Int64(result.len() as i64);

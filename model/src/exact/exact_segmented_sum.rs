@@ -7,7 +7,7 @@
 use half::bf16;
 
 use super::correctly_rounded::correctly_rounded_sum_f32;
-use crate::segmented::validate_offsets;
+use crate::segmented_reduce::validate_offsets;
 use crate::ModelError;
 
 /// The correctly rounded f32 sum of every segment of `values`. Errors:

@@ -1,5 +1,5 @@
-//! The deterministic float sums of `kernels/cuda/float_reduce.cu` replayed pass by pass:
-//! `FixedTree`, `Compensated` and `TwoPass` over f32 or bf16 input (the atomic schedules have
+//! The model of `float_reduce`: its deterministic sums (`kernels/cuda/float_reduce.cu`)
+//! replayed pass by pass: `FixedTree`, `Compensated` and `TwoPass` over f32 or bf16 input (the atomic schedules have
 //! no fixed order and are not modelled here). Every addition is one f32 round-to-nearest
 //! operation in the GPU's order (the kernels use `__fadd_rn` / `__fsub_rn`, never contracted
 //! into FMAs, and are compiled without `-ftz`, so subnormals are kept as Rust keeps them), so a
@@ -20,8 +20,8 @@
 //!   total of the `acc`s is partial `b`. The second kernel (`grids[1] = 1`) is the FixedTree
 //!   tile pass over the `G` f32 partials.
 
-use super::block_reduce::BLOCK_THREADS;
-use super::float_tile::{block_total, thread_value, tile_total, TileLayout, FLOAT_TILE_ITEMS};
+use crate::hardware::block_reduce::BLOCK_THREADS;
+use crate::hardware::float_tile::{block_total, thread_value, tile_total, TileLayout, FLOAT_TILE_ITEMS};
 use crate::operator::{CompensatedF32, CompensatedSumF32, Operator, SumF32};
 use crate::ModelError;
 use half::bf16;
@@ -240,5 +240,5 @@ pub fn replay_float_sum_planned(schedule: FloatTreeSchedule, input: FloatInput<'
 }
 
 #[cfg(test)]
-#[path = "float_schedule_tests.rs"]
+#[path = "float_reduce_tests.rs"]
 mod tests;
