@@ -9,9 +9,10 @@
 
 use crate::affine::AffineMap;
 
-/// The longest input any schedule but the serial baseline accepts: n < 2^32
-/// keeps every int64 partial or prefix of int32 input within
-/// `n * 2^31 < 2^63` (and every scan tile id within u32).
+/// The longest input any scan schedule but the serial baseline accepts: n <
+/// 2^32 keeps every int64 prefix of int32 input within `n * 2^31 < 2^63`
+/// (and every scan tile id within u32). The reductions have their own,
+/// [`crate::reduce::MAX_LEN`] (64-bit sizes, issue 36); the scans are next.
 pub const MAX_LEN: usize = u32::MAX as usize;
 /// The longest input the one-thread serial baseline accepts (so that a sweep
 /// at 2^28 does not spend minutes in one thread).
