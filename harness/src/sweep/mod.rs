@@ -104,16 +104,19 @@ pub fn fresh_seed() -> u64 {
 pub const DEVICE_BYTES_PER_ELEMENT: usize = 24;
 
 /// Bytes of device memory one element of the selected primitives' cases
-/// may need at most: [`DEVICE_BYTES_PER_ELEMENT`], or 4 when only `reduce`
-/// is selected (its int32 input; its scratch is a few bytes per 512 items,
-/// and its affine-map cases stop at 2^24). A case that still does not fit
-/// the free memory is skipped for memory, and counted so.
+/// may need at most: [`DEVICE_BYTES_PER_ELEMENT`], or less when only the
+/// primitives with 64-bit sizes are selected: 4 for `reduce` (its int32
+/// input; its scratch is a few bytes per 512 items), 12 for `scan` (int32
+/// in, int64 out; its scratch at most 8 bytes per 512 items), their
+/// affine-map cases stopping at 2^24. A case that still does not fit the
+/// free memory is skipped for memory, and counted so.
 pub fn device_bytes_per_element(primitives: &[Primitive]) -> usize {
-    if !primitives.is_empty() && primitives.iter().all(|&p| p == Primitive::Reduce) {
-        4
-    } else {
-        DEVICE_BYTES_PER_ELEMENT
-    }
+    let bytes = |p: &Primitive| match p {
+        Primitive::Reduce => 4,
+        Primitive::Scan => 12,
+        _ => DEVICE_BYTES_PER_ELEMENT,
+    };
+    primitives.iter().map(bytes).max().unwrap_or(DEVICE_BYTES_PER_ELEMENT)
 }
 
 /// Rejects sizes no sweep can use: zero, and (with a GPU) sizes whose

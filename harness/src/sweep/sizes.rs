@@ -20,12 +20,15 @@ pub const LARGE_SIZES: [usize; 2] = [1 << 24, 1 << 28];
 /// hundred past the power (odd and no multiple of 4, so every last pair,
 /// vector, warp tile and block is partial). Not in the default sizes yet
 /// (the receipt gate would digest 2.6e10 generated items on two cores):
-/// asked with `harness sweep --primitive reduce --sizes 2^32+333,2^33+555`
-/// (the other primitives still refuse n past u32::MAX, so ask for reduce
-/// alone). A reduce case there streams its int32 input to the device
-/// (`sweep::gpu::reduce::STREAMED_FROM`): device memory 4 bytes an item plus
-/// at most 8 bytes per 512 items of scratch, 17.2 GB at 2^32 + 333 and
-/// 34.4 GB at 2^33 + 555 (both fit an 80 GB H100); host memory a piece of
+/// asked with `harness sweep --primitive reduce --primitive scan --sizes
+/// 2^32+333,2^33+555` (the other primitives still refuse n past u32::MAX,
+/// so ask for these alone). A case there streams its int32 input to the
+/// device (`sweep::gpu::streamed::STREAMED_FROM`). Device memory: reduce 4
+/// bytes an item plus at most 8 bytes per 512 items of scratch, 17.2 GB at
+/// 2^32 + 333 and 34.4 GB at 2^33 + 555 (both fit an 80 GB H100); scan 12
+/// bytes an item (int32 in, int64 out) plus its scratch, 51.6 GB at
+/// 2^32 + 333 (fits an H100) and 103.2 GB at 2^33 + 555 (an H200 only:
+/// skipped for memory on an H100, with the numbers). Host memory a piece of
 /// 2^20 items at a time, whatever n.
 pub const LARGE_OFFSET_SIZES: [usize; 2] = [(1 << 32) + 333, (1 << 33) + 555];
 

@@ -10,14 +10,14 @@
 //! ([`kernels::GpuError::DeviceMemory`]), and counted as skipped.
 
 use super::pieces::{pieced, Part};
+use super::streamed::{skip_or_fail, streamed_case, OnDevice, PartDigests, StreamedInts, StreamedModel};
 use super::GpuCase;
 use super::HARDWARE_MODEL_MAX;
 use super::{affine_input, affine_words, gpu_error, int_family_inputs, model_error, sized_id, Inputs, Keep, Pieced};
-use super::{case_seed, int_families, InputSource, PreparedInput, INPUT_PART};
+use super::{case_seed, int_families};
 use crate::sweep::case::{CaseId, Verdict};
-use crate::sweep::digest::{CaseDigest, Fingerprint};
+use crate::sweep::digest::Fingerprint;
 use crate::sweep::SweepPlan;
-use kernels::cudarc::driver::CudaSlice;
 use kernels::{AffineMap, Gpu, GpuError, ReducePlan, ReduceVariant};
 use model::generators::{affine_map_pieces, int_pieces, DataFamily};
 use model::hardware::block_reduce::BlockLayout;
@@ -25,7 +25,6 @@ use model::hardware::multipass_reduce::multipass_reduce;
 use model::operator::{Affine, SumI64};
 use model::pieces::SumI32;
 use model::reduce::PieceReduce;
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// An int32 input and its exact sum.
@@ -84,12 +83,7 @@ fn affine_case(n: usize, seed: u64, keep: Keep) -> Result<Pieced<AffineInput>, S
     Ok(pieced(digest, vec![("composed", affine_digest(&[composed]))], || Some(AffineInput { x: maps?, composed })))
 }
 
-/// Sizes from which the int32 cases stream their input to the device
-/// (n > u32::MAX: where a 32-bit count, offset or tile base would wrap).
-pub const STREAMED_FROM: usize = (u32::MAX as usize) + 1;
-
-// Every large-offset size streams.
-const _: () = assert!(crate::sweep::sizes::LARGE_OFFSET_SIZES[0] >= STREAMED_FROM);
+pub use super::streamed::STREAMED_FROM;
 
 /// Appends every reduce case of `plan`.
 pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
@@ -155,142 +149,40 @@ fn variants_at(n: usize) -> impl Iterator<Item = ReduceVariant> {
     ReduceVariant::ALL.into_iter().filter(move |v| n <= v.max_len())
 }
 
-/// The recipe of a streamed int32 input: made a piece at a time from the
-/// model's generators ([`int_pieced`]'s values, digests and sum).
-#[derive(Debug, Clone)]
-struct StreamedInts {
-    key: String,
-    family: model::generators::DataFamily,
-    n: usize,
-    seed: u64,
-}
+/// The reduce's model of a streamed input: the sum, and its digest.
+pub(crate) struct StreamedSum(SumI32);
 
-impl InputSource for StreamedInts {
-    fn key(&self) -> &str {
-        &self.key
+impl StreamedModel for StreamedSum {
+    type Answer = i64;
+    const PRIMITIVE: &'static str = "reduce";
+
+    fn new(n: usize) -> Self {
+        StreamedSum(SumI32::new(n))
     }
 
-    /// Nothing is made here: the first case writes the input to the device
-    /// ([`on_device`]).
-    fn prepare(&self) -> PreparedInput {
-        PreparedInput::holding(self.clone())
+    fn piece(&mut self, items: &[i32]) -> Result<(), Verdict> {
+        self.0.piece(items).map_err(|e| model_error(&e))
     }
 
-    fn digests_only(&self) -> Option<Result<BTreeMap<String, String>, String>> {
-        Some(int_pieced(self.family, self.n, self.seed, Keep::DigestsOnly).map(|p| p.digests.into_iter().collect()))
-    }
-
-    fn pieced(&self) -> bool {
-        true
+    fn finish(self) -> Result<(i64, PartDigests), Verdict> {
+        let sum = self.0.value();
+        Ok((sum, vec![("sum".to_string(), sum_digest(sum))]))
     }
 }
 
-/// A streamed input on the device, with what the model made on the way.
-struct OnDevice {
-    buffer: CudaSlice<i32>,
-    sum: i64,
-    digests: BTreeMap<String, String>,
-}
-
-/// What the first case of a streamed input leaves for the others.
-enum Upload {
-    Done(OnDevice),
-    /// Skipped, and why (device memory, with the numbers).
-    Skipped(String),
-    /// The generator, the model or a copy failed: every case's verdict.
-    Failed(Verdict),
-}
-
-/// The part name of a streamed input's upload.
-const UPLOAD_PART: &str = "device:reduce.i32";
-
-/// Device bytes of every variant's scratch at `n`, the largest (the
-/// multipass's first two levels of partials).
-fn largest_scratch(gpu: &Gpu, n: usize) -> Result<u64, GpuError> {
+/// Device bytes of every variant's output and scratch at `n`, the largest
+/// (the multipass's first two levels of partials), in words.
+fn largest_scratch(gpu: &Gpu, n: usize) -> Result<(u64, String), GpuError> {
     let mut most = 0;
     for variant in variants_at(n) {
         most = most.max(ReducePlan::<i32>::device_bytes(gpu, variant, n)?.1);
     }
-    Ok(most)
-}
-
-/// A device-memory refusal as a skip; any other error as the case's failure.
-fn skip_or_fail(e: &GpuError) -> Verdict {
-    match e {
-        GpuError::DeviceMemory { .. } => Verdict::Skipped { reason: format!("skipped for device memory: {e}") },
-        _ => gpu_error(e),
-    }
-}
-
-/// Writes the input of `recipe` to a new device buffer a piece at a time,
-/// digesting it and summing it with the model as it goes (the same digests
-/// as [`int_pieced`]'s); skipped when the input and the largest plan's
-/// scratch do not fit the free device memory.
-fn on_device(gpu: &Gpu, recipe: &StreamedInts) -> Upload {
-    let n = recipe.n;
-    let scratch = match largest_scratch(gpu, n) {
-        Ok(bytes) => bytes,
-        Err(e) => return Upload::Failed(gpu_error(&e)),
-    };
-    let input_bytes = 4 * n as u64;
-    let what = || {
-        format!(
-            "int32 input {}, the largest plan's output and scratch {}",
-            kernels::error::gigabytes(input_bytes),
-            kernels::error::gigabytes(scratch)
-        )
-    };
-    if let Err(e) = gpu.check_device_memory("reduce", "streamed input", n, input_bytes + scratch, what) {
-        return match skip_or_fail(&e) {
-            Verdict::Skipped { reason } => Upload::Skipped(reason),
-            failed => Upload::Failed(failed),
-        };
-    }
-    let mut buffer = match gpu.alloc_uninit::<i32>(n) {
-        Ok(b) => b,
-        Err(e) => return Upload::Failed(gpu_error(&e)),
-    };
-    let written = stream_pieces(recipe, |at, piece| {
-        let mut view = buffer.slice_mut(at..at + piece.len());
-        // From pageable memory: the piece is staged before this returns, so it may go.
-        gpu.stream().memcpy_htod(piece, &mut view).map_err(|source| {
-            let context = format!("reduce n={n}: writing items {at}..{}", at + piece.len());
-            gpu_error(&GpuError::Driver { context, source })
-        })
-    });
-    match written {
-        Ok((sum, digests)) => Upload::Done(OnDevice { buffer, sum, digests }),
-        Err(verdict) => Upload::Failed(verdict),
-    }
-}
-
-/// Makes the input of `recipe` a piece at a time, hands each piece to
-/// `write(first item, piece)`, and returns the model's sum with the digests
-/// of the input and the sum, as [`int_pieced`] makes them, holding one
-/// piece at a time.
-fn stream_pieces(
-    recipe: &StreamedInts,
-    mut write: impl FnMut(usize, &[i32]) -> Result<(), Verdict>,
-) -> Result<(i64, BTreeMap<String, String>), Verdict> {
-    let mut input = Part::<i32>::new(Keep::DigestsOnly, recipe.n);
-    let mut sum = SumI32::new(recipe.n);
-    let pieces = int_pieces(recipe.family, recipe.n, recipe.seed)
-        .map_err(|e| Verdict::fail("an input", e.to_string(), "generator"))?;
-    let mut at = 0;
-    for piece in pieces {
-        sum.piece(&piece).map_err(|e| model_error(&e))?;
-        input.push(&piece);
-        write(at, &piece)?;
-        at += piece.len();
-    }
-    let (input_digest, _) = input.finish().map_err(|e| Verdict::fail("an input", e, "generator"))?;
-    let sum = sum.value();
-    Ok((sum, [(INPUT_PART.to_string(), input_digest), ("sum".to_string(), sum_digest(sum))].into()))
+    Ok((most, "the largest plan's output and scratch".into()))
 }
 
 /// One variant's run on a streamed input already on the device: a fresh
 /// plan, a poisoned output, the sum compared with the model's.
-fn run_on_device(gpu: &Gpu, variant: ReduceVariant, input: &OnDevice) -> Verdict {
+fn run_on_device(gpu: &Gpu, variant: ReduceVariant, input: &OnDevice<i64>) -> Verdict {
     let n = input.buffer.len();
     let run = || -> Result<i64, GpuError> {
         let (_, other) = ReducePlan::<i32>::device_bytes(gpu, variant, n)?;
@@ -305,8 +197,8 @@ fn run_on_device(gpu: &Gpu, variant: ReduceVariant, input: &OnDevice) -> Verdict
         Ok(gpu.download(&output)?[0])
     };
     match run() {
-        Ok(got) if got == input.sum => Verdict::Pass,
-        Ok(got) => Verdict::fail(input.sum, got, "sum"),
+        Ok(got) if got == input.answer => Verdict::Pass,
+        Ok(got) => Verdict::fail(input.answer, got, "sum"),
         Err(e) => skip_or_fail(&e),
     }
 }
@@ -314,42 +206,16 @@ fn run_on_device(gpu: &Gpu, variant: ReduceVariant, input: &OnDevice) -> Verdict
 /// The int32 cases at a size past [`STREAMED_FROM`]: the families of
 /// [`int_families`] (the seeds of [`int_family_inputs`]), every variant
 /// but the serial baseline, each input streamed to the device once for all
-/// of its variants. No affine-map case runs here (`affine_cases_at`).
+/// of its variants ([`super::streamed`]). No affine-map case runs here
+/// (`affine_cases_at`).
 fn streamed_cases(plan: &SweepPlan, n: usize, out: &mut Vec<GpuCase>) {
     for (f, family) in int_families(plan, n).into_iter().enumerate() {
         let seed = case_seed(plan.seed, "reduce", n, f);
-        let name = family.name();
-        let recipe = Arc::new(StreamedInts { key: format!("reduce.i32.streamed:{n}/{name}/{seed}"), family, n, seed });
+        let recipe = Arc::new(StreamedInts::<StreamedSum>::new(family, n, seed));
         for variant in variants_at(n) {
-            let id: CaseId = sized_id("reduce", format!("{}.i32", variant.name()), n, &name, seed);
-            let upload = |prepared: &PreparedInput| prepared.shared_if_made::<Upload>(UPLOAD_PART);
-            out.push(GpuCase {
-                id,
-                input: recipe.clone(),
-                expected_part: "sum".into(),
-                // The digests made while the input was written (a run's); none for a case that did not
-                // run (the receipt gate digests the pieces itself, `digests_only`).
-                reference: Box::new(move |prepared| match upload(prepared).as_deref() {
-                    Some(Upload::Done(input)) => Ok(CaseDigest {
-                        input_digest: input.digests[INPUT_PART].clone(),
-                        expected_digest: input.digests["sum"].clone(),
-                    }),
-                    Some(Upload::Skipped(reason)) => Err(reason.clone()),
-                    Some(Upload::Failed(_)) => Err("the input could not be made".into()),
-                    None => Err("the input is made when a case runs".into()),
-                }),
-                run: Box::new(move |gpu, prepared| {
-                    let recipe = match prepared.held::<StreamedInts>() {
-                        Ok(r) => r.clone(),
-                        Err(e) => return Verdict::fail("an input", e, "generator"),
-                    };
-                    match &*prepared.shared(UPLOAD_PART, || on_device(gpu, &recipe)) {
-                        Upload::Done(input) => run_on_device(gpu, variant, input),
-                        Upload::Skipped(reason) => Verdict::Skipped { reason: reason.clone() },
-                        Upload::Failed(verdict) => verdict.clone(),
-                    }
-                }),
-            });
+            let id: CaseId = sized_id("reduce", format!("{}.i32", variant.name()), n, &family.name(), seed);
+            let beside = move |gpu: &Gpu| largest_scratch(gpu, n);
+            out.push(streamed_case(id, &recipe, "sum", beside, move |gpu, input| run_on_device(gpu, variant, input)));
         }
     }
 }
@@ -358,6 +224,9 @@ fn streamed_cases(plan: &SweepPlan, n: usize, out: &mut Vec<GpuCase>) {
 mod streamed_tests {
     use super::*;
     use crate::registry::primitive::Primitive;
+    use crate::sweep::gpu::streamed::stream_pieces;
+    use crate::sweep::gpu::InputSource;
+    use std::collections::BTreeMap;
 
     fn plan(sizes: Vec<usize>) -> SweepPlan {
         SweepPlan {
@@ -408,7 +277,7 @@ mod streamed_tests {
         let piece = model::generators::PIECE;
         for family in [DataFamily::SmallInts, DataFamily::FullRangeI32] {
             for n in [1, 33, piece - 1, piece + 7, 2 * piece + 333] {
-                let recipe = StreamedInts { key: String::new(), family, n, seed: 99 };
+                let recipe = StreamedInts::<StreamedSum>::new(family, n, 99);
                 let mut written = vec![0i32; n];
                 let mut next = 0;
                 let (sum, digests) = stream_pieces(&recipe, |at, p| {
