@@ -229,14 +229,7 @@ mod streamed_tests {
     use std::collections::BTreeMap;
 
     fn plan(sizes: Vec<usize>) -> SweepPlan {
-        SweepPlan {
-            seed: 0x5eed,
-            sizes,
-            quick: false,
-            primitives: vec![Primitive::Reduce],
-            variants: vec![],
-            one_family: false,
-        }
+        crate::sweep::gpu::streamed::test_plan(Primitive::Reduce, sizes)
     }
 
     /// Past 2^32 the catalogue holds the streamed cases: both large-size

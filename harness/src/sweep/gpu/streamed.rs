@@ -238,3 +238,20 @@ pub(crate) fn streamed_case<M: StreamedModel>(
         }),
     }
 }
+
+/// The plan of one primitive at `sizes` (seed 0x5eed, every family), for
+/// the streamed-catalogue tests of the primitives.
+#[cfg(test)]
+pub(crate) fn test_plan(
+    primitive: crate::registry::primitive::Primitive,
+    sizes: Vec<usize>,
+) -> crate::sweep::SweepPlan {
+    crate::sweep::SweepPlan {
+        seed: 0x5eed,
+        sizes,
+        quick: false,
+        primitives: vec![primitive],
+        variants: vec![],
+        one_family: false,
+    }
+}
