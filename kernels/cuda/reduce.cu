@@ -11,9 +11,20 @@
 //   reduce_block_atomic_affine          <<<ceil(n/2048), 256>>> one ticket per block, ordered
 //   reduce_single_pass_{i32,affine}     <<<G, 256>>> persistent grid, warp tiles, last block done
 //
-// Limits (checked on the host): 1 <= n < 2^32. Every partial of the int64 sum
-// is bounded by |partial| <= n * 2^31 < 2^63, so no partial overflows. The
-// affine maps compose in wrapping u64 arithmetic, which is exactly
+// Sizes (checked on the host, kernels/src/reduce.rs): 1 <= n <= MAX_LEN =
+// (2^31 - 1) * 512, the most items whose grids (ceil(n/512) blocks, the
+// multipass first pass) fit gridDim.x; device memory runs out long before.
+// Every item index, tile base and count is u64 (n passes 2^32 on an H200):
+// only per-thread offsets inside one block or tile are 32-bit. There is ONE
+// path, no 32-bit fast path: the 64-bit arithmetic is a few instructions per
+// block or per 512-item tile, never per item, and these same kernels were
+// measured at the read ceiling (receipts/bench) with it.
+//
+// The int64 sum: adds are modulo 2^64 (SumI64, operators.cuh), so the result
+// is the exact sum whenever that fits int64, always so for n <= 2^32 (|sum|
+// <= n * 2^31 <= 2^63); past 2^32 an input may have a sum outside int64, and
+// the result is then that sum wrapped to int64 (as CUB and torch.sum give).
+// The affine maps compose in wrapping u64 arithmetic, which is exactly
 // associative, so every order-preserving tree gives the same bits.
 #include "common/config.cuh"
 #include "common/block_reduce.cuh"
@@ -139,9 +150,9 @@ reduce_multipass_affine(const AffineMap* __restrict__ in, u64 count, AffineMap* 
 // Signed correctness: the legacy 64-bit atomicAdd is unsigned. In two's
 // complement, adding the bit pattern of a signed value modulo 2^64 is the
 // same operation as signed addition, so adding (u64)total to (u64)*out gives
-// the bits of the signed sum modulo 2^64. The host bounds |any partial sum|
-// <= n * 2^31 < 2^63, so the exact sum is representable and the final bits,
-// read as int64, are the exact signed sum, negative totals included.
+// the bits of the signed sum modulo 2^64, in any order of the atomics: read
+// as int64, the exact signed sum whenever it fits int64 (always for n <=
+// 2^32), negative totals included; past that, the sum wrapped (see the top).
 #ifndef PRIMLAB_REDUCE_ATOMIC_VECTORS_PER_THREAD
 #error "PRIMLAB_REDUCE_ATOMIC_VECTORS_PER_THREAD is not defined (policy.rs passes it)"
 #endif

@@ -14,8 +14,22 @@
 //   scan_blelloch_add_offsets_totals_{i64,affine}                 <<<ceil(m/512), 256>>>  into a totals level
 //   scan_decoupled_lookback_{exclusive,inclusive}_{i32,affine}    <<<ceil(n/kScanTileItems), kScanBlockThreads>>>
 //
-// Limits (checked on the host): 1 <= n < 2^32, so |every int64 prefix| <=
-// n * 2^31 < 2^63 and every tile id fits in u32.
+// Sizes (checked on the host, kernels/src/scan.rs): 1 <= n <= the grid limit
+// of the widest launch, (2^31 - 1) * 512 = 2^40 - 512 for Blelloch (level 0)
+// and (2^31 - 1) tiles for the look-back; device memory runs out long before.
+// Every item index, block or tile base and count is u64 (n passes 2^32 on an
+// H200); only offsets inside one block or tile, and tile ids (below gridDim.x,
+// so at most 2^31 - 1), are 32-bit. There is ONE path, no 32-bit fast path:
+// the look-back's 64-bit arithmetic is once per tile (its per-item work uses
+// tile-local u32 offsets), and Blelloch's per-item u64 compares are the ones
+// these kernels were timed with before 64-bit sizes (receipts/bench).
+//
+// The int64 prefixes: adds are modulo 2^64 (SumI64, operators.cuh), so each
+// output is the exact prefix whenever that fits int64, always so for n <=
+// 2^32 (|prefix| <= n * 2^31 <= 2^63); past 2^32 a prefix may leave int64,
+// and that output is the exact prefix wrapped to int64 (as CUB's and
+// torch.cumsum's int64 scans give), in every schedule. The affine maps compose
+// in wrapping u64 arithmetic (no overflow to speak of).
 #include "common/config.cuh"
 #include "common/block_scan.cuh"
 #include "common/decoupled_lookback.cuh"

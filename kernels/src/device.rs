@@ -280,6 +280,32 @@ impl Gpu {
             .context(|| format!("memset of {bytes} bytes"))
     }
 
+    /// `Ok` when `needed` bytes (described by `what`) fit the device's free
+    /// memory now, else [`GpuError::DeviceMemory`] naming both: the limit
+    /// of a primitive whose sizes are 64-bit.
+    pub fn check_device_memory(
+        &self,
+        primitive: &'static str,
+        variant: &'static str,
+        n: usize,
+        needed: u64,
+        what: impl FnOnce() -> String,
+    ) -> GpuResult<()> {
+        let (free, total) = self.ctx.mem_get_info().context(|| "reading free device memory".into())?;
+        if needed <= free as u64 {
+            return Ok(());
+        }
+        Err(GpuError::DeviceMemory {
+            primitive,
+            variant,
+            n,
+            needed,
+            what: what(),
+            free: free as u64,
+            total: total as u64,
+        })
+    }
+
     /// Waits for all work on the stream.
     pub fn synchronize(&self) -> GpuResult<()> {
         self.stream.synchronize().context(|| "stream synchronize".into())

@@ -88,6 +88,10 @@ fn single_schedule_primitives_pick_it_at_every_size() {
 fn the_default_accepts_every_size_the_primitive_accepts() {
     for n in sizes().into_iter().filter(|&n| n <= crate::reduce::MAX_LEN) {
         assert!(ReduceVariant::best_for(n).max_len() >= n, "reduce {n}");
+    }
+    assert!(ReduceVariant::best_for(crate::reduce::MAX_LEN).max_len() >= crate::reduce::MAX_LEN);
+    let scan_sizes = [crate::scan::MAX_LEN, crate::scan::LOOKBACK_MAX_LEN];
+    for n in sizes().into_iter().chain(scan_sizes).filter(|&n| n <= crate::scan::LOOKBACK_MAX_LEN) {
         for kind in ScanKind::ALL {
             assert!(ScanVariant::best_for(n, kind).max_len() >= n, "scan {n}");
         }

@@ -85,6 +85,30 @@ pub enum GpuError {
         masked_rows: Vec<usize>,
     },
 
+    /// The buffers a call needs do not fit the device's free memory: the
+    /// real limit on n of a primitive whose indices are 64-bit (its
+    /// `max_len()` is a grid limit far past any device memory).
+    #[error(
+        "{primitive}/{variant} n={n}: needs {} of device memory ({what}), {} of the device's {} are free",
+        gigabytes(*.needed), gigabytes(*.free), gigabytes(*.total)
+    )]
+    DeviceMemory {
+        /// Primitive name.
+        primitive: &'static str,
+        /// Variant name.
+        variant: &'static str,
+        /// Number of input elements.
+        n: usize,
+        /// Bytes the call would allocate.
+        needed: u64,
+        /// What they are, in words (e.g. "input 34.4 GB, output and scratch 8 bytes").
+        what: String,
+        /// Bytes free on the device when asked.
+        free: u64,
+        /// The device's memory in bytes.
+        total: u64,
+    },
+
     /// A kernel reported a broken internal protocol, e.g. a look-back spin that
     /// ran out instead of hanging.
     #[error("{primitive}/{variant} n={n}: {reason}")]
@@ -98,6 +122,16 @@ pub enum GpuError {
         /// What the kernel reported.
         reason: String,
     },
+}
+
+/// `bytes` in decimal gigabytes with one decimal (`34.4 GB`), or in bytes
+/// below 0.1 GB.
+pub fn gigabytes(bytes: u64) -> String {
+    if bytes < 100_000_000 {
+        format!("{bytes} bytes")
+    } else {
+        format!("{:.1} GB", bytes as f64 / 1e9)
+    }
 }
 
 /// Result alias of the kernels crate.

@@ -1,6 +1,8 @@
 //! What the integer kernels (`cuda/reduce.cu` and `cuda/scan.cu`) share: the
 //! input element types they are compiled for, `i32` and [`AffineMap`], and
-//! the longest inputs their schedules accept.
+//! the longest input their one-thread baselines accept. The other schedules
+//! have 64-bit sizes (issue 36) and their own grid limits,
+//! [`crate::reduce::MAX_LEN`] and [`crate::scan::MAX_LEN`].
 //!
 //! The element traits of both ([`crate::ReduceElement`],
 //! [`crate::ScanElement`]) have [`Sealed`] as a supertrait; it lives in this
@@ -9,10 +11,6 @@
 
 use crate::affine::AffineMap;
 
-/// The longest input any schedule but the serial baseline accepts: n < 2^32
-/// keeps every int64 partial or prefix of int32 input within
-/// `n * 2^31 < 2^63` (and every scan tile id within u32).
-pub const MAX_LEN: usize = u32::MAX as usize;
 /// The longest input the one-thread serial baseline accepts (so that a sweep
 /// at 2^28 does not spend minutes in one thread).
 pub const SERIAL_MAX_LEN: usize = 1 << 22;

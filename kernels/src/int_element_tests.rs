@@ -5,11 +5,19 @@ use super::*;
 use crate::{ReduceVariant, ScanVariant};
 
 #[test]
-fn the_reduce_and_scan_variants_take_the_shared_limits() {
+fn the_reduce_and_scan_variants_take_their_limits() {
     assert_eq!(ReduceVariant::Serial.max_len(), 1 << 22);
-    assert_eq!(ReduceVariant::SinglePass.max_len(), (1usize << 32) - 1);
     assert_eq!(ScanVariant::Serial.max_len(), 1 << 22);
-    assert_eq!(ScanVariant::DecoupledLookback.max_len(), (1usize << 32) - 1);
-    // The int64 bound: n * 2^31 < 2^63 for every accepted n.
-    assert!((MAX_LEN as u128) * (1u128 << 31) < (1u128 << 63));
+    assert_eq!(SERIAL_MAX_LEN, 1 << 22);
+    // The scans: 64-bit sizes, up to the grid limits of their widest
+    // launches: Blelloch's level 0 (512 items a block), the look-back's
+    // one block a tile (224 threads x 20 items).
+    assert_eq!(ScanVariant::Blelloch.max_len(), (1usize << 40) - 512);
+    assert_eq!(ScanVariant::DecoupledLookback.max_len(), ((1usize << 31) - 1) * 4480);
+    assert_eq!(crate::scan::MAX_LEN, (1usize << 40) - 512);
+    // The reductions: 64-bit sizes, up to the grid limit of the multipass
+    // first pass, (2^31 - 1) * 512 = 2^40 - 512.
+    for v in [ReduceVariant::Multipass, ReduceVariant::BlockAtomic, ReduceVariant::SinglePass] {
+        assert_eq!(v.max_len(), (1usize << 40) - 512, "{}", v.name());
+    }
 }

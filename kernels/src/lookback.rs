@@ -2,7 +2,10 @@
 //! out as `kernels/cuda/common/decoupled_lookback.cuh` reads it: one `u64`
 //! array, zeroed before every launch, holding
 //! * word 0: the tile counter (low 32 bits) and the error word (high 32
-//!   bits, set when a look-back spin runs out);
+//!   bits, set when a look-back spin runs out). 32 bits hold any tile id and
+//!   count with 64-bit sizes too: one block a tile, so at most
+//!   [`crate::reduce::MAX_GRID_BLOCKS`] = 2^31 - 1 tiles (the plans refuse
+//!   more);
 //! * word 1: padding, so that the descriptors are 16-byte aligned;
 //! * one descriptor per tile: each 32-bit word of the tile's value in the low
 //!   half of a `u64` whose high half is the tile's status (0 = not yet

@@ -3,20 +3,36 @@
 //! commutative), each in four schedules ([`ReduceVariant`]).
 //!
 //! Contract, for every variant:
-//! * int32: the exact sum `x[0] + ... + x[n-1]` as int64. `1 <= n < 2^32`
-//!   on the device, so every partial obeys `|partial| <= n * 2^31 < 2^63`
-//!   and nothing overflows; longer inputs are rejected.
+//! * int32: the sum `x[0] + ... + x[n-1]` as int64, added modulo 2^64 (the
+//!   kernels add the two's-complement bits, `SumI64` in `operators.cuh`).
+//!   That is the exact sum whenever the exact sum fits int64, whatever order
+//!   a schedule adds in (addition modulo 2^64 is associative and
+//!   commutative): always so for `n <= 2^32`, since `|sum| <= n * 2^31 <=
+//!   2^63` (and `-2^63` fits). Past 2^32 items an input *can* have a sum
+//!   outside int64 (2^32 + 1 copies of `i32::MIN`); the result is then the
+//!   exact sum wrapped to int64, as CUB's and `torch.sum`'s int64 sums give.
+//!   No overflow is reported: a caller whose data may reach 2^63 in
+//!   magnitude must split it.
 //! * affine maps: `combine(...combine(combine(x[0], x[1]), x[2])..., x[n-1])`
-//!   with [`AffineMap::combine`] (wrapping u64).
+//!   with [`AffineMap::combine`] (wrapping u64): no bound from the values.
 //! * An empty input returns the identity (0, or [`AffineMap::IDENTITY`])
 //!   without a launch.
-//! * `n > variant.max_len()` is [`GpuError::InvalidInput`].
+//! * `n > variant.max_len()` is [`GpuError::InvalidInput`]: [`SERIAL_MAX_LEN`]
+//!   for the one-thread baseline, else [`MAX_LEN`] (2^40 - 512, the grid
+//!   limit, far past any device memory). The limit in practice is device
+//!   memory: [`Gpu::reduce`] refuses an input whose buffers do not fit the
+//!   device's free memory with [`GpuError::DeviceMemory`], naming both; a
+//!   plan's scratch (a few bytes per 512 items) that cannot be allocated is the
+//!   driver's out-of-memory error.
+//! * Every index, tile base and count is 64-bit on the device and on the
+//!   host ([`ReduceGeometry`] holds a plan's grids and partial counts in
+//!   u64; tests build it past 2^32 and 2^33).
 
 use crate::affine::AffineMap;
 use crate::device::Gpu;
 use crate::error::{DriverContext, GpuError, GpuResult};
 use crate::int_element;
-pub use crate::int_element::{MAX_LEN, SERIAL_MAX_LEN};
+pub use crate::int_element::SERIAL_MAX_LEN;
 use crate::kernel_family::KernelFamily;
 use crate::launch::{check_vector_aligned, config, persistent_grid, BLOCK_THREADS};
 use crate::plan_description::PlanDescription;
@@ -37,6 +53,18 @@ pub const SINGLE_PASS_WARP_TILE_ITEMS: usize = (32 * REDUCE.single_pass_items_pe
 const SINGLE_PASS_MIN_BLOCK_ITEMS: usize = SINGLE_PASS_WARP_TILE_ITEMS * (BLOCK.threads as usize / 32);
 /// Words of the ordered block-atomic scratch: ticket counter, turn, error.
 const ORDERED_SYNC_WORDS: usize = 3;
+
+/// The most blocks of a one-dimensional launch (`gridDim.x`, every GPU since
+/// sm_30).
+pub const MAX_GRID_BLOCKS: u64 = (1 << 31) - 1;
+
+/// The longest input every variant but `Serial` accepts (inclusive): the
+/// most items whose every launch fits [`MAX_GRID_BLOCKS`] blocks. The
+/// multipass first pass has the most blocks (512 items each), so this is
+/// `(2^31 - 1) * 512 = 2^40 - 512` items (4.4 TB of int32, 17.6 TB of affine
+/// maps): device memory always runs out first ([`GpuError::DeviceMemory`]).
+/// Nothing in the values bounds it (see the module docs on the int64 sum).
+pub const MAX_LEN: usize = MAX_GRID_BLOCKS as usize * MULTIPASS_BLOCK_ITEMS;
 
 /// The schedules of a whole-array reduction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -80,7 +108,8 @@ impl ReduceVariant {
     }
 
     /// The largest n this variant accepts (inclusive): [`SERIAL_MAX_LEN`]
-    /// for `Serial`, [`MAX_LEN`] (2^32 - 1) otherwise.
+    /// for `Serial`, [`MAX_LEN`] (2^40 - 512, the grid limit) otherwise;
+    /// device memory is the limit below it.
     pub fn max_len(&self) -> usize {
         match self {
             ReduceVariant::Serial => SERIAL_MAX_LEN,
@@ -148,6 +177,78 @@ fn n_blocks(n: usize, per_block: usize) -> usize {
     n.div_ceil(per_block).max(1)
 }
 
+/// One launch of a reduction plan: `grid` blocks of 256 threads reading
+/// `items` elements (the input, or the partials of the pass before).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReduceLaunch {
+    /// Blocks (`gridDim.x`), at most [`MAX_GRID_BLOCKS`].
+    pub grid: u32,
+    /// Elements the launch reads (its `count` argument).
+    pub items: u64,
+}
+
+/// The launch geometry of a [`ReducePlan`], computed on the host in u64
+/// before any allocation: the plan allocates and launches exactly this
+/// (CPU tests build it for n past 2^32 and 2^33, where a 32-bit count, grid
+/// or offset would wrap).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReduceGeometry {
+    /// The launches one `enqueue` makes, in order.
+    pub launches: Vec<ReduceLaunch>,
+    /// Elements (of the output type) of each scratch buffer of partials:
+    /// multipass, the ping-pong pair (or one, or none); single pass, one per
+    /// block; none otherwise.
+    pub partials: Vec<u64>,
+    /// 32-bit words of zeroed scratch: the single pass's done counter (1),
+    /// the ordered block atomic's ticket, turn and error words (3).
+    pub sync_words: u64,
+}
+
+impl ReduceGeometry {
+    /// The geometry of reducing `n` elements of `E` with `variant`;
+    /// `persistent_blocks` is the single pass's grid cap (SMs x resident
+    /// blocks of its kernel; unused by the other variants). Error: `n` is 0
+    /// or a grid would pass [`MAX_GRID_BLOCKS`] (the reason in words).
+    pub fn new<E: ReduceElement>(variant: ReduceVariant, n: usize, persistent_blocks: u32) -> Result<Self, String> {
+        if n == 0 {
+            return Err("a plan needs at least one element".into());
+        }
+        let launch = |blocks: usize, items: usize| -> Result<ReduceLaunch, String> {
+            match u32::try_from(blocks) {
+                Ok(grid) if u64::from(grid) <= MAX_GRID_BLOCKS => Ok(ReduceLaunch { grid, items: items as u64 }),
+                _ => Err(format!("a launch of {blocks} blocks, more than the {MAX_GRID_BLOCKS} a grid may have")),
+            }
+        };
+        Ok(match variant {
+            ReduceVariant::Serial => ReduceGeometry { launches: vec![launch(1, n)?], partials: vec![], sync_words: 0 },
+            ReduceVariant::Multipass => {
+                let counts = multipass_counts(n);
+                let launches =
+                    counts.windows(2).map(|pass| launch(pass[1], pass[0])).collect::<Result<Vec<_>, String>>()?;
+                // Pass p (not the last) writes counts[p + 1] partials into buffer p % 2.
+                let partials = (0..(counts.len() - 2).min(2)).map(|p| counts[p + 1] as u64).collect();
+                ReduceGeometry { launches, partials, sync_words: 0 }
+            }
+            ReduceVariant::BlockAtomic => ReduceGeometry {
+                launches: vec![launch(n_blocks(n, E::ATOMIC_BLOCK_ITEMS), n)?],
+                partials: vec![],
+                sync_words: if E::ORDERED_ATOMIC { ORDERED_SYNC_WORDS as u64 } else { 0 },
+            },
+            ReduceVariant::SinglePass => {
+                let blocks = n_blocks(n, SINGLE_PASS_MIN_BLOCK_ITEMS).min(persistent_blocks as usize).max(1);
+                let single = launch(blocks, n)?;
+                ReduceGeometry { launches: vec![single], partials: vec![u64::from(single.grid)], sync_words: 1 }
+            }
+        })
+    }
+
+    /// Bytes of device scratch the plan allocates (partials and sync words).
+    pub fn scratch_bytes<E: ReduceElement>(&self) -> u64 {
+        let partial = std::mem::size_of::<E::Output>() as u64;
+        self.partials.iter().map(|&p| p * partial).sum::<u64>() + 4 * self.sync_words
+    }
+}
+
 fn invalid(primitive: &'static str, variant: ReduceVariant, n: usize, reason: String) -> GpuError {
     GpuError::InvalidInput { primitive, variant: variant.name(), n, reason }
 }
@@ -163,7 +264,8 @@ enum Schedule<P> {
     Multipass {
         first: CudaFunction,
         later: CudaFunction,
-        counts: Vec<usize>,
+        /// One per pass: its grid and the items it reads.
+        passes: Vec<ReduceLaunch>,
         /// Ping-pong partial buffers: [0] holds ceil(n/512) (passes 0, 2, ...),
         /// [1] the next level (passes 1, 3, ...). Empty for a single pass.
         partials: Vec<CudaSlice<P>>,
@@ -193,7 +295,8 @@ enum Schedule<P> {
 /// * `Multipass`: one launch per pass, `<<<ceil(m/512), 256>>>` over m items:
 ///   `reduce_multipass_i32` then `reduce_multipass_i64` (int32), or
 ///   `reduce_multipass_affine` throughout; the last pass writes the output.
-///   Passes: 1 for n <= 512, 2 up to 512^2, 3 up to 512^3, 4 up to 2^32.
+///   Passes: 1 for n <= 512, 2 up to 512^2, 3 up to 512^3, 4 up to 512^4 =
+///   2^36, 5 up to [`MAX_LEN`].
 /// * `BlockAtomic`: int32: a memset of the 8-byte output to 0, then
 ///   `reduce_block_atomic_i32` `<<<ceil(n/4096), 256>>>`. Affine: a memset of
 ///   12 bytes of scratch (ticket counter, turn, error word), then
@@ -221,44 +324,65 @@ impl<'g, E: ReduceElement> ReducePlan<'g, E> {
     /// variant.max_len()`, else [`GpuError::InvalidInput`] (the host methods
     /// answer n = 0 without a plan).
     pub fn new(gpu: &'g Gpu, variant: ReduceVariant, n: usize) -> GpuResult<Self> {
-        GpuError::check_plan_len(E::PRIMITIVE, variant.name(), variant.max_len(), n, "reduces to the identity")?;
+        let geometry = Self::geometry(gpu, variant, n)?;
         let function = |name: String| gpu.function(KernelFamily::Reduce, &name);
         let schedule = match variant {
             ReduceVariant::Serial => {
                 Schedule::Serial { kernel: function(format!("reduce_serial_{}", E::INPUT_SUFFIX))? }
             }
-            ReduceVariant::Multipass => {
-                let counts = multipass_counts(n);
-                let mut partials = Vec::new();
-                // Pass p (not the last) writes counts[p + 1] partials into buffer p % 2.
-                for p in 0..(counts.len() - 2).min(2) {
-                    partials.push(gpu.alloc_uninit::<E::Output>(counts[p + 1])?);
-                }
-                Schedule::Multipass {
-                    first: function(format!("reduce_multipass_{}", E::INPUT_SUFFIX))?,
-                    later: function(format!("reduce_multipass_{}", E::PARTIAL_SUFFIX))?,
-                    counts,
-                    partials,
-                }
-            }
+            ReduceVariant::Multipass => Schedule::Multipass {
+                first: function(format!("reduce_multipass_{}", E::INPUT_SUFFIX))?,
+                later: function(format!("reduce_multipass_{}", E::PARTIAL_SUFFIX))?,
+                partials: geometry
+                    .partials
+                    .iter()
+                    .map(|&len| gpu.alloc_uninit::<E::Output>(len as usize))
+                    .collect::<GpuResult<_>>()?,
+                passes: geometry.launches,
+            },
             ReduceVariant::BlockAtomic => Schedule::BlockAtomic {
                 kernel: function(format!("reduce_block_atomic_{}", E::INPUT_SUFFIX))?,
-                grid: n_blocks(n, E::ATOMIC_BLOCK_ITEMS) as u32,
-                sync: if E::ORDERED_ATOMIC { Some(gpu.alloc_zeroed::<u32>(ORDERED_SYNC_WORDS)?) } else { None },
+                grid: geometry.launches[0].grid,
+                sync: if geometry.sync_words > 0 {
+                    Some(gpu.alloc_zeroed::<u32>(geometry.sync_words as usize)?)
+                } else {
+                    None
+                },
             },
-            ReduceVariant::SinglePass => {
-                let name = format!("reduce_single_pass_{}", E::INPUT_SUFFIX);
-                let persistent = persistent_grid(gpu, KernelFamily::Reduce, &name, BLOCK_THREADS, 0)?;
-                let grid = (n_blocks(n, SINGLE_PASS_MIN_BLOCK_ITEMS) as u32).min(persistent).max(1);
-                Schedule::SinglePass {
-                    kernel: function(name)?,
-                    grid,
-                    partials: gpu.alloc_uninit::<E::Output>(grid as usize)?,
-                    done_counter: gpu.alloc_zeroed::<u32>(1)?,
-                }
-            }
+            ReduceVariant::SinglePass => Schedule::SinglePass {
+                kernel: function(format!("reduce_single_pass_{}", E::INPUT_SUFFIX))?,
+                grid: geometry.launches[0].grid,
+                partials: gpu.alloc_uninit::<E::Output>(geometry.partials[0] as usize)?,
+                done_counter: gpu.alloc_zeroed::<u32>(geometry.sync_words as usize)?,
+            },
         };
         Ok(ReducePlan { gpu, variant, n, schedule })
+    }
+
+    /// The [`ReduceGeometry`] a plan of `variant` for `n` elements has on
+    /// `gpu` (the single pass's grid cap read from the GPU), after the
+    /// length checks of [`ReducePlan::new`].
+    fn geometry(gpu: &Gpu, variant: ReduceVariant, n: usize) -> GpuResult<ReduceGeometry> {
+        GpuError::check_plan_len(E::PRIMITIVE, variant.name(), variant.max_len(), n, "reduces to the identity")?;
+        let persistent = match variant {
+            ReduceVariant::SinglePass => {
+                let name = format!("reduce_single_pass_{}", E::INPUT_SUFFIX);
+                persistent_grid(gpu, KernelFamily::Reduce, &name, BLOCK_THREADS, 0)?
+            }
+            _ => 1,
+        };
+        ReduceGeometry::new::<E>(variant, n, persistent).map_err(|reason| invalid(E::PRIMITIVE, variant, n, reason))
+    }
+
+    /// The device memory, in bytes, that reducing `n` elements with
+    /// `variant` takes: (the input, the one-element output plus the plan's
+    /// scratch). [`Gpu::reduce`] checks their sum against the free memory
+    /// before it uploads anything; the sweep skips a case that does not fit
+    /// for the same sum. Errors as [`ReducePlan::new`]'s length checks.
+    pub fn device_bytes(gpu: &Gpu, variant: ReduceVariant, n: usize) -> GpuResult<(u64, u64)> {
+        let geometry = Self::geometry(gpu, variant, n)?;
+        let input = n as u64 * std::mem::size_of::<E>() as u64;
+        Ok((input, std::mem::size_of::<E::Output>() as u64 + geometry.scratch_bytes::<E>()))
     }
 
     /// The variant this plan runs.
@@ -298,11 +422,10 @@ impl<'g, E: ReduceElement> ReducePlan<'g, E> {
                 // SAFETY: (const In* in, u64 count, Out* out); `input` holds n elements.
                 unsafe { launch.launch(config(1, 1, 0)) }.context(|| what("serial launch"))?;
             }
-            Schedule::Multipass { first, later, counts, partials } => {
-                let passes = counts.len() - 1;
+            Schedule::Multipass { first, later, passes: launches, partials } => {
+                let passes = launches.len();
                 for p in 0..passes {
-                    let items = counts[p] as u64;
-                    let grid = counts[p + 1] as u32;
+                    let ReduceLaunch { grid, items } = launches[p];
                     let cfg = config(grid, BLOCK_THREADS, 0);
                     let last = p + 1 == passes;
                     let kernel = if p == 0 { &*first } else { &*later };
@@ -319,7 +442,7 @@ impl<'g, E: ReduceElement> ReducePlan<'g, E> {
                         }
                     };
                     // SAFETY: the source holds `items` elements, the destination
-                    // `grid` (= ceil(items / 512)) partials.
+                    // `grid` (= ceil(items / 512)) partials (ReduceGeometry).
                     unsafe { launch.launch(cfg) }.context(|| what(&format!("multipass pass {p}")))?;
                 }
             }
@@ -363,11 +486,11 @@ impl<'g, E: ReduceElement> ReducePlan<'g, E> {
         let block = BLOCK_THREADS;
         match &self.schedule {
             Schedule::Serial { .. } => d.launch(format!("reduce_serial_{}", E::INPUT_SUFFIX), 1, 1, 0),
-            Schedule::Multipass { counts, .. } => (0..counts.len() - 1).fold(d, |d, p| {
+            Schedule::Multipass { passes, .. } => passes.iter().enumerate().fold(d, |d, (p, pass)| {
                 let suffix = if p == 0 { E::INPUT_SUFFIX } else { E::PARTIAL_SUFFIX };
-                let d = d.launch(format!("reduce_multipass_{suffix}"), counts[p + 1] as u32, block, 0);
-                if p + 2 < counts.len() {
-                    d.moves(2 * output * counts[p + 1] as u64)
+                let d = d.launch(format!("reduce_multipass_{suffix}"), pass.grid, block, 0);
+                if p + 1 < passes.len() {
+                    d.moves(2 * output * u64::from(pass.grid))
                 } else {
                     d
                 }
@@ -410,26 +533,37 @@ impl<'g, E: ReduceElement> ReducePlan<'g, E> {
 impl Gpu {
     /// The int64 sum of `input` with `variant` (see the module docs for the
     /// contract): 0 for an empty input; [`GpuError::InvalidInput`] for
-    /// `n > variant.max_len()`.
+    /// `n > variant.max_len()`; [`GpuError::DeviceMemory`] when the input and
+    /// the plan's buffers do not fit the device's free memory.
     pub fn reduce_i32(&self, variant: ReduceVariant, input: &[i32]) -> GpuResult<i64> {
         self.reduce(variant, input)
     }
 
     /// The in-order composition `x[0]` then `x[1]` ... then `x[n-1]` of
     /// `input` with `variant`: [`AffineMap::IDENTITY`] for an empty input;
-    /// [`GpuError::InvalidInput`] for `n > variant.max_len()`.
+    /// [`GpuError::InvalidInput`] for `n > variant.max_len()`;
+    /// [`GpuError::DeviceMemory`] as for [`Gpu::reduce_i32`].
     pub fn reduce_affine(&self, variant: ReduceVariant, input: &[AffineMap]) -> GpuResult<AffineMap> {
         self.reduce(variant, input)
     }
 
-    /// Either reduction, generic over the element type: uploads `input`,
-    /// poisons the output, runs a fresh [`ReducePlan`], synchronises, checks
-    /// the kernel's error word and downloads the result.
+    /// Either reduction, generic over the element type: checks that its
+    /// buffers fit the free device memory ([`ReducePlan::device_bytes`]),
+    /// uploads `input`, poisons the output, runs a fresh [`ReducePlan`],
+    /// synchronises, checks the kernel's error word and downloads the result.
     pub fn reduce<E: ReduceElement>(&self, variant: ReduceVariant, input: &[E]) -> GpuResult<E::Output> {
         check_len::<E>(variant, input.len())?;
         if input.is_empty() {
             return Ok(E::IDENTITY);
         }
+        let (input_bytes, other_bytes) = ReducePlan::<E>::device_bytes(self, variant, input.len())?;
+        self.check_device_memory(E::PRIMITIVE, variant.name(), input.len(), input_bytes + other_bytes, || {
+            format!(
+                "input {}, output and scratch {}",
+                crate::error::gigabytes(input_bytes),
+                crate::error::gigabytes(other_bytes)
+            )
+        })?;
         let device_input = self.upload(input)?;
         let mut output = self.alloc_poisoned::<E::Output>(1)?;
         let mut plan = ReducePlan::<E>::new(self, variant, input.len())?;

@@ -6,23 +6,40 @@
 //! * exclusive: `out[0]` = identity (0, or [`AffineMap::IDENTITY`]),
 //!   `out[i] = x[0] (+) ... (+) x[i-1]`; inclusive: `out[i] = exclusive[i]
 //!   (+) x[i]`. For affine maps `(+)` is [`AffineMap::combine`] with the
-//!   earlier elements on the left.
-//! * int32: `1 <= n < 2^32` on the device, so every prefix obeys
-//!   `|prefix| <= n * 2^31 < 2^63`; longer inputs are rejected.
+//!   earlier elements on the left (wrapping u64: no bound from the values).
+//! * int32: every prefix is added modulo 2^64 (the kernels add the
+//!   two's-complement bits, `SumI64` in `operators.cuh`), so each output is
+//!   the exact prefix whenever that prefix fits int64, in every schedule:
+//!   always so for `n <= 2^32` (`|prefix| <= n * 2^31 <= 2^63`, and `-2^63`
+//!   fits). Past 2^32 items a prefix *can* leave int64 (2^32 + 1 copies of
+//!   `i32::MIN`); that output is then the exact prefix wrapped to int64, and
+//!   the later ones go on from the wrapped value (they are still the exact
+//!   prefixes modulo 2^64), as CUB's and `torch.cumsum`'s int64 scans give.
+//!   No overflow is reported.
 //! * An empty input returns an empty output without a launch.
-//! * `n > variant.max_len()` is [`GpuError::InvalidInput`]; a look-back spin
-//!   that runs out is [`GpuError::KernelFault`].
+//! * `n > variant.max_len()` is [`GpuError::InvalidInput`]: [`SERIAL_MAX_LEN`]
+//!   for the one-thread baseline, [`BLELLOCH_MAX_LEN`] (2^40 - 512) and
+//!   [`LOOKBACK_MAX_LEN`] (about 2^43.1): the most items whose launches fit
+//!   a grid, far past any device memory. The limit in practice is device
+//!   memory: [`Gpu::scan`] refuses an input whose buffers do not fit the
+//!   device's free memory with [`GpuError::DeviceMemory`], naming both.
+//! * A look-back spin that runs out is [`GpuError::KernelFault`].
+//! * Every item index, block or tile base and count is 64-bit on the device
+//!   and on the host ([`ScanGeometry`] holds a plan's launches and scratch
+//!   in u64; tests build it past 2^32 and 2^33). Tile ids stay 32-bit: a
+//!   tile id is below the grid size, at most 2^31 - 1.
 
 use crate::affine::AffineMap;
 use crate::device::Gpu;
 use crate::error::{DriverContext, GpuError, GpuResult};
 use crate::int_element;
-pub use crate::int_element::{MAX_LEN, SERIAL_MAX_LEN};
+pub use crate::int_element::SERIAL_MAX_LEN;
 use crate::kernel_family::KernelFamily;
 use crate::launch::{check_vector_aligned, config, BLOCK_THREADS};
 use crate::lookback::LookbackScratch;
 use crate::plan_description::PlanDescription;
 use crate::policy::{BLOCK, SCAN};
+pub use crate::reduce::MAX_GRID_BLOCKS;
 use cudarc::driver::{CudaFunction, CudaSlice, CudaView, CudaViewMut, DeviceRepr, PushKernelArg, ValidAsZeroBits};
 
 /// Items per block of the Blelloch block scan (`kBlockItems`).
@@ -33,6 +50,21 @@ pub const LOOKBACK_BLOCK_THREADS: u32 = SCAN.block_threads;
 pub const LOOKBACK_ITEMS_PER_THREAD: usize = SCAN.items_per_thread as usize;
 /// Items per tile of the look-back scan, int32 and affine alike (`kScanTileItems`).
 pub const LOOKBACK_TILE_ITEMS: usize = LOOKBACK_BLOCK_THREADS as usize * LOOKBACK_ITEMS_PER_THREAD;
+
+/// The longest input of the Blelloch multi-pass scan: its level 0 has the
+/// most blocks, ceil(n / 512), and they must fit [`MAX_GRID_BLOCKS`]:
+/// `(2^31 - 1) * 512 = 2^40 - 512` items (the reduce's multipass limit).
+/// That takes five levels (past 512^4 = 2^36 items).
+pub const BLELLOCH_MAX_LEN: usize = MAX_GRID_BLOCKS as usize * BLELLOCH_BLOCK_ITEMS;
+/// The longest input of the decoupled look-back scan: one block a tile, so
+/// `(2^31 - 1)` tiles of [`LOOKBACK_TILE_ITEMS`] (about 9.6e12 items, 2^43.1).
+/// Its tile ids and tile counter are u32 and never pass 2^31 - 1.
+pub const LOOKBACK_MAX_LEN: usize = MAX_GRID_BLOCKS as usize * LOOKBACK_TILE_ITEMS;
+/// The longest input every scan variant but the serial baseline accepts
+/// (the smaller of [`BLELLOCH_MAX_LEN`] and [`LOOKBACK_MAX_LEN`]): 2^40 - 512
+/// items, 4.4 TB of int32 (13.2 TB with its int64 output); device memory
+/// always runs out first ([`GpuError::DeviceMemory`]).
+pub const MAX_LEN: usize = if BLELLOCH_MAX_LEN < LOOKBACK_MAX_LEN { BLELLOCH_MAX_LEN } else { LOOKBACK_MAX_LEN };
 
 /// Exclusive or inclusive scan.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -90,11 +122,13 @@ impl ScanVariant {
     }
 
     /// The largest n this variant accepts (inclusive): [`SERIAL_MAX_LEN`]
-    /// for `Serial`, [`MAX_LEN`] (2^32 - 1) otherwise.
+    /// for `Serial`, the grid limits [`BLELLOCH_MAX_LEN`] and
+    /// [`LOOKBACK_MAX_LEN`] for the others (device memory runs out first).
     pub fn max_len(&self) -> usize {
         match self {
             ScanVariant::Serial => SERIAL_MAX_LEN,
-            _ => MAX_LEN,
+            ScanVariant::Blelloch => BLELLOCH_MAX_LEN,
+            ScanVariant::DecoupledLookback => LOOKBACK_MAX_LEN,
         }
     }
 }
@@ -116,7 +150,8 @@ pub fn blelloch_level_sizes(n: usize) -> Vec<usize> {
 
 /// How many recursion levels (block-scan launches) the Blelloch multi-pass
 /// scan launches for n items: 0 for n = 0 (nothing is launched), 1 for
-/// n <= 512, 2 up to 512^2 = 262,144, 3 from 262,145 up to 512^3, 4 above.
+/// n <= 512, 2 up to 512^2 = 262,144, 3 from 262,145 up to 512^3, 4 up to
+/// 512^4 = 2^36, 5 up to [`BLELLOCH_MAX_LEN`].
 /// It also launches `levels - 1` offset-adding kernels.
 pub fn blelloch_levels(n: usize) -> usize {
     blelloch_level_sizes(n).len()
@@ -157,9 +192,120 @@ fn check_len<E: ScanElement>(variant: ScanVariant, n: usize) -> GpuResult<()> {
     GpuError::check_max_len(E::PRIMITIVE, variant.name(), variant.max_len(), n)
 }
 
-/// `ceil(m / 512)` as a grid size (m <= 2^32 - 1 gives at most 2^23 blocks).
-fn blelloch_grid(m: usize) -> u32 {
-    m.div_ceil(BLELLOCH_BLOCK_ITEMS).max(1) as u32
+/// `ceil(m / 512)` as a grid size, at least 1. Past [`MAX_GRID_BLOCKS`]
+/// blocks (m > [`BLELLOCH_MAX_LEN`]) the reason in words.
+fn blelloch_grid(m: usize) -> Result<u32, String> {
+    grid_of(m.div_ceil(BLELLOCH_BLOCK_ITEMS).max(1))
+}
+
+/// `blocks` as a one-dimensional grid, or why not.
+fn grid_of(blocks: usize) -> Result<u32, String> {
+    match u32::try_from(blocks) {
+        Ok(grid) if u64::from(grid) <= MAX_GRID_BLOCKS => Ok(grid),
+        _ => Err(format!("a launch of {blocks} blocks, more than the {MAX_GRID_BLOCKS} a grid may have")),
+    }
+}
+
+/// What one launch of a scan plan runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScanStep {
+    /// `scan_serial_<k>_<t>` `<<<1, 1>>>`.
+    Serial,
+    /// Blelloch level `k`'s block scans: level 0 over the input into the
+    /// output (`scan_blelloch_level_<k>_<t>`), level k >= 1 over the block
+    /// totals of level k - 1, in place (`scan_blelloch_level_inplace_<o>`);
+    /// each writes its blocks' totals into totals buffer k.
+    Level(usize),
+    /// The scanned totals of level `into + 1` added back into level `into`'s
+    /// data: the output for 0 (`scan_blelloch_add_offsets_<o>`), totals
+    /// buffer `into - 1` otherwise (`scan_blelloch_add_offsets_totals_<o>`).
+    AddOffsets {
+        /// The level whose data the offsets go into.
+        into: usize,
+    },
+    /// `scan_decoupled_lookback_<k>_<t>`, one block a tile.
+    Lookback,
+}
+
+/// One launch of a scan plan.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ScanLaunch {
+    /// Its kernel.
+    pub step: ScanStep,
+    /// Blocks (`gridDim.x`), at most [`MAX_GRID_BLOCKS`].
+    pub grid: u32,
+    /// Threads per block.
+    pub block: u32,
+    /// Elements the launch covers (its `count` argument).
+    pub items: u64,
+}
+
+/// The launch geometry of a [`ScanPlan`], computed on the host in u64
+/// before any allocation: the plan allocates and launches exactly this
+/// (CPU tests build it for n past 2^32 and 2^33, where a 32-bit count,
+/// grid or offset would wrap).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScanGeometry {
+    /// The launches one `enqueue` makes, in order.
+    pub launches: Vec<ScanLaunch>,
+    /// Blelloch: elements (of the output type) of each level's totals
+    /// buffer, `ceil(m_k / 512)` for level k (the top level's is 1). Empty
+    /// otherwise.
+    pub totals: Vec<u64>,
+    /// Look-back: the tiles (its grid), one descriptor each. 0 otherwise.
+    pub tiles: u64,
+    /// Look-back: `u64` words of its scratch, zeroed before the launch
+    /// ([`crate::lookback::scratch_words`]). 0 otherwise.
+    pub scratch_words: u64,
+}
+
+impl ScanGeometry {
+    /// The geometry of scanning `n` elements of `E` with `variant`. Error:
+    /// `n` is 0 or a grid would pass [`MAX_GRID_BLOCKS`] (the reason in
+    /// words).
+    pub fn new<E: ScanElement>(variant: ScanVariant, n: usize) -> Result<Self, String> {
+        if n == 0 {
+            return Err("a plan needs at least one element".into());
+        }
+        let none = ScanGeometry { launches: vec![], totals: vec![], tiles: 0, scratch_words: 0 };
+        Ok(match variant {
+            ScanVariant::Serial => ScanGeometry {
+                launches: vec![ScanLaunch { step: ScanStep::Serial, grid: 1, block: 1, items: n as u64 }],
+                ..none
+            },
+            ScanVariant::Blelloch => {
+                let sizes = blelloch_level_sizes(n);
+                let grids = sizes.iter().map(|&m| blelloch_grid(m)).collect::<Result<Vec<u32>, String>>()?;
+                let launch =
+                    |step, k: usize| ScanLaunch { step, grid: grids[k], block: BLOCK_THREADS, items: sizes[k] as u64 };
+                let mut launches: Vec<ScanLaunch> = (0..sizes.len()).map(|k| launch(ScanStep::Level(k), k)).collect();
+                // Offsets, top level first: level k's scanned totals into level k - 1.
+                launches.extend((1..sizes.len()).rev().map(|k| launch(ScanStep::AddOffsets { into: k - 1 }, k - 1)));
+                ScanGeometry { launches, totals: grids.iter().map(|&g| u64::from(g)).collect(), ..none }
+            }
+            ScanVariant::DecoupledLookback => {
+                let tiles = n.div_ceil(LOOKBACK_TILE_ITEMS);
+                let grid = grid_of(tiles)?;
+                ScanGeometry {
+                    launches: vec![ScanLaunch {
+                        step: ScanStep::Lookback,
+                        grid,
+                        block: LOOKBACK_BLOCK_THREADS,
+                        items: n as u64,
+                    }],
+                    tiles: tiles as u64,
+                    scratch_words: crate::lookback::scratch_words(tiles, std::mem::size_of::<E::Output>()) as u64,
+                    ..none
+                }
+            }
+        })
+    }
+
+    /// Bytes of device scratch the plan allocates (totals or look-back words).
+    pub fn scratch_bytes<E: ScanElement>(&self) -> u64 {
+        let output = std::mem::size_of::<E::Output>() as u64;
+        self.totals.iter().map(|&t| t * output).sum::<u64>() + 8 * self.scratch_words
+    }
 }
 
 enum Schedule<P> {
@@ -171,15 +317,12 @@ enum Schedule<P> {
         inplace: CudaFunction,
         add_into_output: CudaFunction,
         add_into_totals: CudaFunction,
-        /// `blelloch_level_sizes(n)`.
-        sizes: Vec<usize>,
-        /// `totals[k]`: the block totals of level k (ceil(m_k/512) items),
+        /// `totals[k]`: the block totals of level k (`ScanGeometry::totals`),
         /// scanned in place as level k + 1; the top level's is one slot.
         totals: Vec<CudaSlice<P>>,
     },
     DecoupledLookback {
         kernel: CudaFunction,
-        tiles: u32,
         /// Tile counter, error word and one descriptor per tile, zeroed
         /// before each launch.
         scratch: LookbackScratch,
@@ -209,6 +352,9 @@ enum Schedule<P> {
 ///   tiles = ceil(n / [`LOOKBACK_TILE_ITEMS`]) (224 threads x 20 items, for
 ///   both element types).
 ///
+/// [`ScanPlan::launch_geometry`] lists these launches with their grids and
+/// counts ([`ScanGeometry`], computed in u64 before anything is allocated).
+///
 /// Buffers are the caller's: whole `CudaSlice`s ([`ScanPlan::enqueue`]) or
 /// views starting at a [`BUFFER_ALIGN`](crate::launch::BUFFER_ALIGN)-byte boundary
 /// ([`ScanPlan::enqueue_view`]), on the plan's [`Gpu`] context. After a synchronisation,
@@ -218,6 +364,7 @@ pub struct ScanPlan<'g, E: ScanElement = i32> {
     variant: ScanVariant,
     kind: ScanKind,
     n: usize,
+    geometry: ScanGeometry,
     schedule: Schedule<E::Output>,
 }
 
@@ -227,37 +374,53 @@ impl<'g, E: ScanElement> ScanPlan<'g, E> {
     /// variant.max_len()`, else [`GpuError::InvalidInput`] (the host methods
     /// answer n = 0 without a plan).
     pub fn new(gpu: &'g Gpu, variant: ScanVariant, kind: ScanKind, n: usize) -> GpuResult<Self> {
-        GpuError::check_plan_len(E::PRIMITIVE, variant.name(), variant.max_len(), n, "scans to an empty output")?;
+        let geometry = Self::geometry(variant, n)?;
         let function = |name: String| gpu.function(KernelFamily::Scan, &name);
         let (k, t, o) = (kind.name(), E::INPUT_SUFFIX, E::OUTPUT_SUFFIX);
         let schedule = match variant {
             ScanVariant::Serial => Schedule::Serial { kernel: function(format!("scan_serial_{k}_{t}"))? },
-            ScanVariant::Blelloch => {
-                let sizes = blelloch_level_sizes(n);
-                let totals = sizes
+            ScanVariant::Blelloch => Schedule::Blelloch {
+                level0: function(format!("scan_blelloch_level_{k}_{t}"))?,
+                inplace: function(format!("scan_blelloch_level_inplace_{o}"))?,
+                add_into_output: function(format!("scan_blelloch_add_offsets_{o}"))?,
+                add_into_totals: function(format!("scan_blelloch_add_offsets_totals_{o}"))?,
+                totals: geometry
+                    .totals
                     .iter()
-                    .map(|&m| gpu.alloc_uninit::<E::Output>(blelloch_grid(m) as usize))
-                    .collect::<GpuResult<Vec<_>>>()?;
-                Schedule::Blelloch {
-                    level0: function(format!("scan_blelloch_level_{k}_{t}"))?,
-                    inplace: function(format!("scan_blelloch_level_inplace_{o}"))?,
-                    add_into_output: function(format!("scan_blelloch_add_offsets_{o}"))?,
-                    add_into_totals: function(format!("scan_blelloch_add_offsets_totals_{o}"))?,
-                    sizes,
-                    totals,
-                }
-            }
-            ScanVariant::DecoupledLookback => {
-                let tiles = n.div_ceil(LOOKBACK_TILE_ITEMS);
-                Schedule::DecoupledLookback {
-                    kernel: function(format!("scan_decoupled_lookback_{k}_{t}"))?,
-                    tiles: tiles as u32,
-                    scratch: LookbackScratch::new::<E::Output>(gpu, tiles)?,
-                    values: std::marker::PhantomData,
-                }
-            }
+                    .map(|&len| gpu.alloc_uninit::<E::Output>(len as usize))
+                    .collect::<GpuResult<Vec<_>>>()?,
+            },
+            ScanVariant::DecoupledLookback => Schedule::DecoupledLookback {
+                kernel: function(format!("scan_decoupled_lookback_{k}_{t}"))?,
+                scratch: LookbackScratch::new::<E::Output>(gpu, geometry.tiles as usize)?,
+                values: std::marker::PhantomData,
+            },
         };
-        Ok(ScanPlan { gpu, variant, kind, n, schedule })
+        Ok(ScanPlan { gpu, variant, kind, n, geometry, schedule })
+    }
+
+    /// The [`ScanGeometry`] of a plan of `variant` for `n` elements, after
+    /// the length checks of [`ScanPlan::new`].
+    fn geometry(variant: ScanVariant, n: usize) -> GpuResult<ScanGeometry> {
+        GpuError::check_plan_len(E::PRIMITIVE, variant.name(), variant.max_len(), n, "scans to an empty output")?;
+        ScanGeometry::new::<E>(variant, n).map_err(|reason| invalid(E::PRIMITIVE, variant, n, reason))
+    }
+
+    /// The device memory, in bytes, that scanning `n` elements with
+    /// `variant` takes: (the input, the output plus the plan's scratch).
+    /// [`Gpu::scan`] checks their sum against the free memory before it
+    /// uploads anything; the sweep skips a case that does not fit for the
+    /// same sum. Errors as [`ScanPlan::new`]'s length checks.
+    pub fn device_bytes(variant: ScanVariant, n: usize) -> GpuResult<(u64, u64)> {
+        let geometry = Self::geometry(variant, n)?;
+        let input = n as u64 * std::mem::size_of::<E>() as u64;
+        let output = n as u64 * std::mem::size_of::<E::Output>() as u64;
+        Ok((input, output + geometry.scratch_bytes::<E>()))
+    }
+
+    /// The launches and scratch this plan makes ([`ScanGeometry`]).
+    pub fn launch_geometry(&self) -> &ScanGeometry {
+        &self.geometry
     }
 
     /// The variant this plan runs.
@@ -305,58 +468,59 @@ impl<'g, E: ScanElement> ScanPlan<'g, E> {
                 // SAFETY: (const In* in, Out* out, u64 count); both hold n elements.
                 unsafe { launch.launch(config(1, 1, 0)) }.context(|| what("serial launch"))?;
             }
-            Schedule::Blelloch { level0, inplace, add_into_output, add_into_totals, sizes, totals } => {
-                let levels = sizes.len();
-                // Level 0: the input into the output, block totals into totals[0].
-                {
-                    let mut launch = stream.launch_builder(level0);
-                    launch.arg(input).arg(&mut *output).arg(&mut totals[0]).arg(&count);
-                    // SAFETY: (const In* in, Out* out, Out* totals, u64 count);
-                    // totals[0] holds ceil(n/512) slots.
-                    unsafe { launch.launch(config(blelloch_grid(n), BLOCK_THREADS, 0)) }
-                        .context(|| what("blelloch level 0"))?;
-                }
-                // Level k >= 1: scan totals[k-1] (m_k items) in place, its block
-                // totals into totals[k].
-                for k in 1..levels {
-                    let items = sizes[k] as u64;
-                    let (low, high) = totals.split_at_mut(k);
-                    let mut launch = stream.launch_builder(inplace);
-                    launch.arg(&mut low[k - 1]).arg(&mut high[0]).arg(&items);
-                    // SAFETY: (Out* data, Out* totals, u64 count); data holds m_k
-                    // items, totals ceil(m_k/512) slots.
-                    unsafe { launch.launch(config(blelloch_grid(sizes[k]), BLOCK_THREADS, 0)) }
-                        .context(|| what(&format!("blelloch level {k}")))?;
-                }
-                // Offsets, top level first: the scanned level k (totals[k-1],
-                // now final) is added into level k-1's data.
-                for k in (1..levels).rev() {
-                    let items = sizes[k - 1] as u64;
-                    let cfg = config(blelloch_grid(sizes[k - 1]), BLOCK_THREADS, 0);
-                    if k == 1 {
-                        let mut launch = stream.launch_builder(add_into_output);
-                        launch.arg(&mut *output).arg(&totals[0]).arg(&items);
-                        // SAFETY: (Out* data, const Out* offsets, u64 count).
-                        unsafe { launch.launch(cfg) }.context(|| what("blelloch offsets into the output"))?;
-                    } else {
-                        let (low, high) = totals.split_at_mut(k - 1);
-                        let mut launch = stream.launch_builder(add_into_totals);
-                        launch.arg(&mut low[k - 2]).arg(&high[0]).arg(&items);
-                        // SAFETY: (Out* data, const Out* offsets, u64 count); data
-                        // is level k-1 (m_{k-1} items), offsets level k.
-                        unsafe { launch.launch(cfg) }
-                            .context(|| what(&format!("blelloch offsets into level {}", k - 1)))?;
+            Schedule::Blelloch { level0, inplace, add_into_output, add_into_totals, totals } => {
+                // ScanGeometry's order: the level scans, then the offsets top level first.
+                for step in &self.geometry.launches {
+                    let (items, cfg) = (step.items, config(step.grid, step.block, 0));
+                    match step.step {
+                        ScanStep::Level(0) => {
+                            // Level 0: the input into the output, block totals into totals[0].
+                            let mut launch = stream.launch_builder(level0);
+                            launch.arg(input).arg(&mut *output).arg(&mut totals[0]).arg(&items);
+                            // SAFETY: (const In* in, Out* out, Out* totals, u64 count);
+                            // totals[0] holds ceil(n/512) = grid slots.
+                            unsafe { launch.launch(cfg) }.context(|| what("blelloch level 0"))?;
+                        }
+                        ScanStep::Level(k) => {
+                            // Level k >= 1: totals[k-1] (m_k items) in place, its block
+                            // totals into totals[k].
+                            let (low, high) = totals.split_at_mut(k);
+                            let mut launch = stream.launch_builder(inplace);
+                            launch.arg(&mut low[k - 1]).arg(&mut high[0]).arg(&items);
+                            // SAFETY: (Out* data, Out* totals, u64 count); data holds m_k
+                            // items, totals ceil(m_k/512) = grid slots.
+                            unsafe { launch.launch(cfg) }.context(|| what(&format!("blelloch level {k}")))?;
+                        }
+                        ScanStep::AddOffsets { into: 0 } => {
+                            let mut launch = stream.launch_builder(add_into_output);
+                            launch.arg(&mut *output).arg(&totals[0]).arg(&items);
+                            // SAFETY: (Out* data, const Out* offsets, u64 count).
+                            unsafe { launch.launch(cfg) }.context(|| what("blelloch offsets into the output"))?;
+                        }
+                        ScanStep::AddOffsets { into } => {
+                            // The scanned level into + 1 (totals[into], now final) into
+                            // level into's data (totals[into - 1]).
+                            let (low, high) = totals.split_at_mut(into);
+                            let mut launch = stream.launch_builder(add_into_totals);
+                            launch.arg(&mut low[into - 1]).arg(&high[0]).arg(&items);
+                            // SAFETY: (Out* data, const Out* offsets, u64 count); data
+                            // is level `into` (m_into items), offsets level into + 1.
+                            unsafe { launch.launch(cfg) }
+                                .context(|| what(&format!("blelloch offsets into level {into}")))?;
+                        }
+                        ScanStep::Serial | ScanStep::Lookback => unreachable!("a Blelloch geometry"),
                     }
                 }
             }
-            Schedule::DecoupledLookback { kernel, tiles, scratch, .. } => {
+            Schedule::DecoupledLookback { kernel, scratch, .. } => {
+                let grid = self.geometry.launches[0].grid;
                 scratch.reset(&stream)?;
                 let mut launch = stream.launch_builder(kernel);
                 launch.arg(input).arg(&mut *output).arg(&count).arg(scratch.buffer());
                 // SAFETY: (const In* in, Out* out, u64 count, u64* scratch);
-                // the scratch holds the header and `tiles` descriptors of Out
+                // the scratch holds the header and `grid` descriptors of Out
                 // values (zeroed above).
-                unsafe { launch.launch(config(*tiles, LOOKBACK_BLOCK_THREADS, 0)) }
+                unsafe { launch.launch(config(grid, LOOKBACK_BLOCK_THREADS, 0)) }
                     .context(|| what("look-back launch"))?;
             }
         }
@@ -374,31 +538,29 @@ impl<'g, E: ScanElement> ScanPlan<'g, E> {
         let output = std::mem::size_of::<E::Output>() as u64;
         let n = self.n as u64;
         let d = PlanDescription::new("ScanPlan").moves(n * (std::mem::size_of::<E>() as u64 + output));
-        let block = BLOCK_THREADS;
-        match &self.schedule {
-            Schedule::Serial { .. } => d.launch(format!("scan_serial_{k}_{t}"), 1, 1, 0),
-            Schedule::Blelloch { sizes, .. } => {
-                let levels = sizes.len();
-                let mut d = d.launch(format!("scan_blelloch_level_{k}_{t}"), blelloch_grid(sizes[0]), block, 0);
-                for &m in &sizes[1..] {
-                    d = d.launch(format!("scan_blelloch_level_inplace_{o}"), blelloch_grid(m), block, 0);
-                }
-                for level in (1..levels).rev() {
-                    let into = if level == 1 { "" } else { "_totals" };
-                    d = d.launch(
-                        format!("scan_blelloch_add_offsets{into}_{o}"),
-                        blelloch_grid(sizes[level - 1]),
-                        block,
-                        0,
-                    );
-                }
-                let totals: u64 = sizes.iter().map(|&m| 2 * output * blelloch_grid(m) as u64).sum();
-                d.moves(totals + if levels > 1 { 2 * output * n } else { 0 })
+        let name = |step: ScanStep| match step {
+            ScanStep::Serial => format!("scan_serial_{k}_{t}"),
+            ScanStep::Level(0) => format!("scan_blelloch_level_{k}_{t}"),
+            ScanStep::Level(_) => format!("scan_blelloch_level_inplace_{o}"),
+            ScanStep::AddOffsets { into: 0 } => format!("scan_blelloch_add_offsets_{o}"),
+            ScanStep::AddOffsets { .. } => format!("scan_blelloch_add_offsets_totals_{o}"),
+            ScanStep::Lookback => format!("scan_decoupled_lookback_{k}_{t}"),
+        };
+        let g = &self.geometry;
+        let d = match &self.schedule {
+            Schedule::DecoupledLookback { scratch, .. } => {
+                d.memset("tile counter, error word, tile descriptors", scratch.bytes() as u64)
             }
-            Schedule::DecoupledLookback { tiles, scratch, .. } => d
-                .memset("tile counter, error word, tile descriptors", scratch.bytes() as u64)
-                .launch(format!("scan_decoupled_lookback_{k}_{t}"), *tiles, LOOKBACK_BLOCK_THREADS, 0)
-                .moves(2 * scratch.bytes() as u64),
+            _ => d,
+        };
+        let d = g.launches.iter().fold(d, |d, l| d.launch(name(l.step), l.grid, l.block, 0));
+        match &self.schedule {
+            Schedule::Serial { .. } => d,
+            Schedule::Blelloch { .. } => {
+                let totals: u64 = g.totals.iter().map(|&slots| 2 * output * slots).sum();
+                d.moves(totals + if g.totals.len() > 1 { 2 * output * n } else { 0 })
+            }
+            Schedule::DecoupledLookback { scratch, .. } => d.moves(2 * scratch.bytes() as u64),
         }
     }
 
@@ -424,6 +586,8 @@ impl Gpu {
     /// The `kind` scan of int32 `input` as int64 with `variant` (see the
     /// module docs for the contract): empty for an empty input;
     /// [`GpuError::InvalidInput`] for `n > variant.max_len()`;
+    /// [`GpuError::DeviceMemory`] when the input, the output and the plan's
+    /// scratch do not fit the device's free memory;
     /// [`GpuError::KernelFault`] if the look-back spin ran out.
     pub fn scan_i32(&self, variant: ScanVariant, kind: ScanKind, input: &[i32]) -> GpuResult<Vec<i64>> {
         self.scan(variant, kind, input)
@@ -436,14 +600,23 @@ impl Gpu {
         self.scan(variant, kind, input)
     }
 
-    /// Either scan, generic over the element type: uploads `input`, poisons
-    /// the output, runs a fresh [`ScanPlan`], synchronises, checks the
-    /// kernel's error word and downloads every element.
+    /// Either scan, generic over the element type: checks that its buffers
+    /// fit the free device memory ([`ScanPlan::device_bytes`]), uploads
+    /// `input`, poisons the output, runs a fresh [`ScanPlan`], synchronises,
+    /// checks the kernel's error word and downloads every element.
     pub fn scan<E: ScanElement>(&self, variant: ScanVariant, kind: ScanKind, input: &[E]) -> GpuResult<Vec<E::Output>> {
         check_len::<E>(variant, input.len())?;
         if input.is_empty() {
             return Ok(Vec::new());
         }
+        let (input_bytes, other_bytes) = ScanPlan::<E>::device_bytes(variant, input.len())?;
+        self.check_device_memory(E::PRIMITIVE, variant.name(), input.len(), input_bytes + other_bytes, || {
+            format!(
+                "input {}, output and scratch {}",
+                crate::error::gigabytes(input_bytes),
+                crate::error::gigabytes(other_bytes)
+            )
+        })?;
         let device_input = self.upload(input)?;
         let mut output = self.alloc_poisoned::<E::Output>(input.len())?;
         let mut plan = ScanPlan::<E>::new(self, variant, kind, input.len())?;

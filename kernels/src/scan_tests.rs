@@ -3,14 +3,15 @@
 use super::*;
 use crate::family_build_checks::{assert_kernels_present, assert_mutants_compile_cleanly};
 
-/// The shared limits are tested in `int_element_tests.rs`; the tile ids of
-/// the longest input fit u32.
+/// The limits are tested in `int_element_tests.rs`; the tile ids of the
+/// longest look-back input fit a grid, so u32 (and 31 bits).
 #[test]
 fn names_round_trip_and_tile_ids_fit() {
     for v in ScanVariant::ALL {
         assert_eq!(ScanVariant::from_name(v.name()), Some(v));
     }
-    assert!(MAX_LEN.div_ceil(LOOKBACK_TILE_ITEMS) <= u32::MAX as usize);
+    assert_eq!(LOOKBACK_MAX_LEN.div_ceil(LOOKBACK_TILE_ITEMS) as u64, MAX_GRID_BLOCKS);
+    const { assert!(MAX_GRID_BLOCKS < 1 << 31) };
 }
 
 /// `n` maps from the 64-bit LCG state `seed` (Knuth's MMIX constants), advanced once per map:
@@ -29,7 +30,8 @@ fn blelloch_levels_at_the_recursion_boundaries() {
     // (items, levels): no items launch nothing; each power of the 512-item block width is the
     // last size of its level.
     let cube = 512 * 512 * 512;
-    let boundaries = [(1, 1), (512, 1), (513, 2), (262_144, 2), (262_145, 3), (cube, 3), (cube + 1, 4), (MAX_LEN, 4)];
+    let boundaries = [(1, 1), (512, 1), (513, 2), (262_144, 2), (262_145, 3), (cube, 3), (cube + 1, 4)];
+    let boundaries = boundaries.into_iter().chain([(1 << 36, 4), ((1 << 36) + 1, 5), (MAX_LEN, 5)]);
     for (n, levels) in [(0, 0)].into_iter().chain(boundaries) {
         assert_eq!(blelloch_levels(n), levels, "levels of {n} items");
     }
@@ -64,7 +66,7 @@ fn blelloch_recursion_emulation_matches_serial() {
         for inclusive in [false, true] {
             let sizes = blelloch_level_sizes(n);
             let mut totals: Vec<Vec<AffineMap>> =
-                sizes.iter().map(|&m| vec![AffineMap::IDENTITY; blelloch_grid(m) as usize]).collect();
+                sizes.iter().map(|&m| vec![AffineMap::IDENTITY; blelloch_grid(m).unwrap() as usize]).collect();
             let mut out = input.clone();
             block_scan(&mut out, &mut totals[0], inclusive);
             for k in 1..sizes.len() {
@@ -278,4 +280,273 @@ fn kernels_exist_and_mutants_compile() {
     }
     assert_kernels_present(KernelFamily::Scan, &names);
     assert_mutants_compile_cleanly(KernelFamily::Scan, &["sm_90"], &[5, 7, 13]);
+}
+
+/// Sizes the plans past 2^32 are built for: both sides of 2^32, a few
+/// hundred and a few tiles past it, past 2^33 (the sweep's sizes among
+/// them), past 512^4 = 2^36 (a fifth Blelloch level) and the largest n
+/// every variant but the serial one accepts.
+const PAST_2_32: [usize; 11] = [
+    (1 << 32) - 1,
+    1 << 32,
+    (1 << 32) + 1,
+    (1 << 32) + 333,
+    (1 << 32) + 4099,
+    (1 << 32) + 3 * 4480 + 7,
+    (1 << 33) + 555,
+    (1 << 33) + (1 << 20) + 7,
+    (1 << 36) + 1,
+    (1 << 39) + 12_345,
+    MAX_LEN,
+];
+
+fn ceil(a: u128, b: u128) -> u128 {
+    a.div_ceil(b).max(1)
+}
+
+/// Checks `g` against the geometry recomputed here in u128 from the kernel
+/// shapes (512 items a Blelloch block of 256 threads; a look-back tile of
+/// 224 threads x 20 items, one descriptor of 2 (int64) or 4 (affine) words
+/// each behind a 2-word header).
+fn assert_geometry<E: ScanElement>(variant: ScanVariant, n: usize, g: &ScanGeometry) {
+    let what = format!("{} {} n={n}", E::INPUT_SUFFIX, variant.name());
+    let n128 = n as u128;
+    match variant {
+        ScanVariant::Serial => unreachable!(),
+        ScanVariant::Blelloch => {
+            let mut sizes = vec![n128];
+            while *sizes.last().unwrap() > 512 {
+                sizes.push(ceil(*sizes.last().unwrap(), 512));
+            }
+            let levels = sizes.len();
+            // The closed form: the fewest L with 512^L >= n.
+            assert_eq!(levels, (1..).find(|&l| 512u128.pow(l as u32) >= n128).unwrap(), "{what}");
+            assert_eq!(g.launches.len(), 2 * levels - 1, "{what}: L level scans and L - 1 offset launches");
+            for (k, launch) in g.launches[..levels].iter().enumerate() {
+                let want = (ScanStep::Level(k), ceil(sizes[k], 512), 256, sizes[k]);
+                assert_eq!((launch.step, launch.grid as u128, launch.block, launch.items as u128), want, "{what}");
+            }
+            // Offsets top level first: level k's scanned totals into level k - 1's data.
+            for (launch, k) in g.launches[levels..].iter().zip((1..levels).rev()) {
+                let want = (ScanStep::AddOffsets { into: k - 1 }, ceil(sizes[k - 1], 512), 256, sizes[k - 1]);
+                assert_eq!((launch.step, launch.grid as u128, launch.block, launch.items as u128), want, "{what}");
+            }
+            // totals[k] holds one slot per block of level k, and is level k + 1's items.
+            let totals: Vec<u128> = g.totals.iter().map(|&t| t as u128).collect();
+            assert_eq!(totals, sizes.iter().map(|&m| ceil(m, 512)).collect::<Vec<_>>(), "{what}");
+            assert_eq!(&totals[..levels - 1], &sizes[1..], "{what}");
+            assert_eq!(totals[levels - 1], 1, "{what}: the top level is one block");
+            assert_eq!((g.tiles, g.scratch_words), (0, 0), "{what}");
+        }
+        ScanVariant::DecoupledLookback => {
+            let tiles = ceil(n128, 4480);
+            let launch = g.launches[0];
+            assert_eq!(g.launches.len(), 1, "{what}");
+            assert_eq!((launch.step, launch.grid as u128, launch.block), (ScanStep::Lookback, tiles, 224), "{what}");
+            assert_eq!(launch.items as u128, n128, "{what}");
+            assert_eq!(g.tiles as u128, tiles, "{what}");
+            let per_tile = if std::mem::size_of::<E::Output>() == 8 { 2 } else { 4 };
+            assert_eq!(g.scratch_words as u128, 2 + per_tile * tiles, "{what}");
+            assert!(g.totals.is_empty(), "{what}");
+            // Every tile id (0 .. tiles - 1) fits the kernel's u32 and the
+            // counter that hands them out ends at `tiles`, below 2^31.
+            assert!(tiles < 1 << 31, "{what}");
+        }
+    }
+    for launch in &g.launches {
+        assert!(launch.grid >= 1 && u64::from(launch.grid) <= MAX_GRID_BLOCKS, "{what}: grid {}", launch.grid);
+    }
+}
+
+/// Every variant but the serial baseline builds the geometry its kernels
+/// need at every size past 2^32, for both element types: grids, tiles,
+/// level counts, items per launch and scratch exactly as recomputed in
+/// u128.
+#[test]
+fn plans_past_2_32_have_the_right_grids_tiles_and_levels() {
+    fn stamp<E: ScanElement>() {
+        let lookback_only = [LOOKBACK_MAX_LEN - 1, LOOKBACK_MAX_LEN];
+        for variant in [ScanVariant::Blelloch, ScanVariant::DecoupledLookback] {
+            let extra = if variant == ScanVariant::DecoupledLookback { &lookback_only[..] } else { &[] };
+            for &n in PAST_2_32.iter().chain(extra) {
+                assert!(n <= variant.max_len(), "{} accepts {n}", variant.name());
+                let g = ScanGeometry::new::<E>(variant, n).unwrap_or_else(|e| panic!("{n}: {e}"));
+                assert_geometry::<E>(variant, n, &g);
+            }
+        }
+    }
+    stamp::<i32>();
+    stamp::<AffineMap>();
+}
+
+/// The same plans written out, so a change of policy or rounding shows as
+/// a number: 2^32 + 333 and 2^33 + 555 items (the sweep's sizes).
+#[test]
+fn plans_past_2_32_in_numbers() {
+    let launches = |variant, n| {
+        let g = ScanGeometry::new::<i32>(variant, n).unwrap();
+        g.launches.iter().map(|l| (l.grid, l.items)).collect::<Vec<_>>()
+    };
+    let (a, b) = ((1usize << 32) + 333, (1usize << 33) + 555);
+    // Four levels (512^3 < n <= 512^4), then the offsets into levels 2, 1 and the output.
+    assert_eq!(
+        launches(ScanVariant::Blelloch, a),
+        vec![
+            (8_388_609, 4_294_967_629),
+            (16_385, 8_388_609),
+            (33, 16_385),
+            (1, 33),
+            (33, 16_385),
+            (16_385, 8_388_609),
+            (8_388_609, 4_294_967_629)
+        ]
+    );
+    let g = ScanGeometry::new::<i32>(ScanVariant::Blelloch, b).unwrap();
+    assert_eq!(g.totals, vec![16_777_218, 32_769, 65, 1]);
+    assert_eq!(g.scratch_bytes::<i32>(), 8 * (16_777_218 + 32_769 + 65 + 1));
+    assert_eq!(launches(ScanVariant::DecoupledLookback, a), vec![(958_699, 4_294_967_629)]);
+    assert_eq!(launches(ScanVariant::DecoupledLookback, b), vec![(1_917_397, 8_589_935_147)]);
+    let g = ScanGeometry::new::<i32>(ScanVariant::DecoupledLookback, b).unwrap();
+    assert_eq!((g.tiles, g.scratch_words), (1_917_397, 2 + 2 * 1_917_397));
+    let g = ScanGeometry::new::<AffineMap>(ScanVariant::DecoupledLookback, b).unwrap();
+    assert_eq!(g.scratch_bytes::<AffineMap>(), 8 * (2 + 4 * 1_917_397));
+    // Past 2^36 the recursion takes a fifth level.
+    let g = ScanGeometry::new::<i32>(ScanVariant::Blelloch, (1 << 36) + 1).unwrap();
+    assert_eq!(g.totals, vec![134_217_729, 262_145, 513, 2, 1]);
+    assert_eq!(blelloch_levels(MAX_LEN), 5);
+}
+
+/// Past each grid limit the geometry is refused with the reason, and each
+/// variant's `max_len()` is that limit exactly; the error of a too-long
+/// input names it.
+#[test]
+fn the_limits_are_the_grid_limits() {
+    assert_eq!(BLELLOCH_MAX_LEN, (1 << 40) - 512);
+    assert_eq!(LOOKBACK_MAX_LEN, ((1 << 31) - 1) * 4480);
+    assert_eq!(MAX_LEN, BLELLOCH_MAX_LEN);
+    for (variant, limit) in
+        [(ScanVariant::Blelloch, BLELLOCH_MAX_LEN), (ScanVariant::DecoupledLookback, LOOKBACK_MAX_LEN)]
+    {
+        assert_eq!(variant.max_len(), limit);
+        assert!(ScanGeometry::new::<i32>(variant, limit).is_ok());
+        let e = ScanGeometry::new::<AffineMap>(variant, limit + 1).unwrap_err();
+        assert!(e.contains("2147483648 blocks") && e.contains("2147483647"), "{e}");
+        for e in [check_len::<i32>(variant, limit + 1), ScanPlan::<i32>::device_bytes(variant, limit + 1).map(|_| ())] {
+            let e = e.unwrap_err().to_string();
+            assert!(e.contains(&format!("at most {limit} elements")), "{e}");
+            assert!(e.contains(&format!("scan/{} n={}", variant.name(), limit + 1)), "{e}");
+        }
+        assert!(check_len::<AffineMap>(variant, limit).is_ok());
+        assert!(ScanGeometry::new::<i32>(variant, 0).is_err());
+    }
+    // The look-back takes what Blelloch refuses.
+    assert!(check_len::<i32>(ScanVariant::DecoupledLookback, BLELLOCH_MAX_LEN + 1).is_ok());
+    let e = check_len::<i32>(ScanVariant::Serial, SERIAL_MAX_LEN + 1).unwrap_err().to_string();
+    assert!(e.contains(&format!("at most {SERIAL_MAX_LEN} elements")), "{e}");
+    // The device bytes: input, then output and scratch.
+    let n = (1usize << 33) + 555;
+    let (input, other) = ScanPlan::<i32>::device_bytes(ScanVariant::DecoupledLookback, n).unwrap();
+    assert_eq!((input, other), (4 * n as u64, 8 * n as u64 + 8 * (2 + 2 * 1_917_397)));
+}
+
+/// A line of a kernel source that a host twin below mirrors, `count` times:
+/// the test fails when the kernel's arithmetic changes and its twin does not.
+fn assert_kernel_line(file: &str, line: &str, count: usize) {
+    let source = crate::sources::source(file).unwrap_or_else(|| panic!("{file} is embedded"));
+    assert_eq!(source.matches(line).count(), count, "{file} no longer holds {count} times: {line}");
+}
+
+/// The Blelloch kernels' offsets (the u64 lines of `blelloch_level` and
+/// `blelloch_add_offsets`) for the last blocks of every level at sizes past
+/// 2^32: each block's first item is below its level's count, its two slots
+/// per thread load exactly the rest up to 512, its total lands in a slot of
+/// the next level, and a 32-bit offset would have wrapped there.
+#[test]
+fn blelloch_offsets_past_2_32_are_exact() {
+    assert_kernel_line("scan.cu", "const u64 base = (u64)blockIdx.x * kBlockItems;", 2);
+    assert_kernel_line("scan.cu", "const u64 i0 = base + t;", 1);
+    assert_kernel_line("scan.cu", "const u64 i1 = base + t + kBlockThreads;", 1);
+    assert_kernel_line("scan.cu", "if (t == 0) totals[blockIdx.x] = total;", 1);
+    assert_kernel_line("scan.cu", "const u64 i = base + threadIdx.x + (u64)k * kBlockThreads;", 1);
+    assert_eq!((BLELLOCH_BLOCK_ITEMS, BLOCK_THREADS), (512, 256));
+    for n in PAST_2_32.into_iter().filter(|&n| n > 1 << 32) {
+        let g = ScanGeometry::new::<i32>(ScanVariant::Blelloch, n).unwrap();
+        for launch in &g.launches {
+            let (count, grid) = (launch.items, u64::from(launch.grid));
+            for block in [grid.saturating_sub(2), grid - 1] {
+                let base = block * 512;
+                assert!(base < count, "n={n} {:?}: block {block} has an item", launch.step);
+                let wrapped = u64::from((block as u32).wrapping_mul(512));
+                assert_eq!(wrapped == base, base <= u32::MAX as u64, "n={n}");
+                // Thread t loads slots t and t + 256 (i0, i1), the identity past count.
+                let loaded: u64 =
+                    (0..256u64).map(|t| u64::from(base + t < count) + u64::from(base + t + 256 < count)).sum();
+                assert_eq!(loaded, (count - base).min(512), "n={n} {:?} block {block}", launch.step);
+                // The add-offsets loop (k = 0, 1) touches the same items.
+                let added: u64 =
+                    (0..256u64).map(|t| (0..2u64).filter(|k| base + t + k * 256 < count).count() as u64).sum();
+                assert_eq!(added, loaded, "n={n} block {block}");
+                // A level scan's total goes to totals[block] of its level.
+                if let ScanStep::Level(k) = launch.step {
+                    assert!(block < g.totals[k], "n={n} level {k} block {block}");
+                }
+            }
+        }
+        // Level 0's last block starts past 2^32.
+        assert!((u64::from(g.launches[0].grid) - 1) * 512 > u32::MAX as u64, "n={n}");
+    }
+}
+
+/// The look-back kernel's tile base (`(u64)tile_id * kTileItems`, u64) and
+/// the partial last tile's `u32(count - tile_base)` at sizes past 2^32:
+/// every tile id below the grid (u32, 31 bits), every tile but the last
+/// whole, the last holding 1..=4480 items (at a base past 2^32 from 2^32 +
+/// 4480 on), split over
+/// the warp groups of the tile exactly.
+#[test]
+fn lookback_tiles_past_2_32_are_exact() {
+    assert_kernel_line("scan.cu", "const u64 tile_base = (u64)tile_id * kTileItems;", 1);
+    assert_kernel_line("scan.cu", "if (tile_base + kTileItems <= count) {", 1);
+    assert_kernel_line(
+        "scan.cu",
+        "tile<false>(in + tile_base, out + tile_base, u32(count - tile_base), tile_id, status, storage);",
+        1,
+    );
+    assert_kernel_line(
+        "scan.cu",
+        "const u32 group_valid = valid > group_first ? min(valid - group_first, u32(kGroupItems)) : 0u;",
+        1,
+    );
+    assert_kernel_line("common/decoupled_lookback.cuh", "*shared_slot = atomicAdd(tile_counter, 1u);", 1);
+    let tile = LOOKBACK_TILE_ITEMS as u64;
+    let group_items = u64::from(SCAN.exchange_threads) * LOOKBACK_ITEMS_PER_THREAD as u64;
+    for n in PAST_2_32.into_iter().chain([LOOKBACK_MAX_LEN]).filter(|&n| n > 1 << 32) {
+        let g = ScanGeometry::new::<i32>(ScanVariant::DecoupledLookback, n).unwrap();
+        let (n, tiles) = (n as u64, g.tiles);
+        assert!(tiles - 1 <= u64::from(u32::MAX >> 1), "n={n}: the last tile id fits 31 bits");
+        for id in [tiles.saturating_sub(2), tiles - 1] {
+            let base = id * tile;
+            let whole = base + tile <= n;
+            assert_eq!(whole, id + 1 < tiles || n % tile == 0, "n={n}: only the last tile is partial");
+            let valid = (n - base).min(tile);
+            assert!(valid >= 1 && u64::from(valid as u32) == valid, "n={n} tile {id}");
+            let wrapped = u64::from((id as u32).wrapping_mul(tile as u32));
+            assert_eq!(wrapped == base, base <= u32::MAX as u64, "n={n}");
+            let split: u64 = (0..tile / group_items)
+                .map(|group| {
+                    let first = group * group_items;
+                    if valid > first {
+                        (valid - first).min(group_items)
+                    } else {
+                        0
+                    }
+                })
+                .sum();
+            assert_eq!(split, valid, "n={n} tile {id}");
+        }
+        assert!((tiles - 1) * tile < n, "n={n}");
+        if n > u32::MAX as u64 + tile {
+            assert!((tiles - 1) * tile > u32::MAX as u64, "n={n}: the last tile starts past 2^32");
+        }
+    }
 }

@@ -11,14 +11,9 @@
 use crate::arg_reduce::PieceArg;
 use crate::exact::FixedSum;
 use crate::histogram::histogram_even;
-use crate::operator::SumI64;
-use crate::reduce::PieceReduce;
-use crate::scan::PieceScan;
 use crate::segmented_reduce::{SegmentEvent, SegmentWalk};
 use crate::ModelError;
 use primlab_types::HistogramSpec;
-
-static SUM: SumI64 = SumI64;
 
 /// ((value, index) of the max, (value, index) of the min).
 pub type Extremes<T> = ((T, usize), (T, usize));
@@ -27,73 +22,76 @@ pub type Extremes<T> = ((T, usize), (T, usize));
 /// f64 a segment, flattened), and the arg max (value, global index).
 pub type FloatSegmentAnswers = (Vec<f64>, Vec<(f32, u64)>);
 
-fn widen(items: &[i32]) -> Vec<i64> {
-    items.iter().map(|&x| i64::from(x)).collect()
-}
-
-/// The exclusive and inclusive int64 sum scans of int32 pieces. A prefix
-/// of fewer than 2^32 int32 items has magnitude at most 2^31 · 2^32 = 2^63
-/// minus one term, so it never leaves i64 and the checked combines of
-/// [`crate::scan::exclusive_scan_i64`] cannot fail: the adds are plain
-/// (inputs of 2^32 items or more take the checked scans).
+/// The exclusive and inclusive int64 sum scans of int32 pieces, the
+/// kernels' contract (issue 36): each prefix added modulo 2^64, so each
+/// output is the exact prefix whenever that fits int64 and the exact prefix
+/// wrapped to int64 otherwise. A prefix of at most 2^32 int32 items has
+/// magnitude at most 2^31 · 2^32 = 2^63 (and -2^63 fits), so below 2^32 + 1
+/// items every output is exact and no add wraps: the answers are those of
+/// the checked [`crate::scan::exclusive_scan_i64`]. Past 2^32 a prefix can
+/// leave int64 (2^32 + 1 copies of `i32::MIN`), and the wrapped value is
+/// the answer, as CUB's and `torch.cumsum`'s int64 scans give; the later
+/// outputs go on from it (they are the exact prefixes modulo 2^64).
 pub struct SumScansI32 {
     running: i64,
-    checked: Option<(PieceScan<'static, SumI64>, PieceScan<'static, SumI64>)>,
 }
 
 impl SumScansI32 {
-    /// The scans of an input of `len` items.
+    /// The scans of an input of `len` items (any `len`: the adds wrap).
     pub fn new(len: usize) -> SumScansI32 {
-        let checked =
-            (len as u64 >= 1 << 32).then(|| (PieceScan::exclusive(&SUM, len), PieceScan::inclusive(&SUM, len)));
-        SumScansI32 { running: 0, checked }
+        let _ = len;
+        SumScansI32 { running: 0 }
+    }
+
+    /// The scans of the rest of an input whose earlier items sum to `carry`
+    /// (modulo 2^64): a scan resumed at a piece boundary, e.g. by a check
+    /// that starts at the piece holding a mismatch.
+    pub fn after(carry: i64) -> SumScansI32 {
+        SumScansI32 { running: carry }
     }
 
     /// The (exclusive, inclusive) outputs of the next piece.
     pub fn piece(&mut self, items: &[i32]) -> Result<(Vec<i64>, Vec<i64>), ModelError> {
-        if let Some((exclusive, inclusive)) = &mut self.checked {
-            let wide = widen(items);
-            return Ok((exclusive.piece(&wide)?, inclusive.piece(&wide)?));
-        }
         let mut exclusive = Vec::with_capacity(items.len());
         let mut inclusive = Vec::with_capacity(items.len());
         for &x in items {
             exclusive.push(self.running);
-            self.running += i64::from(x);
+            self.running = self.running.wrapping_add(i64::from(x));
             inclusive.push(self.running);
         }
         Ok((exclusive, inclusive))
     }
+
+    /// The sum (modulo 2^64) of every item so far: the next piece's carry.
+    pub fn carry(&self) -> i64 {
+        self.running
+    }
 }
 
-/// The int64 sum of int32 pieces ([`crate::reduce::reduce_i64`]); by the
-/// bound of [`SumScansI32`] no prefix of fewer than 2^32 items overflows, so
-/// the adds are plain (inputs of 2^32 items or more take the checked fold).
+/// The int64 sum of int32 pieces, added modulo 2^64 as the kernels add
+/// (the rule of [`SumScansI32`]): the exact sum whenever it fits int64,
+/// always so for at most 2^32 items ([`crate::reduce::reduce_i64`]'s
+/// answer), else the exact sum wrapped to int64.
 pub struct SumI32 {
     running: i64,
-    checked: Option<PieceReduce<'static, SumI64>>,
 }
 
 impl SumI32 {
-    /// The sum of an input of `len` items.
+    /// The sum of an input of `len` items (any `len`: the adds wrap).
     pub fn new(len: usize) -> SumI32 {
-        SumI32 { running: 0, checked: (len as u64 >= 1 << 32).then(|| PieceReduce::new(&SUM)) }
+        let _ = len;
+        SumI32 { running: 0 }
     }
 
     /// Adds the next piece.
     pub fn piece(&mut self, items: &[i32]) -> Result<(), ModelError> {
-        match &mut self.checked {
-            Some(fold) => fold.piece(&widen(items)),
-            None => {
-                self.running += items.iter().map(|&x| i64::from(x)).sum::<i64>();
-                Ok(())
-            }
-        }
+        self.running = items.iter().fold(self.running, |s, &x| s.wrapping_add(i64::from(x)));
+        Ok(())
     }
 
     /// The sum so far.
     pub fn value(&self) -> i64 {
-        self.checked.as_ref().map_or(self.running, |fold| *fold.value())
+        self.running
     }
 }
 
@@ -321,6 +319,35 @@ impl SegmentsF32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Past 2^32 items a prefix can leave int64: the scans and the sum wrap
+    /// modulo 2^64 (resumed here at the carry of 2^32 items of i32::MIN,
+    /// -2^63, the last prefix that fits), and the later outputs are the
+    /// exact prefixes modulo 2^64; exclusive[i] + x[i] = inclusive[i] holds
+    /// in wrapping arithmetic throughout.
+    #[test]
+    fn the_int32_scans_and_sum_wrap_modulo_2_64_past_2_32() {
+        let at_2_32 = (1i128 << 32) * i128::from(i32::MIN);
+        assert_eq!(at_2_32, i128::from(i64::MIN), "2^32 items of i32::MIN sum to exactly -2^63");
+        let mut scans = SumScansI32::after(i64::MIN);
+        let x = [i32::MIN, 5, i32::MAX, -7];
+        let (e, i) = scans.piece(&x).unwrap();
+        let mut exact = at_2_32;
+        for k in 0..x.len() {
+            assert_eq!(e[k], exact as i64, "exclusive {k}: the exact prefix wrapped");
+            exact += i128::from(x[k]);
+            assert_eq!(i[k], exact as i64, "inclusive {k}");
+            assert_eq!(e[k].wrapping_add(i64::from(x[k])), i[k]);
+        }
+        assert_eq!(e[1], i64::MAX - (1 << 31) + 1, "-2^63 - 2^31 wraps to 2^63 - 2^31");
+        assert_eq!(scans.carry(), exact as i64);
+        let mut sum = SumI32::new(usize::MAX);
+        sum.piece(&[i32::MIN; 4]).unwrap();
+        assert_eq!(sum.value(), 4 * i64::from(i32::MIN));
+        sum.running = i64::MIN;
+        sum.piece(&[-1]).unwrap();
+        assert_eq!(sum.value(), i64::MAX, "the sum wraps as the kernels' SumI64 adds");
+    }
 
     #[test]
     fn every_fold_in_pieces_is_its_direct_definition() {

@@ -1,4 +1,10 @@
 //! Exclusive and inclusive scan by their direct definitions.
+//!
+//! The sum scans here are checked: a prefix that leaves int64 is an error
+//! (the seed's rule for int64 inputs). The int32 -> int64 kernels add modulo
+//! 2^64 instead, which gives the same answers up to 2^32 items (no prefix of
+//! int32 can leave int64 there) and the wrapped prefixes past that:
+//! [`crate::pieces::SumScansI32`] is that contract, a piece at a time.
 
 use crate::operator::{Operator, SumI64};
 use crate::ModelError;

@@ -56,10 +56,12 @@ fn device_full(why: &str) -> Verdict {
     Verdict::Skipped { reason: format!("could not run: the device is out of memory for the case's buffers ({why})") }
 }
 
-/// Whether `e` is the driver's out-of-memory error.
+/// Whether `e` is the driver's out-of-memory error, or a primitive's refusal
+/// of buffers that do not fit the free device memory.
 fn out_of_memory(e: &kernels::GpuError) -> bool {
     use cudarc::driver::sys::CUresult;
     matches!(e, kernels::GpuError::Driver { source, .. } if source.0 == CUresult::CUDA_ERROR_OUT_OF_MEMORY)
+        || matches!(e, kernels::GpuError::DeviceMemory { .. })
 }
 
 /// A failure of a later run, with that run named in its check.

@@ -243,7 +243,8 @@ pub fn run(args: &SweepArgs) -> Result<bool> {
                 None
             }
             Ok(gpu) => {
-                check_sizes(&args.sizes, Some(gpu.info().total_memory))?;
+                let per_element = crate::sweep::device_bytes_per_element(&args.primitives);
+                crate::sweep::check_sizes_for(&args.sizes, Some(gpu.info().total_memory), per_element)?;
                 Some(gpu)
             }
         }

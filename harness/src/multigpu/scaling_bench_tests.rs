@@ -17,13 +17,13 @@ fn the_bench_sizes_obey_the_shard_limits() {
     // Weak at 8 GPUs needs the small-value bound (2^33 values).
     assert!(partition(8 * WEAK_PER_GPU, 8, BENCH_VALUES).is_ok());
     assert!(partition(8 * WEAK_PER_GPU, 8, ValueRange::ANY_I32).is_err());
-    // Strong: 2^32 fits 2 GPUs, not 1.
+    // Strong: 2^32 fits 2 GPUs, and 1 (64-bit sizes, issue 36).
     assert!(partition(STRONG_TOTAL, 2, BENCH_VALUES).is_ok());
-    assert!(matches!(partition(STRONG_TOTAL, 1, BENCH_VALUES), Err(ShardError::ShardTooLong { .. })));
-    // Memory per GPU: 2^30 weak = 12 GiB + scratch; 2^32 - 1 on one GPU = 48 GiB + scratch.
+    assert!(partition(STRONG_TOTAL, 1, BENCH_VALUES).is_ok());
+    // Memory per GPU: 2^30 weak = 12 GiB + scratch; 2^32 on one GPU = 48 GiB + scratch.
     let weak = rank_bytes(1 << 30, 8, 132) as f64 / (1u64 << 30) as f64;
     assert!((12.0..12.1).contains(&weak), "{weak}");
-    let strong = rank_bytes((1 << 32) - 1, 1, 132) as f64 / (1u64 << 30) as f64;
+    let strong = rank_bytes(1 << 32, 1, 132) as f64 / (1u64 << 30) as f64;
     assert!((48.0..48.1).contains(&strong), "{strong}");
 }
 

@@ -8,7 +8,9 @@ use thiserror::Error;
 
 /// The longest shard one GPU accepts: the single-GPU kernels' `max_len` of
 /// the variants the sharded path runs (SinglePass reduce, DecoupledLookback
-/// scan), both `2^32 - 1`.
+/// scan). Both have 64-bit sizes (issue 36): 2^40 - 512 (the reduce's grid
+/// limit; the look-back's is larger), far past any GPU's memory, which is the
+/// real limit of a shard.
 pub fn max_shard_len() -> usize {
     kernels::ReduceVariant::SinglePass.max_len().min(kernels::ScanVariant::DecoupledLookback.max_len())
 }
@@ -77,7 +79,7 @@ pub enum ShardError {
     /// A shard longer than one GPU's kernels accept.
     #[error(
         "n = {n} over {k} GPU(s) gives shards of up to {shard_len} elements, more than the single-GPU kernels \
-         accept ({max_len} = 2^32 - 1 per GPU): use at least {min_gpus} GPUs or a smaller n"
+         accept ({max_len} per GPU, their grid limit): use at least {min_gpus} GPUs or a smaller n"
     )]
     ShardTooLong {
         /// Elements in all.
@@ -203,18 +205,19 @@ mod tests {
 
     #[test]
     fn a_shard_beyond_the_kernels_maximum_is_rejected() {
-        assert_eq!(max_shard_len(), (1usize << 32) - 1);
+        // 64-bit sizes: one GPU's kernels take 2^32 and more (memory permitting).
+        let max = (1u64 << 40) - 512;
+        assert_eq!(max_shard_len() as u64, max);
         let small = ValueRange { min: -9, max: 9 };
-        let e = partition(1 << 32, 1, small).unwrap_err();
-        assert_eq!(
-            e,
-            ShardError::ShardTooLong { n: 1 << 32, k: 1, shard_len: 1 << 32, max_len: (1 << 32) - 1, min_gpus: 2 }
-        );
+        assert!(partition(1 << 32, 1, small).is_ok());
+        assert!(partition((1 << 33) + 555, 1, small).is_ok());
+        assert!(partition(max, 1, small).is_ok());
+        let e = partition(1 << 40, 1, small).unwrap_err();
+        assert_eq!(e, ShardError::ShardTooLong { n: 1 << 40, k: 1, shard_len: 1 << 40, max_len: max, min_gpus: 2 });
         let text = e.to_string();
-        assert!(text.contains("2^32 - 1 per GPU") && text.contains("at least 2 GPUs"), "{text}");
-        assert!(partition((1 << 32) - 1, 1, small).is_ok());
-        assert!(partition(1 << 32, 2, small).is_ok());
-        let e = partition(9 << 32, 8, small).unwrap_err();
+        assert!(text.contains(&format!("({max} per GPU")) && text.contains("at least 2 GPUs"), "{text}");
+        assert!(partition(1 << 40, 2, small).is_ok());
+        let e = partition(9 << 40, 8, small).unwrap_err();
         assert!(matches!(e, ShardError::ShardTooLong { min_gpus: 10, .. }), "{e}");
         assert_eq!(partition(5, 0, small), Err(ShardError::NoGpu));
     }

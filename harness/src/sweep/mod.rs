@@ -103,18 +103,39 @@ pub fn fresh_seed() -> u64 {
 /// compaction's input, flags and output).
 pub const DEVICE_BYTES_PER_ELEMENT: usize = 24;
 
+/// Bytes of device memory one element of the selected primitives' cases
+/// may need at most: [`DEVICE_BYTES_PER_ELEMENT`], or less when only the
+/// primitives with 64-bit sizes are selected: 4 for `reduce` (its int32
+/// input; its scratch is a few bytes per 512 items), 12 for `scan` (int32
+/// in, int64 out; its scratch at most 8 bytes per 512 items), their
+/// affine-map cases stopping at 2^24. A case that still does not fit the
+/// free memory is skipped for memory, and counted so.
+pub fn device_bytes_per_element(primitives: &[Primitive]) -> usize {
+    let bytes = |p: &Primitive| match p {
+        Primitive::Reduce => 4,
+        Primitive::Scan => 12,
+        _ => DEVICE_BYTES_PER_ELEMENT,
+    };
+    primitives.iter().map(bytes).max().unwrap_or(DEVICE_BYTES_PER_ELEMENT)
+}
+
 /// Rejects sizes no sweep can use: zero, and (with a GPU) sizes whose
-/// buffers cannot fit its memory.
+/// buffers cannot fit its memory at [`DEVICE_BYTES_PER_ELEMENT`].
 pub fn check_sizes(sizes: &[usize], device_memory: Option<usize>) -> Result<()> {
+    check_sizes_for(sizes, device_memory, DEVICE_BYTES_PER_ELEMENT)
+}
+
+/// [`check_sizes`] at `bytes_per_element` ([`device_bytes_per_element`]).
+pub fn check_sizes_for(sizes: &[usize], device_memory: Option<usize>, bytes_per_element: usize) -> Result<()> {
     if sizes.contains(&0) {
         bail!("--sizes: 0 is not a size: every size must be at least 1 (empty inputs are contract cases of their own)");
     }
     if let Some(memory) = device_memory {
-        if let Some(&n) = sizes.iter().find(|&&n| n.saturating_mul(DEVICE_BYTES_PER_ELEMENT) > memory) {
+        if let Some(&n) = sizes.iter().find(|&&n| n.saturating_mul(bytes_per_element) > memory) {
             bail!(
-                "--sizes: n = {n} needs up to {} GB of device memory ({DEVICE_BYTES_PER_ELEMENT} bytes per element), \
+                "--sizes: n = {n} needs up to {} GB of device memory ({bytes_per_element} bytes per element), \
                  more than the GPU's {:.1} GB",
-                n.saturating_mul(DEVICE_BYTES_PER_ELEMENT) as f64 / 1e9,
+                n.saturating_mul(bytes_per_element) as f64 / 1e9,
                 memory as f64 / 1e9
             );
         }

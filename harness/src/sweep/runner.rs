@@ -159,6 +159,10 @@ impl Shared<'_> {
 
     /// Prints a failure (as many as `max_shown` in full) and steps the progress.
     fn report(&self, case: &GpuCase, verdict: &Verdict) {
+        if let (Verdict::Skipped { reason }, Some(p), false) = (verdict, self.progress, self.options.markers) {
+            // A skip is printed as a skip (never as a pass), with its reason.
+            p.println(&format!("SKIP {}/{} n={}: {reason}", case.id.primitive, case.id.variant, case.id.size));
+        }
         if let Verdict::Fail(m) = verdict {
             let line = failure_line(&case.id, m);
             if self.options.markers {

@@ -68,7 +68,12 @@ __device__ __forceinline__ TileStatus<T> tile_status_in(u64* scratch) {
     return status;
 }
 
-// Thread 0 of the block takes the next tile id; every thread gets it.
+// Thread 0 of the block takes the next tile id; every thread gets it. Tile
+// ids and the counter stay 32-bit with 64-bit sizes: one block runs one tile,
+// so ids are below gridDim.x (at most 2^31 - 1, checked on the host) and the
+// counter ends at the number of tiles, never wrapping; tile bases are formed
+// in u64 by the callers. (The descriptors hold no tile id: widening n leaves
+// their packed status-and-value words, and so their atomicity, unchanged.)
 __device__ __forceinline__ u32 acquire_tile_id(u32* tile_counter, u32* shared_slot) {
     if (threadIdx.x == 0) *shared_slot = atomicAdd(tile_counter, 1u);
     // Every thread reads the id only after thread 0 has stored it.

@@ -7,12 +7,18 @@
 
 namespace primlab {
 
-// int64 sum. Inputs are int32, and the host rejects n for which |sum| could
-// leave int64 (n * 2^31 < 2^63 holds for every n < 2^32), so no partial overflows.
+// int64 sum of int32 inputs, added modulo 2^64. Below 2^32 + 1 items no
+// partial can leave int64 (|partial| <= n * 2^31 <= 2^63, and -2^63 fits);
+// past that (the reduce takes any n that fits in memory) a partial may.
+// Signed overflow is undefined in C++, so the add is done on the unsigned
+// bits: two's-complement addition modulo 2^64 is associative and
+// commutative, so every schedule gives the exact sum modulo 2^64, which is
+// the exact sum itself whenever that sum fits int64, whatever its partials
+// did on the way (the same instruction as a signed add on the GPU).
 struct SumI64 {
     typedef i64 T;
     __device__ __forceinline__ static T identity() { return 0; }
-    __device__ __forceinline__ T operator()(T a, T b) const { return a + b; }
+    __device__ __forceinline__ T operator()(T a, T b) const { return (T)((u64)a + (u64)b); }
 };
 
 struct MaxI64 {

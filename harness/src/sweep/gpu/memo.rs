@@ -69,6 +69,29 @@ impl PreparedInput {
         PreparedInput { data, parts: Mutex::new(BTreeMap::new()) }
     }
 
+    /// A prepared input holding `recipe` as it is: for an input whose cases
+    /// make what they need themselves, once, through [`PreparedInput::shared`]
+    /// (a streamed input that the first case writes to the device).
+    pub fn holding<P: Send + Sync + 'static>(recipe: P) -> PreparedInput {
+        PreparedInput::new(Ok(Arc::new(recipe)))
+    }
+
+    /// The held value as `P` ([`PreparedInput::holding`]), or the generator's error.
+    pub fn held<P: Send + Sync + 'static>(&self) -> Result<&P, String> {
+        self.data()
+    }
+
+    /// The part named `name`, made by `make` by the first case that asks and
+    /// shared with the other cases of this input; dropped with the input.
+    pub fn shared<V: Send + Sync + 'static>(&self, name: &str, make: impl FnOnce() -> V) -> Arc<V> {
+        self.part(name, make)
+    }
+
+    /// The part named `name` if a case made it.
+    pub fn shared_if_made<V: Send + Sync + 'static>(&self, name: &str) -> Option<Arc<V>> {
+        self.get(name)
+    }
+
     /// The input as `P`, or the generator's error.
     fn data<P: Send + Sync + 'static>(&self) -> Result<&P, String> {
         match &self.data {
