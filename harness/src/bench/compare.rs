@@ -504,7 +504,7 @@ fn spread_note(spread: Spread) -> String {
         Spread::Processes { old, new } => format!(
             "Each interval is taken between whole processes (OLD {old}, NEW {new}): NEW / OLD is the ratio of the \
              geometric means of the process medians, its 95 % interval Student's t over the processes (Welch's \
-             standard error, the smaller side's degrees of freedom), never the calls of one process."
+             standard error and Welch-Satterthwaite's degrees of freedom), never the calls of one process."
         ),
         Spread::OneProcess { .. } => "Each interval below is the bootstrap of one process's calls a side, which \
              cannot show a mode that holds for the whole process: a move here is a lead, not a verdict."

@@ -216,17 +216,36 @@ fn log_moments(values: &[f64]) -> Option<(f64, f64)> {
 /// record's time can sit in a mode that holds for a whole process, so only
 /// the spread between processes, never the calls within one, shows how far
 /// it moves unchanged. The two receipts are not paired (unlike `bench ab`'s
-/// rounds), so the degrees of freedom are the smaller side's count less one,
-/// at most Welch's: the interval is never narrower than Welch's. None below
-/// two processes a side or for a non-positive or non-finite median.
+/// rounds), and their spreads may differ, so the degrees of freedom are
+/// Welch-Satterthwaite's ([`welch_degrees_of_freedom`]), rounded down. None
+/// below two processes a side or for a non-positive or non-finite median.
 pub fn process_interval(new: &[f64], old: &[f64]) -> Option<(f64, Interval)> {
     let (new_mean, new_var) = log_moments(new)?;
     let (old_mean, old_var) = log_moments(old)?;
     let centre = new_mean - old_mean;
-    let standard_error = (new_var / new.len() as f64 + old_var / old.len() as f64).sqrt();
-    let t = T_975.get(new.len().min(old.len()) - 2).copied().unwrap_or(1.96);
+    let (new_share, old_share) = (new_var / new.len() as f64, old_var / old.len() as f64);
+    let standard_error = (new_share + old_share).sqrt();
+    let freedom = welch_degrees_of_freedom((new_share, new.len()), (old_share, old.len()));
+    let t = T_975.get(freedom - 1).copied().unwrap_or(1.96);
     let half = t * standard_error;
     Some((centre.exp(), Interval { low: (centre - half).exp(), high: (centre + half).exp() }))
+}
+
+/// Welch-Satterthwaite's degrees of freedom for a difference of two means,
+/// each side given as (its variance over its count, its count), rounded
+/// down: the Student's t whose spread matches that of the difference when
+/// the sides' variances differ. It lies between the smaller side's count
+/// less one (one side's spread dominates) and both counts less two (equal
+/// spreads, equal counts); where neither side varies the standard error is
+/// zero and the larger bound is taken.
+fn welch_degrees_of_freedom((a, a_count): (f64, usize), (b, b_count): (f64, usize)) -> usize {
+    let (smallest, largest) = (a_count.min(b_count) - 1, a_count + b_count - 2);
+    let denominator = a * a / (a_count - 1) as f64 + b * b / (b_count - 1) as f64;
+    if denominator <= 0.0 || !denominator.is_finite() {
+        return largest;
+    }
+    let freedom = ((a + b) * (a + b) / denominator).floor();
+    (freedom as usize).clamp(smallest, largest)
 }
 
 /// Relative standard deviation (sample standard deviation / mean), in percent;
@@ -339,19 +358,38 @@ mod tests {
     }
 
     #[test]
+    fn welch_degrees_of_freedom_lie_between_the_smaller_side_and_both_sides() {
+        // Equal shares and counts: n + n - 2.
+        assert_eq!(welch_degrees_of_freedom((1e-4, 3), (1e-4, 3)), 4);
+        assert_eq!(welch_degrees_of_freedom((1e-4, 5), (1e-4, 5)), 8);
+        // One side does not vary: the other side's count less one.
+        assert_eq!(welch_degrees_of_freedom((1e-4, 3), (0.0, 6)), 2);
+        assert_eq!(welch_degrees_of_freedom((0.0, 3), (1e-4, 6)), 5);
+        // Neither varies: both sides' counts less two.
+        assert_eq!(welch_degrees_of_freedom((0.0, 3), (0.0, 4)), 5);
+        // (3e-4 + 1e-4)^2 / (9e-8 / 2 + 1e-8 / 2) = 16e-8 / 5e-8 = 3.2, rounded down.
+        assert_eq!(welch_degrees_of_freedom((3e-4, 3), (1e-4, 3)), 3);
+    }
+
+    #[test]
     fn process_medians_give_the_ratio_of_geometric_means_and_a_welch_interval() {
         // Three processes a side, each side's logs +-0.01 around its centre.
         let around = |c: f64| [-0.01, 0.0, 0.01].map(|d: f64| (c.ln() + d).exp());
         let (centre, i) = process_interval(&around(10.5), &around(10.0)).unwrap();
         assert!((centre - 1.05).abs() < 1e-9);
-        // Each side: variance 0.0001, so the standard error is sqrt(2 * 0.0001 / 3); t(2) = 4.303.
-        let half = 4.303 * (2.0 * 0.0001f64 / 3.0).sqrt();
+        // Each side: variance 0.0001, so the standard error is sqrt(2 * 0.0001 / 3); equal spreads
+        // and counts give Welch-Satterthwaite 3 + 3 - 2 = 4 degrees of freedom: t(4) = 2.776.
+        let half = 2.776 * (2.0 * 0.0001f64 / 3.0).sqrt();
         assert!((i.low.ln() - (1.05f64.ln() - half)).abs() < 1e-9, "{i:?}");
         assert!((i.high.ln() - (1.05f64.ln() + half)).abs() < 1e-9, "{i:?}");
-        // The smaller side sets the degrees of freedom: 2 and 5 processes take t(1).
+        // A side of 2 processes whose spread dominates takes the degrees of freedom down to its
+        // own count less one, t(1), against t(7) for 5 and 5 processes of like spreads.
         let (_, wide) = process_interval(&[10.0, 10.2], &[10.0, 10.1, 10.2, 10.0, 10.1]).unwrap();
         let (_, narrow) = process_interval(&[10.0, 10.1, 10.2, 10.0, 10.2], &[10.0, 10.1, 10.2, 10.0, 10.1]).unwrap();
         assert!(wide.high - wide.low > 3.0 * (narrow.high - narrow.low), "{wide:?} {narrow:?}");
+        // Neither side varies: a zero-width interval at the ratio, not a division by zero.
+        let (centre, flat) = process_interval(&[10.5, 10.5, 10.5], &[10.0, 10.0]).unwrap();
+        assert!((centre - 1.05).abs() < 1e-9 && flat.low == flat.high, "{flat:?}");
         // One process on a side: no interval, whatever its calls said.
         assert!(process_interval(&[10.0], &around(10.0)).is_none());
         assert!(process_interval(&around(10.0), &[10.0, 0.0]).is_none());
