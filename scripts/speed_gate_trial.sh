@@ -29,7 +29,11 @@
 #
 # Every step has a wall-clock limit (STEP_LIMIT, default 170 s) and its
 # log, exit status and seconds go to OUTDIR/steps.tsv as it ends, so a call
-# cut short still says what ran. OUTDIR must be new or empty: the script
+# cut short still says what ran. After each step everything in OUTDIR so far
+# is packed into OUTDIR.so-far.tgz, removed once the last step has ended: a
+# device call cut short (by its time or its budget) brings back that one
+# archive, where the loose files would pass the count of files a call
+# returns (the first H100 rerun lost its unchanged receipts so). OUTDIR must be new or empty: the script
 # never writes over what it did not create.
 set -u
 out=${1:?usage: scripts/speed_gate_trial.sh OUTDIR STEP...}
@@ -86,5 +90,7 @@ for s in "$@"; do
       echo "speed_gate_trial: unknown step $s" >&2
       status=1 ;;
   esac
+  tar czf "$out.so-far.tgz" -C "$(dirname "$out")" "$(basename "$out")" 2>/dev/null
 done
+rm -f "$out.so-far.tgz"
 exit $status
