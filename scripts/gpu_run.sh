@@ -375,7 +375,7 @@ t = time.time(); rc = subprocess.run(sys.argv[1:]).returncode; print(f"wall {tim
       [ -d "$d/ab" ] && cp -r "$d/ab" "$OUT/gate-ab"
       echo "=== gate: table in $OUT/gate.txt" ;;
     gate-trial)
-      # Issue 49's trial of the gate, on the builds of `make gate-trial` ($H and
+      # A trial of the speed gate itself, on the builds of `make gate-trial` ($H and
       # PLANTED_HARNESS, default target/gate-planted/harness, each with its digests):
       # three unchanged pairs through `bench ab` (exit 0: ab times the control primitive
       # alone, the digests being equal), the planted slowdown through `ab` (exit 1,

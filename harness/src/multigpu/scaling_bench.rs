@@ -4,7 +4,7 @@
 //! * **Weak**: 2^30 int32 per GPU (4 GiB in, plus 8 GiB of int64 scan
 //!   output per GPU). Efficiency = t(1 GPU, 2^30) / t(g GPUs, 2^30 each).
 //! * **Strong**: 2^32 int32 in all, split over g GPUs. The single-GPU
-//!   kernels take 64-bit sizes (issue 36), so the 1-GPU reference runs the
+//!   kernels take 64-bit sizes (up to 2^40 - 512), so the 1-GPU reference runs the
 //!   whole 2^32 (48 GiB with the scan's output); should a shard ever pass
 //!   their `max_len`, the reference is measured at that length and said so;
 //!   speedup = t_ref / t(g), efficiency = speedup / g.

@@ -17,7 +17,7 @@ fn the_bench_sizes_obey_the_shard_limits() {
     // Weak at 8 GPUs needs the small-value bound (2^33 values).
     assert!(partition(8 * WEAK_PER_GPU, 8, BENCH_VALUES).is_ok());
     assert!(partition(8 * WEAK_PER_GPU, 8, ValueRange::ANY_I32).is_err());
-    // Strong: 2^32 fits 2 GPUs, and 1 (64-bit sizes, issue 36).
+    // Strong: 2^32 fits 2 GPUs, and 1 (the reduce and scan take 64-bit sizes).
     assert!(partition(STRONG_TOTAL, 2, BENCH_VALUES).is_ok());
     assert!(partition(STRONG_TOTAL, 1, BENCH_VALUES).is_ok());
     // Memory per GPU: 2^30 weak = 12 GiB + scratch; 2^32 on one GPU = 48 GiB + scratch.
