@@ -281,8 +281,10 @@ impl Gpu {
     }
 
     /// `Ok` when `needed` bytes (described by `what`) fit the device's free
-    /// memory now, else [`GpuError::DeviceMemory`] naming both: the limit
-    /// of a primitive whose sizes are 64-bit.
+    /// memory now, counting what the memory pool holds unused as free
+    /// (after a trim of the pool, only on a shortfall), else
+    /// [`GpuError::DeviceMemory`] naming both: the limit of a primitive whose
+    /// sizes are 64-bit.
     pub fn check_device_memory(
         &self,
         primitive: &'static str,
@@ -291,7 +293,11 @@ impl Gpu {
         needed: u64,
         what: impl FnOnce() -> String,
     ) -> GpuResult<()> {
-        let (free, total) = self.ctx.mem_get_info().context(|| "reading free device memory".into())?;
+        let (free, _) = self.ctx.mem_get_info().context(|| "reading free device memory".into())?;
+        if needed <= free as u64 {
+            return Ok(());
+        }
+        let (free, total) = self.free_after_trim()?;
         if needed <= free as u64 {
             return Ok(());
         }
@@ -304,6 +310,26 @@ impl Gpu {
             free: free as u64,
             total: total as u64,
         })
+    }
+
+    /// The device's (free, total) bytes once the stream-ordered allocator has
+    /// given back what it holds unused. A buffer dropped on a stream is freed
+    /// in stream order into the device's memory pool, which keeps it reserved
+    /// (not free to `cuMemGetInfo`) until a synchronisation or a trim releases
+    /// it; so, before a shortfall is believed, this stream's frees are waited
+    /// for and the pool is trimmed to nothing. Buffers still live, or freed on
+    /// a stream that has not reached the free, stay counted as used.
+    fn free_after_trim(&self) -> GpuResult<(usize, usize)> {
+        self.stream.synchronize().context(|| "waiting for the stream before reading free device memory".into())?;
+        if self.ctx.has_async_alloc() {
+            // SAFETY: the device is this context's; the pool is the device's
+            // current one, which `cuMemAllocAsync` takes from.
+            let pool = unsafe { driver::device::get_mem_pool(self.ctx.cu_device()) }
+                .context(|| "reading the device's memory pool".into())?;
+            // SAFETY: `pool` is valid (above); a trim releases only unused memory.
+            unsafe { driver::mem_pool::trim_to(pool, 0) }.context(|| "trimming the device's memory pool".into())?;
+        }
+        self.ctx.mem_get_info().context(|| "reading free device memory".into())
     }
 
     /// Waits for all work on the stream.
