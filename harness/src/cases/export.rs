@@ -49,7 +49,7 @@ pub const MAX_SIZE: usize = u32::MAX as usize;
 /// Rejects sizes no export or verification can hold: zero, past
 /// [`MAX_SIZE`], or more than the host's memory at [`HOST_BYTES_PER_ELEMENT`].
 pub fn check_host_sizes(sizes: &[usize]) -> Result<()> {
-    crate::sweep::check_sizes(sizes, None)?;
+    crate::sweep::check_sizes(sizes)?;
     if let Some(&n) = sizes.iter().find(|&&n| n > MAX_SIZE) {
         bail!("--sizes: n = {n} is more than the {MAX_SIZE} elements (u32::MAX) any primitive takes");
     }

@@ -256,7 +256,7 @@ fn run_on(
     timer: Option<&UserTimer>,
     open: fn(&CheckOptions) -> std::result::Result<kernels::Gpu, String>,
 ) -> Result<Ended> {
-    crate::sweep::check_sizes(&args.sizes, None)?;
+    crate::sweep::check_sizes(&args.sizes)?;
     // Refused here, once, before any case: the workers read the same value.
     streamed::stream_from().map_err(anyhow::Error::msg)?;
     let seed = args.seed.unwrap_or_else(crate::sweep::fresh_seed);

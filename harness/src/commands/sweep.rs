@@ -196,7 +196,7 @@ pub fn sweep_seed(args: &SweepArgs) -> u64 {
 /// checked, or if `--require-gpu`/`--gpu-only` was given and the GPU checks
 /// could not run.
 pub fn run(args: &SweepArgs) -> Result<bool> {
-    check_sizes(&args.sizes, None)?;
+    check_sizes(&args.sizes)?;
     let seed = args.seed.unwrap_or_else(|| sweep_seed(args));
     check_variant_filters(args, seed)?;
     println!("sweep: seed {seed:#x} (rerun with --seed {seed:#x})");
@@ -225,7 +225,6 @@ pub fn run(args: &SweepArgs) -> Result<bool> {
         None => None,
     };
 
-    // Open the GPU first, so that sizes it cannot hold are refused before any work.
     let mut gpu_skip_reason = None;
     let gpu = if args.cpu_only {
         gpu_skip_reason = Some("--cpu-only was given".to_string());
@@ -242,11 +241,7 @@ pub fn run(args: &SweepArgs) -> Result<bool> {
                 gpu_skip_reason = Some(e.to_string());
                 None
             }
-            Ok(gpu) => {
-                let per_element = crate::sweep::device_bytes_per_element(&args.primitives);
-                crate::sweep::check_sizes_for(&args.sizes, Some(gpu.info().total_memory), per_element)?;
-                Some(gpu)
-            }
+            Ok(gpu) => Some(gpu),
         }
     };
     if let (Some(reason), true) = (&gpu_skip_reason, args.require_gpu || args.gpu_only) {

@@ -37,12 +37,12 @@ fn a_variant_filter_that_matches_nothing_lists_the_valid_names() {
 }
 
 #[test]
-fn size_zero_and_sizes_larger_than_the_device_are_refused() {
+fn size_zero_is_refused_and_sizes_past_the_device_are_left_to_the_cases() {
     let err = run(&sweep_args(&["--sizes", "0,33"])).unwrap_err().to_string();
     assert!(err.contains("0 is not a size"), "{err}");
-    let err = check_sizes(&[1 << 40], Some(141 << 30)).unwrap_err().to_string();
-    assert!(err.contains("n = 1099511627776") && err.contains("more than the GPU's"), "{err}");
-    assert!(check_sizes(&[1 << 28], Some(141 << 30)).is_ok());
+    // A size no device holds is not refused before the run: its cases are skipped with the
+    // reason (`sweep::out_of_reach`), the others run.
+    assert!(check_sizes(&[1 << 40, 33]).is_ok());
 }
 
 #[test]

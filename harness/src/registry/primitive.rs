@@ -5,6 +5,11 @@
 
 use serde::{Deserialize, Serialize};
 
+/// Bytes of device memory one element may need at most, over every
+/// primitive (an int32 input, int64 output and int64 scratch of a scan, a
+/// compaction's input, flags and output).
+pub const DEVICE_BYTES_PER_ELEMENT: usize = 24;
+
 /// A primitive of the library.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "snake_case")]
@@ -71,6 +76,31 @@ impl Primitive {
     /// Every name, comma-separated (for error messages).
     pub fn names() -> String {
         Primitive::ALL.map(Primitive::name).join(", ")
+    }
+
+    /// The largest n its kernels take: 64-bit sizes for the reduce and the
+    /// scans (their plans' grid limits, 2^40 - 512), `u32::MAX` for the
+    /// others, whose positions, counts and offsets are 32-bit on the device.
+    pub fn max_len(self) -> usize {
+        match self {
+            Primitive::Reduce => kernels::reduce::MAX_LEN,
+            Primitive::Scan => kernels::scan::MAX_LEN,
+            _ => u32::MAX as usize,
+        }
+    }
+
+    /// Bytes of device memory one item of its largest case may need at most:
+    /// 4 for the reduce (its int32 input; its scratch a few bytes per 512
+    /// items), 12 for the scan (int32 in, int64 out; its scratch at most 8
+    /// bytes per 512 items), 24 for the others (over all of them: an int32
+    /// input, an int64 output and int64 scratch, or a compaction's input,
+    /// flags and output). The affine-map cases stop at 2^24.
+    pub fn device_bytes_per_item(self) -> usize {
+        match self {
+            Primitive::Reduce => 4,
+            Primitive::Scan => 12,
+            _ => DEVICE_BYTES_PER_ELEMENT,
+        }
     }
 
     /// The kernel families its cases launch (compiled before the first case).

@@ -98,47 +98,96 @@ pub fn fresh_seed() -> u64 {
     (nanos as u64) ^ ((std::process::id() as u64) << 32)
 }
 
-/// Bytes of device memory one element may need at most, over every
-/// primitive (an int32 input, int64 output and int64 scratch of a scan, a
-/// compaction's input, flags and output).
-pub const DEVICE_BYTES_PER_ELEMENT: usize = 24;
+pub use crate::registry::primitive::DEVICE_BYTES_PER_ELEMENT;
 
-/// Bytes of device memory one element of the selected primitives' cases
-/// may need at most: [`DEVICE_BYTES_PER_ELEMENT`], or less when only the
-/// primitives with 64-bit sizes are selected: 4 for `reduce` (its int32
-/// input; its scratch is a few bytes per 512 items), 12 for `scan` (int32
-/// in, int64 out; its scratch at most 8 bytes per 512 items), their
-/// affine-map cases stopping at 2^24. A case that still does not fit the
-/// free memory is skipped for memory, and counted so.
-pub fn device_bytes_per_element(primitives: &[Primitive]) -> usize {
-    let bytes = |p: &Primitive| match p {
-        Primitive::Reduce => 4,
-        Primitive::Scan => 12,
-        _ => DEVICE_BYTES_PER_ELEMENT,
-    };
-    primitives.iter().map(bytes).max().unwrap_or(DEVICE_BYTES_PER_ELEMENT)
-}
-
-/// Rejects sizes no sweep can use: zero, and (with a GPU) sizes whose
-/// buffers cannot fit its memory at [`DEVICE_BYTES_PER_ELEMENT`].
-pub fn check_sizes(sizes: &[usize], device_memory: Option<usize>) -> Result<()> {
-    check_sizes_for(sizes, device_memory, DEVICE_BYTES_PER_ELEMENT)
-}
-
-/// [`check_sizes`] at `bytes_per_element` ([`device_bytes_per_element`]).
-pub fn check_sizes_for(sizes: &[usize], device_memory: Option<usize>, bytes_per_element: usize) -> Result<()> {
+/// Rejects sizes no sweep can use: zero. A size past what a primitive takes
+/// or what the device holds is not refused here: its cases are skipped, and
+/// counted so, with the reason ([`out_of_reach`]).
+pub fn check_sizes(sizes: &[usize]) -> Result<()> {
     if sizes.contains(&0) {
         bail!("--sizes: 0 is not a size: every size must be at least 1 (empty inputs are contract cases of their own)");
     }
-    if let Some(memory) = device_memory {
-        if let Some(&n) = sizes.iter().find(|&&n| n.saturating_mul(bytes_per_element) > memory) {
-            bail!(
-                "--sizes: n = {n} needs up to {} GB of device memory ({bytes_per_element} bytes per element), \
-                 more than the GPU's {:.1} GB",
-                n.saturating_mul(bytes_per_element) as f64 / 1e9,
-                memory as f64 / 1e9
-            );
-        }
-    }
     Ok(())
+}
+
+/// Why a case of `primitive` at `n` items cannot run on a device of
+/// `device_memory` bytes, if it cannot: `n` past the largest its kernels
+/// take ([`Primitive::max_len`]), or its buffers past the device's whole
+/// memory at [`Primitive::device_bytes_per_item`]. Such a case is skipped
+/// before its input is made (a host input of 2^32 items is gigabytes),
+/// never run and never passed; one that fits the device but not its free
+/// memory at the time is skipped by its own run, with the numbers.
+pub fn out_of_reach(primitive: Primitive, n: usize, device_memory: usize) -> Option<String> {
+    let name = primitive.name();
+    if n > primitive.max_len() {
+        let why =
+            if primitive.max_len() == u32::MAX as usize { "32-bit sizes on the device" } else { "its plans' limit" };
+        return Some(format!("{name} takes n up to {} ({why}), not {n}", primitive.max_len()));
+    }
+    let bytes = n.saturating_mul(primitive.device_bytes_per_item());
+    (bytes > device_memory).then(|| {
+        format!(
+            "skipped for device memory: {name} n={n} needs up to {} ({} bytes an item), more than the device's {}",
+            kernels::error::gigabytes(bytes as u64),
+            primitive.device_bytes_per_item(),
+            kernels::error::gigabytes(device_memory as u64)
+        )
+    })
+}
+
+#[cfg(test)]
+mod reach_tests {
+    use super::*;
+
+    const H100: usize = 85_000_000_000;
+    const H200: usize = 150_000_000_000;
+    const PAST_2_32: usize = (1 << 32) + 333;
+    const PAST_2_33: usize = (1 << 33) + 555;
+
+    /// Within the primitive's limit and the device's memory: run.
+    #[test]
+    fn sizes_that_fit_are_in_reach() {
+        for primitive in Primitive::ALL {
+            assert_eq!(out_of_reach(primitive, 1 << 28, H100), None, "{primitive:?}");
+            assert_eq!(out_of_reach(primitive, u32::MAX as usize, H200), None, "{primitive:?}");
+        }
+        assert_eq!(out_of_reach(Primitive::Reduce, PAST_2_33, H100), None);
+        assert_eq!(out_of_reach(Primitive::Scan, PAST_2_32, H100), None, "51.6 GB fits an 85 GB card");
+        assert_eq!(out_of_reach(Primitive::Scan, PAST_2_33, H200), None);
+    }
+
+    /// Past 2^32 every primitive of 32-bit sizes is skipped naming its limit; the reduce and
+    /// the scan take 64-bit sizes up to their plans' limit.
+    #[test]
+    fn sizes_past_a_primitive_s_limit_name_it() {
+        for primitive in Primitive::ALL {
+            let reason = out_of_reach(primitive, PAST_2_32, H200);
+            match primitive {
+                Primitive::Reduce | Primitive::Scan => assert_eq!(reason, None, "{primitive:?}"),
+                _ => {
+                    let reason = reason.unwrap_or_else(|| panic!("{primitive:?} has 32-bit sizes"));
+                    let want = format!(
+                        "{} takes n up to 4294967295 (32-bit sizes on the device), not 4294967629",
+                        primitive.name()
+                    );
+                    assert_eq!(reason, want);
+                }
+            }
+        }
+        let past = kernels::reduce::MAX_LEN + 1;
+        let reason = out_of_reach(Primitive::Reduce, past, usize::MAX).expect("past the reduce's limit");
+        assert!(reason.contains("(its plans' limit)") && reason.contains(&past.to_string()), "{reason}");
+    }
+
+    /// Buffers past the device's whole memory: skipped with the numbers.
+    #[test]
+    fn sizes_past_the_device_memory_say_how_much() {
+        let reason = out_of_reach(Primitive::Scan, PAST_2_33, H100).expect("103 GB on an 85 GB card");
+        assert_eq!(
+            reason,
+            "skipped for device memory: scan n=8589935147 needs up to 103.1 GB (12 bytes an item), more than \
+             the device's 85.0 GB"
+        );
+        assert!(out_of_reach(Primitive::Histogram, 1 << 31, 40_000_000_000).is_some(), "24 bytes an item");
+    }
 }

@@ -11,7 +11,7 @@
 
 use super::case::{failure_line, CaseResult, Verdict};
 use super::gpu::{catalogue, groups, GpuCase};
-use super::SweepPlan;
+use super::{out_of_reach, SweepPlan};
 use crate::budget::Budget;
 use crate::progress::Progress;
 use crate::registry::primitive::Primitive;
@@ -128,8 +128,12 @@ struct Shared<'a> {
 }
 
 impl Shared<'_> {
-    /// Prepares the input of `range` and runs its cases on `gpu`.
+    /// Prepares the input of `range` and runs its cases on `gpu`; cases out
+    /// of the device's reach ([`out_of_reach`]) are skipped, their input never made.
     fn run_group(&self, gpu: &kernels::Gpu, range: Range<usize>) {
+        if self.skipped_out_of_reach(gpu, range.clone()) {
+            return;
+        }
         let started = Instant::now();
         let first = range.start;
         let input = self.cases[first].prepare();
@@ -155,6 +159,22 @@ impl Shared<'_> {
             let result = CaseResult::new(case.id.clone(), verdict, millis).with_digest(digest);
             self.results.lock().unwrap_or_else(|p| p.into_inner())[index] = Some(result);
         }
+    }
+
+    /// Whether the cases of `range` (one input: one primitive, one n) are out
+    /// of `gpu`'s reach; if so each is recorded skipped with the reason.
+    fn skipped_out_of_reach(&self, gpu: &kernels::Gpu, range: Range<usize>) -> bool {
+        let first = &self.cases[range.start].id;
+        let Some(primitive) = Primitive::from_name(&first.primitive) else { return false };
+        let Some(reason) = out_of_reach(primitive, first.n, gpu.info().total_memory) else { return false };
+        for index in range {
+            let case = &self.cases[index];
+            let verdict = Verdict::Skipped { reason: reason.clone() };
+            self.report(case, &verdict);
+            let result = CaseResult::new(case.id.clone(), verdict, 0);
+            self.results.lock().unwrap_or_else(|p| p.into_inner())[index] = Some(result);
+        }
+        true
     }
 
     /// Prints a failure (as many as `max_shown` in full) and steps the progress.
