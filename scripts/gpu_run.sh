@@ -12,7 +12,7 @@
 # leaves receipts/ untouched and copies nothing, so no old receipt is ever
 # passed off as this run's.
 #
-#   scripts/gpu_run.sh info proof cub-build bench-quick bench-topk nccl ncu check-examples check-rules check-streamed check-typed check-rows gallery python gate gate-trial pack bundle
+#   scripts/gpu_run.sh info proof sweep-large cub-build bench-quick bench-topk nccl ncu check-examples check-rules check-streamed check-typed check-rows gallery python gate gate-trial pack bundle
 #
 # `proof` remakes exactly the gated receipts `harness receipts status` calls
 # stale (sweep, then sanitize and mutants side by side) and does nothing when
@@ -107,6 +107,20 @@ for s in "$@"; do
       # The gate requires the seed derived from the sources (receipts seed).
       step sweep 585 "$H" sweep --require-gpu --seed "$("$H" receipts seed sweep)" --receipt "$d/sweep.json" "${extra[@]}" &&
         deliver sweep "$d/sweep.json" sweep.json receipts/sweep.json ;;
+    sweep-large)
+      # Issue 36's large-offset cases: every primitive at 2^32 + 333 and 2^33 + 555
+      # (sweep::sizes::LARGE_OFFSET_SIZES), one size after the other (within a size an
+      # input past 2^32 takes the sweep's whole host budget, so those inputs run one at a
+      # time). Cases a primitive cannot take (32-bit sizes) or whose buffers
+      # exceed the card are skipped with the reason and counted so; the log's table
+      # says which ran. The scan at 2^33 + 555 needs an H200 (103 GB). On the H100 the
+      # reduce and the scan at 2^32 + 333 took 185 s with most scan cases skipped: give
+      # each size a call of its own (SWEEP_LARGE_SIZES=4294967629, then 8589935147).
+      mkdir -p "$OUT/sweep-large"
+      for n in ${SWEEP_LARGE_SIZES:-4294967629 8589935147}; do
+        TAIL=30 step "sweep-large-$n" "${SWEEP_LARGE_LIMIT:-540}" "$H" sweep --gpu-only --sizes "$n"
+        cp "$LOGS/sweep-large-$n.log" "$OUT/sweep-large/" 2>/dev/null
+      done ;;
     sweep-quick)
       # A partial run: its receipt goes to $OUT only, never to receipts/.
       d=$(stage_dir sweep-quick)
