@@ -108,7 +108,7 @@ for s in "$@"; do
       step sweep 585 "$H" sweep --require-gpu --seed "$("$H" receipts seed sweep)" --receipt "$d/sweep.json" "${extra[@]}" &&
         deliver sweep "$d/sweep.json" sweep.json receipts/sweep.json ;;
     sweep-large)
-      # Issue 36's large-offset cases: every primitive at 2^32 + 333 and 2^33 + 555
+      # The large-offset cases: every primitive at 2^32 + 333 and 2^33 + 555
       # (sweep::sizes::LARGE_OFFSET_SIZES), one size after the other (within a size an
       # input past 2^32 takes the sweep's whole host budget, so those inputs run one at a
       # time). Cases a primitive cannot take (32-bit sizes) or whose buffers

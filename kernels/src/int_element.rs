@@ -1,7 +1,7 @@
 //! What the integer kernels (`cuda/reduce.cu` and `cuda/scan.cu`) share: the
 //! input element types they are compiled for, `i32` and [`AffineMap`], and
 //! the longest input their one-thread baselines accept. The other schedules
-//! have 64-bit sizes (issue 36) and their own grid limits,
+//! have 64-bit sizes and their own grid limits,
 //! [`crate::reduce::MAX_LEN`] and [`crate::scan::MAX_LEN`].
 //!
 //! The element traits of both ([`crate::ReduceElement`],

@@ -26,7 +26,7 @@ fn multipass_passes() {
 }
 
 // ---------------------------------------------------------------------------
-// 64-bit sizes (issue 36): plans past 2^32 and 2^33, on the CPU.
+// 64-bit sizes: plans past 2^32 and 2^33, on the CPU.
 
 /// Sizes on both sides of 2^32 and past 2^33 (odd, and not a multiple of
 /// 4, 512, 2048 or 4096, so every last block, pair and warp tile is

@@ -23,7 +23,7 @@ pub type Extremes<T> = ((T, usize), (T, usize));
 pub type FloatSegmentAnswers = (Vec<f64>, Vec<(f32, u64)>);
 
 /// The exclusive and inclusive int64 sum scans of int32 pieces, the
-/// kernels' contract (issue 36): each prefix added modulo 2^64, so each
+/// kernels' contract: each prefix added modulo 2^64, so each
 /// output is the exact prefix whenever that fits int64 and the exact prefix
 /// wrapped to int64 otherwise. A prefix of at most 2^32 int32 items has
 /// magnitude at most 2^31 · 2^32 = 2^63 (and -2^63 fits), so below 2^32 + 1

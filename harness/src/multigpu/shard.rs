@@ -8,7 +8,7 @@ use thiserror::Error;
 
 /// The longest shard one GPU accepts: the single-GPU kernels' `max_len` of
 /// the variants the sharded path runs (SinglePass reduce, DecoupledLookback
-/// scan). Both have 64-bit sizes (issue 36): 2^40 - 512 (the reduce's grid
+/// scan). Both have 64-bit sizes: 2^40 - 512 (the reduce's grid
 /// limit; the look-back's is larger), far past any GPU's memory, which is the
 /// real limit of a shard.
 pub fn max_shard_len() -> usize {

@@ -16,7 +16,7 @@ pub const SANITIZE_SIZES: [usize; 7] = [1, 31, 33, 257, 513, 4099, 262_145];
 /// Large sizes for the GPU sweep (skipped by --quick).
 pub const LARGE_SIZES: [usize; 2] = [1 << 24, 1 << 28];
 
-/// Large-offset sizes (issue 36), past 2^32 and past 2^33, each a few
+/// Large-offset sizes of the 64-bit primitives, past 2^32 and past 2^33, each a few
 /// hundred past the power (odd and no multiple of 4, so every last pair,
 /// vector, warp tile and block is partial). Not in the default sizes yet
 /// (the receipt gate would digest 2.6e10 generated items on two cores):

@@ -1,7 +1,7 @@
 //! GPU cases of the integer reduce (int32 -> int64) and of the affine-map
 //! reduce (the non-commutative operator, proving each schedule keeps order).
 //!
-//! Past 2^32 items ([`STREAMED_FROM`], issue 36) an int32 input is made a
+//! Past 2^32 items ([`STREAMED_FROM`], where a 32-bit count wraps) an int32 input is made a
 //! piece at a time and written to the device as it is made, digested and
 //! summed by the model on the way, so the host holds one piece (2^20 items,
 //! 4 MB) whatever n; the device holds the input (4 bytes an item) and the

@@ -1,7 +1,7 @@
 //! GPU cases of the integer scans (int32 -> int64, exclusive and inclusive)
 //! and of the affine-map scans (the non-commutative operator).
 //!
-//! Past 2^32 items ([`STREAMED_FROM`], issue 36) an int32 input is streamed
+//! Past 2^32 items ([`STREAMED_FROM`], where a 32-bit count wraps) an int32 input is streamed
 //! to the device as the reduce's is ([`super::streamed`]), both prefix scans
 //! digested on the way; each case then reads its output back a piece at a
 //! time beside the model's prefixes, made again from the generator, so the

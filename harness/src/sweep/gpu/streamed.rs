@@ -1,4 +1,4 @@
-//! Int32 inputs past 2^32 items ([`STREAMED_FROM`], issue 36), shared by
+//! Int32 inputs past 2^32 items ([`STREAMED_FROM`], where a 32-bit count wraps), shared by
 //! the reduce and the scan: made a piece at a time by the model's generator
 //! and written to the device as they are made, digested and folded by the
 //! primitive's model on the way ([`StreamedModel`]), so the host holds one
