@@ -10,7 +10,9 @@
 //! ([`kernels::GpuError::DeviceMemory`]), and counted as skipped.
 
 use super::pieces::{pieced, Part};
-use super::streamed::{skip_or_fail, streamed_case, OnDevice, PartDigests, StreamedInts, StreamedModel};
+use super::streamed::{
+    fits_beside_input, skip_or_fail, streamed_case, OnDevice, PartDigests, StreamedInts, StreamedModel,
+};
 use super::GpuCase;
 use super::HARDWARE_MODEL_MAX;
 use super::{affine_input, affine_words, gpu_error, int_family_inputs, model_error, sized_id, Inputs, Keep, Pieced};
@@ -186,9 +188,7 @@ fn run_on_device(gpu: &Gpu, variant: ReduceVariant, input: &OnDevice<i64>) -> Ve
     let n = input.buffer.len();
     let run = || -> Result<i64, GpuError> {
         let (_, other) = ReducePlan::<i32>::device_bytes(gpu, variant, n)?;
-        gpu.check_device_memory("reduce", variant.name(), n, other, || {
-            format!("output and scratch {} beside the input on the device", kernels::error::gigabytes(other))
-        })?;
+        fits_beside_input(gpu, "reduce", variant.name(), n, other)?;
         let mut output = gpu.alloc_poisoned::<i64>(1)?;
         let mut plan = ReducePlan::<i32>::new(gpu, variant, n)?;
         plan.enqueue(&input.buffer, &mut output)?;

@@ -11,7 +11,9 @@
 
 use super::pieces::{pieced, Part};
 use super::reduce::affine_digest;
-use super::streamed::{skip_or_fail, streamed_case, OnDevice, PartDigests, StreamedInts, StreamedModel, STREAMED_FROM};
+use super::streamed::{
+    fits_beside_input, skip_or_fail, streamed_case, OnDevice, PartDigests, StreamedInts, StreamedModel, STREAMED_FROM,
+};
 use super::HARDWARE_MODEL_MAX;
 use super::{
     affine_input, affine_words, gpu_error, int_family_inputs, model_error, sized_id, GpuCase, Inputs, Keep, Pieced,
@@ -233,9 +235,7 @@ fn run_streamed(
     let n = input.buffer.len();
     let run = || -> Result<_, GpuError> {
         let (_, other) = ScanPlan::<i32>::device_bytes(variant, n)?;
-        gpu.check_device_memory("scan", variant.name(), n, other, || {
-            format!("output and scratch {} beside the input on the device", kernels::error::gigabytes(other))
-        })?;
+        fits_beside_input(gpu, "scan", variant.name(), n, other)?;
         let mut output = gpu.alloc_poisoned::<i64>(n)?;
         let mut plan = ScanPlan::<i32>::new(gpu, variant, kind, n)?;
         plan.enqueue(&input.buffer, &mut output)?;

@@ -117,6 +117,21 @@ pub(crate) enum Upload<A> {
     Failed(Verdict),
 }
 
+/// `Ok` when a case's output and scratch (`beside` bytes) fit the device's
+/// free memory beside its streamed input, else [`GpuError::DeviceMemory`]
+/// naming them (the case is then skipped for memory, [`skip_or_fail`]).
+pub(crate) fn fits_beside_input(
+    gpu: &Gpu,
+    primitive: &'static str,
+    variant: &'static str,
+    n: usize,
+    beside: u64,
+) -> Result<(), GpuError> {
+    gpu.check_device_memory(primitive, variant, n, beside, || {
+        format!("output and scratch {} beside the input on the device", kernels::error::gigabytes(beside))
+    })
+}
+
 /// A device-memory refusal as a skip; any other error as the case's failure.
 pub(crate) fn skip_or_fail(e: &GpuError) -> Verdict {
     match e {
