@@ -1,7 +1,7 @@
 //! Raw cases of top-k: the GPU catalogue's row blocks and whole arrays (same widths, rows,
 //! families and seeds; the families without NaN, which the contracts refuse) with the model's
 //! values and indices, one k per case (1, 33, 256, 2048, cols - 1 and cols where they fit;
-//! whole arrays past 2^20: 1 and 2).
+//! whole arrays past 2^20: 1 and 2), every family without NaN, or one past [`HEAVY_WORK`].
 //! The order is total: value descending (ascending for the smallest), index ascending among
 //! equal values, `-0.0` equal to `+0.0`; values are the input elements, bit for bit.
 
@@ -95,6 +95,27 @@ fn ks(cols: usize, whole: bool) -> Vec<usize> {
     ks
 }
 
+/// Items a case compares past which it is heavy: k x cols, the reads of its row by a user's
+/// kernel that selects one item a pass (successor selection, k block-wide passes over the
+/// row). On the H100 such a correct kernel (the gallery's control 35) spent 150 of its check's
+/// case-seconds, 105 of them at k = 2048 on rows and arrays from 2^17 wide (about 3-4 s a case:
+/// every launch the defences make reads the row 2048 times).
+const HEAVY_WORK: usize = 1 << 24;
+
+/// Whether the `j`-th family without NaN runs at `(cols, k)`: every family up to
+/// [`HEAVY_WORK`]; past it one family a (cols, k), turning with k's place among the row's k
+/// and with the width, so that the heavy cases of a plan meet most families between them and
+/// a correct kernel of one item a pass is checked within a minute. The choice depends on the
+/// shape and k alone, never on the plan's other sizes: a one-size rerun makes the same case.
+fn runs_family(j: usize, (cols, k): (usize, usize), whole: bool, plan: &SweepPlan) -> bool {
+    if k.saturating_mul(cols) <= HEAVY_WORK {
+        return true;
+    }
+    let count = families(plan, cols, whole).iter().filter(|family| !family.has_nan()).count().max(1);
+    let place = ks(cols, whole).iter().position(|&x| x == k).unwrap_or(0);
+    j == (place + cols) % count
+}
+
 /// The input of a case as the contract's type, and the model's outputs on it.
 fn typed_case(
     contract: &Contract,
@@ -140,12 +161,11 @@ pub fn cases(plan: &SweepPlan, contract: &Contract, label: &str, out: &mut Vec<R
     let contract = *contract;
     for (rows, cols, whole) in shapes.chain(arrays) {
         let size = if whole { cols.to_string() } else { format!("{rows}x{cols}") };
-        for (f, &family) in families(plan, cols, whole).iter().enumerate() {
-            if family.has_nan() {
-                continue;
-            }
+        // `f` indexes every family (the seeds); `j` only those without NaN (the turns).
+        let without_nan = families(plan, cols, whole).iter().enumerate().filter(|(_, family)| !family.has_nan());
+        for (j, (f, &family)) in without_nan.enumerate() {
             let seed = input_seed(plan, cols, whole, f);
-            for k in ks(cols, whole) {
+            for k in ks(cols, whole).into_iter().filter(|&k| runs_family(j, (cols, k), whole, plan)) {
                 let name = format!("{}.k{k}", family.name());
                 let case_id = id("topk", variant(label, &contract), size.clone(), rows * cols, &name, seed);
                 out.push(RawSpec::new(case_id, move || {
@@ -160,6 +180,71 @@ pub fn cases(plan: &SweepPlan, contract: &Contract, label: &str, out: &mut Vec<R
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The cases of `contract` at `sizes` (the sweep's widths, then those whole arrays): (size,
+    /// k) -> the families that run there.
+    fn families_by_shape_and_k(sizes: &[usize]) -> std::collections::BTreeMap<(String, usize), Vec<String>> {
+        let plan = SweepPlan::of_primitive(crate::registry::primitive::Primitive::Topk, sizes, 0x5eed);
+        let mut specs = Vec::new();
+        cases(&plan, &CONTRACTS[0], "user", &mut specs);
+        let mut by = std::collections::BTreeMap::<(String, usize), Vec<String>>::new();
+        for spec in specs {
+            let (family, k) = spec.id.family.rsplit_once(".k").expect("family.kK");
+            let k: usize = k.parse().expect("k");
+            by.entry((spec.id.size.clone(), k)).or_default().push(family.to_string());
+        }
+        by
+    }
+
+    fn cols_of(size: &str) -> usize {
+        size.rsplit('x').next().and_then(|c| c.parse().ok()).expect("a width")
+    }
+
+    /// Up to HEAVY_WORK every family without NaN runs; past it one a (shape, k), and those
+    /// heavy cases meet most families between them.
+    #[test]
+    fn heavy_cases_run_one_family_each() {
+        let sizes = crate::sweep::sizes::sweep_sizes(&[], 0x5eed, false, true);
+        let by = families_by_shape_and_k(&sizes);
+        let mut heavy_families = std::collections::BTreeSet::new();
+        let mut heavy = 0;
+        for ((size, k), families) in &by {
+            let whole = !size.contains('x');
+            let light = k * cols_of(size) <= HEAVY_WORK;
+            let all = families_for_size(size, whole);
+            if light {
+                assert_eq!(families.len(), all, "{size} k={k}: {families:?}");
+            } else {
+                assert_eq!(families.len(), 1, "{size} k={k}: {families:?}");
+                heavy += 1;
+                heavy_families.insert(families[0].clone());
+            }
+        }
+        assert!(heavy >= 10, "the sweep's sizes hold heavy cases: {heavy}");
+        assert!(heavy_families.len() >= 5, "heavy cases meet most families: {heavy_families:?}");
+        // 2048 on the widest rows and arrays is among them: k is thinned by family, never dropped.
+        assert!(by.contains_key(&("2x262144".to_string(), 2048)) && by.contains_key(&("262145".to_string(), 2048)));
+    }
+
+    /// The families without NaN at a size (the sweep's for rows, or whole arrays).
+    fn families_for_size(size: &str, whole: bool) -> usize {
+        let plan = SweepPlan::of_primitive(crate::registry::primitive::Primitive::Topk, &[1], 0x5eed);
+        families(&plan, cols_of(size), whole).iter().filter(|f| !f.has_nan()).count()
+    }
+
+    /// A one-size rerun (the rerun line of a failure) makes the heavy case the full plan made.
+    #[test]
+    fn a_one_size_rerun_picks_the_same_family() {
+        let full = families_by_shape_and_k(&crate::sweep::sizes::sweep_sizes(&[], 0x5eed, false, true));
+        for n in [262_145, 460_051, 1 << 24] {
+            let alone = families_by_shape_and_k(&[n]);
+            for ((size, k), families) in alone.iter().filter(|((size, _), _)| *size == n.to_string()) {
+                if let Some(in_full) = full.get(&(size.clone(), *k)) {
+                    assert_eq!(families, in_full, "{size} k={k}");
+                }
+            }
+        }
+    }
 
     #[test]
     fn ks_fit_the_row() {
