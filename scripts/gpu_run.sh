@@ -118,9 +118,14 @@ for s in "$@"; do
       # says which ran. The scan at 2^33 + 555 needs an H200 (103 GB). On the H100 the
       # reduce and the scan at 2^32 + 333 took 185 s with most scan cases skipped: give
       # each size a call of its own (SWEEP_LARGE_SIZES=4294967629, then 8589935147).
+      # SWEEP_LARGE_PRIMITIVES (e.g. "reduce scan float_reduce exact_sum") runs only
+      # those: the catalogue's fixed-shape cases (top-k rows, rejections), which run at
+      # any --sizes, then stay out of the call (most of the 1976 cases at 2^32 + 333).
       mkdir -p "$OUT/sweep-large"
+      only=()
+      for p in ${SWEEP_LARGE_PRIMITIVES:-}; do only+=(--primitive "$p"); done
       for n in ${SWEEP_LARGE_SIZES:-4294967629 8589935147}; do
-        TAIL=30 step "sweep-large-$n" "${SWEEP_LARGE_LIMIT:-540}" "$H" sweep --gpu-only --sizes "$n"
+        TAIL=30 step "sweep-large-$n" "${SWEEP_LARGE_LIMIT:-540}" "$H" sweep --gpu-only --sizes "$n" ${only[@]+"${only[@]}"}
         cp "$LOGS/sweep-large-$n.log" "$OUT/sweep-large/" 2>/dev/null
       done ;;
     sweep-quick)
