@@ -25,7 +25,7 @@
 # expected catcher is a sanitizer; its table is $OUT/gallery/gallery.tsv (logs
 # beside it). It stays within its 590 s limit (GALLERY_BUDGET=560: runs that
 # would start later are listed NOT RUN; the --sanitize runs check the plain
-# cases at the sanitizer sizes only); all 40 entries need more than one
+# cases at the sanitizer sizes only); all 77 entries need more than one
 # call: split them with GALLERY_IDS="01 02 ..." and GALLERY_OUT=$OUT/gallery-1.
 # Entries with a `# gallery large: SIZES` line also run `check --sizes SIZES`;
 # those with `# gallery may miss: WHY` are listed, not failed, when missed.
