@@ -116,8 +116,10 @@ for s in "$@"; do
       # time). Cases a primitive cannot take (32-bit sizes) or whose buffers
       # exceed the card are skipped with the reason and counted so; the log's table
       # says which ran. The scan at 2^33 + 555 needs an H200 (103 GB). On the H100 the
-      # reduce and the scan at 2^32 + 333 took 185 s with most scan cases skipped: give
-      # each size a call of its own (SWEEP_LARGE_SIZES=4294967629, then 8589935147).
+      # whole sweep at 2^32 + 333 took 194 s (reduce, scan), at 2^33 + 555 69 s (reduce;
+      # scan skipped for memory); the float sums' sparse cases (f32 and bf16, 4 bytes an
+      # item at most) add to both: give each size a call of its own
+      # (SWEEP_LARGE_SIZES=4294967629, then 8589935147).
       # SWEEP_LARGE_PRIMITIVES (e.g. "reduce scan float_reduce exact_sum") runs only
       # those: the catalogue's fixed-shape cases (top-k rows, rejections), which run at
       # any --sizes, then stay out of the call (most of the 1976 cases at 2^32 + 333).

@@ -316,11 +316,13 @@ impl Gpu {
     /// given back what it holds unused. A buffer dropped on a stream is freed
     /// in stream order into the device's memory pool, which keeps it reserved
     /// (not free to `cuMemGetInfo`) until a synchronisation or a trim releases
-    /// it; so, before a shortfall is believed, this stream's frees are waited
-    /// for and the pool is trimmed to nothing. Buffers still live, or freed on
-    /// a stream that has not reached the free, stay counted as used.
+    /// it; so, before a shortfall is believed, the frees of every stream of
+    /// this context are waited for (a buffer another worker dropped is freed
+    /// on that worker's stream, and a trim cannot release it before that
+    /// stream reaches the free) and the pool is trimmed to nothing. Buffers
+    /// still live stay counted as used. The wait is on the shortfall path only.
     fn free_after_trim(&self) -> GpuResult<(usize, usize)> {
-        self.stream.synchronize().context(|| "waiting for the stream before reading free device memory".into())?;
+        self.ctx.synchronize().context(|| "waiting for every stream before reading free device memory".into())?;
         if self.ctx.has_async_alloc() {
             // SAFETY: the device is this context's; the pool is the device's
             // current one, which `cuMemAllocAsync` takes from.

@@ -251,6 +251,18 @@ impl Gpu {
 mod tests {
     use super::*;
 
+    /// The kernel counts tiles in 32 bits (`u32((n + tile - 1) / tile)` in
+    /// `exact_sum.cu`) and items in 64: up to the superaccumulator's 2^40
+    /// inputs the tile count fits, past 2^32 items included.
+    #[test]
+    fn tile_count_fits_32_bits_up_to_the_largest_input() {
+        for n in [(1u64 << 32) + 333, (1 << 33) + 555, EXACT_MAX_INPUTS] {
+            let tiles = n.div_ceil(EXACT_TILE_ITEMS as u64);
+            assert!(tiles <= u32::MAX as u64, "n={n}: {tiles} tiles");
+            assert_eq!(tiles_of(n as usize) as u64, tiles);
+        }
+    }
+
     #[test]
     fn variant_name_is_snake_case() {
         assert_eq!(ExactSumVariant::CorrectlyRounded.name(), "correctly_rounded");

@@ -52,6 +52,12 @@ use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, DeviceRepr, PushKernel
 
 /// `kFloatTileItems` on the device: inputs per tile (block pass).
 pub const FLOAT_TILE_ITEMS: usize = (BLOCK_THREADS * FLOAT_REDUCE.items_per_thread) as usize;
+/// The largest n every variant takes: one first-pass block per tile for the
+/// fixed tree, the compensated tree and the atomic-per-block sum, and a grid
+/// holds at most `i32::MAX` blocks. Items, tiles and offsets are 64-bit on the
+/// device (`float_reduce.cu`), so this is the only size limit; device memory
+/// is the real one.
+pub const MAX_LEN: usize = i32::MAX as usize * FLOAT_TILE_ITEMS;
 /// `kFloatTwoPassMaxBlocks` on the device: most first-pass blocks.
 pub const FLOAT_TWO_PASS_MAX_BLOCKS: usize = FLOAT_REDUCE.two_pass_max_blocks as usize;
 /// Rounded additions per tile pass (4 pairwise + 5 shuffle + 3 block levels).

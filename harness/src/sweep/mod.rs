@@ -120,8 +120,7 @@ pub fn check_sizes(sizes: &[usize]) -> Result<()> {
 pub fn out_of_reach(primitive: Primitive, n: usize, device_memory: usize) -> Option<String> {
     let name = primitive.name();
     if n > primitive.max_len() {
-        let why =
-            if primitive.max_len() == u32::MAX as usize { "32-bit sizes on the device" } else { "its plans' limit" };
+        let why = primitive.max_len_reason();
         return Some(format!("{name} takes n up to {} ({why}), not {n}", primitive.max_len()));
     }
     let bytes = n.saturating_mul(primitive.device_bytes_per_item());
@@ -157,13 +156,18 @@ mod reach_tests {
     }
 
     /// Past 2^32 every primitive of 32-bit sizes is skipped naming its limit; the reduce and
-    /// the scan take 64-bit sizes up to their plans' limit.
+    /// the scan take 64-bit sizes up to their plans' limit, the float sums up to where their
+    /// large cases' family stays exact (2^33 + 2^32, both large-offset sizes included).
     #[test]
     fn sizes_past_a_primitive_s_limit_name_it() {
+        let sixty_four = [Primitive::Reduce, Primitive::Scan, Primitive::FloatReduce, Primitive::ExactSum];
         for primitive in Primitive::ALL {
             let reason = out_of_reach(primitive, PAST_2_32, H200);
             match primitive {
-                Primitive::Reduce | Primitive::Scan => assert_eq!(reason, None, "{primitive:?}"),
+                p if sixty_four.contains(&p) => {
+                    assert_eq!(reason, None, "{primitive:?}");
+                    assert_eq!(out_of_reach(primitive, PAST_2_33, H200), None, "{primitive:?}");
+                }
                 _ => {
                     let reason = reason.unwrap_or_else(|| panic!("{primitive:?} has 32-bit sizes"));
                     let want = format!(
@@ -177,6 +181,12 @@ mod reach_tests {
         let past = kernels::reduce::MAX_LEN + 1;
         let reason = out_of_reach(Primitive::Reduce, past, usize::MAX).expect("past the reduce's limit");
         assert!(reason.contains("(its plans' limit)") && reason.contains(&past.to_string()), "{reason}");
+        let past = model::generators::SPARSE_EXACT_MAX_LEN + 1;
+        for primitive in [Primitive::FloatReduce, Primitive::ExactSum] {
+            let reason = out_of_reach(primitive, past, usize::MAX).expect("past the exact family");
+            assert!(reason.contains("no longer exact in f32") && reason.contains(&past.to_string()), "{reason}");
+        }
+        assert_eq!(out_of_reach(Primitive::FloatReduce, PAST_2_33, H100), None, "34.4 GB of f32 fits an 85 GB card");
     }
 
     /// Buffers past the device's whole memory: skipped with the numbers.

@@ -58,7 +58,22 @@ pub enum DataFamily {
     },
     /// Affine maps `(a odd, b)` uniform over u64 (the non-commutative operator's inputs).
     AffineMaps,
+    /// Integers uniform in `[-9, 9]` without 0 at the items
+    /// [`crate::generators::sparse_keeps`] names (every [`SPARSE_STRIDE`]-th item and
+    /// [`SPARSE_WINDOW`] items on each side of 0, 2^31, 2^32, 2^33 and the end), 0
+    /// elsewhere. Their `sum |x|` stays below 2^24 up to [`SPARSE_EXACT_MAX_LEN`] items, so
+    /// any sum of any subset in any order is exact in f32: every schedule of a float sum
+    /// must return the exact sum bit for bit, and an item dropped or read twice past a
+    /// 32-bit boundary moves it.
+    SparseSmallInts,
 }
+
+/// Every this many items, one of [`DataFamily::SparseSmallInts`] is kept nonzero.
+pub const SPARSE_STRIDE: usize = 8191;
+/// Items kept nonzero on each side of each boundary of [`DataFamily::SparseSmallInts`].
+pub const SPARSE_WINDOW: usize = 4096;
+/// The largest n at which [`DataFamily::SparseSmallInts`] keeps `sum |x|` below 2^24.
+pub const SPARSE_EXACT_MAX_LEN: usize = (1 << 33) + (1 << 32);
 
 impl DataFamily {
     /// The integer families, in report order.
@@ -72,7 +87,8 @@ impl DataFamily {
 
     /// Stable name: `small_ints`, `full_range_i32`, `sorted`, `reversed`, `many_ties`,
     /// `uniform_float`, `ill_conditioned_<cond as {:e}>` (e.g. `ill_conditioned_1e30`),
-    /// `softmax_rows_<mask>` (e.g. `softmax_rows_random_masks`), `affine_maps`.
+    /// `softmax_rows_<mask>` (e.g. `softmax_rows_random_masks`), `affine_maps`,
+    /// `sparse_small_ints`.
     pub fn name(&self) -> String {
         match self {
             DataFamily::SmallInts => "small_ints".into(),
@@ -84,6 +100,7 @@ impl DataFamily {
             DataFamily::IllConditioned { condition } => format!("ill_conditioned_{condition:e}"),
             DataFamily::SoftmaxRows { mask } => format!("softmax_rows_{}", mask.name()),
             DataFamily::AffineMaps => "affine_maps".into(),
+            DataFamily::SparseSmallInts => "sparse_small_ints".into(),
         }
     }
 
@@ -101,6 +118,7 @@ impl DataFamily {
             "many_ties" => DataFamily::ManyTies,
             "uniform_float" => DataFamily::UniformFloat,
             "affine_maps" => DataFamily::AffineMaps,
+            "sparse_small_ints" => DataFamily::SparseSmallInts,
             other => {
                 if let Some(c) = other.strip_prefix("ill_conditioned_") {
                     let condition: f64 = c.parse().map_err(|_| unknown())?;
@@ -117,7 +135,7 @@ impl DataFamily {
 
     /// `true` for the families [`crate::generators::ints`] generates.
     pub fn is_integer(&self) -> bool {
-        DataFamily::INT_FAMILIES.contains(self)
+        DataFamily::INT_FAMILIES.contains(self) || *self == DataFamily::SparseSmallInts
     }
 }
 

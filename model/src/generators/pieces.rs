@@ -12,7 +12,7 @@
 //! before its first piece with a copy of the generator run ahead (the
 //! values are a function of the seed), so the pieces are exactly the whole.
 
-use super::family::DataFamily;
+use super::family::{DataFamily, SPARSE_STRIDE, SPARSE_WINDOW};
 use super::rng::Rng;
 use crate::operator::AffineMap;
 use crate::ModelError;
@@ -149,6 +149,7 @@ pub fn int_pieces(family: DataFamily, n: usize, seed: u64) -> Result<Pieces<i32>
         DataFamily::SmallInts => drawn(n, rng, 0, 1, |r| r.range_i64(-9, 9) as i32),
         DataFamily::ManyTies => drawn(n, rng, 0, 1, |r| r.range_i64(-2, 2) as i32),
         DataFamily::FullRangeI32 => full_range(n, rng),
+        DataFamily::SparseSmallInts => sparse_small_ints(n, rng),
         DataFamily::Sorted => sorted(false),
         DataFamily::Reversed => sorted(true),
         other => {
@@ -157,6 +158,50 @@ pub fn int_pieces(family: DataFamily, n: usize, seed: u64) -> Result<Pieces<i32>
                 detail: format!("{} is not an integer family", other.name()),
             })
         }
+    })
+}
+
+/// The boundaries of [`DataFamily::SparseSmallInts`] at `n` items: 0, 2^31, 2^32,
+/// 2^33 (where a signed or unsigned 32-bit index or a 32-bit count of a larger
+/// item would wrap) and `n`.
+fn sparse_boundaries(n: usize) -> [usize; 5] {
+    [0, 1 << 31, 1 << 32, 1 << 33, n]
+}
+
+/// Whether item `i` of a [`DataFamily::SparseSmallInts`] input of `n` items is
+/// kept nonzero: every [`SPARSE_STRIDE`]-th item, and those within
+/// [`SPARSE_WINDOW`] items of a boundary (0, 2^31, 2^32, 2^33, n).
+pub fn sparse_keeps(n: usize, i: usize) -> bool {
+    i % SPARSE_STRIDE == 0 || sparse_boundaries(n).iter().any(|&b| i.abs_diff(b) <= SPARSE_WINDOW)
+}
+
+/// An upper bound of `sum |x|` over a [`DataFamily::SparseSmallInts`] input of
+/// `n` items: 9 for each item [`sparse_keeps`] may keep (the stride's, then
+/// `2 * SPARSE_WINDOW + 1` around each boundary, counted as if disjoint).
+pub fn sparse_abs_bound(n: usize) -> u64 {
+    let strided = n.div_ceil(SPARSE_STRIDE) as u64;
+    let windows = sparse_boundaries(n).len() as u64 * (2 * SPARSE_WINDOW as u64 + 1);
+    9 * (strided + windows)
+}
+
+/// [`DataFamily::SparseSmallInts`]: one draw in `[-9, 9]` without 0 for every
+/// item (so the stream of draws does not depend on which items are kept), the
+/// item set to 0 unless [`sparse_keeps`] keeps it. Item 0 is kept, so the input
+/// is never all zeros.
+fn sparse_small_ints(n: usize, rng: Rng) -> Pieces<i32> {
+    let mut rng = rng;
+    Pieces::new(n, move |start, k| {
+        (start..start + k)
+            .map(|i| {
+                let drawn = rng.range_i64(-9, 8) as i32;
+                let value = if drawn >= 0 { drawn + 1 } else { drawn };
+                if sparse_keeps(n, i) {
+                    value
+                } else {
+                    0
+                }
+            })
+            .collect()
     })
 }
 
@@ -189,6 +234,7 @@ pub fn compaction_flag_pieces(n: usize, seed: u64) -> Pieces<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::generators::SPARSE_EXACT_MAX_LEN;
 
     /// The generators as they were written before pieces, kept as the
     /// reference the pieces must reproduce value for value.
@@ -283,5 +329,46 @@ mod tests {
         assert_eq!(lengths, vec![PIECE, PIECE, 5]);
         assert!(int_pieces(DataFamily::UniformFloat, 3, 1).is_err());
         assert_eq!(affine_map_pieces(10, 4).with_piece(3).collect_all().len(), 10);
+    }
+
+    /// The sparse family: the kept items are the draws (never 0, within
+    /// [-9, 9]), the others 0, the same at every piece size; item 0 and the
+    /// items around the end are kept; `sum |x|` stays within its bound.
+    #[test]
+    fn sparse_small_ints_keep_the_stride_and_the_windows() {
+        for &n in &[1usize, 2, 33, SPARSE_STRIDE + 2, 3 * SPARSE_STRIDE + 5, 40_000] {
+            let whole = int_pieces(DataFamily::SparseSmallInts, n, 5).unwrap().collect_all();
+            assert_eq!(whole.len(), n);
+            for piece in [1usize, 999, PIECE] {
+                let pieces = int_pieces(DataFamily::SparseSmallInts, n, 5).unwrap().with_piece(piece).collect_all();
+                assert_eq!(pieces, whole, "n={n} piece={piece}");
+            }
+            // The draws are SmallInts' stream shifted past 0: one draw per item, kept or not.
+            let mut rng = Rng::new(5);
+            for (i, &v) in whole.iter().enumerate() {
+                let drawn = rng.range_i64(-9, 8) as i32;
+                let value = if drawn >= 0 { drawn + 1 } else { drawn };
+                let kept = i % SPARSE_STRIDE == 0 || i <= SPARSE_WINDOW || n - 1 - i < SPARSE_WINDOW;
+                assert_eq!(sparse_keeps(n, i), kept, "n={n} i={i}");
+                assert_eq!(v, if kept { value } else { 0 }, "n={n} i={i}");
+                assert!(v != 0 || !kept);
+            }
+            assert_ne!(whole[0], 0);
+            let abs: u64 = whole.iter().map(|v| v.unsigned_abs() as u64).sum();
+            assert!(abs <= sparse_abs_bound(n), "n={n}: {abs} > {}", sparse_abs_bound(n));
+        }
+        // Past 2^31 and 2^32 the windows are kept, between them only the stride.
+        let n = (1usize << 33) + 555;
+        for b in [1usize << 31, 1 << 32, 1 << 33] {
+            assert!(sparse_keeps(n, b - SPARSE_WINDOW) && sparse_keeps(n, b) && sparse_keeps(n, b + SPARSE_WINDOW));
+        }
+        assert!(sparse_keeps(n, n - 1) && sparse_keeps(n, n - 333));
+        let between = (1usize << 32) + 3 * SPARSE_WINDOW;
+        assert_eq!(sparse_keeps(n, between), between % SPARSE_STRIDE == 0);
+        // Exact in f32 up to its largest length: sum |x| < 2^24 (a float's integers are exact to 2^24).
+        assert!(sparse_abs_bound(SPARSE_EXACT_MAX_LEN) < 1 << 24, "{}", sparse_abs_bound(SPARSE_EXACT_MAX_LEN));
+        assert!(sparse_abs_bound(2 * SPARSE_EXACT_MAX_LEN) >= 1 << 24);
+        assert!(DataFamily::SparseSmallInts.is_integer());
+        assert_eq!(DataFamily::from_name("sparse_small_ints").unwrap(), DataFamily::SparseSmallInts);
     }
 }

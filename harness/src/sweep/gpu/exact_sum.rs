@@ -13,15 +13,19 @@
 //! case: several forced launch configurations and 1,000 runs of one input.
 
 use super::pieces::{pieced, Part};
+use super::sparse_sum::{sparse_cases, ExactSumSum, SparseElement, SparseRun};
+use super::streamed::{OnDevice, STREAMED_FROM};
 use super::{case_seed, gpu_error, id, sized_id, GpuCase, Inputs, Keep, Pieced};
 use crate::sweep::case::Verdict;
 use crate::sweep::digest::Fingerprint;
 use crate::sweep::SweepPlan;
 use half::bf16;
+use kernels::exact_sum::{EXACT_MAX_BLOCKS, EXACT_RECORD_WORDS};
 use kernels::{ExactSumGrid, ExactSumPlan, ExactSumVariant, FloatElement};
 use model::exact::{correctly_rounded_sum_f32, BinnedAccumulator};
 use model::generators::{ill_conditioned_f32, uniform_bf16, uniform_f32, uniform_f32_pieces, Rng};
 use rayon::prelude::*;
+use std::sync::Arc;
 
 /// Largest n whose expectation is also computed by rug and compared.
 const RUG_CROSS_CHECK_MAX: usize = 1 << 16;
@@ -208,13 +212,37 @@ pub(crate) fn ill_conditions(plan: &SweepPlan, n: usize) -> &'static [f64] {
     }
 }
 
-/// Appends every correctly-rounded-sum case of `plan`.
+/// Records and result bytes of a plan at any n: at most `EXACT_MAX_BLOCKS`
+/// records of `EXACT_RECORD_WORDS` words, the arrival counter and the result.
+fn largest_scratch(_n: usize) -> u64 {
+    8 * (EXACT_MAX_BLOCKS as usize * EXACT_RECORD_WORDS) as u64 + 64
+}
+
+/// The correctly rounded sum of `T` on an input already on the device.
+fn streamed_run<T: FloatElement + SparseElement>() -> Vec<(&'static str, SparseRun<T>)> {
+    let run: SparseRun<T> = Arc::new(|gpu: &kernels::Gpu, input: &OnDevice<f32, T>| {
+        let n = input.buffer.len();
+        let mut plan = ExactSumPlan::<T>::new(gpu, ExactSumVariant::CorrectlyRounded, n, ExactSumGrid::Auto)?;
+        plan.enqueue(&input.buffer)?;
+        plan.finish()
+    });
+    vec![(ExactSumVariant::CorrectlyRounded.name(), run)]
+}
+
+/// Appends every correctly-rounded-sum case of `plan`. Past 2^32 items, f32
+/// and bf16 on the streamed sparse integer input ([`super::sparse_sum`]),
+/// whose correctly rounded sum is its exact integer sum.
 pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
     let variant = ExactSumVariant::CorrectlyRounded.name();
     let f32_inputs: Inputs<SumCase<f32>> = Inputs::default();
     let bf16_inputs: Inputs<SumCase<bf16>> = Inputs::default();
     let digest_f32 = |c: &SumCase<f32>| Fingerprint::new().f32s(&c.x).finish();
     for &n in &plan.sizes {
+        if n >= STREAMED_FROM {
+            sparse_cases::<ExactSumSum, f32>(plan, n, streamed_run::<f32>(), largest_scratch, out);
+            sparse_cases::<ExactSumSum, bf16>(plan, n, streamed_run::<bf16>(), largest_scratch, out);
+            continue;
+        }
         let seed = case_seed(plan.seed, "exact_sum", n, 0);
         let uniform = f32_inputs.pieced(format!("{n}/f32/{seed}"), move |keep| uniform_pieced(n, seed, keep));
         let case_id = sized_id("exact_sum", format!("{variant}.f32"), n, "uniform_float", seed);

@@ -8,6 +8,8 @@
 //! (`model::float_reduce`), after checking that the plan
 //! launched the grids the replay assumes.
 
+use super::sparse_sum::{sparse_cases, FloatReduceSum, SparseElement, SparseRun};
+use super::streamed::{OnDevice, STREAMED_FROM};
 use super::{case_seed, gpu_error, sized_id, GpuCase, Input, Inputs};
 use crate::sweep::case::CaseId;
 use crate::sweep::case::Verdict;
@@ -20,7 +22,7 @@ use kernels::{FloatElement, FloatReducePlan, FloatReduceVariant};
 use model::float_reduce::FloatLaunch;
 use model::float_reduce::{replay_float_sum_planned, FloatInput, FloatTreeSchedule};
 use model::generators::{ill_conditioned_f32, uniform_bf16, uniform_f32};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 /// Largest n the exact rug sum is computed for in the sweep (cost grows linearly).
 const MAX_EXACT_N: usize = 1 << 24;
@@ -187,8 +189,41 @@ pub(crate) fn ill_conditions(plan: &SweepPlan, n: usize) -> &'static [f64] {
     }
 }
 
+/// Scratch and result bytes of the largest plan at `n`: the compensated
+/// tree's pairs (8 bytes a tile), its later levels at most as many again.
+fn largest_scratch(n: usize) -> u64 {
+    16 * n.div_ceil(kernels::float_reduce::FLOAT_TILE_ITEMS) as u64 + 64
+}
+
+/// Every variant at a size past 2^32, f32 and bf16, on the streamed sparse
+/// integer input whose every partial sum is exact ([`super::sparse_sum`]):
+/// each result must be the exact sum bit for bit. The replay and the bound of
+/// the smaller sizes add nothing there (any order gives the same bits).
+fn streamed_cases(plan: &SweepPlan, n: usize, out: &mut Vec<GpuCase>) {
+    sparse_cases::<FloatReduceSum, f32>(plan, n, streamed_runs::<f32>(), largest_scratch, out);
+    sparse_cases::<FloatReduceSum, bf16>(plan, n, streamed_runs::<bf16>(), largest_scratch, out);
+}
+
+/// One run per variant of a plan on an input already on the device.
+fn streamed_runs<T: FloatElement + SparseElement>() -> Vec<(&'static str, SparseRun<T>)> {
+    FloatReduceVariant::ALL
+        .into_iter()
+        .map(|variant| {
+            let run: SparseRun<T> = Arc::new(move |gpu: &kernels::Gpu, input: &OnDevice<f32, T>| {
+                let mut plan = FloatReducePlan::<T>::new(gpu, variant, input.buffer.len())?;
+                plan.enqueue(&input.buffer)?;
+                plan.finish()
+            });
+            (variant.name(), run)
+        })
+        .collect()
+}
+
 /// Appends every float-reduction case of `plan`.
 pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
+    for &n in plan.sizes.iter().filter(|&&n| n >= STREAMED_FROM) {
+        streamed_cases(plan, n, out);
+    }
     let f32_inputs: Inputs<FloatCase<f32>> = Inputs::default();
     let bf16_inputs: Inputs<FloatCase<bf16>> = Inputs::default();
     let ill_inputs: Inputs<FloatCase<f32>> = Inputs::default();

@@ -14,6 +14,7 @@ pub mod reduce;
 pub mod scan;
 pub mod segmented_reduce;
 pub mod softmax;
+mod sparse_sum;
 pub mod streamed;
 pub mod topk;
 pub mod topk_sample;

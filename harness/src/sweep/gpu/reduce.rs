@@ -157,6 +157,12 @@ pub(crate) struct StreamedSum(SumI32);
 impl StreamedModel for StreamedSum {
     type Answer = i64;
     const PRIMITIVE: &'static str = "reduce";
+    type Device = i32;
+    const DEVICE_TYPE: &'static str = "int32";
+
+    fn to_device(items: &[i32]) -> std::borrow::Cow<'_, [i32]> {
+        std::borrow::Cow::Borrowed(items)
+    }
 
     fn new(n: usize) -> Self {
         StreamedSum(SumI32::new(n))

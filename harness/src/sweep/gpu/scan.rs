@@ -188,6 +188,12 @@ pub(crate) struct StreamedScans {
 impl StreamedModel for StreamedScans {
     type Answer = ();
     const PRIMITIVE: &'static str = "scan";
+    type Device = i32;
+    const DEVICE_TYPE: &'static str = "int32";
+
+    fn to_device(items: &[i32]) -> std::borrow::Cow<'_, [i32]> {
+        std::borrow::Cow::Borrowed(items)
+    }
 
     fn new(n: usize) -> Self {
         let part = || Part::<i64>::new(Keep::DigestsOnly, n);

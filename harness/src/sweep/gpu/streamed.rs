@@ -1,6 +1,7 @@
-//! Int32 inputs past 2^32 items ([`STREAMED_FROM`], where a 32-bit count wraps), shared by
-//! the reduce and the scan: made a piece at a time by the model's generator
-//! and written to the device as they are made, digested and folded by the
+//! Integer inputs past 2^32 items ([`STREAMED_FROM`], where a 32-bit count wraps), shared by
+//! the reduce, the scan and the float sums: made a piece at a time by the model's generator
+//! and written to the device as they are made (as int32, or widened exactly to the
+//! primitive's element, [`StreamedModel::Device`]), digested and folded by the
 //! primitive's model on the way ([`StreamedModel`]), so the host holds one
 //! piece (2^20 items, 4 MB) whatever n. The first case of an input writes it
 //! to the device once for all the cases of that input; a case whose buffers
@@ -11,9 +12,10 @@ use super::pieces::Part;
 use super::{gpu_error, GpuCase, InputSource, Keep, PreparedInput, INPUT_PART};
 use crate::sweep::case::{CaseId, Verdict};
 use crate::sweep::digest::CaseDigest;
-use kernels::cudarc::driver::CudaSlice;
+use kernels::cudarc::driver::{CudaSlice, DeviceRepr};
 use kernels::{Gpu, GpuError};
 use model::generators::{int_pieces, DataFamily};
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::marker::PhantomData;
 use std::sync::Arc;
@@ -35,8 +37,14 @@ pub(crate) type PartDigests = Vec<(String, String)>;
 pub(crate) trait StreamedModel: Send + Sync + 'static {
     /// What the cases read from the model.
     type Answer: Send + Sync + 'static;
+    /// The element the device holds: the generator's int32 items as the kernels read them.
+    type Device: DeviceRepr + Copy + Send + Sync + 'static;
     /// The primitive's name (keys, errors).
     const PRIMITIVE: &'static str;
+    /// The device element's name (keys, messages): `int32`, `f32`, `bf16`.
+    const DEVICE_TYPE: &'static str;
+    /// A generated piece as the device holds it (the kernels' element; exact).
+    fn to_device(items: &[i32]) -> Cow<'_, [Self::Device]>;
     /// The fold of an input of `n` items.
     fn new(n: usize) -> Self;
     /// Takes the next piece.
@@ -62,9 +70,9 @@ impl<M> Clone for StreamedInts<M> {
 }
 
 impl<M: StreamedModel> StreamedInts<M> {
-    /// The recipe of (family, n, seed), keyed `<primitive>.i32.streamed:n/family/seed`.
+    /// The recipe of (family, n, seed), keyed `<primitive>.<device type>.streamed:n/family/seed`.
     pub(crate) fn new(family: DataFamily, n: usize, seed: u64) -> Self {
-        let key = format!("{}.i32.streamed:{n}/{}/{seed}", M::PRIMITIVE, family.name());
+        let key = format!("{}.{}.streamed:{n}/{}/{seed}", M::PRIMITIVE, M::DEVICE_TYPE, family.name());
         StreamedInts { key, family, n, seed, model: PhantomData }
     }
 
@@ -102,15 +110,15 @@ impl<M: StreamedModel> InputSource for StreamedInts<M> {
 }
 
 /// A streamed input on the device, with what the model made on the way.
-pub(crate) struct OnDevice<A> {
-    pub(crate) buffer: CudaSlice<i32>,
+pub(crate) struct OnDevice<A, D = i32> {
+    pub(crate) buffer: CudaSlice<D>,
     pub(crate) answer: A,
     pub(crate) digests: BTreeMap<String, String>,
 }
 
 /// What the first case of a streamed input leaves for the others.
-pub(crate) enum Upload<A> {
-    Done(OnDevice<A>),
+pub(crate) enum Upload<A, D = i32> {
+    Done(OnDevice<A, D>),
     /// Skipped, and why (device memory, with the numbers).
     Skipped(String),
     /// The generator, the model or a copy failed: every case's verdict.
@@ -171,12 +179,13 @@ pub(crate) fn on_device<M: StreamedModel>(
     recipe: &StreamedInts<M>,
     beside: u64,
     beside_what: &str,
-) -> Upload<M::Answer> {
+) -> Upload<M::Answer, M::Device> {
     let n = recipe.n;
-    let input_bytes = 4 * n as u64;
+    let input_bytes = (std::mem::size_of::<M::Device>() * n) as u64;
     let what = || {
         format!(
-            "int32 input {}, {beside_what} {}",
+            "{} input {}, {beside_what} {}",
+            M::DEVICE_TYPE,
             kernels::error::gigabytes(input_bytes),
             kernels::error::gigabytes(beside)
         )
@@ -187,14 +196,15 @@ pub(crate) fn on_device<M: StreamedModel>(
             failed => Upload::Failed(failed),
         };
     }
-    let mut buffer = match gpu.alloc_uninit::<i32>(n) {
+    let mut buffer = match gpu.alloc_uninit::<M::Device>(n) {
         Ok(b) => b,
         Err(e) => return Upload::Failed(gpu_error(&e)),
     };
     let written = stream_pieces(recipe, |at, piece| {
         let mut view = buffer.slice_mut(at..at + piece.len());
+        let piece = M::to_device(piece);
         // From pageable memory: the piece is staged before this returns, so it may go.
-        gpu.stream().memcpy_htod(piece, &mut view).map_err(|source| {
+        gpu.stream().memcpy_htod(piece.as_ref(), &mut view).map_err(|source| {
             let context = format!("{} n={n}: writing items {at}..{}", M::PRIMITIVE, at + piece.len());
             gpu_error(&GpuError::Driver { context, source })
         })
@@ -206,7 +216,7 @@ pub(crate) fn on_device<M: StreamedModel>(
 }
 
 /// The part name of a streamed input's upload.
-const UPLOAD_PART: &str = "device:streamed.i32";
+const UPLOAD_PART: &str = "device:streamed";
 
 /// One case on a streamed input: `id`, compared with the answer part
 /// `expected_part`; its run writes the input to the device if no case of
@@ -217,9 +227,9 @@ pub(crate) fn streamed_case<M: StreamedModel>(
     recipe: &Arc<StreamedInts<M>>,
     expected_part: &str,
     beside: impl Fn(&Gpu) -> Result<(u64, String), GpuError> + Send + Sync + 'static,
-    run: impl Fn(&Gpu, &OnDevice<M::Answer>) -> Verdict + Send + Sync + 'static,
+    run: impl Fn(&Gpu, &OnDevice<M::Answer, M::Device>) -> Verdict + Send + Sync + 'static,
 ) -> GpuCase {
-    let upload = |prepared: &PreparedInput| prepared.shared_if_made::<Upload<M::Answer>>(UPLOAD_PART);
+    let upload = |prepared: &PreparedInput| prepared.shared_if_made::<Upload<M::Answer, M::Device>>(UPLOAD_PART);
     let part = expected_part.to_string();
     GpuCase {
         id,
