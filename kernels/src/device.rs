@@ -316,11 +316,12 @@ impl Gpu {
     /// given back what it holds unused. A buffer dropped on a stream is freed
     /// in stream order into the device's memory pool, which keeps it reserved
     /// (not free to `cuMemGetInfo`) until a synchronisation or a trim releases
-    /// it; so, before a shortfall is believed, the frees of every stream of
-    /// this context are waited for (a buffer another worker dropped is freed
-    /// on that worker's stream, and a trim cannot release it before that
-    /// stream reaches the free) and the pool is trimmed to nothing. Buffers
-    /// still live stay counted as used. The wait is on the shortfall path only.
+    /// it. A trim cannot release a buffer freed on a stream until the host has
+    /// observed that free's completion (a synchronisation of that stream or of
+    /// the context), and a buffer another worker dropped is freed on that
+    /// worker's stream; so, before a shortfall is believed, the whole context
+    /// is synchronised, then the pool is trimmed to nothing. Buffers still
+    /// live stay counted as used. The wait is on the shortfall path only.
     fn free_after_trim(&self) -> GpuResult<(usize, usize)> {
         self.ctx.synchronize().context(|| "waiting for every stream before reading free device memory".into())?;
         if self.ctx.has_async_alloc() {
