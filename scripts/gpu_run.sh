@@ -115,10 +115,11 @@ for s in "$@"; do
       # input past 2^32 takes the sweep's whole host budget, so those inputs run one at a
       # time). Cases a primitive cannot take (32-bit sizes) or whose buffers
       # exceed the card are skipped with the reason and counted so; the log's table
-      # says which ran. The scan at 2^33 + 555 needs an H200 (103 GB). On the H100 the
-      # whole sweep at 2^32 + 333 took 194 s (reduce, scan), at 2^33 + 555 69 s (reduce;
-      # scan skipped for memory); the float sums' sparse cases (f32 and bf16, 4 bytes an
-      # item at most) add to both: give each size a call of its own
+      # says which ran. The scan at 2^33 + 555 needs an H200 (103 GB). Inputs past 2^32
+      # run one at a time, about a minute each at 2^32 + 333 on the H100: reduce, scan,
+      # float_reduce and exact_sum (8 inputs) took 541 s there; at 2^33 + 555 float_reduce
+      # alone 140 s, exact_sum alone 110 s, reduce alone 69 s (scan skipped for memory).
+      # Give each size, or a few primitives, a call of its own
       # (SWEEP_LARGE_SIZES=4294967629, then 8589935147).
       # SWEEP_LARGE_PRIMITIVES (e.g. "reduce scan float_reduce exact_sum") runs only
       # those: the catalogue's fixed-shape cases (top-k rows, rejections), which run at
