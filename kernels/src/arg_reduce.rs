@@ -13,8 +13,11 @@
 //!   a control word (`!0` = none). Per row, the plan sets it with a `0xFF`
 //!   memset before every launch; whole array, it is set once and every launch
 //!   leaves it reset, handing its value over with the answer ([`ArgResult`]).
-//! * **Limits**: indices are `int32` on the device, so a whole array (or a
-//!   row) must hold fewer than 2^31 elements.
+//! * **Limits**: indices are `int32` on the device, so a row must hold fewer
+//!   than 2^31 elements. A whole array of more runs in windows of
+//!   [`ARG_WINDOW`] elements, one after the other on the stream, each with its
+//!   own answer; the host folds the windows' answers in index order
+//!   ([`ArgReducePlan::finish`]), so any length that fits in memory is taken.
 //!
 //! The answer's index is a `usize` on the host: the position in the array,
 //! or the column within the row.
@@ -41,6 +44,14 @@ pub const ROWS_PER_WARP_BLOCK: u32 = BLOCK_THREADS / 32;
 /// The largest element count (whole array) or row length the `int32` device
 /// index can address: 2^31 - 1.
 pub const MAX_ARG_ELEMENTS: usize = i32::MAX as usize;
+/// Elements of one window of a whole-array run longer than
+/// [`MAX_ARG_ELEMENTS`]: 2^30. Below 2^31, so the int32 device index
+/// addresses every element of a window; a multiple of 4, so every window
+/// starts 16-byte aligned when the array does (the vector loads stay).
+pub const ARG_WINDOW: usize = 1 << 30;
+/// The largest whole-array n a plan takes: 2^40 (1024 windows; 4 TB of
+/// f32, past any device's memory), so the answers' buffer stays small.
+pub const MAX_LEN: usize = 1 << 40;
 /// The device's "no element yet" index (`kNoIndex`).
 const NO_INDEX: i32 = i32::MAX;
 
@@ -251,17 +262,76 @@ pub struct ArgReducePlan<'g, T: ArgElement> {
     variant: ArgReduceVariant,
     extremum: Extremum,
     n: usize,
+    /// `(first element, length)` of each window, in order ([`arg_windows`]).
+    windows: Vec<(usize, usize)>,
     grid: u32,
     main: CudaFunction,
     fold: Option<CudaFunction>,
     partials: CudaSlice<ArgPair<T>>,
     control: CudaSlice<ArgControl>,
+    /// One answer per window ([`arg_windows`]).
     result: CudaSlice<ArgResult<T>>,
 }
 
+/// The windows `(first element, length)` of a whole-array run of `n`
+/// elements: one window of `n` up to [`MAX_ARG_ELEMENTS`] (the 32-bit path),
+/// else windows of [`ARG_WINDOW`], the last one shorter.
+pub fn arg_windows(n: usize) -> Vec<(usize, usize)> {
+    if n <= MAX_ARG_ELEMENTS {
+        return vec![(0, n)];
+    }
+    (0..n).step_by(ARG_WINDOW).map(|start| (start, ARG_WINDOW.min(n - start))).collect()
+}
+
+/// Who asks for a fold of window answers (for the errors it names).
+#[derive(Clone, Copy)]
+struct FoldFor {
+    primitive: &'static str,
+    variant: &'static str,
+    n: usize,
+    extremum: Extremum,
+}
+
+/// The whole array's answer from its windows' answers (`results[w]` of
+/// `windows[w]`, in index order):
+/// * the first window that saw a nonfinite element holds the array's first
+///   one, at its start plus the index within it ([`GpuError::NonFinite`]);
+/// * an index outside its window is a [`GpuError::KernelFault`];
+/// * a later window replaces the best only with a strictly better value, so
+///   among equal values the lowest index wins (the rule inside a window,
+///   extended across windows), and the index is the window's start plus the
+///   index within it.
+fn fold_windows<T: ArgElement>(
+    results: &[ArgResult<T>],
+    windows: &[(usize, usize)],
+    of: FoldFor,
+) -> GpuResult<(T, usize)> {
+    let FoldFor { primitive, variant, n, extremum } = of;
+    let fault = |reason: String| GpuError::KernelFault { primitive, variant, n, reason };
+    if results.len() != windows.len() || windows.is_empty() {
+        return Err(fault(format!("{} answers for {} windows", results.len(), windows.len())));
+    }
+    if let Some((result, &(start, _))) = results.iter().zip(windows).find(|(r, _)| r.first_nonfinite != u64::MAX) {
+        nonfinite_error(start as u64 + result.first_nonfinite, primitive, variant, n)?;
+    }
+    let better = |a: T, b: T| match extremum {
+        Extremum::Max => a > b,
+        Extremum::Min => a < b,
+    };
+    let mut best: Option<(T, usize)> = None;
+    for (result, &(start, len)) in results.iter().zip(windows) {
+        let (value, index) = checked_pair(result.best, len, primitive, variant, n)?;
+        if best.is_none_or(|(b, _)| better(value, b)) {
+            best = Some((value, start + index));
+        }
+    }
+    best.ok_or_else(|| fault("no window answered".into()))
+}
+
 impl<'g, T: ArgElement> ArgReducePlan<'g, T> {
-    /// Plans an arg reduction of `n` elements (1 <= n < 2^31, else
-    /// [`GpuError::InvalidInput`]). The result buffer starts poisoned.
+    /// Plans an arg reduction of `1 <= n <= MAX_LEN` elements (else
+    /// [`GpuError::InvalidInput`]), in windows past [`MAX_ARG_ELEMENTS`]
+    /// ([`arg_windows`]). The result buffer starts poisoned.
     pub fn new(gpu: &'g Gpu, variant: ArgReduceVariant, extremum: Extremum, n: usize) -> GpuResult<Self> {
         let primitive = extremum.primitive();
         if n == 0 {
@@ -272,16 +342,18 @@ impl<'g, T: ArgElement> ArgReducePlan<'g, T> {
                 reason: "empty input has no extremum".into(),
             });
         }
-        if n > MAX_ARG_ELEMENTS {
+        if n > MAX_LEN {
             return Err(GpuError::InvalidInput {
                 primitive,
                 variant: variant.name(),
                 n,
-                reason: format!("the device index is int32: at most {MAX_ARG_ELEMENTS} elements"),
+                reason: format!("at most {MAX_LEN} elements (2^40) a whole-array plan"),
             });
         }
         let suffix = format!("{}_{}", extremum.name(), T::TYPE_NAME);
-        let wanted = n.div_ceil(ELEMENTS_PER_BLOCK_STEP).max(1);
+        let windows = arg_windows(n);
+        // Every window runs on the grid of the longest, the first.
+        let wanted = windows[0].1.div_ceil(ELEMENTS_PER_BLOCK_STEP).max(1);
         let (main, fold, grid) = match variant {
             ArgReduceVariant::TwoPass => {
                 let main = gpu.function(KernelFamily::ArgReduce, &format!("arg_reduce_two_pass_partials_{suffix}"))?;
@@ -300,8 +372,8 @@ impl<'g, T: ArgElement> ArgReducePlan<'g, T> {
         // Every partial is written by its block before any read: no init needed.
         let partials = gpu.alloc_uninit::<ArgPair<T>>(grid as usize)?;
         let control = gpu.upload(&[ArgControl::RESET])?;
-        let result = gpu.alloc_poisoned::<ArgResult<T>>(1)?;
-        Ok(ArgReducePlan { gpu, variant, extremum, n, grid, main, fold, partials, control, result })
+        let result = gpu.alloc_poisoned::<ArgResult<T>>(windows.len())?;
+        Ok(ArgReducePlan { gpu, variant, extremum, n, windows, grid, main, fold, partials, control, result })
     }
 
     /// Blocks of the (first) kernel.
@@ -309,69 +381,82 @@ impl<'g, T: ArgElement> ArgReducePlan<'g, T> {
         self.grid
     }
 
-    /// What one enqueue puts on the stream; DRAM estimate: the input once,
-    /// the partials written and read (16 B per block).
+    /// What one enqueue puts on the stream (the launches below once per
+    /// window); DRAM estimate: the input once, the partials written and read
+    /// (16 B per block and window).
     pub fn describe(&self) -> PlanDescription {
         let suffix = format!("{}_{}", self.extremum.name(), T::TYPE_NAME);
-        let d = PlanDescription::new("ArgReducePlan");
-        let d = match self.variant {
-            ArgReduceVariant::TwoPass => d
-                .launch(format!("arg_reduce_two_pass_partials_{suffix}"), self.grid, BLOCK_THREADS, 0)
-                .launch(format!("arg_reduce_two_pass_final_{suffix}"), 1, BLOCK_THREADS, 0),
-            ArgReduceVariant::SinglePass => {
-                d.launch(format!("arg_reduce_single_pass_{suffix}"), self.grid, BLOCK_THREADS, 0)
-            }
-        };
-        d.moves((std::mem::size_of::<T>() * self.n) as u64 + 16 * self.grid as u64)
+        let mut d = PlanDescription::new("ArgReducePlan");
+        for _ in &self.windows {
+            d = match self.variant {
+                ArgReduceVariant::TwoPass => d
+                    .launch(format!("arg_reduce_two_pass_partials_{suffix}"), self.grid, BLOCK_THREADS, 0)
+                    .launch(format!("arg_reduce_two_pass_final_{suffix}"), 1, BLOCK_THREADS, 0),
+                ArgReduceVariant::SinglePass => {
+                    d.launch(format!("arg_reduce_single_pass_{suffix}"), self.grid, BLOCK_THREADS, 0)
+                }
+            };
+        }
+        let windows = self.windows.len() as u64;
+        d.moves((std::mem::size_of::<T>() * self.n) as u64 + 16 * self.grid as u64 * windows)
     }
 
-    /// Enqueues the kernel(s) over `input` (`n` elements).
+    /// Enqueues the kernel(s) over `input` (`n` elements), window after
+    /// window; each window's answer goes to its own result slot. The control
+    /// words are reset by each window's last kernel, so the next one starts
+    /// clean (stream order).
     pub fn enqueue(&mut self, input: &CudaSlice<T>) -> GpuResult<()> {
         let primitive = self.extremum.primitive();
         let variant = self.variant.name();
         let n = self.n;
         GpuError::check_planned_len(primitive, variant, n, input.len())?;
-        let n32 = n as u32;
-        let stream = self.gpu.stream();
-        let cfg = config(self.grid, BLOCK_THREADS, 0);
-        match &self.fold {
-            Some(fold) => {
-                let mut launch = stream.launch_builder(&self.main);
-                launch.arg(input).arg(&n32).arg(&mut self.partials).arg(&mut self.control);
-                // SAFETY: matches arg_reduce_two_pass_partials_*(const T*, u32, Pair*, ArgControl*);
-                // `partials` holds `grid` pairs.
-                unsafe { launch.launch(cfg) }.context(|| format!("{primitive}/{variant} n={n}: partials launch"))?;
-                let count = self.grid;
-                let mut launch = stream.launch_builder(fold);
-                launch.arg(&self.partials).arg(&count).arg(&mut self.control).arg(&mut self.result);
-                // SAFETY: matches arg_reduce_two_pass_final_*(const Pair*, u32, ArgControl*, ArgResult<Pair>*).
-                unsafe { launch.launch(config(1, BLOCK_THREADS, 0)) }
-                    .context(|| format!("{primitive}/{variant} n={n}: final launch"))?;
-            }
-            None => {
-                let mut launch = stream.launch_builder(&self.main);
-                launch.arg(input).arg(&n32).arg(&mut self.partials).arg(&mut self.control).arg(&mut self.result);
-                // SAFETY: matches arg_reduce_single_pass_*(const T*, u32, Pair*, ArgControl*, ArgResult<Pair>*);
-                // `partials` holds `grid` pairs.
-                unsafe { launch.launch(cfg) }.context(|| format!("{primitive}/{variant} n={n}: launch"))?;
+        for (w, &(start, len)) in self.windows.iter().enumerate() {
+            let window = input.slice(start..start + len);
+            let mut result = self.result.slice_mut(w..w + 1);
+            // len <= MAX_ARG_ELEMENTS (arg_windows): it fits the kernels' u32.
+            let len32 = len as u32;
+            let stream = self.gpu.stream();
+            let at = || format!("{primitive}/{variant} n={n} window [{start}, {})", start + len);
+            let cfg = config(self.grid, BLOCK_THREADS, 0);
+            match &self.fold {
+                Some(fold) => {
+                    let mut launch = stream.launch_builder(&self.main);
+                    launch.arg(&window).arg(&len32).arg(&mut self.partials).arg(&mut self.control);
+                    // SAFETY: matches arg_reduce_two_pass_partials_*(const T*, u32, Pair*, ArgControl*);
+                    // `partials` holds `grid` pairs, `window` len elements.
+                    unsafe { launch.launch(cfg) }.context(|| format!("{}: partials launch", at()))?;
+                    let count = self.grid;
+                    let mut launch = stream.launch_builder(fold);
+                    launch.arg(&self.partials).arg(&count).arg(&mut self.control).arg(&mut result);
+                    // SAFETY: matches arg_reduce_two_pass_final_*(const Pair*, u32, ArgControl*, ArgResult<Pair>*);
+                    // `result` is one slot.
+                    unsafe { launch.launch(config(1, BLOCK_THREADS, 0)) }
+                        .context(|| format!("{}: final launch", at()))?;
+                }
+                None => {
+                    let mut launch = stream.launch_builder(&self.main);
+                    launch.arg(&window).arg(&len32).arg(&mut self.partials).arg(&mut self.control).arg(&mut result);
+                    // SAFETY: matches arg_reduce_single_pass_*(const T*, u32, Pair*, ArgControl*, ArgResult<Pair>*);
+                    // `partials` holds `grid` pairs, `window` len elements, `result` one slot.
+                    unsafe { launch.launch(cfg) }.context(|| format!("{}: launch", at()))?;
+                }
             }
         }
         Ok(())
     }
 
     /// Synchronises and returns `(value, index)` of the last enqueued run, or
-    /// [`GpuError::NonFinite`] with the first nonfinite index.
+    /// [`GpuError::NonFinite`] with the first nonfinite index: the windows'
+    /// answers folded in index order ([`fold_windows`]).
     pub fn finish(&self) -> GpuResult<(T, usize)> {
-        let primitive = self.extremum.primitive();
-        let variant = self.variant.name();
-        let result = self.gpu.download(&self.result)?.into_iter().next().ok_or_else(|| GpuError::KernelFault {
-            primitive,
-            variant,
+        let results = self.gpu.download(&self.result)?;
+        let of = FoldFor {
+            primitive: self.extremum.primitive(),
+            variant: self.variant.name(),
             n: self.n,
-            reason: "result buffer is empty".into(),
-        })?;
-        nonfinite_error(result.first_nonfinite, primitive, variant, self.n)?;
-        checked_pair(result.best, self.n, primitive, variant, self.n)
+            extremum: self.extremum,
+        };
+        fold_windows(&results, &self.windows, of)
     }
 }
 
@@ -507,7 +592,8 @@ macro_rules! rows_wrapper {
 
 impl Gpu {
     /// `(value, index)` of the maximum of `data`; ties go to the lowest index.
-    /// Errors: empty or `len >= 2^31` → [`GpuError::InvalidInput`]; NaN/±inf →
+    /// Any length that fits in device memory ([`ArgReducePlan`]'s windows).
+    /// Errors: empty → [`GpuError::InvalidInput`]; NaN/±inf →
     /// [`GpuError::NonFinite`] naming the first one.
     pub fn argmax_f32(&self, variant: ArgReduceVariant, data: &[f32]) -> GpuResult<(f32, usize)> {
         self.arg_reduce(variant, Extremum::Max, data)
@@ -519,7 +605,7 @@ impl Gpu {
     }
 
     /// `(value, index)` of the maximum of `data`; ties go to the lowest index.
-    /// Errors: empty or `len >= 2^31` → [`GpuError::InvalidInput`].
+    /// Errors: empty → [`GpuError::InvalidInput`].
     pub fn argmax_i32(&self, variant: ArgReduceVariant, data: &[i32]) -> GpuResult<(i32, usize)> {
         self.arg_reduce(variant, Extremum::Max, data)
     }

@@ -3,6 +3,7 @@
 //! input; NaN or ±inf naming the first offending index).
 
 use super::pieces::{pieced, Part};
+use super::streamed::STREAMED_FROM;
 use super::{case_seed, contract_case, gpu_error, id, int_families, sized_id, GpuCase, Inputs, Keep, Pieced};
 use crate::sweep::case::Verdict;
 use crate::sweep::compare;
@@ -15,9 +16,10 @@ use model::pieces::{ArgsF32, ArgsI32};
 /// A named float input generator.
 pub(crate) type FloatFamily = (&'static str, fn(usize, u64) -> Vec<f32>);
 
-/// The whole-array sizes of `plan` (the kernels index with 32 bits).
+/// The whole-array sizes of `plan` whose inputs are made on the host (up to
+/// 2^32; past it they stream to the device, `arg_reduce_streamed`).
 pub(crate) fn whole_sizes(plan: &SweepPlan) -> impl Iterator<Item = usize> + '_ {
-    plan.sizes.iter().copied().filter(|&n| n < 1 << 31)
+    plan.sizes.iter().copied().filter(|&n| n < STREAMED_FROM)
 }
 
 /// The f32 families of the whole-array cases at `n`, in order; family `f`'s
@@ -173,14 +175,14 @@ where
     }
 }
 
-fn pair_digest_i32(pairs: &[(i32, usize)]) -> String {
+pub(crate) fn pair_digest_i32(pairs: &[(i32, usize)]) -> String {
     Fingerprint::new()
         .i64s(&pairs.iter().map(|p| p.0 as i64).collect::<Vec<_>>())
         .u64s(pairs.iter().map(|p| p.1 as u64))
         .finish()
 }
 
-fn pair_digest_f32(pairs: &[(f32, usize)]) -> String {
+pub(crate) fn pair_digest_f32(pairs: &[(f32, usize)]) -> String {
     Fingerprint::new()
         .f32s(&pairs.iter().map(|p| p.0).collect::<Vec<_>>())
         .u64s(pairs.iter().map(|p| p.1 as u64))
@@ -210,6 +212,9 @@ pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
     let extrema = [Extremum::Max, Extremum::Min];
     let int_inputs: Inputs<WholeCase<i32>> = Inputs::default();
     let float_inputs: Inputs<WholeCase<f32>> = Inputs::default();
+    for &n in plan.sizes.iter().filter(|&&n| n >= STREAMED_FROM) {
+        super::arg_reduce_streamed::cases(plan, n, out);
+    }
     for n in whole_sizes(plan) {
         for (f, family) in int_families(plan, n).into_iter().enumerate() {
             let seed = case_seed(plan.seed, "arg_reduce", n, f);

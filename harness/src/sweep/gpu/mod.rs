@@ -3,6 +3,7 @@
 //! poisoned outputs, and compares every element with the model.
 
 pub mod arg_reduce;
+mod arg_reduce_streamed;
 pub mod compact;
 pub mod exact_segmented_sum;
 pub mod exact_sum;
