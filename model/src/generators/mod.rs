@@ -24,5 +24,5 @@ pub use pieces::{
     PIECE,
 };
 pub use rng::{splitmix64, Rng};
-pub use softmax_rows::softmax_rows;
+pub use softmax_rows::{softmax_row_pieces, softmax_rows};
 pub use topk_rows::{topk_rows, TopkFamily};

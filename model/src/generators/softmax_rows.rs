@@ -31,16 +31,73 @@ fn logit(style: usize, rng: &mut Rng) -> f32 {
 /// `1 ± 1e-3`; very negative `[-100, -80)`. Masks (`-inf`) follow `mask`. Never `+inf` or NaN.
 /// Error: `BadShape` when `rows · cols` overflows.
 pub fn softmax_rows(rows: usize, cols: usize, seed: u64, mask: MaskPolicy) -> Result<Vec<f32>, ModelError> {
-    let len = rows.checked_mul(cols).ok_or_else(|| ModelError::BadShape {
+    let len = checked_len(rows, cols)?;
+    let mut data = Vec::with_capacity(len);
+    let mut made = SoftmaxRows::new(rows, cols, seed, mask);
+    while let Some(row) = made.next_row() {
+        data.extend(row);
+    }
+    Ok(data)
+}
+
+/// [`softmax_rows`] a block of whole rows at a time, each block at most
+/// [`super::PIECE`] logits (one row when a row is longer): the same logits,
+/// in the same order, holding one block. Error: `BadShape` when `rows · cols`
+/// overflows.
+pub fn softmax_row_pieces(
+    rows: usize,
+    cols: usize,
+    seed: u64,
+    mask: MaskPolicy,
+) -> Result<impl Iterator<Item = Vec<f32>>, ModelError> {
+    checked_len(rows, cols)?;
+    let rows_a_piece = (super::PIECE / cols.max(1)).max(1);
+    let mut made = SoftmaxRows::new(rows, cols, seed, mask);
+    Ok(std::iter::from_fn(move || {
+        let mut piece = Vec::new();
+        for _ in 0..rows_a_piece {
+            match made.next_row() {
+                Some(row) => piece.extend(row),
+                None => break,
+            }
+        }
+        (!piece.is_empty()).then_some(piece)
+    }))
+}
+
+fn checked_len(rows: usize, cols: usize) -> Result<usize, ModelError> {
+    rows.checked_mul(cols).ok_or_else(|| ModelError::BadShape {
         primitive: "softmax_rows",
         detail: format!("{rows} x {cols} overflows"),
-    })?;
-    let mut rng = Rng::new(seed);
-    let first_style = rng.index(STYLES);
-    let mut data = Vec::with_capacity(len);
-    for r in 0..rows {
-        let style = (r + first_style) % STYLES;
-        let mut row: Vec<f32> = (0..cols).map(|_| logit(style, &mut rng)).collect();
+    })
+}
+
+/// The rows of [`softmax_rows`], made one at a time from one generator.
+struct SoftmaxRows {
+    rng: Rng,
+    first_style: usize,
+    next: usize,
+    rows: usize,
+    cols: usize,
+    mask: MaskPolicy,
+}
+
+impl SoftmaxRows {
+    fn new(rows: usize, cols: usize, seed: u64, mask: MaskPolicy) -> SoftmaxRows {
+        let mut rng = Rng::new(seed);
+        let first_style = rng.index(STYLES);
+        SoftmaxRows { rng, first_style, next: 0, rows, cols, mask }
+    }
+
+    fn next_row(&mut self) -> Option<Vec<f32>> {
+        if self.next == self.rows {
+            return None;
+        }
+        let (r, cols, mask) = (self.next, self.cols, self.mask);
+        self.next += 1;
+        let rng = &mut self.rng;
+        let style = (r + self.first_style) % STYLES;
+        let mut row: Vec<f32> = (0..cols).map(|_| logit(style, rng)).collect();
         let masked_row = mask == MaskPolicy::WithAllMaskedRows && r % 4 == 1;
         if masked_row {
             row.iter_mut().for_each(|x| *x = f32::NEG_INFINITY);
@@ -52,12 +109,11 @@ pub fn softmax_rows(rows: usize, cols: usize, seed: u64, mask: MaskPolicy) -> Re
             }
             if row.iter().all(|x| *x == f32::NEG_INFINITY) {
                 let keep = rng.index(cols);
-                row[keep] = logit(style, &mut rng);
+                row[keep] = logit(style, rng);
             }
         }
-        data.extend(row);
+        Some(row)
     }
-    Ok(data)
 }
 
 #[cfg(test)]
@@ -76,5 +132,24 @@ mod tests {
         let data = softmax_rows(6, 1, 4, MaskPolicy::Unmasked).unwrap();
         assert!(data.iter().all(|x| x.is_finite()));
         assert!(softmax_rows(usize::MAX, 2, 0, MaskPolicy::Unmasked).is_err());
+        assert!(softmax_row_pieces(usize::MAX, 2, 0, MaskPolicy::Unmasked).is_err());
+    }
+
+    /// The row pieces are the whole buffer's logits, in order, in blocks of
+    /// whole rows of at most PIECE logits (one row when a row is longer).
+    #[test]
+    fn row_pieces_are_the_whole_rows() {
+        let piece = crate::generators::PIECE;
+        let shapes = [(3, 1), (61, 33), (2 * piece / 1000 + 3, 1000), (3, piece + 1), (5, piece)];
+        for (rows, cols) in shapes {
+            for mask in [MaskPolicy::Unmasked, MaskPolicy::RandomMasks, MaskPolicy::WithAllMaskedRows] {
+                let whole = softmax_rows(rows, cols, 11, mask).unwrap();
+                let pieces: Vec<Vec<f32>> = softmax_row_pieces(rows, cols, 11, mask).unwrap().collect();
+                assert!(pieces.iter().all(|p| p.len() % cols == 0 && (p.len() <= piece || p.len() == cols)));
+                let joined: Vec<f32> = pieces.concat();
+                assert_eq!(joined.len(), whole.len(), "{rows}x{cols}");
+                assert!(joined.iter().zip(&whole).all(|(a, b)| a.to_bits() == b.to_bits()), "{rows}x{cols} {mask:?}");
+            }
+        }
     }
 }
