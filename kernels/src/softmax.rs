@@ -31,6 +31,10 @@ use cudarc::driver::{CudaFunction, CudaSlice, DeviceRepr, PushKernelArg};
 
 /// The longest row any variant accepts.
 pub const MAX_SOFTMAX_COLS: usize = 131_072;
+/// The most logits (`rows * cols`) a plan takes: 2^40 (4 TB of f32, past
+/// any device's memory). The kernels index rows and logits in u64, so the
+/// limit is a sanity bound, not a width.
+pub const MAX_LEN: usize = 1 << 40;
 /// `kSoftmaxBlockThreads` on the device ([`SOFTMAX`]): threads per block of
 /// [`SoftmaxVariant::ThreePass`] and [`SoftmaxVariant::OnlineBlock`].
 pub const SOFTMAX_BLOCK_THREADS: u32 = SOFTMAX.block_threads;
@@ -252,8 +256,8 @@ impl<'g, T: SoftmaxElement> SoftmaxPlan<'g, T> {
         if cols > variant.max_cols() {
             return Err(invalid(format!("{cols} columns: this variant holds at most {}", variant.max_cols())));
         }
-        if rows.checked_mul(cols).is_none() {
-            return Err(invalid(format!("{rows} x {cols} overflows usize")));
+        if rows.checked_mul(cols).is_none_or(|n| n > MAX_LEN) {
+            return Err(invalid(format!("{rows} x {cols} logits: at most {MAX_LEN} (2^40) a plan")));
         }
         let dtype = T::DTYPE.name();
         let (kernel_name, block) = match variant {

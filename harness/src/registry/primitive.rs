@@ -79,8 +79,9 @@ impl Primitive {
     }
 
     /// The largest n the sweep runs it at: the kernels' limit for the reduce
-    /// and the scans (their plans' grid limits, 2^40 - 512) and the arg
-    /// reductions (2^40, in windows of 2^30); for the float
+    /// and the scans (their plans' grid limits, 2^40 - 512), the arg
+    /// reductions (2^40, in windows of 2^30) and the softmax (2^40 logits, in
+    /// rows); for the float
     /// sums, whose kernels take far more (`float_reduce::MAX_LEN`, 2^40 inputs
     /// for the correctly rounded sum), the last size at which the family their
     /// large cases need stays exact in f32 ([`model::generators::SPARSE_EXACT_MAX_LEN`],
@@ -91,6 +92,7 @@ impl Primitive {
             Primitive::Reduce => kernels::reduce::MAX_LEN,
             Primitive::Scan => kernels::scan::MAX_LEN,
             Primitive::ArgReduce => kernels::arg_reduce::MAX_LEN,
+            Primitive::Softmax => kernels::softmax::MAX_LEN,
             Primitive::FloatReduce => kernels::float_reduce::MAX_LEN.min(model::generators::SPARSE_EXACT_MAX_LEN),
             Primitive::ExactSum => {
                 (kernels::exact_sum::EXACT_MAX_INPUTS as usize).min(model::generators::SPARSE_EXACT_MAX_LEN)
@@ -103,7 +105,7 @@ impl Primitive {
     /// larger case.
     pub fn max_len_reason(self) -> &'static str {
         match self {
-            Primitive::Reduce | Primitive::Scan | Primitive::ArgReduce => "its plans' limit",
+            Primitive::Reduce | Primitive::Scan | Primitive::ArgReduce | Primitive::Softmax => "its plans' limit",
             Primitive::FloatReduce | Primitive::ExactSum => {
                 "past it the sweep's sparse integer family is no longer exact in f32"
             }
@@ -115,13 +117,15 @@ impl Primitive {
     /// 4 for the reduce, the arg reductions and the float sums (an int32 or
     /// f32 input; their scratch a few bytes per 512 or 4096 items, or under
     /// 1 MB), 12 for the scan (int32 in,
-    /// int64 out; its scratch at most 8 bytes per 512 items), 24 for the others (over all of them: an int32
+    /// int64 out; its scratch at most 8 bytes per 512 items), 8 for the softmax
+    /// (f32 logits in, f32 probabilities out, a byte a row), 24 for the others (over all of them: an int32
     /// input, an int64 output and int64 scratch, or a compaction's input,
     /// flags and output). The affine-map cases stop at 2^24.
     pub fn device_bytes_per_item(self) -> usize {
         match self {
             Primitive::Reduce | Primitive::ArgReduce | Primitive::FloatReduce | Primitive::ExactSum => 4,
             Primitive::Scan => 12,
+            Primitive::Softmax => 8,
             _ => DEVICE_BYTES_PER_ELEMENT,
         }
     }

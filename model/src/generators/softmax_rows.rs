@@ -66,10 +66,8 @@ pub fn softmax_row_pieces(
 }
 
 fn checked_len(rows: usize, cols: usize) -> Result<usize, ModelError> {
-    rows.checked_mul(cols).ok_or_else(|| ModelError::BadShape {
-        primitive: "softmax_rows",
-        detail: format!("{rows} x {cols} overflows"),
-    })
+    rows.checked_mul(cols)
+        .ok_or_else(|| ModelError::BadShape { primitive: "softmax_rows", detail: format!("{rows} x {cols} overflows") })
 }
 
 /// The rows of [`softmax_rows`], made one at a time from one generator.

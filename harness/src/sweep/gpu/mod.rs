@@ -15,6 +15,7 @@ pub mod reduce;
 pub mod scan;
 pub mod segmented_reduce;
 pub mod softmax;
+mod softmax_streamed;
 mod sparse_sum;
 pub mod streamed;
 pub mod topk;

@@ -212,8 +212,12 @@ pub(crate) fn rows_seed(plan: &SweepPlan, w: usize, cols: usize, mask: MaskPolic
     case_seed(plan.seed, "softmax", cols, w * 4 + mask as usize)
 }
 
-/// Appends every softmax case of `plan`.
+/// Appends every softmax case of `plan`: the row blocks of every width, and
+/// at each size of `plan` past 2^32 the large rows (`softmax_streamed`).
 pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
+    for &n in plan.sizes.iter().filter(|&&n| n >= super::streamed::STREAMED_FROM) {
+        super::softmax_streamed::cases(plan, n, out);
+    }
     let inputs: Inputs<SoftmaxCase> = Inputs::default();
     for (w, &cols) in widths(plan).iter().enumerate() {
         let rows = rows_for(cols);
