@@ -155,12 +155,20 @@ mod reach_tests {
         assert_eq!(out_of_reach(Primitive::Scan, PAST_2_33, H200), None);
     }
 
-    /// Past 2^32 every primitive of 32-bit sizes is skipped naming its limit; the reduce and
-    /// the scan take 64-bit sizes up to their plans' limit, the float sums up to where their
+    /// Past 2^32 every primitive of 32-bit sizes is skipped naming its limit; the reduce, the
+    /// scan, the arg reductions and the softmax take 64-bit sizes up to their plans' limit,
+    /// the float sums up to where their
     /// large cases' family stays exact (2^33 + 2^32, both large-offset sizes included).
     #[test]
     fn sizes_past_a_primitive_s_limit_name_it() {
-        let sixty_four = [Primitive::Reduce, Primitive::Scan, Primitive::FloatReduce, Primitive::ExactSum];
+        let sixty_four = [
+            Primitive::Reduce,
+            Primitive::Scan,
+            Primitive::ArgReduce,
+            Primitive::Softmax,
+            Primitive::FloatReduce,
+            Primitive::ExactSum,
+        ];
         for primitive in Primitive::ALL {
             let reason = out_of_reach(primitive, PAST_2_32, H200);
             match primitive {

@@ -2,6 +2,7 @@
 //! every variant, ties (lowest index wins), and the contract errors (empty
 //! input; NaN or ±inf naming the first offending index).
 
+use super::arg_pairs::{extremum_name, pair_digest_f32, pair_digest_i32};
 use super::pieces::{pieced, Part};
 use super::streamed::STREAMED_FROM;
 use super::{case_seed, contract_case, gpu_error, id, int_families, sized_id, GpuCase, Inputs, Keep, Pieced};
@@ -18,7 +19,7 @@ pub(crate) type FloatFamily = (&'static str, fn(usize, u64) -> Vec<f32>);
 
 /// The whole-array sizes of `plan` whose inputs are made on the host (up to
 /// 2^32; past it they stream to the device, `arg_reduce_streamed`).
-pub(crate) fn whole_sizes(plan: &SweepPlan) -> impl Iterator<Item = usize> + '_ {
+fn whole_sizes(plan: &SweepPlan) -> impl Iterator<Item = usize> + '_ {
     plan.sizes.iter().copied().filter(|&n| n < STREAMED_FROM)
 }
 
@@ -39,13 +40,6 @@ pub(crate) fn float_families(plan: &SweepPlan, n: usize) -> &'static [FloatFamil
 /// Float data with many exact ties: small integers as f32.
 fn tied_floats(n: usize, seed: u64) -> Vec<f32> {
     ints(DataFamily::ManyTies, n, seed).unwrap_or_default().into_iter().map(|v| v as f32).collect()
-}
-
-pub(crate) fn extremum_name(e: Extremum) -> &'static str {
-    match e {
-        Extremum::Max => "argmax",
-        Extremum::Min => "argmin",
-    }
 }
 
 pub(crate) fn expected<T: model::scalar::Scalar>(e: Extremum, data: &[T]) -> Result<(T, usize), model::ModelError> {
@@ -173,20 +167,6 @@ where
         Ok(got) => compare::exact(want, &got, "per-row (value, column)"),
         Err(g) => gpu_error(&g),
     }
-}
-
-pub(crate) fn pair_digest_i32(pairs: &[(i32, usize)]) -> String {
-    Fingerprint::new()
-        .i64s(&pairs.iter().map(|p| p.0 as i64).collect::<Vec<_>>())
-        .u64s(pairs.iter().map(|p| p.1 as u64))
-        .finish()
-}
-
-pub(crate) fn pair_digest_f32(pairs: &[(f32, usize)]) -> String {
-    Fingerprint::new()
-        .f32s(&pairs.iter().map(|p| p.0).collect::<Vec<_>>())
-        .u64s(pairs.iter().map(|p| p.1 as u64))
-        .finish()
 }
 
 /// Row shapes: every boundary width, a few rows each, plus many short rows.

@@ -9,7 +9,7 @@
 //! small-integer family repeats both extrema in every window, so the fold's
 //! tie rule decides (a later window must not replace an equal value).
 
-use super::arg_reduce::{extremum_name, pair_digest_f32, pair_digest_i32};
+use super::arg_pairs::{extremum_name, pair_digest_f32, pair_digest_i32};
 use super::streamed::{fits_beside_input, skip_or_fail, streamed_case, OnDevice, PartDigests, StreamedInts};
 use super::streamed::{StreamedModel, STREAMED_FROM};
 use super::{case_seed, int_families, model_error, sized_id, GpuCase};

@@ -2,6 +2,7 @@
 //! case a closure that generates its input from a seed, runs the kernel on
 //! poisoned outputs, and compares every element with the model.
 
+pub(crate) mod arg_pairs;
 pub mod arg_reduce;
 mod arg_reduce_streamed;
 pub mod compact;

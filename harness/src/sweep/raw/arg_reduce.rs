@@ -4,7 +4,8 @@
 //! NaN and ±inf are rejected by the model, so no case holds one.
 
 use super::{variant, Array, Buffer, Contract, Dtype, Len, RawCase, RawSpec};
-use crate::sweep::gpu::arg_reduce::{expected, extremum_name, float_families, whole_sizes};
+use crate::sweep::gpu::arg_pairs::extremum_name;
+use crate::sweep::gpu::arg_reduce::{expected, float_families};
 use crate::sweep::gpu::{case_seed, id};
 use crate::sweep::SweepPlan;
 use kernels::Extremum;
@@ -38,10 +39,18 @@ fn extremum_of(contract: &Contract) -> Extremum {
         .unwrap_or(Extremum::Max)
 }
 
+/// The sizes of `plan` a user's arg reduction is checked at: below 2^31.
+/// Past it a case would need its input streamed, as `check` does for the
+/// reduce, the scans and the other contracts of its streamed table, which
+/// does not hold the arg reductions yet.
+fn raw_sizes(plan: &SweepPlan) -> impl Iterator<Item = usize> + '_ {
+    plan.sizes.iter().copied().filter(|&n| n < 1 << 31)
+}
+
 /// Appends the raw arg-reduce cases of `contract`.
 pub fn cases(plan: &SweepPlan, contract: &Contract, label: &str, out: &mut Vec<RawSpec>) {
     let e = extremum_of(contract);
-    for n in whole_sizes(plan) {
+    for n in raw_sizes(plan) {
         for (f, &(family, make)) in float_families(plan, n).iter().enumerate() {
             let seed = case_seed(plan.seed, "arg_reduce.f32", n, f);
             let case_id = id("arg_reduce", variant(label, contract), n.to_string(), n, family, seed);
