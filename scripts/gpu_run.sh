@@ -118,7 +118,10 @@ for s in "$@"; do
       # says which ran. The scan at 2^33 + 555 needs an H200 (103 GB). Inputs past 2^32
       # run one at a time, about a minute each at 2^32 + 333 on the H100: reduce, scan,
       # float_reduce and exact_sum (8 inputs) took 541 s there; at 2^33 + 555 float_reduce
-      # alone 140 s, exact_sum alone 110 s, reduce alone 69 s (scan skipped for memory).
+      # alone 140 s, exact_sum alone 110 s, reduce alone 69 s (scan skipped for memory);
+      # arg_reduce alone at 2^32 + 333 188 s (4 inputs); softmax alone there did not
+      # finish in 300 s (its rows and their sampled exact softmax are slow to make):
+      # give it the whole 600 s.
       # Give each size, or a few primitives, a call of its own
       # (SWEEP_LARGE_SIZES=4294967629, then 8589935147).
       # SWEEP_LARGE_PRIMITIVES (e.g. "reduce scan float_reduce exact_sum") runs only
