@@ -1,7 +1,9 @@
 // Histograms with even bins over [lower, upper): 1..=4096 bins, samples
-// outside the range are not counted, counts are u32 (the host rejects
-// n >= 2^32). The output must hold zeros before a launch (the plan's
-// enqueue clears it); every schedule only adds to it.
+// outside the range are not counted, counts are u32: one launch counts at
+// most 2^32 - 1 samples (the host keeps it so), and an input past that is
+// counted in windows whose counts histogram_add_window adds into u64 totals.
+// The output must hold zeros before a launch (the plan's enqueue clears it);
+// every schedule only adds to it.
 //
 // Bin of a sample (the CPU model computes exactly the same):
 //   int32: bin = ((i64)x - lower) * bins / (upper - lower), exact integer
@@ -290,4 +292,17 @@ histogram_warp_copies_i32_wide(const i32* __restrict__ input, u64 n, EvenBinsI32
 extern "C" __global__ void __launch_bounds__(kBlockThreads)
 histogram_warp_copies_f32(const float* __restrict__ input, u64 n, EvenBinsF32 spec, u32 copies, u32* __restrict__ hist) {
     warp_copies(input, n, BinF32{spec}, spec.bins, copies, hist);
+}
+
+// ---- u64 totals from windows of u32 counts ----
+
+// totals[b] += window[b] for every bin, one thread a bin. The host counts an
+// input past 2^32 samples in windows of at most 2^31 (no u32 count of a window
+// can wrap) into `window`, and launches this after each window's count on the
+// same stream, so the window's counts are complete when they are read and no
+// two launches touch `totals` at once.
+extern "C" __global__ void __launch_bounds__(kBlockThreads)
+histogram_add_window(const u32* __restrict__ window, u64* __restrict__ totals, u32 bins) {
+    const u32 b = blockIdx.x * kBlockThreads + threadIdx.x;
+    if (b < bins) totals[b] += window[b];
 }

@@ -277,10 +277,7 @@ pub struct ArgReducePlan<'g, T: ArgElement> {
 /// elements: one window of `n` up to [`MAX_ARG_ELEMENTS`] (the 32-bit path),
 /// else windows of [`ARG_WINDOW`], the last one shorter.
 pub fn arg_windows(n: usize) -> Vec<(usize, usize)> {
-    if n <= MAX_ARG_ELEMENTS {
-        return vec![(0, n)];
-    }
-    (0..n).step_by(ARG_WINDOW).map(|start| (start, ARG_WINDOW.min(n - start))).collect()
+    crate::windows::windows(n, MAX_ARG_ELEMENTS, ARG_WINDOW)
 }
 
 /// Who asks for a fold of window answers (for the errors it names).
@@ -447,7 +444,9 @@ impl<'g, T: ArgElement> ArgReducePlan<'g, T> {
 
     /// Synchronises and returns `(value, index)` of the last enqueued run, or
     /// [`GpuError::NonFinite`] with the first nonfinite index: the windows'
-    /// answers folded in index order ([`fold_windows`]).
+    /// answers folded in index order (a later window replaces the best only
+    /// with a strictly better value, so the lowest index wins among equals;
+    /// the first window that saw a nonfinite element names it).
     pub fn finish(&self) -> GpuResult<(T, usize)> {
         let results = self.gpu.download(&self.result)?;
         let of = FoldFor {

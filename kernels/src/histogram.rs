@@ -2,7 +2,11 @@
 //!
 //! Contract:
 //! * 1 to 4096 bins; samples outside `[lower, upper)` are not counted.
-//! * Counts are `u32`: `n` must be at most `u32::MAX` (so no count can wrap).
+//! * Counts are `u32` for `n` up to `u32::MAX` ([`HistogramPlan::enqueue`],
+//!   so no count can wrap), and `u64` for any `n` up to [`MAX_LEN`]
+//!   ([`HistogramPlan::enqueue_wide`]: the same kernels count windows of at
+//!   most [`WIDE_WINDOW`] samples, each window's counts added into the u64
+//!   totals by `histogram_add_window`).
 //! * Bin of an int32 sample `x` with `lower <= x < upper`:
 //!   `((x as i64 - lower as i64) * bins as i64) / (upper as i64 - lower as i64)`,
 //!   exact integer arithmetic (floor of non-negative numbers); see
@@ -18,15 +22,22 @@ use crate::device::Gpu;
 use crate::error::{DriverContext, GpuError, GpuResult};
 use crate::kernel_family::KernelFamily;
 use crate::launch::{config, persistent_grid, BLOCK_THREADS};
-use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, DeviceRepr, PushKernelArg};
+use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, CudaView, DeviceRepr, PushKernelArg};
 pub use primlab_types::HistogramSpec;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
 /// The most bins a histogram may have ([`primlab_types::MAX_BINS`] as a `usize`).
 pub const MAX_BINS: usize = crate::policy::HISTOGRAM.max_bins as usize;
-/// The largest input: counts are u32.
+/// The largest input [`HistogramPlan::enqueue`] counts: its counts are u32.
 pub const MAX_ITEMS: usize = u32::MAX as usize;
+/// Samples of one window of [`HistogramPlan::enqueue_wide`] at most: 2^31,
+/// below 2^32 so no window's u32 count can wrap, and a multiple of 4 so
+/// every window starts 16-byte aligned (the kernels' vector loads).
+pub const WIDE_WINDOW: usize = 1 << 31;
+/// The largest input [`HistogramPlan::enqueue_wide`] counts: 2^40 (512
+/// windows; 4 TB of samples, past any device's memory).
+pub const MAX_LEN: usize = 1 << 40;
 /// Up to this many bins, [`HistogramVariant::SharedPrivatized`] gives every
 /// thread its own counter per bin (`kThreadCounterMaxBins` in histogram.cu).
 pub const THREAD_COUNTER_MAX_BINS: usize = crate::policy::HISTOGRAM.thread_counter_max_bins as usize;
@@ -184,26 +195,113 @@ enum Layout {
 /// A histogram of `n` samples of type `S` with every launch parameter
 /// computed, for timing.
 ///
-/// [`HistogramPlan::enqueue`] puts on the stream, and nothing else (no
-/// allocation, no copy, no synchronisation): a memset of the `bins` output
-/// counts to zero, then (when `n > 0`) one kernel,
-/// `histogram_<layout>_<i32|i32_wide|f32>` with layout `global_atomic`,
-/// `thread_counters` (shared privatised, bins <= 32) or `warp_copies`
-/// (shared privatised, more bins), on a grid that fills the GPU once
-/// (fewer blocks for small n: one 16-byte vector a thread, or
+/// [`HistogramPlan::enqueue`] (u32 counts, `n <= u32::MAX`) puts on the
+/// stream, and nothing else (no allocation, no copy, no synchronisation): a
+/// memset of the `bins` output counts to zero, then (when `n > 0`) one
+/// kernel, `histogram_<layout>_<i32|i32_wide|f32>` with layout
+/// `global_atomic`, `thread_counters` (shared privatised, bins <= 32) or
+/// `warp_copies` (shared privatised, more bins), on a grid that fills the
+/// GPU once (fewer blocks for small n: one 16-byte vector a thread, or
 /// `HISTOGRAM.thread_counter_vectors_in_flight` of them for
 /// `thread_counters`).
+///
+/// [`HistogramPlan::enqueue_wide`] (u64 counts, any `n` up to [`MAX_LEN`])
+/// puts on the stream a memset of the u64 totals, then for each window of
+/// at most [`HistogramPlan::window`] samples: a memset of the plan's u32
+/// window counts, the same counting kernel over the window, and
+/// `histogram_add_window` (one thread a bin) adding the window's counts
+/// into the totals.
 pub struct HistogramPlan<S: HistogramSample> {
     variant: HistogramVariant,
     n: usize,
     bins: usize,
+    counting: Counting<S>,
+    /// Samples of a window of [`HistogramPlan::enqueue_wide`].
+    window: usize,
+    /// One window's u32 counts (`bins` of them) for [`HistogramPlan::enqueue_wide`].
+    window_counts: CudaSlice<u32>,
+    add_window: CudaFunction,
+    stream: Arc<CudaStream>,
+}
+
+/// Blocks of the counting kernel of `layout` for `len` samples, at most
+/// `filled` (a grid that fills the GPU once); see [`Counting::grid`].
+fn counting_grid(layout: Layout, filled: usize, half_the_sms: usize, len: usize) -> u32 {
+    let one_vector = len.div_ceil(4).div_ceil(BLOCK_THREADS as usize).max(1);
+    let needed = match layout {
+        Layout::ThreadCounters => {
+            let round = crate::policy::HISTOGRAM.thread_counter_vectors_in_flight as usize;
+            one_vector.div_ceil(round).max(one_vector.min(half_the_sms))
+        }
+        _ => one_vector,
+    };
+    filled.min(needed) as u32
+}
+
+/// `Ok` for a window [`HistogramPlan::with_window`] takes: a multiple of 4
+/// samples (each window 16-byte aligned) in `4..=WIDE_WINDOW`.
+fn check_window(window: usize) -> Result<(), String> {
+    if window == 0 || window % 4 != 0 || window > WIDE_WINDOW {
+        return Err(format!("a window must be a multiple of 4 in 4..={WIDE_WINDOW} samples, got {window}"));
+    }
+    Ok(())
+}
+
+/// The counting kernel of a plan and how to size its grid for a length.
+struct Counting<S: HistogramSample> {
     params: S::Bins,
     layout: Layout,
     kernel: CudaFunction,
-    grid: u32,
+    /// Blocks of a grid that fills the GPU once.
+    filled: usize,
+    /// Half the SMs (at least 1): the fewest blocks `thread_counters` keeps
+    /// while the input has one vector a thread for them.
+    half_the_sms: usize,
     shared_bytes: u32,
-    stream: Arc<CudaStream>,
     _sample: PhantomData<S>,
+}
+
+impl<S: HistogramSample> Counting<S> {
+    /// Blocks of the counting kernel for `len` samples: one 16-byte vector
+    /// (4 samples) a thread. The thread-counter layout gives a thread a
+    /// whole round of loads instead, since each of its blocks clears and
+    /// merges its counters (bins global atomics on the same addresses,
+    /// which serialise) once, but keeps at least one block per two SMs
+    /// while the input has one vector a thread for them. Measured with 19
+    /// bins (one vector a thread / this rule): 2^18 12.5 / 9.4 us, 2^20
+    /// 24.4 / 13.4, 2^22 27.1 / 25.5; at 2^16 four vectors a thread (16
+    /// blocks) took 10.2 us against 8.9.
+    fn grid(&self, len: usize) -> u32 {
+        counting_grid(self.layout, self.filled, self.half_the_sms, len)
+    }
+
+    /// Enqueues the counting kernel over `input` (`len` samples, 16-byte
+    /// aligned) adding into `counts` (`bins` u32, zeroed by the caller);
+    /// `what` names the run in errors.
+    fn launch(
+        &self,
+        stream: &Arc<CudaStream>,
+        input: &CudaView<S>,
+        counts: &mut CudaSlice<u32>,
+        what: &dyn Fn(&str) -> String,
+    ) -> GpuResult<()> {
+        let len = input.len() as u64;
+        let mut launch = stream.launch_builder(&self.kernel);
+        launch.arg(input).arg(&len).arg(&self.params);
+        let copies;
+        if let Layout::WarpCopies { copies: c } = self.layout {
+            copies = c;
+            launch.arg(&copies);
+        }
+        launch.arg(counts);
+        let grid = self.grid(input.len());
+        // SAFETY: matches histogram_<layout>_<type>(input, n, spec, [copies,]
+        // hist); `params` is the repr(C) mirror of the kernel's struct; the
+        // dynamic shared size is what the layout indexes; `input` holds `len`
+        // samples and `counts` the plan's bins.
+        unsafe { launch.launch(config(grid, BLOCK_THREADS, self.shared_bytes)) }.context(|| what("launch"))?;
+        Ok(())
+    }
 }
 
 impl<S: HistogramSample> std::fmt::Debug for HistogramPlan<S> {
@@ -212,22 +310,24 @@ impl<S: HistogramSample> std::fmt::Debug for HistogramPlan<S> {
             .field("primitive", &S::PRIMITIVE)
             .field("variant", &self.variant)
             .field("n", &self.n)
-            .field("params", &self.params)
-            .field("layout", &self.layout)
-            .field("grid", &self.grid)
+            .field("params", &self.counting.params)
+            .field("layout", &self.counting.layout)
+            .field("grid", &self.counting.grid(self.n.min(MAX_ITEMS)))
+            .field("window", &self.window)
             .finish_non_exhaustive()
     }
 }
 
 impl<S: HistogramSample> HistogramPlan<S> {
     /// Validates `spec` and `n` ([`GpuError::InvalidInput`] for 0 or more
-    /// than 4096 bins, an empty range, or `n > u32::MAX`) and prepares the
-    /// launch.
+    /// than 4096 bins, an empty range, or `n > MAX_LEN`) and prepares the
+    /// launches (and the window counts of [`HistogramPlan::enqueue_wide`],
+    /// `bins` u32 on the device).
     pub fn new(gpu: &Gpu, variant: HistogramVariant, n: usize, spec: HistogramSpec<S>) -> GpuResult<HistogramPlan<S>> {
         let invalid =
             |reason: String| GpuError::InvalidInput { primitive: S::PRIMITIVE, variant: variant.name(), n, reason };
-        if n > MAX_ITEMS {
-            return Err(invalid(format!("n must be at most {MAX_ITEMS} (u32 counts)")));
+        if n > MAX_LEN {
+            return Err(invalid(format!("n must be at most {MAX_LEN} (2^40, u64 counts in windows)")));
         }
         let (params, bins, suffix) = S::device_bins(&spec).map_err(invalid)?;
         let layout = match variant {
@@ -243,40 +343,57 @@ impl<S: HistogramSample> HistogramPlan<S> {
         let kernel_name = format!("histogram_{name}_{suffix}");
         let kernel = gpu.function(KernelFamily::Histogram, &kernel_name)?;
         let filled = persistent_grid(gpu, KernelFamily::Histogram, &kernel_name, BLOCK_THREADS, shared_bytes)? as usize;
-        // One 16-byte vector (4 samples) a thread. The thread-counter layout
-        // gives a thread a whole round of loads instead, since each of its
-        // blocks clears and merges its counters (bins global atomics on the
-        // same addresses, which serialise) once, but keeps at least one
-        // block per two SMs while the input has one vector a thread for
-        // them. Measured with 19 bins (one vector a thread / this rule):
-        // 2^18 12.5 / 9.4 us, 2^20 24.4 / 13.4, 2^22 27.1 / 25.5; at 2^16
-        // four vectors a thread (16 blocks) took 10.2 us against 8.9.
-        let one_vector = n.div_ceil(4).div_ceil(BLOCK_THREADS as usize).max(1);
-        let needed = match layout {
-            Layout::ThreadCounters => {
-                let round = crate::policy::HISTOGRAM.thread_counter_vectors_in_flight as usize;
-                let half_the_sms = (gpu.info().sm_count.max(2) / 2) as usize;
-                one_vector.div_ceil(round).max(one_vector.min(half_the_sms))
-            }
-            _ => one_vector,
+        let counting = Counting {
+            params,
+            layout,
+            kernel,
+            filled,
+            half_the_sms: (gpu.info().sm_count.max(2) / 2) as usize,
+            shared_bytes: shared_bytes as u32,
+            _sample: PhantomData,
         };
         Ok(HistogramPlan {
             variant,
             n,
             bins,
-            params,
-            layout,
-            kernel,
-            grid: filled.min(needed) as u32,
-            shared_bytes: shared_bytes as u32,
+            counting,
+            window: WIDE_WINDOW,
+            window_counts: gpu.alloc_poisoned::<u32>(bins)?,
+            add_window: gpu.function(KernelFamily::Histogram, "histogram_add_window")?,
             stream: gpu.stream().clone(),
-            _sample: PhantomData,
         })
+    }
+
+    /// The plan with windows of `window` samples for
+    /// [`HistogramPlan::enqueue_wide`] instead of [`WIDE_WINDOW`], so that
+    /// small inputs run in several windows (how the sweep proves the
+    /// windows' edges and their adding). [`GpuError::InvalidInput`] unless
+    /// `window` is a multiple of 4 (each window 16-byte aligned) in
+    /// `4..=WIDE_WINDOW`.
+    pub fn with_window(mut self, window: usize) -> GpuResult<HistogramPlan<S>> {
+        check_window(window).map_err(|reason| GpuError::InvalidInput {
+            primitive: S::PRIMITIVE,
+            variant: self.variant.name(),
+            n: self.n,
+            reason,
+        })?;
+        self.window = window;
+        Ok(self)
+    }
+
+    /// Samples of a window of [`HistogramPlan::enqueue_wide`].
+    pub fn window(&self) -> usize {
+        self.window
+    }
+
+    /// The windows `(first sample, length)` [`HistogramPlan::enqueue_wide`] counts, in order.
+    pub fn windows(&self) -> Vec<(usize, usize)> {
+        crate::windows::windows(self.n, self.window, self.window)
     }
 
     /// The kernel layout: `global_atomic`, `thread_counters` or `warp_copies`.
     pub fn layout(&self) -> &'static str {
-        match self.layout {
+        match self.counting.layout {
             Layout::GlobalAtomic => "global_atomic",
             Layout::ThreadCounters => "thread_counters",
             Layout::WarpCopies { .. } => "warp_copies",
@@ -296,18 +413,35 @@ impl<S: HistogramSample> HistogramPlan<S> {
     /// Enqueues the histogram of `input` (at least `n` samples; a placeholder
     /// when `n == 0`) into `output` (`bins` counts, zeroed here first). See
     /// the type's doc for what is put on the stream.
+    /// [`GpuError::InvalidInput`] unless `input` holds at least the plan's
+    /// `n` samples and `output` its `bins` counts.
+    fn check_buffers(&self, input: usize, output: usize) -> GpuResult<()> {
+        let (n, bins) = (self.n, self.bins);
+        if input < n || output != bins {
+            return Err(GpuError::InvalidInput {
+                primitive: S::PRIMITIVE,
+                variant: self.variant.name(),
+                n,
+                reason: format!("plan built for {n} samples, {bins} bins; got input {input}, output {output}"),
+            });
+        }
+        Ok(())
+    }
+
+    /// Enqueues the histogram of `input` (at least `n` samples; a placeholder
+    /// when `n == 0`) into `output` (`bins` u32 counts, zeroed here first).
+    /// [`GpuError::InvalidInput`] for `n > u32::MAX`, where a u32 count
+    /// could wrap: [`HistogramPlan::enqueue_wide`] counts those. See the
+    /// type's doc for what is put on the stream.
     pub fn enqueue(&mut self, input: &CudaSlice<S>, output: &mut CudaSlice<u32>) -> GpuResult<()> {
         let (n, bins, variant) = (self.n, self.bins, self.variant);
-        if input.len() < n || output.len() != bins {
+        self.check_buffers(input.len(), output.len())?;
+        if n > MAX_ITEMS {
             return Err(GpuError::InvalidInput {
                 primitive: S::PRIMITIVE,
                 variant: variant.name(),
                 n,
-                reason: format!(
-                    "plan built for {n} samples, {bins} bins; got input {}, output {}",
-                    input.len(),
-                    output.len()
-                ),
+                reason: format!("u32 counts take n up to {MAX_ITEMS}; enqueue_wide counts into u64"),
             });
         }
         let what = |step: &str| format!("{}/{} n={n} bins={bins}: {step}", S::PRIMITIVE, variant.name());
@@ -315,20 +449,36 @@ impl<S: HistogramSample> HistogramPlan<S> {
         if n == 0 {
             return Ok(());
         }
-        let n_u64 = n as u64;
-        let stream = self.stream.clone();
-        let mut launch = stream.launch_builder(&self.kernel);
-        launch.arg(input).arg(&n_u64).arg(&self.params);
-        let copies;
-        if let Layout::WarpCopies { copies: c } = self.layout {
-            copies = c;
-            launch.arg(&copies);
+        self.counting.launch(&self.stream, &input.slice(0..n), output, &what)
+    }
+
+    /// Enqueues the histogram of `input` (at least `n` samples; a
+    /// placeholder when `n == 0`) into `totals` (`bins` u64 counts, zeroed
+    /// here first), window after window ([`HistogramPlan::windows`]): each
+    /// window counted into the plan's u32 window counts (at most
+    /// [`WIDE_WINDOW`] samples, so none wraps), then added into the totals.
+    /// Any `n` the plan was built for. See the type's doc for what is put on
+    /// the stream.
+    pub fn enqueue_wide(&mut self, input: &CudaSlice<S>, totals: &mut CudaSlice<u64>) -> GpuResult<()> {
+        let (n, bins, variant) = (self.n, self.bins, self.variant);
+        self.check_buffers(input.len(), totals.len())?;
+        let what = |step: &str| format!("{}/{} n={n} bins={bins} (u64 counts): {step}", S::PRIMITIVE, variant.name());
+        self.stream.memset_zeros(totals).context(|| what("zeroing the totals"))?;
+        if n == 0 {
+            return Ok(());
         }
-        launch.arg(output);
-        // SAFETY: matches histogram_<layout>_<type>(input, n, spec, [copies,]
-        // hist); `params` is the repr(C) mirror of the kernel's struct; the
-        // dynamic shared size is what the layout indexes.
-        unsafe { launch.launch(config(self.grid, BLOCK_THREADS, self.shared_bytes)) }.context(|| what("launch"))?;
+        let bins_u32 = bins as u32;
+        let add_grid = bins.div_ceil(BLOCK_THREADS as usize) as u32;
+        for (start, len) in self.windows() {
+            let at = |step: &str| what(&format!("window [{start}, {}): {step}", start + len));
+            self.stream.memset_zeros(&mut self.window_counts).context(|| at("zeroing the window counts"))?;
+            self.counting.launch(&self.stream, &input.slice(start..start + len), &mut self.window_counts, &at)?;
+            let mut add = self.stream.launch_builder(&self.add_window);
+            add.arg(&self.window_counts).arg(&mut *totals).arg(&bins_u32);
+            // SAFETY: matches histogram_add_window(window, totals, bins):
+            // `window_counts` and `totals` each hold `bins` counts.
+            unsafe { add.launch(config(add_grid, BLOCK_THREADS, 0)) }.context(|| at("adding the window"))?;
+        }
         Ok(())
     }
 }
@@ -358,6 +508,29 @@ impl Gpu {
         let mut output = self.alloc_poisoned::<u32>(plan.bins())?;
         plan.enqueue(&device_input, &mut output)?;
         self.download(&output)
+    }
+
+    /// Counts of `input` as [`Gpu::histogram_even_i32`] and
+    /// [`Gpu::histogram_even_f32`] give them, but u64, for any `n` up to
+    /// [`MAX_LEN`] ([`HistogramPlan::enqueue_wide`]), counted in windows of
+    /// `window` samples ([`HistogramPlan::with_window`]; [`WIDE_WINDOW`]
+    /// when `None`).
+    pub fn histogram_even_wide<S: HistogramSample>(
+        &self,
+        variant: HistogramVariant,
+        input: &[S],
+        spec: HistogramSpec<S>,
+        window: Option<usize>,
+    ) -> GpuResult<Vec<u64>> {
+        let n = input.len();
+        let mut plan = HistogramPlan::<S>::new(self, variant, n, spec)?;
+        if let Some(window) = window {
+            plan = plan.with_window(window)?;
+        }
+        let device_input = if n == 0 { self.alloc_poisoned::<S>(1)? } else { self.upload(input)? };
+        let mut totals = self.alloc_poisoned::<u64>(plan.bins())?;
+        plan.enqueue_wide(&device_input, &mut totals)?;
+        self.download(&totals)
     }
 
     histogram_wrapper! {

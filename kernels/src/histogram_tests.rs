@@ -144,3 +144,58 @@ fn warp_copies_fit_the_shared_budget() {
     }
     assert!(THREAD_COUNTER_MAX_BINS * BLOCK_THREADS as usize * 4 <= 48 * 1024);
 }
+
+/// Past 2^32 samples the u64 path counts windows of 2^31 (no window's u32
+/// count can wrap), each starting 16-byte aligned, covering the input
+/// once; each window's grid is the one a plan of that length would launch
+/// and never more than the resident grid.
+#[test]
+fn wide_windows_past_2p32_keep_every_count_below_2p32() {
+    for n in [(1usize << 32) + 333, (1 << 33) + 555, MAX_LEN] {
+        let windows = crate::windows::windows(n, WIDE_WINDOW, WIDE_WINDOW);
+        assert_eq!(windows.len(), n.div_ceil(WIDE_WINDOW), "n={n}");
+        let mut next = 0;
+        for &(start, len) in &windows {
+            assert_eq!(start, next, "n={n}");
+            assert!(len <= WIDE_WINDOW && (len as u64) < 1 << 32, "n={n}: window of {len}");
+            assert_eq!((start * std::mem::size_of::<i32>()) % 16, 0, "n={n}: window at {start} is 16-byte aligned");
+            next = start + len;
+            for layout in [Layout::GlobalAtomic, Layout::ThreadCounters, Layout::WarpCopies { copies: 8 }] {
+                let grid = counting_grid(layout, 132 * 8, 66, len);
+                assert!((1..=132 * 8).contains(&grid), "n={n} {layout:?}: grid {grid}");
+            }
+        }
+        assert_eq!(next, n, "n={n}: the windows end at n");
+    }
+    assert_eq!(crate::windows::windows((1 << 32) + 333, WIDE_WINDOW, WIDE_WINDOW).last(), Some(&(1 << 32, 333)));
+}
+
+/// The grid of a length is what the plan always launched for it: one
+/// 16-byte vector a thread (thread counters: a round of them, but at least
+/// one block per two SMs while there is a vector a thread for them),
+/// capped by the resident grid.
+#[test]
+fn counting_grid_follows_the_length() {
+    let round = crate::policy::HISTOGRAM.thread_counter_vectors_in_flight as usize;
+    let block_vectors = BLOCK_THREADS as usize * 4;
+    assert_eq!(counting_grid(Layout::GlobalAtomic, 1056, 66, 0), 1);
+    assert_eq!(counting_grid(Layout::GlobalAtomic, 1056, 66, block_vectors * 10), 10);
+    assert_eq!(counting_grid(Layout::GlobalAtomic, 1056, 66, 1 << 31), 1056);
+    assert_eq!(counting_grid(Layout::ThreadCounters, 1056, 66, block_vectors * 10), 10);
+    assert_eq!(counting_grid(Layout::ThreadCounters, 1056, 66, block_vectors * 66 * round), 66);
+    assert_eq!(counting_grid(Layout::ThreadCounters, 1056, 66, block_vectors * 1000 * round), 1000);
+    assert_eq!(counting_grid(Layout::WarpCopies { copies: 4 }, 500, 66, 1 << 31), 500);
+}
+
+/// `with_window` takes multiples of 4 from 4 to 2^31 and names what it
+/// refuses.
+#[test]
+fn windows_must_be_multiples_of_four_up_to_2p31() {
+    for ok in [4, 8, 1 << 20, WIDE_WINDOW] {
+        assert_eq!(check_window(ok), Ok(()), "{ok}");
+    }
+    for bad in [0, 1, 2, 6, WIDE_WINDOW + 4, 1 << 32] {
+        let e = check_window(bad).expect_err("refused");
+        assert!(e.contains(&bad.to_string()) && e.contains("multiple of 4"), "{e}");
+    }
+}

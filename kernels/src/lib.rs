@@ -60,6 +60,7 @@ pub mod softmax;
 pub mod sources;
 pub mod topk;
 pub mod user_source;
+pub mod windows;
 
 pub use affine::AffineMap;
 pub use device::{probe_driver, DeviceInfo, Gpu, GpuOptions, POISON_BYTE};

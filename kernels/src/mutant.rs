@@ -41,7 +41,7 @@ const RECURSION: &[usize] = &[513, 4099, 262_145, 262_145 * 2 + 3];
 const TOPK_ARRAYS: &[usize] = &[33, 4099];
 
 /// The gallery, by id.
-pub const GALLERY: [Mutant; 18] = [
+pub const GALLERY: [Mutant; 19] = [
     Mutant {
         id: 1,
         name: "missing-barrier-before-partials",
@@ -244,6 +244,17 @@ pub const GALLERY: [Mutant; 18] = [
         sizes: TOPK_ARRAYS,
         patches: PLANT_18,
     },
+    Mutant {
+        id: 19,
+        name: "histogram-window-overwrites-totals",
+        planted_in: "histogram.cu: histogram_add_window",
+        description: "a window's u32 counts overwrite the u64 totals instead of adding to them (past 2^32 samples only the last window would count)",
+        families: &[KernelFamily::Histogram],
+        primitive: "histogram",
+        variant: "windows",
+        sizes: SMALL,
+        patches: PLANT_19,
+    },
 ];
 
 /// The mutant with `id`, if any.
@@ -282,7 +293,7 @@ mod tests {
     use std::collections::BTreeMap;
 
     #[test]
-    fn ids_are_one_to_eighteen_in_order() {
+    fn ids_are_one_to_nineteen_in_order() {
         for (i, m) in GALLERY.iter().enumerate() {
             assert_eq!(m.id as usize, i + 1);
         }

@@ -211,3 +211,11 @@ pub(crate) const PLANT_18: &[Patch] = &[Patch {
     planted: r#"    // MUTANT 18: the sampler ignores the temperature (every T acts as 1).
     return exp((double)v - (double)top);"#,
 }];
+/// Mutant 19.
+pub(crate) const PLANT_19: &[Patch] = &[Patch {
+    file: "histogram.cu",
+    original: r#"    if (b < bins) totals[b] += window[b];"#,
+    planted: r#"    // MUTANT 19: a window's counts overwrite the totals instead of adding
+    // to them (only the last window's samples are counted).
+    if (b < bins) totals[b] = window[b];"#,
+}];

@@ -156,8 +156,8 @@ mod reach_tests {
     }
 
     /// Past 2^32 every primitive of 32-bit sizes is skipped naming its limit; the reduce, the
-    /// scan, the arg reductions and the softmax take 64-bit sizes up to their plans' limit,
-    /// the float sums up to where their
+    /// scan, the arg reductions, the softmax and the histogram take 64-bit sizes up to their
+    /// plans' limit, the float sums up to where their
     /// large cases' family stays exact (2^33 + 2^32, both large-offset sizes included).
     #[test]
     fn sizes_past_a_primitive_s_limit_name_it() {
@@ -166,6 +166,7 @@ mod reach_tests {
             Primitive::Scan,
             Primitive::ArgReduce,
             Primitive::Softmax,
+            Primitive::Histogram,
             Primitive::FloatReduce,
             Primitive::ExactSum,
         ];
@@ -206,6 +207,9 @@ mod reach_tests {
             "skipped for device memory: scan n=8589935147 needs up to 103.1 GB (12 bytes an item), more than \
              the device's 85.0 GB"
         );
-        assert!(out_of_reach(Primitive::Histogram, 1 << 31, 40_000_000_000).is_some(), "24 bytes an item");
+        assert!(out_of_reach(Primitive::Compact, 1 << 31, 40_000_000_000).is_some(), "24 bytes an item");
+        assert_eq!(out_of_reach(Primitive::Histogram, PAST_2_33, H100), None, "34.4 GB of int32 fits an 85 GB card");
+        let reason = out_of_reach(Primitive::Histogram, PAST_2_33, 30_000_000_000).expect("34.4 GB on a 30 GB card");
+        assert!(reason.contains("(4 bytes an item)"), "{reason}");
     }
 }

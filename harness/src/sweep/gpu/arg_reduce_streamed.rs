@@ -167,7 +167,7 @@ pub(crate) fn cases(plan: &SweepPlan, n: usize, out: &mut Vec<GpuCase>) {
 mod tests {
     use super::*;
     use crate::registry::primitive::Primitive;
-    use crate::sweep::gpu::streamed::{stream_pieces, test_plan};
+    use crate::sweep::gpu::streamed::{large_offset_cases, stream_pieces};
     use model::generators::{ints, DataFamily};
 
     /// Past 2^32 the catalogue holds the streamed whole-array cases: both
@@ -175,15 +175,7 @@ mod tests {
     /// a piece at a time, and no whole-array case on a host copy.
     #[test]
     fn large_offset_sizes_have_streamed_cases() {
-        let sizes = crate::sweep::sizes::LARGE_OFFSET_SIZES.to_vec();
-        let cases = super::super::catalogue(&test_plan(Primitive::ArgReduce, sizes.clone()));
-        let mut ids: Vec<String> =
-            cases.iter().map(|c| format!("{} {} {}", c.id.marker(), c.id.family, c.id.seed)).collect();
-        ids.sort();
-        ids.dedup();
-        assert_eq!(ids.len(), cases.len(), "unique ids");
-        for n in sizes {
-            let at: Vec<&GpuCase> = cases.iter().filter(|c| c.id.n == n).collect();
+        for (n, at) in large_offset_cases(Primitive::ArgReduce) {
             assert_eq!(at.len(), 2 * 2 * 2 * 2, "n={n}");
             assert!(at.iter().all(|c| c.pieced()));
             for id in ["i32", "f32"] {

@@ -1,8 +1,13 @@
 //! GPU cases of the even-bin histogram: int32 and f32 samples, every
 //! variant, uniform and skewed (all samples in one bin) data, 1 to 4096
 //! bins, ranges narrower than the data (out-of-range samples not counted).
+//! Every case has a `.windows` twin that counts the same samples into u64
+//! in three windows ([`wide_window`]), the path an input past 2^32 samples
+//! takes (`histogram_streamed`), so the windows' edges and their adding are
+//! proved at every size the sweep and the sanitizers visit.
 
 use super::pieces::{pieced, Part};
+use super::streamed::STREAMED_FROM;
 use super::{case_seed, gpu_error, sized_id, GpuCase, Inputs, Keep, Pieced};
 use crate::sweep::case::Verdict;
 use crate::sweep::compare;
@@ -85,6 +90,39 @@ fn check(expected: &[u64], got: &[u32]) -> Verdict {
     compare::exact(expected, &widened, "bin counts")
 }
 
+/// The window of the `.windows` twins at `n` samples: the smallest multiple
+/// of 4 that splits `n` into at most three windows (the last one shorter
+/// unless 4 divides it), so from 9 samples on a twin runs three windows.
+pub(crate) fn wide_window(n: usize) -> usize {
+    n.div_ceil(3).next_multiple_of(4).max(4)
+}
+
+/// Runs one u32 case and its `.windows` twin (u64 counts in windows of
+/// [`wide_window`]) on the same samples.
+fn run<T: kernels::HistogramSample>(
+    gpu: &kernels::Gpu,
+    variant: HistogramVariant,
+    windows: bool,
+    c: &HistogramCase<T>,
+    spec: HistogramSpec<T>,
+    u32_counts: impl Fn(&kernels::Gpu, HistogramVariant, &[T], HistogramSpec<T>) -> kernels::GpuResult<Vec<u32>>,
+) -> Verdict {
+    if windows {
+        let window = Some(wide_window(c.samples.len()));
+        return match gpu.histogram_even_wide(variant, &c.samples, spec, window) {
+            Ok(got) => compare::exact(&c.counts, &got, "bin counts (u64, in windows)"),
+            Err(e) => gpu_error(&e),
+        };
+    }
+    match u32_counts(gpu, variant, &c.samples, spec) {
+        Ok(got) => check(&c.counts, &got),
+        Err(e) => gpu_error(&e),
+    }
+}
+
+/// The case-id suffixes: the u32 case, then its twin.
+const PATHS: [(bool, &str); 2] = [(false, ""), (true, ".windows")];
+
 /// Samples and the model's bin counts.
 struct HistogramCase<T> {
     samples: Vec<T>,
@@ -118,11 +156,16 @@ pub(crate) fn visits_f32(plan: &SweepPlan, n: usize) -> bool {
     !(plan.one_family && n > 4099)
 }
 
-/// Appends every histogram case of `plan`.
+/// Appends every histogram case of `plan`: on host-held samples below 2^32,
+/// streamed to the device past it (`histogram_streamed`).
 pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
     let int_inputs: Inputs<HistogramCase<i32>> = Inputs::default();
     let float_inputs: Inputs<HistogramCase<f32>> = Inputs::default();
     for &n in &plan.sizes {
+        if n >= STREAMED_FROM {
+            super::histogram_streamed::cases(plan, n, out);
+            continue;
+        }
         for (s, &(shape, family, bins, lower, upper)) in int_shapes(plan, n).iter().enumerate() {
             let seed = case_seed(plan.seed, "histogram", n, s);
             let input = int_inputs.pieced(format!("{n}/{shape}/{seed}"), move |keep| {
@@ -137,14 +180,14 @@ pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
                 )
             });
             for variant in HistogramVariant::ALL {
-                let case_id = sized_id("histogram", format!("{}.i32.{shape}", variant.name()), n, &family.name(), seed);
-                out.push(input.case(case_id, "counts", counts_digest, move |gpu, c| {
-                    match gpu.histogram_even_i32(variant, &c.samples, HistogramSpec { bins: bins as u32, lower, upper })
-                    {
-                        Ok(got) => check(&c.counts, &got),
-                        Err(e) => gpu_error(&e),
-                    }
-                }));
+                for (windows, suffix) in PATHS {
+                    let name = format!("{}.i32.{shape}{suffix}", variant.name());
+                    let case_id = sized_id("histogram", name, n, &family.name(), seed);
+                    let spec = HistogramSpec { bins: bins as u32, lower, upper };
+                    out.push(input.case(case_id, "counts", counts_digest, move |gpu, c| {
+                        run(gpu, variant, windows, c, spec, kernels::Gpu::histogram_even_i32)
+                    }));
+                }
             }
         }
         if !visits_f32(plan, n) {
@@ -156,19 +199,13 @@ pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
             histogram_pieced(uniform_f32_pieces(n, seed), n, spec, histogram_piece_f32, keep)
         });
         for variant in HistogramVariant::ALL {
-            let case_id = sized_id(
-                "histogram",
-                format!("{}.f32.bins100", variant.name()),
-                n,
-                &DataFamily::UniformFloat.name(),
-                seed,
-            );
-            out.push(input.case(case_id, "counts", counts_digest, move |gpu, c| {
-                match gpu.histogram_even_f32(variant, &c.samples, F32_SPEC) {
-                    Ok(got) => check(&c.counts, &got),
-                    Err(e) => gpu_error(&e),
-                }
-            }));
+            for (windows, suffix) in PATHS {
+                let name = format!("{}.f32.bins100{suffix}", variant.name());
+                let case_id = sized_id("histogram", name, n, &DataFamily::UniformFloat.name(), seed);
+                out.push(input.case(case_id, "counts", counts_digest, move |gpu, c| {
+                    run(gpu, variant, windows, c, F32_SPEC, kernels::Gpu::histogram_even_f32)
+                }));
+            }
         }
     }
 }

@@ -10,6 +10,7 @@ pub mod exact_segmented_sum;
 pub mod exact_sum;
 pub mod float_reduce;
 pub mod histogram;
+mod histogram_streamed;
 mod memo;
 pub mod pieces;
 pub mod reduce;

@@ -280,3 +280,25 @@ pub(crate) fn test_plan(
         one_family: false,
     }
 }
+
+/// The catalogue of `primitive` at each large-offset size
+/// ([`crate::sweep::sizes::LARGE_OFFSET_SIZES`]), after asserting that its
+/// case ids are unique, for the streamed-catalogue tests of the primitives.
+#[cfg(test)]
+pub(crate) fn large_offset_cases(primitive: crate::registry::primitive::Primitive) -> Vec<(usize, Vec<GpuCase>)> {
+    let sizes = crate::sweep::sizes::LARGE_OFFSET_SIZES.to_vec();
+    let mut cases = super::catalogue(&test_plan(primitive, sizes.clone()));
+    let mut ids: Vec<String> =
+        cases.iter().map(|c| format!("{} {} {}", c.id.marker(), c.id.family, c.id.seed)).collect();
+    ids.sort();
+    ids.dedup();
+    assert_eq!(ids.len(), cases.len(), "{primitive:?}: unique ids");
+    sizes
+        .into_iter()
+        .map(|n| {
+            let (at, rest) = cases.drain(..).partition(|c| c.id.n == n);
+            cases = rest;
+            (n, at)
+        })
+        .collect()
+}
