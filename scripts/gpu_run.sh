@@ -119,9 +119,11 @@ for s in "$@"; do
       # run one at a time, about a minute each at 2^32 + 333 on the H100: reduce, scan,
       # float_reduce and exact_sum (8 inputs) took 541 s there; at 2^33 + 555 float_reduce
       # alone 140 s, exact_sum alone 110 s, reduce alone 69 s (scan skipped for memory);
-      # arg_reduce alone at 2^32 + 333 188 s (4 inputs); softmax alone there did not
-      # finish in 300 s (its rows and their sampled exact softmax are slow to make):
-      # give it the whole 600 s.
+      # arg_reduce alone at 2^32 + 333 188 s (4 inputs), histogram alone 104 s (3
+      # inputs); softmax alone there needs about 480 s (its rows and their sampled exact
+      # softmax are slow to make): its dtypes ran in calls of their own, `harness sweep
+      # --gpu-only --sizes 4294967629 --primitive softmax --variant bf16.rows` 251 s, then
+      # `--variant f32.rows` 227 s. Write any log of your own under $OUT, or it stays there.
       # Give each size, or a few primitives, a call of its own
       # (SWEEP_LARGE_SIZES=4294967629, then 8589935147).
       # SWEEP_LARGE_PRIMITIVES (e.g. "reduce scan float_reduce exact_sum") runs only
