@@ -121,20 +121,24 @@ for s in "$@"; do
       # alone 140 s, exact_sum alone 110 s, reduce alone 69 s (scan skipped for memory);
       # arg_reduce alone at 2^32 + 333 188 s (4 inputs), histogram alone 104 s (3
       # inputs); softmax alone there needs about 480 s (its rows and their sampled exact
-      # softmax are slow to make): its dtypes ran in calls of their own, `harness sweep
-      # --gpu-only --sizes 4294967629 --primitive softmax --variant bf16.rows` 251 s, then
-      # `--variant f32.rows` 227 s. Write any log of your own under $OUT, or it stays there.
+      # softmax are slow to make): its dtypes ran in calls of their own
+      # (SWEEP_LARGE_VARIANTS=bf16.rows 251 s, then f32.rows 227 s, limit 280 each).
       # Give each size, or a few primitives, a call of its own
       # (SWEEP_LARGE_SIZES=4294967629, then 8589935147).
       # SWEEP_LARGE_PRIMITIVES (e.g. "reduce scan float_reduce exact_sum") runs only
       # those: the catalogue's fixed-shape cases (top-k rows, rejections), which run at
       # any --sizes, then stay out of the call (most of the 1976 cases at 2^32 + 333).
+      # SWEEP_LARGE_VARIANTS (e.g. "bf16.rows") keeps only the cases whose variant
+      # contains one of them (sweep --variant), to split a primitive over calls; the
+      # log is then named sweep-large-<n>-<variants>.log.
       mkdir -p "$OUT/sweep-large"
       only=()
       for p in ${SWEEP_LARGE_PRIMITIVES:-}; do only+=(--primitive "$p"); done
+      for v in ${SWEEP_LARGE_VARIANTS:-}; do only+=(--variant "$v"); done
+      tag=${SWEEP_LARGE_VARIANTS:+-$(echo $SWEEP_LARGE_VARIANTS | tr ' ' '+')}
       for n in ${SWEEP_LARGE_SIZES:-4294967629 8589935147}; do
-        TAIL=30 step "sweep-large-$n" "${SWEEP_LARGE_LIMIT:-540}" "$H" sweep --gpu-only --sizes "$n" ${only[@]+"${only[@]}"}
-        cp "$LOGS/sweep-large-$n.log" "$OUT/sweep-large/" 2>/dev/null
+        TAIL=30 step "sweep-large-$n$tag" "${SWEEP_LARGE_LIMIT:-540}" "$H" sweep --gpu-only --sizes "$n" ${only[@]+"${only[@]}"}
+        cp "$LOGS/sweep-large-$n$tag.log" "$OUT/sweep-large/" 2>/dev/null
       done ;;
     sweep-quick)
       # A partial run: its receipt goes to $OUT only, never to receipts/.
