@@ -105,3 +105,7 @@ impl Receipt {
 pub fn receipts_dir() -> PathBuf {
     std::env::var_os("PRIMLAB_RECEIPTS").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("receipts"))
 }
+
+#[cfg(test)]
+#[path = "readme_table_tests.rs"]
+mod readme_table_tests;
