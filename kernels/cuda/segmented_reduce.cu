@@ -1,7 +1,11 @@
 // Segmented reductions over half-open offsets: segment s covers input
 // [offsets[s], offsets[s + 1]). An empty segment yields the operator's
-// identity. Offsets are u32 on the device (the host rejects n >= 2^32 and
-// offsets that decrease or pass n before any launch).
+// identity. Offsets are u32 on the device (entry points
+// segmented_<schedule>_<operator>) or u64 (the same names with _o64); the
+// host picks u32 whenever n <= u32::MAX, so the common case keeps 4-byte
+// offsets, and rejects offsets that decrease or pass n before any launch.
+// Every schedule widens an offset to u64 as it reads it, so items, segment
+// lengths and indices within a segment are u64 on both paths.
 //
 // Operators (policy = operator + how an input element becomes its value):
 //   sum_i32      int32 -> int64 sum (SumI64), identity 0
@@ -62,7 +66,9 @@ struct SegmentBounds {
     u64 end;
 };
 
-__device__ __forceinline__ SegmentBounds segment_bounds(const u32* __restrict__ offsets, u64 segment) {
+// Offset is u32 or u64 (the entry point's offsets).
+template <class Offset>
+__device__ __forceinline__ SegmentBounds segment_bounds(const Offset* __restrict__ offsets, u64 segment) {
     SegmentBounds bounds{(u64)offsets[segment], (u64)offsets[segment + 1]};
     return bounds;
 }
@@ -125,9 +131,9 @@ __device__ __forceinline__ typename P::Op::T accumulate_range(const typename P::
 
 // Warp w of the grid takes segments w, w + warps_in_grid, ... The loop
 // condition depends only on the warp, so all 32 lanes reach every shuffle.
-template <class P>
+template <class P, class Offset>
 __device__ __forceinline__ void warp_per_segment(const typename P::In* __restrict__ input,
-                                                 const u32* __restrict__ offsets, u64 segments,
+                                                 const Offset* __restrict__ offsets, u64 segments,
                                                  typename P::Op::T* __restrict__ out) {
     typedef typename P::Op Op;
     const Op op = Op();
@@ -206,9 +212,9 @@ __device__ __forceinline__ bool is_short(u64 lo, u64 hi, u32 lanes) {
 // loop condition and `all_short` depend only on the warp's segments, so all
 // 32 lanes reach every shuffle. A batch with a long segment takes them one
 // after another through accumulate_range: for short segments only.
-template <class P>
+template <class P, class Offset>
 __device__ __forceinline__ void warp_batched_segments(const typename P::In* __restrict__ input,
-                                                      const u32* __restrict__ offsets, u64 segments,
+                                                      const Offset* __restrict__ offsets, u64 segments,
                                                       typename P::Op::T* __restrict__ out) {
     typedef typename P::Op Op;
     const Op op = Op();
@@ -250,9 +256,9 @@ __device__ __forceinline__ void warp_batched_segments(const typename P::In* __re
 
 // Block b takes segments b, b + gridDim.x, ... (a block-uniform loop, so
 // every thread reaches every barrier).
-template <class P>
+template <class P, class Offset>
 __device__ __forceinline__ void block_per_segment(const typename P::In* __restrict__ input,
-                                                  const u32* __restrict__ offsets, u64 segments,
+                                                  const Offset* __restrict__ offsets, u64 segments,
                                                   typename P::Op::T* __restrict__ out) {
     typedef typename P::Op Op;
     __shared__ BlockReduceStorage<typename Op::T> storage;
@@ -276,9 +282,9 @@ __device__ __forceinline__ void block_per_segment(const typename P::In* __restri
 // ceil(len / blocks_per_segment) items rounded up to a multiple of 4 (so
 // chunk starts keep the segment's vector alignment); trailing chunks may be
 // empty and give the identity. partials[w] receives the chunk's result.
-template <class P>
+template <class P, class Offset>
 __device__ __forceinline__ void multi_block_partials(const typename P::In* __restrict__ input,
-                                                     const u32* __restrict__ offsets, u64 segments,
+                                                     const Offset* __restrict__ offsets, u64 segments,
                                                      u32 blocks_per_segment, typename P::Op::T* __restrict__ partials) {
     typedef typename P::Op Op;
     __shared__ BlockReduceStorage<typename Op::T> storage;
@@ -324,34 +330,47 @@ __device__ __forceinline__ void multi_block_combine(const typename P::Op::T* __r
 
 // ---- entry points: segmented_<schedule>_<operator> ----
 
-#define PRIMLAB_SEGMENTED_ENTRIES(NAME, POLICY)                                                                       \
-    extern "C" __global__ void __launch_bounds__(kBlockThreads) segmented_warp_per_segment_##NAME(                   \
-        const POLICY::In* __restrict__ input, const u32* __restrict__ offsets, u64 segments,                        \
+// The schedules that read offsets, once for u32 offsets (SUFFIX empty) and
+// once for u64 (SUFFIX _o64).
+#define PRIMLAB_SEGMENTED_ENTRIES(NAME, POLICY, OFFSET, SUFFIX)                                                       \
+    extern "C" __global__ void __launch_bounds__(kBlockThreads) segmented_warp_per_segment_##NAME##SUFFIX(           \
+        const POLICY::In* __restrict__ input, const OFFSET* __restrict__ offsets, u64 segments,                     \
         POLICY::Op::T* __restrict__ out) {                                                                           \
-        warp_per_segment<POLICY>(input, offsets, segments, out);                                                     \
+        warp_per_segment<POLICY, OFFSET>(input, offsets, segments, out);                                             \
     }                                                                                                                \
-    extern "C" __global__ void __launch_bounds__(kBlockThreads) segmented_warp_batched_##NAME(                       \
-        const POLICY::In* __restrict__ input, const u32* __restrict__ offsets, u64 segments,                        \
+    extern "C" __global__ void __launch_bounds__(kBlockThreads) segmented_warp_batched_##NAME##SUFFIX(               \
+        const POLICY::In* __restrict__ input, const OFFSET* __restrict__ offsets, u64 segments,                     \
         POLICY::Op::T* __restrict__ out) {                                                                           \
-        warp_batched_segments<POLICY>(input, offsets, segments, out);                                                \
+        warp_batched_segments<POLICY, OFFSET>(input, offsets, segments, out);                                        \
     }                                                                                                                \
-    extern "C" __global__ void __launch_bounds__(kBlockThreads) segmented_block_per_segment_##NAME(                  \
-        const POLICY::In* __restrict__ input, const u32* __restrict__ offsets, u64 segments,                        \
+    extern "C" __global__ void __launch_bounds__(kBlockThreads) segmented_block_per_segment_##NAME##SUFFIX(          \
+        const POLICY::In* __restrict__ input, const OFFSET* __restrict__ offsets, u64 segments,                     \
         POLICY::Op::T* __restrict__ out) {                                                                           \
-        block_per_segment<POLICY>(input, offsets, segments, out);                                                    \
+        block_per_segment<POLICY, OFFSET>(input, offsets, segments, out);                                            \
     }                                                                                                                \
-    extern "C" __global__ void __launch_bounds__(kBlockThreads) segmented_multi_block_partials_##NAME(               \
-        const POLICY::In* __restrict__ input, const u32* __restrict__ offsets, u64 segments, u32 blocks_per_segment, \
-        POLICY::Op::T* __restrict__ partials) {                                                                      \
-        multi_block_partials<POLICY>(input, offsets, segments, blocks_per_segment, partials);                        \
-    }                                                                                                                \
+    extern "C" __global__ void __launch_bounds__(kBlockThreads) segmented_multi_block_partials_##NAME##SUFFIX(       \
+        const POLICY::In* __restrict__ input, const OFFSET* __restrict__ offsets, u64 segments,                     \
+        u32 blocks_per_segment, POLICY::Op::T* __restrict__ partials) {                                              \
+        multi_block_partials<POLICY, OFFSET>(input, offsets, segments, blocks_per_segment, partials);                \
+    }
+
+// The second pass of multi_block (it reads partials, not offsets): one for both offset widths.
+#define PRIMLAB_SEGMENTED_COMBINE(NAME, POLICY)                                                                       \
     extern "C" __global__ void __launch_bounds__(kBlockThreads) segmented_multi_block_combine_##NAME(                \
         const POLICY::Op::T* __restrict__ partials, u64 segments, u32 blocks_per_segment,                            \
         POLICY::Op::T* __restrict__ out) {                                                                           \
         multi_block_combine<POLICY>(partials, segments, blocks_per_segment, out);                                    \
     }
 
-PRIMLAB_SEGMENTED_ENTRIES(sum_i32, SegmentedSumI32)
-PRIMLAB_SEGMENTED_ENTRIES(sum_f32, SegmentedSumF32)
-PRIMLAB_SEGMENTED_ENTRIES(max_i32, SegmentedMaxI32)
-PRIMLAB_SEGMENTED_ENTRIES(argmax_f32, SegmentedArgMaxF32)
+PRIMLAB_SEGMENTED_ENTRIES(sum_i32, SegmentedSumI32, u32, )
+PRIMLAB_SEGMENTED_ENTRIES(sum_i32, SegmentedSumI32, u64, _o64)
+PRIMLAB_SEGMENTED_COMBINE(sum_i32, SegmentedSumI32)
+PRIMLAB_SEGMENTED_ENTRIES(sum_f32, SegmentedSumF32, u32, )
+PRIMLAB_SEGMENTED_ENTRIES(sum_f32, SegmentedSumF32, u64, _o64)
+PRIMLAB_SEGMENTED_COMBINE(sum_f32, SegmentedSumF32)
+PRIMLAB_SEGMENTED_ENTRIES(max_i32, SegmentedMaxI32, u32, )
+PRIMLAB_SEGMENTED_ENTRIES(max_i32, SegmentedMaxI32, u64, _o64)
+PRIMLAB_SEGMENTED_COMBINE(max_i32, SegmentedMaxI32)
+PRIMLAB_SEGMENTED_ENTRIES(argmax_f32, SegmentedArgMaxF32, u32, )
+PRIMLAB_SEGMENTED_ENTRIES(argmax_f32, SegmentedArgMaxF32, u64, _o64)
+PRIMLAB_SEGMENTED_COMBINE(argmax_f32, SegmentedArgMaxF32)

@@ -137,8 +137,12 @@ fn invalid(n: usize, reason: String) -> GpuError {
 }
 
 /// Checks `offsets` against an input of `n` elements with the errors of
-/// [`validate_segment_offsets`], under this primitive's name.
+/// [`validate_segment_offsets`], under this primitive's name, and `n` against
+/// [`MAX_ITEMS`] (its kernels read u32 offsets).
 pub fn validate_offsets(offsets: &[usize], n: usize) -> GpuResult<OffsetSummary> {
+    if n > MAX_ITEMS {
+        return Err(invalid(n, format!("n must be at most {MAX_ITEMS} (offsets are u32 on the device)")));
+    }
     validate_segment_offsets(offsets, n).map_err(|reason| invalid(n, reason))
 }
 
@@ -225,12 +229,17 @@ impl<'g, T: FloatElement> ExactSegmentedSumPlan<'g, T> {
                 ),
             ));
         }
+        // Its kernels read u32 offsets (n <= u32::MAX); u64 ones (made on
+        // request by `upload_segment_offsets_as`) are refused, not misread.
+        let Some(device_offsets) = offsets.device_u32() else {
+            return Err(invalid(n, "its kernels take u32 offsets; these are u64".to_string()));
+        };
         if segments == 0 {
             return Ok(());
         }
         let segments_u64 = segments as u64;
         let mut launch = self.gpu.stream().launch_builder(&self.kernel);
-        launch.arg(input).arg(offsets.device()).arg(&segments_u64).arg(output);
+        launch.arg(input).arg(device_offsets).arg(&segments_u64).arg(output);
         let (schedule, grid) = (self.schedule.name(), self.grid);
         // SAFETY: matches exact_segmented_<schedule>_<t>(const T*, const u32*,
         // u64, float*); the offsets were validated against n <= input.len(),

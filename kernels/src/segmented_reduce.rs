@@ -15,8 +15,11 @@
 //!   element"). NaN or ±inf in any segment is rejected before launching
 //!   ([`GpuError::NonFinite`], absolute index of the first one).
 //!
-//! Offsets are `&[usize]` in the API and u32 on the device: `n` must be at
-//! most `u32::MAX`. Offsets that decrease or pass `n` get
+//! Offsets are `&[usize]` in the API; on the device they are u32 when `n <=
+//! u32::MAX` and u64 past it ([`OffsetWidth`], the kernels' `_o64` entry
+//! points), for any `n` up to [`MAX_LEN`]. The int64 sums add modulo 2^64
+//! (exact whenever a segment's sum fits int64, always so below 2^32 items).
+//! Offsets that decrease or pass `n` get
 //! [`GpuError::InvalidInput`] naming the first bad position and its values,
 //! checked on the host before anything is launched. Elements outside
 //! `[offsets[0], offsets[segments])` are never read.
@@ -30,8 +33,12 @@ use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, DeviceRepr, PushKernel
 use std::marker::PhantomData;
 use std::sync::Arc;
 
-/// The largest input: offsets are u32 on the device.
+/// The largest input u32 offsets address (and the limit of the exact
+/// segmented sum, whose offsets stay u32).
 pub const MAX_ITEMS: usize = u32::MAX as usize;
+/// The largest input of a [`SegmentedPlan`]: 2^40 (4 TB of int32, past any
+/// device's memory); past [`MAX_ITEMS`] its offsets are u64.
+pub const MAX_LEN: usize = 1 << 40;
 /// Items per block that [`SegmentedVariant::MultiBlockPerSegment`] aims for:
 /// a segment of `len` items gets `ceil(len / 8192)` blocks (at least 1, at
 /// most [`MAX_BLOCKS_PER_SEGMENT`]), judged from the average length.
@@ -198,7 +205,7 @@ pub struct SegmentedArgMaxF32;
 impl sealed::Sealed for SegmentedArgMaxF32 {}
 
 /// Implements [`SegmentedOp`] for an operator that rejects no input and
-/// accepts segments up to [`MAX_ITEMS`]: `name` is the kernel suffix, the
+/// accepts segments up to [`MAX_LEN`]: `name` is the kernel suffix, the
 /// primitive is `segmented_<name>`.
 macro_rules! plain_segmented_op {
     ($op:ty, $input:ty, $output:ty, $name:literal) => {
@@ -208,7 +215,7 @@ macro_rules! plain_segmented_op {
             type Output = $output;
             const NAME: &'static str = $name;
             const PRIMITIVE: &'static str = concat!("segmented_", $name);
-            const MAX_SEGMENT_LEN: usize = MAX_ITEMS;
+            const MAX_SEGMENT_LEN: usize = MAX_LEN;
         }
     };
 }
@@ -261,14 +268,20 @@ pub fn blocks_per_segment(n: usize, segments: usize) -> usize {
 ///   `segmented_multi_block_partials_<op>` (B blocks per segment, see
 ///   [`blocks_per_segment`]) then `segmented_multi_block_combine_<op>`.
 ///
-/// Grids are capped at 2^22 blocks; the kernels loop over the rest.
+/// Each first kernel reads u32 offsets, or u64 ones through its `_o64`
+/// twin, as the offsets passed to [`SegmentedPlan::enqueue`] are stored
+/// ([`SegmentOffsets::width`]). Grids are capped at 2^22 blocks; the
+/// kernels loop over the rest.
 pub struct SegmentedPlan<O: SegmentedOp> {
     variant: SegmentedVariant,
     n: usize,
     segments: usize,
     blocks_per_segment: u32,
     stream: Arc<CudaStream>,
+    /// The first kernel for u32 offsets.
     kernel: CudaFunction,
+    /// The first kernel for u64 offsets (`_o64`).
+    kernel_o64: CudaFunction,
     combine: Option<CudaFunction>,
     /// segments * blocks_per_segment partials of up to 8 bytes each.
     partials: Option<CudaSlice<u64>>,
@@ -293,18 +306,19 @@ fn grid_for(blocks: usize) -> u32 {
 
 impl<O: SegmentedOp> SegmentedPlan<O> {
     /// Allocates the scratch of `variant` for `segments` segments over `n`
-    /// items. Fails with [`GpuError::InvalidInput`] when `n > u32::MAX`.
+    /// items. Fails with [`GpuError::InvalidInput`] when `n > MAX_LEN`.
     pub fn new(gpu: &Gpu, variant: SegmentedVariant, n: usize, segments: usize) -> GpuResult<SegmentedPlan<O>> {
-        if n > MAX_ITEMS {
+        if n > MAX_LEN {
             return Err(GpuError::InvalidInput {
                 primitive: O::PRIMITIVE,
                 variant: variant.name(),
                 n,
-                reason: format!("n must be at most {MAX_ITEMS} (offsets are u32 on the device)"),
+                reason: format!("n must be at most {MAX_LEN} (2^40)"),
             });
         }
-        let kernel =
-            gpu.function(KernelFamily::SegmentedReduce, &format!("{}_{}", variant.kernel_prefix(), O::NAME))?;
+        let first = format!("{}_{}", variant.kernel_prefix(), O::NAME);
+        let kernel = gpu.function(KernelFamily::SegmentedReduce, &first)?;
+        let kernel_o64 = gpu.function(KernelFamily::SegmentedReduce, &format!("{first}_o64"))?;
         let (blocks, combine, partials) = if variant == SegmentedVariant::MultiBlockPerSegment {
             let blocks = blocks_per_segment(n, segments);
             let combine =
@@ -322,6 +336,7 @@ impl<O: SegmentedOp> SegmentedPlan<O> {
             blocks_per_segment: blocks as u32,
             stream: gpu.stream().clone(),
             kernel,
+            kernel_o64,
             combine,
             partials,
             _op: PhantomData,
@@ -338,20 +353,23 @@ impl<O: SegmentedOp> SegmentedPlan<O> {
         self.blocks_per_segment as usize
     }
 
-    /// What one enqueue puts on the stream (nothing for zero segments).
-    /// DRAM estimate: the `n` inputs and the offsets read, one output per
-    /// segment written, the multi-block partials written and read.
+    /// What one enqueue puts on the stream (nothing for zero segments), with
+    /// the offsets [`Gpu::upload_segment_offsets`] makes for `n`
+    /// ([`OffsetWidth::for_len`]). DRAM estimate: the `n` inputs and the
+    /// offsets read, one output per segment written, the multi-block
+    /// partials written and read.
     pub fn describe(&self) -> PlanDescription {
         let segments = self.segments;
+        let width = OffsetWidth::for_len(self.n);
         let d = PlanDescription::new("SegmentedPlan").moves(
             (self.n * std::mem::size_of::<O::Input>()
-                + 4 * (segments + 1)
+                + width.bytes() * (segments + 1)
                 + segments * std::mem::size_of::<O::Output>()) as u64,
         );
         if segments == 0 {
             return d;
         }
-        let kernel = format!("{}_{}", self.variant.kernel_prefix(), O::NAME);
+        let kernel = format!("{}_{}{}", self.variant.kernel_prefix(), O::NAME, width.kernel_suffix());
         match self.variant {
             SegmentedVariant::WarpPerSegment => {
                 d.launch(kernel, grid_for(segments.div_ceil(WARPS_PER_BLOCK)), BLOCK_THREADS, 0)
@@ -415,6 +433,11 @@ impl<O: SegmentedOp> SegmentedPlan<O> {
         let stream = self.stream.clone();
         let segments_u64 = segments as u64;
         let what = |step: &str| format!("{}/{} n={n} segments={segments}: {step}", O::PRIMITIVE, variant.name());
+        // The offsets' width picks the first kernel: `_o64` reads u64 offsets.
+        let first_kernel = match offsets.width() {
+            OffsetWidth::U64 => &self.kernel_o64,
+            _ => &self.kernel,
+        };
         match variant {
             SegmentedVariant::WarpPerSegment | SegmentedVariant::BlockPerSegment | SegmentedVariant::WarpBatched => {
                 let blocks = match variant {
@@ -422,10 +445,13 @@ impl<O: SegmentedOp> SegmentedPlan<O> {
                     SegmentedVariant::WarpBatched => segments.div_ceil(WARPS_PER_BLOCK * SEGMENTS_PER_WARP),
                     _ => segments,
                 };
-                let mut launch = stream.launch_builder(&self.kernel);
-                launch.arg(input).arg(offsets.device()).arg(&segments_u64).arg(output);
-                // SAFETY: matches segmented_{warp,block}_per_segment_<op>(input,
-                // offsets, segments, out); offsets were validated against n.
+                let mut launch = stream.launch_builder(first_kernel);
+                launch.arg(input);
+                push_offsets(&mut launch, offsets.device());
+                launch.arg(&segments_u64).arg(output);
+                // SAFETY: matches segmented_{warp,block}_per_segment_<op>[_o64](input,
+                // offsets, segments, out), the kernel picked by the offsets'
+                // width; offsets were validated against n.
                 unsafe { launch.launch(config(grid_for(blocks), BLOCK_THREADS, 0)) }.context(|| what("launch"))?;
             }
             SegmentedVariant::MultiBlockPerSegment => {
@@ -433,11 +459,14 @@ impl<O: SegmentedOp> SegmentedPlan<O> {
                     return Err(invalid("multi-block plan without scratch".into()));
                 };
                 let blocks_per_segment = self.blocks_per_segment;
-                let mut launch = stream.launch_builder(&self.kernel);
-                launch.arg(input).arg(offsets.device()).arg(&segments_u64).arg(&blocks_per_segment).arg(&mut *partials);
-                // SAFETY: matches segmented_multi_block_partials_<op>(input,
-                // offsets, segments, blocks_per_segment, partials); partials
-                // holds segments * blocks_per_segment 8-byte slots.
+                let mut launch = stream.launch_builder(first_kernel);
+                launch.arg(input);
+                push_offsets(&mut launch, offsets.device());
+                launch.arg(&segments_u64).arg(&blocks_per_segment).arg(&mut *partials);
+                // SAFETY: matches segmented_multi_block_partials_<op>[_o64](input,
+                // offsets, segments, blocks_per_segment, partials), the kernel
+                // picked by the offsets' width; partials holds segments *
+                // blocks_per_segment 8-byte slots.
                 unsafe { launch.launch(config(grid_for(segments * blocks_per_segment as usize), BLOCK_THREADS, 0)) }
                     .context(|| what("partials"))?;
                 let mut launch = stream.launch_builder(combine);
@@ -452,14 +481,38 @@ impl<O: SegmentedOp> SegmentedPlan<O> {
     }
 }
 
+/// Pushes the device offsets, of either width, as the next kernel argument.
+fn push_offsets<'a>(launch: &mut cudarc::driver::LaunchArgs<'a>, offsets: &'a DeviceOffsets) {
+    match offsets {
+        DeviceOffsets::U32(d) => launch.arg(d),
+        DeviceOffsets::U64(d) => launch.arg(d),
+    };
+}
+
 impl Gpu {
     /// Validates, uploads, runs a [`SegmentedPlan`] into a poisoned output
-    /// buffer and downloads the per-segment results.
+    /// buffer and downloads the per-segment results, with offsets of the
+    /// width [`Gpu::upload_segment_offsets`] picks for the input's length.
     fn segmented_reduce<O: SegmentedOp>(
         &self,
         variant: SegmentedVariant,
         input: &[O::Input],
         offsets: &[usize],
+    ) -> GpuResult<Vec<O::Output>> {
+        self.segmented_reduce_as::<O>(variant, input, offsets, OffsetWidth::for_len(input.len()))
+    }
+
+    /// The per-segment results of operator `O` (the device's form; see the
+    /// typed methods such as [`Gpu::segmented_sum_i32`]) with the offsets
+    /// stored in `width` on the device ([`Gpu::upload_segment_offsets_as`]):
+    /// u64 runs the `_o64` kernels at any size. Errors: as the typed
+    /// methods, and u32 offsets for `n > u32::MAX`.
+    pub fn segmented_reduce_as<O: SegmentedOp>(
+        &self,
+        variant: SegmentedVariant,
+        input: &[O::Input],
+        offsets: &[usize],
+        width: OffsetWidth,
     ) -> GpuResult<Vec<O::Output>> {
         let n = input.len();
         let invalid =
@@ -479,7 +532,7 @@ impl Gpu {
         if summary.segments == 0 {
             return Ok(Vec::new());
         }
-        let device_offsets = self.upload_segment_offsets(offsets, n)?;
+        let device_offsets = self.upload_segment_offsets_as(offsets, n, width)?;
         // A poisoned 1-element placeholder when n == 0: never read unless a
         // kernel reads an empty segment (which the poison then exposes).
         let device_input = if n == 0 { self.alloc_poisoned::<O::Input>(1)? } else { self.upload(input)? };
@@ -489,8 +542,9 @@ impl Gpu {
     }
 
     segmented_wrapper! {
-        /// Sum of every segment of int32 `input`, in int64 (identity 0).
-        /// Errors: bad offsets or `n > u32::MAX` ([`GpuError::InvalidInput`]).
+        /// Sum of every segment of int32 `input`, in int64 (identity 0; added
+        /// modulo 2^64). Errors: bad offsets or `n > MAX_LEN`
+        /// ([`GpuError::InvalidInput`]).
         segmented_sum_i32, SegmentedSumI32, i32, i64
     }
     segmented_wrapper! {
@@ -526,7 +580,8 @@ impl Gpu {
 
 #[path = "segment_offsets.rs"]
 mod segment_offsets;
-pub use segment_offsets::{validate_segment_offsets, OffsetSummary, SegmentOffsets};
+use segment_offsets::DeviceOffsets;
+pub use segment_offsets::{validate_segment_offsets, OffsetSummary, OffsetWidth, SegmentOffsets};
 
 #[cfg(test)]
 #[path = "segmented_reduce_tests.rs"]

@@ -1,7 +1,7 @@
 //! Tests of `kernels::segmented_reduce`.
 
 use super::*;
-use crate::family_build_checks::assert_mutants_compile_cleanly;
+use crate::family_build_checks::{assert_kernels_present, assert_mutants_compile_cleanly};
 
 #[test]
 fn argmax_result_matches_the_cuda_layout() {
@@ -25,7 +25,24 @@ fn offsets_are_validated_with_the_first_bad_position() {
     );
     let past = validate_segment_offsets(&[0, 4, 9], 8).unwrap_err();
     assert!(past.contains("offsets[2] = 9") && past.contains("n = 8"));
-    assert!(validate_segment_offsets(&[0], MAX_ITEMS + 1).is_err());
+    assert!(validate_segment_offsets(&[0], MAX_LEN + 1).unwrap_err().contains("2^40"));
+    let past_u32 = validate_segment_offsets(&[0, 1 << 31, MAX_ITEMS + 1], MAX_ITEMS + 1);
+    assert_eq!(
+        past_u32,
+        Ok(OffsetSummary { segments: 2, longest: MAX_ITEMS + 1 - (1 << 31), first: 0, last: MAX_ITEMS + 1 })
+    );
+}
+
+/// u32 offsets up to u32::MAX items, u64 past it; each width names its
+/// kernels' suffix and its bytes.
+#[test]
+fn offsets_are_u32_up_to_u32_max_and_u64_past_it() {
+    assert_eq!(OffsetWidth::for_len(0), OffsetWidth::U32);
+    assert_eq!(OffsetWidth::for_len(MAX_ITEMS), OffsetWidth::U32);
+    assert_eq!(OffsetWidth::for_len(MAX_ITEMS + 1), OffsetWidth::U64);
+    assert_eq!(OffsetWidth::for_len(MAX_LEN), OffsetWidth::U64);
+    assert_eq!((OffsetWidth::U32.kernel_suffix(), OffsetWidth::U32.bytes()), ("", 4));
+    assert_eq!((OffsetWidth::U64.kernel_suffix(), OffsetWidth::U64.bytes()), ("_o64", 8));
 }
 
 #[test]
@@ -125,4 +142,20 @@ fn blocks_per_segment_is_bounded() {
 #[test]
 fn mutant_builds_compile_cleanly() {
     assert_mutants_compile_cleanly(KernelFamily::SegmentedReduce, &["sm_80", "sm_90"], &[9, 12]);
+}
+
+/// Every first kernel a plan launches exists for both offset widths, and the
+/// combine kernel once per operator.
+#[test]
+fn every_kernel_the_plans_launch_is_compiled() {
+    let mut names = Vec::new();
+    for op in [SegmentedSumI32::NAME, SegmentedSumF32::NAME, SegmentedMaxI32::NAME, SegmentedArgMaxF32::NAME] {
+        for variant in SegmentedVariant::ALL {
+            for width in [OffsetWidth::U32, OffsetWidth::U64] {
+                names.push(format!("{}_{op}{}", variant.kernel_prefix(), width.kernel_suffix()));
+            }
+        }
+        names.push(format!("segmented_multi_block_combine_{op}"));
+    }
+    assert_kernels_present(KernelFamily::SegmentedReduce, &names);
 }

@@ -81,8 +81,9 @@ impl Primitive {
     /// The largest n the sweep runs it at: the kernels' limit for the reduce
     /// and the scans (their plans' grid limits, 2^40 - 512), the arg
     /// reductions (2^40, in windows of 2^30), the softmax (2^40 logits, in
-    /// rows) and the histogram (2^40 samples, u64 counts in windows of 2^31);
-    /// for the float
+    /// rows), the histogram (2^40 samples, u64 counts in windows of 2^31) and
+    /// the segmented reduction (2^40 items, u64 offsets past u32::MAX); for
+    /// the float
     /// sums, whose kernels take far more (`float_reduce::MAX_LEN`, 2^40 inputs
     /// for the correctly rounded sum), the last size at which the family their
     /// large cases need stays exact in f32 ([`model::generators::SPARSE_EXACT_MAX_LEN`],
@@ -95,6 +96,7 @@ impl Primitive {
             Primitive::ArgReduce => kernels::arg_reduce::MAX_LEN,
             Primitive::Softmax => kernels::softmax::MAX_LEN,
             Primitive::Histogram => kernels::histogram::MAX_LEN,
+            Primitive::SegmentedReduce => kernels::segmented_reduce::MAX_LEN,
             Primitive::FloatReduce => kernels::float_reduce::MAX_LEN.min(model::generators::SPARSE_EXACT_MAX_LEN),
             Primitive::ExactSum => {
                 (kernels::exact_sum::EXACT_MAX_INPUTS as usize).min(model::generators::SPARSE_EXACT_MAX_LEN)
@@ -107,9 +109,12 @@ impl Primitive {
     /// larger case.
     pub fn max_len_reason(self) -> &'static str {
         match self {
-            Primitive::Reduce | Primitive::Scan | Primitive::ArgReduce | Primitive::Softmax | Primitive::Histogram => {
-                "its plans' limit"
-            }
+            Primitive::Reduce
+            | Primitive::Scan
+            | Primitive::ArgReduce
+            | Primitive::Softmax
+            | Primitive::Histogram
+            | Primitive::SegmentedReduce => "its plans' limit",
             Primitive::FloatReduce | Primitive::ExactSum => {
                 "past it the sweep's sparse integer family is no longer exact in f32"
             }
@@ -118,8 +123,9 @@ impl Primitive {
     }
 
     /// Bytes of device memory one item of its largest case may need at most:
-    /// 4 for the reduce, the arg reductions, the float sums and the histogram
-    /// (an int32 or f32 input; their scratch a few bytes per 512 or 4096
+    /// 4 for the reduce, the arg reductions, the float sums, the histogram and
+    /// the segmented reduction (an int32 or f32 input; their scratch a few
+    /// bytes per 512 or 4096
     /// items, or under 1 MB), 12 for the scan (int32 in,
     /// int64 out; its scratch at most 8 bytes per 512 items), 8 for the softmax
     /// (f32 logits in, f32 probabilities out, a byte a row), 24 for the others (over all of them: an int32
@@ -131,7 +137,8 @@ impl Primitive {
             | Primitive::ArgReduce
             | Primitive::FloatReduce
             | Primitive::ExactSum
-            | Primitive::Histogram => 4,
+            | Primitive::Histogram
+            | Primitive::SegmentedReduce => 4,
             Primitive::Scan => 12,
             Primitive::Softmax => 8,
             _ => DEVICE_BYTES_PER_ELEMENT,
@@ -263,7 +270,10 @@ impl Primitive {
                 cuda: &["kernels/cuda/segmented_reduce.cu"],
                 launch: &["kernels/src/segmented_reduce.rs", "kernels/src/segmented_reduce_tests.rs"],
                 model: &["model/src/segmented_reduce.rs", "model/src/fixtures/segmented_reduce.rs"],
-                sweep: &["harness/src/sweep/gpu/segmented_reduce.rs"],
+                sweep: &[
+                    "harness/src/sweep/gpu/segmented_reduce.rs",
+                    "harness/src/sweep/gpu/segmented_reduce_streamed.rs",
+                ],
                 contracts: &["harness/src/sweep/raw/segmented_reduce.rs"],
                 bench: &["harness/src/bench/entries/segmented_reduce.rs"],
             },

@@ -156,8 +156,8 @@ mod reach_tests {
     }
 
     /// Past 2^32 every primitive of 32-bit sizes is skipped naming its limit; the reduce, the
-    /// scan, the arg reductions, the softmax and the histogram take 64-bit sizes up to their
-    /// plans' limit, the float sums up to where their
+    /// scan, the arg reductions, the softmax, the histogram and the segmented reduction take
+    /// 64-bit sizes up to their plans' limit, the float sums up to where their
     /// large cases' family stays exact (2^33 + 2^32, both large-offset sizes included).
     #[test]
     fn sizes_past_a_primitive_s_limit_name_it() {
@@ -167,6 +167,7 @@ mod reach_tests {
             Primitive::ArgReduce,
             Primitive::Softmax,
             Primitive::Histogram,
+            Primitive::SegmentedReduce,
             Primitive::FloatReduce,
             Primitive::ExactSum,
         ];

@@ -16,6 +16,7 @@ pub mod pieces;
 pub mod reduce;
 pub mod scan;
 pub mod segmented_reduce;
+mod segmented_reduce_streamed;
 pub mod softmax;
 mod softmax_streamed;
 mod sparse_sum;

@@ -2,15 +2,20 @@
 //! and max of int32, f32 sum (order-free error bound against the exact
 //! value), f32 argmax (lowest index on ties); every schedule, segment shapes
 //! from many tiny segments to a few huge ones, empty segments included; and
-//! the rejection of bad offsets.
+//! the rejection of bad offsets. The int64 sums and the argmaxes also run
+//! with u64 offsets (`.o64` twins, the `_o64` kernels an input past 2^32
+//! items takes, `segmented_reduce_streamed`), so both offset widths are
+//! proved at every size the sweep and the sanitizers visit.
 
 use super::pieces::{pieced, Part};
+use super::streamed::STREAMED_FROM;
 use super::{case_seed, contract_case, gpu_error, id, sized_id, GpuCase, Inputs, Keep, Pieced};
 use crate::sweep::case::Verdict;
 use crate::sweep::compare;
 use crate::sweep::digest::Fingerprint;
 use crate::sweep::float_check::{error_of, order_free_bound};
 use crate::sweep::SweepPlan;
+use kernels::segmented_reduce::{OffsetWidth, SegmentedArgMaxF32, SegmentedSumI32};
 use kernels::{GpuError, SegmentedVariant};
 use model::generators::{int_pieces, segment_offsets, uniform_f32_pieces, DataFamily};
 use model::pieces::{SegmentsF32, SegmentsI32};
@@ -52,6 +57,10 @@ fn offsets_for(shape: &str, n: usize, seed: u64) -> Vec<usize> {
 
 /// The operations of the segmented cases (the expected parts' names).
 const OPS: [&str; 4] = ["sum_i32", "max_i32", "sum_f32", "argmax_f32"];
+/// The operations whose cases also run with u64 offsets (`.o64`): the sum
+/// reads every item of its segment, the argmax's index is relative to the
+/// segment's start offset.
+const O64_OPS: [&str; 2] = ["sum_i32", "argmax_f32"];
 
 /// One segmented input (offsets, int32 and f32 values) and the model's
 /// answers of every operation, made a piece at a time.
@@ -157,10 +166,15 @@ pub(crate) fn visits(op: &str, n: usize) -> bool {
     !(n >= 1 << 24 && (op == "max_i32" || op == "argmax_f32" || (op == "sum_f32" && n > 1 << 24)))
 }
 
-/// Appends every segmented-reduction case of `plan`.
+/// Appends every segmented-reduction case of `plan`: on host-held inputs
+/// below 2^32 items, streamed to the device past it (`segmented_reduce_streamed`).
 pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
     let inputs: Inputs<SegmentedCase> = Inputs::default();
     for n in sizes(plan) {
+        if n >= STREAMED_FROM {
+            super::segmented_reduce_streamed::cases(plan, n, out);
+            continue;
+        }
         for (s, shape) in shapes(plan, n).into_iter().enumerate() {
             let seed = case_seed(plan.seed, "segmented_reduce", n, s);
             let shape_name = shape_name(shape, n);
@@ -170,20 +184,27 @@ pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
                 if !visits(op, n) {
                     continue;
                 }
+                let widths: &[(OffsetWidth, &str)] = if O64_OPS.contains(&op) {
+                    &[(OffsetWidth::U32, ""), (OffsetWidth::U64, ".o64")]
+                } else {
+                    &[(OffsetWidth::U32, "")]
+                };
                 for variant in SegmentedVariant::ALL {
-                    let case_id = sized_id(
-                        "segmented_reduce",
-                        format!("{}.{op}.{shape_name}", variant.name()),
-                        n,
-                        if op.ends_with("f32") { "uniform_float" } else { "small_ints" },
-                        seed,
-                    );
-                    out.push(input.case(
-                        case_id,
-                        op,
-                        |_| "the digest is made with the pieces".to_string(),
-                        move |gpu, c| run_op(gpu, variant, op, c),
-                    ));
+                    for &(width, suffix) in widths {
+                        let case_id = sized_id(
+                            "segmented_reduce",
+                            format!("{}.{op}.{shape_name}{suffix}", variant.name()),
+                            n,
+                            if op.ends_with("f32") { "uniform_float" } else { "small_ints" },
+                            seed,
+                        );
+                        out.push(input.case(
+                            case_id,
+                            op,
+                            |_| "the digest is made with the pieces".to_string(),
+                            move |gpu, c| run_op(gpu, variant, op, width, c),
+                        ));
+                    }
                 }
             }
         }
@@ -217,12 +238,20 @@ pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
     }
 }
 
-fn run_op(gpu: &kernels::Gpu, variant: SegmentedVariant, op: &str, case: &SegmentedCase) -> Verdict {
+/// Runs `op` with offsets of `width` on the device and compares with the model.
+fn run_op(
+    gpu: &kernels::Gpu,
+    variant: SegmentedVariant,
+    op: &str,
+    width: OffsetWidth,
+    case: &SegmentedCase,
+) -> Verdict {
     let offsets = &case.offsets;
     match op {
-        "sum_i32" => both(Ok(case.sums.clone()), gpu.segmented_sum_i32(variant, &case.ints, offsets), |e, g| {
-            compare::exact(&e, &g, "segment sums")
-        }),
+        "sum_i32" => {
+            let got = gpu.segmented_reduce_as::<SegmentedSumI32>(variant, &case.ints, offsets, width);
+            both(Ok(case.sums.clone()), got, |e, g| compare::exact(&e, &g, "segment sums"))
+        }
         "max_i32" => both(Ok(case.maxima.clone()), gpu.segmented_max_i32(variant, &case.ints, offsets), |e, g| {
             compare::exact(&e, &g, "segment maxima (empty = i64::MIN)")
         }),
@@ -260,7 +289,10 @@ fn run_op(gpu: &kernels::Gpu, variant: SegmentedVariant, op: &str, case: &Segmen
             }
         },
         _ => {
-            both(Ok(case.argmax.clone()), gpu.segmented_argmax_f32(variant, &case.floats, offsets), |expected, got| {
+            let got = gpu
+                .segmented_reduce_as::<SegmentedArgMaxF32>(variant, &case.floats, offsets, width)
+                .map(|pairs| pairs.into_iter().map(|p| p.to_pair()).collect::<Vec<_>>());
+            both(Ok(case.argmax.clone()), got, |expected, got| {
                 if expected.len() != got.len() {
                     return Verdict::fail(expected.len(), got.len(), "segment count");
                 }
