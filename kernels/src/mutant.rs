@@ -41,7 +41,7 @@ const RECURSION: &[usize] = &[513, 4099, 262_145, 262_145 * 2 + 3];
 const TOPK_ARRAYS: &[usize] = &[33, 4099];
 
 /// The gallery, by id.
-pub const GALLERY: [Mutant; 19] = [
+pub const GALLERY: [Mutant; 20] = [
     Mutant {
         id: 1,
         name: "missing-barrier-before-partials",
@@ -255,6 +255,17 @@ pub const GALLERY: [Mutant; 19] = [
         sizes: SMALL,
         patches: PLANT_19,
     },
+    Mutant {
+        id: 20,
+        name: "segmented-o64-reads-u32-offsets",
+        planted_in: "segmented_reduce.cu: entry points",
+        description: "the u64-offset (_o64) int64 sums are instantiated for u32 offsets (a wrong template argument: each u64 offset read as two u32 words)",
+        families: &[KernelFamily::SegmentedReduce],
+        primitive: "segmented_reduce",
+        variant: "o64",
+        sizes: SMALL,
+        patches: PLANT_20,
+    },
 ];
 
 /// The mutant with `id`, if any.
@@ -293,7 +304,7 @@ mod tests {
     use std::collections::BTreeMap;
 
     #[test]
-    fn ids_are_one_to_nineteen_in_order() {
+    fn ids_are_one_to_twenty_in_order() {
         for (i, m) in GALLERY.iter().enumerate() {
             assert_eq!(m.id as usize, i + 1);
         }

@@ -219,3 +219,11 @@ pub(crate) const PLANT_19: &[Patch] = &[Patch {
     // to them (only the last window's samples are counted).
     if (b < bins) totals[b] = window[b];"#,
 }];
+/// Mutant 20.
+pub(crate) const PLANT_20: &[Patch] = &[Patch {
+    file: "segmented_reduce.cu",
+    original: r#"PRIMLAB_SEGMENTED_ENTRIES(sum_i32, SegmentedSumI32, u64, _o64)"#,
+    planted: r#"// MUTANT 20: the _o64 int64 sums are instantiated for u32 offsets, so they
+// read the host's u64 offsets as pairs of u32 words.
+PRIMLAB_SEGMENTED_ENTRIES(sum_i32, SegmentedSumI32, u32, _o64)"#,
+}];
