@@ -7,16 +7,24 @@
 //    compact_scan_tiles scans tiles of kThreePhaseTileItems flags (and,
 //    recursively, the tile totals); compact_add_tile_offsets pushes the upper
 //    levels down; compact_scatter writes every kept item to its destination.
+//    Past u32::MAX items the host runs the first three kernels on windows of
+//    at most 2^30 items (so every u32 position of a window stays below 2^30)
+//    and compact_scatter_window, which adds the u64 count of the earlier
+//    windows (a device word) to each destination.
 //  * single pass: compact_single_pass_* takes a tile id from an atomic
 //    counter, computes keep flags and the tile's count, finds the count of
 //    every earlier tile by decoupled look-back (SumI64 payloads), stages the
-//    kept items in shared memory in order and writes them out coalesced.
+//    kept items in shared memory in order and writes them out coalesced. Its
+//    _c64 entry points are the same kernel writing a u64 count.
 //
 // Selection: "positive" keeps x > 0; "flagged" keeps item i when the u8
 // flag array holds a nonzero byte at i.
 //
-// Limits (checked on the host): n < 2^32, so every position and the count
-// fit a u32.
+// Limits (checked on the host): the u32 entry points take n < 2^32, so every
+// position and the count fit a u32; the wide path (compact_scatter_window,
+// compact_single_pass_*_c64) takes n up to 2^40 with u64 destinations and a
+// u64 count (the look-back's payloads are i64 and its tile ids u32: at most
+// 2^40 / kSinglePassTileItems < 2^31 tiles).
 #include "common/config.cuh"
 #include "common/block_scan.cuh"
 #include "common/decoupled_lookback.cuh"
@@ -74,7 +82,8 @@ struct SelectFlagged {
     const u8* flags;
     __device__ __forceinline__ bool keep(i32 /*x*/, u64 i) const { return flags[i] != 0; }
     __device__ __forceinline__ u32 keep4(const int4& /*v*/, u64 i) const {
-        // flags is 256-byte aligned (a whole allocation) and i % 4 == 0.
+        // i % 4 == 0 and flags is 4-byte aligned: a whole allocation, or a
+        // window of one that starts at a multiple of 4 items (the host's rule).
         const u32 word = *reinterpret_cast<const u32*>(flags + i);
         return u32((word & 0xffu) != 0) | (u32((word & 0xff00u) != 0) << 1) |
                (u32((word & 0xff0000u) != 0) << 2) | (u32((word & 0xff000000u) != 0) << 3);
@@ -164,19 +173,46 @@ compact_add_tile_offsets(u32* __restrict__ values, u64 len, const u32* __restric
 
 // ---- three-phase: phase 3, scatter ----
 
-// Kept item i goes to positions[i] (+ tile_offsets[i / kThreePhaseTileItems] when the scan
-// had more than one tile). The thread of item n - 1 writes the count.
-extern "C" __global__ void __launch_bounds__(kBlockThreads)
-compact_scatter(const i32* __restrict__ input, const u32* __restrict__ flags, const u32* __restrict__ positions,
-                u64 n, const u32* __restrict__ tile_offsets, u32 has_tile_offsets, i32* __restrict__ output,
-                u32* __restrict__ count) {
+// Kept item i goes to base + positions[i] (+ tile_offsets[i / kThreePhaseTileItems] when
+// the scan had more than one tile). The thread of item n - 1 writes the count (base + the
+// kept items of these n). Position is the type of a destination and of the count: u32
+// (base 0, n < 2^32) or u64 (a window of a longer input; base = the earlier windows' count).
+template <class Position>
+__device__ __forceinline__ void scatter(const i32* __restrict__ input, const u32* __restrict__ flags,
+                                        const u32* __restrict__ positions, u64 n, const u32* __restrict__ tile_offsets,
+                                        u32 has_tile_offsets, Position base, i32* __restrict__ output,
+                                        Position* __restrict__ count) {
     const u64 stride = (u64)gridDim.x * kBlockThreads;
     for (u64 i = (u64)blockIdx.x * kBlockThreads + threadIdx.x; i < n; i += stride) {
-        const u32 destination = positions[i] + (has_tile_offsets ? tile_offsets[i / kThreePhaseTileItems] : 0u);
+        const Position destination =
+            base + positions[i] + (has_tile_offsets ? tile_offsets[i / kThreePhaseTileItems] : 0u);
         const u32 kept = flags[i];
         if (kept) output[destination] = input[i];
         if (i == n - 1) *count = destination + kept;
     }
+}
+
+extern "C" __global__ void __launch_bounds__(kBlockThreads)
+compact_scatter(const i32* __restrict__ input, const u32* __restrict__ flags, const u32* __restrict__ positions,
+                u64 n, const u32* __restrict__ tile_offsets, u32 has_tile_offsets, i32* __restrict__ output,
+                u32* __restrict__ count) {
+    scatter<u32>(input, flags, positions, n, tile_offsets, has_tile_offsets, 0u, output, count);
+}
+
+// One window of an input past u32::MAX items: `input`, `flags` and `positions` are the
+// window's (n <= 2^30 items, scanned on their own), `output` the whole output. The window's
+// destinations start at *base_in, the kept count of every earlier window; the window's last
+// item writes base_in + its kept items to *next_base: the next window's base word, or the
+// caller's u64 count after the last window. The host launches the windows in order on one
+// stream (each reads the word the one before it wrote) and never passes one word as both
+// base_in and next_base, so no launch reads a word it writes.
+extern "C" __global__ void __launch_bounds__(kBlockThreads)
+compact_scatter_window(const i32* __restrict__ input, const u32* __restrict__ flags,
+                       const u32* __restrict__ positions, u64 n, const u32* __restrict__ tile_offsets,
+                       u32 has_tile_offsets, const u64* __restrict__ base_in, i32* __restrict__ output,
+                       u64* __restrict__ next_base) {
+    const u64 base = *base_in;
+    scatter<u64>(input, flags, positions, n, tile_offsets, has_tile_offsets, base, output, next_base);
 }
 
 // ---- single pass: decoupled look-back ----
@@ -219,10 +255,12 @@ struct SinglePass {
         }
     }
 
-    template <bool FULL, class Selector>
+    // Count: the type of the count word (u32 for n < 2^32, u64 for the _c64
+    // entry points); destinations are u64 either way.
+    template <bool FULL, class Selector, class Count>
     static __device__ __forceinline__ void tile(const i32* __restrict__ tile_in, u32 valid, u64 tile_base, u32 tile,
                                                 bool last_tile, Selector selector, i32* __restrict__ output,
-                                                u32* __restrict__ count, const TileStatus<i64>& status,
+                                                Count* __restrict__ count, const TileStatus<i64>& status,
                                                 Storage& storage) {
         const int tid = int(threadIdx.x);
         const int lane = lane_id();
@@ -282,12 +320,12 @@ struct SinglePass {
         __syncthreads();
         const u64 tile_offset = (u64)storage.tile_exclusive;
         for (u32 s = u32(tid); s < tile_count; s += kBlockThreads) output[tile_offset + s] = storage.stage[s];
-        if (tid == 0 && last_tile) *count = u32(tile_offset + tile_count);
+        if (tid == 0 && last_tile) *count = Count(tile_offset + tile_count);
     }
 
-    template <class Selector>
+    template <class Selector, class Count>
     static __device__ __forceinline__ void run(const i32* __restrict__ input, u64 n, Selector selector,
-                                               i32* __restrict__ output, u32* __restrict__ count, u64* scratch) {
+                                               i32* __restrict__ output, Count* __restrict__ count, u64* scratch) {
         __shared__ Storage storage;
         const TileStatus<i64> status = tile_status_in<i64>(scratch);
         const u32 tile_id = acquire_tile_id(status.tile_counter, &storage.tile);
@@ -314,5 +352,19 @@ compact_single_pass_positive(const i32* __restrict__ input, u64 n, i32* __restri
 extern "C" __global__ void __launch_bounds__(kBlockThreads, kSinglePassMinBlocksPerSm)
 compact_single_pass_flagged(const i32* __restrict__ input, const u8* __restrict__ selector_flags, u64 n,
                             i32* __restrict__ output, u32* __restrict__ count, u64* scratch) {
+    SinglePass::run(input, n, SelectFlagged{selector_flags}, output, count, scratch);
+}
+
+// The same kernels writing a u64 count: the wide path (n up to 2^40; tile ids
+// and the look-back stay as they are, see Limits above).
+extern "C" __global__ void __launch_bounds__(kBlockThreads, kSinglePassMinBlocksPerSm)
+compact_single_pass_positive_c64(const i32* __restrict__ input, u64 n, i32* __restrict__ output,
+                                 u64* __restrict__ count, u64* scratch) {
+    SinglePass::run(input, n, SelectPositive{}, output, count, scratch);
+}
+
+extern "C" __global__ void __launch_bounds__(kBlockThreads, kSinglePassMinBlocksPerSm)
+compact_single_pass_flagged_c64(const i32* __restrict__ input, const u8* __restrict__ selector_flags, u64 n,
+                                i32* __restrict__ output, u64* __restrict__ count, u64* scratch) {
     SinglePass::run(input, n, SelectFlagged{selector_flags}, output, count, scratch);
 }

@@ -97,14 +97,14 @@ pub(crate) const PLANT_9: &[Patch] = &[
     },
     Patch {
         file: "compact.cu",
-        original: r#"        if (tid == 0 && last_tile) *count = u32(tile_offset + tile_count);"#,
+        original: r#"        if (tid == 0 && last_tile) *count = Count(tile_offset + tile_count);"#,
         planted: r#"        // MUTANT 9: a rejected item still writes, at its prefix destination
         // (the slot of the next kept item, or one past the tile's last kept
         // item).
         for_each_item(f, keep, row_base, [&](u32 item, i32 value, u32 kept, u32 rank) {
             if (!kept && item < valid) output[tile_offset + rank] = value;
         });
-        if (tid == 0 && last_tile) *count = u32(tile_offset + tile_count);"#,
+        if (tid == 0 && last_tile) *count = Count(tile_offset + tile_count);"#,
     },
 ];
 /// Mutant 10.
