@@ -41,7 +41,7 @@ const RECURSION: &[usize] = &[513, 4099, 262_145, 262_145 * 2 + 3];
 const TOPK_ARRAYS: &[usize] = &[33, 4099];
 
 /// The gallery, by id.
-pub const GALLERY: [Mutant; 20] = [
+pub const GALLERY: [Mutant; 21] = [
     Mutant {
         id: 1,
         name: "missing-barrier-before-partials",
@@ -266,6 +266,17 @@ pub const GALLERY: [Mutant; 20] = [
         sizes: SMALL,
         patches: PLANT_20,
     },
+    Mutant {
+        id: 21,
+        name: "compact-window-ignores-base",
+        planted_in: "compact.cu: compact_scatter_window",
+        description: "the window scatter of a compaction past 2^32 items forgets the kept count of the earlier windows (each window writes from position 0; the count is the last window's alone)",
+        families: &[KernelFamily::Compact],
+        primitive: "compact",
+        variant: "c64",
+        sizes: SMALL,
+        patches: PLANT_21,
+    },
 ];
 
 /// The mutant with `id`, if any.
@@ -304,7 +315,7 @@ mod tests {
     use std::collections::BTreeMap;
 
     #[test]
-    fn ids_are_one_to_twenty_in_order() {
+    fn ids_are_one_to_twenty_one_in_order() {
         for (i, m) in GALLERY.iter().enumerate() {
             assert_eq!(m.id as usize, i + 1);
         }

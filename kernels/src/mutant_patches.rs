@@ -227,3 +227,11 @@ pub(crate) const PLANT_20: &[Patch] = &[Patch {
 // read the host's u64 offsets as pairs of u32 words.
 PRIMLAB_SEGMENTED_ENTRIES(sum_i32, SegmentedSumI32, u32, _o64)"#,
 }];
+/// Mutant 21.
+pub(crate) const PLANT_21: &[Patch] = &[Patch {
+    file: "compact.cu",
+    original: r#"    const u64 base = *base_in;"#,
+    planted: r#"    // MUTANT 21: the window scatter forgets the earlier windows' count: every
+    // window writes from position 0, and the count is the last window's alone.
+    const u64 base = 0;"#,
+}];

@@ -1,19 +1,21 @@
 //! GPU cases of stream compaction: by predicate (x > 0) and by flag array,
 //! every variant; the whole poisoned output buffer is downloaded so that a
-//! rejected item that writes anything past the kept count is caught.
+//! rejected item that writes anything past the kept count is caught. Every
+//! case has a `.c64` twin run through the wide path (a u64 count; the
+//! three-phase schedule in three windows, [`wide_window`]), the path an
+//! input past 2^32 items takes, so the windows' edges,
+//! their bases and the u64 count are proved at every size the sweep and the
+//! sanitizers visit.
 
 use super::pieces::{pieced, Part, UnsizedPart};
-use super::{gpu_error, int_family_inputs, sized_id, GpuCase, Inputs, Keep, Pieced};
+use super::{gpu_error, int_family_inputs, sized_id, wide_window, GpuCase, Inputs, Keep, Pieced, POISON_I32};
 use crate::sweep::case::Verdict;
 use crate::sweep::compare;
 use crate::sweep::digest::Fingerprint;
 use crate::sweep::SweepPlan;
-use kernels::{CompactVariant, Selector, SelectorKind, POISON_BYTE};
+use kernels::{CompactVariant, Selector, SelectorKind};
 use model::generators::{compaction_flag_pieces, int_pieces, DataFamily};
 use model::pieces::compact_piece;
-
-/// The int32 value of a poisoned element.
-const POISON_I32: i32 = i32::from_ne_bytes([POISON_BYTE; 4]);
 
 /// One compaction input and the model's kept items under both selectors.
 pub(crate) struct CompactCase {
@@ -55,6 +57,13 @@ fn pieced_case(family: DataFamily, n: usize, seed: u64, keep: Keep) -> Result<Pi
     }))
 }
 
+/// The case-id suffixes: the u32 path, then its `.c64` twin, the path an
+/// input past 2^32 items takes: a u64 count, the
+/// three-phase schedule in three windows of [`wide_window`] items (each
+/// window's destinations offset by the earlier windows' count), the single
+/// pass through its `_c64` kernel.
+const PATHS: [(bool, &str); 2] = [(false, ""), (true, ".c64")];
+
 /// Appends every compaction case of `plan`.
 pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
     let inputs: Inputs<CompactCase> = Inputs::default();
@@ -62,46 +71,60 @@ pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
         for (family_name, seed, input) in int_family_inputs(plan, "compact", n, &inputs, pieced_case) {
             for variant in CompactVariant::ALL {
                 for selector in [SelectorKind::Positive, SelectorKind::Flags] {
-                    let case_id =
-                        sized_id("compact", format!("{}.{}", variant.name(), selector.name()), n, &family_name, seed);
-                    out.push(input.case(
-                        case_id,
-                        selector.name(),
-                        move |c| Fingerprint::new().i32s(kept(c, selector)).finish(),
-                        move |gpu, case| {
-                            let chosen = match selector {
-                                SelectorKind::Positive => Selector::Positive,
-                                SelectorKind::Flags => Selector::Flags(&case.flags),
-                            };
-                            let expected = kept(case, selector);
-                            let (buffer, count) = match gpu.compact_i32_raw(variant, chosen, &case.input) {
-                                Ok(v) => v,
-                                Err(e) => return gpu_error(&e),
-                            };
-                            if count != expected.len() {
-                                return Verdict::fail(expected.len(), count, "count");
-                            }
-                            if buffer.len() != n {
-                                return Verdict::fail(n, buffer.len(), "output buffer length");
-                            }
-                            compare::all([
-                                compare::exact(expected, &buffer[..count], "kept items, in order"),
-                                // Nothing may be written past the count: the poison survives.
-                                compare::each(
-                                    n - count,
-                                    "poison past the count (a rejected item wrote)",
-                                    |i| buffer[count + i] == POISON_I32,
-                                    |i| {
-                                        (format!("poison {POISON_I32} at {}", count + i), buffer[count + i].to_string())
-                                    },
-                                ),
-                            ])
-                        },
-                    ));
+                    for (wide, suffix) in PATHS {
+                        let name = format!("{}.{}{suffix}", variant.name(), selector.name());
+                        let case_id = sized_id("compact", name, n, &family_name, seed);
+                        out.push(input.case(
+                            case_id,
+                            selector.name(),
+                            move |c| Fingerprint::new().i32s(kept(c, selector)).finish(),
+                            move |gpu, case| run(gpu, variant, selector, wide, case),
+                        ));
+                    }
                 }
             }
         }
     }
+}
+
+/// Runs one case on the u32 path or, `wide`, on its `.c64` twin, and
+/// compares the whole output buffer with the model's kept items.
+fn run(gpu: &kernels::Gpu, variant: CompactVariant, selector: SelectorKind, wide: bool, case: &CompactCase) -> Verdict {
+    let chosen = match selector {
+        SelectorKind::Positive => Selector::Positive,
+        SelectorKind::Flags => Selector::Flags(&case.flags),
+    };
+    let n = case.input.len();
+    let got = if wide {
+        gpu.compact_i32_wide_raw(variant, chosen, &case.input, Some(wide_window(n)))
+    } else {
+        gpu.compact_i32_raw(variant, chosen, &case.input)
+    };
+    match got {
+        Ok((buffer, count)) => check(kept(case, selector), &buffer, count, n),
+        Err(e) => gpu_error(&e),
+    }
+}
+
+/// The count, the kept items in order, and the poison past the count in a
+/// whole output `buffer` of `n` elements.
+fn check(expected: &[i32], buffer: &[i32], count: usize, n: usize) -> Verdict {
+    if count != expected.len() {
+        return Verdict::fail(expected.len(), count, "count");
+    }
+    if buffer.len() != n {
+        return Verdict::fail(n, buffer.len(), "output buffer length");
+    }
+    compare::all([
+        compare::exact(expected, &buffer[..count], "kept items, in order"),
+        // Nothing may be written past the count: the poison survives.
+        compare::each(
+            n - count,
+            "poison past the count (a rejected item wrote)",
+            |i| buffer[count + i] == POISON_I32,
+            |i| (format!("poison {POISON_I32} at {}", count + i), buffer[count + i].to_string()),
+        ),
+    ])
 }
 
 /// The model's kept items for `selector`.

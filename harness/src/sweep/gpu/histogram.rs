@@ -8,7 +8,7 @@
 
 use super::pieces::{pieced, Part};
 use super::streamed::STREAMED_FROM;
-use super::{case_seed, gpu_error, sized_id, GpuCase, Inputs, Keep, Pieced};
+use super::{case_seed, gpu_error, sized_id, wide_window, GpuCase, Inputs, Keep, Pieced};
 use crate::sweep::case::Verdict;
 use crate::sweep::compare;
 use crate::sweep::digest::Fingerprint;
@@ -88,13 +88,6 @@ where
 fn check(expected: &[u64], got: &[u32]) -> Verdict {
     let widened: Vec<u64> = got.iter().map(|&c| c as u64).collect();
     compare::exact(expected, &widened, "bin counts")
-}
-
-/// The window of the `.windows` twins at `n` samples: the smallest multiple
-/// of 4 that splits `n` into at most three windows (the last one shorter
-/// unless 4 divides it), so from 9 samples on a twin runs three windows.
-pub(crate) fn wide_window(n: usize) -> usize {
-    n.div_ceil(3).next_multiple_of(4).max(4)
 }
 
 /// Runs one u32 case and its `.windows` twin (u64 counts in windows of

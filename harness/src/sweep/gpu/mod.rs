@@ -192,6 +192,18 @@ pub fn int_family_inputs<P: Send + Sync + 'static>(
         .collect()
 }
 
+/// The int32 value of a poisoned element (every byte [`kernels::POISON_BYTE`]).
+pub(crate) const POISON_I32: i32 = i32::from_ne_bytes([kernels::POISON_BYTE; 4]);
+
+/// The window of the twins that run a path built for inputs past 2^32 items in windows (the
+/// histogram's `.windows`, the compaction's `.c64`) at `n` items: the smallest multiple of 4
+/// (the windows' alignment rule) that splits `n` into at most three windows (the last one
+/// shorter unless 4 divides it), so from 9 items on a twin runs three windows and crosses two
+/// window edges at every size the sweep and the sanitizers visit.
+pub(crate) fn wide_window(n: usize) -> usize {
+    n.div_ceil(3).next_multiple_of(4).max(4)
+}
+
 /// The largest affine-map input.
 pub const AFFINE_MAX: usize = 1 << 24;
 
