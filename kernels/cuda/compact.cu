@@ -7,10 +7,11 @@
 //    compact_scan_tiles scans tiles of kThreePhaseTileItems flags (and,
 //    recursively, the tile totals); compact_add_tile_offsets pushes the upper
 //    levels down; compact_scatter writes every kept item to its destination.
-//    Past u32::MAX items the host runs the first three kernels on windows of
-//    at most 2^30 items (so every u32 position of a window stays below 2^30)
-//    and compact_scatter_window, which adds the u64 count of the earlier
-//    windows (a device word) to each destination.
+//    On the wide path (a u64 count, n up to 2^40: the host's choice, the one
+//    an input past u32::MAX items takes) the host runs the first three
+//    kernels on windows of at most 2^30 items (so every u32 position of a
+//    window stays below 2^30) and compact_scatter_window, which adds the u64
+//    count of the earlier windows (a device word) to each destination.
 //  * single pass: compact_single_pass_* takes a tile id from an atomic
 //    counter, computes keep flags and the tile's count, finds the count of
 //    every earlier tile by decoupled look-back (SumI64 payloads), stages the
@@ -199,13 +200,14 @@ compact_scatter(const i32* __restrict__ input, const u32* __restrict__ flags, co
     scatter<u32>(input, flags, positions, n, tile_offsets, has_tile_offsets, 0u, output, count);
 }
 
-// One window of an input past u32::MAX items: `input`, `flags` and `positions` are the
-// window's (n <= 2^30 items, scanned on their own), `output` the whole output. The window's
-// destinations start at *base_in, the kept count of every earlier window; the window's last
-// item writes base_in + its kept items to *next_base: the next window's base word, or the
-// caller's u64 count after the last window. The host launches the windows in order on one
-// stream (each reads the word the one before it wrote) and never passes one word as both
-// base_in and next_base, so no launch reads a word it writes.
+// One window of the wide path (an input past u32::MAX items, or a test's small window):
+// `input`, `flags` and `positions` are the window's (n <= 2^30 items, scanned on their
+// own), `output` the whole output. The window's destinations start at *base_in, the kept
+// count of every earlier window; the window's last item writes *base_in + its kept items
+// to *next_base: the next window's base word, or the caller's u64 count after the last
+// window. The host launches the windows in order on one stream (each reads the word the
+// one before it wrote) and never passes one word as both base_in and next_base, so no
+// launch reads a word it writes.
 extern "C" __global__ void __launch_bounds__(kBlockThreads)
 compact_scatter_window(const i32* __restrict__ input, const u32* __restrict__ flags,
                        const u32* __restrict__ positions, u64 n, const u32* __restrict__ tile_offsets,

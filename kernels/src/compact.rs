@@ -31,7 +31,7 @@ use crate::launch::{config, BLOCK_THREADS};
 use crate::lookback::LookbackScratch;
 use crate::plan_description::PlanDescription;
 use crate::policy::COMPACT;
-use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, CudaView, DeviceRepr, PushKernelArg};
+use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, CudaView, DeviceRepr, PushKernelArg, ValidAsZeroBits};
 use std::sync::Arc;
 
 /// Items per single-pass tile (`kSinglePassTileItems` in compact.cu).
@@ -169,6 +169,14 @@ enum Width {
 }
 
 impl Width {
+    /// What error contexts add after `n=`: nothing for u32.
+    fn label(self) -> &'static str {
+        match self {
+            Width::U32 => "",
+            Width::U64 => " (u64 count)",
+        }
+    }
+
     /// How the enqueue that takes this width is named, for errors.
     fn enqueue(self) -> &'static str {
         match self {
@@ -525,19 +533,9 @@ impl CompactPlan {
         4 * self.n as u64 + 4 * count as u64 + flags
     }
 
-    /// [`GpuError::InvalidInput`] unless the plan counts in `width`, the
-    /// buffers hold the plan's `n` items, `count` one word, and `flags` are
-    /// there (with `n` bytes) exactly for [`SelectorKind::Flags`].
-    fn check_call(
-        &self,
-        width: Width,
-        input: usize,
-        flags: Option<usize>,
-        output: usize,
-        count: usize,
-    ) -> GpuResult<()> {
-        let built = Built { variant: self.variant, selector: self.selector, n: self.n, width: self.width };
-        built.check_call(width, input, flags, output, count)
+    /// What the plan was built for, as its enqueues check their arguments.
+    fn built(&self) -> Built {
+        Built { variant: self.variant, selector: self.selector, n: self.n, width: self.width }
     }
 
     /// Enqueues the compaction of `input` (`n` items) into `output` (`n`
@@ -553,38 +551,7 @@ impl CompactPlan {
         output: &mut CudaSlice<i32>,
         count: &mut CudaSlice<u32>,
     ) -> GpuResult<()> {
-        self.check_call(Width::U32, input.len(), flags.map(|f| f.len()), output.len(), count.len())?;
-        let (n, variant) = (self.n, self.variant);
-        let stream = self.stream.clone();
-        let n_u64 = n as u64;
-        let what = |step: &str| format!("{PRIMITIVE}/{} n={n}: {step}", variant.name());
-        match &mut self.scratch {
-            Scratch::Empty => {
-                let mut first = count.slice_mut(0..1);
-                stream.memset_zeros(&mut first).context(|| what("count memset"))?;
-            }
-            Scratch::ThreePhase(s) => {
-                let has_tile_offsets = s.scan_range(&stream, input, flags, (0, n), &what)?;
-                // Phase 3: scatter (+ count). levels[0] holds complete tile
-                // offsets whenever the flags took more than one tile.
-                let mut launch = stream.launch_builder(&s.scatter);
-                launch
-                    .arg(input)
-                    .arg(&s.keep_flags)
-                    .arg(&s.positions)
-                    .arg(&n_u64)
-                    .arg(&s.levels[0])
-                    .arg(&has_tile_offsets)
-                    .arg(output)
-                    .arg(count);
-                // SAFETY: matches compact_scatter(input, flags, positions, n,
-                // tile_offsets, has_tile_offsets, output, count).
-                unsafe { launch.launch(config(grid_stride_grid(n), BLOCK_THREADS, 0)) }.context(|| what("scatter"))?;
-            }
-            Scratch::ThreePhaseWindows(..) => unreachable_width(variant, n)?,
-            Scratch::SinglePass(s) => s.enqueue(&stream, input, flags, output, count, &what)?,
-        }
-        Ok(())
+        self.enqueue_counted(input, flags, output, count)
     }
 
     /// As [`CompactPlan::enqueue`] with a u64 count, for any `n` up to
@@ -597,52 +564,41 @@ impl CompactPlan {
         output: &mut CudaSlice<i32>,
         count: &mut CudaSlice<u64>,
     ) -> GpuResult<()> {
-        self.check_call(Width::U64, input.len(), flags.map(|f| f.len()), output.len(), count.len())?;
+        self.enqueue_counted(input, flags, output, count)
+    }
+
+    /// The enqueue of count word `C` (its width checked against the plan's
+    /// first, so each scratch meets the count word it was built for).
+    fn enqueue_counted<C: CountWord>(
+        &mut self,
+        input: &CudaSlice<i32>,
+        flags: Option<&CudaSlice<u8>>,
+        output: &mut CudaSlice<i32>,
+        count: &mut CudaSlice<C>,
+    ) -> GpuResult<()> {
+        self.built().check_call(C::WIDTH, input.len(), flags.map(|f| f.len()), output.len(), count.len())?;
         let (n, variant) = (self.n, self.variant);
         let windows = self.windows();
         let stream = self.stream.clone();
-        let what = |step: &str| format!("{PRIMITIVE}/{} n={n} (u64 count): {step}", variant.name());
+        let what = |step: &str| format!("{PRIMITIVE}/{} n={n}{}: {step}", variant.name(), C::WIDTH.label());
         match &mut self.scratch {
             Scratch::Empty => {
                 let mut first = count.slice_mut(0..1);
                 stream.memset_zeros(&mut first).context(|| what("count memset"))?;
+                Ok(())
             }
-            Scratch::ThreePhaseWindows(s, bases) => {
-                let mut first = bases.slice_mut(0..1);
-                stream.memset_zeros(&mut first).context(|| what("zeroing the first window's base"))?;
-                for (w, &(start, len)) in windows.iter().enumerate() {
-                    let at = |step: &str| what(&format!("window [{start}, {}): {step}", start + len));
-                    let has_tile_offsets = s.scan_range(&stream, input, flags, (start, len), &at)?;
-                    // Window w reads base word w and writes word w + 1, the
-                    // last window the caller's count: no launch reads a word it writes.
-                    let (before, mut after) = bases.split_at_mut(w + 1);
-                    let base_in = before.slice(w..w + 1);
-                    let mut next = if w + 1 == windows.len() { count.slice_mut(0..1) } else { after.slice_mut(0..1) };
-                    let (window_input, len_u64) = (input.slice(start..start + len), len as u64);
-                    let mut launch = stream.launch_builder(&s.scatter);
-                    launch
-                        .arg(&window_input)
-                        .arg(&s.keep_flags)
-                        .arg(&s.positions)
-                        .arg(&len_u64)
-                        .arg(&s.levels[0])
-                        .arg(&has_tile_offsets)
-                        .arg(&base_in)
-                        .arg(&mut *output)
-                        .arg(&mut next);
-                    // SAFETY: matches compact_scatter_window(input, flags,
-                    // positions, n, tile_offsets, has_tile_offsets, base_in,
-                    // output, next_base): the window's input, its len flags
-                    // and positions, two distinct u64 words; every destination
-                    // is below the whole count, at most n.
-                    unsafe { launch.launch(config(grid_stride_grid(len), BLOCK_THREADS, 0)) }
-                        .context(|| at("scatter"))?;
-                }
+            Scratch::SinglePass(s) => s.enqueue(&stream, input, flags, output, count, &what),
+            three_phase => {
+                let run = ThreePhaseRun { stream: &stream, input, flags, output, what: &what };
+                C::three_phase(three_phase, run, &windows, count).unwrap_or_else(|| {
+                    Err(invalid(
+                        variant,
+                        n,
+                        "the plan's scratch is for the other count width (an internal error)".into(),
+                    ))
+                })
             }
-            Scratch::ThreePhase(..) => unreachable_width(variant, n)?,
-            Scratch::SinglePass(s) => s.enqueue(&stream, input, flags, output, count, &what)?,
         }
-        Ok(())
     }
 
     /// What one [`CompactPlan::enqueue`] (or, for a plan of
@@ -759,12 +715,6 @@ fn check_wide_len(variant: CompactVariant, n: usize, window: usize) -> GpuResult
     check_window(window).map_err(|reason| invalid(variant, n, reason))
 }
 
-/// The scratch of one width met by the other's enqueue: `check_call`
-/// refuses that before, so this is a broken invariant, reported, never a panic.
-fn unreachable_width(variant: CompactVariant, n: usize) -> GpuResult<()> {
-    Err(invalid(variant, n, "the plan's scratch is for the other count width (an internal error)".into()))
-}
-
 impl SinglePassScratch {
     /// The look-back memset and the single-pass kernel (u32 or `_c64`, as
     /// the plan chose; `C` its count word).
@@ -795,48 +745,134 @@ impl SinglePassScratch {
     }
 }
 
-/// A count word the host methods read: u32 ([`CompactPlan::enqueue`]) or
-/// u64 ([`CompactPlan::enqueue_wide`]).
-trait CountWord: DeviceRepr + Copy {
+/// The buffers and the stream of one three-phase enqueue.
+struct ThreePhaseRun<'a> {
+    stream: &'a Arc<CudaStream>,
+    input: &'a CudaSlice<i32>,
+    flags: Option<&'a CudaSlice<u8>>,
+    output: &'a mut CudaSlice<i32>,
+    what: &'a dyn Fn(&str) -> String,
+}
+
+impl ThreePhaseScratch {
+    /// The u32 path: phases 1 and 2 over the whole input, then
+    /// `compact_scatter`, which writes the u32 count.
+    fn run_whole(&mut self, run: ThreePhaseRun<'_>, count: &mut CudaSlice<u32>) -> GpuResult<()> {
+        let ThreePhaseRun { stream, input, flags, output, what } = run;
+        let n = input.len();
+        let has_tile_offsets = self.scan_range(stream, input, flags, (0, n), what)?;
+        // Phase 3: scatter (+ count). levels[0] holds complete tile
+        // offsets whenever the flags took more than one tile.
+        let n_u64 = n as u64;
+        let mut launch = stream.launch_builder(&self.scatter);
+        launch
+            .arg(input)
+            .arg(&self.keep_flags)
+            .arg(&self.positions)
+            .arg(&n_u64)
+            .arg(&self.levels[0])
+            .arg(&has_tile_offsets)
+            .arg(output)
+            .arg(count);
+        // SAFETY: matches compact_scatter(input, flags, positions, n,
+        // tile_offsets, has_tile_offsets, output, count).
+        unsafe { launch.launch(config(grid_stride_grid(n), BLOCK_THREADS, 0)) }.context(|| what("scatter"))?;
+        Ok(())
+    }
+
+    /// The wide path: the first base word zeroed, then for each window
+    /// phases 1 and 2 over it and `compact_scatter_window`; the last window
+    /// writes the u64 count.
+    fn run_windows(
+        &mut self,
+        run: ThreePhaseRun<'_>,
+        bases: &mut CudaSlice<u64>,
+        windows: &[(usize, usize)],
+        count: &mut CudaSlice<u64>,
+    ) -> GpuResult<()> {
+        let ThreePhaseRun { stream, input, flags, output, what } = run;
+        let mut first = bases.slice_mut(0..1);
+        stream.memset_zeros(&mut first).context(|| what("zeroing the first window's base"))?;
+        for (w, &(start, len)) in windows.iter().enumerate() {
+            let at = |step: &str| what(&format!("window [{start}, {}): {step}", start + len));
+            let has_tile_offsets = self.scan_range(stream, input, flags, (start, len), &at)?;
+            // Window w reads base word w and writes word w + 1, the last
+            // window the caller's count: no launch reads a word it writes.
+            let (before, mut after) = bases.split_at_mut(w + 1);
+            let base_in = before.slice(w..w + 1);
+            let mut next = if w + 1 == windows.len() { count.slice_mut(0..1) } else { after.slice_mut(0..1) };
+            let (window_input, len_u64) = (input.slice(start..start + len), len as u64);
+            let mut launch = stream.launch_builder(&self.scatter);
+            launch
+                .arg(&window_input)
+                .arg(&self.keep_flags)
+                .arg(&self.positions)
+                .arg(&len_u64)
+                .arg(&self.levels[0])
+                .arg(&has_tile_offsets)
+                .arg(&base_in)
+                .arg(&mut *output)
+                .arg(&mut next);
+            // SAFETY: matches compact_scatter_window(input, flags, positions,
+            // n, tile_offsets, has_tile_offsets, base_in, output, next_base):
+            // the window's input, its len flags and positions, two distinct
+            // u64 words; every destination is below the whole count, at most n.
+            unsafe { launch.launch(config(grid_stride_grid(len), BLOCK_THREADS, 0)) }.context(|| at("scatter"))?;
+        }
+        Ok(())
+    }
+}
+
+/// A count word: u32 ([`CompactPlan::enqueue`]) or u64
+/// ([`CompactPlan::enqueue_wide`]), with the three-phase path that writes it.
+trait CountWord: DeviceRepr + ValidAsZeroBits + Copy {
+    /// The plan width that writes this word.
+    const WIDTH: Width;
     /// The count as read.
     fn count(self) -> u64;
-    /// The plan's enqueue of this width.
-    fn enqueue(
-        plan: &mut CompactPlan,
-        input: &CudaSlice<i32>,
-        flags: Option<&CudaSlice<u8>>,
-        output: &mut CudaSlice<i32>,
+    /// The three-phase run of this width on `scratch`; `None` when the
+    /// scratch is not this width's (the plan's width is checked before).
+    fn three_phase(
+        scratch: &mut Scratch,
+        run: ThreePhaseRun<'_>,
+        windows: &[(usize, usize)],
         count: &mut CudaSlice<Self>,
-    ) -> GpuResult<()>;
+    ) -> Option<GpuResult<()>>;
 }
 
 impl CountWord for u32 {
+    const WIDTH: Width = Width::U32;
     fn count(self) -> u64 {
         u64::from(self)
     }
-    fn enqueue(
-        plan: &mut CompactPlan,
-        input: &CudaSlice<i32>,
-        flags: Option<&CudaSlice<u8>>,
-        output: &mut CudaSlice<i32>,
+    fn three_phase(
+        scratch: &mut Scratch,
+        run: ThreePhaseRun<'_>,
+        _windows: &[(usize, usize)],
         count: &mut CudaSlice<u32>,
-    ) -> GpuResult<()> {
-        plan.enqueue(input, flags, output, count)
+    ) -> Option<GpuResult<()>> {
+        match scratch {
+            Scratch::ThreePhase(s) => Some(s.run_whole(run, count)),
+            _ => None,
+        }
     }
 }
 
 impl CountWord for u64 {
+    const WIDTH: Width = Width::U64;
     fn count(self) -> u64 {
         self
     }
-    fn enqueue(
-        plan: &mut CompactPlan,
-        input: &CudaSlice<i32>,
-        flags: Option<&CudaSlice<u8>>,
-        output: &mut CudaSlice<i32>,
+    fn three_phase(
+        scratch: &mut Scratch,
+        run: ThreePhaseRun<'_>,
+        windows: &[(usize, usize)],
         count: &mut CudaSlice<u64>,
-    ) -> GpuResult<()> {
-        plan.enqueue_wide(input, flags, output, count)
+    ) -> Option<GpuResult<()>> {
+        match scratch {
+            Scratch::ThreePhaseWindows(s, bases) => Some(s.run_windows(run, bases, windows, count)),
+            _ => None,
+        }
     }
 }
 
@@ -913,7 +949,7 @@ impl Gpu {
         };
         let mut output = self.alloc_poisoned::<i32>(n)?;
         let mut count = self.alloc_poisoned::<C>(1)?;
-        C::enqueue(&mut plan, &device_input, device_flags.as_ref(), &mut output, &mut count)?;
+        plan.enqueue_counted(&device_input, device_flags.as_ref(), &mut output, &mut count)?;
         self.synchronize()?;
         plan.check_fault()?;
         let count = self.download(&count)?[0].count();

@@ -54,19 +54,24 @@ fn emulate_three_phase(flags: &[u32], tile: usize) -> (Vec<u32>, u32) {
     (destinations, count)
 }
 
+/// `n` keep flags, two in three set, from the xorshift `state`.
+fn random_flags(state: &mut u64, n: usize) -> Vec<u32> {
+    (0..n)
+        .map(|_| {
+            *state ^= *state << 13;
+            *state ^= *state >> 7;
+            *state ^= *state << 17;
+            (*state % 3 != 0) as u32
+        })
+        .collect()
+}
+
 #[test]
 fn three_phase_destinations_equal_a_serial_exclusive_scan() {
     let mut state = 0x9e3779b97f4a7c15u64;
     for n in [1usize, 2, 3, 4, 5, 15, 16, 17, 63, 64, 65, 255, 256, 257, 1000, 4097] {
         for tile in [2usize, 4, 16] {
-            let flags: Vec<u32> = (0..n)
-                .map(|_| {
-                    state ^= state << 13;
-                    state ^= state >> 7;
-                    state ^= state << 17;
-                    (state % 3 != 0) as u32
-                })
-                .collect();
+            let flags = random_flags(&mut state, n);
             let (destinations, count) = emulate_three_phase(&flags, tile);
             let mut running = 0u32;
             for i in 0..n {
@@ -225,14 +230,7 @@ fn grids_follow_the_length() {
 fn window_bases_chain_into_the_whole_scan() {
     let mut state = 0x3c6ef372fe94f82bu64;
     for n in [1usize, 3, 4, 5, 8, 9, 12, 13, 100, 1001] {
-        let flags: Vec<u32> = (0..n)
-            .map(|_| {
-                state ^= state << 13;
-                state ^= state >> 7;
-                state ^= state << 17;
-                (state % 3 != 0) as u32
-            })
-            .collect();
+        let flags = random_flags(&mut state, n);
         for window in [4usize, 8, 12, 100] {
             let windows = wide_windows(n, window);
             let mut bases = vec![u64::MAX; windows.len()];

@@ -81,9 +81,10 @@ impl Primitive {
     /// The largest n the sweep runs it at: the kernels' limit for the reduce
     /// and the scans (their plans' grid limits, 2^40 - 512), the arg
     /// reductions (2^40, in windows of 2^30), the softmax (2^40 logits, in
-    /// rows), the histogram (2^40 samples, u64 counts in windows of 2^31) and
-    /// the segmented reduction (2^40 items, u64 offsets past u32::MAX); for
-    /// the float
+    /// rows), the histogram (2^40 samples, u64 counts in windows of 2^31),
+    /// the segmented reduction (2^40 items, u64 offsets past u32::MAX) and the
+    /// compaction (2^40 items, a u64 count, three-phase in windows of 2^30);
+    /// for the float
     /// sums, whose kernels take far more (`float_reduce::MAX_LEN`, 2^40 inputs
     /// for the correctly rounded sum), the last size at which the family their
     /// large cases need stays exact in f32 ([`model::generators::SPARSE_EXACT_MAX_LEN`],
@@ -97,6 +98,7 @@ impl Primitive {
             Primitive::Softmax => kernels::softmax::MAX_LEN,
             Primitive::Histogram => kernels::histogram::MAX_LEN,
             Primitive::SegmentedReduce => kernels::segmented_reduce::MAX_LEN,
+            Primitive::Compact => kernels::compact::MAX_LEN,
             Primitive::FloatReduce => kernels::float_reduce::MAX_LEN.min(model::generators::SPARSE_EXACT_MAX_LEN),
             Primitive::ExactSum => {
                 (kernels::exact_sum::EXACT_MAX_INPUTS as usize).min(model::generators::SPARSE_EXACT_MAX_LEN)
@@ -114,7 +116,8 @@ impl Primitive {
             | Primitive::ArgReduce
             | Primitive::Softmax
             | Primitive::Histogram
-            | Primitive::SegmentedReduce => "its plans' limit",
+            | Primitive::SegmentedReduce
+            | Primitive::Compact => "its plans' limit",
             Primitive::FloatReduce | Primitive::ExactSum => {
                 "past it the sweep's sparse integer family is no longer exact in f32"
             }
@@ -128,9 +131,12 @@ impl Primitive {
     /// bytes per 512 or 4096
     /// items, or under 1 MB), 12 for the scan (int32 in,
     /// int64 out; its scratch at most 8 bytes per 512 items), 8 for the softmax
-    /// (f32 logits in, f32 probabilities out, a byte a row), 24 for the others (over all of them: an int32
-    /// input, an int64 output and int64 scratch, or a compaction's input,
-    /// flags and output). The affine-map cases stop at 2^24.
+    /// (f32 logits in, f32 probabilities out, a byte a row), 17 for the
+    /// compaction (int32 input and output, u8 selector flags, and the u32
+    /// three-phase's u32 flags and positions of every item below 2^32; past it
+    /// the wide path needs 9 bytes an item and one window's 8.6 GB), 24 for
+    /// the others (over all of them: an int32 input, an int64 output and
+    /// int64 scratch). The affine-map cases stop at 2^24.
     pub fn device_bytes_per_item(self) -> usize {
         match self {
             Primitive::Reduce
@@ -141,6 +147,7 @@ impl Primitive {
             | Primitive::SegmentedReduce => 4,
             Primitive::Scan => 12,
             Primitive::Softmax => 8,
+            Primitive::Compact => 17,
             _ => DEVICE_BYTES_PER_ELEMENT,
         }
     }
@@ -261,7 +268,7 @@ impl Primitive {
                 cuda: &["kernels/cuda/compact.cu"],
                 launch: &["kernels/src/compact.rs", "kernels/src/compact_tests.rs"],
                 model: &["model/src/compact.rs", "model/src/fixtures/compact.rs"],
-                sweep: &["harness/src/sweep/gpu/compact.rs"],
+                sweep: &["harness/src/sweep/gpu/compact.rs", "harness/src/sweep/gpu/compact_streamed.rs"],
                 contracts: &["harness/src/sweep/raw/compact.rs"],
                 bench: &["harness/src/bench/entries/compact.rs"],
             },

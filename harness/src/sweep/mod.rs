@@ -156,8 +156,8 @@ mod reach_tests {
     }
 
     /// Past 2^32 every primitive of 32-bit sizes is skipped naming its limit; the reduce, the
-    /// scan, the arg reductions, the softmax, the histogram and the segmented reduction take
-    /// 64-bit sizes up to their plans' limit, the float sums up to where their
+    /// scan, the arg reductions, the softmax, the histogram, the segmented reduction and the
+    /// compaction take 64-bit sizes up to their plans' limit, the float sums up to where their
     /// large cases' family stays exact (2^33 + 2^32, both large-offset sizes included).
     #[test]
     fn sizes_past_a_primitive_s_limit_name_it() {
@@ -168,6 +168,7 @@ mod reach_tests {
             Primitive::Softmax,
             Primitive::Histogram,
             Primitive::SegmentedReduce,
+            Primitive::Compact,
             Primitive::FloatReduce,
             Primitive::ExactSum,
         ];
@@ -208,7 +209,10 @@ mod reach_tests {
             "skipped for device memory: scan n=8589935147 needs up to 103.1 GB (12 bytes an item), more than \
              the device's 85.0 GB"
         );
-        assert!(out_of_reach(Primitive::Compact, 1 << 31, 40_000_000_000).is_some(), "24 bytes an item");
+        let reason = out_of_reach(Primitive::Compact, 1 << 31, 30_000_000_000).expect("36.5 GB on a 30 GB card");
+        assert!(reason.contains("(17 bytes an item)"), "{reason}");
+        assert_eq!(out_of_reach(Primitive::Compact, PAST_2_32, H100), None, "73 GB at most fits an 85 GB card");
+        assert!(out_of_reach(Primitive::Compact, PAST_2_33, H100).is_some(), "its 86 GB do not fit an 85 GB card");
         assert_eq!(out_of_reach(Primitive::Histogram, PAST_2_33, H100), None, "34.4 GB of int32 fits an 85 GB card");
         let reason = out_of_reach(Primitive::Histogram, PAST_2_33, 30_000_000_000).expect("34.4 GB on a 30 GB card");
         assert!(reason.contains("(4 bytes an item)"), "{reason}");

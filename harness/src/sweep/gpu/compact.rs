@@ -3,11 +3,12 @@
 //! rejected item that writes anything past the kept count is caught. Every
 //! case has a `.c64` twin run through the wide path (a u64 count; the
 //! three-phase schedule in three windows, [`wide_window`]), the path an
-//! input past 2^32 items takes, so the windows' edges,
+//! input past 2^32 items takes (`compact_streamed`), so the windows' edges,
 //! their bases and the u64 count are proved at every size the sweep and the
 //! sanitizers visit.
 
 use super::pieces::{pieced, Part, UnsizedPart};
+use super::streamed::STREAMED_FROM;
 use super::{gpu_error, int_family_inputs, sized_id, wide_window, GpuCase, Inputs, Keep, Pieced, POISON_I32};
 use crate::sweep::case::Verdict;
 use crate::sweep::compare;
@@ -58,16 +59,21 @@ fn pieced_case(family: DataFamily, n: usize, seed: u64, keep: Keep) -> Result<Pi
 }
 
 /// The case-id suffixes: the u32 path, then its `.c64` twin, the path an
-/// input past 2^32 items takes: a u64 count, the
+/// input past 2^32 items takes (`compact_streamed`): a u64 count, the
 /// three-phase schedule in three windows of [`wide_window`] items (each
 /// window's destinations offset by the earlier windows' count), the single
 /// pass through its `_c64` kernel.
 const PATHS: [(bool, &str); 2] = [(false, ""), (true, ".c64")];
 
-/// Appends every compaction case of `plan`.
+/// Appends every compaction case of `plan`: on host-held inputs below 2^32
+/// items, streamed to the device past it (`compact_streamed`).
 pub fn cases(plan: &SweepPlan, out: &mut Vec<GpuCase>) {
     let inputs: Inputs<CompactCase> = Inputs::default();
     for &n in &plan.sizes {
+        if n >= STREAMED_FROM {
+            super::compact_streamed::cases(plan, n, out);
+            continue;
+        }
         for (family_name, seed, input) in int_family_inputs(plan, "compact", n, &inputs, pieced_case) {
             for variant in CompactVariant::ALL {
                 for selector in [SelectorKind::Positive, SelectorKind::Flags] {

@@ -6,6 +6,7 @@ pub(crate) mod arg_pairs;
 pub mod arg_reduce;
 mod arg_reduce_streamed;
 pub mod compact;
+mod compact_streamed;
 pub mod exact_segmented_sum;
 pub mod exact_sum;
 pub mod float_reduce;
