@@ -14,10 +14,16 @@
 //!   u32::MAX, so the last kept items land past 2^32 (a u32 count or
 //!   destination wraps there) and a window's base passes 2^32 too.
 //!
-//! A case reads back its u64 count, then its output a piece of the input at
-//! a time beside the model's kept items of that piece (made again from the
-//! recipe), and the rest of the output (past the count) to check that the
-//! poison survived: host memory a few MB whatever n. Device memory: the
+//! A case reads back its u64 count, then its kept items a chunk at a time
+//! into one BLAKE3 digest, compared with the digest the model made of its
+//! kept items on the way to the device (the same part, fed the same bytes:
+//! equal exactly when every kept item is, in order); only when they differ
+//! is the input made again, a piece at a time beside the output, to name the
+//! first wrong item. Then the rest of the output (past the count) is read to
+//! check that the poison survived: host memory a chunk of 64 MB whatever n. (Making
+//! the input again for every case took the first case past 300 s at
+//! 2^32 + 333 on the H100; the flags, a hash of each index, are made on
+//! every core.) Device memory: the
 //! int32 input (4 bytes an item) for all the cases of an input, and per
 //! case a poisoned output (4 bytes an item), the selector flags (1 byte an
 //! item, flagged cases) and the plan's scratch (three-phase: 8.6 GB for one
@@ -37,6 +43,7 @@ use kernels::cudarc::driver::CudaSlice;
 use kernels::{CompactPlan, CompactVariant, Gpu, GpuError, SelectorKind};
 use model::generators::{DataFamily, PIECE};
 use model::pieces::compact_piece;
+use rayon::prelude::*;
 use std::borrow::Cow;
 use std::marker::PhantomData;
 use std::sync::Arc;
@@ -122,9 +129,15 @@ struct KeptPiece {
 
 fn kept_piece<S: KeepShape>(at: usize, n: usize, items: &[i32]) -> Result<KeptPiece, Verdict> {
     let values: Vec<i32> = items.iter().map(|&x| S::value(x)).collect();
-    let flags: Vec<u8> = (at..at + items.len()).map(|i| S::flag(i, n)).collect();
+    let flags = make_flags::<S>(at, at + items.len(), n);
     let (positive, flagged) = compact_piece(&values, &flags).map_err(|e| model_error(&e))?;
     Ok(KeptPiece { flags, positive, flagged })
+}
+
+/// The selector flags of items `start..end` of `n`, made on every core (a
+/// hash of each index: the slowest part of a piece made one item at a time).
+fn make_flags<S: KeepShape>(start: usize, end: usize, n: usize) -> Vec<u8> {
+    (start..end).into_par_iter().map(|i| S::flag(i, n)).collect()
 }
 
 /// The model's counts of a streamed input: (x > 0, flagged).
@@ -201,7 +214,7 @@ fn upload_flags<S: KeepShape>(gpu: &Gpu, n: usize) -> Result<CudaSlice<u8>, GpuE
     let mut flags = gpu.alloc_uninit::<u8>(n)?;
     for at in (0..n).step_by(PIECE) {
         let end = n.min(at + PIECE);
-        let piece: Vec<u8> = (at..end).map(|i| S::flag(i, n)).collect();
+        let piece = make_flags::<S>(at, end, n);
         let mut view = flags.slice_mut(at..end);
         gpu.stream().memcpy_htod(&piece, &mut view).map_err(|source| GpuError::Driver {
             context: format!("compact n={n}: writing flags {at}..{end}"),
@@ -219,15 +232,55 @@ fn read_back(gpu: &Gpu, output: &CudaSlice<i32>, start: usize, end: usize) -> Re
     })
 }
 
-/// The output of a wide run compared with the model, a piece of the input
-/// at a time: each piece's kept items (made again from `recipe`) at the
-/// output's next places, then the poison past the `count`.
+/// Items read back at a time when digesting an output (64 MB of int32).
+const READ_CHUNK: usize = 1 << 24;
+
+/// The output of a wide run compared with the model: its first `count`
+/// items digested as the model's kept items were ([`UnsizedPart`]) and the
+/// digest compared with the model's `expected` one; when they differ,
+/// [`first_wrong_item`] names the item. Then the poison past the count.
 fn check_output<S: KeepShape>(
     gpu: &Gpu,
     recipe: &StreamedInts<StreamedKept<S>>,
     selector: SelectorKind,
     output: &CudaSlice<i32>,
     count: usize,
+    expected: &str,
+) -> Verdict {
+    let n = output.len();
+    let mut kept = UnsizedPart::<i32>::new(Keep::DigestsOnly);
+    for start in (0..count).step_by(READ_CHUNK) {
+        match read_back(gpu, output, start, count.min(start + READ_CHUNK)) {
+            Ok(got) => kept.push(&got),
+            Err(verdict) => return verdict,
+        }
+    }
+    let (digest, _) = kept.finish();
+    if digest != expected {
+        return first_wrong_item(gpu, recipe, selector, output, (digest, expected));
+    }
+    for start in (count..n).step_by(READ_CHUNK) {
+        let got = match read_back(gpu, output, start, n.min(start + READ_CHUNK)) {
+            Ok(got) => got,
+            Err(verdict) => return verdict,
+        };
+        if let Some(k) = got.iter().position(|&g| g != POISON_I32) {
+            return Verdict::fail_at(start + k, POISON_I32, got[k], "poison past the count (a rejected item wrote)");
+        }
+    }
+    Verdict::Pass
+}
+
+/// The failure of an output whose kept items' digest (`digests`: got,
+/// expected) is not the model's: the input made again a piece at a time,
+/// each piece's kept items compared with the output's next places, to name
+/// the first wrong item.
+fn first_wrong_item<S: KeepShape>(
+    gpu: &Gpu,
+    recipe: &StreamedInts<StreamedKept<S>>,
+    selector: SelectorKind,
+    output: &CudaSlice<i32>,
+    digests: (String, &str),
 ) -> Verdict {
     let n = output.len();
     let pieces = match recipe.pieces() {
@@ -250,16 +303,12 @@ fn check_output<S: KeepShape>(
         }
         written += want.len();
     }
-    for start in (count..n).step_by(PIECE) {
-        let got = match read_back(gpu, output, start, n.min(start + PIECE)) {
-            Ok(got) => got,
-            Err(verdict) => return verdict,
-        };
-        if let Some(k) = got.iter().position(|&g| g != POISON_I32) {
-            return Verdict::fail_at(start + k, POISON_I32, got[k], "poison past the count (a rejected item wrote)");
-        }
-    }
-    Verdict::Pass
+    let (got, expected) = digests;
+    Verdict::fail(
+        expected,
+        got,
+        "digest of the kept items (no item differed when read again: a nondeterministic output)",
+    )
 }
 
 /// One (variant, selector) run on a streamed input already on the device: a
@@ -295,7 +344,14 @@ fn run_on_device<S: KeepShape>(
     if count != want {
         return Verdict::fail(want, count, "count (u64)");
     }
-    check_output(gpu, recipe, selector, &output, count as usize)
+    let Some(expected) = input.digests.get(selector.name()) else {
+        return Verdict::fail(
+            selector.name(),
+            "no such part",
+            "the model's digest of the kept items (a catalogue bug)",
+        );
+    };
+    check_output(gpu, recipe, selector, &output, count as usize, expected)
 }
 
 /// Every variant's and selector's case on the input of shape `S` (the
@@ -372,6 +428,40 @@ mod tests {
             let (positive, flagged) = check::<Dense>(n);
             assert!(positive + 2 >= n as u64, "n={n}: x > 0 keeps all but the i32::MIN items");
             assert!(flagged <= n as u64, "n={n}");
+        }
+    }
+
+    /// The output check's digest of the kept items, fed in chunks of any
+    /// size, is the model's digest of that part (made a piece at a time on
+    /// the way to the device), for both shapes and selectors, and differs
+    /// when one item does: a right output passes and a wrong one fails.
+    #[test]
+    fn kept_items_digested_in_chunks_are_the_models() {
+        fn check<S: KeepShape>(n: usize) {
+            let recipe = StreamedInts::<StreamedKept<S>>::new(S::FAMILY, n, 11);
+            let (_, digests) = stream_pieces(&recipe, |_, _| Ok(())).unwrap_or_else(|v| panic!("{v:?}"));
+            let whole: Vec<i32> = ints(S::FAMILY, n, 11).unwrap().into_iter().map(S::value).collect();
+            let flags: Vec<u8> = (0..n).map(|i| S::flag(i, n)).collect();
+            let (positive, flagged) = compact_piece(&whole, &flags).unwrap();
+            for (selector, mut kept) in [(SelectorKind::Positive, positive), (SelectorKind::Flags, flagged)] {
+                let digest = |items: &[i32], chunk: usize| {
+                    let mut part = UnsizedPart::<i32>::new(Keep::DigestsOnly);
+                    items.chunks(chunk).for_each(|c| part.push(c));
+                    part.finish().0
+                };
+                let expected = &digests[selector.name()];
+                for chunk in [1, 7, 1000, PIECE + 3] {
+                    assert_eq!(&digest(&kept, chunk), expected, "{} {} n={n} chunk={chunk}", S::NAME, selector.name());
+                }
+                if let Some(last) = kept.last_mut() {
+                    *last ^= 1;
+                    assert_ne!(&digest(&kept, 1000), expected, "{} {} n={n}", S::NAME, selector.name());
+                }
+            }
+        }
+        for n in [1, 33, PIECE + 7, 2 * PIECE + 333] {
+            check::<Mixed>(n);
+            check::<Dense>(n);
         }
     }
 
