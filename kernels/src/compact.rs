@@ -893,8 +893,8 @@ impl Gpu {
     }
 
     /// As [`Gpu::compact_i32`], but returns the whole output buffer of `n`
-    /// elements: the buffer is poisoned (every byte
-    /// [`crate::POISON_BYTE`]) before the launch, so elements `[count, n)`
+    /// elements: the buffer is poisoned (every byte [`Gpu::poison_byte`])
+    /// before the launch, so elements `[count, n)`
     /// must still hold the poison pattern afterwards (a rejected item writes
     /// nothing). The count word is poisoned too, so a kernel that never wrote
     /// it is reported as a [`GpuError::KernelFault`].

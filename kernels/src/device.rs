@@ -15,6 +15,13 @@ use std::sync::{Arc, Mutex};
 /// pattern after a run was never written.
 pub const POISON_BYTE: u8 = 0xA5;
 
+/// The byte of a case's second run ([`Gpu::with_poison_byte`]): it differs
+/// from [`POISON_BYTE`] in every bit, so an element a kernel leaves unwritten,
+/// or a value a kernel happens to write equal to one poison, cannot pass a
+/// run under each; and an unwritten f32 reads as about -2.9e-16 under the
+/// first (which a tolerance can absorb) but as about 1.5e16 under the second.
+pub const SECOND_POISON_BYTE: u8 = 0x5A;
+
 /// How to open a [`Gpu`].
 #[derive(Debug, Clone, Copy, Default)]
 pub struct GpuOptions {
@@ -62,6 +69,8 @@ pub struct Gpu {
     info: DeviceInfo,
     mutant: u32,
     modules: Arc<ModuleCache>,
+    /// The byte [`Gpu::poison`] fills buffers with.
+    poison_byte: u8,
 }
 
 /// One slot per family, each filled once: a family is compiled by the first
@@ -157,7 +166,14 @@ impl Gpu {
             sm_clock_mhz: attribute(A::CU_DEVICE_ATTRIBUTE_CLOCK_RATE)? / 1000,
             memory_clock_mhz: attribute(A::CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE)? / 1000,
         };
-        Ok(Gpu { ctx, stream, info, mutant: options.mutant, modules: Arc::new(Mutex::new(HashMap::new())) })
+        Ok(Gpu {
+            ctx,
+            stream,
+            info,
+            mutant: options.mutant,
+            modules: Arc::new(Mutex::new(HashMap::new())),
+            poison_byte: POISON_BYTE,
+        })
     }
 
     /// Device and toolchain facts.
@@ -210,7 +226,29 @@ impl Gpu {
             info: self.info.clone(),
             mutant: self.mutant,
             modules: self.modules.clone(),
+            poison_byte: self.poison_byte,
         })
+    }
+
+    /// This handle (the same context, stream and compiled modules) with
+    /// buffers poisoned with `byte` ([`Gpu::poison`], [`Gpu::alloc_poisoned`],
+    /// and every output a plan poisons): the sweep runs a case a second time
+    /// under [`SECOND_POISON_BYTE`].
+    pub fn with_poison_byte(&self, byte: u8) -> Gpu {
+        Gpu {
+            ctx: self.ctx.clone(),
+            stream: self.stream.clone(),
+            info: self.info.clone(),
+            mutant: self.mutant,
+            modules: self.modules.clone(),
+            poison_byte: byte,
+        }
+    }
+
+    /// The byte buffers are poisoned with: [`POISON_BYTE`] unless
+    /// [`Gpu::with_poison_byte`] chose another.
+    pub fn poison_byte(&self) -> u8 {
+        self.poison_byte
     }
 
     /// Compiles and loads every family now (so that later timings and
@@ -242,7 +280,8 @@ impl Gpu {
         self.stream.clone_dtoh(device).context(|| format!("downloading {} elements", device.len()))
     }
 
-    /// A new device buffer of `len` elements, every byte [`POISON_BYTE`].
+    /// A new device buffer of `len` elements, every byte the poison byte
+    /// ([`Gpu::poison_byte`]).
     pub fn alloc_poisoned<T: DeviceRepr>(&self, len: usize) -> GpuResult<CudaSlice<T>> {
         // SAFETY: the memory is fully written by the memset below before use.
         let mut buffer = unsafe { self.stream.alloc::<T>(len) }.context(|| format!("allocating {len} elements"))?;
@@ -263,9 +302,10 @@ impl Gpu {
         self.stream.alloc_zeros::<T>(len).context(|| format!("allocating {len} zeroed elements"))
     }
 
-    /// Fills every byte of `buffer` with [`POISON_BYTE`] (stream-ordered).
+    /// Fills every byte of `buffer` with the poison byte ([`Gpu::poison_byte`],
+    /// stream-ordered).
     pub fn poison<T: DeviceRepr>(&self, buffer: &mut CudaSlice<T>) -> GpuResult<()> {
-        self.memset_bytes(buffer, POISON_BYTE)
+        self.memset_bytes(buffer, self.poison_byte)
     }
 
     /// Fills every byte of `buffer` with `byte` (stream-ordered).

@@ -178,7 +178,7 @@ impl<'g, T: FloatElement> ExactSumPlan<'g, T> {
         &self.result
     }
 
-    /// Refills the result with [`crate::POISON_BYTE`]s (stream-ordered), so
+    /// Refills the result with the poison byte ([`Gpu::poison_byte`], stream-ordered), so
     /// that a later read proves the next run wrote it.
     pub fn poison_result(&mut self) -> GpuResult<()> {
         self.gpu.poison(&mut self.result)

@@ -63,7 +63,7 @@ pub mod user_source;
 pub mod windows;
 
 pub use affine::AffineMap;
-pub use device::{probe_driver, DeviceInfo, Gpu, GpuOptions, POISON_BYTE};
+pub use device::{probe_driver, DeviceInfo, Gpu, GpuOptions, POISON_BYTE, SECOND_POISON_BYTE};
 pub use error::{GpuError, GpuResult};
 pub use half::bf16;
 pub use kernel_family::KernelFamily;

@@ -33,18 +33,27 @@ pub struct RunOptions {
     /// Workers running inputs at once (1: in catalogue order, on the given
     /// `Gpu`'s stream).
     pub workers: usize,
+    /// Run each case that passed, of at most [`SECOND_RUN_MAX_LEN`] items, a second time with its buffers poisoned with
+    /// [`kernels::SECOND_POISON_BYTE`] ([`second_run`]).
+    pub second_run: bool,
 }
+
+/// The largest case that runs a second time: the catalogue's sizes up to
+/// 2^24 (the 2^28 cases, which would double the sweep's time, and the
+/// streamed ones past 2^32 run once).
+pub const SECOND_RUN_MAX_LEN: usize = 1 << 24;
 
 impl RunOptions {
     /// A sweep's run: one worker per core.
     pub fn sweep(max_shown: usize) -> RunOptions {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        RunOptions { max_shown, markers: false, workers: cores }
+        RunOptions { max_shown, markers: false, workers: cores, second_run: true }
     }
 
-    /// The sanitizer child's run: in order, with markers.
+    /// The sanitizer child's run: in order, with markers, once (the
+    /// sanitizers watch every access; a second run would double their time).
     pub fn markers() -> RunOptions {
-        RunOptions { max_shown: 0, markers: true, workers: 1 }
+        RunOptions { max_shown: 0, markers: true, workers: 1, second_run: false }
     }
 }
 
@@ -147,7 +156,10 @@ impl Shared<'_> {
                 let _ = out.flush();
             }
             let case_started = Instant::now();
-            let verdict = case.run(gpu, &input);
+            let mut verdict = case.run(gpu, &input);
+            if self.options.second_run && verdict == Verdict::Pass && case.id.n <= SECOND_RUN_MAX_LEN {
+                verdict = second_run(case.run(&gpu.with_poison_byte(kernels::SECOND_POISON_BYTE), &input));
+            }
             // The model's answers were made for the run: the digests say which
             // input ran and which answer it was compared with.
             let digest = case.reference(&input).ok();
@@ -198,6 +210,22 @@ impl Shared<'_> {
         if let Some(p) = self.progress {
             p.step(&case.id.marker());
         }
+    }
+}
+
+/// The verdict of a case whose first run passed, from its second run under
+/// [`kernels::SECOND_POISON_BYTE`]: our kernels get the defence `check`
+/// gives a user's (a kernel that leaves an element unwritten, writes one
+/// poison's value, or keeps state from one launch to the next cannot pass a
+/// run under each poison). A failure says it was the second run's.
+pub fn second_run(verdict: Verdict) -> Verdict {
+    match verdict {
+        Verdict::Fail(mut m) => {
+            m.what = format!("second run (buffers poisoned 0x{:02X}): {}", kernels::SECOND_POISON_BYTE, m.what);
+            Verdict::Fail(m)
+        }
+        Verdict::Skipped { reason } => Verdict::Skipped { reason: format!("second run: {reason}") },
+        Verdict::Pass => Verdict::Pass,
     }
 }
 
@@ -265,4 +293,52 @@ fn run_parallel(gpu: &kernels::Gpu, shared: &Shared, ranges: &[Range<usize>], wo
         }
     });
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sweep::case::Mismatch;
+
+    /// The sweep runs a passing case again under the second poison; the
+    /// sanitizer child runs each case once.
+    #[test]
+    fn the_sweep_runs_twice_and_the_sanitizers_once() {
+        assert!(RunOptions::sweep(5).second_run);
+        assert!(!RunOptions::markers().second_run);
+    }
+
+    /// The two poisons differ in every bit, and an unwritten f32 is glaring
+    /// under the second (under the first it is about -2.9e-16, which a
+    /// tolerance can absorb).
+    #[test]
+    fn the_second_poison_differs_in_every_bit() {
+        assert_eq!(kernels::POISON_BYTE ^ kernels::SECOND_POISON_BYTE, 0xFF);
+        let first = f32::from_bits(u32::from_ne_bytes([kernels::POISON_BYTE; 4]));
+        let second = f32::from_bits(u32::from_ne_bytes([kernels::SECOND_POISON_BYTE; 4]));
+        assert!(first.abs() < 1e-15, "{first}");
+        assert!(second.abs() > 1e15, "{second}");
+    }
+
+    /// A second run's failure says it was the second run's (the rerun line
+    /// of the case reproduces both runs); its skip says so; a pass stays one.
+    #[test]
+    fn second_run_failures_name_the_run() {
+        let failed = Verdict::Fail(Mismatch {
+            index: Some(3),
+            expected: "1".into(),
+            got: "1515870810".into(),
+            what: "kept items, in order".into(),
+        });
+        match second_run(failed) {
+            Verdict::Fail(m) => {
+                assert_eq!(m.what, "second run (buffers poisoned 0x5A): kept items, in order");
+                assert_eq!((m.index, m.expected.as_str(), m.got.as_str()), (Some(3), "1", "1515870810"));
+            }
+            other => panic!("{other:?}"),
+        }
+        let skipped = second_run(Verdict::Skipped { reason: "device memory".into() });
+        assert_eq!(skipped, Verdict::Skipped { reason: "second run: device memory".into() });
+        assert_eq!(second_run(Verdict::Pass), Verdict::Pass);
+    }
 }

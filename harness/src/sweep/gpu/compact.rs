@@ -8,8 +8,9 @@
 //! sanitizers visit.
 
 use super::pieces::{pieced, Part, UnsizedPart};
+use super::poison_i32;
 use super::streamed::STREAMED_FROM;
-use super::{gpu_error, int_family_inputs, sized_id, wide_window, GpuCase, Inputs, Keep, Pieced, POISON_I32};
+use super::{gpu_error, int_family_inputs, sized_id, wide_window, GpuCase, Inputs, Keep, Pieced};
 use crate::sweep::case::Verdict;
 use crate::sweep::compare;
 use crate::sweep::digest::Fingerprint;
@@ -107,14 +108,14 @@ fn run(gpu: &kernels::Gpu, variant: CompactVariant, selector: SelectorKind, wide
         gpu.compact_i32_raw(variant, chosen, &case.input)
     };
     match got {
-        Ok((buffer, count)) => check(kept(case, selector), &buffer, count, n),
+        Ok((buffer, count)) => check(kept(case, selector), &buffer, count, n, poison_i32(gpu)),
         Err(e) => gpu_error(&e),
     }
 }
 
-/// The count, the kept items in order, and the poison past the count in a
-/// whole output `buffer` of `n` elements.
-fn check(expected: &[i32], buffer: &[i32], count: usize, n: usize) -> Verdict {
+/// The count, the kept items in order, and the `poison` past the count in
+/// a whole output `buffer` of `n` elements.
+fn check(expected: &[i32], buffer: &[i32], count: usize, n: usize, poison: i32) -> Verdict {
     if count != expected.len() {
         return Verdict::fail(expected.len(), count, "count");
     }
@@ -127,8 +128,8 @@ fn check(expected: &[i32], buffer: &[i32], count: usize, n: usize) -> Verdict {
         compare::each(
             n - count,
             "poison past the count (a rejected item wrote)",
-            |i| buffer[count + i] == POISON_I32,
-            |i| (format!("poison {POISON_I32} at {}", count + i), buffer[count + i].to_string()),
+            |i| buffer[count + i] == poison,
+            |i| (format!("poison {poison} at {}", count + i), buffer[count + i].to_string()),
         ),
     ])
 }

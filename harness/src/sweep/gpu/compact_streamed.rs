@@ -32,9 +32,10 @@
 //! 86 GB at 2^33 + 555 (an H200 only; an H100 skips those cases for
 //! memory, with the numbers).
 
+use super::poison_i32;
 use super::streamed::{fits_beside_input, skip_or_fail, streamed_case, OnDevice, PartDigests, StreamedInts};
 use super::streamed::{StreamedModel, STREAMED_FROM};
-use super::{case_seed, gpu_error, model_error, sized_id, GpuCase, Keep, POISON_I32};
+use super::{case_seed, gpu_error, model_error, sized_id, GpuCase, Keep};
 use crate::sweep::case::Verdict;
 use crate::sweep::gpu::pieces::{Part, UnsizedPart};
 use crate::sweep::SweepPlan;
@@ -259,13 +260,14 @@ fn check_output<S: KeepShape>(
     if digest != expected {
         return first_wrong_item(gpu, recipe, selector, output, (digest, expected));
     }
+    let poison = poison_i32(gpu);
     for start in (count..n).step_by(READ_CHUNK) {
         let got = match read_back(gpu, output, start, n.min(start + READ_CHUNK)) {
             Ok(got) => got,
             Err(verdict) => return verdict,
         };
-        if let Some(k) = got.iter().position(|&g| g != POISON_I32) {
-            return Verdict::fail_at(start + k, POISON_I32, got[k], "poison past the count (a rejected item wrote)");
+        if let Some(k) = got.iter().position(|&g| g != poison) {
+            return Verdict::fail_at(start + k, poison, got[k], "poison past the count (a rejected item wrote)");
         }
     }
     Verdict::Pass

@@ -193,8 +193,11 @@ pub fn int_family_inputs<P: Send + Sync + 'static>(
         .collect()
 }
 
-/// The int32 value of a poisoned element (every byte [`kernels::POISON_BYTE`]).
-pub(crate) const POISON_I32: i32 = i32::from_ne_bytes([kernels::POISON_BYTE; 4]);
+/// The int32 value of an element `gpu` poisoned (every byte its
+/// [`kernels::Gpu::poison_byte`]: the first run's or the second's).
+pub(crate) fn poison_i32(gpu: &kernels::Gpu) -> i32 {
+    i32::from_ne_bytes([gpu.poison_byte(); 4])
+}
 
 /// The window of the twins that run a path built for inputs past 2^32 items in windows (the
 /// histogram's `.windows`, the compaction's `.c64`) at `n` items: the smallest multiple of 4
