@@ -71,6 +71,8 @@ pub struct RunTimes {
     pub cases: f64,
     /// Workers.
     pub workers: usize,
+    /// Cases that ran a second time ([`second_run`]).
+    pub second_runs: usize,
 }
 
 impl RunTimes {
@@ -78,8 +80,15 @@ impl RunTimes {
     pub fn describe(&self) -> String {
         format!(
             "{:.1} s wall with {} worker(s): kernels compiled in {:.1} s, then {:.1} thread-s preparing inputs, \
-             {:.1} thread-s running, comparing and digesting cases",
-            self.wall, self.workers, self.compile, self.prepare, self.cases
+             {:.1} thread-s running, comparing and digesting cases ({} of them a second time, buffers poisoned \
+             0x{:02X})",
+            self.wall,
+            self.workers,
+            self.compile,
+            self.prepare,
+            self.cases,
+            self.second_runs,
+            kernels::SECOND_POISON_BYTE
         )
     }
 }
@@ -99,6 +108,7 @@ pub fn run_gpu_cases(gpu: &kernels::Gpu, plan: &SweepPlan, options: RunOptions) 
         results: Mutex::new((0..cases.len()).map(|_| None).collect()),
         prepare_nanos: AtomicUsize::new(0),
         case_nanos: AtomicUsize::new(0),
+        second_runs: AtomicUsize::new(0),
     };
     let workers = options.workers.clamp(1, ranges.len().max(1));
     let mut times = RunTimes { workers, ..RunTimes::default() };
@@ -118,6 +128,7 @@ pub fn run_gpu_cases(gpu: &kernels::Gpu, plan: &SweepPlan, options: RunOptions) 
     times.wall = started.elapsed().as_secs_f64();
     times.prepare = shared.prepare_nanos.load(Ordering::Relaxed) as f64 * 1e-9;
     times.cases = shared.case_nanos.load(Ordering::Relaxed) as f64 * 1e-9;
+    times.second_runs = shared.second_runs.load(Ordering::Relaxed);
     let results = shared.results.into_inner().unwrap_or_else(|p| p.into_inner());
     let results = results.into_iter().collect::<Option<Vec<_>>>();
     let results = results.ok_or_else(|| anyhow::anyhow!("a worker stopped before every case had a result"))?;
@@ -134,6 +145,7 @@ struct Shared<'a> {
     results: Mutex<Vec<Option<CaseResult>>>,
     prepare_nanos: AtomicUsize,
     case_nanos: AtomicUsize,
+    second_runs: AtomicUsize,
 }
 
 impl Shared<'_> {
@@ -159,6 +171,7 @@ impl Shared<'_> {
             let mut verdict = case.run(gpu, &input);
             if self.options.second_run && verdict == Verdict::Pass && case.id.n <= SECOND_RUN_MAX_LEN {
                 verdict = second_run(case.run(&gpu.with_poison_byte(kernels::SECOND_POISON_BYTE), &input));
+                self.second_runs.fetch_add(1, Ordering::Relaxed);
             }
             // The model's answers were made for the run: the digests say which
             // input ran and which answer it was compared with.
