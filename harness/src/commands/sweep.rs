@@ -352,7 +352,8 @@ pub fn run(args: &SweepArgs) -> Result<bool> {
             "multigpu": multigpu_details,
             "gpu_times": run_times.map(|t: runner::RunTimes| serde_json::json!({
                 "wall_s": t.wall, "compile_s": t.compile, "prepare_thread_s": t.prepare,
-                "cases_thread_s": t.cases, "workers": t.workers,
+                "cases_thread_s": t.cases, "workers": t.workers, "second_runs": t.second_runs,
+                "second_poison_byte": kernels::SECOND_POISON_BYTE,
             })),
         });
         let kind = if gpu_ran { "sweep" } else { "sweep-cpu" };
