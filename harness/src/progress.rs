@@ -48,11 +48,17 @@ impl Progress {
             let mut last = self.last_line.lock().unwrap_or_else(|p| p.into_inner());
             if last.elapsed() >= Duration::from_secs(5) || position == self.total {
                 *last = Instant::now();
-                eprintln!("[{}] {position}/{} {message}", self.label, self.total);
+                // "done": the message names what just finished, not what runs now.
+                eprintln!("[{}] {position}/{} done: {message}", self.label, self.total);
             }
         } else {
             self.bar.set_message(message.to_string());
         }
+    }
+
+    /// What the bar counts (the label its plain lines start with).
+    pub fn label(&self) -> &str {
+        &self.label
     }
 
     /// Prints a line above the bar (e.g. a failure) without breaking it.

@@ -16,8 +16,10 @@ use crate::budget::Budget;
 use crate::progress::Progress;
 use crate::registry::primitive::Primitive;
 use anyhow::Result;
+use std::collections::BTreeMap;
 use std::io::Write;
 use std::ops::Range;
+use std::sync::atomic::AtomicBool;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -109,19 +111,25 @@ pub fn run_gpu_cases(gpu: &kernels::Gpu, plan: &SweepPlan, options: RunOptions) 
         prepare_nanos: AtomicUsize::new(0),
         case_nanos: AtomicUsize::new(0),
         second_runs: AtomicUsize::new(0),
+        running: Mutex::new(BTreeMap::new()),
     };
     let workers = options.workers.clamp(1, ranges.len().max(1));
     let mut times = RunTimes { workers, ..RunTimes::default() };
-    if options.markers || workers == 1 {
-        for range in &ranges {
-            shared.run_group(gpu, range.clone());
-        }
-    } else {
-        let compile_started = Instant::now();
-        compile_families(gpu, plan);
-        times.compile = compile_started.elapsed().as_secs_f64();
-        run_parallel(gpu, &shared, &ranges, workers)?;
-    }
+    let done = AtomicBool::new(false);
+    std::thread::scope(|scope| -> Result<()> {
+        scope.spawn(|| shared.heartbeat(&done));
+        let ran = if options.markers || workers == 1 {
+            ranges.iter().for_each(|range| shared.run_group(gpu, range.clone()));
+            Ok(())
+        } else {
+            let compile_started = Instant::now();
+            compile_families(gpu, plan);
+            times.compile = compile_started.elapsed().as_secs_f64();
+            run_parallel(gpu, &shared, &ranges, workers)
+        };
+        done.store(true, Ordering::Relaxed);
+        ran
+    })?;
     if let Some(p) = &progress {
         p.finish();
     }
@@ -146,9 +154,49 @@ struct Shared<'a> {
     prepare_nanos: AtomicUsize,
     case_nanos: AtomicUsize,
     second_runs: AtomicUsize,
+    /// The cases in flight (catalogue index) and when each started.
+    running: Mutex<BTreeMap<usize, Instant>>,
+}
+
+/// How often the sweep names the cases that have run longer than this.
+const HEARTBEAT: Duration = Duration::from_secs(60);
+
+/// The cases of `running` that started at least `threshold` before `now`,
+/// with their seconds so far.
+fn long_running(running: &BTreeMap<usize, Instant>, now: Instant, threshold: Duration) -> Vec<(usize, u64)> {
+    running
+        .iter()
+        .map(|(&index, &started)| (index, now.saturating_duration_since(started)))
+        .filter(|(_, spent)| *spent >= threshold)
+        .map(|(index, spent)| (index, spent.as_secs()))
+        .collect()
 }
 
 impl Shared<'_> {
+    /// Until `done`: every [`HEARTBEAT`], a line for each case that has run
+    /// that long (a large case takes minutes, and a hung one would
+    /// otherwise leave the log silent; the progress line names a case only
+    /// when it finishes). Not in the sanitizer child, whose stdout is parsed.
+    fn heartbeat(&self, done: &AtomicBool) {
+        let Some(progress) = self.progress else { return };
+        let mut last = Instant::now();
+        while !done.load(Ordering::Relaxed) {
+            std::thread::sleep(Duration::from_millis(250));
+            if last.elapsed() < HEARTBEAT {
+                continue;
+            }
+            last = Instant::now();
+            let running = self.running.lock().unwrap_or_else(|p| p.into_inner()).clone();
+            for (index, secs) in long_running(&running, last, HEARTBEAT) {
+                progress.println(&format!(
+                    "[{}] still running after {secs} s: {}",
+                    progress.label(),
+                    self.cases[index].id.marker()
+                ));
+            }
+        }
+    }
+
     /// Prepares the input of `range` and runs its cases on `gpu`; cases out
     /// of the device's reach ([`out_of_reach`]) are skipped, their input never made.
     fn run_group(&self, gpu: &kernels::Gpu, range: Range<usize>) {
@@ -168,6 +216,7 @@ impl Shared<'_> {
                 let _ = out.flush();
             }
             let case_started = Instant::now();
+            self.running.lock().unwrap_or_else(|p| p.into_inner()).insert(index, case_started);
             let mut verdict = case.run(gpu, &input);
             if self.options.second_run && verdict == Verdict::Pass && case.id.n <= SECOND_RUN_MAX_LEN {
                 verdict = second_run(case.run(&gpu.with_poison_byte(kernels::SECOND_POISON_BYTE), &input));
@@ -177,6 +226,7 @@ impl Shared<'_> {
             // input ran and which answer it was compared with.
             let digest = case.reference(&input).ok();
             let spent = case_started.elapsed();
+            self.running.lock().unwrap_or_else(|p| p.into_inner()).remove(&index);
             add_nanos(&self.case_nanos, spent);
             // The first case of an input carries its generation, as it always has.
             let millis = (spent + if index == first { prepare } else { Duration::ZERO }).as_millis() as u64;
@@ -312,6 +362,18 @@ fn run_parallel(gpu: &kernels::Gpu, shared: &Shared, ranges: &[Range<usize>], wo
 mod tests {
     use super::*;
     use crate::sweep::case::Mismatch;
+
+    /// The heartbeat names the cases in flight for at least its period, with
+    /// their seconds, and none younger.
+    #[test]
+    fn long_running_cases_are_named_with_their_seconds() {
+        let now = Instant::now() + Duration::from_secs(1000);
+        let running: BTreeMap<usize, Instant> =
+            [(3, now - Duration::from_secs(61)), (7, now - Duration::from_secs(5))].into_iter().collect();
+        assert_eq!(long_running(&running, now, HEARTBEAT), vec![(3, 61)]);
+        assert!(long_running(&BTreeMap::new(), now, HEARTBEAT).is_empty());
+        assert_eq!(long_running(&running, now, Duration::ZERO).len(), 2);
+    }
 
     /// The sweep runs a passing case again under the second poison; the
     /// sanitizer child runs each case once.
