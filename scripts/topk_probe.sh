@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Top-k speed probe (issue 37), one device call: where the grid schedule's time goes
+# on a whole array, and candidate builds timed against the current one.
+#
+#   OUT=$OUT scripts/topk_probe.sh     (on the GPU machine; carry target/exp/harness-*)
+#
+# target/exp/harness-A is the current build; CANDIDATES (default: every other
+# target/exp/harness-<X>, as "X Y") the candidates, timed in that order. Steps, each under its own time limit so that one slow step cannot take the
+# others' time:
+#   1. every candidate's top-k cases of the sweep (a candidate whose output is wrong is
+#      not timed: its timings would be of a broken kernel);
+#   2. ncu of A's and the first correct candidate's grid launches on a whole array of 2^28
+#      (the first top-k record of a quick bench: its first call's launches);
+#   3. `bench ab` of A against each correct candidate: whole arrays 2^20-2^28 and the
+#      decoder shapes [1, 128256] and [64, 128256], the grid schedule only.
+# Results: $OUT/topk-probe/ (logs, ncu text, the ab tables), then $OUT/topk-probe.tgz.
+set -u
+OUT=${OUT:-gpu-out}
+P=$OUT/topk-probe
+mkdir -p "$P"
+A=target/exp/harness-A
+candidates=()
+if [ -n "${CANDIDATES:-}" ]; then
+  for x in $CANDIDATES; do candidates+=("target/exp/harness-$x"); done
+else
+  for b in target/exp/harness-*; do [ "$b" != "$A" ] && candidates+=("$b"); done
+fi
+METRICS=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,sm__throughput.avg.pct_of_peak_sustained_elapsed,smsp__issue_active.avg.pct_of_peak_sustained_active,sm__warps_active.avg.pct_of_peak_sustained_active,launch__registers_per_thread,launch__grid_size
+
+timed() { # name limit command...: runs, logs, records the exit status
+  local name=$1 limit=$2
+  shift 2
+  echo "=== $name ($(date -u +%T), limit ${limit}s): $*"
+  timeout "$limit" "$@" >"$P/$name.log" 2>&1
+  local rc=$?
+  echo "exit $rc" >>"$P/$name.log"
+  echo "=== $name: exit $rc"
+  tail -n "${TAIL:-4}" "$P/$name.log"
+  return $rc
+}
+
+correct=()
+for b in "${candidates[@]}"; do
+  x=${b##*/harness-}
+  timed "sweep-$x" "${SWEEP_LIMIT:-90}" "$b" sweep --gpu-only --primitive topk && correct+=("$b")
+done
+
+profile() { # tag binary
+  timed "ncu-$1-2p28" "${NCU_LIMIT:-70}" ncu --clock-control none --kernel-name regex:topk_grid --launch-count 12 \
+    --metrics "$METRICS" "$2" bench --no-baselines --primitive topk --variant grid_threshold_select \
+    --sizes 268435456 --quick --out "/tmp/topk-probe-ncu-$1"
+}
+profile A "$A"
+[ ${#correct[@]} -gt 0 ] && profile "${correct[0]##*/harness-}" "${correct[0]}"
+
+for b in ${correct[@]+"${correct[@]}"}; do
+  x=${b##*/harness-}
+  TAIL=40 timed "ab-A-vs-$x" "${AB_LIMIT:-130}" "$A" bench ab "$A" "$b" --rounds 4 --min-rounds 3 \
+    --out "/tmp/topk-probe-ab-$x" -- --primitive topk --variant grid_threshold_select \
+    --sizes 1048576,16777216,268435456 --shape 1x128256 --shape 64x128256 --quick
+done
+tar czf "$OUT/topk-probe.tgz" -C "$OUT" topk-probe
+echo "=== topk-probe: $P"
