@@ -10,7 +10,8 @@
 #   1. every candidate's top-k cases of the sweep (a candidate whose output is wrong is
 #      not timed: its timings would be of a broken kernel);
 #   2. ncu of A's and the first correct candidate's grid launches on a whole array of 2^28
-#      (the first top-k record of a quick bench: its first call's launches);
+#      and on one decoder shape (SHAPE, default 1x128256), each the first top-k record of
+#      a quick bench: its first call's launches;
 #   3. `bench ab` of A against each correct candidate: whole arrays 2^20-2^28 and the
 #      decoder shapes [1, 128256] and [64, 128256], the grid schedule only.
 # Results: $OUT/topk-probe/ (logs, ncu text, the ab tables), then $OUT/topk-probe.tgz.
@@ -45,10 +46,14 @@ for b in "${candidates[@]}"; do
   timed "sweep-$x" "${SWEEP_LIMIT:-90}" "$b" sweep --gpu-only --primitive topk && correct+=("$b")
 done
 
-profile() { # tag binary
+profile() { # tag binary: a whole array of 2^28, then one decoder shape (SHAPE, default 1x128256)
   timed "ncu-$1-2p28" "${NCU_LIMIT:-70}" ncu --clock-control none --kernel-name regex:topk_grid --launch-count 12 \
     --metrics "$METRICS" "$2" bench --no-baselines --primitive topk --variant grid_threshold_select \
     --sizes 268435456 --quick --out "/tmp/topk-probe-ncu-$1"
+  local shape=${SHAPE:-1x128256}
+  timed "ncu-$1-$shape" "${NCU_LIMIT:-70}" ncu --clock-control none --kernel-name regex:topk_grid --launch-count 12 \
+    --metrics "$METRICS" "$2" bench --no-baselines --primitive topk --variant grid_threshold_select \
+    --shape "$shape" --quick --out "/tmp/topk-probe-ncu-$1-$shape"
 }
 profile A "$A"
 [ ${#correct[@]} -gt 0 ] && profile "${correct[0]##*/harness-}" "${correct[0]}"
