@@ -9,7 +9,7 @@
 # others' time:
 #   1. every candidate's top-k cases of the sweep (a candidate whose output is wrong is
 #      not timed: its timings would be of a broken kernel);
-#   2. ncu of A's and the first correct candidate's grid launches on a whole array of 2^28
+#   2. ncu of A's and one correct candidate's (NCU_CANDIDATE, else the last) grid launches on a whole array of 2^28
 #      and on one decoder shape (SHAPE, default 1x128256), each the first top-k record of
 #      a quick bench: its first call's launches;
 #   3. `bench ab` of A against each correct candidate: whole arrays 2^20-2^28 and the
@@ -56,7 +56,12 @@ profile() { # tag binary: a whole array of 2^28, then one decoder shape (SHAPE, 
     --shape "$shape" --quick --out "/tmp/topk-probe-ncu-$1-$shape"
 }
 profile A "$A"
-[ ${#correct[@]} -gt 0 ] && profile "${correct[0]##*/harness-}" "${correct[0]}"
+# The candidate profiled: NCU_CANDIDATE (X of harness-X) if it passed, else the last that did.
+if [ ${#correct[@]} -gt 0 ]; then
+  pick=${correct[${#correct[@]}-1]}
+  for b in "${correct[@]}"; do [ "${b##*/harness-}" = "${NCU_CANDIDATE:-}" ] && pick=$b; done
+  profile "${pick##*/harness-}" "$pick"
+fi
 
 for b in ${correct[@]+"${correct[@]}"}; do
   x=${b##*/harness-}
