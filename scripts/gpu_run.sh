@@ -190,6 +190,15 @@ for s in "$@"; do
         times="$times sweep $((SECONDS - part)) s;"
       fi
       part=$SECONDS
+      # The device tool kills a call at 600 s and then nothing comes back, so the two
+      # parts get what is left of PROOF_BUDGET (default 570 s) after the sweep, unless
+      # SANITIZE_LIMIT / MUTANTS_LIMIT / MUTANTS_TIMEOUT say otherwise: a part its own
+      # limit stops still leaves its log, and the other part's receipt.
+      left=$(( ${PROOF_BUDGET:-570} - (SECONDS - started) ))
+      [ "$left" -lt 60 ] && left=60
+      export SANITIZE_LIMIT=${SANITIZE_LIMIT:-$left} MUTANTS_LIMIT=${MUTANTS_LIMIT:-$left}
+      export MUTANTS_TIMEOUT=${MUTANTS_TIMEOUT:-$((MUTANTS_LIMIT - 10))}
+      echo "=== proof: sanitize and mutants side by side, limits ${SANITIZE_LIMIT} s and ${MUTANTS_LIMIT} s (one mutants check ${MUTANTS_TIMEOUT} s)"
       pids=()
       if wants sanitize; then SANITIZE_JOBS=${SANITIZE_JOBS:-6} "$0" sanitize >"$LOGS/proof-sanitize.out" 2>&1 & pids+=($!); fi
       if wants mutants; then MUTANTS_JOBS=${MUTANTS_JOBS:-10} "$0" mutants >"$LOGS/proof-mutants.out" 2>&1 & pids+=($!); fi
