@@ -196,12 +196,18 @@ for s in "$@"; do
       # limit stops still leaves its log, and the other part's receipt.
       left=$(( ${PROOF_BUDGET:-570} - (SECONDS - started) ))
       [ "$left" -lt 60 ] && left=60
-      export SANITIZE_LIMIT=${SANITIZE_LIMIT:-$left} MUTANTS_LIMIT=${MUTANTS_LIMIT:-$left}
-      export MUTANTS_TIMEOUT=${MUTANTS_TIMEOUT:-$((MUTANTS_LIMIT - 10))}
-      echo "=== proof: sanitize and mutants side by side, limits ${SANITIZE_LIMIT} s and ${MUTANTS_LIMIT} s (one mutants check ${MUTANTS_TIMEOUT} s)"
+      sanitize_limit=${SANITIZE_LIMIT:-$left} mutants_limit=${MUTANTS_LIMIT:-$left}
+      mutants_timeout=${MUTANTS_TIMEOUT:-$((mutants_limit - 10))}
+      echo "=== proof: sanitize and mutants side by side, limits $sanitize_limit s and $mutants_limit s (one mutants check $mutants_timeout s)"
       pids=()
-      if wants sanitize; then SANITIZE_JOBS=${SANITIZE_JOBS:-6} "$0" sanitize >"$LOGS/proof-sanitize.out" 2>&1 & pids+=($!); fi
-      if wants mutants; then MUTANTS_JOBS=${MUTANTS_JOBS:-10} "$0" mutants >"$LOGS/proof-mutants.out" 2>&1 & pids+=($!); fi
+      if wants sanitize; then
+        SANITIZE_LIMIT=$sanitize_limit SANITIZE_JOBS=${SANITIZE_JOBS:-6} "$0" sanitize >"$LOGS/proof-sanitize.out" 2>&1 &
+        pids+=($!)
+      fi
+      if wants mutants; then
+        MUTANTS_LIMIT=$mutants_limit MUTANTS_TIMEOUT=$mutants_timeout MUTANTS_JOBS=${MUTANTS_JOBS:-10} "$0" mutants >"$LOGS/proof-mutants.out" 2>&1 &
+        pids+=($!)
+      fi
       for pid in "${pids[@]}"; do wait "$pid" || status=1; done
       for f in "$LOGS/proof-sanitize.out" "$LOGS/proof-mutants.out"; do [ -f "$f" ] && cat "$f"; done
       [ ${#pids[@]} -gt 0 ] && times="$times sanitize and mutants side by side $((SECONDS - part)) s;"

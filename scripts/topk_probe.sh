@@ -46,14 +46,17 @@ for b in "${candidates[@]}"; do
   timed "sweep-$x" "${SWEEP_LIMIT:-90}" "$b" sweep --gpu-only --primitive topk && correct+=("$b")
 done
 
+ncu_topk() { # log-name binary bench-args...: the grid launches of the first top-k record of a quick bench
+  local name=$1 bin=$2
+  shift 2
+  timed "$name" "${NCU_LIMIT:-70}" ncu --clock-control none --kernel-name regex:topk_grid --launch-count 12 \
+    --metrics "$METRICS" "$bin" bench --no-baselines --primitive topk --variant grid_threshold_select \
+    "$@" --quick --out "/tmp/topk-probe-$name"
+}
 profile() { # tag binary: a whole array of 2^28, then one decoder shape (SHAPE, default 1x128256)
-  timed "ncu-$1-2p28" "${NCU_LIMIT:-70}" ncu --clock-control none --kernel-name regex:topk_grid --launch-count 12 \
-    --metrics "$METRICS" "$2" bench --no-baselines --primitive topk --variant grid_threshold_select \
-    --sizes 268435456 --quick --out "/tmp/topk-probe-ncu-$1"
   local shape=${SHAPE:-1x128256}
-  timed "ncu-$1-$shape" "${NCU_LIMIT:-70}" ncu --clock-control none --kernel-name regex:topk_grid --launch-count 12 \
-    --metrics "$METRICS" "$2" bench --no-baselines --primitive topk --variant grid_threshold_select \
-    --shape "$shape" --quick --out "/tmp/topk-probe-ncu-$1-$shape"
+  ncu_topk "ncu-$1-2p28" "$2" --sizes 268435456
+  ncu_topk "ncu-$1-$shape" "$2" --shape "$shape"
 }
 profile A "$A"
 # The candidate profiled: NCU_CANDIDATE (X of harness-X) if it passed, else the last that did.
