@@ -10,6 +10,7 @@ use crate::sanitize::options::{SanitizerOptions, PRINT_LIMIT};
 use crate::sanitize::parse::Tool;
 use crate::sanitize::process::run_with_timeout;
 use crate::sanitize::run::{compile_error_line, run_job, Job, COMPILE_ERROR_TEXT};
+use crate::sanitize::shard::{self, Shard};
 use crate::table::Table;
 use anyhow::{Context, Result};
 use kernels::mutant::{Mutant, GALLERY};
@@ -199,18 +200,18 @@ fn sanitizer_check(
     exe: &Path,
     build: &Build,
     tool: Tool,
+    shard: &Shard,
     log_dir: &Path,
     timeout: Duration,
 ) -> Result<CheckVerdict> {
     let (sanitizer, options) = sanitizer;
-    let (m, id, label, seed) = (&build.mutant, build.id, build.label.as_str(), build.seed);
-    let variants: Vec<String> = if m.variant.is_empty() { vec![] } else { vec![m.variant.to_string()] };
-    let plan = crate::sanitize::sanitizer_plan(m.primitive, m.sizes, seed, &variants)?;
-    let expected = crate::sanitize::expected_cases(&plan);
-    let child_args = crate::sanitize::child_args(m.primitive, m.sizes, seed, &variants, id);
-    let job = Job { tool, primitive: m.primitive.to_string(), label: label.to_string(), child_args };
+    let (m, id, seed) = (&build.mutant, build.id, build.seed);
+    let expected = &shard.expected;
+    let child_args = crate::sanitize::child_args(m.primitive, m.sizes, seed, &shard.variants, id);
+    let label = shard_label(build, shard);
+    let job = Job { tool, primitive: m.primitive.to_string(), label, child_args };
     let outcome = run_job(sanitizer, options, exe, &job, log_dir, timeout)?;
-    let report = attribute(&outcome, &expected, PRINT_LIMIT);
+    let report = attribute(&outcome, expected, PRINT_LIMIT);
     let errors = outcome.parsed.error_count();
     let log = outcome.log.display();
     let verdict = if outcome.timed_out {
@@ -238,6 +239,52 @@ fn sanitizer_check(
     Ok(CheckVerdict { check: tool.name().into(), outcome: verdict, seconds: outcome.seconds })
 }
 
+/// The stem of one sanitizer job's logs: the build's, and the shard's part
+/// when its primitive's run is split.
+fn shard_label(build: &Build, shard: &Shard) -> String {
+    match shard.label.strip_prefix(build.mutant.primitive) {
+        Some("") | None => build.label.clone(),
+        Some(part) => format!("{}{part}", build.label),
+    }
+}
+
+/// One tool's verdict on a build from its shards' verdicts. A shard that
+/// reached no verdict leaves the whole check without one (as one job killed
+/// or broken would), the first such in the order did not compile, timed out,
+/// broken; else a catch in any shard is the check's catch; else nothing was
+/// caught in any. Its seconds are the shards' sum.
+fn merge_shards(parts: Vec<CheckVerdict>) -> Option<CheckVerdict> {
+    if parts.len() <= 1 {
+        return parts.into_iter().next();
+    }
+    let seconds = parts.iter().map(|p| p.seconds).sum();
+    let check = parts[0].check.clone();
+    let count = parts.len();
+    let rank = |o: &CheckOutcome| match o {
+        CheckOutcome::DidNotCompile(_) => 0,
+        CheckOutcome::TimedOut(_) => 1,
+        CheckOutcome::Broken(_) => 2,
+        CheckOutcome::Caught(_) => 3,
+        CheckOutcome::NotCaught(_) => 4,
+    };
+    let (i, first) = parts.iter().enumerate().min_by_key(|(i, p)| (rank(&p.outcome), *i))?;
+    let detail = format!("shard {} of {count}: {}", i + 1, first.outcome.detail());
+    let outcome = match &first.outcome {
+        CheckOutcome::DidNotCompile(_) => CheckOutcome::DidNotCompile(detail),
+        CheckOutcome::TimedOut(_) => CheckOutcome::TimedOut(detail),
+        CheckOutcome::Broken(_) => CheckOutcome::Broken(detail),
+        CheckOutcome::Caught(_) => CheckOutcome::Caught(detail),
+        CheckOutcome::NotCaught(_) => {
+            CheckOutcome::NotCaught(format!("nothing caught in {count} shards: {}", joined_details(&parts)))
+        }
+    };
+    Some(CheckVerdict { check, outcome, seconds })
+}
+
+fn joined_details(parts: &[CheckVerdict]) -> String {
+    parts.iter().map(|p| p.outcome.detail()).collect::<Vec<_>>().join("; ")
+}
+
 /// The file-name stem of one build's logs: unique per build, since the
 /// real-kernel controls all compile with id 0 and run at the same time.
 fn build_label(m: &Mutant, id: u32, index: usize) -> String {
@@ -258,6 +305,16 @@ struct Build {
     label: String,
     /// The seed of its inputs.
     seed: u64,
+    /// Its sanitizer cases, split into jobs by variant ([`crate::sanitize::shard`]).
+    shards: Vec<Shard>,
+}
+
+/// A mutant's sanitizer cases (its primitive, variant filter and sizes) split into jobs.
+fn shards_of(m: &Mutant, seed: u64) -> Result<Vec<Shard>> {
+    let primitive = crate::registry::Primitive::from_name(m.primitive)
+        .ok_or_else(|| anyhow::anyhow!("mutant {} names no primitive of the catalogue: '{}'", m.id, m.primitive))?;
+    let variants: Vec<String> = if m.variant.is_empty() { vec![] } else { vec![m.variant.to_string()] };
+    shard::shards(primitive, m.sizes, seed, &variants)
 }
 
 /// The checks a build gets: the sweep, then each sanitizer tool if one was found.
@@ -269,25 +326,45 @@ fn checks_of(sanitizer_found: bool) -> Vec<Option<Tool>> {
     checks
 }
 
-/// Runs one check (`None`: the sweep) of one build.
+/// Runs one check (`None`: the sweep) of one build; a sanitizer check, on one shard of its cases.
 fn run_check(
     sanitizer: Option<(&Path, &SanitizerOptions)>,
     exe: &Path,
     build: &Build,
-    check: Option<Tool>,
+    (check, shard): (Option<Tool>, usize),
     log_dir: &Path,
     timeout: Duration,
 ) -> Result<CheckVerdict> {
-    match (check, sanitizer) {
-        (Some(tool), Some(sanitizer)) => sanitizer_check(sanitizer, exe, build, tool, log_dir, timeout),
+    match (check, sanitizer, build.shards.get(shard)) {
+        (Some(tool), Some(sanitizer), Some(shard)) => {
+            sanitizer_check(sanitizer, exe, build, tool, shard, log_dir, timeout)
+        }
         _ => sweep_check(exe, build, log_dir, timeout),
     }
 }
 
-/// Every check of every build, `jobs` at a time from one queue: the sweeps
-/// first (each compiles its build's kernels into the kernel cache, so the
-/// sanitizer runs of that build after it find them compiled), then the
-/// sanitizer runs. Returns each build's verdict, in the order of `builds`.
+/// A unit of work: (build, check, shard). The sweeps come first, in the
+/// builds' order (each compiles its build's kernels into the kernel cache, so
+/// the sanitizer runs of that build after it find them compiled); then every
+/// sanitizer job of every shard, heaviest first ([`shard::start_order`]), so
+/// that a long job does not start last.
+fn tasks_of(builds: &[Build], sanitizer_found: bool) -> Vec<(usize, Option<Tool>, usize)> {
+    let mut tasks: Vec<(usize, Option<Tool>, usize)> = (0..builds.len()).map(|b| (b, None, 0)).collect();
+    let mut jobs: Vec<(usize, Option<Tool>, usize)> = Vec::new();
+    for check in checks_of(sanitizer_found).into_iter().skip(1) {
+        for (b, build) in builds.iter().enumerate() {
+            jobs.extend((0..build.shards.len()).map(|s| (b, check, s)));
+        }
+    }
+    let weights: Vec<(u64, Tool)> =
+        jobs.iter().filter_map(|&(b, check, s)| Some((builds[b].shards[s].work, check?))).collect();
+    tasks.extend(shard::start_order(&weights).into_iter().map(|i| jobs[i]));
+    tasks
+}
+
+/// Every check of every build, `jobs` at a time from one queue
+/// ([`tasks_of`]). Returns each build's verdict, in the order of `builds`,
+/// its checks in the order of [`checks_of`].
 fn run_builds(
     sanitizer: Option<(&Path, &SanitizerOptions)>,
     exe: &Path,
@@ -296,18 +373,15 @@ fn run_builds(
     progress: &Progress,
 ) -> Result<Vec<BuildVerdict>> {
     let timeout = Duration::from_secs(args.timeout_secs);
-    let tasks: Vec<(usize, Option<Tool>)> = checks_of(sanitizer.is_some())
-        .into_iter()
-        .flat_map(|check| (0..builds.len()).map(move |b| (b, check)))
-        .collect();
+    let tasks = tasks_of(builds, sanitizer.is_some());
     let results: std::sync::Mutex<Vec<(usize, Result<CheckVerdict>)>> = std::sync::Mutex::new(Vec::new());
     let next = std::sync::atomic::AtomicUsize::new(0);
     std::thread::scope(|scope| {
         for _ in 0..args.jobs.max(1) {
             scope.spawn(|| loop {
                 let t = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let Some(&(b, check)) = tasks.get(t) else { break };
-                let verdict = run_check(sanitizer, exe, &builds[b], check, &args.log_dir, timeout);
+                let Some(&(b, check, s)) = tasks.get(t) else { break };
+                let verdict = run_check(sanitizer, exe, &builds[b], (check, s), &args.log_dir, timeout);
                 let what = check.map_or("sweep", |tool| tool.name());
                 let label = if builds[b].id == 0 {
                     format!("real {}", builds[b].mutant.primitive)
@@ -319,22 +393,29 @@ fn run_builds(
             });
         }
     });
-    let mut results = results.into_inner().unwrap_or_else(|p| p.into_inner());
-    results.sort_by_key(|(t, _)| *t);
-    let mut checks: Vec<Vec<CheckVerdict>> = builds.iter().map(|_| Vec::new()).collect();
+    let results = results.into_inner().unwrap_or_else(|p| p.into_inner());
+    // Each verdict to its (build, check), its shards back in their order, whatever order they ran in.
+    let checks = checks_of(sanitizer.is_some());
+    let mut parts: Vec<Vec<Vec<(usize, CheckVerdict)>>> =
+        builds.iter().map(|_| checks.iter().map(|_| Vec::new()).collect()).collect();
     for (t, verdict) in results {
-        checks[tasks[t].0].push(verdict?);
+        let (b, check, s) = tasks[t];
+        let c = checks.iter().position(|x| *x == check).unwrap_or(0);
+        parts[b][c].push((s, verdict?));
+    }
+    for per_check in parts.iter_mut().flatten() {
+        per_check.sort_by_key(|(s, _)| *s);
     }
     Ok(builds
         .iter()
-        .zip(checks)
-        .map(|(b, checks)| BuildVerdict {
+        .zip(parts)
+        .map(|(b, parts)| BuildVerdict {
             id: b.id,
             name: if b.id == 0 { "real kernels".into() } else { b.mutant.name.into() },
             primitive: b.mutant.primitive.into(),
             variant: b.mutant.variant.into(),
             sizes: b.mutant.sizes.to_vec(),
-            checks,
+            checks: parts.into_iter().filter_map(|p| merge_shards(p.into_iter().map(|(_, v)| v).collect())).collect(),
         })
         .collect())
 }
@@ -500,8 +581,11 @@ pub fn run(args: &MutantsOptions) -> Result<bool> {
         .map(|m| (**m, m.id))
         .chain(controls.iter().map(|c| (*c, 0)))
         .enumerate()
-        .map(|(i, (mutant, id))| Build { label: build_label(&mutant, id, i), mutant, id, seed })
-        .collect();
+        .map(|(i, (mutant, id))| {
+            let shards = shards_of(&mutant, seed)?;
+            Ok(Build { label: build_label(&mutant, id, i), mutant, id, seed, shards })
+        })
+        .collect::<Result<_>>()?;
     println!(
         "mutants: seed {seed:#x}, {} builds x {} checks, {} at once",
         builds.len(),

@@ -132,3 +132,93 @@ fn every_mutant_is_planted_in_a_family_its_run_loads() {
         );
     }
 }
+
+fn verdict(check: &str, outcome: CheckOutcome, seconds: f64) -> CheckVerdict {
+    CheckVerdict { check: check.into(), outcome, seconds }
+}
+
+#[test]
+fn a_check_split_into_shards_is_caught_if_any_shard_caught_it() {
+    let merged = merge_shards(vec![
+        verdict("racecheck", clean(), 10.0),
+        verdict("racecheck", caught(), 20.0),
+        verdict("racecheck", clean(), 30.0),
+    ])
+    .unwrap();
+    assert_eq!(merged.check, "racecheck");
+    assert_eq!(merged.outcome, CheckOutcome::Caught("shard 2 of 3: 1 error".into()));
+    assert_eq!(merged.seconds, 60.0);
+    let none = merge_shards(vec![verdict("memcheck", clean(), 1.0), verdict("memcheck", clean(), 1.0)]).unwrap();
+    assert!(matches!(none.outcome, CheckOutcome::NotCaught(ref d) if d.starts_with("nothing caught in 2 shards")));
+    // One shard alone is the check itself, untouched.
+    let one = merge_shards(vec![verdict("synccheck", caught(), 5.0)]).unwrap();
+    assert_eq!(one.outcome, caught());
+    assert!(merge_shards(vec![]).is_none());
+}
+
+/// A shard killed or broken leaves the check undecided even where another
+/// caught the bug, as one job killed midway would: the run fails on it.
+#[test]
+fn a_shard_without_a_verdict_leaves_the_check_without_one() {
+    let merged = merge_shards(vec![
+        verdict("racecheck", caught(), 1.0),
+        verdict("racecheck", CheckOutcome::Broken("no summary".into()), 1.0),
+        verdict("racecheck", CheckOutcome::TimedOut("killed after 450 s".into()), 1.0),
+    ])
+    .unwrap();
+    assert_eq!(merged.outcome, CheckOutcome::TimedOut("shard 3 of 3: killed after 450 s".into()));
+    assert!(!merged.outcome.decided());
+}
+
+fn gallery_builds() -> Vec<Build> {
+    GALLERY
+        .iter()
+        .enumerate()
+        .map(|(i, m)| Build {
+            label: build_label(m, m.id, i),
+            mutant: *m,
+            id: m.id,
+            seed: 7,
+            shards: shards_of(m, 7).unwrap(),
+        })
+        .collect()
+}
+
+/// The sweeps start first, in the builds' order; then every (build, tool,
+/// shard) job runs once, heaviest first.
+#[test]
+fn every_sanitizer_job_of_every_shard_is_queued_once_after_the_sweeps() {
+    let builds = gallery_builds();
+    assert!(builds.iter().any(|b| b.shards.len() > 1), "some build's sanitizer cases are split");
+    let tasks = tasks_of(&builds, true);
+    let sweeps: Vec<usize> = tasks
+        .iter()
+        .take(builds.len())
+        .map(|&(b, check, _)| {
+            assert_eq!(check, None);
+            b
+        })
+        .collect();
+    assert_eq!(sweeps, (0..builds.len()).collect::<Vec<_>>());
+    let jobs = &tasks[builds.len()..];
+    let want: usize = builds.iter().map(|b| b.shards.len() * Tool::ALL.len()).sum();
+    assert_eq!(jobs.len(), want);
+    let unique: std::collections::BTreeSet<(usize, Option<Tool>, usize)> = jobs.iter().copied().collect();
+    assert_eq!(unique.len(), want);
+    let weight = |&(b, check, s): &(usize, Option<Tool>, usize)| {
+        builds[b].shards[s].work * crate::sanitize::shard::tool_weight(check.unwrap())
+    };
+    assert!(jobs.windows(2).all(|w| weight(&w[0]) >= weight(&w[1])), "heaviest first");
+    assert_eq!(tasks_of(&builds, false).len(), builds.len(), "without a sanitizer, the sweeps alone");
+}
+
+#[test]
+fn a_split_builds_logs_are_named_by_build_and_shard() {
+    let builds = gallery_builds();
+    let split = builds.iter().find(|b| b.shards.len() > 1).unwrap();
+    let names: std::collections::BTreeSet<String> = split.shards.iter().map(|s| shard_label(split, s)).collect();
+    assert_eq!(names.len(), split.shards.len());
+    assert!(names.iter().all(|n| n.starts_with(&split.label) && n.len() > split.label.len()), "{names:?}");
+    let whole = builds.iter().find(|b| b.shards.len() == 1).unwrap();
+    assert_eq!(shard_label(whole, &whole.shards[0]), whole.label);
+}

@@ -152,6 +152,20 @@ impl Primitive {
         }
     }
 
+    /// How many jobs, at most, a sanitizer run of its cases is split into (by
+    /// variant), so that no single job sets the length of `harness sanitize`
+    /// and `harness mutants`. Top-k's racecheck took 311 s as one job on the
+    /// H100 (the sanitize receipt of sources 28c1a7f941ec) and its mutants'
+    /// control 282 s, while no other primitive's job took more than 27 s;
+    /// each extra job costs a process and a sanitizer start, so only top-k is
+    /// split.
+    pub fn sanitizer_shards(self) -> usize {
+        match self {
+            Primitive::Topk => 6,
+            _ => 1,
+        }
+    }
+
     /// The kernel families its cases launch (compiled before the first case).
     pub fn families(self) -> &'static [kernels::KernelFamily] {
         use kernels::KernelFamily as F;

@@ -9,6 +9,7 @@ pub mod parse;
 pub mod process;
 pub mod report;
 pub mod run;
+pub mod shard;
 pub mod xml;
 
 use crate::progress::Progress;
@@ -146,24 +147,9 @@ pub fn run(options: &SanitizeOptions) -> Result<bool> {
     // Decided before any GPU time is spent: a partial run may not overwrite the gated receipt.
     let receipt_file = receipt_path(options.receipt.as_deref(), &receipts_dir(), "sanitize.json", &coverage)?;
 
-    let mut jobs: Vec<(Job, Vec<CaseId>)> = Vec::new();
-    for primitive in &primitives {
-        let expected = expected_cases(&sanitizer_plan(primitive, &sizes, options.seed, &[])?);
-        if expected.is_empty() {
-            anyhow::bail!("{primitive} has no sanitizer case at sizes {size_list} (seed {:#x})", options.seed);
-        }
-        for tool in &tools {
-            let job = Job {
-                tool: *tool,
-                primitive: primitive.clone(),
-                label: primitive.clone(),
-                child_args: child_args(primitive, &sizes, options.seed, &[], options.mutant),
-            };
-            jobs.push((job, expected.clone()));
-        }
-    }
+    let jobs = plan_jobs(&primitives, &tools, &sizes, options.seed, options.mutant)?;
     println!(
-        "sanitize: {} ({}), {} jobs ({} primitives x {} tools), sizes {size_list}, seed {:#x}, logs in {}",
+        "sanitize: {} ({}), {} jobs ({} primitives x {} tools, split by variant where a primitive is slow), sizes {size_list}, seed {:#x}, logs in {}",
         sanitizer.display(),
         sanitizer_version.as_deref().unwrap_or("version unknown"),
         jobs.len(),
@@ -180,14 +166,16 @@ pub fn run(options: &SanitizeOptions) -> Result<bool> {
     }
     let progress = Progress::new("sanitize", jobs.len() as u64);
     let results: Mutex<Vec<(usize, Result<JobOutcome>)>> = Mutex::new(Vec::new());
+    let order = shard::start_order(&jobs.iter().map(|(job, shard)| (shard.work, job.tool)).collect::<Vec<_>>());
     let next = std::sync::atomic::AtomicUsize::new(0);
     std::thread::scope(|scope| {
         for _ in 0..options.jobs.max(1) {
             scope.spawn(|| loop {
-                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let Some((job, _)) = jobs.get(i) else { break };
+                let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(&i) = order.get(k) else { break };
+                let job = &jobs[i].0;
                 let outcome = run_job(&sanitizer, &tool_options, &exe, job, &options.log_dir, options.timeout);
-                progress.step(&format!("{} {}", job.primitive, job.tool.name()));
+                progress.step(&format!("{} {}", job.label, job.tool.name()));
                 results.lock().unwrap_or_else(|p| p.into_inner()).push((i, outcome));
             });
         }
@@ -199,20 +187,23 @@ pub fn run(options: &SanitizeOptions) -> Result<bool> {
     let mut cases: Vec<CaseEntry> = Vec::new();
     let mut job_records = Vec::new();
     for (i, result) in results {
-        let (job, expected) = &jobs[i];
+        let (job, shard) = &jobs[i];
+        let expected = &shard.expected;
         match result {
             Ok(outcome) => {
                 let report = attribute(&outcome, expected, PRINT_LIMIT);
                 for problem in &report.problems {
                     println!(
                         "FAIL sanitize {} {}: {problem} (log {})",
-                        job.primitive,
+                        job.label,
                         job.tool.name(),
                         outcome.log.display()
                     );
                 }
                 job_records.push(serde_json::json!({
                     "primitive": job.primitive,
+                    "shard": job.label,
+                    "variants": shard.variants,
                     "tool": job.tool.name(),
                     "exit_code": outcome.exit_code,
                     "timed_out": outcome.timed_out,
@@ -233,9 +224,10 @@ pub fn run(options: &SanitizeOptions) -> Result<bool> {
             }
             Err(e) => {
                 let log = options.log_dir.join(job.log_name()).display().to_string();
-                println!("FAIL sanitize {} {}: could not start: {e:#}", job.primitive, job.tool.name());
+                println!("FAIL sanitize {} {}: could not start: {e:#}", job.label, job.tool.name());
                 job_records.push(serde_json::json!({
-                    "primitive": job.primitive, "tool": job.tool.name(), "problems": [format!("could not start: {e:#}")],
+                    "primitive": job.primitive, "shard": job.label, "tool": job.tool.name(),
+                    "problems": [format!("could not start: {e:#}")],
                 }));
                 cases.extend(attribute::unstarted(expected, job.tool.name(), &format!("{e:#}"), &log));
             }
@@ -278,6 +270,40 @@ pub fn run(options: &SanitizeOptions) -> Result<bool> {
     let what = if coverage.is_full() { "receipt" } else { "partial-run receipt" };
     println!("sanitize: {what} written to {}", receipt_file.display());
     Ok(tally.failed == 0 && tally.passed > 0)
+}
+
+/// Every (shard, tool) job of a run, in the catalogue's order: each
+/// primitive's cases split by variant ([`shard::shards`]), under each tool.
+fn plan_jobs(
+    primitives: &[String],
+    tools: &[Tool],
+    sizes: &[usize],
+    seed: u64,
+    mutant: u32,
+) -> Result<Vec<(Job, shard::Shard)>> {
+    let size_list = sizes.iter().map(usize::to_string).collect::<Vec<_>>().join(",");
+    let mut jobs = Vec::new();
+    for name in primitives {
+        let primitive = crate::registry::Primitive::from_name(name).ok_or_else(|| {
+            anyhow::anyhow!("unknown primitive '{name}': choose from {}", crate::registry::Primitive::names())
+        })?;
+        let shards = shard::shards(primitive, sizes, seed, &[])?;
+        if shards.iter().all(|s| s.expected.is_empty()) {
+            anyhow::bail!("{name} has no sanitizer case at sizes {size_list} (seed {seed:#x})");
+        }
+        for tool in tools {
+            for shard in &shards {
+                let job = Job {
+                    tool: *tool,
+                    primitive: name.clone(),
+                    label: shard.label.clone(),
+                    child_args: child_args(name, sizes, seed, &shard.variants, mutant),
+                };
+                jobs.push((job, shard.clone()));
+            }
+        }
+    }
+    Ok(jobs)
 }
 
 fn receipts_version(sanitizer: &std::path::Path) -> Option<String> {
