@@ -222,3 +222,13 @@ fn a_split_builds_logs_are_named_by_build_and_shard() {
     let whole = builds.iter().find(|b| b.shards.len() == 1).unwrap();
     assert_eq!(shard_label(whole, &whole.shards[0]), whole.label);
 }
+
+/// A mutant whose filter selected no sanitizer case would be checked by nothing but the sweep.
+#[test]
+fn every_mutants_filter_selects_sanitizer_cases() {
+    for m in &GALLERY {
+        let cases: Vec<_> = shards_of(m, 7).unwrap().into_iter().flat_map(|s| s.expected).collect();
+        assert!(!cases.is_empty(), "mutant {}", m.id);
+        assert!(cases.iter().all(|c| c.variant.contains(m.variant)), "mutant {}", m.id);
+    }
+}
