@@ -650,6 +650,130 @@ __device__ __forceinline__ void grid_collect(const typename E::Bits* __restrict_
     }
 }
 
+// Rows of TOPK.grid_narrow_min_cols columns or more narrow over several levels.
+// Reading the whole row at every level cost a full read a level, so from the
+// second level on the schedule reads a list instead: the second level's pass
+// over the row appends every key at or above the first level's prefix (its
+// bin and everything above it: a superset of the final candidates, since a
+// later prefix only extends it) to the row's list A as ranks, while it counts
+// the second level's digits; later levels count over list A, and a last pass
+// keeps A's ranks at or above the final prefix in list B, which the select
+// reads. Lists A and B each hold `cols` ranks a row.
+
+// This block's share [begin, end) of the first `count` entries of a row's
+// list, split evenly over the row's gridDim.x blocks.
+__device__ __forceinline__ void list_share(u32 count, u64& begin, u64& end) {
+    const u64 per = ((u64)count + gridDim.x - 1) / gridDim.x;
+    begin = min((u64)count, (u64)blockIdx.x * per);
+    end = min((u64)count, begin + per);
+}
+
+// Appends `rank` at a slot of `list` when `keep`: one atomic a warp (its
+// leader's), each lane the slot of its rank among the warp's kept ones. Every
+// lane of the warp calls it (the ballot and the broadcast see all 32).
+__device__ __forceinline__ void append_rank(bool keep, u64 rank, u32* count, u64* __restrict__ list) {
+    const u32 lane = threadIdx.x % kWarpThreads;
+    const u32 ballot = __ballot_sync(kFullMask, keep);
+    u32 slot = 0;
+    if (lane == 0 && ballot != 0) slot = atomicAdd(count, (u32)__popc(ballot));
+    slot = __shfl_sync(kFullMask, slot, 0);
+    if (keep) list[slot + __popc(ballot & ((1u << lane) - 1u))] = rank;
+}
+
+// Adds a block's nonzero bins into the row's histogram of the level.
+__device__ __forceinline__ void flush_bins(const u32* bins, u32* __restrict__ row_hist) {
+    for (u32 b = threadIdx.x; b < kGridBins; b += kTopkBlockThreads) {
+        if (bins[b] != 0) atomicAdd(&row_hist[b], bins[b]);
+    }
+}
+
+// The second level's pass, grid (chunks, rows): every key of the chunk at or
+// above the row's prefix appended to list A (count_a), and, unless the row is
+// done, the level's digit (`bits` bits from `shift`) of every key matching
+// the prefix counted into the level's histogram.
+template <class E>
+__device__ __forceinline__ void grid_collect_histogram(const typename E::Bits* __restrict__ in, u64 cols, u64 chunk,
+                                                       u32 options, u32 shift, u32 bits, u32* __restrict__ hist,
+                                                       const GridRowState* __restrict__ state, u32* count_a,
+                                                       u64* __restrict__ list_a) {
+    __shared__ u32 bins[kGridBins];
+    const GridRowState row_state = state[blockIdx.y];
+    // Block-uniform: every thread read the same state.
+    const bool narrowing = !row_state.done;
+    const u32 prefix = row_state.prefix;
+    const u32 above = bits_above<E>(shift + bits);
+    const u32 digit_mask = (1u << bits) - 1u;
+    const u64 row_first = (u64)blockIdx.y * cols;
+    const u64 begin = (u64)blockIdx.x * chunk;
+    const u64 end = min(cols, begin + chunk);
+    for (u32 b = threadIdx.x; b < kGridBins; b += kTopkBlockThreads) bins[b] = 0;
+    // The clears are visible before any count.
+    __syncthreads();
+    constexpr u64 kRound = (u64)kTopkBlockThreads * kGridItems;
+    for (u64 base = begin; base < end; base += kRound) {
+        u32 loaded[kGridItems];
+        load_grid_round<E>(in + row_first, base, end, loaded);
+#pragma unroll
+        for (int j = 0; j < kGridItems; ++j) {
+            const u64 c = base + (u64)j * kTopkBlockThreads + threadIdx.x;
+            const bool valid = c < end;
+            const u32 key = selection_key<E>(loaded[j], options);
+            append_rank(valid && key >= prefix, rank_of(key, (u32)c), &count_a[blockIdx.y], list_a + row_first);
+            if (narrowing && valid && (key & above) == prefix) atomicAdd(&bins[(key >> shift) & digit_mask], 1u);
+        }
+    }
+    // Every count is in before the flush.
+    __syncthreads();
+    if (narrowing) flush_bins(bins, hist + (u64)blockIdx.y * kGridBins);
+}
+
+// A later level's count over list A, grid (chunks, rows): the level's digit of
+// every listed key that matches the row's prefix (a narrowed row's blocks
+// return at once).
+template <class E>
+__device__ __forceinline__ void grid_list_histogram(const u64* __restrict__ list_a, const u32* __restrict__ count_a,
+                                                    u64 cols, u32 shift, u32 bits, u32* __restrict__ hist,
+                                                    const GridRowState* __restrict__ state) {
+    __shared__ u32 bins[kGridBins];
+    const GridRowState row_state = state[blockIdx.y];
+    // Block-uniform, and before any barrier: a narrowed row's blocks all leave here.
+    if (row_state.done) return;
+    const u32 prefix = row_state.prefix;
+    const u32 above = bits_above<E>(shift + bits);
+    const u32 digit_mask = (1u << bits) - 1u;
+    u64 begin, end;
+    list_share(count_a[blockIdx.y], begin, end);
+    const u64* row_list = list_a + (u64)blockIdx.y * cols;
+    for (u32 b = threadIdx.x; b < kGridBins; b += kTopkBlockThreads) bins[b] = 0;
+    // The clears are visible before any count.
+    __syncthreads();
+    for (u64 i = begin + threadIdx.x; i < end; i += kTopkBlockThreads) {
+        const u32 key = (u32)(row_list[i] >> 32);
+        if ((key & above) == prefix) atomicAdd(&bins[(key >> shift) & digit_mask], 1u);
+    }
+    // Every count is in before the flush.
+    __syncthreads();
+    flush_bins(bins, hist + (u64)blockIdx.y * kGridBins);
+}
+
+// The last pass over list A, grid (chunks, rows): every rank whose key is at
+// or above the row's final prefix appended to list B (count_b), which then
+// holds exactly what grid_collect would have collected from the row.
+__device__ __forceinline__ void grid_list_collect(const u64* __restrict__ list_a, const u32* __restrict__ count_a,
+                                                  u64 cols, const GridRowState* __restrict__ state, u32* count_b,
+                                                  u64* __restrict__ list_b) {
+    const u64 floor = (u64)state[blockIdx.y].prefix << 32;
+    u64 begin, end;
+    list_share(count_a[blockIdx.y], begin, end);
+    const u64 row_first = (u64)blockIdx.y * cols;
+    // Every lane of a warp runs the same rounds (whole rounds of the block).
+    for (u64 base = begin; base < end; base += kTopkBlockThreads) {
+        const u64 i = base + threadIdx.x;
+        const u64 rank = i < end ? list_a[row_first + i] : 0u;
+        append_rank(i < end && rank >= floor, rank, &count_b[blockIdx.y], list_b + row_first);
+    }
+}
+
 // Launch 4, a block per row: the k-th largest of the row's candidate ranks by
 // 8-bit radix passes over all 64 bits (the pick is pick_digit's), then every
 // rank at or above it (exactly k: ranks are unique) gathered and sorted into
@@ -748,6 +872,19 @@ __device__ __forceinline__ void grid_sample(const typename E::Bits* __restrict__
                                   i64* __restrict__ samples, float* __restrict__ probabilities,             \
                                   u64* flags) {                                                             \
         grid_sample<E>(in, cols, k, count, cand, temperature, uniforms, samples, probabilities, flags);     \
+    }                                                                                                       \
+    extern "C" __global__ void __launch_bounds__(kTopkBlockThreads)                                         \
+        topk_grid_collect_histogram_##suffix(const E::Bits* __restrict__ in, u64 cols, u64 chunk,           \
+                                             u32 options, u32 shift, u32 bits, u32* __restrict__ hist,      \
+                                             const GridRowState* __restrict__ state, u32* count_a,          \
+                                             u64* __restrict__ list_a) {                                    \
+        grid_collect_histogram<E>(in, cols, chunk, options, shift, bits, hist, state, count_a, list_a);     \
+    }                                                                                                       \
+    extern "C" __global__ void __launch_bounds__(kTopkBlockThreads)                                         \
+        topk_grid_list_histogram_##suffix(const u64* __restrict__ list_a, const u32* __restrict__ count_a,  \
+                                          u64 cols, u32 shift, u32 bits, u32* __restrict__ hist,            \
+                                          const GridRowState* __restrict__ state) {                         \
+        grid_list_histogram<E>(list_a, count_a, cols, shift, bits, hist, state);                            \
     }
 
 PRIMLAB_TOPK_GRID_KERNELS(f32, F32Bits)
@@ -759,4 +896,11 @@ extern "C" __global__ void __launch_bounds__(kWarpThreads)
     topk_grid_threshold(const u32* __restrict__ hist, u32 k, u32 shift, u32 first, u32 last,
                         GridRowState* __restrict__ state, u32* __restrict__ count) {
     grid_threshold(hist, k, shift, first, last, state, count);
+}
+
+// The last pass over list A (grid (chunks, rows)), once.
+extern "C" __global__ void __launch_bounds__(kTopkBlockThreads)
+    topk_grid_list_collect(const u64* __restrict__ list_a, const u32* __restrict__ count_a, u64 cols,
+                           const GridRowState* __restrict__ state, u32* count_b, u64* __restrict__ list_b) {
+    grid_list_collect(list_a, count_a, cols, state, count_b, list_b);
 }

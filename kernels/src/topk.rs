@@ -170,6 +170,21 @@ struct GridSchedule {
     state: CudaSlice<u32>,
     counts: CudaSlice<u32>,
     candidates: CudaSlice<u64>,
+    /// Rows narrowed over several levels read lists after the first level (topk.cu):
+    /// these launches and list B (list A is `candidates`), `None` for one level.
+    lists: Option<GridLists>,
+}
+
+/// The launches and scratch of a grid schedule of several levels: the second level's
+/// pass over the rows (collecting list A while it counts), a later level's count over
+/// list A, the pass that keeps list A's final candidates in list B (`rows x cols` ranks,
+/// counted in `counts`).
+struct GridLists {
+    collect_histogram: CudaFunction,
+    list_histogram: CudaFunction,
+    list_collect: CudaFunction,
+    counts: CudaSlice<u32>,
+    candidates: CudaSlice<u64>,
 }
 
 /// The bins of a row's histogram at one level (`kGridBins`).
@@ -278,7 +293,19 @@ impl<'g, T: TopkElement> TopkPlan<'g, T> {
                 if cols < TOPK.grid_narrow_min_cols as usize {
                     levels.truncate(1);
                 }
+                let lists = if levels.len() > 1 {
+                    Some(GridLists {
+                        collect_histogram: function(&format!("topk_grid_collect_histogram_{dtype}"))?,
+                        list_histogram: function(&format!("topk_grid_list_histogram_{dtype}"))?,
+                        list_collect: function("topk_grid_list_collect")?,
+                        counts: gpu.alloc_poisoned::<u32>(rows.max(1))?,
+                        candidates: gpu.alloc_poisoned::<u64>((rows * cols).max(1))?,
+                    })
+                } else {
+                    None
+                };
                 Schedule::Grid(Box::new(GridSchedule {
+                    lists,
                     histogram: function(&format!("topk_grid_histogram_{dtype}"))?,
                     threshold: function("topk_grid_threshold")?,
                     collect: function(&format!("topk_grid_collect_{dtype}"))?,
@@ -331,15 +358,23 @@ impl<'g, T: TopkElement> TopkPlan<'g, T> {
                 let last = if self.epilogue == Epilogue::Sample { "sample" } else { "select" };
                 let levels = grid.levels.len() as u64;
                 let mut d = d.memset("row histograms", levels * rows * GRID_BINS as u64 * 4);
-                for _ in 0..levels {
-                    d = d.launch(format!("topk_grid_histogram_{dtype}"), blocks, block, 0).launch(
-                        "topk_grid_threshold",
-                        self.rows as u32,
-                        32,
-                        0,
-                    );
+                if grid.lists.is_some() {
+                    d = d.memset("list B's counts", rows * 4);
                 }
-                d.launch(format!("topk_grid_collect_{dtype}"), blocks, block, 0)
+                for level in 0..grid.levels.len() {
+                    let count = match (level, grid.lists.is_some()) {
+                        (0, _) | (_, false) => format!("topk_grid_histogram_{dtype}"),
+                        (1, true) => format!("topk_grid_collect_histogram_{dtype}"),
+                        _ => format!("topk_grid_list_histogram_{dtype}"),
+                    };
+                    d = d.launch(count, blocks, block, 0).launch("topk_grid_threshold", self.rows as u32, 32, 0);
+                }
+                let collect = if grid.lists.is_some() {
+                    "topk_grid_list_collect".to_string()
+                } else {
+                    format!("topk_grid_collect_{dtype}")
+                };
+                d.launch(collect, blocks, block, 0)
                     .launch(format!("topk_grid_{last}_{dtype}"), self.rows as u32, block, 0)
                     .moves(2 * rows * cols * element + 2 * rows * k * 8 + outputs)
             }
@@ -470,8 +505,10 @@ fn launch_block<T: TopkElement>(
     Ok(())
 }
 
-/// The grid schedule's memset and launches: a histogram and a threshold a level, the
-/// collect, the select (the first histogram alone when k = 0).
+/// The grid schedule's memsets and launches: a count and a threshold a level (the first
+/// level's count alone when k = 0), then the collect and the select. With one level the
+/// collect reads the rows; with several, the second level's count collects list A, later
+/// levels count over it, and the collect keeps list B from it (topk.cu).
 fn launch_grid<T: TopkElement>(
     stream: &std::sync::Arc<cudarc::driver::CudaStream>,
     grid: &mut GridSchedule,
@@ -480,52 +517,159 @@ fn launch_grid<T: TopkElement>(
     last: LastLaunch<'_, T>,
     flags: &mut CudaSlice<u64>,
 ) -> GpuResult<()> {
-    let GridSchedule { histogram, threshold, collect, select, chunk, chunks, levels, hist, state, counts, candidates } =
-        grid;
-    let rows = args.rows;
     let step = |name: &str| format!("{}: {name}", args.what);
-    let spread = LaunchConfig {
-        grid_dim: (*chunks, rows as u32, 1),
-        block_dim: (TOPK.block_threads, 1, 1),
-        shared_mem_bytes: 0,
-    };
-    stream.memset_zeros(hist).context(|| step("zeroing the row histograms"))?;
-    let level_words = rows * GRID_BINS;
-    for (level, &(shift, bits)) in levels.iter().enumerate() {
-        let mut level_hist = hist.slice_mut(level * level_words..(level + 1) * level_words);
-        let mut launch = stream.launch_builder(histogram);
-        launch.arg(input).arg(&args.cols).arg(&*chunk).arg(&args.options).arg(&shift).arg(&bits);
-        launch.arg(&mut level_hist).arg(&*state).arg(&mut *flags);
-        // SAFETY: topk_grid_histogram_<dtype>(const Bits* in, u64 cols, u64 chunk, u32 options,
-        // u32 shift, u32 bits, u32* hist, const GridRowState* state, u64* nan_index): block
-        // (x, y) reads row y's columns [x * chunk, (x + 1) * chunk) of cols, chunks * chunk >=
-        // cols; the level's hist holds rows x GRID_BINS, zeroed above; state (rows x 4 words)
-        // is read only after the first level (shift + bits = the key's width), whose
-        // threshold launch below wrote it.
-        unsafe { launch.launch(spread) }.context(|| step(&format!("histogram launch, level {level}")))?;
+    stream.memset_zeros(&mut grid.hist).context(|| step("zeroing the row histograms"))?;
+    if let Some(lists) = grid.lists.as_mut() {
+        // A row narrowed at the first level never has list B's count zeroed by a threshold.
+        stream.memset_zeros(&mut lists.counts).context(|| step("zeroing list B's counts"))?;
+    }
+    for level in 0..grid.levels.len() {
+        launch_level_count(stream, grid, input, args, level, flags)?;
         if args.k == 0 {
             return Ok(());
         }
-        let (first, last) = (u32::from(level == 0), u32::from(level + 1 == levels.len()));
-        let mut launch = stream.launch_builder(threshold);
-        launch.arg(&mut level_hist).arg(&args.k).arg(&shift).arg(&first).arg(&last);
-        launch.arg(&mut *state).arg(&mut *counts);
-        // SAFETY: topk_grid_threshold(const u32* hist, u32 k, u32 shift, u32 first, u32 last,
-        // GridRowState* state, u32* count): a warp per row reads its GRID_BINS bins of the
-        // level and its state (written by the level before; the first level reads none) and
-        // writes its state and count (rows each).
-        unsafe { launch.launch(config(rows as u32, 32, 0)) }
-            .context(|| step(&format!("threshold launch, level {level}")))?;
+        launch_threshold(stream, grid, args, level)?;
     }
-    let mut launch = stream.launch_builder(collect);
-    launch.arg(input).arg(&args.cols).arg(&*chunk).arg(&args.options).arg(&*state).arg(&mut *counts);
-    launch.arg(&mut *candidates);
-    // SAFETY: topk_grid_collect_<dtype>(const Bits* in, u64 cols, u64 chunk, u32 options,
-    // const GridRowState* state, u32* count, u64* candidates): the same blocks as the
-    // histogram; a row's candidates are at most its cols, and candidates holds rows x cols.
-    unsafe { launch.launch(spread) }.context(|| step("collect launch"))?;
+    let spread = grid.spread(args.rows);
+    let GridSchedule { collect, select, chunk, state, counts, candidates, lists, .. } = grid;
+    let (counts, candidates) = match lists.as_mut() {
+        None => {
+            let mut launch = stream.launch_builder(collect);
+            launch.arg(input).arg(&args.cols).arg(&*chunk).arg(&args.options).arg(&*state).arg(&mut *counts);
+            launch.arg(&mut *candidates);
+            // SAFETY: topk_grid_collect_<dtype>(const Bits* in, u64 cols, u64 chunk, u32
+            // options, const GridRowState* state, u32* count, u64* candidates): the same
+            // blocks as the histogram; a row's candidates are at most its cols, and
+            // candidates holds rows x cols.
+            unsafe { launch.launch(spread) }.context(|| step("collect launch"))?;
+            (&*counts, &*candidates)
+        }
+        Some(lists) => {
+            let mut launch = stream.launch_builder(&lists.list_collect);
+            launch.arg(&*candidates).arg(&*counts).arg(&args.cols).arg(&*state);
+            launch.arg(&mut lists.counts).arg(&mut lists.candidates);
+            // SAFETY: topk_grid_list_collect(const u64* list_a, const u32* count_a, u64 cols,
+            // const GridRowState* state, u32* count_b, u64* list_b): block (x, y) reads its
+            // share of row y's count_a[y] <= cols ranks of list A and appends to row y's
+            // list B (at most as many); both lists hold rows x cols, count_b zeroed above.
+            unsafe { launch.launch(spread) }.context(|| step("list collect launch"))?;
+            (&lists.counts, &lists.candidates)
+        }
+    };
+    launch_select(stream, select, input, args, counts, candidates, last, flags).context(|| step("select launch"))
+}
+
+impl GridSchedule {
+    /// The grid of the launches that read the rows or the lists: (chunks, rows).
+    fn spread(&self, rows: usize) -> LaunchConfig {
+        LaunchConfig {
+            grid_dim: (self.chunks, rows as u32, 1),
+            block_dim: (TOPK.block_threads, 1, 1),
+            shared_mem_bytes: 0,
+        }
+    }
+}
+
+/// A level's count into its histogram: the rows at the first level, the rows while list A
+/// is collected at the second (several levels), list A after that.
+fn launch_level_count<T: TopkElement>(
+    stream: &std::sync::Arc<cudarc::driver::CudaStream>,
+    grid: &mut GridSchedule,
+    input: &CudaSlice<T>,
+    args: &LaunchArgs,
+    level: usize,
+    flags: &mut CudaSlice<u64>,
+) -> GpuResult<()> {
+    let spread = grid.spread(args.rows);
+    let (shift, bits) = grid.levels[level];
+    let words = args.rows * GRID_BINS;
+    let GridSchedule { histogram, chunk, hist, state, counts, candidates, lists, .. } = grid;
+    let mut level_hist = hist.slice_mut(level * words..(level + 1) * words);
+    let what = format!("{}: count launch, level {level}", args.what);
+    match (level, lists.as_ref()) {
+        (0, _) | (_, None) => {
+            let mut launch = stream.launch_builder(histogram);
+            launch.arg(input).arg(&args.cols).arg(&*chunk).arg(&args.options).arg(&shift).arg(&bits);
+            launch.arg(&mut level_hist).arg(&*state).arg(flags);
+            // SAFETY: topk_grid_histogram_<dtype>(const Bits* in, u64 cols, u64 chunk, u32
+            // options, u32 shift, u32 bits, u32* hist, const GridRowState* state, u64*
+            // nan_index): block (x, y) reads row y's columns [x * chunk, (x + 1) * chunk) of
+            // cols, chunks * chunk >= cols; the level's hist holds rows x GRID_BINS, zeroed by
+            // the caller; state (rows x 4 words) is read only after the first level (shift +
+            // bits = the key's width), whose threshold launch wrote it.
+            unsafe { launch.launch(spread) }
+        }
+        (1, Some(lists)) => {
+            let mut launch = stream.launch_builder(&lists.collect_histogram);
+            launch.arg(input).arg(&args.cols).arg(&*chunk).arg(&args.options).arg(&shift).arg(&bits);
+            launch.arg(&mut level_hist).arg(&*state).arg(&mut *counts).arg(&mut *candidates);
+            // SAFETY: topk_grid_collect_histogram_<dtype>(const Bits* in, u64 cols, u64 chunk,
+            // u32 options, u32 shift, u32 bits, u32* hist, const GridRowState* state, u32*
+            // count_a, u64* list_a): the blocks of the histogram above; the first level's
+            // threshold wrote state and zeroed count_a; list A holds rows x cols and a row
+            // appends at most its cols.
+            unsafe { launch.launch(spread) }
+        }
+        (_, Some(lists)) => {
+            let mut launch = stream.launch_builder(&lists.list_histogram);
+            launch.arg(&*candidates).arg(&*counts).arg(&args.cols).arg(&shift).arg(&bits);
+            launch.arg(&mut level_hist).arg(&*state);
+            // SAFETY: topk_grid_list_histogram_<dtype>(const u64* list_a, const u32* count_a,
+            // u64 cols, u32 shift, u32 bits, u32* hist, const GridRowState* state): block (x,
+            // y) reads its share of row y's count_a[y] <= cols ranks (list A holds rows x
+            // cols, filled at the second level) and counts into the level's rows x GRID_BINS.
+            unsafe { launch.launch(spread) }
+        }
+    }
+    .context(|| what)?;
+    Ok(())
+}
+
+/// A level's threshold launch: a warp per row; it zeroes the count the next collect
+/// appends to (list A's after the first level, list B's after a later one).
+fn launch_threshold(
+    stream: &std::sync::Arc<cudarc::driver::CudaStream>,
+    grid: &mut GridSchedule,
+    args: &LaunchArgs,
+    level: usize,
+) -> GpuResult<()> {
+    let (shift, _) = grid.levels[level];
+    let words = args.rows * GRID_BINS;
+    let (first, last) = (u32::from(level == 0), u32::from(level + 1 == grid.levels.len()));
+    let GridSchedule { threshold, hist, state, counts, lists, .. } = grid;
+    let level_hist = hist.slice(level * words..(level + 1) * words);
+    let count = match lists.as_mut() {
+        Some(lists) if level > 0 => &mut lists.counts,
+        _ => counts,
+    };
+    let mut launch = stream.launch_builder(threshold);
+    launch.arg(&level_hist).arg(&args.k).arg(&shift).arg(&first).arg(&last);
+    launch.arg(&mut *state).arg(count);
+    // SAFETY: topk_grid_threshold(const u32* hist, u32 k, u32 shift, u32 first, u32 last,
+    // GridRowState* state, u32* count): a warp per row reads its GRID_BINS bins of the
+    // level and its state (written by the level before; the first level reads none) and
+    // writes its state and count (rows each).
+    unsafe { launch.launch(config(args.rows as u32, 32, 0)) }
+        .context(|| format!("{}: threshold launch, level {level}", args.what))?;
+    Ok(())
+}
+
+/// The last launch: the select (or the sampler) of each row over its `counts` candidate
+/// ranks in `candidates`.
+#[allow(clippy::too_many_arguments)]
+fn launch_select<T: TopkElement>(
+    stream: &std::sync::Arc<cudarc::driver::CudaStream>,
+    select: &CudaFunction,
+    input: &CudaSlice<T>,
+    args: &LaunchArgs,
+    counts: &CudaSlice<u32>,
+    candidates: &CudaSlice<u64>,
+    last: LastLaunch<'_, T>,
+    flags: &mut CudaSlice<u64>,
+) -> Result<(), cudarc::driver::DriverError> {
+    let rows = args.rows;
     let mut launch = stream.launch_builder(select);
-    launch.arg(input).arg(&args.cols).arg(&args.k).arg(&*counts).arg(&*candidates);
+    launch.arg(input).arg(&args.cols).arg(&args.k).arg(counts).arg(candidates);
     match last {
         LastLaunch::Select { values, indices } => {
             launch.arg(values).arg(indices);
@@ -544,8 +688,7 @@ fn launch_grid<T: TopkElement>(
             unsafe { launch.launch(config(rows as u32, TOPK.block_threads, 0)) }
         }
     }
-    .context(|| step("select launch"))?;
-    Ok(())
+    .map(|_| ())
 }
 
 /// A top-k sampler of `rows x cols` logits of type `T` (module doc), every launch parameter

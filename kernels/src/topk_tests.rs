@@ -7,11 +7,20 @@ fn the_family_holds_every_kernel_and_its_mutants_compile() {
     let mut names: Vec<String> = ["f32", "bf16", "f16"]
         .iter()
         .flat_map(|d| {
-            ["block_radix_select", "block_radix_sample", "grid_histogram", "grid_collect", "grid_select", "grid_sample"]
-                .map(|k| format!("topk_{k}_{d}"))
+            [
+                "block_radix_select",
+                "block_radix_sample",
+                "grid_histogram",
+                "grid_collect",
+                "grid_select",
+                "grid_sample",
+                "grid_collect_histogram",
+                "grid_list_histogram",
+            ]
+            .map(|k| format!("topk_{k}_{d}"))
         })
         .collect();
-    names.push("topk_grid_threshold".into());
+    names.extend(["topk_grid_threshold".into(), "topk_grid_list_collect".into()]);
     assert_kernels_present(KernelFamily::Topk, &names);
     assert_mutants_compile_cleanly(KernelFamily::Topk, &["sm_80", "sm_90"], &[15, 16, 17, 18]);
 }
