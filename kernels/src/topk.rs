@@ -176,13 +176,15 @@ struct GridSchedule {
 }
 
 /// The launches and scratch of a grid schedule of several levels: the second level's
-/// pass over the rows (collecting list A while it counts), a later level's count over
-/// list A, the pass that keeps list A's final candidates in list B (`rows x cols` ranks,
-/// counted in `counts`).
+/// pass over the rows (collecting list A, in one segment a block, while it counts), a
+/// later level's count over list A, the pass that keeps list A's final candidates in list
+/// B (`rows x cols` ranks, counted in `counts`; the thresholds zero them).
 struct GridLists {
     collect_histogram: CudaFunction,
     list_histogram: CudaFunction,
     list_collect: CudaFunction,
+    /// The ranks each block of a row kept in its segment of list A (`rows x chunks`).
+    segment_counts: CudaSlice<u32>,
     counts: CudaSlice<u32>,
     candidates: CudaSlice<u64>,
 }
@@ -298,6 +300,7 @@ impl<'g, T: TopkElement> TopkPlan<'g, T> {
                         collect_histogram: function(&format!("topk_grid_collect_histogram_{dtype}"))?,
                         list_histogram: function(&format!("topk_grid_list_histogram_{dtype}"))?,
                         list_collect: function("topk_grid_list_collect")?,
+                        segment_counts: gpu.alloc_poisoned::<u32>((rows * chunks as usize).max(1))?,
                         counts: gpu.alloc_poisoned::<u32>(rows.max(1))?,
                         candidates: gpu.alloc_poisoned::<u64>((rows * cols).max(1))?,
                     })
@@ -358,9 +361,6 @@ impl<'g, T: TopkElement> TopkPlan<'g, T> {
                 let last = if self.epilogue == Epilogue::Sample { "sample" } else { "select" };
                 let levels = grid.levels.len() as u64;
                 let mut d = d.memset("row histograms", levels * rows * GRID_BINS as u64 * 4);
-                if grid.lists.is_some() {
-                    d = d.memset("list B's counts", rows * 4);
-                }
                 for level in 0..grid.levels.len() {
                     let count = match (level, grid.lists.is_some()) {
                         (0, _) | (_, false) => format!("topk_grid_histogram_{dtype}"),
@@ -519,10 +519,6 @@ fn launch_grid<T: TopkElement>(
 ) -> GpuResult<()> {
     let step = |name: &str| format!("{}: {name}", args.what);
     stream.memset_zeros(&mut grid.hist).context(|| step("zeroing the row histograms"))?;
-    if let Some(lists) = grid.lists.as_mut() {
-        // A row narrowed at the first level never has list B's count zeroed by a threshold.
-        stream.memset_zeros(&mut lists.counts).context(|| step("zeroing list B's counts"))?;
-    }
     for level in 0..grid.levels.len() {
         launch_level_count(stream, grid, input, args, level, flags)?;
         if args.k == 0 {
@@ -546,12 +542,13 @@ fn launch_grid<T: TopkElement>(
         }
         Some(lists) => {
             let mut launch = stream.launch_builder(&lists.list_collect);
-            launch.arg(&*candidates).arg(&*counts).arg(&args.cols).arg(&*state);
+            launch.arg(&*candidates).arg(&lists.segment_counts).arg(&args.cols).arg(&*chunk).arg(&*state);
             launch.arg(&mut lists.counts).arg(&mut lists.candidates);
-            // SAFETY: topk_grid_list_collect(const u64* list_a, const u32* count_a, u64 cols,
-            // const GridRowState* state, u32* count_b, u64* list_b): block (x, y) reads its
-            // share of row y's count_a[y] <= cols ranks of list A and appends to row y's
-            // list B (at most as many); both lists hold rows x cols, count_b zeroed above.
+            // SAFETY: topk_grid_list_collect(const u64* list_a, const u32* segment_counts, u64
+            // cols, u64 chunk, const GridRowState* state, u32* count_b, u64* list_b): block
+            // (x, y) reads the segment_counts[y * chunks + x] <= chunk ranks of its segment
+            // (row y's columns from x * chunk) of list A and appends to row y's list B (at
+            // most cols); both lists hold rows x cols, count_b zeroed by the thresholds.
             unsafe { launch.launch(spread) }.context(|| step("list collect launch"))?;
             (&lists.counts, &lists.candidates)
         }
@@ -583,10 +580,10 @@ fn launch_level_count<T: TopkElement>(
     let spread = grid.spread(args.rows);
     let (shift, bits) = grid.levels[level];
     let words = args.rows * GRID_BINS;
-    let GridSchedule { histogram, chunk, hist, state, counts, candidates, lists, .. } = grid;
+    let GridSchedule { histogram, chunk, hist, state, candidates, lists, .. } = grid;
     let mut level_hist = hist.slice_mut(level * words..(level + 1) * words);
     let what = format!("{}: count launch, level {level}", args.what);
-    match (level, lists.as_ref()) {
+    match (level, lists.as_mut()) {
         (0, _) | (_, None) => {
             let mut launch = stream.launch_builder(histogram);
             launch.arg(input).arg(&args.cols).arg(&*chunk).arg(&args.options).arg(&shift).arg(&bits);
@@ -602,22 +599,24 @@ fn launch_level_count<T: TopkElement>(
         (1, Some(lists)) => {
             let mut launch = stream.launch_builder(&lists.collect_histogram);
             launch.arg(input).arg(&args.cols).arg(&*chunk).arg(&args.options).arg(&shift).arg(&bits);
-            launch.arg(&mut level_hist).arg(&*state).arg(&mut *counts).arg(&mut *candidates);
+            launch.arg(&mut level_hist).arg(&*state).arg(&mut lists.segment_counts).arg(&mut *candidates);
             // SAFETY: topk_grid_collect_histogram_<dtype>(const Bits* in, u64 cols, u64 chunk,
             // u32 options, u32 shift, u32 bits, u32* hist, const GridRowState* state, u32*
-            // count_a, u64* list_a): the blocks of the histogram above; the first level's
-            // threshold wrote state and zeroed count_a; list A holds rows x cols and a row
-            // appends at most its cols.
+            // segment_counts, u64* list_a): the blocks of the histogram above; the first
+            // level's threshold wrote state; block (x, y) keeps at most its chunk columns in
+            // row y's list A from column x * chunk (list A holds rows x cols) and writes
+            // segment_counts[y * chunks + x] (rows x chunks).
             unsafe { launch.launch(spread) }
         }
         (_, Some(lists)) => {
             let mut launch = stream.launch_builder(&lists.list_histogram);
-            launch.arg(&*candidates).arg(&*counts).arg(&args.cols).arg(&shift).arg(&bits);
-            launch.arg(&mut level_hist).arg(&*state);
-            // SAFETY: topk_grid_list_histogram_<dtype>(const u64* list_a, const u32* count_a,
-            // u64 cols, u32 shift, u32 bits, u32* hist, const GridRowState* state): block (x,
-            // y) reads its share of row y's count_a[y] <= cols ranks (list A holds rows x
-            // cols, filled at the second level) and counts into the level's rows x GRID_BINS.
+            launch.arg(&*candidates).arg(&lists.segment_counts).arg(&args.cols).arg(&*chunk);
+            launch.arg(&shift).arg(&bits).arg(&mut level_hist).arg(&*state);
+            // SAFETY: topk_grid_list_histogram_<dtype>(const u64* list_a, const u32*
+            // segment_counts, u64 cols, u64 chunk, u32 shift, u32 bits, u32* hist, const
+            // GridRowState* state): block (x, y) reads the segment_counts[y * chunks + x] <=
+            // chunk ranks of its segment of list A (filled at the second level) and counts
+            // into the level's rows x GRID_BINS.
             unsafe { launch.launch(spread) }
         }
     }
@@ -625,8 +624,8 @@ fn launch_level_count<T: TopkElement>(
     Ok(())
 }
 
-/// A level's threshold launch: a warp per row; it zeroes the count the next collect
-/// appends to (list A's after the first level, list B's after a later one).
+/// A level's threshold launch: a warp per row; it zeroes the count of the list the last
+/// collect appends to (the candidates with one level, list B with several).
 fn launch_threshold(
     stream: &std::sync::Arc<cudarc::driver::CudaStream>,
     grid: &mut GridSchedule,
@@ -639,8 +638,8 @@ fn launch_threshold(
     let GridSchedule { threshold, hist, state, counts, lists, .. } = grid;
     let level_hist = hist.slice(level * words..(level + 1) * words);
     let count = match lists.as_mut() {
-        Some(lists) if level > 0 => &mut lists.counts,
-        _ => counts,
+        Some(lists) => &mut lists.counts,
+        None => counts,
     };
     let mut launch = stream.launch_builder(threshold);
     launch.arg(&level_hist).arg(&args.k).arg(&shift).arg(&first).arg(&last);
