@@ -39,9 +39,12 @@ const SMALL: &[usize] = &[1, 31, 33, 257, 513, 4099];
 const RECURSION: &[usize] = &[513, 4099, 262_145, 262_145 * 2 + 3];
 /// Whole arrays of top-k (its row shapes run beside them at every size list).
 const TOPK_ARRAYS: &[usize] = &[33, 4099];
+/// A whole array just past `TOPK.grid_narrow_min_cols`, where the grid schedule narrows over
+/// several levels and reads list A after the first.
+const TOPK_NARROWED_ARRAYS: &[usize] = &[(1 << 20) + 1];
 
 /// The gallery, by id.
-pub const GALLERY: [Mutant; 21] = [
+pub const GALLERY: [Mutant; 22] = [
     Mutant {
         id: 1,
         name: "missing-barrier-before-partials",
@@ -277,6 +280,17 @@ pub const GALLERY: [Mutant; 21] = [
         sizes: SMALL,
         patches: PLANT_21,
     },
+    Mutant {
+        id: 22,
+        name: "topk-list-segments-overlap",
+        planted_in: "topk.cu: grid_collect_histogram",
+        description: "every block of a row appends its ranks of list A from the row's start instead of its own segment's (the blocks overwrite each other; rows of several narrowing levels only)",
+        families: &[KernelFamily::Topk],
+        primitive: "topk",
+        variant: "",
+        sizes: TOPK_NARROWED_ARRAYS,
+        patches: PLANT_22,
+    },
 ];
 
 /// The mutant with `id`, if any.
@@ -315,7 +329,12 @@ mod tests {
     use std::collections::BTreeMap;
 
     #[test]
-    fn ids_are_one_to_twenty_one_in_order() {
+    fn the_narrowed_array_mutant_runs_where_rows_narrow_over_several_levels() {
+        assert!(TOPK_NARROWED_ARRAYS.iter().all(|&n| n >= crate::policy::TOPK.grid_narrow_min_cols as usize));
+    }
+
+    #[test]
+    fn ids_are_one_to_twenty_two_in_order() {
         for (i, m) in GALLERY.iter().enumerate() {
             assert_eq!(m.id as usize, i + 1);
         }

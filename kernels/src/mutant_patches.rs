@@ -235,3 +235,11 @@ pub(crate) const PLANT_21: &[Patch] = &[Patch {
     // window writes from position 0, and the count is the last window's alone.
     const u64 base = 0;"#,
 }];
+/// Mutant 22.
+pub(crate) const PLANT_22: &[Patch] = &[Patch {
+    file: "topk.cu",
+    original: r#"    u64* segment = list_a + row_first + begin;"#,
+    planted: r#"    // MUTANT 22: every block appends from the row's start, not its own
+    // segment's (the blocks of a row overwrite each other's ranks).
+    u64* segment = list_a + row_first;"#,
+}];

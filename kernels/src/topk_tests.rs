@@ -22,7 +22,7 @@ fn the_family_holds_every_kernel_and_its_mutants_compile() {
         .collect();
     names.extend(["topk_grid_threshold".into(), "topk_grid_list_collect".into()]);
     assert_kernels_present(KernelFamily::Topk, &names);
-    assert_mutants_compile_cleanly(KernelFamily::Topk, &["sm_80", "sm_90"], &[15, 16, 17, 18]);
+    assert_mutants_compile_cleanly(KernelFamily::Topk, &["sm_80", "sm_90"], &[15, 16, 17, 18, 22]);
 }
 
 #[test]

@@ -28,9 +28,14 @@ pub(crate) const WHOLE_ARRAY_MAX: usize = 1 << 28;
 /// The largest whole array of a sanitizer plan.
 const SANITIZE_ARRAY_MAX: usize = 4099;
 
-/// From this size a whole array runs f32 at k = 1 and 2048 only (the model's selection of
-/// every k would dominate the sweep and the receipt gate).
+/// From this size a whole array runs k = 1 and 2048 only, of the spread and tied families
+/// (the model's selection of every k would dominate the sweep and the receipt gate).
 const LARGE_ARRAY: usize = 1 << 20;
+
+/// Up to this size a large whole array runs every element type; past it f32 alone. From
+/// `TOPK.grid_narrow_min_cols` (2^20) the grid schedule narrows a row over several levels
+/// and reads lists after the first: the 16-bit keys' two levels need cases of their own.
+const LARGE_ARRAY_ALL_DTYPES_MAX: usize = 1 << 24;
 
 /// The rows of a block `cols` wide: at most 61 (a prime), fewer for wide rows.
 pub(crate) fn rows_for(cols: usize) -> usize {
@@ -224,7 +229,7 @@ fn push_shape(plan: &SweepPlan, (rows, cols): (usize, usize), whole: bool, out: 
             move |c| Fingerprint::new().f32s(&c.values).text(&format!("{rows}x{cols}")).finish(),
         );
         let nan = if family.has_nan() { TopkNan::AboveAll } else { TopkNan::Reject };
-        let dtypes: &[Dtype] = if large { &[Dtype::F32] } else { &Dtype::ALL };
+        let dtypes: &[Dtype] = if large && cols > LARGE_ARRAY_ALL_DTYPES_MAX { &[Dtype::F32] } else { &Dtype::ALL };
         for variant in TopkVariant::ALL {
             for &dtype in dtypes {
                 for largest in [true, false] {
