@@ -526,6 +526,48 @@ __device__ __forceinline__ void load_grid_round(const typename E::Bits* __restri
     }
 }
 
+// Calls visit(c, bits, valid) for every column c of row blockIdx.y's chunk
+// blockIdx.x of `chunk` columns (valid: c < the chunk's end; bits 0 past it),
+// kGridItems loads in flight a thread. Every thread of the block runs the same
+// whole rounds, so every lane of a warp calls visit equally often and a visit
+// may use warp collectives.
+template <class E, class Visit>
+__device__ __forceinline__ void for_each_chunk_item(const typename E::Bits* __restrict__ in, u64 cols, u64 chunk,
+                                                    Visit visit) {
+    const u64 row_first = (u64)blockIdx.y * cols;
+    const u64 begin = (u64)blockIdx.x * chunk;
+    const u64 end = min(cols, begin + chunk);
+    constexpr u64 kRound = (u64)kTopkBlockThreads * kGridItems;
+    for (u64 base = begin; base < end; base += kRound) {
+        u32 loaded[kGridItems];
+        load_grid_round<E>(in + row_first, base, end, loaded);
+#pragma unroll
+        for (int j = 0; j < kGridItems; ++j) {
+            const u64 c = base + (u64)j * kTopkBlockThreads + threadIdx.x;
+            visit(c, loaded[j], c < end);
+        }
+    }
+}
+
+// Appends `rank` at a slot of `list` when `keep`: one atomic a warp (its
+// leader's), each lane the slot of its rank among the warp's kept ones. Every
+// lane of the warp calls it (the ballot and the broadcast see all 32).
+__device__ __forceinline__ void append_rank(bool keep, u64 rank, u32* count, u64* __restrict__ list) {
+    const u32 lane = threadIdx.x % kWarpThreads;
+    const u32 ballot = __ballot_sync(kFullMask, keep);
+    u32 slot = 0;
+    if (lane == 0 && ballot != 0) slot = atomicAdd(count, (u32)__popc(ballot));
+    slot = __shfl_sync(kFullMask, slot, 0);
+    if (keep) list[slot + __popc(ballot & ((1u << lane) - 1u))] = rank;
+}
+
+// Adds a block's nonzero bins into the row's histogram of the level.
+__device__ __forceinline__ void flush_bins(const u32* bins, u32* __restrict__ row_hist) {
+    for (u32 b = threadIdx.x; b < kGridBins; b += kTopkBlockThreads) {
+        if (bins[b] != 0) atomicAdd(&row_hist[b], bins[b]);
+    }
+}
+
 // Launch 1 of a level, grid (chunks, rows): the level's digit (`bits` bits
 // from bit `shift`) of every key of the row's chunk blockIdx.x of `chunk`
 // columns that matches the row's prefix, counted into the level's histogram.
@@ -548,31 +590,19 @@ __device__ __forceinline__ void grid_histogram(const typename E::Bits* __restric
     const u32 above = bits_above<E>(shift + bits);
     const u32 digit_mask = (1u << bits) - 1u;
     const u64 row_first = (u64)blockIdx.y * cols;
-    const u64 begin = (u64)blockIdx.x * chunk;
-    const u64 end = min(cols, begin + chunk);
     for (u32 b = threadIdx.x; b < kGridBins; b += kTopkBlockThreads) bins[b] = 0;
     // The clears are visible before any count.
     __syncthreads();
-    constexpr u64 kRound = (u64)kTopkBlockThreads * kGridItems;
-    for (u64 base = begin; base < end; base += kRound) {
-        u32 loaded[kGridItems];
-        load_grid_round<E>(in + row_first, base, end, loaded);
-#pragma unroll
-        for (int j = 0; j < kGridItems; ++j) {
-            const u64 c = base + (u64)j * kTopkBlockThreads + threadIdx.x;
-            const bool valid = c < end;
-            if (first && valid && !(options & kNanAboveAll) && E::is_nan(loaded[j])) atomicMin(nan_index, row_first + c);
-            const u32 key = selection_key<E>(loaded[j], options);
-            // One shared atomic a counted key (a warp-aggregated add through
-            // __match_any_sync cost the decoder shapes 10-46 % on the H100).
-            if (valid && (key & above) == prefix) atomicAdd(&bins[(key >> shift) & digit_mask], 1u);
-        }
-    }
+    for_each_chunk_item<E>(in, cols, chunk, [&](u64 c, u32 bits_of_c, bool valid) {
+        if (first && valid && !(options & kNanAboveAll) && E::is_nan(bits_of_c)) atomicMin(nan_index, row_first + c);
+        const u32 key = selection_key<E>(bits_of_c, options);
+        // One shared atomic a counted key (a warp-aggregated add through
+        // __match_any_sync cost the decoder shapes 10-46 % on the H100).
+        if (valid && (key & above) == prefix) atomicAdd(&bins[(key >> shift) & digit_mask], 1u);
+    });
+    // Every count is in before the flush.
     __syncthreads();
-    u32* row_hist = hist + (u64)blockIdx.y * kGridBins;
-    for (u32 b = threadIdx.x; b < kGridBins; b += kTopkBlockThreads) {
-        if (bins[b] != 0) atomicAdd(&row_hist[b], bins[b]);
-    }
+    flush_bins(bins, hist + (u64)blockIdx.y * kGridBins);
 }
 
 // Launch 2 of a level, one warp per row (grid rows): the bin of the level's
@@ -624,30 +654,12 @@ template <class E>
 __device__ __forceinline__ void grid_collect(const typename E::Bits* __restrict__ in, u64 cols, u64 chunk,
                                              u32 options, const GridRowState* __restrict__ state, u32* count,
                                              u64* __restrict__ candidates) {
-    const u64 row_first = (u64)blockIdx.y * cols;
-    const u64 begin = (u64)blockIdx.x * chunk;
-    const u64 end = min(cols, begin + chunk);
-    const u32 lane = threadIdx.x % kWarpThreads;
     const u32 threshold = state[blockIdx.y].prefix;
-    u64* row_candidates = candidates + row_first;
-    // Every lane of a warp runs the same rounds (whole rounds of the block),
-    // so the ballot and the broadcast see all 32 lanes.
-    constexpr u64 kRound = (u64)kTopkBlockThreads * kGridItems;
-    for (u64 base = begin; base < end; base += kRound) {
-        u32 loaded[kGridItems];
-        load_grid_round<E>(in + row_first, base, end, loaded);
-#pragma unroll
-        for (int j = 0; j < kGridItems; ++j) {
-            const u64 c = base + (u64)j * kTopkBlockThreads + threadIdx.x;
-            const u32 key = selection_key<E>(loaded[j], options);
-            const bool keep = c < end && key >= threshold;
-            const u32 ballot = __ballot_sync(kFullMask, keep);
-            u32 slot = 0;
-            if (lane == 0 && ballot != 0) slot = atomicAdd(&count[blockIdx.y], (u32)__popc(ballot));
-            slot = __shfl_sync(kFullMask, slot, 0);
-            if (keep) row_candidates[slot + __popc(ballot & ((1u << lane) - 1u))] = rank_of(key, (u32)c);
-        }
-    }
+    u64* row_candidates = candidates + (u64)blockIdx.y * cols;
+    for_each_chunk_item<E>(in, cols, chunk, [&](u64 c, u32 bits_of_c, bool valid) {
+        const u32 key = selection_key<E>(bits_of_c, options);
+        append_rank(valid && key >= threshold, rank_of(key, (u32)c), &count[blockIdx.y], row_candidates);
+    });
 }
 
 // Rows of TOPK.grid_narrow_min_cols columns or more narrow over several levels.
@@ -676,25 +688,6 @@ __device__ __forceinline__ const u64* list_segment(const u64* list_a, const u32*
     return list_a + (u64)blockIdx.y * cols + (u64)blockIdx.x * chunk;
 }
 
-// Appends `rank` at a slot of `list` when `keep`: one atomic a warp (its
-// leader's), each lane the slot of its rank among the warp's kept ones. Every
-// lane of the warp calls it (the ballot and the broadcast see all 32).
-__device__ __forceinline__ void append_rank(bool keep, u64 rank, u32* count, u64* __restrict__ list) {
-    const u32 lane = threadIdx.x % kWarpThreads;
-    const u32 ballot = __ballot_sync(kFullMask, keep);
-    u32 slot = 0;
-    if (lane == 0 && ballot != 0) slot = atomicAdd(count, (u32)__popc(ballot));
-    slot = __shfl_sync(kFullMask, slot, 0);
-    if (keep) list[slot + __popc(ballot & ((1u << lane) - 1u))] = rank;
-}
-
-// Adds a block's nonzero bins into the row's histogram of the level.
-__device__ __forceinline__ void flush_bins(const u32* bins, u32* __restrict__ row_hist) {
-    for (u32 b = threadIdx.x; b < kGridBins; b += kTopkBlockThreads) {
-        if (bins[b] != 0) atomicAdd(&row_hist[b], bins[b]);
-    }
-}
-
 // The second level's pass, grid (chunks, rows): every key of the chunk at or
 // above the row's prefix appended to the block's segment of list A, and,
 // unless the row is done, the level's digit (`bits` bits from `shift`) of
@@ -713,26 +706,17 @@ __device__ __forceinline__ void grid_collect_histogram(const typename E::Bits* _
     const u32 above = bits_above<E>(shift + bits);
     const u32 digit_mask = (1u << bits) - 1u;
     const u64 row_first = (u64)blockIdx.y * cols;
-    const u64 begin = (u64)blockIdx.x * chunk;
-    const u64 end = min(cols, begin + chunk);
     for (u32 b = threadIdx.x; b < kGridBins; b += kTopkBlockThreads) bins[b] = 0;
     if (threadIdx.x == 0) kept = 0;
     // The clears are visible before any count.
     __syncthreads();
-    u64* segment = list_a + row_first + begin;
-    constexpr u64 kRound = (u64)kTopkBlockThreads * kGridItems;
-    for (u64 base = begin; base < end; base += kRound) {
-        u32 loaded[kGridItems];
-        load_grid_round<E>(in + row_first, base, end, loaded);
-#pragma unroll
-        for (int j = 0; j < kGridItems; ++j) {
-            const u64 c = base + (u64)j * kTopkBlockThreads + threadIdx.x;
-            const bool valid = c < end;
-            const u32 key = selection_key<E>(loaded[j], options);
-            append_rank(valid && key >= prefix, rank_of(key, (u32)c), &kept, segment);
-            if (narrowing && valid && (key & above) == prefix) atomicAdd(&bins[(key >> shift) & digit_mask], 1u);
-        }
-    }
+    // The block's segment: the columns of its chunk (list_segment's rule).
+    u64* segment = list_a + row_first + (u64)blockIdx.x * chunk;
+    for_each_chunk_item<E>(in, cols, chunk, [&](u64 c, u32 bits_of_c, bool valid) {
+        const u32 key = selection_key<E>(bits_of_c, options);
+        append_rank(valid && key >= prefix, rank_of(key, (u32)c), &kept, segment);
+        if (narrowing && valid && (key & above) == prefix) atomicAdd(&bins[(key >> shift) & digit_mask], 1u);
+    });
     // Every count and every slot is taken before the flush and the segment's count.
     __syncthreads();
     if (threadIdx.x == 0) segment_counts[(u64)blockIdx.y * gridDim.x + blockIdx.x] = kept;

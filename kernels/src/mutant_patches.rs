@@ -238,7 +238,7 @@ pub(crate) const PLANT_21: &[Patch] = &[Patch {
 /// Mutant 22.
 pub(crate) const PLANT_22: &[Patch] = &[Patch {
     file: "topk.cu",
-    original: r#"    u64* segment = list_a + row_first + begin;"#,
+    original: r#"    u64* segment = list_a + row_first + (u64)blockIdx.x * chunk;"#,
     planted: r#"    // MUTANT 22: every block appends from the row's start, not its own
     // segment's (the blocks of a row overwrite each other's ranks).
     u64* segment = list_a + row_first;"#,
