@@ -86,6 +86,7 @@ constexpr int kRadixBits = 8;
 constexpr int kRadixBins = 1 << kRadixBits;
 static_assert(kTopkBlockThreads >= kRadixBins, "one thread clears each digit bin");
 static_assert(kTopkBlockThreads % kWarpThreads == 0 && kTopkBlockThreads <= 1024, "whole warps, one block");
+static_assert(kWarpThreads == 32, "sort_ranks: a stride below a warp changes the low 5 bits of a slot alone");
 static_assert(kRadixBins == kWarpThreads * 8, "a warp picks the digit, 8 bins a lane");
 // The ranks of the k survivors are sorted in shared memory.
 static_assert((kTopkMaxK & (kTopkMaxK - 1)) == 0, "the bitonic sort pads k to a power of two <= kTopkMaxK");
@@ -308,6 +309,13 @@ __device__ __forceinline__ void sort_ranks(u32 k, TopkShared& s) {
     // alone, and the pairs of one step are disjoint; the block direction
     // (i & size) == 0 is descending, so the last merge (size = padded) leaves
     // the whole run descending.
+    //
+    // Thread t owns the slots t + r * kTopkBlockThreads, so below a stride of
+    // a warp both slots of a pair belong to lanes of one warp (they differ in
+    // the low 5 bits of the slot alone, and kTopkBlockThreads is whole warps):
+    // between two such steps the warp's own barrier orders every access, and
+    // the block waits only where a step reaches across warps (a stride of 32
+    // or more), after it or before it, and after the last step.
     for (u32 size = 2; size <= padded; size <<= 1) {
         for (u32 stride = size >> 1; stride > 0; stride >>= 1) {
             for (u32 i = threadIdx.x; i < padded; i += kTopkBlockThreads) {
@@ -321,7 +329,17 @@ __device__ __forceinline__ void sort_ranks(u32 k, TopkShared& s) {
                     }
                 }
             }
-            __syncthreads();
+            // The step after this one: the next stride of this merge, or the
+            // first of the next merge (none after the last).
+            const u32 next = stride > 1 ? stride >> 1 : size;
+            const bool last = stride == 1 && size == padded;
+            // Uniform over the block (size, stride and padded are), so every
+            // thread takes the same barrier.
+            if (stride < (u32)kWarpThreads && next < (u32)kWarpThreads && !last) {
+                __syncwarp();
+            } else {
+                __syncthreads();
+            }
         }
     }
 }
