@@ -298,6 +298,24 @@ __device__ __forceinline__ void gather(const typename E::Bits* row, u64 cols, u3
     }
 }
 
+// One step of the bitonic sort: each (i, i ^ stride) pair is compared by the
+// thread of i < j alone, and the pairs of one step are disjoint; the block
+// direction (i & size) == 0 is descending, so the last merge (size = padded)
+// leaves the whole run descending.
+__device__ __forceinline__ void bitonic_step(u32 padded, u32 size, u32 stride, TopkShared& s) {
+    for (u32 i = threadIdx.x; i < padded; i += kTopkBlockThreads) {
+        const u32 j = i ^ stride;
+        if (j > i) {
+            const u64 a = s.ranks[i], b = s.ranks[j];
+            const bool descending = (i & size) == 0;
+            if (descending ? a < b : a > b) {
+                s.ranks[i] = b;
+                s.ranks[j] = a;
+            }
+        }
+    }
+}
+
 // Step 3: sorts s.ranks[0, k) descending (padded with rank 0 to a power of
 // two); ends on a barrier.
 __device__ __forceinline__ void sort_ranks(u32 k, TopkShared& s) {
@@ -305,42 +323,24 @@ __device__ __forceinline__ void sort_ranks(u32 k, TopkShared& s) {
     while (padded < k) padded <<= 1;
     for (u32 i = k + threadIdx.x; i < padded; i += kTopkBlockThreads) s.ranks[i] = 0;
     __syncthreads();
-    // Bitonic: each (i, i ^ stride) pair is compared by the thread of i < j
-    // alone, and the pairs of one step are disjoint; the block direction
-    // (i & size) == 0 is descending, so the last merge (size = padded) leaves
-    // the whole run descending.
-    //
-    // Thread t owns the slots t + r * kTopkBlockThreads, so below a stride of
+    // Bitonic merges of doubling size (bitonic_step). Thread t owns the slots t + r * kTopkBlockThreads, so below a stride of
     // a warp both slots of a pair belong to lanes of one warp (they differ in
     // the low 5 bits of the slot alone, and kTopkBlockThreads is whole warps):
-    // between two such steps the warp's own barrier orders every access, and
-    // the block waits only where a step reaches across warps (a stride of 32
-    // or more), after it or before it, and after the last step.
+    // the steps of a merge with strides of a warp or more wait for the block,
+    // the rest for the warp alone, and each merge ends with the block's barrier
+    // (the next merge's first step reaches across warps). Every loop bound is
+    // the same for every thread, so every thread meets every barrier.
     for (u32 size = 2; size <= padded; size <<= 1) {
-        for (u32 stride = size >> 1; stride > 0; stride >>= 1) {
-            for (u32 i = threadIdx.x; i < padded; i += kTopkBlockThreads) {
-                const u32 j = i ^ stride;
-                if (j > i) {
-                    const u64 a = s.ranks[i], b = s.ranks[j];
-                    const bool descending = (i & size) == 0;
-                    if (descending ? a < b : a > b) {
-                        s.ranks[i] = b;
-                        s.ranks[j] = a;
-                    }
-                }
-            }
-            // The step after this one: the next stride of this merge, or the
-            // first of the next merge (none after the last).
-            const u32 next = stride > 1 ? stride >> 1 : size;
-            const bool last = stride == 1 && size == padded;
-            // Uniform over the block (size, stride and padded are), so every
-            // thread takes the same barrier.
-            if (stride < (u32)kWarpThreads && next < (u32)kWarpThreads && !last) {
-                __syncwarp();
-            } else {
-                __syncthreads();
-            }
+        u32 stride = size >> 1;
+        for (; stride >= (u32)kWarpThreads; stride >>= 1) {
+            bitonic_step(padded, size, stride, s);
+            __syncthreads();
         }
+        for (; stride > 0; stride >>= 1) {
+            bitonic_step(padded, size, stride, s);
+            __syncwarp();
+        }
+        __syncthreads();
     }
 }
 
