@@ -323,9 +323,10 @@ __device__ __forceinline__ void sort_ranks(u32 k, TopkShared& s) {
     while (padded < k) padded <<= 1;
     for (u32 i = k + threadIdx.x; i < padded; i += kTopkBlockThreads) s.ranks[i] = 0;
     __syncthreads();
-    // Bitonic merges of doubling size (bitonic_step). Thread t owns the slots t + r * kTopkBlockThreads, so below a stride of
-    // a warp both slots of a pair belong to lanes of one warp (they differ in
-    // the low 5 bits of the slot alone, and kTopkBlockThreads is whole warps):
+    // Bitonic merges of doubling size (bitonic_step). Thread t owns the slots
+    // t + r * kTopkBlockThreads, so below a stride of a warp both slots of a
+    // pair belong to lanes of one warp (they differ in the low 5 bits of the
+    // slot alone, and kTopkBlockThreads is whole warps):
     // the steps of a merge with strides of a warp or more wait for the block,
     // the rest for the warp alone, and each merge ends with the block's barrier
     // (the next merge's first step reaches across warps). Every loop bound is
