@@ -316,11 +316,17 @@ __device__ __forceinline__ void bitonic_step(u32 padded, u32 size, u32 stride, T
     }
 }
 
+// The smallest power of two at or above n (n >= 1).
+__device__ __forceinline__ u32 padded_count(u32 n) {
+    u32 padded = 1;
+    while (padded < n) padded <<= 1;
+    return padded;
+}
+
 // Step 3: sorts s.ranks[0, k) descending (padded with rank 0 to a power of
 // two); ends on a barrier.
 __device__ __forceinline__ void sort_ranks(u32 k, TopkShared& s) {
-    u32 padded = 1;
-    while (padded < k) padded <<= 1;
+    const u32 padded = padded_count(k);
     for (u32 i = k + threadIdx.x; i < padded; i += kTopkBlockThreads) s.ranks[i] = 0;
     __syncthreads();
     // Bitonic merges of doubling size (bitonic_step). Thread t owns the slots
@@ -791,12 +797,33 @@ __device__ __forceinline__ void grid_list_collect(const u64* __restrict__ list_a
     }
 }
 
-// Launch 4, a block per row: the k-th largest of the row's candidate ranks by
-// 8-bit radix passes over all 64 bits (the pick is pick_digit's), then every
-// rank at or above it (exactly k: ranks are unique) gathered and sorted into
-// s.ranks[0, k), visible to every thread at the end.
+// Whether a row's m candidates are sorted whole instead of selected: when they
+// fit the shared ranks and their sort costs no more steps than the k
+// survivors' would (or they are at most kSortAllMax). Eight radix passes over
+// the candidates, each with three block barriers, cost more than a small sort:
+// the decoder's rows leave a few hundred candidates or fewer.
+constexpr u32 kSortAllMax = 1024;
+static_assert(kSortAllMax <= kTopkMaxK, "a sorted row of candidates fits the shared ranks");
+__device__ __forceinline__ bool sorts_all_candidates(u32 m, u32 k) {
+    return m <= kTopkMaxK && padded_count(m) <= max(padded_count(k), kSortAllMax);
+}
+
+// Launch 4, a block per row: the top k of the row's m candidate ranks, sorted
+// into s.ranks[0, k) and visible to every thread at the end. Few candidates
+// are sorted whole (sorts_all_candidates). Otherwise the k-th largest is found
+// by 8-bit radix passes over all 64 bits (the pick is pick_digit's), then
+// every rank at or above it (exactly k: ranks are unique) gathered and sorted.
 __device__ __forceinline__ void grid_select_ranks(const u64* __restrict__ row_candidates, u32 m, u32 k,
                                                   TopkShared& s) {
+    // Block-uniform (m and k are the row's), so every thread takes the same
+    // path and the same barriers.
+    if (sorts_all_candidates(m, k)) {
+        for (u32 i = threadIdx.x; i < m; i += kTopkBlockThreads) s.ranks[i] = row_candidates[i];
+        // sort_ranks waits for the block before its first step, so these
+        // writes are visible to it; descending, its first k are the top k.
+        sort_ranks(m, s);
+        return;
+    }
     // A u64 counter below: m may come within a block of 2^32.
     u64 prefix = 0, mask = 0;
     u32 remaining = k;
