@@ -17,6 +17,10 @@
 # `proof` remakes exactly the gated receipts `harness receipts status` calls
 # stale (sweep, then sanitize and mutants side by side) and does nothing when
 # none is; `sweep`, `sanitize` and `mutants` remake one each, stale or not.
+# PROOF_PARTS (e.g. "sweep sanitize", then "mutants" in a second call, after
+# committing the first call's receipts) remakes only the stale parts it names,
+# for a proof longer than one call: mutants alone then gets every core
+# (MUTANTS_JOBS 16, not 10).
 # Run the gallery in calls of its own. End each call with `bundle`.
 #
 # `gallery` runs scripts/check_gallery.sh: every kernel of examples/check/bugs/
@@ -170,6 +174,8 @@ for s in "$@"; do
       # compute-sanitizer processes). Each part is this script's own step, so
       # a failed part leaves its committed receipt as it was.
       started=$SECONDS
+      # This script's own logs of an earlier proof on this machine would be read as this one's.
+      rm -f "$LOGS/proof-sanitize.out" "$LOGS/proof-mutants.out"
       "$H" receipts status | tee "$OUT/proof-status.txt"
       stale=$("$H" receipts status --names)
       rc=$?
@@ -181,6 +187,13 @@ for s in "$@"; do
       if [ -z "$stale" ]; then
         echo "=== proof: every gated receipt is fresh for these sources; nothing to remake"
         continue
+      fi
+      if [ -n "${PROOF_PARTS:-}" ]; then
+        named=$(printf '%s\n' $stale | grep -xF "$(printf '%s\n' $PROOF_PARTS)")
+        later=$(printf '%s\n' $stale | grep -vxF "$(printf '%s\n' $PROOF_PARTS)")
+        echo "=== proof: PROOF_PARTS=\"$PROOF_PARTS\": remaking $(echo ${named:-nothing}); left stale for a later call: $(echo ${later:-nothing})"
+        stale=$named
+        [ -z "$stale" ] && continue
       fi
       wants() { printf '%s\n' "$stale" | grep -qx "$1"; }
       times=""
@@ -198,19 +211,28 @@ for s in "$@"; do
       [ "$left" -lt 60 ] && left=60
       sanitize_limit=${SANITIZE_LIMIT:-$left} mutants_limit=${MUTANTS_LIMIT:-$left}
       mutants_timeout=${MUTANTS_TIMEOUT:-$((mutants_limit - 10))}
-      echo "=== proof: sanitize and mutants side by side, limits $sanitize_limit s and $mutants_limit s (one mutants check $mutants_timeout s)"
+      # Mutants is throughput-bound (4,609 job-seconds at 10 jobs: 462 s on the H100,
+      # session 11): alone it takes the 16 cores sanitize would have shared.
+      mutants_jobs=${MUTANTS_JOBS:-10}
+      wants sanitize || mutants_jobs=${MUTANTS_JOBS:-16}
+      side=$(printf '%s\n' $stale | grep -vx sweep | paste -sd ' ')
+      case "$side" in
+        "sanitize mutants") side="sanitize and mutants side by side" ;;
+        ?*) side="$side alone" ;;
+      esac
+      [ -n "$side" ] && echo "=== proof: $side, limits sanitize $sanitize_limit s, mutants $mutants_limit s (one mutants check $mutants_timeout s, $mutants_jobs jobs)"
       pids=()
       if wants sanitize; then
         SANITIZE_LIMIT=$sanitize_limit SANITIZE_JOBS=${SANITIZE_JOBS:-6} "$0" sanitize >"$LOGS/proof-sanitize.out" 2>&1 &
         pids+=($!)
       fi
       if wants mutants; then
-        MUTANTS_LIMIT=$mutants_limit MUTANTS_TIMEOUT=$mutants_timeout MUTANTS_JOBS=${MUTANTS_JOBS:-10} "$0" mutants >"$LOGS/proof-mutants.out" 2>&1 &
+        MUTANTS_LIMIT=$mutants_limit MUTANTS_TIMEOUT=$mutants_timeout MUTANTS_JOBS=$mutants_jobs "$0" mutants >"$LOGS/proof-mutants.out" 2>&1 &
         pids+=($!)
       fi
       for pid in "${pids[@]}"; do wait "$pid" || status=1; done
       for f in "$LOGS/proof-sanitize.out" "$LOGS/proof-mutants.out"; do [ -f "$f" ] && cat "$f"; done
-      [ ${#pids[@]} -gt 0 ] && times="$times sanitize and mutants side by side $((SECONDS - part)) s;"
+      [ ${#pids[@]} -gt 0 ] && times="$times $side $((SECONDS - part)) s;"
       echo "=== proof: remade $(echo $stale) in $((SECONDS - started)) s:$times see the exits above" | tee -a "$OUT/proof-status.txt" ;;
     cub-build)
       # Against the pinned CCCL when its wheel was carried here (target/cccl/*.whl, from
