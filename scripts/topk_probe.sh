@@ -12,6 +12,8 @@
 #   2. ncu of A's and one correct candidate's (NCU_CANDIDATE, else the last) grid launches on a whole array of 2^28
 #      and on one decoder shape (SHAPE, default 1x128256), each the first top-k record of
 #      a quick bench: its first call's launches;
+#      With NCU_SOURCE=1, also the second level's pass at 2^28 instruction by
+#      instruction (ncu's source page, SASS, as CSV: where its issue slots go);
 #   3. `bench ab` of A against each correct candidate: whole arrays 2^20-2^28 and the
 #      decoder shapes [1, 128256] and [64, 128256], the grid schedule only.
 # Results: $OUT/topk-probe/ (logs, ncu text, the ab tables), then $OUT/topk-probe.tgz.
@@ -58,12 +60,20 @@ profile() { # tag binary: a whole array of 2^28, then one decoder shape (SHAPE, 
   ncu_topk "ncu-$1-2p28" "$2" --sizes 268435456
   ncu_topk "ncu-$1-$shape" "$2" --shape "$shape"
 }
+ncu_source() { # tag binary: the second level's pass at 2^28, each SASS instruction's counters
+  timed "ncu-source-$1-2p28" "${NCU_LIMIT:-70}" ncu --clock-control none --kernel-name topk_grid_collect_histogram_f32 \
+    --launch-count 1 --section SourceCounters --section InstructionStats --page source --print-source sass --csv \
+    "$2" bench --no-baselines --primitive topk --variant grid_threshold_select --sizes 268435456 --quick \
+    --out "/tmp/topk-probe-source-$1"
+}
 profile A "$A"
+[ -n "${NCU_SOURCE:-}" ] && ncu_source A "$A"
 # The candidate profiled: NCU_CANDIDATE (X of harness-X) if it passed, else the last that did.
 if [ ${#correct[@]} -gt 0 ]; then
   pick=${correct[${#correct[@]}-1]}
   for b in "${correct[@]}"; do [ "${b##*/harness-}" = "${NCU_CANDIDATE:-}" ] && pick=$b; done
   profile "${pick##*/harness-}" "$pick"
+  [ -n "${NCU_SOURCE:-}" ] && ncu_source "${pick##*/harness-}" "$pick"
 fi
 
 for b in ${correct[@]+"${correct[@]}"}; do
