@@ -248,6 +248,21 @@ fn shard_label(build: &Build, shard: &Shard) -> String {
     }
 }
 
+/// A task's name in the progress lines: its build, its check and, for one
+/// shard of a split sanitizer run, which (`mutant 15 racecheck, topk-2of6`).
+fn task_label(build: &Build, check: Option<Tool>, shard: usize) -> String {
+    let who = match (build.id, build.mutant.variant) {
+        (0, "") => format!("real {}", build.mutant.primitive),
+        (0, variant) => format!("real {} {variant}", build.mutant.primitive),
+        (id, _) => format!("mutant {id}"),
+    };
+    let Some(tool) = check else { return format!("{who} sweep") };
+    match build.shards.get(shard) {
+        Some(part) if build.shards.len() > 1 => format!("{who} {}, {}", tool.name(), part.label),
+        _ => format!("{who} {}", tool.name()),
+    }
+}
+
 /// One tool's verdict on a build from its shards' verdicts. A shard that
 /// reached no verdict leaves the whole check without one (as one job killed
 /// or broken would), the first such in the order did not compile, timed out,
@@ -382,13 +397,7 @@ fn run_builds(
                 let t = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 let Some(&(b, check, s)) = tasks.get(t) else { break };
                 let verdict = run_check(sanitizer, exe, &builds[b], (check, s), &args.log_dir, timeout);
-                let what = check.map_or("sweep", |tool| tool.name());
-                let label = if builds[b].id == 0 {
-                    format!("real {}", builds[b].mutant.primitive)
-                } else {
-                    format!("mutant {}", builds[b].id)
-                };
-                progress.step(&format!("{label} {what}"));
+                progress.step(&task_label(&builds[b], check, s));
                 results.lock().unwrap_or_else(|p| p.into_inner()).push((t, verdict));
             });
         }
@@ -586,13 +595,15 @@ pub fn run(args: &MutantsOptions) -> Result<bool> {
             Ok(Build { label: build_label(&mutant, id, i), mutant, id, seed, shards })
         })
         .collect::<Result<_>>()?;
+    // A split sanitizer run is one task a shard: the progress counts tasks.
+    let tasks = tasks_of(&builds, sanitizer.is_some()).len();
     println!(
-        "mutants: seed {seed:#x}, {} builds x {} checks, {} at once",
+        "mutants: seed {seed:#x}, {} builds x {} checks, {tasks} runs (a slow primitive's sanitizer checks split by variant), {} at once",
         builds.len(),
         checks_of(sanitizer.is_some()).len(),
         args.jobs.max(1)
     );
-    let progress = Progress::new("mutants", (builds.len() * checks_of(sanitizer.is_some()).len()) as u64);
+    let progress = Progress::new("mutants", tasks as u64);
     let tools = sanitizer.as_ref().map(|(p, o)| (p.as_path(), o));
     let all = run_builds(tools, &exe, &builds, args, &progress)?;
     progress.finish();

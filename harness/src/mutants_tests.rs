@@ -232,3 +232,18 @@ fn every_mutants_filter_selects_sanitizer_cases() {
         assert!(cases.iter().all(|c| c.variant.contains(m.variant)), "mutant {}", m.id);
     }
 }
+
+/// Every task of a run has its own progress name, so the count of names is the
+/// progress total (a split check once counted as one task ran past it: 307/195).
+#[test]
+fn every_task_of_a_run_has_its_own_progress_name() {
+    let builds = gallery_builds();
+    let tasks = tasks_of(&builds, true);
+    let names: std::collections::BTreeSet<String> =
+        tasks.iter().map(|&(b, check, s)| task_label(&builds[b], check, s)).collect();
+    assert_eq!(names.len(), tasks.len());
+    let split = builds.iter().position(|b| b.shards.len() > 1).unwrap();
+    let name = task_label(&builds[split], Some(Tool::ALL[0]), 1);
+    assert!(name.ends_with(&builds[split].shards[1].label), "{name}");
+    assert_eq!(task_label(&builds[split], None, 0), format!("mutant {} sweep", builds[split].id));
+}
