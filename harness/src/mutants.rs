@@ -377,18 +377,18 @@ fn tasks_of(builds: &[Build], sanitizer_found: bool) -> Vec<(usize, Option<Tool>
     tasks
 }
 
-/// Every check of every build, `jobs` at a time from one queue
-/// ([`tasks_of`]). Returns each build's verdict, in the order of `builds`,
+/// Every check of every build, `jobs` at a time from one queue (`tasks`,
+/// [`tasks_of`] of `builds`). Returns each build's verdict, in the order of `builds`,
 /// its checks in the order of [`checks_of`].
 fn run_builds(
     sanitizer: Option<(&Path, &SanitizerOptions)>,
     exe: &Path,
     builds: &[Build],
+    tasks: &[(usize, Option<Tool>, usize)],
     args: &MutantsOptions,
     progress: &Progress,
 ) -> Result<Vec<BuildVerdict>> {
     let timeout = Duration::from_secs(args.timeout_secs);
-    let tasks = tasks_of(builds, sanitizer.is_some());
     let results: std::sync::Mutex<Vec<(usize, Result<CheckVerdict>)>> = std::sync::Mutex::new(Vec::new());
     let next = std::sync::atomic::AtomicUsize::new(0);
     std::thread::scope(|scope| {
@@ -596,16 +596,17 @@ pub fn run(args: &MutantsOptions) -> Result<bool> {
         })
         .collect::<Result<_>>()?;
     // A split sanitizer run is one task a shard: the progress counts tasks.
-    let tasks = tasks_of(&builds, sanitizer.is_some()).len();
+    let tasks = tasks_of(&builds, sanitizer.is_some());
     println!(
-        "mutants: seed {seed:#x}, {} builds x {} checks, {tasks} runs (a slow primitive's sanitizer checks split by variant), {} at once",
+        "mutants: seed {seed:#x}, {} builds x {} checks, {} runs (a slow primitive's sanitizer checks split by variant), {} at once",
         builds.len(),
         checks_of(sanitizer.is_some()).len(),
+        tasks.len(),
         args.jobs.max(1)
     );
-    let progress = Progress::new("mutants", tasks as u64);
+    let progress = Progress::new("mutants", tasks.len() as u64);
     let tools = sanitizer.as_ref().map(|(p, o)| (p.as_path(), o));
-    let all = run_builds(tools, &exe, &builds, args, &progress)?;
+    let all = run_builds(tools, &exe, &builds, &tasks, args, &progress)?;
     progress.finish();
     let control_verdicts = all[selected.len()..].to_vec();
     let mut verdicts = all;
