@@ -538,38 +538,47 @@ __device__ __forceinline__ u32 bits_above(u32 top) {
     return top >= (u32)E::kWidth ? 0u : (kAll << top) & kAll;
 }
 
-// The bits of columns base + j * kTopkBlockThreads + threadIdx.x (j <
-// kGridItems) of a row, 0 past `end`: every load of a round is issued before
-// any is used, so a thread has kGridItems in flight.
+// The bits of the columns at offsets j * kTopkBlockThreads + threadIdx.x (j <
+// kGridItems) from `first`, a round's first column, 0 at offsets at or past
+// `left` (the chunk's columns from `first` on): every load of a round is
+// issued before any is used, so a thread has kGridItems in flight. An offset
+// stays below a round's kTopkBlockThreads * kGridItems columns, so it is
+// 32-bit and cannot wrap, and each load's address is `first` plus a constant
+// and the thread's index. These passes are issue-bound (the second level's
+// took 68 warp instructions a warp's 32 columns at 2^28 on the H100), and
+// 64-bit column arithmetic costs several of them a column.
 template <class E>
-__device__ __forceinline__ void load_grid_round(const typename E::Bits* __restrict__ row, u64 base, u64 end,
+__device__ __forceinline__ void load_grid_round(const typename E::Bits* __restrict__ first, u32 left,
                                                 u32 (&loaded)[kGridItems]) {
 #pragma unroll
     for (int j = 0; j < kGridItems; ++j) {
-        const u64 c = base + (u64)j * kTopkBlockThreads + threadIdx.x;
-        loaded[j] = c < end ? (u32)row[c] : 0u;
+        const u32 offset = (u32)j * kTopkBlockThreads + threadIdx.x;
+        loaded[j] = offset < left ? (u32)first[offset] : 0u;
     }
 }
 
 // Calls visit(c, bits, valid) for every column c of row blockIdx.y's chunk
-// blockIdx.x of `chunk` columns (valid: c < the chunk's end; bits 0 past it),
-// kGridItems loads in flight a thread. Every thread of the block runs the same
-// whole rounds, so every lane of a warp calls visit equally often and a visit
-// may use warp collectives.
+// blockIdx.x of `chunk` columns (valid: c < the chunk's end; bits 0 past it,
+// and c then meaningless), kGridItems loads in flight a thread. A column fits
+// 32 bits: the launch's contract is cols < 2^32 - 1. Every thread of the block
+// runs the same whole rounds, so every lane of a warp calls visit equally
+// often and a visit may use warp collectives.
 template <class E, class Visit>
 __device__ __forceinline__ void for_each_chunk_item(const typename E::Bits* __restrict__ in, u64 cols, u64 chunk,
                                                     Visit visit) {
-    const u64 row_first = (u64)blockIdx.y * cols;
+    const typename E::Bits* row = in + (u64)blockIdx.y * cols;
     const u64 begin = (u64)blockIdx.x * chunk;
     const u64 end = min(cols, begin + chunk);
-    constexpr u64 kRound = (u64)kTopkBlockThreads * kGridItems;
+    constexpr u32 kRound = (u32)kTopkBlockThreads * kGridItems;
+    // The round's start is 64-bit (base + kRound may pass 2^32 at a row's end).
     for (u64 base = begin; base < end; base += kRound) {
+        const u32 left = (u32)min(end - base, (u64)kRound);
         u32 loaded[kGridItems];
-        load_grid_round<E>(in + row_first, base, end, loaded);
+        load_grid_round<E>(row + base, left, loaded);
 #pragma unroll
         for (int j = 0; j < kGridItems; ++j) {
-            const u64 c = base + (u64)j * kTopkBlockThreads + threadIdx.x;
-            visit(c, loaded[j], c < end);
+            const u32 offset = (u32)j * kTopkBlockThreads + threadIdx.x;
+            visit((u32)base + offset, loaded[j], offset < left);
         }
     }
 }
@@ -618,7 +627,7 @@ __device__ __forceinline__ void grid_histogram(const typename E::Bits* __restric
     for (u32 b = threadIdx.x; b < kGridBins; b += kTopkBlockThreads) bins[b] = 0;
     // The clears are visible before any count.
     __syncthreads();
-    for_each_chunk_item<E>(in, cols, chunk, [&](u64 c, u32 bits_of_c, bool valid) {
+    for_each_chunk_item<E>(in, cols, chunk, [&](u32 c, u32 bits_of_c, bool valid) {
         if (first && valid && !(options & kNanAboveAll) && E::is_nan(bits_of_c)) atomicMin(nan_index, row_first + c);
         const u32 key = selection_key<E>(bits_of_c, options);
         // One shared atomic a counted key (a warp-aggregated add through
@@ -681,9 +690,9 @@ __device__ __forceinline__ void grid_collect(const typename E::Bits* __restrict_
                                              u64* __restrict__ candidates) {
     const u32 threshold = state[blockIdx.y].prefix;
     u64* row_candidates = candidates + (u64)blockIdx.y * cols;
-    for_each_chunk_item<E>(in, cols, chunk, [&](u64 c, u32 bits_of_c, bool valid) {
+    for_each_chunk_item<E>(in, cols, chunk, [&](u32 c, u32 bits_of_c, bool valid) {
         const u32 key = selection_key<E>(bits_of_c, options);
-        append_rank(valid && key >= threshold, rank_of(key, (u32)c), &count[blockIdx.y], row_candidates);
+        append_rank(valid && key >= threshold, rank_of(key, c), &count[blockIdx.y], row_candidates);
     });
 }
 
@@ -737,9 +746,9 @@ __device__ __forceinline__ void grid_collect_histogram(const typename E::Bits* _
     __syncthreads();
     // The block's segment: the columns of its chunk (list_segment's rule).
     u64* segment = list_a + row_first + (u64)blockIdx.x * chunk;
-    for_each_chunk_item<E>(in, cols, chunk, [&](u64 c, u32 bits_of_c, bool valid) {
+    for_each_chunk_item<E>(in, cols, chunk, [&](u32 c, u32 bits_of_c, bool valid) {
         const u32 key = selection_key<E>(bits_of_c, options);
-        append_rank(valid && key >= prefix, rank_of(key, (u32)c), &kept, segment);
+        append_rank(valid && key >= prefix, rank_of(key, c), &kept, segment);
         if (narrowing && valid && (key & above) == prefix) atomicAdd(&bins[(key >> shift) & digit_mask], 1u);
     });
     // Every count and every slot is taken before the flush and the segment's count.
