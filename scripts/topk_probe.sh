@@ -66,8 +66,11 @@ ncu_source() { # tag binary: the second level's pass at 2^28, each SASS instruct
     "$2" bench --no-baselines --primitive topk --variant grid_threshold_select --sizes 268435456 --quick \
     --out "/tmp/topk-probe-source-$1"
 }
-profile A "$A"
-[ -n "${NCU_SOURCE:-}" ] && ncu_source A "$A"
+# NCU_A=0 skips profiling A (when its profile is already in the receipts).
+if [ "${NCU_A:-1}" = 1 ]; then
+  profile A "$A"
+  [ -n "${NCU_SOURCE:-}" ] && ncu_source A "$A"
+fi
 # The candidate profiled: NCU_CANDIDATE (X of harness-X) if it passed, else the last that did.
 if [ ${#correct[@]} -gt 0 ]; then
   pick=${correct[${#correct[@]}-1]}
