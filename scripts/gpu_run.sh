@@ -173,7 +173,7 @@ for s in "$@"; do
       # cores), then sanitize and mutants side by side (two pools of
       # compute-sanitizer processes). Each part is this script's own step, so
       # a failed part leaves its committed receipt as it was.
-      started=$SECONDS
+      started=$SECONDS proof_failed=0
       # This script's own logs of an earlier proof on this machine would be read as this one's.
       rm -f "$LOGS/proof-sanitize.out" "$LOGS/proof-mutants.out"
       "$H" receipts status | tee "$OUT/proof-status.txt"
@@ -200,7 +200,7 @@ for s in "$@"; do
       if wants sweep; then
         part=$SECONDS
         sweep_rc=0
-        "$0" sweep || { status=1; sweep_rc=1; }
+        "$0" sweep || { status=1; sweep_rc=1; proof_failed=1; }
         times="$times sweep $((SECONDS - part)) s;"
         # A failed sweep means these sources cannot land, so sanitize and mutants would only
         # spend the call's device time; PROOF_AFTER_FAILED_SWEEP=1 runs them anyway.
@@ -237,10 +237,13 @@ for s in "$@"; do
         MUTANTS_LIMIT=$mutants_limit MUTANTS_TIMEOUT=$mutants_timeout MUTANTS_JOBS=$mutants_jobs "$0" mutants >"$LOGS/proof-mutants.out" 2>&1 &
         pids+=($!)
       fi
-      for pid in "${pids[@]}"; do wait "$pid" || status=1; done
+      for pid in "${pids[@]}"; do wait "$pid" || { status=1; proof_failed=1; }; done
       for f in "$LOGS/proof-sanitize.out" "$LOGS/proof-mutants.out"; do [ -f "$f" ] && cat "$f"; done
       [ ${#pids[@]} -gt 0 ] && times="$times $side $((SECONDS - part)) s;"
-      echo "=== proof: remade $(echo $stale) in $((SECONDS - started)) s:$times see the exits above" | tee -a "$OUT/proof-status.txt" ;;
+      # "remade" only when every part passed: a failed part's receipt records a failure.
+      verdict="remade"
+      [ "$proof_failed" != 0 ] && verdict="ran, NOT ALL PASSED,"
+      echo "=== proof: $verdict $(echo $stale) in $((SECONDS - started)) s:$times see the exits above" | tee -a "$OUT/proof-status.txt" ;;
     cub-build)
       # Against the pinned CCCL when its wheel was carried here (target/cccl/*.whl, from
       # scripts/install_cccl.sh on the build machine; this machine reaches no registry),
