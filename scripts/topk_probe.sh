@@ -11,11 +11,12 @@
 #      not timed: its timings would be of a broken kernel);
 #   2. ncu of A's and one correct candidate's (NCU_CANDIDATE, else the last) grid launches on a whole array of 2^28
 #      and on one decoder shape (SHAPE, default 1x128256), each the first top-k record of
-#      a quick bench: its first call's launches;
+#      a quick bench: its first call's launches (a build from before session 14 ignores
+#      --shape for top-k, so its "shape" profile is [1, 32000], the quick run's first);
 #      With NCU_SOURCE=1, also the second level's pass at 2^28 instruction by
 #      instruction (ncu's source page, SASS, as CSV: where its issue slots go);
 #   3. `bench ab` of A against each correct candidate: whole arrays 2^20-2^28 and the
-#      decoder shapes [1, 128256] and [64, 128256], the grid schedule only.
+#      decoder shapes [1, 32000], [1, 128256] and [64, 128256], the grid schedule only.
 # Results: $OUT/topk-probe/ (logs, ncu text, the ab tables), then $OUT/topk-probe.tgz.
 set -u
 OUT=${OUT:-gpu-out}
@@ -83,7 +84,7 @@ for b in ${correct[@]+"${correct[@]}"}; do
   x=${b##*/harness-}
   TAIL=40 timed "ab-A-vs-$x" "${AB_LIMIT:-130}" "$A" bench ab "$A" "$b" --rounds 4 --min-rounds 3 \
     --out "/tmp/topk-probe-ab-$x" -- --primitive topk --variant grid_threshold_select \
-    --sizes 1048576,16777216,268435456 --shape 1x128256 --shape 64x128256 --quick
+    --sizes 1048576,16777216,268435456 --shape 1x32000 --shape 1x128256 --shape 64x128256 --quick
 done
 tar czf "$OUT/topk-probe.tgz" -C "$OUT" topk-probe
 echo "=== topk-probe: $P"

@@ -11,6 +11,15 @@ pub const FULL_SIZES_LOG2: [u32; 10] = [10, 12, 14, 16, 18, 20, 22, 24, 26, 28];
 pub const QUICK_SIZES_LOG2: [u32; 5] = [10, 16, 20, 24, 28];
 /// Softmax (and per-row argmax) shapes `[rows, cols]`, the baselines' defaults.
 pub const ROW_SHAPES: [(usize, usize); 5] = [(4096, 1024), (4096, 4096), (8192, 32000), (1024, 131_072), (65536, 33)];
+/// Top-k's decoder batch sizes and vocabularies (`[1, 8, 64, 256] x [32000, 128256, 256000]`),
+/// a full run's top-k row shapes (the PyTorch baseline's `DEFAULT_TOPK_SHAPES`).
+pub const TOPK_ROWS: [usize; 4] = [1, 8, 64, 256];
+pub const TOPK_COLS: [usize; 3] = [32_000, 128_256, 256_000];
+/// Top-k's k of a full run (the baseline's `DEFAULT_TOPK_KS`).
+pub const TOPK_KS: [usize; 4] = [1, 50, 256, 2048];
+/// A `--quick` run's top-k row shapes and k (the baseline's `QUICK_TOPK_SHAPES`, `QUICK_TOPK_KS`).
+pub const TOPK_QUICK_SHAPES: [(usize, usize); 2] = [(1, 32_000), (64, 128_256)];
+pub const TOPK_QUICK_KS: [usize; 2] = [1, 2048];
 /// The segment length every run measures (the targets' and the anchors' 1024).
 pub const MAIN_SEGMENT_LEN: usize = 1024;
 /// Further segment lengths of a full run (float32 sums only): a warp's and a
@@ -173,6 +182,28 @@ impl BenchConfig {
         self.sizes_log2.iter().map(|&k| 1usize << k).collect()
     }
 
+    /// Top-k's (and its sampler's) row shapes: the `--shape` values when given (so that a
+    /// run narrowed to one shape times top-k there, and its baseline too), else the decoder
+    /// shapes of a full or a `--quick` run.
+    pub fn topk_shapes(&self) -> Vec<(usize, usize)> {
+        if !self.selection.shapes.is_empty() {
+            self.selection.shapes.clone()
+        } else if self.quick {
+            TOPK_QUICK_SHAPES.to_vec()
+        } else {
+            TOPK_ROWS.iter().flat_map(|&r| TOPK_COLS.map(|c| (r, c))).collect()
+        }
+    }
+
+    /// Top-k's k of the run.
+    pub fn topk_ks(&self) -> &'static [usize] {
+        if self.quick {
+            &TOPK_QUICK_KS
+        } else {
+            &TOPK_KS
+        }
+    }
+
     /// Whether `primitive` is selected (no filter selects all).
     pub fn wants(&self, primitive: &str) -> bool {
         self.primitives.is_empty() || self.primitives.iter().any(|p| p == primitive)
@@ -323,5 +354,36 @@ mod tests {
         let full = BenchConfig::from_args(&args(false));
         assert_eq!(full.sizes().len(), 10);
         assert!(full.crossover);
+    }
+
+    #[test]
+    fn topk_runs_at_the_given_shapes_else_the_decoder_ones() {
+        let quick = BenchConfig::from_args(&args(true));
+        assert_eq!((quick.topk_shapes(), quick.topk_ks()), (vec![(1, 32_000), (64, 128_256)], &[1, 2048][..]));
+        let full = BenchConfig::from_args(&args(false));
+        assert_eq!(full.topk_shapes().len(), 12);
+        assert!(full.topk_shapes().contains(&(256, 256_000)) && full.topk_shapes().contains(&(8, 128_256)));
+        assert_eq!(full.topk_ks(), &[1, 50, 256, 2048]);
+        // `--shape` replaces them: a run narrowed to [1, 128256] times top-k there alone.
+        let one = BenchConfig::from_args(&BenchOptions { shapes: vec![(1, 128_256)], ..args(true) });
+        assert_eq!((one.topk_shapes(), one.topk_ks()), (vec![(1, 128_256)], &[1, 2048][..]));
+    }
+
+    #[test]
+    fn topk_defaults_are_the_torch_baselines() {
+        let script =
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../scripts/baselines/torch_bench.py"))
+                .expect("the PyTorch baseline script");
+        let tuple = |(r, c): &(usize, usize)| format!("({r}, {c})");
+        let join = |v: &[usize]| v.iter().map(|k| k.to_string()).collect::<Vec<_>>().join(", ");
+        let lines = [
+            format!("DEFAULT_TOPK_SHAPES = [(r, c) for r in ({}) for c in ({})]", join(&TOPK_ROWS), join(&TOPK_COLS)),
+            format!("QUICK_TOPK_SHAPES = [{}]", TOPK_QUICK_SHAPES.iter().map(tuple).collect::<Vec<_>>().join(", ")),
+            format!("DEFAULT_TOPK_KS = [{}]", join(&TOPK_KS)),
+            format!("QUICK_TOPK_KS = [{}]", join(&TOPK_QUICK_KS)),
+        ];
+        for line in lines {
+            assert!(script.lines().any(|l| l.trim() == line), "torch_bench.py lacks `{line}`");
+        }
     }
 }

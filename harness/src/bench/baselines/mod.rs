@@ -207,6 +207,11 @@ pub fn run_torch(script_dir: &Path, config: &BenchConfig, work_dir: &Path) -> (B
     let shapes = config.row_shapes.iter().map(|(r, c)| format!("{r}x{c}")).collect::<Vec<_>>().join(",");
     args.push("--shapes".into());
     args.push(shapes);
+    // Top-k's rows and k from the run's own (ours are registered from the same two), so
+    // that a `--shape` run times torch.topk at that shape, not at the script's defaults.
+    let topk_shapes = config.topk_shapes().iter().map(|(r, c)| format!("{r}x{c}")).collect::<Vec<_>>().join(",");
+    let topk_ks = config.topk_ks().iter().map(|k| k.to_string()).collect::<Vec<_>>().join(",");
+    args.extend(["--topk-shapes".into(), topk_shapes, "--topk-ks".into(), topk_ks]);
     if let Some(ops) = ops_for(config, torch_ops, false) {
         if ops.is_empty() {
             return (BaselineRun::absent(IMPL_TORCH, "no torch op serves the selected primitives"), Vec::new());

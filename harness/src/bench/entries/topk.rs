@@ -14,15 +14,6 @@ use kernels::{TopkNan, TopkPlan, TopkSpec, TopkVariant};
 use model::topk as topk_model;
 use rayon::prelude::*;
 
-/// The decoder's batch sizes.
-const ROWS: [usize; 4] = [1, 8, 64, 256];
-/// The decoder's vocabularies.
-const COLS: [usize; 3] = [32_000, 128_256, 256_000];
-/// The k of the decoder's samplers.
-const KS: [usize; 4] = [1, 50, 256, 2048];
-/// A quick run's shapes and k (the baselines' --quick ones).
-const QUICK_SHAPES: [(usize, usize); 2] = [(1, 32_000), (64, 128_256)];
-const QUICK_KS: [usize; 2] = [1, 2048];
 /// Whole arrays from this size (smaller ones are the row shapes' business).
 const ARRAY_MIN: usize = 1 << 20;
 /// The largest whole array the one-block schedule selects in bench time (about 5 ms at 2^24,
@@ -53,6 +44,19 @@ fn first_mismatch(expected: &[i64], got: &[i64], k: usize) -> Option<String> {
     Some(format!("row {} rank {}: index {}, the model's {}", i / k, i % k, got[i], expected[i]))
 }
 
+/// Why `variant` takes no top-k of `k` over rows of `cols` columns, if it takes none: k above
+/// its `max_k()`, or a `--shape` narrower than one of the run's k (the baseline leaves those
+/// k out too). The sampler's entries skip the same ones.
+pub(super) fn unfit(variant: TopkVariant, cols: usize, k: usize) -> Option<String> {
+    if k > variant.max_k() {
+        Some(format!("k = {k} exceeds {}'s max_k() = {}", variant.name(), variant.max_k()))
+    } else if k > cols {
+        Some(format!("k = {k} exceeds the {cols} columns of a row"))
+    } else {
+        None
+    }
+}
+
 /// One entry: `variant` (as `role`) on `rows x cols` at `k`, its input fetched by `fetch`.
 fn add(
     registry: &mut Registry,
@@ -62,8 +66,8 @@ fn add(
     fetch: fn(&mut crate::bench::pool::InputPool<'_>, usize, usize) -> Result<SharedInput<f32>>,
 ) {
     let id = EntryId::primlab("topk", op("f32", k), variant.name(), size, "f32");
-    if k > variant.max_k() {
-        registry.skip(&id, format!("k = {k} exceeds {}'s max_k() = {}", variant.name(), variant.max_k()));
+    if let Some(reason) = unfit(variant, cols, k) {
+        registry.skip(&id, reason);
         return;
     }
     let outputs = (rows * k * 12) as u64;
@@ -98,13 +102,10 @@ fn add(
 /// The sampler's temperature (the PyTorch baseline's, `SAMPLE_TEMPERATURE`).
 pub(super) const TEMPERATURE: f32 = 1.0;
 
-/// The row shapes and k of a run (the sampler's too).
+/// The row shapes and k of a run (the sampler's too): [`BenchConfig::topk_shapes`] and
+/// [`BenchConfig::topk_ks`], the PyTorch baseline's too.
 pub(super) fn shapes_and_ks(config: &BenchConfig) -> (Vec<(usize, usize)>, &'static [usize]) {
-    if config.quick {
-        (QUICK_SHAPES.to_vec(), &QUICK_KS)
-    } else {
-        (ROWS.iter().flat_map(|&r| COLS.map(|c| (r, c))).collect(), &KS)
-    }
+    (config.topk_shapes(), config.topk_ks())
 }
 
 /// Registers every variant at every decoder shape and k, and on whole arrays from 2^20,

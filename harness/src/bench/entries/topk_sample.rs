@@ -4,7 +4,7 @@
 //! a uniform read and a column and probability written per row. Every row's draw is judged
 //! against the model's exact distribution.
 
-use super::topk::{shapes_and_ks, TEMPERATURE};
+use super::topk::{shapes_and_ks, unfit, TEMPERATURE};
 use super::{variants_and_default, Described, EntryId, Registry};
 use crate::bench::config::BenchConfig;
 use crate::bench::record::BenchSize;
@@ -47,8 +47,8 @@ fn first_wrong_draw(
 /// One entry: `variant` (as `role`) on `rows x cols` at `k`.
 fn add(registry: &mut Registry, (rows, cols, k): (usize, usize, usize), (variant, role): (TopkVariant, super::Role)) {
     let id = EntryId::primlab("topk", op("f32", k), variant.name(), BenchSize::Rows { rows, cols }, "f32");
-    if k > variant.max_k() {
-        registry.skip(&id, format!("k = {k} exceeds {}'s max_k() = {}", variant.name(), variant.max_k()));
+    if let Some(reason) = unfit(variant, cols, k) {
+        registry.skip(&id, reason);
         return;
     }
     registry.add_as(role, id, (rows * 16) as u64 + 4096, move |ctx| {
