@@ -199,12 +199,11 @@ for s in "$@"; do
       times=""
       if wants sweep; then
         part=$SECONDS
-        sweep_rc=0
-        "$0" sweep || { status=1; sweep_rc=1; proof_failed=1; }
+        "$0" sweep || { status=1; proof_failed=1; }
         times="$times sweep $((SECONDS - part)) s;"
         # A failed sweep means these sources cannot land, so sanitize and mutants would only
         # spend the call's device time; PROOF_AFTER_FAILED_SWEEP=1 runs them anyway.
-        if [ "$sweep_rc" != 0 ] && [ "${PROOF_AFTER_FAILED_SWEEP:-0}" != 1 ]; then
+        if [ "$proof_failed" != 0 ] && [ "${PROOF_AFTER_FAILED_SWEEP:-0}" != 1 ]; then
           echo "=== proof: the sweep failed; sanitize and mutants not run (PROOF_AFTER_FAILED_SWEEP=1 runs them)" | tee -a "$OUT/proof-status.txt"
           stale=sweep
         fi

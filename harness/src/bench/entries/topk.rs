@@ -102,16 +102,11 @@ fn add(
 /// The sampler's temperature (the PyTorch baseline's, `SAMPLE_TEMPERATURE`).
 pub(super) const TEMPERATURE: f32 = 1.0;
 
-/// The row shapes and k of a run (the sampler's too): [`BenchConfig::topk_shapes`] and
-/// [`BenchConfig::topk_ks`], the PyTorch baseline's too.
-pub(super) fn shapes_and_ks(config: &BenchConfig) -> (Vec<(usize, usize)>, &'static [usize]) {
-    (config.topk_shapes(), config.topk_ks())
-}
-
 /// Registers every variant at every decoder shape and k, and on whole arrays from 2^20,
 /// each followed by its default entry.
 pub fn register(config: &BenchConfig, registry: &mut Registry) {
-    let (shapes, ks) = shapes_and_ks(config);
+    // The run's shapes and k, the PyTorch baseline's too.
+    let (shapes, ks) = (config.topk_shapes(), config.topk_ks());
     for (rows, cols) in shapes {
         for &k in ks {
             for entry in variants_and_default(&TopkVariant::ALL, TopkVariant::best_for(rows, cols)) {

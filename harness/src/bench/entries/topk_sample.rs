@@ -4,7 +4,7 @@
 //! a uniform read and a column and probability written per row. Every row's draw is judged
 //! against the model's exact distribution.
 
-use super::topk::{shapes_and_ks, unfit, TEMPERATURE};
+use super::topk::{unfit, TEMPERATURE};
 use super::{variants_and_default, Described, EntryId, Registry};
 use crate::bench::config::BenchConfig;
 use crate::bench::record::BenchSize;
@@ -82,7 +82,7 @@ fn add(registry: &mut Registry, (rows, cols, k): (usize, usize, usize), (variant
 
 /// Registers every variant at every decoder shape and k, each followed by its default entry.
 pub fn register(config: &BenchConfig, registry: &mut Registry) {
-    let (shapes, ks) = shapes_and_ks(config);
+    let (shapes, ks) = (config.topk_shapes(), config.topk_ks());
     for (rows, cols) in shapes {
         for &k in ks {
             for entry in variants_and_default(&TopkVariant::ALL, TopkVariant::best_for(rows, cols)) {
