@@ -15,8 +15,11 @@
 #      --shape for top-k, so its "shape" profile is [1, 32000], the quick run's first);
 #      With NCU_SOURCE=1, also the second level's pass at 2^28 instruction by
 #      instruction (ncu's source page, SASS, as CSV: where its issue slots go);
+#      NCU=0 skips every profile.
 #   3. `bench ab` of A against each correct candidate: whole arrays 2^20-2^28 and the
 #      decoder shapes [1, 32000], [1, 128256] and [64, 128256], the grid schedule only.
+#      AB_PAIRS ("OLD:NEW ...", e.g. "A:B13 B13:B15") names the pairs instead; a pair
+#      whose new build failed its sweep is not timed.
 # Results: $OUT/topk-probe/ (logs, ncu text, the ab tables), then $OUT/topk-probe.tgz.
 set -u
 OUT=${OUT:-gpu-out}
@@ -68,23 +71,29 @@ ncu_source() { # tag binary: the second level's pass at 2^28, each SASS instruct
     --out "/tmp/topk-probe-source-$1"
 }
 # NCU_A=0 skips profiling A (when its profile is already in the receipts).
-if [ "${NCU_A:-1}" = 1 ]; then
+if [ "${NCU:-1}" = 1 ] && [ "${NCU_A:-1}" = 1 ]; then
   profile A "$A"
   [ -n "${NCU_SOURCE:-}" ] && ncu_source A "$A"
 fi
 # The candidate profiled: NCU_CANDIDATE (X of harness-X) if it passed, else the last that did.
-if [ ${#correct[@]} -gt 0 ]; then
+if [ "${NCU:-1}" = 1 ] && [ ${#correct[@]} -gt 0 ]; then
   pick=${correct[${#correct[@]}-1]}
   for b in "${correct[@]}"; do [ "${b##*/harness-}" = "${NCU_CANDIDATE:-}" ] && pick=$b; done
   profile "${pick##*/harness-}" "$pick"
   [ -n "${NCU_SOURCE:-}" ] && ncu_source "${pick##*/harness-}" "$pick"
 fi
 
-for b in ${correct[@]+"${correct[@]}"}; do
-  x=${b##*/harness-}
-  TAIL=40 timed "ab-A-vs-$x" "${AB_LIMIT:-130}" "$A" bench ab "$A" "$b" --rounds 4 --min-rounds 3 \
-    --out "/tmp/topk-probe-ab-$x" -- --primitive topk --variant grid_threshold_select \
-    --sizes 1048576,16777216,268435456 --shape 1x32000 --shape 1x128256 --shape 64x128256 --quick
+pairs=${AB_PAIRS:-}
+if [ -z "$pairs" ]; then
+  for b in ${correct[@]+"${correct[@]}"}; do pairs="$pairs A:${b##*/harness-}"; done
+fi
+for pair in $pairs; do
+  old=${pair%%:*} new=${pair##*:}
+  case " ${correct[*]-} " in *" target/exp/harness-$new "*) ;; *) echo "=== ab $old vs $new: $new not timed (its sweep failed or did not run)"; continue ;; esac
+  TAIL=40 timed "ab-$old-vs-$new" "${AB_LIMIT:-130}" "target/exp/harness-$old" bench ab "target/exp/harness-$old" \
+    "target/exp/harness-$new" --rounds 4 --min-rounds 3 --out "/tmp/topk-probe-ab-$old-$new" -- --primitive topk \
+    --variant grid_threshold_select --sizes 1048576,16777216,268435456 --shape 1x32000 --shape 1x128256 \
+    --shape 64x128256 --quick
 done
 tar czf "$OUT/topk-probe.tgz" -C "$OUT" topk-probe
 echo "=== topk-probe: $P"
