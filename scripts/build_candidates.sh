@@ -18,7 +18,7 @@
 # Removes only what an earlier run made: target/candidates/*/src and the target/exp files
 # it names. Stops at the first patch that does not apply or build that fails.
 set -euo pipefail
-[ $# -ge 1 ] || { sed -n '2,20p' "$0"; exit 2; }
+[ $# -ge 1 ] || { sed -n '2,19p' "$0"; exit 2; }
 root=$(git rev-parse --show-toplevel)
 cd "$root"
 head=$(git rev-parse --short=12 HEAD)
@@ -50,17 +50,20 @@ build() { # name patches...: export HEAD, apply the patches in order, build, cop
   echo "$name: HEAD $head${*:+, patches $*}; sources $sources" | tee -a "$builds"
 }
 
-build A
+# Every argument is checked before anything is built.
 for spec in "$@"; do
   name=${spec%%=*}
-  patches=${spec#*=}
   [ -n "$name" ] && [ "$name" != "$spec" ] && [ "$name" != A ] ||
     { echo "build_candidates: '$spec' is not NAME=PATCH[,PATCH...] (NAME not A)" >&2; exit 2; }
-  IFS=, read -r -a list <<<"$patches"
-  build "$name" "${list[@]}"
 done
-names=$(for spec in A "$@"; do printf 'harness-%s ' "${spec%%=*}"; done)
+build A
+built=(harness-A)
+for spec in "$@"; do
+  IFS=, read -r -a list <<<"${spec#*=}"
+  build "${spec%%=*}" "${list[@]}"
+  built+=("harness-${spec%%=*}")
+done
 mkdir -p target/next
-tar cJf target/next/next.tar.xz -C target/exp BUILDS.txt $names --transform 's,^,exp/,'
+tar cJf target/next/next.tar.xz -C target/exp BUILDS.txt "${built[@]}" --transform 's,^,exp/,'
 ls -l target/next/next.tar.xz
 echo "build_candidates: carry [\"target/next\"] and run: tar xJf target/next/next.tar.xz -C target && ..."
